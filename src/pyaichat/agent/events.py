@@ -1,0 +1,125 @@
+"""Events: the only thing front ends see of the assistant and of commands.
+
+Each event is a small pydantic model with a ``type`` field, so front ends (rich terminal, plain piped text,
+IPython display) can render them and tests can assert on them without knowing where they came from.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class StateEvent(_Event):
+    """The loop moved to a new state (idle, thinking, calling, observing, answering, done, failed)."""
+
+    type: Literal["state"] = "state"
+    state: str
+    step: int = 0
+    max_steps: int = 0
+    detail: str = ""
+
+
+class ThinkingEvent(_Event):
+    """Text the model produced before or between tool calls (not the final answer)."""
+
+    type: Literal["thinking"] = "thinking"
+    text: str
+
+
+class ToolStartEvent(_Event):
+    type: Literal["tool_start"] = "tool_start"
+    call_id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    step: int = 0
+
+
+class ToolEndEvent(_Event):
+    type: Literal["tool_end"] = "tool_end"
+    call_id: str
+    name: str
+    ok: bool
+    text: str = ""
+    error: str | None = None
+    truncated: bool = False
+    duration_ms: float = 0.0
+
+
+class AnswerChunkEvent(_Event):
+    """A piece of the streamed answer; the renderer appends it."""
+
+    type: Literal["answer_chunk"] = "answer_chunk"
+    text: str
+
+
+class AnswerEvent(_Event):
+    """The whole final answer. ``stopped_by`` names the bound that ended the turn early, if any."""
+
+    type: Literal["answer"] = "answer"
+    text: str
+    stopped_by: str | None = None
+    note: str | None = None
+
+
+class ApprovalRequiredEvent(_Event):
+    """The model proposes code that would change the session; the user must run, edit or reject it."""
+
+    type: Literal["approval_required"] = "approval_required"
+    call_id: str
+    code: str
+    explanation: str = ""
+
+
+class UsageEvent(_Event):
+    type: Literal["usage"] = "usage"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+    model: str | None = None
+
+
+class ErrorEvent(_Event):
+    """Something failed; ``message`` is one plain sentence for the user."""
+
+    type: Literal["error"] = "error"
+    message: str
+    kind: str = "error"
+
+
+class NoticeEvent(_Event):
+    """Output of a slash command or an informational line (not from the model)."""
+
+    type: Literal["notice"] = "notice"
+    text: str
+    level: Literal["info", "warning", "success"] = "info"
+
+
+class CodeEvent(_Event):
+    """Code to show highlighted (a proposal, an ``/inspect`` source)."""
+
+    type: Literal["code"] = "code"
+    code: str
+    language: str = "python"
+    title: str = ""
+
+
+Event = Annotated[
+    StateEvent
+    | ThinkingEvent
+    | ToolStartEvent
+    | ToolEndEvent
+    | AnswerChunkEvent
+    | AnswerEvent
+    | ApprovalRequiredEvent
+    | UsageEvent
+    | ErrorEvent
+    | NoticeEvent
+    | CodeEvent,
+    Field(discriminator="type"),
+]

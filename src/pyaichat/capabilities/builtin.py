@@ -1,0 +1,1 @@
+"""Imports every built-in capability module so that each registers itself."""

@@ -1,0 +1,205 @@
+"""The capability registry: named, schema-described, bounded, read-only functions over a live session.
+
+A capability is a name, a description written for an LLM, a pydantic argument model (its JSON schema is the
+tool schema) and a function ``func(ctx, args) -> str``. ``call`` is the only way in: it validates arguments,
+enforces the time and size limits, masks secrets, records the call, and always returns a ``CapabilityResult``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import CapabilityError, CapabilityTimeout
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..session import Session
+
+
+class CapabilityResult(BaseModel):
+    """The structured outcome of one capability call (design.md §3 "Python API")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    ok: bool
+    text: str = ""
+    truncated: bool = False
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+class NoArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class CapabilityContext:
+    """What a capability function may use: the session (read-only by contract) and the effective settings."""
+
+    session: Session
+    config: Config
+
+    @property
+    def namespace(self) -> Mapping[str, Any]:
+        return self.session.namespace
+
+    @property
+    def privacy(self) -> str:
+        return self.config.privacy
+
+
+@dataclass
+class Capability:
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    func: Callable[[CapabilityContext, Any], str]
+    # False for the approval gate (propose_code): handled by the agent, never run by ``call``.
+    executable: bool = True
+    source: str = "builtin"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        return self.description.strip().splitlines()[0]
+
+    def tool_schema(self) -> dict[str, Any]:
+        """OpenAI-style function schema, which litellm translates for other providers."""
+        params = self.args_model.model_json_schema()
+        params.pop("title", None)
+        for prop in params.get("properties", {}).values():
+            prop.pop("title", None)
+        params.setdefault("properties", {})
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description.strip(), "parameters": params},
+        }
+
+
+_REGISTRY: dict[str, Capability] = {}
+
+
+def register(cap: Capability) -> Capability:
+    _REGISTRY[cap.name] = cap
+    return cap
+
+
+def capability(name: str, args_model: type[BaseModel] = NoArgs, **kwargs: Any):
+    """Decorator: register ``func(ctx, args) -> str`` as capability ``name``; the docstring is the description."""
+
+    def wrap(func: Callable[[CapabilityContext, Any], str]) -> Callable[[CapabilityContext, Any], str]:
+        register(Capability(name, func.__doc__ or name, args_model, func, **kwargs))
+        return func
+
+    return wrap
+
+
+def get(name: str) -> Capability | None:
+    _ensure_loaded()
+    return _REGISTRY.get(name)
+
+
+def all_capabilities() -> list[Capability]:
+    _ensure_loaded()
+    return list(_REGISTRY.values())
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    return [cap.tool_schema() for cap in all_capabilities()]
+
+
+_loaded = False
+
+
+def _ensure_loaded() -> None:
+    """Import the built-in capability modules on first use (keeps start-up light)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from . import builtin  # noqa: F401  (registers the built-in capabilities)
+
+
+def _context(session: Session) -> CapabilityContext:
+    from ..config import Config
+
+    config = getattr(session, "config", None) or Config()
+    return CapabilityContext(session=session, config=config)
+
+
+def call(session: Session, name: str, args: Mapping[str, Any] | None = None) -> CapabilityResult:
+    """Run capability ``name`` with ``args``; never raises (a denial or failure is ``ok=False``)."""
+    started = time.perf_counter()
+
+    def done(ok: bool, text: str = "", error: str | None = None, truncated: bool = False) -> CapabilityResult:
+        return CapabilityResult(
+            name=name,
+            ok=ok,
+            text=text,
+            error=error,
+            truncated=truncated,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    try:
+        ctx = _context(session)
+        cap = get(name)
+        if cap is None or not cap.executable:
+            known = ", ".join(c.name for c in all_capabilities() if c.executable)
+            return done(False, error=f"There is no capability named {name!r}. Known: {known}.")
+        try:
+            parsed = cap.args_model.model_validate(dict(args or {}))
+        except ValidationError as exc:
+            return done(False, error=_explain_validation(name, exc))
+        text = run_with_deadline(lambda: cap.func(ctx, parsed), ctx.config.tool_timeout)
+        text, truncated = cap_text(text, ctx.config.max_output_chars)
+        return done(True, text=text, truncated=truncated)
+    except CapabilityError as exc:
+        return done(False, error=str(exc))
+    except Exception as exc:  # nothing raised inside a capability escapes call()
+        return done(False, error=f"{name} failed: {type(exc).__name__}: {exc}")
+
+
+def _explain_validation(name: str, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return f"Invalid arguments for {name}: " + "; ".join(parts) + "."
+
+
+def run_with_deadline(func: Callable[[], str], timeout: float) -> str:
+    """Run ``func`` in a worker thread and give up after ``timeout`` seconds (the thread is abandoned)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = func()
+        except BaseException as exc:
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="pyaichat-capability", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise CapabilityTimeout(f"Stopped after {timeout:g} s: the object took too long to answer.")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def cap_text(text: str, limit: int) -> tuple[str, bool]:
+    """Cut ``text`` to about ``limit`` characters with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text, False
+    cut = text.rfind("\n", 0, limit)
+    cut = cut if cut > limit // 2 else limit
+    rest = len(text) - cut
+    return text[:cut] + f"\n… {rest:,} more characters cut", True

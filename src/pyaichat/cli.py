@@ -1,0 +1,69 @@
+"""Command line: parse flags, load the configuration, and start the REPL (TTY) or piped mode."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .errors import ConfigError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pyaichat",
+        description="A Python REPL with an AI assistant that can look at (never change) your live session.",
+    )
+    parser.add_argument("--model", help="litellm model string, e.g. gpt-4o-mini, ollama/qwen2.5-coder")
+    parser.add_argument("--api-base", dest="api_base", help="base URL of the provider or compatible server")
+    parser.add_argument("--max-steps", dest="max_steps", type=int, help="most tool steps per answer")
+    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
+    parser.add_argument("--no-color", dest="color", action="store_false", default=None, help="no colours")
+    parser.add_argument("--version", action="version", version=f"pyaichat {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # litellm fetches a price list from the internet on import unless told otherwise; pyaichat never does.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    args = build_parser().parse_args(argv)
+    from .config import load_config
+
+    try:
+        config = load_config(
+            {"model": args.model, "api_base": args.api_base, "max_steps": args.max_steps, "color": args.color},
+            config_file=args.config,
+        )
+    except ConfigError as exc:
+        print(f"pyaichat: {exc}", file=sys.stderr)
+        return 2
+
+    from .session import Session
+
+    session = Session()
+    session.config = config
+    try:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from .repl.app import run_repl
+
+            return run_repl(config, session)
+        from .controller import Controller
+        from .piped import PlainFrontEnd, run_piped
+
+        return run_piped(Controller(config, session, PlainFrontEnd()))
+    except SystemExit as exc:  # user code called exit()/sys.exit()
+        return _exit_code(exc)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _exit_code(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1

@@ -1,0 +1,87 @@
+"""Commands every front end has: modes, questions, help, model and input history."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import all_commands, command
+
+if TYPE_CHECKING:
+    from ..controller import Controller
+
+
+@command("py", "/py", "Switch to Python mode.")
+def _py(ctrl: Controller, arg: str) -> None:
+    from ..controller import Mode
+
+    ctrl.set_mode(Mode.PYTHON)
+    ctrl.notice("Python mode.")
+
+
+@command("ai", "/ai", "Switch to Assistant mode (questions in plain words).")
+def _ai(ctrl: Controller, arg: str) -> None:
+    from ..controller import Mode
+
+    ctrl.set_mode(Mode.ASSISTANT)
+    ctrl.notice("Assistant mode: ask in plain words. /py or TAB on an empty line goes back.")
+
+
+@command("ask", "/ask <question>", "Ask the assistant one question without leaving the current mode.")
+def _ask(ctrl: Controller, arg: str) -> None:
+    if not arg:
+        ctrl.notice("Usage: /ask <question>", level="warning")
+        return
+    ctrl.ask(arg)
+
+
+@command("help", "/help", "Show keys and commands.")
+def _help(ctrl: Controller, arg: str) -> None:
+    rows = [f"  {c.usage:<22} {c.help}" for c in all_commands()]
+    keys = [
+        "Keys:",
+        "  TAB (empty line)       switch Python ⇄ Assistant mode",
+        "  Shift-TAB              switch mode and keep the typed text",
+        "  TAB                    complete names, attributes and keys; indent at line start",
+        "  Enter                  run when complete; Alt-Enter always inserts a newline",
+        "  Ctrl-R                 search history      Ctrl-C  clear input / stop      Ctrl-D  exit",
+    ]
+    text = "Commands:\n" + "\n".join(rows)
+    if ctrl.frontend.interactive:
+        text += "\n" + "\n".join(keys)
+    ctrl.notice(text)
+
+
+@command("model", "/model [name]", "Show the model, or switch to another for the next question.")
+def _model(ctrl: Controller, arg: str) -> None:
+    if not arg:
+        current = ctrl.config.model
+        if current:
+            ctrl.notice(f"Model: {current}" + (f" at {ctrl.config.api_base}" if ctrl.config.api_base else ""))
+        else:
+            ctrl.notice(
+                "No model is configured. Use /model <name>, --model, PYAICHAT_MODEL or the config file.",
+                level="warning",
+            )
+        return
+    ctrl.config.model = arg
+    ctrl.notice(f"Model set to {arg} for the next question.", level="success")
+
+
+@command("history", "/history [n]", "Show the last n inputs (default 20) with short output summaries.")
+def _history(ctrl: Controller, arg: str) -> None:
+    try:
+        count = int(arg) if arg else 20
+    except ValueError:
+        ctrl.notice("Usage: /history [n] — n is a number of entries.", level="warning")
+        return
+    entries = ctrl.session.history[-count:] if count > 0 else []
+    if not entries:
+        ctrl.notice("No inputs yet.")
+        return
+    lines = []
+    for e in entries:
+        first, *more = e.source.strip().splitlines() or [""]
+        src = first + (f"  (+{len(more)} lines)" if more else "")
+        mark = "" if e.ok else "✗ "
+        lines.append(f"[{e.number}] {src}" + (f"\n      → {mark}{e.summary}" if e.summary else ""))
+    ctrl.notice("\n".join(lines))

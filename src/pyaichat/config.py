@@ -1,0 +1,148 @@
+"""Configuration: defaults < config file < ``PYAICHAT_*`` environment < command-line flags.
+
+Every source is merged into one dict first and validated once by the pydantic ``Config``, so a bad value is reported
+with the place it came from (file and key, variable, or flag) instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from .errors import ConfigError
+from .paths import default_config_file
+
+Privacy = Literal["names", "schema", "sample", "full"]
+ENV_PREFIX = "PYAICHAT_"
+
+
+class Config(BaseModel):
+    """All user-facing settings. Field names are the config-file keys; ``PYAICHAT_<NAME>`` sets one from the
+    environment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    model: str | None = Field(None, description="litellm model string, e.g. gpt-4o-mini or ollama/qwen2.5-coder")
+    api_base: str | None = Field(None, description="base URL of the provider or an OpenAI-compatible server")
+    api_key: SecretStr | None = Field(None, description="API key; else the provider's own variable is used")
+    max_steps: int = Field(8, ge=1, le=100, description="most tool-calling steps per answer")
+    turn_timeout: float = Field(120.0, gt=0, le=3600, description="seconds one answer may take in all")
+    request_timeout: float = Field(60.0, gt=0, le=3600, description="seconds one LLM request may take")
+    tool_timeout: float = Field(2.0, gt=0, le=600, description="seconds one capability call may take")
+    max_output_chars: int = Field(4000, ge=200, le=200_000, description="characters one capability may return")
+    context_tokens: int = Field(8000, ge=1000, le=1_000_000, description="token budget for the context")
+    privacy: Privacy = Field("sample", description="what capabilities may reveal: names < schema < sample < full")
+    sandbox_isolation: Literal["auto", "fork", "inprocess"] = Field(
+        "auto", description="run generated code in a forked child (auto: where the platform can fork)"
+    )
+    secret_names: list[str] = Field(default_factory=list, description="extra name patterns to treat as secret")
+    secret_patterns: list[str] = Field(default_factory=list, description="extra regexes to mask in any text")
+    audit: bool = Field(True, description="append every capability call to audit.jsonl")
+    budget_usd: float | None = Field(None, gt=0, description="stop asking once the session has cost this much")
+    color: bool = Field(True, description="coloured output (--no-color or NO_COLOR turn it off)")
+    editing_mode: Literal["emacs", "vi"] = Field("emacs", description="key bindings of the prompt")
+
+    @property
+    def api_key_value(self) -> str | None:
+        return self.api_key.get_secret_value() if self.api_key else None
+
+
+# Fields that hold lists: from the environment they are comma-separated.
+_LIST_FIELDS = {name for name, f in Config.model_fields.items() if f.annotation == list[str]}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"Config file {path} does not exist.", source=str(path))
+    except OSError as exc:
+        raise ConfigError(f"Config file {path} cannot be read: {exc.strerror}.", source=str(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not valid TOML: {exc}.", source=str(path))
+    # Accept both a flat file and one with a [pyaichat] table.
+    if isinstance(data.get("pyaichat"), dict):
+        data = {**{k: v for k, v in data.items() if k != "pyaichat"}, **data["pyaichat"]}
+    return data
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+    layer: dict[str, tuple[Any, str]] = {}
+    for name in Config.model_fields:
+        var = ENV_PREFIX + name.upper()
+        if var in env and env[var] != "":
+            raw: Any = env[var]
+            if name in _LIST_FIELDS:
+                raw = [part.strip() for part in raw.split(",") if part.strip()]
+            layer[name] = (raw, f"environment variable {var}")
+    if "color" not in layer and env.get("NO_COLOR"):
+        layer["color"] = (False, "environment variable NO_COLOR")
+    return layer
+
+
+def config_file_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Path, bool]:
+    """The config file to read and whether the user named it (then it must exist)."""
+    if explicit:
+        return Path(explicit).expanduser(), True
+    if env.get(ENV_PREFIX + "CONFIG"):
+        return Path(env[ENV_PREFIX + "CONFIG"]).expanduser(), True
+    return default_config_file(), False
+
+
+def load_config(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    config_file: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
+    """Build the effective ``Config``. ``overrides`` are command-line values (``None`` means "not given")."""
+    env = os.environ if env is None else env
+    sources: dict[str, tuple[Any, str]] = {}
+
+    path, required = config_file_path(config_file, env)
+    if required or path.is_file():
+        for key, value in _read_toml(path).items():
+            sources[key] = (value, f"config file {path}")
+    sources.update(_env_layer(env))
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            sources[key] = (value, f"option --{key.replace('_', '-')}")
+
+    try:
+        return Config.model_validate({k: v for k, (v, _) in sources.items()})
+    except ValidationError as exc:
+        raise _friendly(exc, sources) from None
+
+
+def _friendly(exc: ValidationError, sources: Mapping[str, tuple[Any, str]]) -> ConfigError:
+    err = exc.errors()[0]
+    key = str(err["loc"][0]) if err.get("loc") else "?"
+    where = sources.get(key, (None, "configuration"))[1]
+    if err["type"] == "extra_forbidden":
+        known = ", ".join(Config.model_fields)
+        return ConfigError(f"In {where}: unknown setting {key!r} (known settings: {known}).", source=where, key=key)
+    value = sources.get(key, (None, ""))[0]
+    shown = "" if key == "api_key" else f" (got {value!r})"
+    return ConfigError(f"In {where}: {key} {_lower_first(err['msg'])}{shown}.", source=where, key=key)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text else text
+
+
+def describe_settings() -> list[tuple[str, str, str]]:
+    """(key, default, description) rows for the README table and ``/help config``."""
+    rows = []
+    for name, field in Config.model_fields.items():
+        default = field.default_factory() if field.default_factory else field.default  # type: ignore[call-arg]
+        rows.append((name, repr(default), field.description or ""))
+    return rows

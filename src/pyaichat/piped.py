@@ -1,0 +1,129 @@
+"""Piped (non-TTY) front end: reads stdin like ``python -i`` and prints events as plain text.
+
+It imports neither prompt_toolkit nor rich, so ``printf 'x=1\n' | python -m pyaichat`` starts in a fraction of
+IPython's time, and its output has no colour codes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+from .agent.events import ApprovalRequiredEvent, Event
+from .controller import Controller, Decision, Mode
+from .session import needs_more_input
+
+# Lines that continue a block even though they are not indented.
+_CONTINUATIONS = ("else", "elif", "except", "finally", "case")
+
+
+class PlainFrontEnd:
+    """Renders events as plain text on a stream; never runs proposed code."""
+
+    interactive = False
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self._streaming = False
+
+    def emit(self, event: Event) -> None:
+        kind = event.type
+        if kind == "answer_chunk":
+            self._write(event.text)
+            self._streaming = True
+        elif kind == "answer":
+            if not self._streaming:
+                self._write(event.text)
+            self._end_stream()
+            if event.note:
+                self._line(event.note)
+        elif kind == "error":
+            self._end_stream()
+            self._line(f"Error: {event.message}")
+        elif kind == "notice":
+            self._end_stream()
+            self._line(event.text)
+        elif kind == "code":
+            self._end_stream()
+            if event.title:
+                self._line(event.title)
+            self._line(event.code)
+        elif kind == "approval_required":
+            self._end_stream()
+            self._line("Proposed code (not run in piped mode):")
+            if event.explanation:
+                self._line(event.explanation)
+            self._line(event.code)
+        elif kind == "tool_start":
+            pass  # steps are visible with /trace; plain output keeps only answers
+        self.out.flush()
+
+    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+        return "no"
+
+    def set_next_input(self, code: str) -> None:  # nothing to edit in piped mode
+        pass
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+
+    def _line(self, text: str) -> None:
+        self.out.write(text.rstrip("\n") + "\n")
+
+    def _end_stream(self) -> None:
+        if self._streaming:
+            self.out.write("\n")
+            self._streaming = False
+
+
+def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
+    """Group raw lines into complete inputs with the interactive interpreter's rules.
+
+    A compound statement ends at a blank line (as with ``python -i``) or, more forgivingly, at the next line that
+    is not indented and does not continue it. Slash commands and questions are single lines.
+    """
+    block: list[str] = []
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if block:
+            source = "\n".join(block)
+            if not line.strip():
+                yield source
+                block = []
+                continue
+            if not line[:1].isspace() and not line.lstrip().startswith(_CONTINUATIONS) and _ends_block(source):
+                yield source
+                block = []
+            else:
+                block.append(line)
+                if not needs_more_input("\n".join(block)):
+                    yield "\n".join(block)
+                    block = []
+                continue
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("/") or ctrl.mode is Mode.ASSISTANT:
+            yield line
+            continue
+        block = [line]
+        if not needs_more_input(line):
+            yield line
+            block = []
+    if block:
+        yield "\n".join(block)
+
+
+def _ends_block(source: str) -> bool:
+    """True when a blank line would complete ``source`` (it is a finished compound statement)."""
+    return not needs_more_input(source + "\n")
+
+
+def run_piped(ctrl: Controller, stream: TextIO | None = None) -> int:
+    """Read every input from ``stream`` (stdin) and handle it; exit status 0 at end of input."""
+    for source in iter_inputs(stream or sys.stdin, ctrl):
+        ctrl.handle(source)
+        sys.stdout.flush()
+        if ctrl.should_exit:
+            break
+    return 0

@@ -1,0 +1,323 @@
+"""The user's persistent Python session: namespace, REPL-style execution, numbered history and the last error.
+
+Both front ends and the read-only capabilities share one ``Session``; nothing here knows about terminals,
+LLMs or rendering, so the same object serves the REPL, piped input, the IPython extension and tests.
+"""
+
+from __future__ import annotations
+
+import ast
+import codeop
+import io
+import linecache
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+INPUT_FILENAME = "<input-{n}>"
+_SUMMARY_CHARS = 200
+
+
+@dataclass
+class FrameInfo:
+    """One traceback frame, reduced to what a person (or the assistant) needs to read it."""
+
+    filename: str
+    lineno: int | None
+    name: str
+    line: str
+    segment: str | None = None
+    local_names: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LastError:
+    """The session's most recent exception, kept for ``/last_error`` and the assistant's context."""
+
+    type_name: str
+    message: str
+    frames: list[FrameInfo]
+    source: str | None
+    input_number: int | None
+    segment: str | None
+    lineno: int | None
+    formatted: str
+    exception: BaseException | None = field(default=None, repr=False)
+
+    def headline(self) -> str:
+        return f"{self.type_name}: {self.message}" if self.message else self.type_name
+
+
+@dataclass
+class HistoryEntry:
+    number: int
+    source: str
+    ok: bool
+    summary: str
+    duration_ms: float
+
+
+@dataclass
+class ExecResult:
+    """What ``Session.run`` did. ``value`` is the echoed last expression (``None`` when there was none)."""
+
+    ok: bool
+    number: int
+    value: Any = None
+    has_value: bool = False
+    output: str = ""
+    error: LastError | None = None
+    duration_ms: float = 0.0
+    interrupted: bool = False
+
+
+class _Tee(io.TextIOBase):
+    """Writes through to the real stream and keeps the first few hundred characters for the history summary."""
+
+    def __init__(self, target: Any, keep: int = _SUMMARY_CHARS) -> None:
+        self._target = target
+        self._keep = keep
+        self.captured: list[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> int:
+        if self._size < self._keep:
+            self.captured.append(text[: self._keep - self._size])
+            self._size += len(self.captured[-1])
+        return self._target.write(text)
+
+    def flush(self) -> None:
+        self._target.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self._target, "isatty", lambda: False)())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._target, "encoding", "utf-8")
+
+    def fileno(self) -> int:
+        return self._target.fileno()
+
+
+def short(text: str, limit: int = _SUMMARY_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def needs_more_input(source: str) -> bool:
+    """True while ``source`` is an unfinished input, with the interactive interpreter's rules: an open bracket or
+    string, or a compound statement not yet ended by a blank line. A syntax error is "complete" (running reports
+    it)."""
+    try:
+        return codeop.compile_command(source, "<input>", "single") is None
+    except (SyntaxError, ValueError, OverflowError):
+        return False
+
+
+class Session:
+    """A persistent namespace with REPL semantics.
+
+    ``run`` executes statements, echoes the value of a final expression (stored in ``_``), records numbered
+    history and the last error, and sets ``sys.last_*`` as the standard REPL does.
+    """
+
+    def __init__(self, namespace: dict[str, Any] | None = None, *, echo: Callable[[Any], None] | None = None):
+        self.namespace: dict[str, Any] = namespace if namespace is not None else {}
+        self.namespace.setdefault("__name__", "__main__")
+        self.namespace.setdefault("__builtins__", __builtins__)
+        self.config: Any = None  # the effective pyaichat Config, set by front ends (capabilities read it)
+        self.history: list[HistoryEntry] = []
+        self.last_error: LastError | None = None
+        self._echo = echo or self._default_echo
+        self._counter = 0
+
+    # -- execution -------------------------------------------------------------------------------------------
+    @property
+    def next_number(self) -> int:
+        return self._counter + 1
+
+    def run(self, source: str) -> ExecResult:
+        """Run one input like a REPL. ``SystemExit`` propagates (the front end exits); everything else is caught."""
+        self._counter += 1
+        number = self._counter
+        filename = INPUT_FILENAME.format(n=number)
+        _register_source(filename, source)
+        tee_out, tee_err = _Tee(sys.stdout), _Tee(sys.stderr)
+        result = ExecResult(ok=True, number=number)
+        started = time.perf_counter()
+        real_out, real_err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = tee_out, tee_err
+        try:
+            body, last = _compile(source, filename)
+            if body is not None:
+                exec(body, self.namespace)
+            if last is not None:
+                value = eval(last, self.namespace)
+                if value is not None:
+                    result.value, result.has_value = value, True
+                    self._store_underscore(value)
+        except SystemExit:
+            raise
+        except KeyboardInterrupt:
+            # The user stopped their own code: report it, but it is not an error to explain.
+            result.ok, result.interrupted = False, True
+            print("KeyboardInterrupt", file=sys.stderr)
+        except BaseException as exc:
+            result.ok = False
+            result.error = self._record_error(exc, source, number)
+            sys.stderr.write(result.error.formatted)
+        finally:
+            sys.stdout, sys.stderr = real_out, real_err
+            result.duration_ms = (time.perf_counter() - started) * 1000
+        result.output = "".join(tee_out.captured) + "".join(tee_err.captured)
+        if result.has_value:  # echoed outside the tee: the summary shows the value once, not twice
+            self._echo(result.value)
+        self.history.append(
+            HistoryEntry(number, source, result.ok, self._summarise(result), round(result.duration_ms, 2))
+        )
+        return result
+
+    def _store_underscore(self, value: Any) -> None:
+        ns = self.namespace
+        ns["___"], ns["__"] = ns.get("__"), ns.get("_")
+        ns["_"] = value
+
+    @staticmethod
+    def _default_echo(value: Any) -> None:
+        try:
+            text = repr(value)
+        except Exception as exc:  # a broken __repr__ must not look like the user's code failed
+            text = f"<repr of {type(value).__name__} failed: {type(exc).__name__}: {exc}>"
+        print(text)
+
+    def _summarise(self, result: ExecResult) -> str:
+        if result.error is not None:
+            return short(result.error.headline())
+        parts = []
+        if result.output.strip():
+            parts.append(short(result.output, 120))
+        if result.has_value:
+            try:
+                parts.append(short(repr(result.value), 120))
+            except Exception:
+                parts.append(f"<{type(result.value).__name__}>")
+        return " | ".join(parts)
+
+    # -- errors ----------------------------------------------------------------------------------------------
+    def _record_error(self, exc: BaseException, source: str, number: int) -> LastError:
+        tb = _strip_own_frames(exc.__traceback__)
+        exc.__traceback__ = tb
+        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+        if sys.version_info >= (3, 12):
+            sys.last_exc = exc
+        formatted = "".join(traceback.format_exception(type(exc), exc, tb))
+        frames = _frames(tb)
+        segment = lineno = None
+        for frame in reversed(frames):  # innermost frame that is code typed at the prompt
+            if frame.filename == INPUT_FILENAME.format(n=number):
+                segment, lineno = frame.segment or frame.line, frame.lineno
+                break
+        if segment is None and isinstance(exc, SyntaxError) and exc.text:
+            segment, lineno = exc.text.strip(), exc.lineno
+        self.last_error = LastError(
+            type_name=type(exc).__qualname__,
+            message=str(exc),
+            frames=frames,
+            source=source,
+            input_number=number,
+            segment=segment,
+            lineno=lineno,
+            formatted=formatted,
+            exception=exc,
+        )
+        return self.last_error
+
+    def record_exception(self, exc: BaseException, source: str | None = None) -> LastError:
+        """Record an exception raised elsewhere (e.g. IPython's own run_cell) as the session's last error."""
+        formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        frames = _frames(exc.__traceback__)
+        inner = frames[-1] if frames else None
+        self.last_error = LastError(
+            type_name=type(exc).__qualname__,
+            message=str(exc),
+            frames=frames,
+            source=source,
+            input_number=None,
+            segment=(inner.segment or inner.line) if inner else None,
+            lineno=inner.lineno if inner else None,
+            formatted=formatted,
+            exception=exc,
+        )
+        return self.last_error
+
+
+def _compile(source: str, filename: str) -> tuple[types.CodeType | None, types.CodeType | None]:
+    """Compile ``source`` into (statements, final expression) so the last expression can be echoed."""
+    tree = ast.parse(source, filename, "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        expr = ast.Expression(tree.body.pop().value)
+        last = compile(expr, filename, "eval")
+    body = compile(tree, filename, "exec") if tree.body else None
+    return body, last
+
+
+def _register_source(filename: str, source: str) -> None:
+    """Make typed input visible to ``traceback``/``linecache`` like a real file."""
+    lines = [line + "\n" for line in source.splitlines()]
+    linecache.cache[filename] = (len(source), None, lines, filename)
+
+
+def _strip_own_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """Drop the leading frames that belong to pyaichat itself, so a traceback starts at the user's code."""
+    own = __file__
+    while tb is not None and tb.tb_frame.f_code.co_filename == own:
+        tb = tb.tb_next
+    return tb
+
+
+def _frames(tb: types.TracebackType | None) -> list[FrameInfo]:
+    frames: list[FrameInfo] = []
+    for frame, summary in zip(_walk(tb), traceback.extract_tb(tb), strict=False):
+        line = (summary.line or "").strip()
+        frames.append(
+            FrameInfo(
+                filename=summary.filename,
+                lineno=summary.lineno,
+                name=summary.name,
+                line=line,
+                segment=_segment(summary),
+                local_names=sorted(n for n in frame.f_locals if not n.startswith("__"))[:50]
+                if frame.f_code.co_name != "<module>"
+                else [],
+            )
+        )
+    return frames
+
+
+def _walk(tb: types.TracebackType | None):
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next
+
+
+def _segment(summary: traceback.FrameSummary) -> str | None:
+    """The exact failing source segment, from the positions Python ≥ 3.11 records."""
+    lineno, end = summary.lineno, getattr(summary, "end_lineno", None)
+    col, end_col = getattr(summary, "colno", None), getattr(summary, "end_colno", None)
+    if lineno is None or end is None or col is None or end_col is None:
+        return None
+    lines = linecache.getlines(summary.filename)
+    if not lines or end > len(lines):
+        return None
+    if lineno == end:
+        text = lines[lineno - 1][col:end_col]
+    else:
+        chunk = [lines[lineno - 1][col:], *lines[lineno : end - 1], lines[end - 1][:end_col]]
+        text = "".join(chunk)
+    return text.strip() or None
