@@ -24,7 +24,9 @@ class Config(BaseModel):
     """All user-facing settings. Field names are the config-file keys; ``PYAICHAT_<NAME>`` sets one from the
     environment."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # defer_build: the validator is only built when something needs validating, which keeps the start-up of a
+    # session with no config file, variables or flags well under IPython's.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     model: str | None = Field(None, description="litellm model string, e.g. gpt-4o-mini or ollama/qwen2.5-coder")
     api_base: str | None = Field(None, description="base URL of the provider or an OpenAI-compatible server")
@@ -117,6 +119,8 @@ def load_config(
         if value is not None:
             sources[key] = (value, f"option --{key.replace('_', '-')}")
 
+    if not sources:
+        return Config.model_construct()  # all defaults: nothing to validate
     try:
         return Config.model_validate({k: v for k, (v, _) in sources.items()})
     except ValidationError as exc:

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # Built on first use, not at import: piped start-up never pays for events it does not emit.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class StateEvent(_Event):

@@ -1,0 +1,271 @@
+"""Secret masking: the one function every text bound for the LLM passes through.
+
+Two kinds of rule (documented in the README, "Secrets"):
+
+* **Secret-looking names.** A name is split into words (``snake_case``, ``camelCase``, dots, dashes); it is secret
+  when a word is ``secret``, ``password``/``passwd``/``pwd``/``passphrase``, ``credential(s)``, ``auth``/
+  ``authorization``, ``bearer``, ``cookie``…; when its *last* word is ``token``; or when its last word is ``key``
+  qualified by another word that is not a benign one (``api_key``, ``secret_key``, ``aws_access_key`` are secret;
+  ``sort_key``, ``primary_key`` and a bare ``key`` are not). Near-misses such as ``token_count``, ``max_tokens``,
+  ``keyboard`` and ``monkey`` stay visible. In text, ``name = 'value'`` / ``'name': 'value'`` pairs with a secret
+  name have their value masked.
+* **Credential-looking strings**, wherever they occur: OpenAI and Anthropic keys, AWS access key ids (and 40
+  character secret keys in the same text), GitHub and Slack tokens, JWTs, PEM private key blocks, the password in
+  ``scheme://user:password@host``, and the values of secret-named environment variables.
+
+Replacements read ``<redacted …>`` so the model knows something was there without seeing it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+REDACTED = "<redacted>"
+
+# -- names ----------------------------------------------------------------------------------------------------
+_ANYWHERE = frozenset(
+    {
+        "secret",
+        "secrets",
+        "password",
+        "passwords",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "credential",
+        "credentials",
+        "creds",
+        "auth",
+        "authorization",
+        "bearer",
+        "cookie",
+        "cookies",
+        "apikey",
+        "apikeys",
+        "accesskey",
+        "secretkey",
+        "privatekey",
+        "authtoken",
+        "accesstoken",
+        "sessiontoken",
+        "refreshtoken",
+        "clientsecret",
+        "dsn",
+    }
+)
+_LAST_WORD = frozenset({"token", "pat"})
+_KEY_WORDS = frozenset({"key", "keys"})
+# Qualifiers that make ``<qualifier>_key`` an ordinary data-structure key rather than a credential.
+_BENIGN_KEY_QUALIFIERS = frozenset(
+    {
+        "sort",
+        "primary",
+        "foreign",
+        "cache",
+        "dict",
+        "group",
+        "groupby",
+        "join",
+        "merge",
+        "index",
+        "partition",
+        "row",
+        "col",
+        "column",
+        "lookup",
+        "map",
+        "unique",
+        "composite",
+        "natural",
+        "surrogate",
+        "hash",
+        "hot",
+        "shortcut",
+        "music",
+        "musical",
+        "dim",
+        "dimension",
+        "by",
+        "on",
+        "match",
+        "next",
+        "prev",
+        "last",
+        "first",
+        "sample",
+        "random",
+        "rng",
+        "prng",
+        "seed",
+        "table",
+        "record",
+        "entry",
+        "item",
+        "node",
+        "cluster",
+    }
+)
+_WORD_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def name_words(name: str) -> list[str]:
+    """Lower-case words of an identifier: ``OpenAIApiKey`` → ``['open', 'ai', 'api', 'key']``."""
+    return [w.lower() for w in _WORD_SPLIT.findall(name)]
+
+
+def _default_secret_name(name: str) -> bool:
+    words = name_words(name)
+    if not words:
+        return False
+    if any(w in _ANYWHERE for w in words):
+        return True
+    if "".join(words) in _ANYWHERE:  # apiKey, AuthToken, …
+        return True
+    last = words[-1]
+    if last in _LAST_WORD:
+        return True
+    if last in _KEY_WORDS and len(words) >= 2:
+        return words[-2] not in _BENIGN_KEY_QUALIFIERS
+    return False
+
+
+# -- credential-looking strings -------------------------------------------------------------------------------
+_B64_BODY = r"(?:[A-Za-z0-9+/=\s]|\\n)*"
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(
+            r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|" + _B64_BODY + ")"
+        ),
+        "<redacted private key>",
+    ),
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), "<redacted anthropic key>"),
+    (re.compile(r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"), "<redacted openai key>"),
+    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"), "<redacted aws access key id>"),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), "<redacted github token>"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), "<redacted github token>"),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "<redacted slack token>"),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"), "<redacted jwt>"),
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-.=+/]{16,}"), "Bearer <redacted token>"),
+]
+_AWS_ID = re.compile(r"<redacted aws access key id>")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[0-9/+])(?=[A-Za-z0-9/+]*[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"<>]+:)([^\s@/'\"<>]+)(@)")
+# ``name = 'value'``, ``'name': "value"``, ``name=value`` (the value is masked when ``name`` is secret-looking).
+_QUOTED_PAIR = re.compile(
+    r"""(?P<q0>['"]?)(?P<name>[A-Za-z_][\w.\-]*)(?P=q0)(?P<sep>\s*[:=]\s*)(?P<q>['"])(?P<val>(?:\\.|(?!(?P=q)).)*)(?P=q)"""
+)
+_BARE_PAIR = re.compile(
+    r"""(?P<name>\b[A-Za-z_][\w\-]*)(?P<sep>\s*[:=]\s*)(?P<val>(?!<redacted)[^\s'",;&(){}\[\]<>]+)(?![\w.]*[(\[])"""
+)
+_MIN_ENV_SECRET = 8
+
+
+def _compile_extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error:  # a bad regex in the config still masks the literal text
+            compiled.append(re.compile(re.escape(pattern)))
+    return compiled
+
+
+@dataclass
+class Masker:
+    """Masks secrets in text. Build it with ``Masker.from_config(config)`` to add the user's names and patterns."""
+
+    extra_names: list[str] = field(default_factory=list)
+    extra_patterns: list[str] = field(default_factory=list)
+    environ: Mapping[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        self._extra_names = [n.lower() for n in self.extra_names]
+        self._extra = _compile_extra(self.extra_patterns)
+        env = os.environ if self.environ is None else self.environ
+        values = {v for k, v in env.items() if len(v) >= _MIN_ENV_SECRET and self.is_secret_name(k)}
+        # Longest first, so a value that contains another is replaced whole.
+        self._env_values = sorted(values, key=len, reverse=True)
+
+    @classmethod
+    def from_config(cls, config: Any) -> Masker:
+        if config is None:
+            return cls()
+        return cls(list(config.secret_names), list(config.secret_patterns))
+
+    def is_secret_name(self, name: str) -> bool:
+        """True when ``name`` (a variable, attribute, key or column name) looks like it holds a secret."""
+        if not isinstance(name, str) or not name:
+            return False
+        lowered = name.lower()
+        if any(fnmatch.fnmatchcase(lowered, pat) or pat == lowered for pat in self._extra_names):
+            return True
+        return _default_secret_name(name)
+
+    def mask_text(self, text: str) -> str:
+        """Replace every credential-looking string and every secret-named value in ``text``."""
+        if not text:
+            return text
+        for value in self._env_values:
+            if value in text:
+                text = text.replace(value, "<redacted environment value>")
+        for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
+        if _AWS_ID.search(text):
+            text = _AWS_SECRET.sub("<redacted aws secret key>", text)
+        text = _URL_PASSWORD.sub(r"\1<redacted password>\3", text)
+        text = _QUOTED_PAIR.sub(self._mask_quoted, text)
+        text = _BARE_PAIR.sub(self._mask_bare, text)
+        for pattern in self._extra:
+            text = pattern.sub("<redacted custom pattern>", text)
+        return text
+
+    def mask_value(self, value: Any) -> Any:
+        """Mask strings inside JSON-like data (for audit arguments and tool-call payloads)."""
+        if isinstance(value, str):
+            return self.mask_text(value)
+        if isinstance(value, Mapping):
+            return {
+                k: (REDACTED if self.is_secret_name(str(k)) and v not in (None, "") else self.mask_value(v))
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.mask_value(v) for v in value]
+        return value
+
+    def _mask_quoted(self, m: re.Match[str]) -> str:
+        if not self.is_secret_name(m["name"]) or not m["val"] or m["val"].startswith("<redacted"):
+            return m.group(0)
+        q0, q = m["q0"], m["q"]
+        return f"{q0}{m['name']}{q0}{m['sep']}{q}{REDACTED}{q}"
+
+    def _mask_bare(self, m: re.Match[str]) -> str:
+        if not self.is_secret_name(m["name"]):
+            return m.group(0)
+        return f"{m['name']}{m['sep']}{REDACTED}"
+
+
+_default: Masker | None = None
+_default_env: tuple[int, int] | None = None
+
+
+def default_masker() -> Masker:
+    """The masker with built-in rules only, rebuilt when the environment changes."""
+    global _default, _default_env
+    stamp = (len(os.environ), hash(tuple(os.environ.keys())))
+    if _default is None or stamp != _default_env:
+        _default, _default_env = Masker(), stamp
+    return _default
+
+
+def mask(text: str) -> str:
+    """Mask ``text`` with the default rules (no user-configured extras)."""
+    return default_masker().mask_text(text)
+
+
+def is_secret_name(name: str) -> bool:
+    return _default_secret_name(name) if isinstance(name, str) else False

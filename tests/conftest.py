@@ -1,0 +1,29 @@
+"""Shared test setup: every test gets private config/state directories and no provider credentials."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# litellm must never fetch its price list from the internet during tests.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
+    for var in list(os.environ):
+        if var.startswith("PYAICHAT_") or var == "NO_COLOR":
+            monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def python_exe() -> str:
+    return sys.executable
