@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Session", "__version__"]
+__all__ = ["Session", "__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 if TYPE_CHECKING:
     from .session import Session
@@ -21,3 +21,17 @@ def __getattr__(name: str) -> Any:
 
         return Session
     raise AttributeError(f"module 'pyaichat' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext pyaichat``: add ``%ai`` / ``%%ai`` to IPython (the extension is imported only now)."""
+    from .ipython import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext pyaichat``: remove everything the extension added."""
+    from .ipython import unload_ipython_extension as unload
+
+    unload(ipython)

@@ -47,6 +47,9 @@ class Config(BaseModel):
     budget_usd: float | None = Field(None, gt=0, description="stop asking once the session has cost this much")
     color: bool = Field(True, description="coloured output (--no-color or NO_COLOR turn it off)")
     editing_mode: Literal["emacs", "vi"] = Field("emacs", description="key bindings of the prompt")
+    tool_protocol: Literal["auto", "native", "text"] = Field(
+        "auto", description="tool calling: native function calls, the text protocol, or auto (by the model)"
+    )
 
     @property
     def api_key_value(self) -> str | None:

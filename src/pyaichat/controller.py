@@ -9,9 +9,10 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from .agent.events import ApprovalRequiredEvent, ErrorEvent, NoticeEvent
+from .agent.events import ApprovalRequiredEvent, NoticeEvent
 
 if TYPE_CHECKING:
+    from .agent.assistant import Assistant
     from .agent.events import Event
     from .config import Config
     from .session import ExecResult, Session
@@ -55,12 +56,15 @@ class Controller:
         self.mode = Mode.PYTHON
         self.should_exit = False
         self.mode_listeners: list = []
+        self._assistant: Assistant | None = None
 
     # -- modes -----------------------------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
         if mode is self.mode:
             return
         self.mode = mode
+        if mode is Mode.ASSISTANT:  # the first question should not wait for litellm's import
+            self.assistant.warm_up()
         for listener in self.mode_listeners:
             listener(mode)
 
@@ -87,8 +91,30 @@ class Controller:
         return self.session.run(source)
 
     def ask(self, question: str) -> None:
-        """Answer a question with the assistant."""
-        self.emit(ErrorEvent(message="The assistant is not available yet in this version.", kind="unavailable"))
+        """Answer a question with the assistant: events go to the front end, proposals through ``decide``."""
+        from .agent.assistant import DECLINED, EDITING, describe_run
+        from .agent.loop import Approval
+
+        def approve(event: ApprovalRequiredEvent) -> Approval:
+            decision = self.frontend.decide(event)
+            if decision == "run":
+                return Approval("run", describe_run(self.session.run(event.code)))
+            if decision == "edit":
+                self.frontend.set_next_input(event.code)
+                self.set_mode(Mode.PYTHON)
+                return Approval("edit", EDITING)
+            return Approval("no", DECLINED)
+
+        self.assistant.ask(question, self.emit, approve)
+
+    @property
+    def assistant(self) -> Assistant:
+        """The session's assistant, created on first use (creating it imports no heavy library)."""
+        if self._assistant is None:
+            from .agent.assistant import Assistant
+
+            self._assistant = Assistant(self.config, self.session)
+        return self._assistant
 
     # -- output ----------------------------------------------------------------------------------------------
     def emit(self, event: Event) -> None:

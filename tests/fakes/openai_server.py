@@ -59,8 +59,14 @@ class ScriptedServer:
     def text(self, text: str, **kw: Any) -> ScriptedServer:
         return self.enqueue(Reply(text=text, **kw))
 
-    def tool(self, name: str, arguments: dict[str, Any] | str | None = None, *, text: str | None = None,
-             call_id: str | None = None) -> ScriptedServer:
+    def tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | str | None = None,
+        *,
+        text: str | None = None,
+        call_id: str | None = None,
+    ) -> ScriptedServer:
         call = {"name": name, "arguments": arguments if arguments is not None else {}}
         if call_id:
             call["id"] = call_id
@@ -163,7 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "429":
             return self._json(429, _error("Rate limit reached for requests.", "rate_limit_exceeded"))
         if kind == "500":
-            return self._json(500, _error("The server had an error while processing your request.", "server_error"))
+            return self._json(
+                500, _error("The server had an error while processing your request.", "server_error")
+            )
         if kind == "400-tools":
             return self._json(400, _error("This model does not support tools.", "invalid_request_error"))
         if kind == "slow":
@@ -279,8 +287,12 @@ def _chunks(reply: Reply, model: str, body: dict[str, Any]) -> list[dict[str, An
         full = _tool_call_json(i, call)
         args = full["function"]["arguments"]
         half = len(args) // 2
-        first = {"index": i, "id": full["id"], "type": "function",
-                 "function": {"name": call["name"], "arguments": args[:half]}}
+        first = {
+            "index": i,
+            "id": full["id"],
+            "type": "function",
+            "function": {"name": call["name"], "arguments": args[:half]},
+        }
         out.append(chunk({"tool_calls": [first]}))
         out.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]}))
     out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))

@@ -5,7 +5,7 @@ Two kinds of rule (documented in the README, "Secrets"):
 * **Secret-looking names.** A name is split into words (``snake_case``, ``camelCase``, dots, dashes); it is secret
   when a word is ``secret``, ``password``/``passwd``/``pwd``/``passphrase``, ``credential(s)``, ``auth``/
   ``authorization``, ``bearer``, ``cookie``…; when its *last* word is ``token``; or when its last word is ``key``
-  qualified by another word that is not a benign one (``api_key``, ``secret_key``, ``aws_access_key`` are secret;
+  qualified by a credential word (``api_key``, ``private_key``, ``openai_key``, ``aws_access_key`` are secret;
   ``sort_key``, ``primary_key`` and a bare ``key`` are not). Near-misses such as ``token_count``, ``max_tokens``,
   ``keyboard`` and ``monkey`` stay visible. In text, ``name = 'value'`` / ``'name': 'value'`` pairs with a secret
   name have their value masked.
@@ -60,54 +60,63 @@ _ANYWHERE = frozenset(
 )
 _LAST_WORD = frozenset({"token", "pat"})
 _KEY_WORDS = frozenset({"key", "keys"})
-# Qualifiers that make ``<qualifier>_key`` an ordinary data-structure key rather than a credential.
-_BENIGN_KEY_QUALIFIERS = frozenset(
+# Qualifiers that make ``<qualifier>_key`` a credential (``sort_key``, ``casted_key`` and a bare ``key`` are not).
+_SECRET_KEY_QUALIFIERS = frozenset(
     {
-        "sort",
-        "primary",
-        "foreign",
-        "cache",
-        "dict",
-        "group",
-        "groupby",
-        "join",
-        "merge",
-        "index",
-        "partition",
-        "row",
-        "col",
-        "column",
-        "lookup",
-        "map",
-        "unique",
-        "composite",
-        "natural",
-        "surrogate",
-        "hash",
-        "hot",
-        "shortcut",
-        "music",
-        "musical",
-        "dim",
-        "dimension",
-        "by",
-        "on",
-        "match",
-        "next",
-        "prev",
-        "last",
-        "first",
-        "sample",
-        "random",
-        "rng",
-        "prng",
-        "seed",
-        "table",
-        "record",
-        "entry",
-        "item",
-        "node",
-        "cluster",
+        "api",
+        "secret",
+        "access",
+        "private",
+        "priv",
+        "auth",
+        "signing",
+        "sign",
+        "encryption",
+        "enc",
+        "crypt",
+        "crypto",
+        "client",
+        "master",
+        "license",
+        "licence",
+        "ssh",
+        "gpg",
+        "pgp",
+        "rsa",
+        "hmac",
+        "jwt",
+        "session",
+        "app",
+        "service",
+        "account",
+        "admin",
+        "deploy",
+        "root",
+        "subscription",
+        "developer",
+        "dev",
+        "prod",
+        "live",
+        "webhook",
+        "openai",
+        "anthropic",
+        "aws",
+        "gcp",
+        "google",
+        "gemini",
+        "azure",
+        "stripe",
+        "github",
+        "gitlab",
+        "slack",
+        "twilio",
+        "sendgrid",
+        "mistral",
+        "groq",
+        "cohere",
+        "hf",
+        "huggingface",
+        "pinecone",
     }
 )
 _WORD_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -130,7 +139,7 @@ def _default_secret_name(name: str) -> bool:
     if last in _LAST_WORD:
         return True
     if last in _KEY_WORDS and len(words) >= 2:
-        return words[-2] not in _BENIGN_KEY_QUALIFIERS
+        return any(w in _SECRET_KEY_QUALIFIERS for w in words[:-1])
     return False
 
 
@@ -139,13 +148,18 @@ _B64_BODY = r"(?:[A-Za-z0-9+/=\s]|\\n)*"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(
-            r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|" + _B64_BODY + ")"
+            r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|"
+            + _B64_BODY
+            + ")"
         ),
         "<redacted private key>",
     ),
     (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), "<redacted anthropic key>"),
     (re.compile(r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"), "<redacted openai key>"),
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"), "<redacted aws access key id>"),
+    (
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),
+        "<redacted aws access key id>",
+    ),
     (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), "<redacted github token>"),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), "<redacted github token>"),
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), "<redacted slack token>"),
@@ -153,7 +167,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-.=+/]{16,}"), "Bearer <redacted token>"),
 ]
 _AWS_ID = re.compile(r"<redacted aws access key id>")
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[0-9/+])(?=[A-Za-z0-9/+]*[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET = re.compile(
+    r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[0-9/+])(?=[A-Za-z0-9/+]*[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+)
 _URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"<>]+:)([^\s@/'\"<>]+)(@)")
 # ``name = 'value'``, ``'name': "value"``, ``name=value`` (the value is masked when ``name`` is secret-looking).
 _QUOTED_PAIR = re.compile(
@@ -161,6 +177,11 @@ _QUOTED_PAIR = re.compile(
 )
 _BARE_PAIR = re.compile(
     r"""(?P<name>\b[A-Za-z_][\w\-]*)(?P<sep>\s*[:=]\s*)(?P<val>(?!<redacted)[^\s'",;&(){}\[\]<>]+)(?![\w.]*[(\[])"""
+)
+# Bare values that are type or dtype names (``password: object`` in a dtype listing), not secrets.
+_TYPE_WORD = re.compile(
+    r"^(?:u?int\d*|float\d*|complex\d*|object|str|string|bytes|bool|boolean|category|list|dict|tuple|set|"
+    r"NoneType|property|datetime64\S*|timedelta64\S*)$"
 )
 _MIN_ENV_SECRET = 8
 
@@ -244,19 +265,19 @@ class Masker:
         return f"{q0}{m['name']}{q0}{m['sep']}{q}{REDACTED}{q}"
 
     def _mask_bare(self, m: re.Match[str]) -> str:
-        if not self.is_secret_name(m["name"]):
+        if not self.is_secret_name(m["name"]) or _TYPE_WORD.match(m["val"]):
             return m.group(0)
         return f"{m['name']}{m['sep']}{REDACTED}"
 
 
 _default: Masker | None = None
-_default_env: tuple[int, int] | None = None
+_default_env: int | None = None
 
 
 def default_masker() -> Masker:
     """The masker with built-in rules only, rebuilt when the environment changes."""
     global _default, _default_env
-    stamp = (len(os.environ), hash(tuple(os.environ.keys())))
+    stamp = hash(tuple(os.environ.items()))
     if _default is None or stamp != _default_env:
         _default, _default_env = Masker(), stamp
     return _default

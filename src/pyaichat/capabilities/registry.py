@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import CapabilityError, CapabilityTimeout
+from .redact import Masker
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -68,7 +69,10 @@ class Capability:
 
     @property
     def summary(self) -> str:
-        return self.description.strip().splitlines()[0]
+        """The first sentence of the description, on one line (for ``/tools``)."""
+        text = " ".join(self.description.split())
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
 
     def tool_schema(self) -> dict[str, Any]:
         """OpenAI-style function schema, which litellm translates for other providers."""
@@ -119,52 +123,107 @@ _loaded = False
 
 
 def _ensure_loaded() -> None:
-    """Import the built-in capability modules on first use (keeps start-up light)."""
+    """Import the built-in capability modules, then the plugins, on first use (keeps start-up light)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    from . import builtin  # noqa: F401  (registers the built-in capabilities)
+    from . import (
+        builtin,  # noqa: F401  (registers the built-in capabilities)
+        plugins,
+    )
+
+    plugins.load_all()
 
 
-def _context(session: Session) -> CapabilityContext:
+def _context(session: Session, config: Config | None = None) -> CapabilityContext:
     from ..config import Config
 
-    config = getattr(session, "config", None) or Config()
+    config = config or getattr(session, "config", None) or Config()
     return CapabilityContext(session=session, config=config)
 
 
-def call(session: Session, name: str, args: Mapping[str, Any] | None = None) -> CapabilityResult:
-    """Run capability ``name`` with ``args``; never raises (a denial or failure is ``ok=False``)."""
+def call(
+    session: Session,
+    name: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    config: Config | None = None,
+    origin: str = "assistant",
+) -> CapabilityResult:
+    """Run capability ``name`` with ``args``; never raises (a denial or failure is ``ok=False``).
+
+    ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
+    log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends).
+    """
     started = time.perf_counter()
+    masker: Masker | None = None
+    ctx: CapabilityContext | None = None
 
     def done(ok: bool, text: str = "", error: str | None = None, truncated: bool = False) -> CapabilityResult:
-        return CapabilityResult(
+        limit = ctx.config.max_output_chars if ctx else 4000
+        unseen = max(len(text) - limit * 4, 0)  # never mask megabytes only to cut them away
+        if masker is not None:
+            text = masker.mask_text(text[: limit * 4])
+            error = masker.mask_text(error) if error else error
+        text, cut = cap_text(text, limit, hidden=unseen)
+        result = CapabilityResult(
             name=name,
             ok=ok,
             text=text,
             error=error,
-            truncated=truncated,
+            truncated=truncated or cut,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+        if ctx is not None and ctx.config.audit:
+            _audit(session, masker, name, args, result, origin)
+        return result
 
     try:
-        ctx = _context(session)
+        ctx = _context(session, config)
+        masker = Masker.from_config(ctx.config)
         cap = get(name)
         if cap is None or not cap.executable:
             known = ", ".join(c.name for c in all_capabilities() if c.executable)
             return done(False, error=f"There is no capability named {name!r}. Known: {known}.")
+        if args is not None and not isinstance(args, Mapping):
+            return done(False, error=f"Arguments for {name} must be a JSON object.")
         try:
             parsed = cap.args_model.model_validate(dict(args or {}))
         except ValidationError as exc:
             return done(False, error=_explain_validation(name, exc))
         text = run_with_deadline(lambda: cap.func(ctx, parsed), ctx.config.tool_timeout)
-        text, truncated = cap_text(text, ctx.config.max_output_chars)
-        return done(True, text=text, truncated=truncated)
+        return done(True, text=text if isinstance(text, str) else str(text))
     except CapabilityError as exc:
         return done(False, error=str(exc))
     except Exception as exc:  # nothing raised inside a capability escapes call()
         return done(False, error=f"{name} failed: {type(exc).__name__}: {exc}")
+    except BaseException as exc:  # e.g. SystemExit raised by a plugin or a user's __repr__
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return done(False, error=f"{name} failed: {type(exc).__name__}")
+
+
+def _audit(
+    session: Any, masker: Masker | None, name: str, args: Any, result: CapabilityResult, origin: str
+) -> None:
+    from . import audit
+
+    try:
+        shown = masker.mask_value(dict(args or {})) if masker else {}
+    except Exception:
+        shown = {"unprintable": True}
+    audit.record(
+        session,
+        name,
+        shown,
+        ok=result.ok,
+        error=result.error,
+        duration_ms=result.duration_ms,
+        output_chars=len(result.text),
+        truncated=result.truncated,
+        origin=origin,
+    )
 
 
 def _explain_validation(name: str, exc: ValidationError) -> str:
@@ -176,30 +235,41 @@ def _explain_validation(name: str, exc: ValidationError) -> str:
 
 
 def run_with_deadline(func: Callable[[], str], timeout: float) -> str:
-    """Run ``func`` in a worker thread and give up after ``timeout`` seconds (the thread is abandoned)."""
+    """Run ``func`` in a worker thread and give up after ``timeout`` seconds (the thread is abandoned).
+
+    A thread cannot be killed, so the worker also runs under ``summary.guarded``: runaway Python code (a
+    property looping forever) stops itself at the deadline instead of burning CPU for ever. Code stuck in C
+    (``time.sleep``) is abandoned; the daemon thread ends whenever that call returns. (Injecting an
+    asynchronous exception instead was tried: while it is pending on a thread blocked in C, CPython 3.11 stops
+    delivering line-trace events to the other threads, which breaks every other deadline.)
+    """
+    from .summary import Overtime, guarded
+
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["value"] = func()
+            box["value"] = guarded(func, budget=timeout)
         except BaseException as exc:
             box["error"] = exc
 
     worker = threading.Thread(target=target, name="pyaichat-capability", daemon=True)
     worker.start()
     worker.join(timeout)
-    if worker.is_alive():
+    if worker.is_alive() or isinstance(box.get("error"), Overtime):
         raise CapabilityTimeout(f"Stopped after {timeout:g} s: the object took too long to answer.")
     if "error" in box:
         raise box["error"]
     return box["value"]
 
 
-def cap_text(text: str, limit: int) -> tuple[str, bool]:
-    """Cut ``text`` to about ``limit`` characters with a marker saying how much was cut."""
-    if len(text) <= limit:
+def cap_text(text: str, limit: int, hidden: int = 0) -> tuple[str, bool]:
+    """Cut ``text`` to about ``limit`` characters with a marker saying how much was cut (``hidden`` characters
+    were already dropped before ``text``)."""
+    if len(text) <= limit and not hidden:
         return text, False
-    cut = text.rfind("\n", 0, limit)
-    cut = cut if cut > limit // 2 else limit
-    rest = len(text) - cut
+    cut = text.rfind("\n", 0, limit) if len(text) > limit else len(text)
+    cut = cut if cut > limit // 2 else min(limit, len(text))
+    rest = len(text) - cut + hidden
     return text[:cut] + f"\n… {rest:,} more characters cut", True
+

@@ -1,0 +1,235 @@
+"""The assistant facade: one object per session that answers questions and remembers the conversation.
+
+Front ends (the REPL, piped mode, later the IPython extension) hold one ``Assistant`` through the ``Controller``
+and call ``ask(question, emit, approve)``; everything they show comes back as events. It holds no terminal code.
+It also keeps what ``/trace``, ``/sent``, ``/cost`` and ``/save`` report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LLMError
+from .context import (
+    Memory,
+    Turn,
+    approx_tokens,
+    load_system_prompt,
+    make_masker,
+    mask_messages,
+    pinned_section,
+    session_digest,
+)
+from .events import ApprovalRequiredEvent, ErrorEvent, Event
+from .llm import LLM, LiteLLMClient, Usage, warm_up
+from .loop import Approval, TurnEnv, TurnResult, run_turn
+from .textproto import describe_protocol
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..session import ExecResult, Session
+
+LLMFactory = Callable[["Config"], LLM]
+
+
+class Assistant:
+    """Answers questions about a live ``Session`` with a model chosen by ``config`` (read at every question)."""
+
+    def __init__(self, config: Config, session: Session, *, llm_factory: LLMFactory | None = None) -> None:
+        self.config = config
+        self.session = session
+        self.memory = Memory()
+        self.turns: list[TurnResult] = []  # every turn of the session, for /save and /cost
+        self.totals = Usage()
+        self._factory: LLMFactory = llm_factory or LiteLLMClient
+        self._llm: LLM | None = None
+        self._llm_key: tuple[Any, ...] | None = None
+        self._prompt: str | None = None
+
+    # -- set-up ----------------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Import litellm in the background (called when the user enters Assistant mode)."""
+        if self.config.model and self._factory is LiteLLMClient:
+            warm_up()
+
+    def client(self) -> LLM:
+        """The model client for the current settings (``/model`` switches take effect at the next question)."""
+        cfg = self.config
+        key = (cfg.model, cfg.api_base, cfg.api_key_value, getattr(cfg, "tool_protocol", "auto"))
+        if self._llm is None or key != self._llm_key:
+            self._llm = self._factory(cfg)
+            self._llm_key = key
+        return self._llm
+
+    @property
+    def system_prompt(self) -> str:
+        if self._prompt is None:
+            self._prompt = load_system_prompt().strip()
+        return self._prompt
+
+    # -- a turn ----------------------------------------------------------------------------------------------
+    def ask(
+        self,
+        question: str,
+        emit: Callable[[Event], None],
+        approve: Callable[[ApprovalRequiredEvent], Approval],
+    ) -> TurnResult | None:
+        """Answer ``question``; ``None`` when no model can be used (an error event says why)."""
+        try:
+            llm = self.client()
+        except LLMError as exc:
+            emit(ErrorEvent(message=str(exc), kind=exc.kind))
+            return None
+        from ..capabilities import call, tool_schemas
+
+        cfg = self.config
+        mask = make_masker(cfg)
+        schemas = tool_schemas()
+        digest = session_digest(self.session, cfg)
+        pinned = pinned_section(question, self.session, self._describe)
+
+        def build_request(current: list[dict[str, Any]], native: bool) -> tuple[list[dict[str, Any]], int]:
+            parts = [self.system_prompt]
+            if not native:
+                parts.append(describe_protocol(schemas))
+            parts.append(digest)
+            if pinned:
+                parts.append(pinned)
+            system = {"role": "system", "content": "\n\n".join(parts)}
+            messages, tokens = self.memory.fit(system, current, cfg.context_tokens, native=native)
+            if native:
+                tokens += approx_tokens(schemas)
+            return mask_messages(messages, mask), tokens
+
+        env = TurnEnv(
+            llm=llm,
+            emit=emit,
+            run_tool=lambda name, args: call(self.session, name, args),
+            approve=approve,
+            build_request=build_request,
+            tool_schemas=schemas,
+            max_steps=cfg.max_steps,
+            turn_timeout=cfg.turn_timeout,
+            request_timeout=cfg.request_timeout,
+            context_tokens=cfg.context_tokens,
+            budget_left=self._budget_left,
+            mask=mask,
+        )
+        result = run_turn(env, question)
+        self.memory.add(Turn(question, result.messages, result.answer, result.native))
+        self.turns.append(result)
+        self.totals.prompt_tokens += result.usage.prompt_tokens
+        self.totals.completion_tokens += result.usage.completion_tokens
+        if result.usage.cost_usd is not None:
+            self.totals.cost_usd = (self.totals.cost_usd or 0.0) + result.usage.cost_usd
+        return result
+
+    def _budget_left(self) -> float | None:
+        """Money left before the budget, less a typical request's cost (so the next one will not overshoot)."""
+        budget = self.config.budget_usd
+        if budget is None:
+            return None
+        spent = self.totals.cost_usd or 0.0
+        calls = sum(1 for turn in self.turns for step in turn.steps if step.kind == "llm" and step.ok)
+        return budget - spent - (spent / calls if calls else 0.0)
+
+    def _describe(self, ref: str) -> str:
+        """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""
+        from ..capabilities import call
+
+        result = call(self.session, "get_repr", {"expr": ref})
+        return result.text if result.ok else f"({result.error})"
+
+    def clear(self) -> None:
+        self.memory.clear()
+
+    # -- reports for the slash commands -------------------------------------------------------------------------
+    @property
+    def last(self) -> TurnResult | None:
+        return self.turns[-1] if self.turns else None
+
+    def sent_json(self) -> list[str]:
+        """Each request of the last turn as pretty JSON: exactly the (masked) bodies given to the provider."""
+        last = self.last
+        if last is None:
+            return []
+        return [json.dumps(body, indent=2, ensure_ascii=False) for body in last.requests]
+
+    def trace_text(self) -> str:
+        last = self.last
+        if last is None:
+            return "No question asked yet."
+        lines = [f"Question: {last.question}"]
+        for i, step in enumerate(last.steps, 1):
+            mark = "" if step.ok else " ✗"
+            if step.kind == "llm":
+                lines.append(f"{i:>2}. model {step.name}: {step.duration_ms:,.0f} ms, {step.detail}{mark}")
+            else:
+                lines.append(
+                    f"{i:>2}. → {step.name}({step.detail}): {step.duration_ms:,.1f} ms, {step.size:,} chars{mark}"
+                )
+        ending = (
+            f"stopped by {last.stopped_by}" if last.stopped_by else ("failed" if last.error else "answered")
+        )
+        lines.append(f"Total {last.duration_ms:,.0f} ms, {ending}.")
+        return "\n".join(lines)
+
+    def cost_text(self) -> str:
+        t = self.totals
+        if not self.turns:
+            return "No questions asked yet in this session."
+        cost = (
+            f"${t.cost_usd:.4f}"
+            if t.cost_usd is not None
+            else "unknown (the model has no price in litellm's table)"
+        )
+        text = (
+            f"{len(self.turns)} question(s): {t.prompt_tokens:,} prompt + {t.completion_tokens:,} completion tokens; "
+            f"cost {cost}."
+        )
+        if self.config.budget_usd is not None:
+            text += f" Budget: ${self.config.budget_usd:g}."
+        return text
+
+    def transcript(self) -> str:
+        """The session's questions, steps and answers as Markdown (``/save``)."""
+        out = ["# pyaichat transcript", ""]
+        for n, turn in enumerate(self.turns, 1):
+            out += [f"## Question {n}", "", turn.question, ""]
+            tools = [s for s in turn.steps if s.kind == "tool"]
+            if tools:
+                out.append("Steps:")
+                out += [
+                    f"- `{s.name}({s.detail})` → {s.size:,} chars{'' if s.ok else ' (failed)'}" for s in tools
+                ]
+                out.append("")
+            out += ["### Answer", "", turn.answer or "(no answer)", ""]
+            if turn.note:
+                out += [f"_{turn.note}_", ""]
+            if turn.error:
+                out += [f"_Error: {turn.error}_", ""]
+        return "\n".join(out)
+
+
+def describe_run(result: ExecResult) -> str:
+    """What the model is told after the user ran a proposal (it is now the user's input ``[n]``)."""
+    head = f"The user ran the proposed code as input [{result.number}]."
+    if result.interrupted:
+        return head + " They interrupted it before it finished."
+    if not result.ok and result.error is not None:
+        return head + f" It failed: {result.error.headline()}"
+    parts = [head + " It succeeded."]
+    if result.output.strip():
+        parts.append("Output:\n" + result.output.strip()[:1500])
+    if result.has_value:
+        try:
+            parts.append("Value: " + repr(result.value)[:1500])
+        except Exception:
+            parts.append(f"Value: <{type(result.value).__name__}>")
+    return "\n".join(parts)
+
+
+DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
+EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."

@@ -1,0 +1,389 @@
+"""The LLM client: the only module that imports litellm.
+
+litellm costs ~3–4 s to import, so it is loaded lazily (and warmed in a daemon thread once the user enters Assistant
+mode). ``LiteLLMClient.complete`` streams one chat completion, reassembles text and tool calls, retries 429/5xx/
+timeouts with a bounded backoff, and turns every failure into an ``LLMError`` whose message is one sentence the user
+can act on. The rest of the agent talks to the small ``LLM`` protocol, so tests can swap in a scripted fake.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import LLMError
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+NO_MODEL = (
+    "No model is configured: choose one with /model <name>, the --model flag, the PYAICHAT_MODEL variable "
+    'or model = "…" in the config file.'
+)
+
+
+@dataclass
+class ToolCall:
+    """One tool call as the model wrote it; ``arguments`` is raw JSON text (it may be broken)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass
+class LLMReply:
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+
+
+class LLM(Protocol):
+    """What the loop needs from a model client."""
+
+    model: str
+
+    def native_tools(self) -> bool:
+        """True to send tool schemas natively; False to use the text protocol."""
+        ...
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        on_text: Callable[[str], None],
+        timeout: float,
+    ) -> LLMReply: ...
+
+
+# -- lazy import and warm-up -----------------------------------------------------------------------------------
+_litellm: Any = None
+_import_lock = threading.Lock()
+_warm_thread: threading.Thread | None = None
+
+
+def load_litellm() -> Any:
+    """Import litellm once, without a network fetch of its price list and without its feedback banner."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _import_lock:
+        if _litellm is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            try:
+                import litellm
+            except ImportError as exc:  # pragma: no cover - litellm is a hard dependency
+                raise LLMError(f"The assistant needs litellm, which cannot be imported: {exc}.", kind="setup")
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            _litellm = litellm
+    return _litellm
+
+
+def warm_up() -> None:
+    """Start importing litellm in a daemon thread (once), so the first question does not wait for it."""
+    global _warm_thread
+    if _litellm is not None or _warm_thread is not None:
+        return
+
+    def target() -> None:
+        try:
+            load_litellm()
+        except Exception:  # the first real question reports the problem
+            pass
+
+    _warm_thread = threading.Thread(target=target, name="pyaichat-litellm-warmup", daemon=True)
+    _warm_thread.start()
+
+
+def is_loaded() -> bool:
+    return _litellm is not None
+
+
+# -- the real client -------------------------------------------------------------------------------------------
+class LiteLLMClient:
+    """Streams chat completions through litellm.
+
+    ``retries`` is the number of extra attempts on retryable failures (the OpenAI client's own retries are turned
+    off with ``max_retries=0`` so the total stays ``retries + 1``); ``backoff`` is the first wait in seconds,
+    doubled each time. Tests pass a tiny ``backoff``.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        retries: int = 2,
+        backoff: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not config.model:
+            raise LLMError(NO_MODEL, kind="no_model")
+        self.config = config
+        self.model: str = config.model
+        self.api_base = config.api_base
+        self.retries = retries
+        self.backoff = backoff
+        self._sleep = sleep
+        self._tools_rejected = False
+
+    def native_tools(self) -> bool:
+        protocol = getattr(self.config, "tool_protocol", "auto")
+        if protocol != "auto":
+            return protocol == "native"
+        if self._tools_rejected:
+            return False
+        litellm = load_litellm()
+        try:
+            if litellm.supports_function_calling(model=self.model):
+                return True
+        except Exception:
+            pass
+        # Unknown models behind an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, Ollama's /v1) mostly accept
+        # tools; if this one refuses them, ``complete`` falls back to the text protocol for the session.
+        return self.model.startswith("openai/")
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        *,
+        on_text: Callable[[str], None],
+        timeout: float,
+    ) -> LLMReply:
+        deadline = time.monotonic() + timeout
+        attempt = 0
+        while True:
+            streamed = [False]
+
+            def relay(text: str) -> None:
+                streamed[0] = True
+                on_text(text)
+
+            remaining = deadline - time.monotonic()
+            try:
+                return self._once(messages, tools, relay, max(remaining, 0.1))
+            except LLMError as exc:
+                if exc.kind == "tools_unsupported" and tools:
+                    self._tools_rejected = True
+                    raise
+                wait = self.backoff * (2**attempt)
+                can_wait = deadline - time.monotonic() > wait + 0.5
+                if not exc.retryable or streamed[0] or attempt >= self.retries or not can_wait:
+                    raise
+                attempt += 1
+                self._sleep(wait)
+
+    def request_kwargs(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """The request body pyaichat builds (what ``/sent`` shows), without credentials or transport options."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            body["tools"] = tools
+        return body
+
+    def _once(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        on_text: Callable[[str], None],
+        timeout: float,
+    ) -> LLMReply:
+        litellm = load_litellm()
+        kwargs = self.request_kwargs(messages, tools)
+        kwargs.update(stream=True, stream_options={"include_usage": True}, timeout=timeout, max_retries=0)
+        kwargs["drop_params"] = True
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.config.api_key_value:
+            kwargs["api_key"] = self.config.api_key_value
+        response = None
+        try:
+            response = litellm.completion(**kwargs)
+            reply = _read_stream(response, on_text)
+        except LLMError:
+            raise
+        except Exception as exc:
+            raise map_error(exc, self.model, self.api_base, timeout, bool(tools)) from None
+        finally:
+            _close(response)
+        reply.usage.cost_usd = self._cost(reply.usage)
+        return reply
+
+    def _cost(self, usage: Usage) -> float | None:
+        """Price of one call from litellm's local price table; ``None`` when the model is not in it."""
+        if not (usage.prompt_tokens or usage.completion_tokens):
+            return None
+        try:
+            prompt, completion = load_litellm().cost_per_token(
+                model=self.model, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+            )
+            return float(prompt) + float(completion)
+        except Exception:
+            return None
+
+
+def _close(response: Any) -> None:
+    """Release the HTTP connection of an abandoned stream (after Ctrl-C or an error)."""
+    for obj in (response, getattr(response, "completion_stream", None)):
+        closer = getattr(obj, "close", None)
+        if callable(closer):
+            try:
+                closer()
+            except Exception:
+                pass
+
+
+def _read_stream(response: Any, on_text: Callable[[str], None]) -> LLMReply:
+    """Reassemble a streamed completion: text pieces go to ``on_text`` as they arrive; tool calls by index."""
+    reply = LLMReply()
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for chunk in response:
+        usage = getattr(chunk, "usage", None)
+        if usage:
+            reply.usage.prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+            reply.usage.completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        for choice in getattr(chunk, "choices", None) or []:
+            if getattr(choice, "finish_reason", None):
+                reply.finish_reason = choice.finish_reason
+            delta = getattr(choice, "delta", None)
+            if delta is None:
+                continue
+            piece = getattr(delta, "content", None)
+            if piece:
+                text.append(piece)
+                on_text(piece)
+            for tc in getattr(delta, "tool_calls", None) or []:
+                index = getattr(tc, "index", None)
+                index = len(calls) if index is None else index
+                slot = calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+                if getattr(tc, "id", None):
+                    slot["id"] = tc.id
+                fn = getattr(tc, "function", None)
+                if fn is not None:
+                    if getattr(fn, "name", None):
+                        slot["name"] = fn.name
+                    if getattr(fn, "arguments", None):
+                        slot["arguments"].append(fn.arguments)
+    reply.text = "".join(text)
+    for index in sorted(calls):
+        slot = calls[index]
+        call_id = slot["id"] or f"call_{index}"
+        reply.tool_calls.append(ToolCall(call_id, slot["name"], "".join(slot["arguments"])))
+    return reply
+
+
+# -- errors ----------------------------------------------------------------------------------------------------
+def map_error(
+    exc: BaseException, model: str, api_base: str | None, timeout: float, sent_tools: bool
+) -> LLMError:
+    """One plain sentence per failure, chosen by status code first (a 401 may arrive as a BadRequestError)."""
+    name = type(exc).__name__
+    text = str(exc)
+    low = text.lower()
+    status = getattr(exc, "status_code", None)
+    where = f"at {api_base}" if api_base else f"for {model}"
+    original = getattr(exc, "original_exception", None)
+    if original is not None:
+        low += " " + str(original).lower()
+
+    if name == "MidStreamFallbackError" or "midstream" in low:
+        if "expecting" in low or "json" in low:
+            return LLMError(
+                f"The provider {where} sent a reply that is not valid JSON; try again.", kind="malformed"
+            )
+        return LLMError(
+            f"The provider {where} broke off its reply in the middle; ask again.",
+            kind="stream_cut",
+            retryable=True,
+        )
+    if name == "ContextWindowExceededError" or "context length" in low or "context window" in low:
+        return LLMError(
+            f"The conversation is too long for {model}'s context window; /clear starts afresh.",
+            kind="context",
+        )
+    if status in (401, 403) or name in ("AuthenticationError", "PermissionDeniedError"):
+        if ("api_key" in low and ("must be set" in low or "missing" in low)) or "no api key" in low:
+            return LLMError(
+                f"No API key was found for {model}: set PYAICHAT_API_KEY or the provider's own variable "
+                "(e.g. OPENAI_API_KEY).",
+                kind="auth",
+            )
+        return LLMError(
+            f"The provider rejected the API key for {model}: check PYAICHAT_API_KEY or the provider's own "
+            "variable (e.g. OPENAI_API_KEY).",
+            kind="auth",
+        )
+    if status == 429 or name == "RateLimitError":
+        return LLMError(
+            f"The provider {where} is rate limiting requests; wait a moment and ask again.",
+            kind="rate_limit",
+            retryable=True,
+        )
+    if status == 408 or name in ("Timeout", "APITimeoutError") or "timed out" in low:
+        return LLMError(
+            f"The provider {where} did not answer within {timeout:.0f} s; ask again or raise request_timeout.",
+            kind="timeout",
+            retryable=True,
+        )
+    if status == 404 or name == "NotFoundError":
+        return LLMError(
+            f"The provider {where} does not know the model {model}; check it with /model.", kind="model"
+        )
+    if "llm provider not provided" in low or name == "LiteLLMUnknownProvider":
+        return LLMError(
+            f"pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as gpt-4o-mini, "
+            "anthropic/<model>, ollama/<model> or openai/<model> with --api-base.",
+            kind="model",
+        )
+    if status == 400 or name in ("BadRequestError", "UnsupportedParamsError"):
+        if sent_tools and ("tool" in low or "function" in low):
+            return LLMError(f"{model} does not accept tool schemas.", kind="tools_unsupported")
+        return LLMError(f"The provider refused the request: {_first_sentence(text)}", kind="bad_request")
+    if (
+        (isinstance(status, int)
+        and status >= 500)
+        or name in ("InternalServerError", "ServiceUnavailableError", "BadGatewayError", "APIError")
+    ):
+        return LLMError(
+            f"The provider {where} failed (HTTP {status or 500}); try again in a moment.",
+            kind="provider",
+            retryable=True,
+        )
+    if name == "APIConnectionError" or "connection" in low:
+        if "refused" in low:
+            return LLMError(
+                f"Cannot reach the provider {where}: is the server running and the address right?",
+                kind="connection",
+            )
+        return LLMError(
+            f"Cannot reach the provider {where}; check the network.", kind="connection", retryable=True
+        )
+    return LLMError(f"The model call failed: {_first_sentence(text)}", kind="provider")
+
+
+def _first_sentence(text: str, limit: int = 200) -> str:
+    """The provider's own message without litellm's class-name prefixes, cut to one line."""
+    text = _PREFIX.sub("", " ".join(text.split()))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text if text.endswith((".", "!", "?", "…")) else text + "."
+
+
+_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*)+")

@@ -1,0 +1,200 @@
+"""The text tool protocol, for models without native function calling, and recovery of tool calls printed as text.
+
+Text protocol (design.md): the model writes ``<tool name="get_repr">{"expr": "df"}</tool>`` or
+``<python>…code…</python>`` (shorthand for ``run_python``) and gets ``<observation>`` blocks back. Separately,
+local models often *print* a native tool call as JSON instead of making it; a reply that is nothing but such a
+call is recognised and run. ``StreamGate`` decides which streamed text can be shown at once and which must be held
+back because it may turn out to be a tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+_TOOL_BLOCK = re.compile(
+    r"<tool\s+name\s*=\s*[\"']?(?P<name>[\w.\-]+)[\"']?\s*>(?P<body>.*?)</tool\s*>"
+    r"|<python>(?P<code>.*?)</python\s*>",
+    re.S,
+)
+_OPEN_TAGS = ("<tool", "<python")
+_FENCE = re.compile(r"^```[\w-]*\s*\n?(?P<body>.*?)\n?```$", re.S)
+
+
+@dataclass
+class ParsedCall:
+    """A tool call found in text: ``args`` when the JSON parsed, else ``error`` says what was wrong."""
+
+    name: str
+    args: dict[str, Any] | None
+    error: str | None = None
+
+
+def describe_protocol(schemas: Iterable[dict[str, Any]]) -> str:
+    """The system-prompt section teaching the text protocol; the tool list comes from the registry's schemas."""
+    lines = [
+        "## Tools (text protocol)",
+        "To use a tool, write a block exactly like this and stop; the result comes back in an <observation> block:",
+        '<tool name="TOOL_NAME">{"argument": "value"}</tool>',
+        "The body is one JSON object with the arguments. For run_python you may write <python>code</python>.",
+        "You may write several blocks in one reply. When you have the answer, reply in plain Markdown without blocks.",
+        "",
+        "Available tools:",
+    ]
+    for schema in schemas:
+        fn = schema.get("function", schema)
+        params = fn.get("parameters", {}).get("properties", {})
+        required = set(fn.get("parameters", {}).get("required", []))
+        args = ", ".join(
+            f"{p}{'' if p in required else '?'}: {spec.get('type', 'any')}" for p, spec in params.items()
+        )
+        lines.append(f"- {fn['name']}({args}): {fn.get('description', '').strip()}")
+    return "\n".join(lines)
+
+
+def parse_blocks(text: str) -> tuple[list[ParsedCall], str]:
+    """Tool blocks in ``text`` and the prose around them."""
+    calls: list[ParsedCall] = []
+    for m in _TOOL_BLOCK.finditer(text):
+        if m["code"] is not None:
+            calls.append(ParsedCall("run_python", {"code": _dedent_code(m["code"])}))
+        else:
+            calls.append(_parse_args(m["name"], m["body"].strip()))
+    prose = _TOOL_BLOCK.sub("", text).strip()
+    return calls, prose
+
+
+def _parse_args(name: str, body: str) -> ParsedCall:
+    if not body:
+        return ParsedCall(name, {})
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced["body"].strip()
+    try:
+        args = json.loads(body)
+    except ValueError as exc:
+        return ParsedCall(
+            name, None, f"the arguments of {name} are not valid JSON ({exc.msg}); send one JSON object"
+        )
+    if not isinstance(args, dict):
+        return ParsedCall(
+            name, None, f"the arguments of {name} must be a JSON object, not {type(args).__name__}"
+        )
+    return ParsedCall(name, args)
+
+
+def _dedent_code(code: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(code.strip("\n")).strip()
+
+
+def recover_json_call(text: str, known: Iterable[str]) -> ParsedCall | None:
+    """A reply that is *only* a tool call written as JSON (a common local-model failure), else ``None``.
+
+    Accepted shapes: ``{"name": …, "arguments"|"parameters"|"args": {…}}``, ``{"tool": …, "args": {…}}``,
+    ``{"function": {"name": …, "arguments": …}}`` and ``{"type": "function", …}``, optionally in a code fence.
+    The name must be a known tool, so an answer that merely contains JSON stays an answer.
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced["body"].strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("function"), dict):
+        data = data["function"]
+    name = data.get("name") or data.get("tool") or data.get("tool_name")
+    if not isinstance(name, str) or name not in set(known):
+        return None
+    args: Any = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return ParsedCall(name, None, f"the arguments of {name} are not valid JSON")
+    if not isinstance(args, dict):
+        return ParsedCall(name, None, f"the arguments of {name} must be a JSON object")
+    return ParsedCall(name, args)
+
+
+class StreamGate:
+    """Lets streamed text through as soon as it cannot be (part of) a tool call.
+
+    A reply whose first characters could open a JSON tool call (``{`` or a code fence) is held until it is clearly
+    prose or the reply ends. With ``tags=True`` (text protocol) text from a possible ``<tool``/``<python`` opening on
+    is held too, and once a tag is confirmed nothing more of this reply is shown: it is a tool-calling reply.
+    """
+
+    def __init__(self, tags: bool) -> None:
+        self.tags = tags
+        self.buffer = ""
+        self.shown = 0  # characters of ``buffer`` already released
+        self.decided_prose = False
+        self.closed = False  # a tool tag was seen (text protocol)
+
+    def feed(self, piece: str) -> str:
+        self.buffer += piece
+        if self.closed:
+            return ""
+        if not self.decided_prose:
+            head = self.buffer.lstrip()
+            if not head or _maybe_json_call(head):
+                return ""
+            self.decided_prose = True
+        limit = len(self.buffer)
+        if self.tags:
+            tag_at = _first_tag(self.buffer, self.shown)
+            if tag_at is not None:
+                self.closed = True
+                limit = tag_at
+            else:
+                limit = _safe_end(self.buffer, self.shown)
+        out = self.buffer[self.shown : limit]
+        self.shown = max(self.shown, limit)
+        return out
+
+    def rest(self) -> str:
+        """Text not yet released (call when the reply has ended and is known to be an answer)."""
+        out = self.buffer[self.shown :]
+        self.shown = len(self.buffer)
+        return out
+
+
+def _maybe_json_call(head: str) -> bool:
+    if head.startswith("{"):
+        return True
+    if head.startswith("`"):
+        if len(head) < 3 or ("\n" not in head and len(head) < 12):
+            return True  # too early to know the fence's language
+        first_line = head.split("\n", 1)[0].strip("`").strip().lower()
+        if first_line not in ("", "json", "tool", "tool_call"):
+            return False
+        after = head.split("\n", 1)[1].lstrip() if "\n" in head else ""
+        return not after or after.startswith("{")
+    return False
+
+
+def _first_tag(text: str, start: int) -> int | None:
+    hits = [i for i in (text.find(tag, start) for tag in _OPEN_TAGS) if i >= 0]
+    return min(hits) if hits else None
+
+
+def _safe_end(text: str, start: int) -> int:
+    """Release up to a trailing ``<…`` that could still grow into ``<tool`` or ``<python``."""
+    cut = text.rfind("<", start)
+    if cut < 0:
+        return len(text)
+    tail = text[cut:]
+    if any(tag.startswith(tail) for tag in _OPEN_TAGS):
+        return cut
+    return len(text)

@@ -1,0 +1,122 @@
+"""Read-only evaluation of the ``expr`` argument of the introspection capabilities.
+
+``resolve`` accepts names, dotted attribute paths and subscripts with literal keys (``df.columns``,
+``d["a"][0]``, ``obj.attr.sub``) and refuses anything else. Nothing is called or assigned; reading an attribute may
+run a property, which ``call``'s deadline bounds. Dict lookups check membership first so a ``defaultdict`` never
+grows, and ``os.environ`` can be named but never looked into.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CapabilityError
+
+if TYPE_CHECKING:
+    from .registry import CapabilityContext
+
+MAX_EXPR_CHARS = 500
+# Dunder attributes that are plain metadata; every other dunder is refused (``__globals__``, ``__subclasses__``…).
+SAFE_DUNDERS = frozenset(
+    {
+        "__doc__",
+        "__name__",
+        "__qualname__",
+        "__module__",
+        "__class__",
+        "__wrapped__",
+        "__annotations__",
+        "__file__",
+    }
+)
+_MISSING = object()
+
+
+def resolve(ctx: CapabilityContext, expr: str) -> Any:
+    """Evaluate ``expr`` read-only against the session namespace (then builtins); raise ``CapabilityError``."""
+    expr = (expr or "").strip()
+    if not expr:
+        raise CapabilityError("The expression is empty; give a variable name such as df or df.columns.")
+    if len(expr) > MAX_EXPR_CHARS:
+        raise CapabilityError(f"The expression is longer than {MAX_EXPR_CHARS} characters.")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise CapabilityError(f"{expr!r} is not a valid Python expression.")
+    return _eval(tree.body, ctx.namespace, expr)
+
+
+def _refuse(expr: str, node: ast.AST) -> CapabilityError:
+    what = type(node).__name__
+    return CapabilityError(
+        f"Only names, attribute paths and subscripts with literal keys can be inspected here "
+        f"(such as df.columns or d['a'][0]); {expr!r} contains a {what} expression. Use eval_expr for more."
+    )
+
+
+def _eval(node: ast.AST, namespace: Any, expr: str) -> Any:
+    if isinstance(node, ast.Name):
+        value = namespace.get(node.id, _MISSING)
+        if value is _MISSING:
+            value = getattr(builtins, node.id, _MISSING)
+        if value is _MISSING:
+            raise CapabilityError(f"There is no variable named {node.id!r} in the session.")
+        return value
+    if isinstance(node, ast.Attribute):
+        if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in SAFE_DUNDERS:
+            raise CapabilityError(f"Reading the special attribute {node.attr!r} is not allowed.")
+        base = _eval(node.value, namespace, expr)
+        _refuse_environ(base)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise CapabilityError(f"{ast.unparse(node.value)} has no attribute {node.attr!r}.")
+    if isinstance(node, ast.Subscript):
+        base = _eval(node.value, namespace, expr)
+        _refuse_environ(base)
+        key = _literal(node.slice, expr)
+        return _subscript(base, key, ast.unparse(node.value))
+    raise _refuse(expr, node)
+
+
+def _literal(node: ast.AST, expr: str) -> Any:
+    """A literal key: a constant, a negative number, or a tuple of those."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
+        value = node.operand.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(elt, expr) for elt in node.elts)
+    raise CapabilityError(f"Subscripts in {expr!r} must be literal keys such as 0, -1 or 'name'.")
+
+
+def _subscript(base: Any, key: Any, where: str) -> Any:
+    if isinstance(base, dict):
+        # Check first: indexing a defaultdict (or any dict with __missing__) would insert the key.
+        try:
+            present = dict.__contains__(base, key)
+        except TypeError:
+            raise CapabilityError(f"{key!r} cannot be a key of {where}.")
+        if not present:
+            raise CapabilityError(f"{where} has no key {key!r}.")
+        return dict.__getitem__(base, key)
+    try:
+        return base[key]
+    except (KeyError, IndexError):
+        raise CapabilityError(f"{where} has no item {key!r}.")
+    except TypeError as exc:
+        raise CapabilityError(f"{where} cannot be indexed with {key!r}: {exc}.")
+
+
+def _refuse_environ(value: Any) -> None:
+    if isinstance(value, os._Environ):
+        raise CapabilityError("The contents of os.environ are never shown to the assistant.")

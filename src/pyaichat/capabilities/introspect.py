@@ -1,0 +1,354 @@
+"""The six read-only introspection capabilities: list_globals, get_type, get_repr, get_dir, get_doc and
+get_last_exception.
+
+Each honours the privacy level (``names`` < ``schema`` < ``sample`` < ``full``) itself, masks the values of
+secret-looking names, and leaves the size, time and credential-pattern limits to ``registry.call``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import itertools
+import re
+import types
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import CapabilityError
+from . import summary
+from .expr import resolve
+from .redact import REDACTED, Masker
+from .registry import CapabilityContext, capability
+
+# Names IPython (and the plain REPL) put into the user namespace that are not the user's variables.
+_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
+_IPYTHON_PREFIX = re.compile(r"^_(i\d*|ii+|iii|oh|dh|ih|\d+)$")
+_MAX_FRAMES = 12
+_MAX_LOCALS = 25
+_DOC_CHARS = 2500
+
+
+# -- argument models ------------------------------------------------------------------------------------------
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ListGlobalsArgs(_Args):
+    pattern: str | None = Field(None, description="optional glob filter on names, e.g. 'df*' or '*_2024'")
+
+
+class ExprArgs(_Args):
+    expr: str = Field(
+        description="a variable name or read-only attribute path, e.g. df or df.columns or d['a']"
+    )
+
+
+class DirArgs(ExprArgs):
+    include_private: bool = Field(False, description="also list names starting with an underscore")
+
+
+class NoArgs(_Args):
+    pass
+
+
+# -- shared helpers -------------------------------------------------------------------------------------------
+def user_names(namespace: Mapping[str, Any]) -> list[str]:
+    """The user's own variables in ``namespace``: no modules, dunders, ``_``-private names, IPython's
+    ``In``/``Out``/``_i*``/``exit``/``quit``/``get_ipython``, or objects pyaichat put there. Namespace order."""
+    names = []
+    for name, value in list(namespace.items()):
+        if not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES:
+            continue
+        if isinstance(value, types.ModuleType):
+            continue
+        module = getattr(type(value), "__module__", "") or ""
+        if module.startswith("pyaichat.") or module == "pyaichat":
+            continue
+        if module.startswith("IPython.") and name in {"display", "get_ipython"}:
+            continue
+        names.append(name)
+    return names
+
+
+def _masker(ctx: CapabilityContext) -> Masker:
+    return Masker.from_config(ctx.config)
+
+
+def _secret_path(ctx: CapabilityContext, expr: str) -> str | None:
+    """The first secret-looking name in ``expr`` (variable, attribute or string key), if any."""
+    masker = _masker(ctx)
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_\-]*", expr):
+        if masker.is_secret_name(word):
+            return word
+    return None
+
+
+def _names_only(ctx: CapabilityContext) -> bool:
+    return summary.level(ctx.privacy) <= summary.NAMES
+
+
+# -- capabilities ---------------------------------------------------------------------------------------------
+@capability("list_globals", ListGlobalsArgs)
+def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
+    """List the user's variables in the live Python session, one per line: name, type and a one-line summary
+    (length, shape, dtype, first columns, or a callable's signature). Modules, private names and REPL internals
+    are left out. Call this first to see what data exists; pass pattern (a glob such as 'df*') to filter."""
+    names = user_names(ctx.namespace)
+    if args.pattern:
+        names = [n for n in names if fnmatch.fnmatchcase(n, args.pattern)]
+    if not names:
+        suffix = f" matching {args.pattern!r}" if args.pattern else ""
+        return f"No user variables{suffix}."
+    masker = _masker(ctx)
+    budget = max(ctx.config.max_output_chars - 200, 200)
+    lines: list[str] = []
+    used = 0
+    for name in names:
+        value = ctx.namespace.get(name)
+        if masker.is_secret_name(name) and not _names_only(ctx):
+            line = f"{name}: {summary.type_name(value)} {REDACTED} (secret-looking name)"
+        else:
+            line = f"{name}: {summary.one_line(value, ctx.privacy, 160)}"
+        if used + len(line) + 1 > budget:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    rest = len(names) - len(lines)
+    header = f"{len(names):,} user variable{'s' if len(names) != 1 else ''}:"
+    if rest:
+        lines.append(f"… and {rest:,} more (pass a pattern such as 'df*' to narrow the list)")
+    return "\n".join([header, *lines])
+
+
+@capability("get_type", ExprArgs)
+def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
+    """Return the type of a value: class name, module and a short MRO; for a DataFrame also per-column dtypes,
+    for a Series or array its dtype and shape. Use it to learn what kind of object a name holds."""
+    value = resolve(ctx, args.expr)
+    cls = type(value)
+    mro = [c.__qualname__ for c in cls.__mro__[1:6] if c is not object]
+    lines = [
+        f"{args.expr}: {cls.__qualname__}",
+        f"module: {cls.__module__}",
+        f"mro: {' → '.join([cls.__qualname__, *mro, 'object'])}" if cls is not object else "mro: object",
+    ]
+    if summary.level(ctx.privacy) >= summary.SCHEMA:
+        if summary.is_dataframe(value):
+            lines.append(f"shape: {value.shape[0]:,} rows × {value.shape[1]:,} columns")
+            lines.append("dtypes:")
+            lines.append(summary._frame_columns(value, 100))
+        elif summary.is_series(value) or summary.is_ndarray(value) or summary.is_index(value):
+            lines.append(f"shape: {value.shape}, dtype: {value.dtype}")
+        else:
+            n = summary.safe_len(value) if not summary._is_iterator(value) else None
+            if n is not None:
+                lines.append(f"length: {n:,}")
+    return "\n".join(lines)
+
+
+@capability("get_repr", ExprArgs)
+def get_repr(ctx: CapabilityContext, args: ExprArgs) -> str:
+    """Return a bounded representation of a value: a few items of a container, shape plus head/tail rows of a
+    DataFrame or Series, shape, dtype and edge values of an array. Never the whole of a large object; how much
+    is shown depends on the privacy setting. Use it to look at actual data values."""
+    value = resolve(ctx, args.expr)
+    secret = _secret_path(ctx, args.expr)
+    if secret and not _names_only(ctx):
+        return f"<{summary.type_name(value)}: {REDACTED} — {secret!r} looks like a secret, so its value is hidden>"
+    return summary.describe(value, ctx.privacy, ctx.config.max_output_chars)
+
+
+@capability("get_dir", DirArgs)
+def get_dir(ctx: CapabilityContext, args: DirArgs) -> str:
+    """List the members of an object grouped into methods and attributes (public ones unless include_private).
+    Attributes are read statically, so properties are not run. Use it to find what you can call or read."""
+    value = resolve(ctx, args.expr)
+    try:
+        names = sorted({str(n) for n in summary.guarded(lambda: dir(value), budget=1.0)})
+    except (Exception, summary.Overtime) as exc:
+        raise CapabilityError(f"dir({args.expr}) failed: {type(exc).__name__}.")
+    if not args.include_private:
+        names = [n for n in names if not n.startswith("_")]
+    methods, attributes, dynamic = [], [], []
+    for name in names:
+        try:
+            static = inspect.getattr_static(value, name)
+        except AttributeError:
+            dynamic.append(name)
+            continue
+        if isinstance(static, property) or type(static).__name__ in ("cached_property", "getset_descriptor"):
+            attributes.append(f"{name} (property)")
+        elif callable(static) or isinstance(static, (classmethod, staticmethod)):
+            methods.append(name)
+        else:
+            attributes.append(f"{name}: {summary.type_name(static)}")
+    out = [f"{args.expr}: {summary.type_name(value)}, {len(names)} members"]
+    out.append(f"methods ({len(methods)}): " + (", ".join(methods) or "none"))
+    out.append(f"attributes ({len(attributes)}): " + (", ".join(attributes) or "none"))
+    if dynamic:
+        out.append(f"dynamic attributes ({len(dynamic)}): " + ", ".join(dynamic))
+    return "\n".join(out)
+
+
+@capability("get_doc", ExprArgs)
+def get_doc(ctx: CapabilityContext, args: ExprArgs) -> str:
+    """Return the signature and docstring (truncated) of a function, method, class or module, or of the type of
+    a plain value. Works for builtins, numpy ufuncs and pandas methods. Use it to check how to call something."""
+    value = resolve(ctx, args.expr)
+    target = value if _documents_itself(value) else type(value)
+    lines = [f"{args.expr}: {summary.type_name(value)}"]
+    if target is not value:
+        lines.append(f"(documentation of its type, {type(value).__qualname__})")
+    sig = summary.signature_text(target) if callable(target) else None
+    if sig:
+        lines.append(f"signature: {sig}")
+    doc = (
+        inspect.getdoc(target)
+        if not isinstance(target, types.ModuleType)
+        else getattr(target, "__doc__", None)
+    )
+    if isinstance(doc, str) and doc.strip():
+        doc = doc.strip()
+        first, _, rest = doc.partition("\n")
+        if sig and first.startswith(sig.split("(")[0] + "("):  # the docstring repeats the signature
+            doc = rest.lstrip()
+        lines.append(summary.cut(doc, _DOC_CHARS))
+    else:
+        lines.append("(no docstring)")
+    return "\n".join(lines)
+
+
+def _documents_itself(value: Any) -> bool:
+    """Code objects carry their own docs; a plain value's docs are its type's (never a per-instance string)."""
+    return isinstance(
+        value,
+        (
+            type,
+            types.ModuleType,
+            types.FunctionType,
+            types.BuiltinFunctionType,
+            types.MethodType,
+            types.BuiltinMethodType,
+            types.MethodWrapperType,
+            types.WrapperDescriptorType,
+            types.MethodDescriptorType,
+            property,
+        ),
+    ) or (callable(value) and type(value).__name__ == "ufunc")
+
+
+@capability("get_last_exception")
+def get_last_exception(ctx: CapabilityContext, args: Any) -> str:
+    """Return the session's most recent exception: type, message, the traceback frames, the exact failing source
+    segment, and the failing frame's local variables as one-line summaries (not full values). Use it first when
+    the user asks why something failed."""
+    err = getattr(ctx.session, "last_error", None)
+    if err is None:
+        return "No exception has been raised in this session yet."
+    lvl = summary.level(ctx.privacy)
+    out = [f"{err.type_name}: {_message(err.message, lvl)}"]
+    where = f"input [{err.input_number}]" if err.input_number is not None else "the session"
+    if err.segment:
+        out.append(f"failing segment ({where}, line {err.lineno}): {err.segment}")
+    exc = err.exception
+    if exc is not None:
+        out += _chain(exc, lvl)
+    frames = err.frames
+    if frames:
+        shown = frames[-_MAX_FRAMES:]
+        out.append(
+            f"traceback (most recent call last, {len(frames)} frame{'s' if len(frames) != 1 else ''}):"
+        )
+        if len(frames) > len(shown):
+            out.append(f"  … {len(frames) - len(shown)} outer frames left out")
+        for f in shown:
+            failing = f"   [failing part: {f.segment}]" if f.segment and f.segment != f.line else ""
+            out.append(f"  {f.filename}:{f.lineno} in {f.name}: {f.line}{failing}")
+    if exc is not None:
+        out += _failing_locals(ctx, exc, err.segment)
+    if err.source:
+        source = err.source if len(err.source) <= 600 else err.source[:600] + "…"
+        out.append(f"input source:\n{source}")
+    return "\n".join(out)
+
+
+def _message(message: str, lvl: int) -> str:
+    if lvl >= summary.SAMPLE:
+        return message
+    return f"(message of {len(message)} characters withheld at privacy level 'names'/'schema')"
+
+
+def _chain(exc: BaseException, lvl: int) -> list[str]:
+    out = []
+    seen = {id(exc)}
+    current: BaseException | None = exc
+    for _ in range(3):
+        cause = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+        if cause is None or id(cause) in seen:
+            break
+        seen.add(id(cause))
+        link = "caused by" if current.__cause__ is cause else "raised while handling"
+        out.append(f"{link}: {type(cause).__qualname__}: {_message(str(cause), lvl)}")
+        current = cause
+    return out
+
+
+def _frames_of(exc: BaseException) -> list[Any]:
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames
+
+
+def _failing_locals(ctx: CapabilityContext, exc: BaseException, segment: str | None) -> list[str]:
+    """Local variables as one-liners: of the innermost frame and, when that is library code (pandas' own
+    ``get_loc``), also of the user's innermost frame, which is usually what explains the error."""
+    frames = _frames_of(exc)
+    if not frames:
+        return []
+    inner = frames[-1]
+    user = next((f for f in reversed(frames) if summary._is_user_code(f.f_code.co_filename)), None)
+    out = []
+    if user is not inner:
+        out += _frame_locals(ctx, inner, None, library=True)
+    if user is not None:
+        out += _frame_locals(ctx, user, segment if user.f_code.co_name == "<module>" else None)
+    return out
+
+
+def _frame_locals(ctx: CapabilityContext, frame: Any, segment: str | None, library: bool = False) -> list[str]:
+    masker = _masker(ctx)
+    lvl = summary.level(ctx.privacy)
+    limit = 8 if library else _MAX_LOCALS
+    if frame.f_code.co_name == "<module>":
+        # Top level: the "locals" are the whole namespace, so show only the names the failing code uses.
+        names = [n for n in _names_in(segment or "") if n in frame.f_locals]
+        title = "names used by the failing segment:"
+    else:
+        names = [n for n in frame.f_locals if not n.startswith("__")]
+        where = ", library code" if library else ""
+        title = f"locals of the failing frame ({frame.f_code.co_name}{where}):"
+    if not names:
+        return []
+    out = [title]
+    for name in itertools.islice(names, limit):
+        value = frame.f_locals.get(name)
+        if masker.is_secret_name(name) and lvl > summary.NAMES:
+            out.append(f"  {name}: {summary.type_name(value)} {REDACTED}")
+        else:
+            out.append(f"  {name}: {summary.one_line(value, ctx.privacy, 120)}")
+    if len(names) > limit:
+        out.append(f"  … {len(names) - limit} more")
+    return out
+
+
+def _names_in(segment: str) -> Iterable[str]:
+    seen: dict[str, None] = {}
+    for name in re.findall(r"(?<![.\w])[A-Za-z_]\w*", segment):
+        seen.setdefault(name, None)
+    return list(seen)

@@ -1,0 +1,226 @@
+"""Compile a snippet for the sandbox: our own checks first (plain messages that name the line and the source
+segment), then RestrictedPython's ``RestrictingNodeTransformer`` extended with size checks and deadline ticks.
+
+``RestrictingNodeTransformer`` is used exactly as ``compile_restricted`` uses it (same visitor, same error
+list); the subclass only adds rewrites *after* RestrictedPython has checked a node, so the names it introduces
+(``_mul_``, ``_tick_``, ``_result_``) cannot be written by the snippet itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+
+from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locations
+
+from ...errors import SandboxViolation
+from .modules import module_allowed
+from .policy import SANDBOX_FILENAME
+from .rules import FORBIDDEN_BUILTINS, INTERNALS, PRIVATE_MESSAGE
+
+RESULT_NAME = "_result_"
+MAX_SOURCE_CHARS = 50_000
+_CHECKED_OPS = {ast.Mult: "_mul_", ast.Pow: "_pow_", ast.LShift: "_lshift_"}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    code: object  # types.CodeType
+    names: frozenset[str]  # every name the snippet reads (the user variables it may need)
+    imports: frozenset[str]  # modules it imports (pre-imported by the parent before a fork)
+    has_result: bool
+
+
+def segment(source: str, node: ast.AST) -> str:
+    text = ast.get_source_segment(source, node) or ""
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def located(source: str, node: ast.AST, message: str) -> SandboxViolation:
+    line = getattr(node, "lineno", None)
+    seg = segment(source, node)
+    where = f"line {line}, `{seg}`" if seg else f"line {line}"
+    return SandboxViolation(f"{where}: {message}")
+
+
+class _Checker(ast.NodeVisitor):
+    """Refuses what the sandbox never allows, with the exact place in the source."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.imports: set[str] = set()
+
+    def fail(self, node: ast.AST, message: str) -> None:
+        raise located(self.source, node, message)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr.startswith("_"):
+            self.fail(node, PRIVATE_MESSAGE)
+        if node.attr in INTERNALS:
+            self.fail(node, f"the attribute {node.attr} leads out of the sandbox and is not available")
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id.startswith("_") and node.id != "_":
+            self.fail(node, "names starting with _ are not available in the sandbox")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_BUILTINS:
+            self.fail(node, f"{node.func.id}() is not available in the sandbox ({FORBIDDEN_BUILTINS[node.func.id]})")
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) > 1:
+            self.fail(node, "type() with three arguments (making classes dynamically) is not available")
+        self.generic_visit(node)
+
+    def _check_module(self, node: ast.AST, name: str) -> None:
+        if not module_allowed(name):
+            self.fail(node, f"the module {name} is not available in the sandbox")
+        self.imports.add(name)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._check_module(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            self.fail(node, "relative imports are not available in the sandbox")
+        self._check_module(node, node.module or "")
+        for alias in node.names:
+            if alias.name.startswith("_"):
+                self.fail(node, PRIVATE_MESSAGE)
+
+    def _refuse(self, node: ast.AST, what: str) -> None:
+        self.fail(node, f"{what} are not available in the sandbox")
+
+    def visit_AsyncFunctionDef(self, node: ast.AST) -> None:
+        self._refuse(node, "async functions")
+
+    def visit_Await(self, node: ast.AST) -> None:
+        self._refuse(node, "await expressions")
+
+    def visit_AsyncFor(self, node: ast.AST) -> None:
+        self._refuse(node, "async loops")
+
+    def visit_AsyncWith(self, node: ast.AST) -> None:
+        self._refuse(node, "async with blocks")
+
+    def visit_TryStar(self, node: ast.AST) -> None:  # ``except*`` (GHSA: exception groups)
+        self._refuse(node, "except* handlers")
+
+
+class SandboxTransformer(RestrictingNodeTransformer):
+    """RestrictedPython's transformer plus: ``*``, ``**``, ``<<`` (and in-process ``+``) through size-checked
+    helpers, and (in-process) a deadline tick in every loop body, comprehension and function entry."""
+
+    ticks = False
+    check_add = False
+
+    def _tick_call(self, node: ast.AST) -> ast.Call:
+        call = ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[])
+        copy_locations(call, node)
+        return call
+
+    def _tick_stmt(self, node: ast.AST) -> ast.Expr:
+        stmt = ast.Expr(self._tick_call(node))
+        copy_locations(stmt, node)
+        return stmt
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        node = self.node_contents_visit(node)
+        helper = _CHECKED_OPS.get(type(node.op))
+        if helper is None and self.check_add and isinstance(node.op, ast.Add):
+            helper = "_add_"
+        if helper is None:
+            return node
+        call = ast.Call(func=ast.Name(helper, ast.Load()), args=[node.left, node.right], keywords=[])
+        copy_locations(call, node)
+        return call
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        node = super().visit_For(node)
+        if self.ticks:
+            node.body.insert(0, self._tick_stmt(node))
+        return node
+
+    def visit_While(self, node: ast.While) -> ast.AST:
+        node = super().visit_While(node)
+        if self.ticks:
+            node.body.insert(0, self._tick_stmt(node))
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        node = super().visit_FunctionDef(node)
+        if self.ticks:
+            node.body.insert(0, self._tick_stmt(node))
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        node = super().visit_Lambda(node)
+        if self.ticks:
+            node.body = ast.BoolOp(op=ast.And(), values=[self._tick_call(node), node.body])
+            copy_locations(node.body, node)
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+        node = super().visit_comprehension(node)
+        if self.ticks:
+            node.ifs.insert(0, self._tick_call(node.iter))
+        return node
+
+
+class _Ticking(SandboxTransformer):
+    ticks = True
+    check_add = True
+
+
+_RP_LINE = re.compile(r"^Line (\d+): (.*)$")
+
+
+def _rp_error(message: str, source: str) -> SandboxViolation:
+    m = _RP_LINE.match(message)
+    if not m:
+        return SandboxViolation(message)
+    line = int(m.group(1))
+    lines = source.splitlines()
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    where = f"line {line}, `{text[:80]}`" if text else f"line {line}"
+    return SandboxViolation(f"{where}: {m.group(2).rstrip('.')}")
+
+
+def compile_snippet(source: str, *, inprocess: bool, mode: str = "exec") -> Compiled:
+    """Check and compile ``source``; raise ``SandboxViolation`` naming the line and segment."""
+    return _compile(source, inprocess, mode)
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(source: str, inprocess: bool, mode: str) -> Compiled:
+    if len(source) > MAX_SOURCE_CHARS:
+        raise SandboxViolation(f"the code is longer than {MAX_SOURCE_CHARS:,} characters")
+    try:
+        tree = ast.parse(source, SANDBOX_FILENAME, "exec")
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}, `{(exc.text or '').strip()[:80]}`" if exc.lineno else "the code"
+        raise SandboxViolation(f"{where}: syntax error: {exc.msg}") from None
+    if mode == "eval" and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)):
+        raise SandboxViolation("eval_expr takes one expression; use run_python for statements")
+    checker = _Checker(source)
+    checker.visit(tree)
+    errors: list[str] = []
+    warnings: list[str] = []
+    used: dict[str, bool] = {}
+    transformer = (_Ticking if inprocess else SandboxTransformer)(errors, warnings, used)
+    transformer.visit(tree)
+    if errors:
+        raise _rp_error(errors[0], source)
+    has_result = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
+    if has_result:
+        last = tree.body[-1]
+        assign = ast.Assign(targets=[ast.Name(RESULT_NAME, ast.Store())], value=last.value)  # type: ignore[attr-defined]
+        copy_locations(assign, last)
+        tree.body[-1] = assign
+    ast.fix_missing_locations(tree)
+    code = compile(tree, SANDBOX_FILENAME, "exec")
+    return Compiled(code, frozenset(used), frozenset(checker.imports), has_result)

@@ -1,0 +1,182 @@
+"""Run a job in a forked child: copy-on-write view of the live data, resource limits, SIGKILL at the deadline.
+
+The child is a copy of this process at the moment of ``fork``, holding only the forking thread. It therefore
+takes no lock another thread may have held (no logging, no stdout, no imports of new modules — the parent
+pre-imports what the snippet needs), closes every inherited descriptor except its pipe, drops the environment,
+applies ``resource`` limits, runs pure Python, writes one bounded JSON document and leaves with ``os._exit``
+(no ``atexit`` handlers, no flushing of buffers it shares with the parent).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import signal
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import CapabilityTimeout
+
+MAX_RESULT_BYTES = 1 << 20
+AS_HEADROOM = 4 << 30  # bytes of address space a child may add to what the parent already maps
+CHILD_NOFILE = 32
+
+# Python >= 3.12 warns on every fork of a multi-threaded process; forking here is deliberate and the child only
+# runs code that takes no lock another thread may hold.
+warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks.*", category=DeprecationWarning)
+
+
+def fork_available() -> bool:
+    return hasattr(os, "fork") and sys.platform != "win32" and sys.platform != "emscripten"
+
+
+def _vm_size() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            pages = int(fh.read().split()[0])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _child_setup(keep_fd: int, timeout: float, vm_size: int) -> None:
+    """Everything the child does before running the job; each step is best effort but ordered: descriptors
+    first (while we may still open /dev/null), limits last."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the parent
+    except (ValueError, OSError):
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            if fd != keep_fd:
+                os.dup2(devnull, fd)
+        os.closerange(3, keep_fd)
+        os.closerange(keep_fd + 1, 1 << 16)
+    except OSError:
+        pass
+    try:
+        os.environ.clear()  # unsetenv() for every variable: no API key in this process's environment
+    except Exception:
+        pass
+    try:
+        import gc
+
+        gc.disable()  # a full collection would touch (and so copy) every page of the parent's heap
+    except Exception:
+        pass
+    try:
+        import resource
+
+        def limit(which: int, soft: int) -> None:
+            _, hard = resource.getrlimit(which)
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            resource.setrlimit(which, (soft, hard if hard != resource.RLIM_INFINITY else soft))
+
+        limit(resource.RLIMIT_CPU, math.ceil(timeout) + 1)
+        limit(resource.RLIMIT_FSIZE, 0)
+        limit(resource.RLIMIT_NOFILE, max(CHILD_NOFILE, keep_fd + 1))
+        limit(resource.RLIMIT_CORE, 0)
+        if vm_size and sys.platform.startswith("linux"):
+            limit(resource.RLIMIT_AS, vm_size + AS_HEADROOM)
+    except Exception:
+        pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def run_forked(job: Callable[[], dict[str, Any]], timeout: float) -> dict[str, Any]:
+    """Run ``job`` in a forked child and return its dict; raise ``CapabilityTimeout`` after ``timeout`` s."""
+    vm_size = _vm_size()
+    read_fd, write_fd = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # ---- child --------------------------------------------------------------------------------
+        code = 0
+        try:
+            os.close(read_fd)
+            _child_setup(write_fd, timeout, vm_size)
+            try:
+                result = job()
+            except MemoryError:
+                result = {"ok": False, "error": "the code ran out of memory in the sandbox", "text": ""}
+            data = json.dumps(result, default=str).encode("utf-8", "replace")
+            if len(data) > MAX_RESULT_BYTES:
+                data = json.dumps({"ok": False, "error": "the result was too large", "text": ""}).encode()
+            _write_all(write_fd, data)
+        except BaseException:
+            code = 70
+        finally:
+            os._exit(code)
+    # ---- parent ------------------------------------------------------------------------------------------------
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    size = 0
+    timed_out = False
+    try:
+        while True:
+            remaining = timeout - (time.monotonic() - started)
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RESULT_BYTES:
+                break
+    finally:
+        os.close(read_fd)
+        status = _reap(pid, kill=timed_out or size > MAX_RESULT_BYTES)
+    if timed_out:
+        raise CapabilityTimeout(f"The code did not finish within {timeout:g} s and was stopped.")
+    if size > MAX_RESULT_BYTES:
+        return {"ok": False, "error": "the result was too large", "text": ""}
+    if not chunks:
+        return {"ok": False, "error": _death(status), "text": ""}
+    try:
+        result = json.loads(b"".join(chunks))
+    except ValueError:
+        return {"ok": False, "error": "the sandboxed process sent an unreadable result", "text": ""}
+    return result if isinstance(result, dict) else {"ok": False, "error": "unreadable result", "text": ""}
+
+
+def _reap(pid: int, kill: bool) -> int:
+    if kill:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            return status
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return 0
+
+
+def _death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == getattr(signal, "SIGXCPU", None):
+            return "the code used up its CPU time in the sandbox and was stopped"
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        return f"the sandboxed process died ({name}), probably out of memory or a crash in a library"
+    return "the sandboxed process ended without a result"

@@ -1,0 +1,167 @@
+"""Run one compiled snippet against the user's variables and turn the outcome into bounded text.
+
+``execute`` is the same in both isolation modes; in fork mode it runs inside the child (see ``isolation``) and
+its dict result crosses the pipe as JSON.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import CapabilityTimeout, SandboxViolation
+from . import limits
+from .compiler import RESULT_NAME, compile_snippet
+from .ownership import UserObjects, fingerprint
+from .policy import SANDBOX_FILENAME, Guards, Hidden
+
+
+@dataclass(frozen=True)
+class Request:
+    source: str
+    mode: str  # "exec" (run_python) or "eval" (eval_expr)
+    isolation: str  # "fork" or "inprocess"
+    timeout: float
+    privacy: str
+    limit: int
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """How to recognise secrets (from the registry's ``Masker``), passed in so this module has no opinion."""
+
+    is_secret_name: Callable[[str], bool]
+    looks_secret: Callable[[str], bool]
+
+
+def execute(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
+    """Run ``req.source``; return ``{"ok", "text", "error", "truncated"}``. Never raises."""
+    try:
+        return _execute(req, namespace, secrets)
+    except SandboxViolation as exc:
+        return _failure(str(exc))
+    except CapabilityTimeout as exc:
+        return _failure(str(exc))
+    except BaseException as exc:  # a bug of ours must not take the REPL (or the child) down
+        return _failure(f"the sandbox failed: {type(exc).__name__}: {exc}")
+
+
+def _failure(message: str, output: str = "") -> dict[str, Any]:
+    return {"ok": False, "text": output, "error": message, "truncated": False}
+
+
+def _execute(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
+    inprocess = req.isolation == "inprocess"
+    compiled = compile_snippet(req.source, inprocess=inprocess, mode=req.mode)
+    deadline = time.monotonic() + req.timeout
+    guards = Guards(
+        mode=req.isolation,
+        is_secret_name=secrets.is_secret_name,
+        looks_secret=secrets.looks_secret,
+        deadline=deadline,
+        print_limit=max(req.limit * 2, 2000),
+    )
+    view = guards.view(namespace, compiled.names)
+    before: dict[str, Any] = {}
+    if inprocess:
+        originals = {n: namespace[n] for n in view if type(view[n]) is not Hidden}
+        guards.user = UserObjects(originals.values())
+        before = {n: fingerprint(v) for n, v in originals.items()}
+    env = guards.globals(view)
+    error: str | None = None
+    old_limit = sys.getrecursionlimit()
+    try:
+        if inprocess:
+            sys.setrecursionlimit(min(old_limit, 2000))
+        exec(compiled.code, env)  # noqa: S102  (compiled by compile_snippet: restricted and guarded)
+    except limits.Deadline:
+        error = str(limits.timeout_error(req.timeout))
+    except MemoryError:
+        error = "the code ran out of memory in the sandbox"
+    except SandboxViolation as exc:
+        error = _locate(exc, req.source, str(exc))
+    except RecursionError:
+        error = _locate(None, req.source, "RecursionError: maximum recursion depth exceeded")
+    except BaseException as exc:  # the snippet's own error, reported like the REPL would
+        error = _locate(exc, req.source, f"{type(exc).__name__}: {exc}")
+    finally:
+        if inprocess:
+            sys.setrecursionlimit(old_limit)
+    if inprocess:
+        changed = [n for n, fp in before.items() if fingerprint(namespace[n]) != fp]
+        if changed:
+            names = ", ".join(changed)
+            return _failure(
+                f"the run changed the session's variable {names} although the sandbox is read-only; "
+                "pyaichat could not undo it - check it before relying on it"
+            )
+    output = "".join(guards.printed)
+    if guards.print_truncated:
+        output += "\n… printed output cut"
+    if error is not None:
+        return _failure(error, _shown_output(output, req.privacy))
+    value = env.get(RESULT_NAME) if compiled.has_result else None
+    return {"ok": True, "text": _text(output, value, req), "error": None, "truncated": guards.print_truncated}
+
+
+def _shown_output(output: str, privacy: str) -> str:
+    if not output or privacy in ("sample", "full"):
+        return output
+    lines = output.count("\n") + (not output.endswith("\n"))
+    return f"({lines} line(s) of printed output withheld at privacy level {privacy!r})\n"
+
+
+def _text(output: str, value: Any, req: Request) -> str:
+    parts = []
+    shown = _shown_output(output, req.privacy)
+    if shown:
+        parts.append(shown.rstrip("\n"))
+    if value is not None:
+        parts.append(_describe(value, req.privacy, req.limit))
+    if not parts:
+        return "(the code ran; it printed nothing and its last line is not an expression)"
+    return "\n".join(parts)
+
+
+def _describe(value: Any, privacy: str, limit: int) -> str:
+    try:
+        from ..summary import describe
+    except ImportError:  # the summary module is optional for the sandbox
+        text = repr(value) if privacy in ("sample", "full") else f"<{type(value).__name__}>"
+        return text[:limit]
+    return describe(value, privacy, limit)
+
+
+def _locate(exc: BaseException | None, source: str, message: str) -> str:
+    """Prefix ``message`` with the innermost sandboxed line and the exact source segment (Python ≥ 3.11 records
+    columns; 3.10 gets the whole line)."""
+    if message.startswith("line "):
+        return message
+    tb = exc.__traceback__ if exc is not None else None
+    found: tuple[types.CodeType, int, int] | None = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == SANDBOX_FILENAME:
+            found = (code, tb.tb_lineno, tb.tb_lasti)
+        tb = tb.tb_next
+    if found is None:
+        return message[:1] + message[1:] if message else "the code failed"
+    code, line, lasti = found
+    lines = source.splitlines()
+    seg = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    positions = getattr(code, "co_positions", None)
+    if positions is not None and lasti >= 0:
+        try:
+            pos = list(positions())[lasti // 2]
+            if pos[0] == pos[1] == line and pos[2] is not None and pos[3] is not None:
+                seg = lines[line - 1][pos[2] : pos[3]].strip() or seg
+        except (IndexError, TypeError):
+            pass
+    seg = " ".join(seg.split())
+    if len(seg) > 80:
+        seg = seg[:77] + "..."
+    return f"line {line}, `{seg}`: {message}" if seg else f"line {line}: {message}"

@@ -1,0 +1,85 @@
+"""Commands that show what the assistant would see, without an LLM: /tools, /inspect, /last_error, /audit.
+
+They go through ``capabilities.call`` like the assistant does, so the user sees the same bounded, masked text
+under the same privacy level (and the calls appear in the audit log marked ``user``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import command
+
+if TYPE_CHECKING:
+    from ..controller import Controller
+
+_DOC_LINES = 8
+
+
+def _call(ctrl: Controller, name: str, args: dict | None = None):
+    from ..capabilities import call
+
+    return call(ctrl.session, name, args or {}, config=ctrl.config, origin="user")
+
+
+@command("tools", "/tools", "List the capabilities the assistant can use, with one line each.")
+def _tools(ctrl: Controller, arg: str) -> None:
+    from ..capabilities import all_capabilities
+    from ..capabilities import plugins
+
+    caps = all_capabilities()
+    width = max((len(c.name) for c in caps), default=0)
+    lines = [f"{len(caps)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"]
+    for cap in caps:
+        params = ", ".join(cap.args_model.model_json_schema().get("properties", {}))
+        origin = "" if cap.source == "builtin" else f"  [{cap.source}]"
+        gate = "" if cap.executable else "  [needs your approval]"
+        lines.append(f"  {cap.name:<{width}}  ({params}) {cap.summary}{origin}{gate}")
+    for problem in plugins.errors:
+        lines.append(f"  ! {problem}")
+    ctrl.notice("\n".join(lines))
+
+
+@command("inspect", "/inspect <expr>", "Show type, summary and doc of a value, as the assistant sees it.")
+def _inspect(ctrl: Controller, arg: str) -> None:
+    if not arg:
+        ctrl.notice("Usage: /inspect <expr> — a name or attribute path such as df or df.columns.", level="warning")
+        return
+    kind = _call(ctrl, "get_type", {"expr": arg})
+    if not kind.ok:
+        ctrl.notice(kind.error or "Cannot inspect that.", level="warning")
+        return
+    value = _call(ctrl, "get_repr", {"expr": arg})
+    doc = _call(ctrl, "get_doc", {"expr": arg})
+    parts = [kind.text, "", "value:", value.text if value.ok else f"({value.error})"]
+    if doc.ok:
+        lines = doc.text.splitlines()[1:]  # the first line repeats the expression and type
+        shown = lines[:_DOC_LINES]
+        parts += ["", "doc:", *shown]
+        if len(lines) > len(shown):
+            parts.append(f"… ({len(lines) - len(shown)} more lines: ask the assistant or use help())")
+    ctrl.notice("\n".join(parts))
+
+
+@command("last_error", "/last_error", "Show the last exception the way the assistant sees it.")
+def _last_error(ctrl: Controller, arg: str) -> None:
+    result = _call(ctrl, "get_last_exception")
+    ctrl.notice(result.text if result.ok else (result.error or "Cannot read the last error."))
+
+
+@command("audit", "/audit [n]", "Show the last n capability calls from the audit log (default 10).")
+def _audit(ctrl: Controller, arg: str) -> None:
+    from ..capabilities import audit
+
+    try:
+        count = int(arg) if arg else 10
+    except ValueError:
+        ctrl.notice("Usage: /audit [n] — n is a number of entries.", level="warning")
+        return
+    entries = audit.read_last(count)
+    if not entries:
+        state = "" if ctrl.config.audit else " (the audit log is off: audit = false)"
+        ctrl.notice(f"No capability calls recorded in {audit.log_path()}{state}.")
+        return
+    header = f"Last {len(entries)} capability call{'s' if len(entries) != 1 else ''} ({audit.log_path()}):"
+    ctrl.notice("\n".join([header, *(audit.format_entry(e) for e in entries)]))

@@ -1,0 +1,184 @@
+"""One pyaichat core per IPython shell: load, answer, unload.
+
+``load`` builds a ``Session`` over ``shell.user_ns`` (the very same dict, so capabilities see what IPython sees),
+one ``Controller`` with the IPython front end, and wires the magics, the history callbacks, the ``?``-keeping
+input transformer and (terminal only) the two-mode prompt. ``unload`` removes each of them again; loading twice
+returns the existing extension.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from ..agent.events import ErrorEvent
+from ..config import Config, load_config
+from ..controller import Controller
+from ..errors import ConfigError, PyAIChatError
+from ..session import Session
+from .frontend import IPythonFrontEnd
+from .history import CellRecorder
+from .magics import AIMagics
+from .transform import keep_question_mark
+
+if TYPE_CHECKING:
+    from .magics import Request
+
+CONFIG_SECTION = "PyAIChat"  # c.PyAIChat.model = "…" in ipython_config.py, or --PyAIChat.model=… on the command line
+
+_extensions: weakref.WeakKeyDictionary[Any, Extension] = weakref.WeakKeyDictionary()
+
+
+def shell_overrides(shell: Any) -> dict[str, Any]:
+    """Settings from IPython's own configuration (``c.PyAIChat.<setting>``); they win over file and environment."""
+    try:
+        section = shell.config[CONFIG_SECTION] if CONFIG_SECTION in shell.config else {}
+    except Exception:
+        return {}
+    return {key: value for key, value in dict(section).items() if key in Config.model_fields}
+
+
+class Extension:
+    """The pyaichat core attached to one IPython shell."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.config_error: ConfigError | None = None
+        config = self._load_config()
+        self.session = Session(namespace=shell.user_ns)
+        self.session.config = config
+        self.frontend = IPythonFrontEnd(shell, config)
+        self.controller = Controller(config, self.session, self.frontend)
+        self.frontend.controller = self.controller
+        self.recorder = CellRecorder(self.session)
+        self.magics = AIMagics(shell, self)
+        self.prompt: Any = None
+
+    # -- configuration ---------------------------------------------------------------------------------------
+    def _load_config(self) -> Config:
+        try:
+            config = load_config(shell_overrides(self.shell))
+        except ConfigError as exc:  # keep IPython usable; every %ai repeats the sentence until it is fixed
+            self.config_error = exc
+            return Config.model_construct()
+        self.config_error = None
+        return config
+
+    def _retry_config(self) -> None:
+        """A broken configuration may have been fixed (e.g. ``%env``) since the extension was loaded."""
+        if self.config_error is None:
+            return
+        config = self._load_config()
+        if self.config_error is not None:
+            from IPython.core.error import UsageError
+
+            raise UsageError(str(self.config_error))
+        current = self.controller.config  # shared by the controller, session and assistant: update it in place
+        for key in Config.model_fields:
+            setattr(current, key, getattr(config, key))
+
+    # -- wiring ----------------------------------------------------------------------------------------------
+    def install(self) -> None:
+        shell = self.shell
+        shell.register_magics(self.magics)
+        shell.events.register("pre_run_cell", self.recorder.pre_run_cell)
+        shell.events.register("post_run_cell", self.recorder.post_run_cell)
+        if keep_question_mark not in shell.input_transformers_cleanup:
+            shell.input_transformers_cleanup.append(keep_question_mark)
+        self.recorder.backfill(shell)
+        if getattr(shell, "pt_app", None) is not None:
+            from .prompt import TwoModePrompt
+
+            self.prompt = TwoModePrompt(shell, self.controller)
+            self.prompt.install()
+        if self.config_error is not None:
+            print(f"pyaichat: {self.config_error}", file=sys.stderr)
+
+    def uninstall(self) -> None:
+        shell = self.shell
+        if self.prompt is not None:
+            self.prompt.uninstall()
+            self.prompt = None
+        manager = shell.magics_manager
+        for kind in ("line", "cell"):
+            handler = manager.magics[kind].get("ai")
+            if getattr(handler, "__self__", None) is self.magics:
+                del manager.magics[kind]["ai"]
+        if manager.registry.get(type(self.magics).__name__) is self.magics:
+            del manager.registry[type(self.magics).__name__]
+        for name, callback in (
+            ("pre_run_cell", self.recorder.pre_run_cell),
+            ("post_run_cell", self.recorder.post_run_cell),
+        ):
+            try:
+                shell.events.unregister(name, callback)
+            except ValueError:
+                pass
+        while keep_question_mark in shell.input_transformers_cleanup:
+            shell.input_transformers_cleanup.remove(keep_question_mark)
+
+    # -- asking ----------------------------------------------------------------------------------------------
+    def answer(self, request: Request) -> None:
+        """Run one ``%ai`` request: a slash command, or a question with per-question overrides."""
+        from IPython.core.error import UsageError
+
+        self._retry_config()
+        config = self.controller.config
+        saved = {key: getattr(config, key) for key in request.overrides}
+        try:
+            for key, value in request.overrides.items():
+                setattr(config, key, value)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            _restore(config, saved)
+            raise UsageError(f"Invalid option for %ai: {exc}") from None
+        try:
+            if request.text.startswith("/"):
+                self._run(lambda: self.controller.handle(request.text))
+                return
+            if not config.model:
+                from ..agent.llm import NO_MODEL
+
+                raise UsageError(NO_MODEL)
+            self.frontend.begin()
+            self._run(lambda: self.controller.ask(request.text))
+        finally:
+            _restore(config, saved)
+
+    def _run(self, action: Any) -> None:
+        """Run ``action``; Ctrl-C stops the answer (keeping what arrived), a pyaichat error is one line."""
+        interrupted = False
+        try:
+            action()
+        except KeyboardInterrupt:
+            interrupted = True
+        except PyAIChatError as exc:
+            self.frontend.emit(ErrorEvent(message=str(exc)))
+        finally:
+            self.frontend.close(interrupted=interrupted)
+
+
+def _restore(config: Config, saved: dict[str, Any]) -> None:
+    for key, value in saved.items():
+        setattr(config, key, value)
+
+
+def load(shell: Any) -> Extension:
+    """Attach pyaichat to ``shell``; a second load returns the extension already attached."""
+    extension = _extensions.get(shell)
+    if extension is None:
+        extension = Extension(shell)
+        extension.install()
+        _extensions[shell] = extension
+    return extension
+
+
+def unload(shell: Any) -> None:
+    extension = _extensions.pop(shell, None)
+    if extension is not None:
+        extension.uninstall()
+
+
+def get(shell: Any) -> Extension | None:
+    """The extension attached to ``shell``, if loaded (for tests and other front ends)."""
+    return _extensions.get(shell)

@@ -1,0 +1,180 @@
+"""The IPython front end of the shared ``Controller``: renders events and hands proposals to the next input.
+
+Terminal IPython (and a plain ``InteractiveShell``) reuses the REPL's rich renderer, so answers stream the same
+way; a Jupyter kernel gets the answer as Markdown through IPython's display system, updated in place while it
+streams. A proposal is never run: it goes into the next input with ``shell.set_next_input`` (IPython's
+convention), and the decision returned to the core is always ``"edit"``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..controller import Decision, Mode
+
+if TYPE_CHECKING:
+    from ..agent.events import ApprovalRequiredEvent, Event
+    from ..config import Config
+    from ..controller import Controller
+
+_UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
+
+
+class Renderer(Protocol):
+    shown_proposals: set[str]
+
+    def render(self, event: Event) -> None: ...
+
+    def close(self, *, interrupted: bool = False) -> None: ...
+
+
+def is_jupyter(shell: Any) -> bool:
+    """True inside a Jupyter (ZMQ) kernel, where output is rich display data rather than a terminal."""
+    return any(cls.__name__ == "ZMQInteractiveShell" for cls in type(shell).__mro__)
+
+
+def is_terminal(shell: Any) -> bool:
+    """True for terminal IPython with a prompt_toolkit prompt (not ``--simple-prompt`` or piped input)."""
+    return getattr(shell, "pt_app", None) is not None
+
+
+class DisplayRenderer:
+    """Jupyter rendering: the answer as Markdown in one display area, the rest as short text lines."""
+
+    def __init__(self) -> None:
+        self.shown_proposals: set[str] = set()
+        self._answer: list[str] = []
+        self._calls: dict[str, str] = {}
+        self._handle: Any = None
+        self._last_update = 0.0
+
+    def render(self, event: Event) -> None:
+        kind = event.type
+        if kind == "answer_chunk":
+            self._answer.append(event.text)
+            self._update(force=False)
+        elif kind == "answer":
+            text = event.text or "".join(self._answer)
+            self._answer = [text]
+            self._update(force=True)
+            self._reset()
+            if event.note or event.stopped_by:
+                print(event.note or f"Stopped by the {event.stopped_by} limit.")
+        elif kind == "approval_required":
+            self._finish()
+            self.shown_proposals.add(event.call_id)
+            body = f"{event.explanation.strip()}\n\n" if event.explanation.strip() else ""
+            self._markdown(f"**Proposed code (not run yet)**\n\n{body}```python\n{event.code.rstrip()}\n```")
+        elif kind == "code":
+            title = f"**{event.title}**\n\n" if event.title else ""
+            self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
+        elif kind == "error":
+            self._finish()
+            print(f"Error: {event.message}", file=sys.stderr)
+        elif kind == "notice":
+            print(event.text)
+        elif kind == "thinking":
+            if event.text.strip():
+                print(event.text.strip())
+        elif kind == "tool_start":
+            from ..repl.render import call_label  # the same one-line picture of a call as the REPL
+
+            self._calls[event.call_id] = call_label(event.name, event.args)
+        elif kind == "tool_end":
+            label = self._calls.pop(event.call_id, f"{event.name}(…)")
+            mark = "✓" if event.ok else "✗"
+            error = "" if event.ok else f": {event.error or 'failed'}"
+            print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
+        elif kind == "usage":
+            from ..repl.render import format_usage
+
+            print(format_usage(event.prompt_tokens, event.completion_tokens, event.cost_usd, event.model))
+        # state: nothing to show between two output lines in a notebook
+
+    def close(self, *, interrupted: bool = False) -> None:
+        self._finish()
+        if interrupted:
+            print("Interrupted.")
+
+    def _update(self, *, force: bool) -> None:
+        from IPython.display import Markdown, display
+
+        now = time.monotonic()
+        if not force and self._handle is not None and now - self._last_update < _UPDATE_EVERY_S:
+            return
+        self._last_update = now
+        content = Markdown("".join(self._answer))
+        if self._handle is None:
+            self._handle = display(content, display_id=True)
+        else:
+            self._handle.update(content)
+
+    def _finish(self) -> None:
+        """Show the latest text of an answer cut short (an error, a proposal or Ctrl-C), then forget it."""
+        if self._answer:
+            self._update(force=True)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._answer = []
+        self._handle = None
+        self._calls.clear()
+
+    @staticmethod
+    def _markdown(text: str) -> None:
+        from IPython.display import Markdown, display
+
+        display(Markdown(text))
+
+
+class IPythonFrontEnd:
+    """The ``FrontEnd`` of ``controller.py`` for an IPython shell (terminal, Jupyter or embedded)."""
+
+    def __init__(self, shell: Any, config: Config) -> None:
+        self.shell = shell
+        self.jupyter = is_jupyter(shell)
+        self.interactive = is_terminal(shell)
+        self.controller: Controller | None = None  # set by the extension; proposals switch it to Python mode
+        self._color = bool(config.color) and getattr(shell, "colors", "").lower() != "nocolor"
+        self._renderer: Renderer | None = None
+        self._next_input: str | None = None
+
+    @property
+    def renderer(self) -> Renderer:
+        if self._renderer is None:
+            if self.jupyter:
+                self._renderer = DisplayRenderer()
+            else:
+                from ..repl.render import RichRenderer
+
+                self._renderer = RichRenderer(color=self._color)
+        return self._renderer
+
+    def emit(self, event: Event) -> None:
+        self.renderer.render(event)
+
+    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+        """Show the proposal (once) and put it into the next input; IPython runs nothing on its own."""
+        if proposal.call_id not in self.renderer.shown_proposals:
+            self.renderer.render(proposal)
+        self.set_next_input(proposal.code)  # the assistant then tells the user where the code went
+        return "edit"
+
+    def set_next_input(self, code: str) -> None:
+        if code == self._next_input:
+            return  # the core may confirm the "edit" decision by calling this again
+        self._next_input = code
+        if self.controller is not None:
+            self.controller.set_mode(Mode.PYTHON)  # the prefilled line is code, not a question
+        self.shell.set_next_input(code)
+
+    def begin(self) -> None:
+        """A new question starts: a proposal of the previous one no longer counts as already placed."""
+        self._next_input = None
+
+    def close(self, *, interrupted: bool = False) -> None:
+        if self._renderer is not None:
+            self._renderer.close(interrupted=interrupted)
+

@@ -1,0 +1,93 @@
+"""Feed IPython's cells into ``Session.history`` and ``Session.last_error``.
+
+IPython runs cells itself, so ``Session.run`` never sees them; ``pre_run_cell``/``post_run_cell`` callbacks record
+each input (as typed), a short summary of its result, and its exception, which is what the assistant's context
+reads. Questions (``%ai …`` cells) are not recorded as inputs: the conversation memory already has them.
+"""
+
+from __future__ import annotations
+
+import os
+import reprlib
+import time
+import types
+from typing import Any
+
+from ..session import HistoryEntry, Session, short
+
+_BACKFILL = 20  # inputs typed before the extension was loaded that are copied into the history
+_LOAD_MAGICS = ("%load_ext", "%reload_ext", "%unload_ext")
+_repr = reprlib.Repr()
+_repr.maxstring = _repr.maxother = 120
+
+
+def is_question(source: str) -> bool:
+    """True for a cell that only asks the assistant: ``%ai …`` on one line, or a ``%%ai`` cell."""
+    text = source.strip()
+    if text.startswith("%%ai") and (len(text) == 4 or text[4].isspace()):
+        return True
+    return "\n" not in text and text.startswith("%ai") and (len(text) == 3 or text[3].isspace())
+
+
+def summarise_value(value: Any) -> str:
+    try:
+        return short(_repr.repr(value), 120)
+    except Exception:  # a broken __repr__ is not worth an error in the history
+        return f"<{type(value).__name__}>"
+
+
+def _ipython_frames_stripped(exc: BaseException) -> BaseException:
+    """Drop IPython's own leading frames (``run_code``) so the traceback starts at the user's cell."""
+    import IPython
+
+    root = os.path.dirname(IPython.__file__)
+    tb: types.TracebackType | None = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename.startswith(root):
+        tb = tb.tb_next
+    if tb is not exc.__traceback__:
+        exc = exc.with_traceback(tb)
+    return exc
+
+
+class CellRecorder:
+    """IPython event callbacks that mirror executed cells into a ``Session``."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._started = time.perf_counter()
+
+    def pre_run_cell(self, info: Any) -> None:
+        self._started = time.perf_counter()
+
+    def post_run_cell(self, result: Any) -> None:
+        source = getattr(result.info, "raw_cell", None) or ""
+        if not source.strip() or is_question(source) or source.lstrip().startswith(_LOAD_MAGICS):
+            return
+        error = result.error_in_exec or result.error_before_exec
+        number = result.execution_count or self.session.next_number
+        duration = round((time.perf_counter() - self._started) * 1000, 2)
+        if error is not None and not isinstance(error, KeyboardInterrupt):
+            last = self.session.record_exception(_ipython_frames_stripped(error), source)
+            last.input_number = number
+            summary = short(last.headline())
+        elif isinstance(error, KeyboardInterrupt):
+            summary = "KeyboardInterrupt"
+        else:
+            summary = summarise_value(result.result) if result.result is not None else ""
+        self.session.history.append(HistoryEntry(number, source, error is None, summary, duration))
+
+    def backfill(self, shell: Any) -> None:
+        """Copy the last inputs typed before the extension was loaded (with their ``Out`` values)."""
+        if self.session.history:
+            return
+        try:
+            raw = list(shell.history_manager.input_hist_raw)
+            outputs = dict(shell.history_manager.output_hist)
+        except Exception:
+            return
+        for number in range(max(1, len(raw) - _BACKFILL), len(raw)):
+            source = raw[number]
+            if not source.strip() or is_question(source) or source.lstrip().startswith(_LOAD_MAGICS):
+                continue
+            summary = summarise_value(outputs[number]) if number in outputs else ""
+            self.session.history.append(HistoryEntry(number, source, True, summary, 0.0))

@@ -1,0 +1,249 @@
+"""Rich rendering of the event stream, for the interactive REPL and the IPython extension.
+
+Front ends only render events (design.md §2); this module turns each event type into terminal output on a
+rich ``Console`` it is given, so the same renderer serves prompt_toolkit and IPython. It never imports
+prompt_toolkit.
+
+The answer streams inside a transient ``rich.live.Live`` that shows the Markdown rendered so far (only its
+tail, so a long answer never scrolls the live region off screen and garbles it), together with a one-line
+status spinner (``step 2/8 → get_repr(df)``). When the final ``answer`` event arrives the live region is
+cleared and the complete answer is printed once as Markdown, so the scrollback holds clean output.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.segment import Segment
+from rich.spinner import Spinner
+from rich.syntax import Syntax
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.live import Live
+
+    from ..agent.events import Event
+
+_NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
+_QUIET_STATES = {"idle", "done", "failed", "answering"}
+_CODE_THEME = "monokai"
+
+
+def call_label(name: str, args: dict[str, Any], limit: int = 48) -> str:
+    """A short, one-line picture of a tool call: ``get_repr(df)``, ``get_dir(df, include_private=True)``."""
+    if not args:
+        return f"{name}()"
+    if len(args) == 1:
+        inner = _short_value(next(iter(args.values())), limit)
+    else:
+        inner = ", ".join(f"{k}={_short_value(v, limit // 2)}" for k, v in args.items())
+    return f"{name}({inner})"
+
+
+def _short_value(value: Any, limit: int) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    first, *rest = text.strip().splitlines() or [""]
+    if rest or len(first) > limit:
+        first = first[: max(1, limit - 1)].rstrip() + "…"
+    return first
+
+
+def format_usage(
+    prompt_tokens: int, completion_tokens: int, cost_usd: float | None, model: str | None
+) -> str:
+    parts = [f"tokens: {prompt_tokens:,} in · {completion_tokens:,} out"]
+    if cost_usd is not None:
+        parts.append(f"${cost_usd:.4f}")
+    if model:
+        parts.append(model)
+    return " · ".join(parts)
+
+
+class _Tail:
+    """Renders only the last ``max_lines`` lines of a renderable (the live answer must fit on the screen)."""
+
+    def __init__(self, renderable: Any, max_lines: int) -> None:
+        self.renderable = renderable
+        self.max_lines = max(1, max_lines)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.renderable, options, pad=False)
+        for line in lines[-self.max_lines :]:
+            yield from line
+            yield Segment.line()
+
+
+class RichRenderer:
+    """Renders every event type of ``agent/events.py`` on a rich ``Console``.
+
+    Call ``render(event)`` for each event and ``close()`` when the input that produced them is finished (the
+    REPL does it after every input, also after Ctrl-C): it stops the live region and keeps any partial answer.
+    """
+
+    def __init__(self, console: Console | None = None, *, color: bool = True) -> None:
+        self.console = console or Console(no_color=not color, highlight=False)
+        self._live: Live | None = None
+        self._answer: list[str] = []
+        self._status: str | None = None
+        self._calls: dict[str, str] = {}
+        self.shown_proposals: set[str] = set()
+
+    # -- dispatch --------------------------------------------------------------------------------------------
+    def render(self, event: Event) -> None:
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is None:  # a newer event type: show something rather than nothing
+            self._print(Text(str(event), style="dim"))
+            return
+        handler(event)
+
+    __call__ = render
+
+    def close(self, *, interrupted: bool = False) -> None:
+        """Finish the current output: stop the live region, keep a partial answer on screen."""
+        partial = "".join(self._answer)
+        self._answer.clear()
+        self._stop_live()
+        self._status = None
+        self._calls.clear()
+        if partial.strip():
+            self._print_markdown(partial)
+        if interrupted:
+            self._print(Text("Interrupted.", style="yellow"))
+
+    # -- event handlers --------------------------------------------------------------------------------------
+    def _on_notice(self, event: Any) -> None:
+        self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
+
+    def _on_error(self, event: Any) -> None:
+        self._flush_answer()
+        self._status = None
+        self._stop_live()
+        self._print(Text(f"Error: {event.message}", style="bold red"))
+
+    def _on_code(self, event: Any) -> None:
+        syntax = Syntax(event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True)
+        self._print(
+            Panel(syntax, title=event.title or None, title_align="left", border_style="blue", expand=False)
+        )
+
+    def _on_thinking(self, event: Any) -> None:
+        if event.text.strip():
+            self._print(Text(event.text.strip(), style="dim italic"))
+
+    def _on_state(self, event: Any) -> None:
+        if event.state in _QUIET_STATES:
+            self._status = None
+        else:
+            step = f" · step {event.step}/{event.max_steps}" if event.step and event.max_steps else ""
+            detail = f" · {event.detail}" if event.detail else ""
+            self._status = f"{event.state}{step}{detail}"
+        self._refresh()
+
+    def _on_tool_start(self, event: Any) -> None:
+        label = call_label(event.name, event.args)
+        self._calls[event.call_id] = label
+        step = f"step {event.step} → " if event.step else "→ "
+        self._status = f"{step}{label}"
+        self._refresh()
+
+    def _on_tool_end(self, event: Any) -> None:
+        label = self._calls.pop(event.call_id, f"{event.name}(…)")
+        ms = f"{event.duration_ms:.0f} ms"
+        if event.ok:
+            extra = " (truncated)" if event.truncated else ""
+            self._print(Text(f"✓ {label} {ms}{extra}", style="dim"))
+        else:
+            self._print(Text(f"✗ {label} {ms}: {event.error or 'failed'}", style="dim red"))
+
+    def _on_answer_chunk(self, event: Any) -> None:
+        self._answer.append(event.text)
+        self._refresh()
+
+    def _on_answer(self, event: Any) -> None:
+        text = event.text or "".join(self._answer)
+        self._answer.clear()
+        self._status = None
+        self._stop_live()
+        if text.strip():
+            self._print_markdown(text)
+        if event.note or event.stopped_by:
+            self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
+
+    def _on_usage(self, event: Any) -> None:
+        line = format_usage(event.prompt_tokens, event.completion_tokens, event.cost_usd, event.model)
+        self._print(Text(line, style="dim"))
+
+    def _on_approval_required(self, event: Any) -> None:
+        self._flush_answer()
+        self._status = None
+        self._stop_live()
+        self.shown_proposals.add(event.call_id)
+        syntax = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
+        parts: list[Any] = []
+        if event.explanation.strip():
+            parts.append(Padding(Text(event.explanation.strip()), (0, 0, 1, 0)))
+        parts.append(syntax)
+        self._print(
+            Panel(
+                Group(*parts),
+                title="Proposed code (not run yet)",
+                title_align="left",
+                border_style="yellow",
+                expand=False,
+            )
+        )
+
+    # -- live region -----------------------------------------------------------------------------------------
+    def _print(self, renderable: Any) -> None:
+        self.console.print(renderable)
+
+    def _print_markdown(self, text: str) -> None:
+        self.console.print(Markdown(text, code_theme=_CODE_THEME))
+
+    def _flush_answer(self) -> None:
+        """Print streamed text that no ``answer`` event completed (an error or a proposal cut it short)."""
+        partial = "".join(self._answer)
+        self._answer.clear()
+        if partial.strip():
+            self._stop_live()
+            self._print_markdown(partial)
+
+    def _live_view(self) -> Any:
+        parts: list[Any] = []
+        if self._answer:
+            height = max(3, self.console.size.height - 3)
+            parts.append(_Tail(Markdown("".join(self._answer), code_theme=_CODE_THEME), height))
+        if self._status:
+            parts.append(Spinner("dots", Text(self._status, style="cyan")))
+        return Group(*parts)
+
+    def _refresh(self) -> None:
+        if not self._answer and not self._status:
+            if self._live is not None:
+                self._live.update(Group(), refresh=True)
+            return
+        if self._live is None:
+            if not self.console.is_terminal:
+                return  # nothing to animate on a file or pipe: the final answer is printed whole
+            from rich.live import Live
+
+            self._live = Live(
+                self._live_view(),
+                console=self.console,
+                transient=True,
+                auto_refresh=True,
+                refresh_per_second=8,
+                vertical_overflow="crop",
+            )
+            self._live.start()
+        else:
+            self._live.update(self._live_view(), refresh=True)
+
+    def _stop_live(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()

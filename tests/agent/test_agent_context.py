@@ -1,0 +1,153 @@
+"""Context: the system prompt (also from an installed wheel), the bounded digest, pins, memory and masking."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pyaichat.agent.context import (
+    MAX_VARS,
+    Memory,
+    Turn,
+    approx_tokens,
+    load_system_prompt,
+    make_masker,
+    mask_messages,
+    pinned_names,
+    session_digest,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_system_prompt_comes_from_prompts_folder():
+    text = load_system_prompt()
+    assert text == (ROOT / "prompts" / "system.md").read_text(encoding="utf-8")
+    assert "propose_code" in text and "run_python" in text
+
+
+@pytest.mark.e2e
+def test_system_prompt_reaches_an_installed_wheel(tmp_path):
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
+    if build.returncode != 0:
+        pytest.skip(f"cannot build a wheel here (no hatchling?): {build.stderr.strip()[-200:]}")
+    (wheel,) = (tmp_path / "dist").glob("pyaichat-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        assert "pyaichat/prompts/system.md" in zf.namelist()
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True
+    )
+    code = (
+        "import pyaichat, sys; from pyaichat.agent.context import load_system_prompt; "
+        "assert pyaichat.__file__.startswith(sys.argv[1]), pyaichat.__file__; print(load_system_prompt(), end='')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(target)!r}); " + code, str(target)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == (ROOT / "prompts" / "system.md").read_text(encoding="utf-8")
+
+
+def test_digest_lists_variables_inputs_and_the_last_error(session):
+    session.run("import pandas as pd")
+    session.run("df = pd.DataFrame({'id': ['1', '2'], 'v': [1, 2]})\nother = pd.DataFrame({'id': [1, 2]})")
+    session.run("merged = df.merge(other, on='id')")
+    text = session_digest(session, session.config)
+    assert "df: DataFrame 2×2" in text
+    assert "[3] merged = df.merge(other, on='id')  → ✗ ValueError" in text
+    assert "Last error (input [3]): ValueError" in text
+    assert "failing expression: df.merge(other, on='id')" in text
+
+
+def test_digest_is_bounded_for_many_variables_and_big_data(session):
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    for i in range(10_000):
+        session.namespace[f"v{i}"] = i
+    session.namespace["big"] = pd.DataFrame({"a": np.zeros(1_000_000), "b": np.ones(1_000_000)})
+    text = session_digest(session, session.config)
+    assert approx_tokens(text) <= 2000
+    assert f"… and {10_001 - MAX_VARS:,} more" in text
+    assert "big: DataFrame 1,000,000×2" in text  # most recently defined names come first
+
+
+def test_digest_hides_values_of_secret_names(assistant, fake, session):
+    session.run("api_token = 'abc123abc123'\npassword = 'hunter2'")
+    assert "api_token: <redacted" in session_digest(session, session.config)
+    fake.text("ok")
+    assistant.ask("what is set?", lambda e: None, lambda e: None)
+    system = fake.requests[0]["messages"][0]["content"]
+    assert "abc123abc123" not in system and "hunter2" not in system
+    assert "api_token: <redacted" in system
+
+
+def test_pinned_names():
+    assert pinned_names("why is @merged empty? compare @df.id and @merged, not me@host") == [
+        "merged",
+        "df.id",
+    ]
+
+
+def test_pinned_variable_summary_is_in_the_turn_context(assistant, fake, session):
+    session.run("merged = [1, 2, 3]")
+    fake.text("ok")
+    assistant.ask("why @merged?", lambda e: None, lambda e: None)
+    system = fake.requests[0]["messages"][0]["content"]
+    assert "## Pinned by the user\n### merged\n" in system and "[1, 2, 3]" in system
+
+
+def _turn(n: int, size: int = 100) -> Turn:
+    msgs = [
+        {"role": "user", "content": f"q{n}"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": f"c{n}", "function": {"arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": f"c{n}", "content": "x" * size},
+        {"role": "assistant", "content": f"a{n}"},
+    ]
+    return Turn(f"q{n}", msgs, f"a{n}")
+
+
+def test_memory_compacts_then_drops_old_turns():
+    memory = Memory([_turn(1, 5000), _turn(2, 5000), _turn(3, 100)])
+    system = {"role": "system", "content": "s"}
+    current = [{"role": "user", "content": "now"}]
+    messages, tokens = memory.fit(system, current, 1000, native=True)
+    contents = [m["content"] for m in messages]
+    assert contents[-1] == "now" and messages[0] is system
+    assert "x" * 100 in contents  # the newest old turn is whole
+    assert "q2" in contents and "a2" in contents and "x" * 5000 not in contents  # compacted
+    assert tokens <= 1000
+    messages, _ = memory.fit(system, current, 1000, native=False)
+    assert not any(m.get("role") == "tool" for m in messages)  # text protocol: no native tool messages
+
+
+def test_memory_drops_what_does_not_fit():
+    memory = Memory([_turn(i) for i in range(100)])
+    messages, tokens = memory.fit({"role": "system", "content": "s"}, [{"role": "user", "content": "q"}], 1000,
+                                  native=True)
+    assert tokens <= 1000 and len(messages) < 200
+    assert messages[-2]["content"] == "a99"
+
+
+def test_mask_messages_masks_content_and_tool_arguments():
+    mask = make_masker(None)
+    msgs = [
+        {"role": "user", "content": "key sk-proj-abcdefghijklmnopqrstuvwxyz0123"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "1", "function": {"name": "eval_expr", "arguments": '{"expr": "\'sk-proj-abcdefghijklmnopqrstuvwxyz0123\'"}'}}
+        ]},
+    ]
+    out = mask_messages(msgs, mask)
+    assert "abcdefghijklmnopqrstuvwxyz0123" not in str(out)
+    assert "abcdefghijklmnopqrstuvwxyz0123" in str(msgs)  # the originals are untouched

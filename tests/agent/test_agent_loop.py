@@ -1,0 +1,325 @@
+"""The agent loop with a scripted in-process model: states, tools, bounds, errors, Ctrl-C and the approval gate."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import Recorder, never_approve
+from fakes.fake_llm import FakeLLM, Interrupt
+
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.llm import LLMReply, Usage
+from pyaichat.agent.loop import EDIT_ANSWER, Approval, TurnEnv, run_turn
+from pyaichat.controller import Mode
+from pyaichat.errors import LLMError
+
+
+def ask(assistant: Assistant, question: str, approve: Any = never_approve) -> tuple[Any, Recorder]:
+    rec = Recorder()
+    result = assistant.ask(question, rec.emit, approve)
+    return result, rec
+
+
+def assert_valid_conversation(messages: list[dict[str, Any]]) -> None:
+    """Every tool call has exactly one result before the next assistant or user message."""
+    open_ids: set[str] = set()
+    for msg in messages:
+        if msg["role"] == "tool":
+            assert msg["tool_call_id"] in open_ids, msg
+            open_ids.discard(msg["tool_call_id"])
+            continue
+        assert not open_ids, f"tool calls without results: {open_ids}"
+        if msg.get("tool_calls"):
+            open_ids = {c["id"] for c in msg["tool_calls"]}
+    assert not open_ids
+
+
+def test_two_step_answer_runs_the_tool_and_streams_the_answer(assistant, fake, session):
+    session.run("x = 41")
+    fake.tool("get_repr", {"expr": "x"}).text("x is 41, so x + 1 is 42.")
+    result, rec = ask(assistant, "what is x + 1?")
+    assert result.answer == "x is 41, so x + 1 is 42."
+    states = [e.state for e in rec.of("state")]
+    assert states[:2] == ["idle", "thinking"]
+    assert "calling" in states and "observing" in states and "answering" in states
+    assert states[-1] == "done"
+    (end,) = rec.of("tool_end")
+    assert end.ok and "41" in end.text
+    assert "".join(e.text for e in rec.of("answer_chunk")).strip() == result.answer
+    second = fake.requests[1]["messages"]
+    assert second[-1] == {"role": "tool", "tool_call_id": second[-2]["tool_calls"][0]["id"], "content": end.text}
+    assert rec.of("usage")[0].prompt_tokens == 200
+
+
+def test_several_tool_calls_in_one_reply_each_get_a_result(assistant, fake, session):
+    session.run("a = 1\nb = 2")
+    fake.tools(("get_repr", {"expr": "a"}), ("get_repr", {"expr": "b"})).text("3")
+    result, rec = ask(assistant, "a + b?")
+    assert [e.name for e in rec.of("tool_end")] == ["get_repr", "get_repr"]
+    msgs = fake.requests[1]["messages"]
+    assert [m["role"] for m in msgs[-3:]] == ["assistant", "tool", "tool"]
+    assert_valid_conversation(msgs[1:])
+
+
+def test_unknown_tool_bad_json_and_bad_arguments_become_observations(assistant, fake):
+    fake.tools(("no_such_tool", {}), ("get_repr", "{not json"), ("get_repr", {"wrong": 1})).text("ok")
+    result, rec = ask(assistant, "go")
+    assert result.answer == "ok" and result.error is None
+    tool_msgs = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert "no capability named 'no_such_tool'" in tool_msgs[0]["content"]
+    assert "not valid JSON" in tool_msgs[1]["content"]
+    assert "Invalid arguments for get_repr" in tool_msgs[2]["content"]
+    assert all(m["content"].startswith("Error") for m in tool_msgs)
+    assert [e.ok for e in rec.of("tool_end")] == [False, False, False]
+
+
+def test_a_model_that_calls_tools_forever_stops_at_max_steps(assistant, fake, config):
+    config.max_steps = 3
+    for _ in range(5):
+        fake.tool("list_globals", {})
+    result, rec = ask(assistant, "loop")
+    assert len(fake.requests) == 3
+    assert result.stopped_by == "max_steps"
+    (answer,) = rec.of("answer")
+    assert answer.stopped_by == "max_steps" and "max_steps" in answer.note
+    assert "list_globals" in answer.text  # the best answer so far: what was found
+    assert_valid_conversation(result.messages)
+
+
+def test_the_turn_deadline_stops_with_the_best_answer_so_far(session, config):
+    fake = FakeLLM().tool("list_globals", {}, text="Looking at your globals first.").tool("list_globals", {})
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 4.0
+        return now[0]
+
+    rec = Recorder()
+    env = TurnEnv(
+        llm=fake,
+        emit=rec.emit,
+        run_tool=lambda name, args: _ok("x"),
+        approve=never_approve,
+        build_request=lambda cur, native: (cur, 10),
+        tool_schemas=[],
+        turn_timeout=10.0,
+        clock=clock,
+    )
+    result = run_turn(env, "q")
+    assert result.stopped_by == "turn_timeout"
+    assert result.answer == "Looking at your globals first."
+    assert "turn_timeout" in rec.of("answer")[0].note
+
+
+def _ok(text: str) -> Any:
+    class R:
+        ok, error, truncated, duration_ms = True, None, False, 1.0
+
+    r = R()
+    r.text = text
+    return r
+
+
+def test_the_money_budget_stops_before_it_is_exceeded(session, config):
+    config.budget_usd = 0.025
+    fake = FakeLLM(cost=0.01).tool("list_globals", {}).text("first").text("never sent")
+    assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
+    first, _ = ask(assistant, "one")
+    assert first.answer == "first"
+    second, rec = ask(assistant, "two")
+    assert second.stopped_by == "budget_usd" and len(fake.requests) == 2
+    assert "budget_usd" in rec.of("answer")[0].note
+
+
+def test_a_question_larger_than_the_context_budget_is_not_sent(assistant, fake, config):
+    config.context_tokens = 1000
+    result, rec = ask(assistant, "why? " * 2000)
+    assert result.stopped_by == "context_tokens" and fake.requests == []
+
+
+def test_text_protocol_runs_tool_blocks_and_feeds_observations_back(session, config):
+    session.run("x = 41")
+    fake = FakeLLM(native=False)
+    fake.text('I will check.\n<tool name="get_repr">{"expr": "x"}</tool>').text("It is 41.")
+    assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
+    result, rec = ask(assistant, "x?")
+    assert result.answer == "It is 41." and not result.native
+    first = fake.requests[0]
+    assert first["tools"] is None
+    system = first["messages"][0]["content"]
+    assert '<tool name="TOOL_NAME">' in system and "- get_repr(expr: string)" in system
+    last = fake.requests[1]["messages"][-1]
+    assert last["role"] == "user" and last["content"].startswith('<observation tool="get_repr">')
+    assert "41" in last["content"]
+    shown = "".join(e.text for e in rec.of("answer_chunk"))
+    assert "<tool" not in shown and "I will check." in shown
+
+
+def test_a_tool_call_printed_as_json_is_run(assistant, fake, session):
+    session.run("x = 41")
+    fake.text('```json\n{"name": "get_repr", "arguments": {"expr": "x"}}\n```').text("41.")
+    result, rec = ask(assistant, "x?")
+    assert [e.name for e in rec.of("tool_end")] == ["get_repr"]
+    assert result.answer == "41."
+    assert "{" not in "".join(e.text for e in rec.of("answer_chunk"))
+    assert_valid_conversation(fake.requests[1]["messages"][1:])
+
+
+def test_json_that_is_not_a_tool_call_stays_the_answer(assistant, fake):
+    fake.text('{"name": "Ada", "age": 36}')
+    result, rec = ask(assistant, "example json?")
+    assert result.answer == '{"name": "Ada", "age": 36}'
+    assert "".join(e.text for e in rec.of("answer_chunk")) == result.answer
+    assert rec.of("tool_start") == []
+
+
+def test_provider_error_is_one_sentence_and_the_conversation_stays_valid(assistant, fake):
+    fake.tool("list_globals", {}).enqueue(LLMError("The provider failed (HTTP 500); try again.", kind="provider"))
+    result, rec = ask(assistant, "q")
+    (err,) = rec.of("error")
+    assert err.message == "The provider failed (HTTP 500); try again." and err.kind == "provider"
+    assert rec.of("state")[-1].state == "failed"
+    assert result.messages[-1]["role"] == "assistant"
+    assert_valid_conversation(result.messages)
+    fake.text("fine now")
+    again, _ = ask(assistant, "again")
+    assert again.answer == "fine now"
+    assert_valid_conversation(fake.requests[-1]["messages"][1:])
+
+
+def test_ctrl_c_mid_stream_keeps_the_partial_answer(assistant, fake):
+    fake.enqueue(Interrupt("The answer is part"))
+    result, rec = ask(assistant, "q")
+    assert result.interrupted and result.answer == "The answer is part"
+    (answer,) = rec.of("answer")
+    assert answer.stopped_by == "interrupt" and "Ctrl-C" in answer.note
+    assert assistant.memory.turns[-1].messages[-1]["content"].startswith("The answer is part")
+    fake.text("next")
+    ask(assistant, "next question")
+    assert_valid_conversation(fake.requests[-1]["messages"][1:])
+
+
+def test_ctrl_c_at_the_approval_prompt_closes_open_tool_calls(assistant, fake):
+    def interrupt(event: Any) -> Approval:
+        raise KeyboardInterrupt
+
+    fake.tools(("propose_code", {"code": "y = 1"}), ("list_globals", {}))
+    result, _ = ask(assistant, "q", approve=interrupt)
+    assert result.interrupted
+    assert_valid_conversation(result.messages)
+    tool_msgs = [m for m in result.messages if m["role"] == "tool"]
+    assert [m["content"] for m in tool_msgs] == ["Cancelled by the user.", "Cancelled by the user."]
+
+
+# -- the approval gate through the controller -------------------------------------------------------------------
+def _propose(fake: FakeLLM) -> None:
+    fake.tool("propose_code", {"code": "fixed = x * 2", "explanation": "Doubles x."})
+
+
+def test_approval_run_executes_as_user_input_and_reports_back(ctrl, fake, recorder, session):
+    session.run("x = 21")
+    recorder.decision = "run"
+    _propose(fake)
+    fake.text("Done: fixed is 42.")
+    ctrl.ask("make fixed")
+    (proposal,) = recorder.of("approval_required")
+    assert proposal.code == "fixed = x * 2" and proposal.explanation == "Doubles x."
+    assert session.namespace["fixed"] == 42
+    assert session.history[-1].source == "fixed = x * 2"
+    told = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert f"input [{session.history[-1].number}]" in told and "succeeded" in told
+
+
+def test_approval_edit_puts_the_code_in_the_python_buffer(ctrl, fake, recorder, session):
+    session.run("x = 21")
+    recorder.decision = "edit"
+    ctrl.set_mode(Mode.ASSISTANT)
+    _propose(fake)
+    ctrl.ask("make fixed")
+    assert recorder.next_input == "fixed = x * 2"
+    assert ctrl.mode is Mode.PYTHON
+    assert "fixed" not in session.namespace
+    assert recorder.of("answer")[-1].text == EDIT_ANSWER
+    assert len(fake.requests) == 1
+
+
+def test_approval_no_leaves_the_session_unchanged(ctrl, fake, recorder, session):
+    session.run("x = 21")
+    before = dict(session.namespace)
+    _propose(fake)
+    fake.text("OK, not changed.")
+    ctrl.ask("make fixed")
+    assert "fixed" not in session.namespace and session.namespace.keys() == before.keys()
+    told = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "declined" in told
+
+
+def test_propose_code_is_a_listed_but_not_executable_capability(session):
+    from pyaichat.capabilities import call, get, tool_schemas
+
+    assert get("propose_code") is not None and not get("propose_code").executable
+    schema = next(s for s in tool_schemas() if s["function"]["name"] == "propose_code")
+    assert set(schema["function"]["parameters"]["properties"]) == {"code", "explanation"}
+    result = call(session, "propose_code", {"code": "x = 1"})
+    assert not result.ok and "x" not in session.namespace
+
+
+def test_memory_carries_earlier_turns_and_clear_forgets(assistant, fake):
+    fake.text("first answer").text("second answer").text("third")
+    ask(assistant, "first question")
+    ask(assistant, "second question")
+    contents = [m["content"] for m in fake.requests[1]["messages"][1:]]
+    assert contents == ["first question", "first answer", "second question"]
+    assistant.clear()
+    ask(assistant, "third question")
+    assert [m["content"] for m in fake.requests[2]["messages"][1:]] == ["third question"]
+
+
+def test_secrets_in_the_namespace_never_reach_the_model(assistant, fake, session):
+    session.run(
+        'OPENAI_API_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"\n'
+        'db_url = "postgresql://admin:hunter2secret@db.example.com/prod"'
+    )
+    fake.tools(("get_repr", {"expr": "db_url"}), ("get_repr", {"expr": "OPENAI_API_KEY"})).text("done")
+    ask(assistant, "what is in @db_url and OPENAI_API_KEY?")
+    sent = json.dumps([r["messages"] for r in fake.requests])
+    assert "hunter2secret" not in sent
+    assert "abcdefghijklmnopqrstuvwxyz0123456789" not in sent
+    assert "db.example.com" in sent  # the non-secret part is still visible
+
+
+def test_sent_and_trace_describe_the_last_turn(assistant, fake, session):
+    session.run("x = 1")
+    fake.tool("get_repr", {"expr": "x"}).text("one")
+    ask(assistant, "x?")
+    bodies = [json.loads(b) for b in assistant.sent_json()]
+    assert [b["messages"] for b in bodies] == [r["messages"] for r in fake.requests]
+    assert bodies[0]["model"] == "fake/model" and bodies[0]["tools"]
+    trace = assistant.trace_text()
+    assert "→ get_repr(x)" in trace and "chars" in trace and "ms" in trace
+
+
+def test_usage_and_cost_accumulate(session, config):
+    fake = FakeLLM(cost=0.002).text("a").text("b")
+    assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
+    ask(assistant, "1")
+    ask(assistant, "2")
+    assert assistant.totals.prompt_tokens == 200 and abs(assistant.totals.cost_usd - 0.004) < 1e-12
+    assert "$0.0040" in assistant.cost_text()
+
+
+def test_no_model_configured_is_one_sentence(session, config):
+    config.model = None
+    assistant = Assistant(config, session)
+    rec = Recorder()
+    assert assistant.ask("hi", rec.emit, never_approve) is None
+    (err,) = rec.of("error")
+    assert err.kind == "no_model" and "/model" in err.message and "PYAICHAT_MODEL" in err.message
+
+
+def test_usage_event_reports_model_and_tokens(assistant, fake):
+    fake.enqueue(LLMReply(text="x", usage=Usage(1, 2)))
+    _, rec = ask(assistant, "q")
+    (usage,) = rec.of("usage")
+    assert usage.model == "fake/model"

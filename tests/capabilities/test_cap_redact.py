@@ -1,0 +1,140 @@
+"""Secret masking: realistic credentials of each kind are masked; near-misses stay visible."""
+
+from __future__ import annotations
+
+import pytest
+from cap_helpers import make_session, tool
+
+from pyaichat.capabilities.redact import Masker, is_secret_name, mask
+from pyaichat.config import Config
+
+# Realistic-looking but fake credentials, assembled so no scanner mistakes this file for a leak.
+OPENAI = "sk-" + "proj-" + "Zx9Qw3Er7Ty1Ui5Op0As4Df8Gh2Jk6Lz"
+OPENAI_LEGACY = "sk-" + "T3BlbkFJ" + "a1B2c3D4e5F6g7H8i9J0k1L2"
+ANTHROPIC = "sk-" + "ant-api03-" + "Qm7Rn2Sp9Tt4Uv8Wx1Yz6Ab3Cd5Ef0Gh-AAAA"
+AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+GITHUB_PAT = "github_pat_" + "11ABCDEFG0" + "123456789_abcdefghijklmnopqrstuvwxyzABCDEF"
+SLACK = "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    + ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
+    + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM\nq4GJb1Uu7lYd\n-----END RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize(
+    ("secret", "label"),
+    [
+        (OPENAI, "<redacted openai key>"),
+        (OPENAI_LEGACY, "<redacted openai key>"),
+        (ANTHROPIC, "<redacted anthropic key>"),
+        (AWS_ID, "<redacted aws access key id>"),
+        (GITHUB, "<redacted github token>"),
+        (GITHUB_PAT, "<redacted github token>"),
+        (SLACK, "<redacted slack token>"),
+        (JWT, "<redacted jwt>"),
+        (PEM, "<redacted private key>"),
+    ],
+)
+@pytest.mark.parametrize("wrap", ["{}", "value={!r}", "['a', {{'k': {!r}}}]", "Error: bad credential {} given"])
+def test_credential_strings_are_masked_wherever_they_occur(secret, label, wrap):
+    text = wrap.format(secret)
+    masked = mask(text)
+    assert secret not in masked
+    assert label in masked
+
+
+def test_a_pem_block_in_a_repr_with_escaped_newlines_is_masked_even_when_cut():
+    text = repr(PEM)[:60]  # a truncated repr: no END line
+    assert "MIIEpAIBAAKCAQEA" not in mask(text)
+
+
+def test_aws_secret_key_next_to_its_access_key_id():
+    text = f"aws_access_key_id={AWS_ID}\nkey2 {AWS_SECRET}"
+    masked = mask(text)
+    assert AWS_SECRET not in masked and "<redacted aws secret key>" in masked
+    assert AWS_SECRET in mask(f"unrelated {AWS_SECRET}")  # 40 characters alone are not enough
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgres://bob:hunter2@db.example.com:5432/sales", "postgres://bob:<redacted password>@db.example.com"),
+        ("https://user:p%40ss@example.org/x", "https://user:<redacted password>@example.org/x"),
+    ],
+)
+def test_only_the_password_of_a_url_is_masked(url, expected):
+    assert expected in mask(url)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["api_key", "OPENAI_API_KEY", "apiKey", "password", "db_passwd", "pwd", "secret", "client_secret",
+     "access_token", "token", "GITHUB_TOKEN", "credentials", "auth", "auth_header", "aws_secret_access_key",
+     "private_key", "passphrase"],
+)
+def test_secret_looking_names(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["token_count", "max_tokens", "tokens", "keyboard", "monkey", "key", "keys", "sort_key", "primary_key",
+     "author", "authors", "passenger", "secretary_name", "donkey", "n_keys", "tokenizer"],
+)
+def test_near_misses_stay_visible(name):
+    assert not is_secret_name(name)
+
+
+def test_secret_named_values_in_text_are_masked_but_near_misses_are_not():
+    text = "api_key = 'abc123xyz'; token_count = 5; {'password': 'hunter2', 'max_tokens': 100}; password=letmein"
+    masked = mask(text)
+    for secret in ("abc123xyz", "hunter2", "letmein"):
+        assert secret not in masked
+    assert "token_count = 5" in masked and "'max_tokens': 100" in masked
+
+
+def test_values_of_secret_named_environment_variables_are_masked(monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "plain-looking-value-42")
+    monkeypatch.setenv("HOMEPAGE_COLOR", "blue-sky-value")
+    masked = mask("token plain-looking-value-42 and blue-sky-value")
+    assert "plain-looking-value-42" not in masked and "blue-sky-value" in masked
+
+
+def test_masker_from_config_adds_names_and_patterns():
+    masker = Masker.from_config(Config(secret_names=["acct_*", "pin"], secret_patterns=[r"CUST-\d{6}", "[bad"]))
+    assert masker.is_secret_name("acct_number") and masker.is_secret_name("PIN")
+    assert not masker.is_secret_name("account")
+    out = masker.mask_text("CUST-123456 acct_number='9876' literal [bad here")
+    assert "CUST-123456" not in out and "9876" not in out and "[bad" not in out
+
+
+def test_capabilities_hide_secret_variables_but_keep_near_misses_and_a_key_column(tool=tool):
+    session = make_session(
+        "import pandas as pd\n"
+        f"api_key = {OPENAI!r}\n"
+        "db_password = 'hunter2-but-longer'\n"
+        "token_count = 5\n"
+        "max_tokens = 100\n"
+        "df = pd.DataFrame({'key': ['k1', 'k2'], 'value': [1, 2]})\n"
+        f"conn = 'postgres://bob:hunter2@db/x'\n"
+        f"config = {{'service': 'x', 'token': {GITHUB!r}}}\n"
+    )
+    listing = tool(session, "list_globals").text
+    assert OPENAI not in listing and "hunter2" not in listing and GITHUB not in listing
+    assert "token_count: int 5" in listing and "max_tokens: int 100" in listing
+    for expr in ("api_key", "db_password", "config", "config['token']", "conn"):
+        text = tool(session, "get_repr", expr=expr).text
+        assert OPENAI not in text and "hunter2" not in text and GITHUB not in text, expr
+    frame = tool(session, "get_repr", expr="df").text
+    assert "k1" in frame and "key" in frame
+
+
+def test_masking_is_idempotent_and_leaves_plain_text_alone():
+    plain = "DataFrame 3×2: a int64, b object\n[1, 2, 3]"
+    assert mask(plain) == plain
+    once = mask(f"{OPENAI} {JWT}")
+    assert mask(once) == once

@@ -1,0 +1,282 @@
+"""The assistant end to end through the real litellm HTTP path, against a scripted OpenAI-compatible server.
+
+One server serves the whole module (litellm is imported once, ~4 s); each test queues its own replies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fakes.openai_server import ScriptedServer  # noqa: E402
+
+from pyaichat.agent.assistant import Assistant  # noqa: E402
+from pyaichat.agent.llm import LiteLLMClient  # noqa: E402
+from pyaichat.commands import dispatch  # noqa: E402
+from pyaichat.config import Config  # noqa: E402
+from pyaichat.controller import Controller, Mode  # noqa: E402
+from pyaichat.session import Session  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[2]
+SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
+SECRET_PASSWORD = "s3cr3tPa55w0rd"
+
+
+class Front:
+    interactive = False
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.decision = "no"
+        self.next_input: str | None = None
+
+    def emit(self, event: Any) -> None:
+        self.events.append(event)
+
+    def decide(self, proposal: Any) -> str:
+        return self.decision
+
+    def set_next_input(self, code: str) -> None:
+        self.next_input = code
+
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ScriptedServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
+    server.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    return server
+
+
+@pytest.fixture
+def ctrl(srv: ScriptedServer) -> Controller:
+    config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
+    session = Session(echo=lambda value: None)
+    session.config = config
+    c = Controller(config, session, Front())
+    c._assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    return c
+
+
+def user_vars(ctrl: Controller) -> dict[str, Any]:
+    return {k: v for k, v in ctrl.session.namespace.items() if not k.startswith("_")}
+
+
+def test_two_step_answer_with_native_tools(ctrl, srv):
+    ctrl.session.run("x = 41")
+    srv.tool("get_repr", {"expr": "x"}).text("x is 41, so x + 1 is **42**.")
+    ctrl.ask("what is x + 1?")
+    front = ctrl.frontend
+    assert front.of("answer")[-1].text == "x is 41, so x + 1 is **42**."
+    assert [e.name for e in front.of("tool_end")] == ["get_repr"] and front.of("tool_end")[0].ok
+    first, second = srv.bodies
+    names = {t["function"]["name"] for t in first["tools"]}
+    assert {"get_repr", "list_globals", "propose_code"} <= names
+    assert first["stream"] is True
+    tool_msg = second["messages"][-1]
+    assert tool_msg["role"] == "tool" and "41" in tool_msg["content"]
+    assert front.of("usage")[-1].prompt_tokens == 22
+    # /sent shows exactly what the provider received.
+    dispatch(ctrl, "/sent")
+    shown = [json.loads(c.code) for c in front.of("code")]
+    assert [s["messages"] for s in shown] == [b["messages"] for b in srv.bodies]
+    assert [s.get("tools") for s in shown] == [b.get("tools") for b in srv.bodies]
+
+
+def test_text_protocol_when_configured(ctrl, srv):
+    ctrl.config.tool_protocol = "text"
+    ctrl.session.run("x = 41")
+    srv.text('Checking.\n<tool name="get_repr">{"expr": "x"}</tool>').text("It is 41.")
+    ctrl.ask("x?")
+    assert ctrl.frontend.of("answer")[-1].text == "It is 41."
+    first, second = srv.bodies
+    assert "tools" not in first
+    assert '<tool name="TOOL_NAME">' in first["messages"][0]["content"]
+    assert second["messages"][-1]["content"].startswith('<observation tool="get_repr">')
+
+
+def test_a_server_refusing_tools_falls_back_to_the_text_protocol(ctrl, srv):
+    ctrl.session.run("x = 41")
+    srv.fault("400-tools")
+    srv.text('<tool name="get_repr">{"expr": "x"}</tool>').text("41 it is.")
+    ctrl.ask("x?")
+    assert ctrl.frontend.of("answer")[-1].text == "41 it is." and not ctrl.frontend.of("error")
+    assert "tools" in srv.bodies[0] and "tools" not in srv.bodies[1] and "tools" not in srv.bodies[2]
+
+
+@pytest.mark.parametrize(
+    ("faults", "kind", "words"),
+    [
+        (["401"], "auth", "rejected the API key"),
+        (["500", "500", "500"], "provider", "HTTP 500"),
+        (["malformed"], "malformed", "not valid JSON"),
+        (["cut"], "stream_cut", "broke off"),
+        (["slow"], "timeout", "did not answer within"),
+    ],
+)
+def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, kind, words):
+    ctrl.config.request_timeout = 0.5
+    ctrl.session.run("data = [1, 2, 3]")
+    before = user_vars(ctrl)
+    for fault in faults:
+        srv.fault(fault, delay=1.5)
+    ctrl.ask("what is data?")
+    errors = ctrl.frontend.of("error")
+    assert len(errors) == 1 and errors[0].kind == kind and words in errors[0].message
+    assert "Traceback" not in errors[0].message and "\n" not in errors[0].message
+    assert user_vars(ctrl) == before
+    if kind == "stream_cut":
+        kept = ctrl.frontend.of("answer")[-1]
+        assert kept.text == "part" and "cut off" in kept.note  # the text that arrived before the cut
+    srv.text("data is [1, 2, 3].")
+    ctrl.config.request_timeout = 10
+    ctrl.ask("again?")
+    assert ctrl.frontend.of("answer")[-1].text == "data is [1, 2, 3]."
+    assert ctrl.session.run("len(data)").value == 3
+
+
+def test_rate_limit_then_success_is_retried(ctrl, srv):
+    srv.fault("429").text("fine")
+    ctrl.ask("hi")
+    assert ctrl.frontend.of("error") == [] and ctrl.frontend.of("answer")[-1].text == "fine"
+    assert len(srv.requests) == 2
+
+
+def test_a_model_that_calls_tools_forever_stops_at_max_steps(ctrl, srv):
+    ctrl.config.max_steps = 3
+    for _ in range(6):
+        srv.tool("list_globals", {})
+    ctrl.ask("loop forever")
+    answer = ctrl.frontend.of("answer")[-1]
+    assert answer.stopped_by == "max_steps" and "max_steps" in answer.note
+    assert len(srv.requests) == 3
+
+
+def test_secrets_in_the_namespace_appear_in_no_request(ctrl, srv):
+    ctrl.session.run(
+        f'OPENAI_API_KEY = "{SECRET_KEY}"\n'
+        f'db_url = "postgresql://analyst:{SECRET_PASSWORD}@db.internal:5432/sales"\n'
+        "rows = 3"
+    )
+    srv.tools(("get_repr", {"expr": "db_url"}), ("get_repr", {"expr": "OPENAI_API_KEY"}), ("list_globals", {}))
+    srv.tool("eval_expr", {"expr": "db_url + ' ' + OPENAI_API_KEY"})
+    srv.text("Both are set.")
+    ctrl.ask("are @db_url and @OPENAI_API_KEY set?")
+    assert ctrl.frontend.of("answer")[-1].text == "Both are set."
+    raw = srv.all_raw()
+    assert len(srv.requests) == 3
+    assert SECRET_KEY not in raw and SECRET_KEY[8:] not in raw
+    assert SECRET_PASSWORD not in raw
+    assert "db.internal" in raw  # the value is described, only the secret part is masked
+
+
+@pytest.mark.parametrize("decision", ["run", "edit", "no"])
+def test_approval_gate(ctrl, srv, decision):
+    ctrl.session.run("x = 21")
+    ctrl.frontend.decision = decision
+    ctrl.set_mode(Mode.ASSISTANT)
+    srv.tool("propose_code", {"code": "y = x * 2", "explanation": "Doubles x into y."})
+    srv.text("Reported back.")
+    ctrl.ask("make y")
+    (proposal,) = ctrl.frontend.of("approval_required")
+    assert proposal.code == "y = x * 2"
+    if decision == "run":
+        assert ctrl.session.namespace["y"] == 42 and ctrl.session.history[-1].source == "y = x * 2"
+        assert "succeeded" in srv.bodies[1]["messages"][-1]["content"]
+    elif decision == "edit":
+        assert "y" not in ctrl.session.namespace and ctrl.frontend.next_input == "y = x * 2"
+        assert ctrl.mode is Mode.PYTHON and len(srv.requests) == 1
+    else:
+        assert "y" not in ctrl.session.namespace
+        assert "declined" in srv.bodies[1]["messages"][-1]["content"]
+        assert ctrl.frontend.of("answer")[-1].text == "Reported back."
+
+
+def test_ctrl_c_during_a_stream_keeps_the_partial_answer(ctrl, srv):
+    srv.fault("hang", text="The answer is forty")
+    sent_at: list[float] = []
+
+    def interrupt() -> None:
+        if srv.hanging.wait(10):
+            sent_at.append(time.perf_counter())
+            os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    try:
+        ctrl.ask("a long answer please")
+        returned = time.perf_counter()
+    finally:
+        srv.release()
+    answer = ctrl.frontend.of("answer")[-1]
+    assert answer.stopped_by == "interrupt" and answer.text.startswith("The answer")
+    print(f"Ctrl-C to return: {(returned - sent_at[0]) * 1000:.1f} ms")
+    srv.text("Still here.")
+    ctrl.ask("next?")
+    assert ctrl.frontend.of("answer")[-1].text == "Still here."
+    last = srv.bodies[-1]["messages"]
+    assert [m["role"] for m in last[-3:]] == ["user", "assistant", "user"]
+
+
+# -- as a user runs it: piped input to python -m pyaichat ----------------------------------------------------------
+def _run_piped(stdin: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_"))}
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "pyaichat"], input=stdin, capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def test_piped_question_prints_the_scripted_answer(srv):
+    srv.tool("get_repr", {"expr": "x"}).text("x + 1 is 42.")
+    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "OPENAI_API_KEY": "sk-test"}
+    out = _run_piped("x = 41\n/ask what is x + 1?\nprint(x * 2)\n", env)
+    assert out.returncode == 0, out.stderr
+    assert "x + 1 is 42." in out.stdout and "82" in out.stdout
+    assert "Traceback" not in out.stderr
+    assert srv.bodies[1]["messages"][-1]["content"].endswith("41")
+
+
+def test_piped_proposal_is_printed_and_never_run(srv):
+    srv.tool("propose_code", {"code": "import shutil; shutil.rmtree('/tmp/nowhere')", "explanation": "Cleans."})
+    srv.text("Not run.")
+    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "OPENAI_API_KEY": "sk-test"}
+    out = _run_piped("/ask clean up\n", env)
+    assert "Proposed code (not run in piped mode):" in out.stdout
+    assert "shutil.rmtree" in out.stdout and "Not run." in out.stdout
+    assert "declined" in srv.bodies[1]["messages"][-1]["content"]
+
+
+def test_piped_without_a_model_says_how_to_set_one():
+    out = _run_piped("x = 1\n/ask hi\nprint(x + 1)\n", {})
+    assert out.returncode == 0
+    assert "No model is configured" in out.stdout and "PYAICHAT_MODEL" in out.stdout
+    assert out.stdout.strip().endswith("2") and "Traceback" not in out.stderr
+
+
+def test_piped_bad_key_is_one_sentence(srv):
+    srv.fault("401")
+    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "PYAICHAT_API_KEY": "sk-wrong"}
+    out = _run_piped("/ask hi\nprint(6 * 7)\n", env)
+    assert "Error: The provider rejected the API key" in out.stdout and "42" in out.stdout
+    assert "Traceback" not in out.stderr and "Give Feedback" not in out.stdout + out.stderr
+    assert srv.requests[0].headers.get("Authorization") == "Bearer sk-wrong"

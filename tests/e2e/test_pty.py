@@ -1,0 +1,137 @@
+"""End to end in a real pseudo-terminal: ``python -m pyaichat`` started with pexpect, keys typed, screen read."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
+]
+
+PY_PROMPT = ">>> "
+AI_PROMPT = "ai> "
+# A *new* prompt: prompt_toolkit switches bracketed paste on at the start of every prompt, then draws it (redraws
+# while typing do not repeat the prompt text). pexpect compiles patterns with DOTALL.
+NEW_PY = r"\x1b\[\?2004h.*?>>> "
+NEW_AI = r"\x1b\[\?2004h.*?ai> "
+TIMEOUT = 20
+
+
+def output(*lines: str) -> str:
+    """Lines printed by the program (preceded by escape codes or a newline, not by another digit)."""
+    return r"(?<![0-9])" + r"\r\n".join(re.escape(line) for line in lines) + r"\r\n"
+
+
+def spawn(tmp_path: Path, *args: str, **env_extra: str):
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_", "ANTHROPIC_"))
+    }
+    env.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        TERM="xterm",
+        # pexpect is a terminal that never answers cursor-position requests; do not wait for it.
+        PROMPT_TOOLKIT_NO_CPR="1",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        **env_extra,
+    )
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "pyaichat", *args],
+        env=env,
+        dimensions=(30, 100),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+    )
+    child.expect_exact(PY_PROMPT)
+    return child
+
+
+def type_line(child, text: str) -> None:
+    child.send(text)
+    child.send("\r")
+
+
+def test_python_mode_toggle_question_block_ctrl_c_and_ctrl_d(tmp_path):
+    child = spawn(tmp_path)
+    try:
+        type_line(child, "x = 41")
+        child.expect(NEW_PY)
+        type_line(child, "x + 1")
+        child.expect(output("42"))
+        child.expect(NEW_PY)
+
+        # TAB on an empty line switches to Assistant mode; without a model a question gets one sentence.
+        child.send("\t")
+        child.expect_exact(AI_PROMPT)
+        type_line(child, "why is x 41?")
+        child.expect(r"(?i)(no model|not available)[^\r\n]*")
+        child.expect(NEW_AI)
+        assert "Traceback" not in child.before
+
+        # TAB again goes back; a multi-line for block runs once the blank line ends it.
+        child.send("\t")
+        child.expect_exact(PY_PROMPT)
+        type_line(child, "for i in range(3):")
+        child.expect_exact("... ")
+        type_line(child, "print(i * 10)")
+        type_line(child, "")
+        child.expect(output("0", "10", "20"))
+        child.expect(NEW_PY)
+
+        # Ctrl-C drops the typed text; the namespace is intact.
+        child.send("undefined_name_zz")
+        child.sendcontrol("c")
+        child.expect(NEW_PY)
+        type_line(child, "x * 2")
+        child.expect(output("82"))
+        assert "NameError" not in child.before
+        child.expect(NEW_PY)
+
+        # Ctrl-D on an empty line exits with status 0.
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+
+
+def test_tab_completes_from_the_live_namespace_and_history_is_saved(tmp_path):
+    child = spawn(tmp_path)
+    try:
+        type_line(child, "inventory = {'apples': 3}")
+        child.expect(NEW_PY)
+        child.send("inven\t['ap\t")
+        type_line(child, "")
+        child.expect(output("3"))
+        child.expect(NEW_PY)
+        type_line(child, "raise SystemExit(4)")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 4
+    history = (tmp_path / "state" / "pyaichat" / "history").read_text()
+    assert "inventory['apples']" in history
+
+
+def test_no_color_flag_leaves_no_colour_codes(tmp_path):
+    child = spawn(tmp_path, "--no-color")
+    try:
+        type_line(child, "/help")
+        child.expect(NEW_PY)
+        shown = child.before
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert "/history" in shown
+    assert not re.search(r"\x1b\[(3[0-7]|9[0-7]|38;)", shown)  # no foreground colour codes

@@ -1,0 +1,133 @@
+"""``%ai`` on a real ``InteractiveShell`` against the scripted OpenAI-compatible server (the real litellm path)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from IPython.core.displaypub import CapturingDisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+from ipy_helpers import needs_assistant, run
+
+from pyaichat.controller import Mode
+from pyaichat.ipython import extension
+
+pytestmark = needs_assistant
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def system_text(body: dict) -> str:
+    return "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "system")
+
+
+@pytest.fixture
+def aip(ip, scripted):
+    run(ip, "%load_ext pyaichat")
+    return ip
+
+
+def test_answer_about_a_variable_defined_with_run_cell(aip, scripted, capsys):
+    run(aip, "sales = {'q1': 10, 'q2': 0}")
+    scripted.tool("get_repr", {"expr": "sales"})
+    scripted.text("`q2` is **0** in `sales`.")
+    result = run(aip, "%ai why is q2 zero?")
+    assert result.success, result.error_in_exec
+    out = flat(capsys.readouterr().out)
+    assert "q2 is 0 in sales." in out
+    first, second = scripted.bodies
+    assert first["model"] == "test"
+    assert "why is q2 zero?" in json.dumps(first["messages"][-1])
+    assert "sales" in system_text(first)
+    tool_reply = [m for m in second["messages"] if m["role"] == "tool"]
+    assert "'q2': 0" in tool_reply[0]["content"]
+
+
+def test_last_exception_of_a_failing_cell_reaches_the_model(aip, scripted):
+    failed = run(aip, "words = ['a', 'b']\ntotal = sum(words)")
+    assert isinstance(failed.error_in_exec, TypeError)
+    scripted.text("You cannot sum strings.")
+    run(aip, "%ai why did that fail?")
+    sent = system_text(scripted.bodies[0])
+    assert "TypeError: unsupported operand type(s) for +: 'int' and 'str'" in sent
+    assert "sum(words)" in sent
+
+
+def test_a_proposal_goes_into_the_next_input_and_is_not_run(aip, scripted, capsys):
+    run(aip, "sales = {'q2': 0}")
+    ext = extension.get(aip)
+    ext.controller.set_mode(Mode.ASSISTANT)
+    scripted.tool("propose_code", {"code": "sales['q2'] = 5", "explanation": "Fill the gap."})
+    scripted.text("Done.")
+    run(aip, "%ai set q2 to 5")
+    assert aip.rl_next_input == "sales['q2'] = 5"
+    assert aip.user_ns["sales"] == {"q2": 0}  # proposed, never run
+    assert ext.controller.mode is Mode.PYTHON  # the prefilled input is code, not a question
+    out = flat(capsys.readouterr().out)
+    assert "Proposed code (not run yet)" in out and "sales['q2'] = 5" in out
+
+
+def test_options_apply_to_one_question_only(aip, scripted, monkeypatch):
+    ext = extension.get(aip)
+    ext.controller.config.model = None
+    scripted.text("first")
+    run(aip, "%ai --model openai/other --max-steps 2 hello")
+    assert scripted.bodies[0]["model"] == "other"
+    assert (ext.controller.config.model, ext.controller.config.max_steps) == (None, 8)
+
+
+def test_cell_magic_question(aip, scripted, capsys):
+    scripted.text("Two lines received.")
+    run(aip, "%%ai\nfirst line\nsecond line?\n")
+    assert "first line\\nsecond line?" in json.dumps(scripted.bodies[0]["messages"][-1])
+    assert "Two lines received." in capsys.readouterr().out
+
+
+def test_provider_error_is_one_line_not_a_traceback(aip, scripted, capsys):
+    scripted.fault("401")
+    result = run(aip, "%ai hello")
+    captured = capsys.readouterr()
+    assert result.success
+    assert "Error: " in captured.out and "API key" in captured.out
+    assert "Traceback" not in captured.out + captured.err
+
+
+def test_questions_are_not_recorded_as_inputs(aip, scripted):
+    scripted.text("hi")
+    run(aip, "a = 1")
+    run(aip, "%ai hello?")
+    assert [e.source for e in extension.get(aip).session.history] == ["a = 1"]
+
+
+class ZMQInteractiveShell(InteractiveShell):
+    """Stands in for ipykernel's shell: the extension tells Jupyter apart by this class name."""
+
+
+def test_jupyter_shows_the_answer_as_markdown(new_shell, scripted, capsys):
+    shell = new_shell(ZMQInteractiveShell)
+    shell.display_pub = CapturingDisplayPublisher()
+    run(shell, "%load_ext pyaichat")
+    assert extension.get(shell).frontend.jupyter
+    scripted.text("The answer is **42**.")
+    run(shell, "%ai what is the answer?")
+    markdown = [o for o in shell.display_pub.outputs if "text/markdown" in o["data"]]
+    assert markdown, shell.display_pub.outputs
+    assert markdown[-1]["data"]["text/markdown"] == "The answer is **42**."
+    ids = {(o.get("transient") or {}).get("display_id") for o in markdown}
+    assert len(ids) == 1 and None not in ids  # one display area, updated in place while streaming
+    assert "The answer is" not in capsys.readouterr().out  # not printed a second time as text
+
+
+def test_jupyter_proposal_becomes_the_next_cell(new_shell, scripted):
+    shell = new_shell(ZMQInteractiveShell)
+    shell.display_pub = CapturingDisplayPublisher()
+    run(shell, "%load_ext pyaichat")
+    scripted.tool("propose_code", {"code": "x = 1", "explanation": "Define x."})
+    scripted.text("ok")
+    run(shell, "%ai define x")
+    assert shell.rl_next_input == "x = 1"
+    shown = "\n".join(o["data"].get("text/markdown", "") for o in shell.display_pub.outputs)
+    assert "```python\nx = 1\n```" in shown
+    assert "x" not in shell.user_ns

@@ -1,0 +1,163 @@
+"""The rich renderer shows every event type, plainly readable without colour."""
+
+from __future__ import annotations
+
+import io
+import typing
+
+import pytest
+from rich.console import Console
+
+from pyaichat.agent import events as ev
+from pyaichat.repl.render import RichRenderer, call_label, format_usage
+
+
+def make(
+    width: int = 100, *, terminal: bool = False, color: bool = False
+) -> tuple[RichRenderer, io.StringIO]:
+    out = io.StringIO()
+    console = Console(
+        file=out, width=width, height=20, force_terminal=terminal, no_color=not color, highlight=False
+    )
+    return RichRenderer(console), out
+
+
+def render(*events) -> str:
+    renderer, out = make()
+    for event in events:
+        renderer.render(event)
+    renderer.close()
+    return out.getvalue()
+
+
+def lines(text: str) -> list[str]:
+    """Non-empty lines without the padding rich adds to Markdown."""
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
+def test_every_event_type_has_a_handler():
+    union = typing.get_args(ev.Event)[0]
+    types_ = [cls.model_fields["type"].default for cls in typing.get_args(union)]
+    assert len(types_) >= 11
+    missing = [t for t in types_ if not hasattr(RichRenderer, f"_on_{t}")]
+    assert missing == []
+
+
+def test_notice_text_is_not_parsed_as_markup():
+    assert render(ev.NoticeEvent(text="[1] x = [bold]1[/bold]")).strip() == "[1] x = [bold]1[/bold]"
+
+
+def test_error_is_one_plain_line():
+    out = render(ev.ErrorEvent(message="No model is configured; set PYAICHAT_MODEL."))
+    assert out == "Error: No model is configured; set PYAICHAT_MODEL.\n"
+    assert "Traceback" not in out
+
+
+def test_code_event_shows_title_and_code():
+    out = render(ev.CodeEvent(code="def f():\n    return 1\n", title="source of f"))
+    assert "source of f" in out
+    assert "def f():" in out and "return 1" in out
+
+
+def test_thinking_is_shown():
+    assert "Let me look at df" in render(ev.ThinkingEvent(text="Let me look at df"))
+
+
+def test_finished_tools_leave_one_line_each():
+    out = render(
+        ev.StateEvent(state="calling", step=2, max_steps=8),
+        ev.ToolStartEvent(call_id="a", name="get_repr", args={"expr": "df"}, step=2),
+        ev.ToolEndEvent(call_id="a", name="get_repr", ok=True, text="...", duration_ms=3.2),
+        ev.ToolStartEvent(call_id="b", name="eval_expr", args={"expr": "1/0"}, step=3),
+        ev.ToolEndEvent(call_id="b", name="eval_expr", ok=False, error="ZeroDivisionError", duration_ms=1),
+    )
+    assert out.splitlines() == ["✓ get_repr(df) 3 ms", "✗ eval_expr(1/0) 1 ms: ZeroDivisionError"]
+
+
+def test_streamed_answer_is_printed_once_as_markdown():
+    out = render(
+        ev.AnswerChunkEvent(text="# Why\n`merged` is empty because "),
+        ev.AnswerChunkEvent(text="the keys differ.\n\n```python\nmerged = a.merge(b, on='id')\n```\n"),
+        ev.AnswerEvent(
+            text="# Why\n`merged` is empty because the keys differ.\n\n"
+            "```python\nmerged = a.merge(b, on='id')\n```\n"
+        ),
+    )
+    assert out.count("the keys differ") == 1
+    assert "# Why" not in out and "Why" in out  # rendered as a heading, not raw Markdown
+    assert "```" not in out
+    assert "merged = a.merge(b, on='id')" in out
+
+
+def test_answer_note_names_the_bound():
+    out = render(ev.AnswerEvent(text="Best so far.", stopped_by="max_steps", note="Stopped after 8 steps."))
+    assert "Best so far." in out and "Stopped after 8 steps." in out
+    out = render(ev.AnswerEvent(text="Partial.", stopped_by="deadline"))
+    assert "deadline" in out
+
+
+def test_usage_line():
+    out = render(
+        ev.UsageEvent(prompt_tokens=1234, completion_tokens=56, cost_usd=0.0012, model="gpt-4o-mini")
+    )
+    assert out.strip() == "tokens: 1,234 in · 56 out · $0.0012 · gpt-4o-mini"
+
+
+def test_approval_required_shows_explanation_and_code():
+    out = render(
+        ev.ApprovalRequiredEvent(call_id="p1", code="df = df.dropna()", explanation="Drop empty rows.")
+    )
+    assert "Proposed code" in out
+    assert "Drop empty rows." in out and "df = df.dropna()" in out
+
+
+def test_close_keeps_a_partial_answer_and_says_interrupted():
+    renderer, out = make()
+    renderer.render(ev.AnswerChunkEvent(text="The answer so f"))
+    renderer.close(interrupted=True)
+    assert lines(out.getvalue()) == ["The answer so f", "Interrupted."]
+    renderer.close()  # nothing left to print twice
+    assert out.getvalue().count("The answer so f") == 1
+
+
+def test_error_mid_stream_keeps_the_partial_text_before_the_error():
+    out = render(ev.AnswerChunkEvent(text="Half an answer"), ev.ErrorEvent(message="The stream was cut."))
+    assert lines(out) == ["Half an answer", "Error: The stream was cut."]
+
+
+def test_live_streaming_on_a_terminal_ends_with_the_full_answer():
+    renderer, out = make(width=60, terminal=True)
+    renderer.render(ev.StateEvent(state="thinking", step=1, max_steps=8))
+    renderer.render(ev.ToolStartEvent(call_id="a", name="get_type", args={"expr": "df"}, step=1))
+    renderer.render(ev.ToolEndEvent(call_id="a", name="get_type", ok=True, duration_ms=2))
+    for word in ["Many ", "words ", "arrive ", "one ", "by ", "one."]:
+        renderer.render(ev.AnswerChunkEvent(text=word))
+    renderer.render(ev.AnswerEvent(text="Many words arrive one by one."))
+    renderer.close()
+    text = out.getvalue()
+    assert "✓ get_type(df) 2 ms" in text
+    assert text.rstrip().endswith("Many words arrive one by one.")
+
+
+def test_colour_codes_only_when_colour_is_on():
+    for color in (False, True):
+        renderer, out = make(terminal=True, color=color)
+        renderer.render(ev.ErrorEvent(message="bad"))
+        assert ("\x1b[31m" in out.getvalue() or "\x1b[1;31m" in out.getvalue()) is color
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "label"),
+    [
+        ("list_globals", {}, "list_globals()"),
+        ("get_repr", {"expr": "df"}, "get_repr(df)"),
+        ("get_dir", {"expr": "df", "include_private": True}, "get_dir(expr=df, include_private=True)"),
+        ("run_python", {"code": "a = 1\nb = 2"}, "run_python(a = 1…)"),
+    ],
+)
+def test_call_label(name, args, label):
+    assert call_label(name, args) == label
+
+
+def test_format_usage_without_cost():
+    assert format_usage(10, 2, None, None) == "tokens: 10 in · 2 out"

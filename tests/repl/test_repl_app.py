@@ -1,0 +1,182 @@
+"""The REPL loop: it survives everything but SystemExit, keeps history, and asks before running proposals."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from prompt_toolkit.enums import EditingMode
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import ColorDepth, DummyOutput
+from repl_keyseq import CTRL_C, CTRL_D
+
+from pyaichat.agent.events import ApprovalRequiredEvent
+from pyaichat.config import Config
+from pyaichat.controller import Mode
+from pyaichat.paths import state_dir
+from pyaichat.repl.app import Repl, ask_decision, make_history, prompt_message, toolbar
+from pyaichat.session import Session
+
+
+def fragments_text(formatted) -> str:
+    return "".join(text for _, text, *_ in formatted)
+
+
+def test_loop_runs_code_and_exits_zero_on_ctrl_d(harness, capsys):
+    harness.send(f"x = 41\rx + 1\r{CTRL_D}")
+    assert harness.repl.run() == 0
+    assert harness.namespace["x"] == 41
+    assert capsys.readouterr().out == "42\n"
+
+
+def test_ctrl_d_on_a_non_empty_line_does_not_exit(harness):
+    harness.send(f"ab\x02{CTRL_D}\r")  # Ctrl-B moves left; Ctrl-D then deletes the "b"
+    assert harness.repl.read() == "a"
+
+
+def test_ctrl_c_at_the_prompt_clears_the_buffer_and_keeps_going(harness):
+    harness.send(f"x = 'typed but dropped'{CTRL_C}y = 2\r{CTRL_D}")
+    assert harness.repl.run() == 0
+    assert "x" not in harness.namespace and harness.namespace["y"] == 2
+    assert [e.source for e in harness.ctrl.session.history] == ["y = 2"]
+
+
+def test_system_exit_from_user_code_propagates(harness):
+    harness.send("raise SystemExit(3)\r")
+    with pytest.raises(SystemExit) as info:
+        harness.repl.run()
+    assert info.value.code == 3
+
+
+def test_ctrl_c_during_user_code_keeps_the_namespace(harness, capsys):
+    harness.send(f"x = 1\rraise KeyboardInterrupt\rx + 1\r{CTRL_D}")
+    assert harness.repl.run() == 0
+    captured = capsys.readouterr()
+    assert "KeyboardInterrupt" in captured.err and captured.out == "2\n"
+
+
+def test_ctrl_c_during_an_answer_returns_to_the_prompt(harness, monkeypatch):
+    def interrupted_answer(question: str) -> None:
+        from pyaichat.agent.events import AnswerChunkEvent
+
+        harness.ctrl.emit(AnswerChunkEvent(text="Partial answer"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(harness.ctrl, "ask", interrupted_answer)
+    harness.send(f"\twhy?\r\tz = 5\r{CTRL_D}")
+    assert harness.repl.run() == 0
+    assert harness.namespace["z"] == 5
+    assert "Partial answer" in harness.output() and "Interrupted." in harness.output()
+
+
+def test_an_internal_error_prints_one_line_and_the_loop_continues(harness, monkeypatch):
+    real_handle = harness.ctrl.handle
+
+    def flaky(text: str) -> None:
+        if text == "boom":
+            raise RuntimeError("something inside pyaichat broke")
+        real_handle(text)
+
+    monkeypatch.setattr(harness.ctrl, "handle", flaky)
+    harness.send(f"boom\rok = True\r{CTRL_D}")
+    assert harness.repl.run() == 0
+    assert harness.namespace["ok"] is True
+    out = " ".join(harness.output().split())  # rich wraps long lines at the console width
+    assert out == (
+        "Error: pyaichat hit an internal error (RuntimeError: something inside pyaichat broke); "
+        "your session is intact."
+    )
+
+
+def test_question_without_assistant_gives_one_sentence(harness):
+    harness.send(f"\twhy is x empty?\r{CTRL_D}")
+    assert harness.repl.run() == 0
+    out = " ".join(harness.output().split())
+    assert out.startswith("Error: ") and out.count("Error") == 1 and out.endswith(".")
+    assert "Traceback" not in out
+
+
+def test_slash_commands_work_in_both_modes(harness):
+    harness.send(f"/ai\r/model\r/py\r{CTRL_D}")
+    assert harness.repl.run() == 0
+    assert harness.ctrl.mode is Mode.PYTHON
+    assert "No model is configured" in harness.output()
+
+
+# -- approval ----
+PROPOSAL = ApprovalRequiredEvent(call_id="c1", code="df = df.dropna()", explanation="Drop the empty rows.")
+
+
+@pytest.mark.parametrize(
+    ("keys", "decision"),
+    [("r", "run"), ("y", "run"), ("xe", "edit"), ("n", "no"), (CTRL_C, "no")],
+)
+def test_ask_decision_keys(keys, decision):
+    with create_pipe_input() as pipe:
+        pipe.send_text(keys)
+        assert ask_decision(input=pipe, output=DummyOutput()) == decision
+
+
+def test_decide_edit_prefills_the_next_python_prompt(harness):
+    harness.ctrl.set_mode(Mode.ASSISTANT)
+    harness.send("e")
+    assert harness.repl.frontend.decide(PROPOSAL) == "edit"
+    assert "Drop the empty rows." in harness.output() and "df = df.dropna()" in harness.output()
+    assert harness.ctrl.mode is Mode.PYTHON
+    assert harness.read("\r") == "df = df.dropna()"
+
+
+def test_decide_shows_an_already_emitted_proposal_once(harness):
+    harness.repl.frontend.emit(PROPOSAL)
+    harness.send("n")
+    assert harness.repl.frontend.decide(PROPOSAL) == "no"
+    assert harness.output().count("df = df.dropna()") == 1
+
+
+# -- prompt, toolbar, config ----
+def test_prompt_and_toolbar_show_mode_and_model(harness):
+    assert fragments_text(prompt_message(harness.ctrl)) == ">>> "
+    assert "Python" in fragments_text(toolbar(harness.ctrl))
+    assert "no model" in fragments_text(toolbar(harness.ctrl))
+    harness.ctrl.toggle_mode()
+    harness.ctrl.config.model = "ollama/qwen2.5-coder"
+    assert fragments_text(prompt_message(harness.ctrl)) == "ai> "
+    bar = fragments_text(toolbar(harness.ctrl))
+    assert "Assistant" in bar and "ollama/qwen2.5-coder" in bar
+
+
+def make_repl(config: Config, pipe) -> Repl:
+    return Repl(config, Session(), input=pipe, output=DummyOutput(), history=InMemoryHistory())
+
+
+def test_no_color_and_vi_mode_follow_the_config():
+    with create_pipe_input() as pipe:
+        plain = make_repl(Config(color=False, editing_mode="vi"), pipe)
+        assert plain.prompt.color_depth == ColorDepth.DEPTH_1_BIT
+        assert plain.prompt.editing_mode == EditingMode.VI
+        default = make_repl(Config(), pipe)
+        assert default.prompt.color_depth is None
+        assert default.prompt.editing_mode == EditingMode.EMACS
+
+
+def test_history_is_persisted_in_the_state_directory():
+    with create_pipe_input() as pipe:
+        repl = Repl(Config(), Session(), input=pipe, output=DummyOutput(), history=make_history())
+        pipe.send_text(f"value = 7\r{CTRL_D}")
+        assert repl.run() == 0
+    assert "value = 7" in (state_dir() / "history").read_text()
+
+
+def test_history_falls_back_to_memory_when_state_dir_cannot_be_created(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    assert type(make_history()).__name__ == "InMemoryHistory"
+
+
+def test_importing_the_repl_does_not_import_rich_or_litellm():
+    code = "import sys, pyaichat.repl.app; print(sorted({'rich', 'litellm'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
