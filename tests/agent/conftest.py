@@ -10,13 +10,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakes.fake_llm import FakeLLM  # noqa: E402
-
-from pyaichat.agent.assistant import Assistant  # noqa: E402
-from pyaichat.agent.loop import Approval  # noqa: E402
-from pyaichat.config import Config  # noqa: E402
-from pyaichat.controller import Controller  # noqa: E402
-from pyaichat.session import Session  # noqa: E402
+from fakes.fake_llm import FakeLLM
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.loop import Approval
+from pyaichat.config import Config
+from pyaichat.controller import Controller
+from pyaichat.session import Session
 
 
 class Recorder:

@@ -15,8 +15,11 @@ def test_commands_before_any_question(ctrl, recorder):
     for line in ("/trace", "/sent", "/cost"):
         dispatch(ctrl, line)
     texts = [e.text for e in recorder.of("notice")]
-    assert texts == ["No question asked yet.", "Nothing has been sent to a provider yet.",
-                     "No questions asked yet in this session."]
+    assert texts == [
+        "No question asked yet.",
+        "Nothing has been sent to a provider yet.",
+        "No questions asked yet in this session.",
+    ]
 
 
 def test_commands_after_a_turn(ctrl, recorder, fake, session, tmp_path):

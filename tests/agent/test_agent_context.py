@@ -44,14 +44,22 @@ def test_system_prompt_reaches_an_installed_wheel(tmp_path):
         assert "pyaichat/prompts/system.md" in zf.namelist()
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
     )
     code = (
         "import pyaichat, sys; from pyaichat.agent.context import load_system_prompt; "
-        "assert pyaichat.__file__.startswith(sys.argv[1]), pyaichat.__file__; print(load_system_prompt(), end='')"
+        "assert pyaichat.__file__.startswith(sys.argv[1]), pyaichat.__file__; "
+        "print(load_system_prompt(), end='')"
     )
     out = subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(target)!r}); " + code, str(target)],
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(target)!r}); " + code,
+            str(target),
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -111,7 +119,11 @@ def test_pinned_variable_summary_is_in_the_turn_context(assistant, fake, session
 def _turn(n: int, size: int = 100) -> Turn:
     msgs = [
         {"role": "user", "content": f"q{n}"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": f"c{n}", "function": {"arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": f"c{n}", "function": {"arguments": "{}"}}],
+        },
         {"role": "tool", "tool_call_id": f"c{n}", "content": "x" * size},
         {"role": "assistant", "content": f"a{n}"},
     ]
@@ -134,8 +146,9 @@ def test_memory_compacts_then_drops_old_turns():
 
 def test_memory_drops_what_does_not_fit():
     memory = Memory([_turn(i) for i in range(100)])
-    messages, tokens = memory.fit({"role": "system", "content": "s"}, [{"role": "user", "content": "q"}], 1000,
-                                  native=True)
+    messages, tokens = memory.fit(
+        {"role": "system", "content": "s"}, [{"role": "user", "content": "q"}], 1000, native=True
+    )
     assert tokens <= 1000 and len(messages) < 200
     assert messages[-2]["content"] == "a99"
 
@@ -144,10 +157,33 @@ def test_mask_messages_masks_content_and_tool_arguments():
     mask = make_masker(None)
     msgs = [
         {"role": "user", "content": "key sk-proj-abcdefghijklmnopqrstuvwxyz0123"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "1", "function": {"name": "eval_expr", "arguments": '{"expr": "\'sk-proj-abcdefghijklmnopqrstuvwxyz0123\'"}'}}
-        ]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "1",
+                    "function": {
+                        "name": "eval_expr",
+                        "arguments": '{"expr": "\'sk-proj-abcdefghijklmnopqrstuvwxyz0123\'"}',
+                    },
+                }
+            ],
+        },
     ]
     out = mask_messages(msgs, mask)
     assert "abcdefghijklmnopqrstuvwxyz0123" not in str(out)
     assert "abcdefghijklmnopqrstuvwxyz0123" in str(msgs)  # the originals are untouched
+
+
+def test_a_new_last_error_is_marked_as_new(assistant, fake, session):
+    session.run("1 / 0")
+    fake.text("a").text("b").text("c")
+    for question in ("one", "two"):
+        assistant.ask(question, lambda e: None, lambda e: None)
+    session.run("[][1]")
+    assistant.ask("three", lambda e: None, lambda e: None)
+    systems = [r["messages"][0]["content"] for r in fake.requests]
+    assert "Last error (input [1]): ZeroDivisionError" in systems[0]
+    assert "Last error (input [1]): ZeroDivisionError" in systems[1]
+    assert "Last error (input [2], new since the previous question): IndexError" in systems[2]

@@ -29,13 +29,25 @@ def exc(name: str, message: str = "boom", status: int | None = None) -> Exceptio
         (exc("ServiceUnavailableError", "down", 503), "provider", "HTTP 503"),
         (exc("Timeout", "Request timed out", 408), "timeout", "did not answer within 30 s"),
         (exc("NotFoundError", "model not found", 404), "model", "does not know the model"),
-        (exc("BadRequestError", "LLM Provider NOT provided. Pass in the LLM provider", 400), "model", "which provider"),
+        (
+            exc("BadRequestError", "LLM Provider NOT provided. Pass in the LLM provider", 400),
+            "model",
+            "which provider",
+        ),
         (exc("ContextWindowExceededError", "too long", 400), "context", "context window"),
         (exc("BadRequestError", "tools are not supported by this model", 400), "tools_unsupported", "tool"),
-        (exc("MidStreamFallbackError", "peer closed connection without sending complete message body", 500),
-         "stream_cut", "broke off"),
-        (exc("MidStreamFallbackError", "Expecting property name enclosed in double quotes", 500), "malformed",
-         "not valid JSON"),
+        (
+            exc(
+                "MidStreamFallbackError", "peer closed connection without sending complete message body", 500
+            ),
+            "stream_cut",
+            "broke off",
+        ),
+        (
+            exc("MidStreamFallbackError", "Expecting property name enclosed in double quotes", 500),
+            "malformed",
+            "not valid JSON",
+        ),
         (exc("APIConnectionError", "Connection refused"), "connection", "Cannot reach"),
     ],
 )
@@ -110,7 +122,9 @@ def test_no_retry_when_the_deadline_is_too_close():
         client.complete([], None, on_text=lambda t: None, timeout=2)
 
 
-def _chunk(content: str | None = None, tool_calls: Any = None, finish: str | None = None, usage: Any = None) -> Any:
+def _chunk(
+    content: str | None = None, tool_calls: Any = None, finish: str | None = None, usage: Any = None
+) -> Any:
     delta = NS(content=content, tool_calls=tool_calls)
     return NS(choices=[NS(delta=delta, finish_reason=finish)], usage=usage)
 

@@ -1,4 +1,4 @@
-"""The agent loop with a scripted in-process model: states, tools, bounds, errors, Ctrl-C and the approval gate."""
+"""The agent loop with a scripted in-process model: states, tools, bounds, errors, Ctrl-C, approvals."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 
 from conftest import Recorder, never_approve
 from fakes.fake_llm import FakeLLM, Interrupt
-
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LLMReply, Usage
 from pyaichat.agent.loop import EDIT_ANSWER, Approval, TurnEnv, run_turn
@@ -48,14 +47,18 @@ def test_two_step_answer_runs_the_tool_and_streams_the_answer(assistant, fake, s
     assert end.ok and "41" in end.text
     assert "".join(e.text for e in rec.of("answer_chunk")).strip() == result.answer
     second = fake.requests[1]["messages"]
-    assert second[-1] == {"role": "tool", "tool_call_id": second[-2]["tool_calls"][0]["id"], "content": end.text}
+    assert second[-1] == {
+        "role": "tool",
+        "tool_call_id": second[-2]["tool_calls"][0]["id"],
+        "content": end.text,
+    }
     assert rec.of("usage")[0].prompt_tokens == 200
 
 
 def test_several_tool_calls_in_one_reply_each_get_a_result(assistant, fake, session):
     session.run("a = 1\nb = 2")
     fake.tools(("get_repr", {"expr": "a"}), ("get_repr", {"expr": "b"})).text("3")
-    result, rec = ask(assistant, "a + b?")
+    _, rec = ask(assistant, "a + b?")
     assert [e.name for e in rec.of("tool_end")] == ["get_repr", "get_repr"]
     msgs = fake.requests[1]["messages"]
     assert [m["role"] for m in msgs[-3:]] == ["assistant", "tool", "tool"]
@@ -134,7 +137,7 @@ def test_the_money_budget_stops_before_it_is_exceeded(session, config):
 
 def test_a_question_larger_than_the_context_budget_is_not_sent(assistant, fake, config):
     config.context_tokens = 1000
-    result, rec = ask(assistant, "why? " * 2000)
+    result, _ = ask(assistant, "why? " * 2000)
     assert result.stopped_by == "context_tokens" and fake.requests == []
 
 
@@ -175,7 +178,9 @@ def test_json_that_is_not_a_tool_call_stays_the_answer(assistant, fake):
 
 
 def test_provider_error_is_one_sentence_and_the_conversation_stays_valid(assistant, fake):
-    fake.tool("list_globals", {}).enqueue(LLMError("The provider failed (HTTP 500); try again.", kind="provider"))
+    fake.tool("list_globals", {}).enqueue(
+        LLMError("The provider failed (HTTP 500); try again.", kind="provider")
+    )
     result, rec = ask(assistant, "q")
     (err,) = rec.of("error")
     assert err.message == "The provider failed (HTTP 500); try again." and err.kind == "provider"
@@ -212,7 +217,7 @@ def test_ctrl_c_at_the_approval_prompt_closes_open_tool_calls(assistant, fake):
     assert [m["content"] for m in tool_msgs] == ["Cancelled by the user.", "Cancelled by the user."]
 
 
-# -- the approval gate through the controller -------------------------------------------------------------------
+# -- the approval gate through the controller ----------------------------------------------------------------
 def _propose(fake: FakeLLM) -> None:
     fake.tool("propose_code", {"code": "fixed = x * 2", "explanation": "Doubles x."})
 
@@ -323,3 +328,17 @@ def test_usage_event_reports_model_and_tokens(assistant, fake):
     _, rec = ask(assistant, "q")
     (usage,) = rec.of("usage")
     assert usage.model == "fake/model"
+
+
+def test_a_model_switch_applies_at_the_next_question(session, config):
+    made: list[str] = []
+
+    def factory(cfg: Any) -> FakeLLM:
+        made.append(cfg.model)
+        return FakeLLM(model=cfg.model).text("hi")
+
+    assistant = Assistant(config, session, llm_factory=factory)
+    ask(assistant, "one")
+    config.model = "other/model"
+    _, rec = ask(assistant, "two")
+    assert made == ["fake/model", "other/model"] and rec.of("usage")[0].model == "other/model"

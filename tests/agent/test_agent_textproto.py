@@ -10,18 +10,23 @@ KNOWN = ["get_repr", "list_globals", "run_python"]
 def test_parse_blocks_finds_tools_python_and_prose():
     text = 'Checking.\n<tool name="get_repr">{"expr": "df"}</tool>\n<python>\n    print(len(df))\n</python>'
     calls, prose = parse_blocks(text)
-    assert [(c.name, c.args) for c in calls] == [("get_repr", {"expr": "df"}), ("run_python", {"code": "print(len(df))"})]
+    assert [(c.name, c.args) for c in calls] == [
+        ("get_repr", {"expr": "df"}),
+        ("run_python", {"code": "print(len(df))"}),
+    ]
     assert prose == "Checking."
 
 
 def test_parse_blocks_reports_bad_json_and_non_objects():
-    calls, _ = parse_blocks('<tool name="get_repr">{expr: df}</tool><tool name=\'get_repr\'>[1]</tool>')
+    calls, _ = parse_blocks("<tool name=\"get_repr\">{expr: df}</tool><tool name='get_repr'>[1]</tool>")
     assert calls[0].args is None and "not valid JSON" in calls[0].error
     assert calls[1].args is None and "must be a JSON object" in calls[1].error
 
 
 def test_parse_blocks_accepts_an_empty_body_and_fenced_json():
-    calls, _ = parse_blocks('<tool name="list_globals"></tool><tool name="get_repr">```json\n{"expr": "a"}\n```</tool>')
+    calls, _ = parse_blocks(
+        '<tool name="list_globals"></tool><tool name="get_repr">```json\n{"expr": "a"}\n```</tool>'
+    )
     assert [c.args for c in calls] == [{}, {"expr": "a"}]
 
 

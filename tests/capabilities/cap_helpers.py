@@ -10,7 +10,8 @@ from pyaichat.session import Session
 
 
 def make_session(source: str = "", namespace: dict[str, Any] | None = None, **config: Any) -> Session:
-    """A session whose namespace is ``namespace`` plus whatever ``source`` defines, with ``Config(**config)``."""
+    """A session whose namespace is ``namespace`` plus whatever ``source`` defines, with
+    ``Config(**config)``."""
     session = Session(namespace if namespace is not None else {})
     session.config = Config(**config)
     if source:

@@ -39,8 +39,20 @@ def session():
 
 
 def test_user_names_leaves_out_modules_private_names_and_repl_internals():
-    ns = {"os": __import__("os"), "_": 1, "__name__": "m", "_i3": "x", "In": [], "Out": {}, "exit": 0,
-          "get_ipython": print, "df": 1, "x": 2, "_private": 3, "quit": 0}
+    ns = {
+        "os": __import__("os"),
+        "_": 1,
+        "__name__": "m",
+        "_i3": "x",
+        "In": [],
+        "Out": {},
+        "exit": 0,
+        "get_ipython": print,
+        "df": 1,
+        "x": 2,
+        "_private": 3,
+        "quit": 0,
+    }
     assert user_names(ns) == ["df", "x"]
 
 
@@ -134,7 +146,10 @@ def test_get_dir_groups_public_members_into_methods_and_attributes(session):
 
 
 def test_get_doc_covers_user_functions_builtins_ufuncs_and_pandas_methods(session):
-    assert "signature: merge(left, right, how='inner')\nMerge two tables." in tool(session, "get_doc", expr="merge").text
+    assert (
+        "signature: merge(left, right, how='inner')\nMerge two tables."
+        in tool(session, "get_doc", expr="merge").text
+    )
     assert "signature: len(obj, /)" in tool(session, "get_doc", expr="len").text
     ufunc = tool(session, "get_doc", expr="np.add").text
     assert "Add arguments element-wise" in ufunc
@@ -159,7 +174,10 @@ def test_get_last_exception_gives_type_message_frames_segment_and_local_summarie
     assert "traceback (most recent call last, 2 frames):" in text
     assert "in ratio: return share / (len(parts) - 2)" in text
     assert "[failing part: share / (len(parts) - 2)]" in text
-    assert "locals of the failing frame (ratio):\n  total: int 10\n  parts: list, 2 items: [1, 2]\n  share: float 5.0" in text
+    assert (
+        "locals of the failing frame (ratio):\n  total: int 10\n  parts: list, 2 items: [1, 2]\n"
+        "  share: float 5.0" in text
+    )
 
 
 def test_get_last_exception_at_top_level_shows_names_the_segment_uses():

@@ -1,5 +1,5 @@
-"""Privacy levels are enforced by every capability: at ``schema`` no cell value, list element or string content
-leaves through any of them; at ``names`` only names and types do."""
+"""Privacy levels are enforced by every capability: at ``schema`` no cell value, list element or string
+content leaves through any of them; at ``names`` only names and types do."""
 
 from __future__ import annotations
 
@@ -40,15 +40,61 @@ def fail(arg):
     raise ValueError(PREFIX + arg)
 """
 MARKERS = [
-    "CELLMARK", "918273", "192837", "SERIESMARK", "LISTMARK", "48151623", "42424242", "STRINGMARK", "BYTESMARK",
-    "DICTMARK", "31415926", "SETMARK", "TUPLEMARK", "27182818", "11235813", "21345589", "NESTEDMARK", "ATTRMARK",
-    "DOCMARK", "PROPMARK", "REPRMARK", "LOCALMARK", "EXCMARK",
+    "CELLMARK",
+    "918273",
+    "192837",
+    "SERIESMARK",
+    "LISTMARK",
+    "48151623",
+    "42424242",
+    "STRINGMARK",
+    "BYTESMARK",
+    "DICTMARK",
+    "31415926",
+    "SETMARK",
+    "TUPLEMARK",
+    "27182818",
+    "11235813",
+    "21345589",
+    "NESTEDMARK",
+    "ATTRMARK",
+    "DOCMARK",
+    "PROPMARK",
+    "REPRMARK",
+    "LOCALMARK",
+    "EXCMARK",
 ]
 EXPRS = [
-    "frame", "frame.label", "frame['score']", "frame.columns", "frame.values", "frame.iloc", "frame.T", "series",
-    "series.values", "words", "words[0]", "numbers", "numbers[-1]", "text", "blob", "table", "table['who']",
-    "table[7]", "bag", "pair", "pair[0]", "matrix", "matrix[0]", "nested", "nested['inner']", "record",
-    "record.owner", "record.upper", "record.__doc__", "fail",
+    "frame",
+    "frame.label",
+    "frame['score']",
+    "frame.columns",
+    "frame.values",
+    "frame.iloc",
+    "frame.T",
+    "series",
+    "series.values",
+    "words",
+    "words[0]",
+    "numbers",
+    "numbers[-1]",
+    "text",
+    "blob",
+    "table",
+    "table['who']",
+    "table[7]",
+    "bag",
+    "pair",
+    "pair[0]",
+    "matrix",
+    "matrix[0]",
+    "nested",
+    "nested['inner']",
+    "record",
+    "record.owner",
+    "record.upper",
+    "record.__doc__",
+    "fail",
 ]
 
 

@@ -22,7 +22,10 @@ JWT = (
     + ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
     + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 )
-PEM = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM\nq4GJb1Uu7lYd\n-----END RSA PRIVATE KEY-----"
+PEM = (
+    "-----BEGIN RSA "
+    + "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM\nq4GJb1Uu7lYd\n-----END RSA PRIVATE KEY-----"
+)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +42,9 @@ PEM = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBj
         (PEM, "<redacted private key>"),
     ],
 )
-@pytest.mark.parametrize("wrap", ["{}", "value={!r}", "['a', {{'k': {!r}}}]", "Error: bad credential {} given"])
+@pytest.mark.parametrize(
+    "wrap", ["{}", "value={!r}", "['a', {{'k': {!r}}}]", "Error: bad credential {} given"]
+)
 def test_credential_strings_are_masked_wherever_they_occur(secret, label, wrap):
     text = wrap.format(secret)
     masked = mask(text)
@@ -62,7 +67,10 @@ def test_aws_secret_key_next_to_its_access_key_id():
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("postgres://bob:hunter2@db.example.com:5432/sales", "postgres://bob:<redacted password>@db.example.com"),
+        (
+            "postgres://bob:hunter2@db.example.com:5432/sales",
+            "postgres://bob:<redacted password>@db.example.com",
+        ),
         ("https://user:p%40ss@example.org/x", "https://user:<redacted password>@example.org/x"),
     ],
 )
@@ -72,9 +80,25 @@ def test_only_the_password_of_a_url_is_masked(url, expected):
 
 @pytest.mark.parametrize(
     "name",
-    ["api_key", "OPENAI_API_KEY", "apiKey", "password", "db_passwd", "pwd", "secret", "client_secret",
-     "access_token", "token", "GITHUB_TOKEN", "credentials", "auth", "auth_header", "aws_secret_access_key",
-     "private_key", "passphrase"],
+    [
+        "api_key",
+        "OPENAI_API_KEY",
+        "apiKey",
+        "password",
+        "db_passwd",
+        "pwd",
+        "secret",
+        "client_secret",
+        "access_token",
+        "token",
+        "GITHUB_TOKEN",
+        "credentials",
+        "auth",
+        "auth_header",
+        "aws_secret_access_key",
+        "private_key",
+        "passphrase",
+    ],
 )
 def test_secret_looking_names(name):
     assert is_secret_name(name)
@@ -82,15 +106,33 @@ def test_secret_looking_names(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["token_count", "max_tokens", "tokens", "keyboard", "monkey", "key", "keys", "sort_key", "primary_key",
-     "author", "authors", "passenger", "secretary_name", "donkey", "n_keys", "tokenizer"],
+    [
+        "token_count",
+        "max_tokens",
+        "tokens",
+        "keyboard",
+        "monkey",
+        "key",
+        "keys",
+        "sort_key",
+        "primary_key",
+        "author",
+        "authors",
+        "passenger",
+        "secretary_name",
+        "donkey",
+        "n_keys",
+        "tokenizer",
+    ],
 )
 def test_near_misses_stay_visible(name):
     assert not is_secret_name(name)
 
 
 def test_secret_named_values_in_text_are_masked_but_near_misses_are_not():
-    text = "api_key = 'abc123xyz'; token_count = 5; {'password': 'hunter2', 'max_tokens': 100}; password=letmein"
+    text = (
+        "api_key = 'abc123xyz'; token_count = 5; {'password': 'hunter2', 'max_tokens': 100}; password=letmein"
+    )
     masked = mask(text)
     for secret in ("abc123xyz", "hunter2", "letmein"):
         assert secret not in masked
@@ -105,7 +147,9 @@ def test_values_of_secret_named_environment_variables_are_masked(monkeypatch):
 
 
 def test_masker_from_config_adds_names_and_patterns():
-    masker = Masker.from_config(Config(secret_names=["acct_*", "pin"], secret_patterns=[r"CUST-\d{6}", "[bad"]))
+    masker = Masker.from_config(
+        Config(secret_names=["acct_*", "pin"], secret_patterns=[r"CUST-\d{6}", "[bad"])
+    )
     assert masker.is_secret_name("acct_number") and masker.is_secret_name("PIN")
     assert not masker.is_secret_name("account")
     out = masker.mask_text("CUST-123456 acct_number='9876' literal [bad here")

@@ -10,6 +10,15 @@ from pyaichat.capabilities import all_capabilities, call, get, registry, tool_sc
 from pyaichat.capabilities.registry import Capability, cap_text
 from pyaichat.config import Config
 
+STUCK = (
+    "class Stuck:\n"
+    "    @property\n"
+    "    def forever(self):\n"
+    "        while True:\n"
+    "            pass\n"
+    "\n"
+    "s = Stuck()\n"
+)
 BUILTIN = {"list_globals", "get_type", "get_repr", "get_dir", "get_doc", "get_last_exception"}
 
 
@@ -74,7 +83,7 @@ def test_unknown_capability_and_non_object_arguments_are_denied_plainly():
 
 def test_a_property_that_loops_forever_is_stopped_at_the_deadline():
     session = make_session(
-        "class Stuck:\n    @property\n    def forever(self):\n        while True:\n            pass\n\ns = Stuck()\n",
+        STUCK,
         tool_timeout=0.3,
     )
     result = tool(session, "get_repr", expr="s.forever")
@@ -84,7 +93,8 @@ def test_a_property_that_loops_forever_is_stopped_at_the_deadline():
 
 def test_a_repr_sleeping_in_c_is_abandoned_at_the_deadline():
     session = make_session(
-        "import time\nclass Slow:\n    def __repr__(self):\n        time.sleep(30)\n        return 'x'\n\ns = Slow()\n",
+        "import time\nclass Slow:\n    def __repr__(self):\n        time.sleep(30)\n        return 'x'\n\n"
+        "s = Slow()\n",
         tool_timeout=0.2,
     )
     result = tool(session, "get_repr", expr="s")
@@ -93,7 +103,8 @@ def test_a_repr_sleeping_in_c_is_abandoned_at_the_deadline():
 
 def test_a_dir_that_loops_forever_does_not_hang_get_dir():
     session = make_session(
-        "class Spin:\n    def __dir__(self):\n        while True:\n            pass\n\ns = Spin()\n", tool_timeout=5
+        "class Spin:\n    def __dir__(self):\n        while True:\n            pass\n\ns = Spin()\n",
+        tool_timeout=5,
     )
     result = tool(session, "get_dir", expr="s")
     assert not result.ok
@@ -168,12 +179,11 @@ def test_session_without_config_uses_defaults():
     assert result.duration_ms >= 0 and result.name == "get_repr"
 
 
-
 def test_an_overdue_worker_thread_is_stopped_not_left_spinning():
     import threading
 
     session = make_session(
-        "class Stuck:\n    @property\n    def forever(self):\n        while True:\n            pass\n\ns = Stuck()\n",
+        STUCK,
         tool_timeout=0.2,
     )
     before = set(threading.enumerate())

@@ -148,7 +148,11 @@ def test_os_environ_is_never_described():
     import os
 
     for privacy in ("schema", "sample", "full"):
-        text = describe(os.environ, privacy) + one_line(os.environ, privacy) + describe({"e": os.environ}, privacy)
+        text = (
+            describe(os.environ, privacy)
+            + one_line(os.environ, privacy)
+            + describe({"e": os.environ}, privacy)
+        )
         assert os.environ.get("PATH", "") not in text
 
 

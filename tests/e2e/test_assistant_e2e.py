@@ -19,14 +19,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fakes.openai_server import ScriptedServer  # noqa: E402
-
-from pyaichat.agent.assistant import Assistant  # noqa: E402
-from pyaichat.agent.llm import LiteLLMClient  # noqa: E402
-from pyaichat.commands import dispatch  # noqa: E402
-from pyaichat.config import Config  # noqa: E402
-from pyaichat.controller import Controller, Mode  # noqa: E402
-from pyaichat.session import Session  # noqa: E402
+from fakes.openai_server import ScriptedServer
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.commands import dispatch
+from pyaichat.config import Config
+from pyaichat.controller import Controller, Mode
+from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,7 +177,9 @@ def test_secrets_in_the_namespace_appear_in_no_request(ctrl, srv):
         f'db_url = "postgresql://analyst:{SECRET_PASSWORD}@db.internal:5432/sales"\n'
         "rows = 3"
     )
-    srv.tools(("get_repr", {"expr": "db_url"}), ("get_repr", {"expr": "OPENAI_API_KEY"}), ("list_globals", {}))
+    srv.tools(
+        ("get_repr", {"expr": "db_url"}), ("get_repr", {"expr": "OPENAI_API_KEY"}), ("list_globals", {})
+    )
     srv.tool("eval_expr", {"expr": "db_url + ' ' + OPENAI_API_KEY"})
     srv.text("Both are set.")
     ctrl.ask("are @db_url and @OPENAI_API_KEY set?")
@@ -215,21 +216,29 @@ def test_approval_gate(ctrl, srv, decision):
 def test_ctrl_c_during_a_stream_keeps_the_partial_answer(ctrl, srv):
     srv.fault("hang", text="The answer is forty")
     sent_at: list[float] = []
+    front = ctrl.frontend
+    original_emit = front.emit
 
     def interrupt() -> None:
         if srv.hanging.wait(10):
             sent_at.append(time.perf_counter())
             os.kill(os.getpid(), signal.SIGINT)
 
-    threading.Thread(target=interrupt, daemon=True).start()
+    def emit(event: Any) -> None:  # press Ctrl-C once the first words are on screen
+        original_emit(event)
+        if event.type == "answer_chunk" and not sent_at:
+            sent_at.append(0.0)
+            threading.Thread(target=interrupt, daemon=True).start()
+
+    front.emit = emit
     try:
         ctrl.ask("a long answer please")
         returned = time.perf_counter()
     finally:
         srv.release()
     answer = ctrl.frontend.of("answer")[-1]
-    assert answer.stopped_by == "interrupt" and answer.text.startswith("The answer")
-    print(f"Ctrl-C to return: {(returned - sent_at[0]) * 1000:.1f} ms")
+    assert answer.stopped_by == "interrupt" and answer.text and "The answer is forty".startswith(answer.text)
+    print(f"Ctrl-C to return: {(returned - sent_at[-1]) * 1000:.1f} ms")
     srv.text("Still here.")
     ctrl.ask("next?")
     assert ctrl.frontend.of("answer")[-1].text == "Still here."
@@ -237,7 +246,7 @@ def test_ctrl_c_during_a_stream_keeps_the_partial_answer(ctrl, srv):
     assert [m["role"] for m in last[-3:]] == ["user", "assistant", "user"]
 
 
-# -- as a user runs it: piped input to python -m pyaichat ----------------------------------------------------------
+# -- as a user runs it: piped input to python -m pyaichat ----------------------------------------------------
 def _run_piped(stdin: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_"))}
     env.update(env_extra)
@@ -246,24 +255,27 @@ def _run_piped(stdin: str, env_extra: dict[str, str]) -> subprocess.CompletedPro
     )
 
 
-def test_piped_question_prints_the_scripted_answer(srv):
+def test_piped_session_answers_reports_faults_and_never_runs_proposals(srv):
+    """One process (litellm is imported once): a bad key, a grounded answer, a proposal, then Python again."""
+    srv.fault("401")
     srv.tool("get_repr", {"expr": "x"}).text("x + 1 is 42.")
-    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "OPENAI_API_KEY": "sk-test"}
-    out = _run_piped("x = 41\n/ask what is x + 1?\nprint(x * 2)\n", env)
-    assert out.returncode == 0, out.stderr
-    assert "x + 1 is 42." in out.stdout and "82" in out.stdout
-    assert "Traceback" not in out.stderr
-    assert srv.bodies[1]["messages"][-1]["content"].endswith("41")
-
-
-def test_piped_proposal_is_printed_and_never_run(srv):
-    srv.tool("propose_code", {"code": "import shutil; shutil.rmtree('/tmp/nowhere')", "explanation": "Cleans."})
+    srv.tool(
+        "propose_code", {"code": "import shutil; shutil.rmtree('/tmp/nowhere')", "explanation": "Cleans."}
+    )
     srv.text("Not run.")
-    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "OPENAI_API_KEY": "sk-test"}
-    out = _run_piped("/ask clean up\n", env)
-    assert "Proposed code (not run in piped mode):" in out.stdout
-    assert "shutil.rmtree" in out.stdout and "Not run." in out.stdout
-    assert "declined" in srv.bodies[1]["messages"][-1]["content"]
+    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "PYAICHAT_API_KEY": "sk-wrong"}
+    stdin = "x = 41\n/ask hi\n/ask what is x + 1?\n/ask clean up\nprint(x * 2)\n"
+    out = _run_piped(stdin, env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("Error: The provider rejected the API key for openai/test")
+    assert "x + 1 is 42." in out.stdout
+    assert "Proposed code (not run in piped mode):" in out.stdout and "shutil.rmtree" in out.stdout
+    assert "Not run." in out.stdout and lines[-1] == "82"
+    assert "Traceback" not in out.stderr and "Give Feedback" not in out.stdout + out.stderr
+    assert srv.bodies[2]["messages"][-1]["content"].endswith("41")
+    assert "declined" in srv.bodies[4]["messages"][-1]["content"]
+    assert srv.requests[0].headers.get("Authorization") == "Bearer sk-wrong"
 
 
 def test_piped_without_a_model_says_how_to_set_one():
@@ -273,10 +285,10 @@ def test_piped_without_a_model_says_how_to_set_one():
     assert out.stdout.strip().endswith("2") and "Traceback" not in out.stderr
 
 
-def test_piped_bad_key_is_one_sentence(srv):
-    srv.fault("401")
-    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "PYAICHAT_API_KEY": "sk-wrong"}
-    out = _run_piped("/ask hi\nprint(6 * 7)\n", env)
-    assert "Error: The provider rejected the API key" in out.stdout and "42" in out.stdout
-    assert "Traceback" not in out.stderr and "Give Feedback" not in out.stdout + out.stderr
-    assert srv.requests[0].headers.get("Authorization") == "Bearer sk-wrong"
+def test_the_turn_deadline_ends_a_slow_answer_with_a_note(ctrl, srv):
+    ctrl.config.turn_timeout = 0.5
+    srv.fault("slow", delay=1.5)
+    ctrl.ask("slow one")
+    answer = ctrl.frontend.of("answer")[-1]
+    assert answer.stopped_by == "turn_timeout" and "turn_timeout" in answer.note
+    assert ctrl.frontend.of("error") == []

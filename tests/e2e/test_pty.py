@@ -1,4 +1,4 @@
-"""End to end in a real pseudo-terminal: ``python -m pyaichat`` started with pexpect, keys typed, screen read."""
+"""End to end in a real pseudo-terminal: ``python -m pyaichat`` under pexpect, keys typed, screen read."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ pytestmark = [
 
 PY_PROMPT = ">>> "
 AI_PROMPT = "ai> "
-# A *new* prompt: prompt_toolkit switches bracketed paste on at the start of every prompt, then draws it (redraws
-# while typing do not repeat the prompt text). pexpect compiles patterns with DOTALL.
+# A *new* prompt: prompt_toolkit turns bracketed paste on at the start of every prompt, then draws it
+# (redraws while typing do not repeat the prompt text). pexpect compiles patterns with DOTALL.
 NEW_PY = r"\x1b\[\?2004h.*?>>> "
 NEW_AI = r"\x1b\[\?2004h.*?ai> "
 TIMEOUT = 20
@@ -30,10 +30,8 @@ def output(*lines: str) -> str:
     return r"(?<![0-9])" + r"\r\n".join(re.escape(line) for line in lines) + r"\r\n"
 
 
-def spawn(tmp_path: Path, *args: str, **env_extra: str):
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_", "ANTHROPIC_"))
-    }
+def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_", "ANTHROPIC_"))}
     env.update(
         XDG_STATE_HOME=str(tmp_path / "state"),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
@@ -52,7 +50,8 @@ def spawn(tmp_path: Path, *args: str, **env_extra: str):
         encoding="utf-8",
         timeout=TIMEOUT,
     )
-    child.expect_exact(PY_PROMPT)
+    if wait:
+        child.expect(NEW_PY)
     return child
 
 
@@ -135,3 +134,26 @@ def test_no_color_flag_leaves_no_colour_codes(tmp_path):
         child.close()
     assert "/history" in shown
     assert not re.search(r"\x1b\[(3[0-7]|9[0-7]|38;)", shown)  # no foreground colour codes
+
+
+def test_keys_typed_before_the_prompt_is_ready_are_kept_and_echo_is_restored(tmp_path):
+    child = spawn(tmp_path, wait=False)
+    try:
+        child.expect_exact(PY_PROMPT)  # the early prompt, drawn before prompt_toolkit has loaded
+        type_line(child, "6 * 7")
+        child.expect(output("42"))
+        child.expect(NEW_PY)
+        # The terminal's own echo is back on for user code (input() shows what is typed).
+        type_line(child, "name = input('who? ')")
+        child.expect_exact("who? ")
+        type_line(child, "bob")
+        child.expect_exact("bob")
+        child.expect(NEW_PY)
+        type_line(child, "name")
+        child.expect(output("'bob'"))
+        child.expect(NEW_PY)
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0

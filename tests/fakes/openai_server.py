@@ -2,8 +2,8 @@
 
 Replies are taken from a queue strictly in order (the fake never looks at the conversation to decide what to
 say), every request body is recorded, and faults are queued like replies: ``401``, ``429``, ``500``, ``slow``
-(answers after ``delay`` seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a stream that stops in
-the middle) and ``hang`` (streams its first text, then waits until ``release()``; for Ctrl-C tests).
+(answers after ``delay`` seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a stream that stops
+in the middle) and ``hang`` (streams its first text, then waits until ``release()``; for Ctrl-C tests).
 """
 
 from __future__ import annotations
@@ -36,10 +36,11 @@ class Recorded:
     raw: str
     body: dict[str, Any] | None
     headers: dict[str, str]
+    server_ms: float = 0.0  # time the server spent answering (benchmarks subtract it)
 
 
 class ScriptedServer:
-    """Start with ``with ScriptedServer() as srv:`` (or ``start()``/``stop()``); point clients at ``base_url``."""
+    """Use as ``with ScriptedServer() as srv:`` (or ``start()``/``stop()``); point clients at ``base_url``."""
 
     def __init__(self) -> None:
         self._queue: list[Reply] = []
@@ -116,7 +117,7 @@ class ScriptedServer:
         class Handler(_Handler):
             owner = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, name="scripted-openai", daemon=True).start()
         return self
@@ -142,6 +143,15 @@ class ScriptedServer:
         self.stop()
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (timeout, Ctrl-C) is expected here; say nothing."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: ScriptedServer
     protocol_version = "HTTP/1.1"
@@ -157,7 +167,15 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         srv = self.owner
-        srv.requests.append(Recorded(self.path, raw, body, dict(self.headers.items())))
+        record = Recorded(self.path, raw, body, dict(self.headers.items()))
+        srv.requests.append(record)
+        started = time.perf_counter()
+        try:
+            self._answer(srv, body)
+        finally:
+            record.server_ms = (time.perf_counter() - started) * 1000
+
+    def _answer(self, srv: ScriptedServer, body: dict[str, Any] | None) -> None:
         if not self.path.rstrip("/").endswith("/chat/completions"):
             return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
         reply = srv._next()

@@ -1,5 +1,5 @@
-"""A real IPython ``InteractiveShell`` per test (the singleton is cleared afterwards, as IPython's tests do) and the
-scripted OpenAI-compatible server."""
+"""A real IPython ``InteractiveShell`` per test (the singleton is cleared afterwards, as IPython's tests do)
+and the scripted OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from ipy_helpers import make_shell
+from IPython.core.interactiveshell import InteractiveShell
 
 from fakes.openai_server import ScriptedServer
 
@@ -22,7 +22,7 @@ def ipydir(tmp_path, monkeypatch: pytest.MonkeyPatch):
 
 @pytest.fixture
 def new_shell(ipydir) -> Iterator[Any]:
-    """A factory: ``new_shell(cls=…, PyAIChat={...})``; whatever it made is unloaded and cleared afterwards."""
+    """A factory: ``new_shell(cls, PyAIChat={...})``; what it made is unloaded and cleared afterwards."""
     made: list[InteractiveShell] = []
 
     def factory(cls: type[InteractiveShell] = InteractiveShell, **config: Any) -> InteractiveShell:

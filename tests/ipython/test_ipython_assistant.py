@@ -1,13 +1,13 @@
-"""``%ai`` on a real ``InteractiveShell`` against the scripted OpenAI-compatible server (the real litellm path)."""
+"""``%ai`` on a real ``InteractiveShell`` against the scripted OpenAI-compatible server (real litellm)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from ipy_helpers import needs_assistant, run
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
-from ipy_helpers import needs_assistant, run
 
 from pyaichat.controller import Mode
 from pyaichat.ipython import extension

@@ -1,10 +1,11 @@
-"""The extension on a real ``InteractiveShell``: loading, unloading, options, the ``?`` trap, history recording."""
+"""The extension on a real ``InteractiveShell``: loading, unloading, options, the ``?`` trap, history."""
 
 from __future__ import annotations
 
 import sys
 
 import pytest
+from ipy_helpers import run
 from IPython.core.error import UsageError
 from IPython.core.inputtransformer2 import TransformerManager
 
@@ -13,8 +14,6 @@ from pyaichat.ipython import extension
 from pyaichat.ipython.history import is_question
 from pyaichat.ipython.magics import parse
 from pyaichat.ipython.transform import keep_question_mark
-
-from ipy_helpers import run
 
 
 def post_run_callbacks(shell) -> list:
@@ -35,7 +34,8 @@ def test_load_ext_registers_line_and_cell_magics(ip):
 def test_import_pyaichat_stays_light():
     import subprocess
 
-    code = "import sys, pyaichat; print(sorted(m for m in ('IPython', 'rich', 'litellm') if m in sys.modules))"
+    heavy = "('IPython', 'rich', 'litellm', 'prompt_toolkit')"
+    code = f"import sys, pyaichat; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -204,7 +204,7 @@ def test_check_complete_accepts_a_question_with_open_brackets(ip):
     assert ip.check_complete("%ai why is (x empty?")[0] == "complete"
 
 
-# -- history and the last error --------------------------------------------------------------------------------
+# -- history and the last error ------------------------------------------------------------------------------
 def test_cells_are_recorded_with_summaries_and_the_last_error(ip):
     run(ip, "%load_ext pyaichat")
     run(ip, "data = {'a': 1}")

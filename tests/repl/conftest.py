@@ -14,7 +14,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from pyaichat.config import Config
-from pyaichat.repl.app import Repl
+from pyaichat.repl.frontend import Repl
 from pyaichat.session import Session
 
 

@@ -161,3 +161,12 @@ def test_call_label(name, args, label):
 
 def test_format_usage_without_cost():
     assert format_usage(10, 2, None, None) == "tokens: 10 in · 2 out"
+
+
+def test_pause_keeps_the_pending_tool_label_for_its_end_line():
+    renderer, out = make()
+    renderer.render(ev.ToolStartEvent(call_id="p", name="propose_code", args={"code": "x = 1"}))
+    renderer.render(ev.ApprovalRequiredEvent(call_id="p", code="x = 1"))
+    renderer.pause()  # the approval prompt takes the screen
+    renderer.render(ev.ToolEndEvent(call_id="p", name="propose_code", ok=True, duration_ms=4))
+    assert "✓ propose_code(x = 1) 4 ms" in out.getvalue()

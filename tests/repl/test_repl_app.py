@@ -16,7 +16,7 @@ from pyaichat.agent.events import ApprovalRequiredEvent
 from pyaichat.config import Config
 from pyaichat.controller import Mode
 from pyaichat.paths import state_dir
-from pyaichat.repl.app import Repl, ask_decision, make_history, prompt_message, toolbar
+from pyaichat.repl.frontend import Repl, ask_decision, make_history, prompt_message, toolbar
 from pyaichat.session import Session
 
 
@@ -88,6 +88,21 @@ def test_an_internal_error_prints_one_line_and_the_loop_continues(harness, monke
         "Error: pyaichat hit an internal error (RuntimeError: something inside pyaichat broke); "
         "your session is intact."
     )
+
+
+def test_a_fault_in_the_prompt_itself_is_reported_and_the_loop_continues(harness, monkeypatch):
+    outcomes = iter([RuntimeError("renderer broke"), "ok = 1", EOFError()])
+
+    def flaky_read() -> str:
+        outcome = next(outcomes)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    monkeypatch.setattr(harness.repl, "read", flaky_read)
+    assert harness.repl.run() == 0
+    assert harness.namespace["ok"] == 1
+    assert "internal error (RuntimeError: renderer broke)" in " ".join(harness.output().split())
 
 
 def test_question_without_assistant_gives_one_sentence(harness):
@@ -176,7 +191,13 @@ def test_history_falls_back_to_memory_when_state_dir_cannot_be_created(tmp_path,
     assert type(make_history()).__name__ == "InMemoryHistory"
 
 
-def test_importing_the_repl_does_not_import_rich_or_litellm():
-    code = "import sys, pyaichat.repl.app; print(sorted({'rich', 'litellm'} & set(sys.modules)))"
+def loaded_after(statement: str, modules: set[str]) -> list[str]:
+    code = f"import sys; {statement}; print(sorted({modules!r} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    return eval(out)
+
+
+def test_repl_entry_point_imports_nothing_heavy_before_the_first_prompt():
+    heavy = {"prompt_toolkit", "rich", "litellm", "pygments"}
+    assert loaded_after("import pyaichat.repl.app", heavy) == []
+    assert loaded_after("import pyaichat.repl.frontend", heavy) == ["prompt_toolkit"]

@@ -1,8 +1,8 @@
 """The assistant facade: one object per session that answers questions and remembers the conversation.
 
-Front ends (the REPL, piped mode, later the IPython extension) hold one ``Assistant`` through the ``Controller``
-and call ``ask(question, emit, approve)``; everything they show comes back as events. It holds no terminal code.
-It also keeps what ``/trace``, ``/sent``, ``/cost`` and ``/save`` report.
+Front ends (the REPL, piped mode, later the IPython extension) hold one ``Assistant`` through the
+``Controller`` and call ``ask(question, emit, approve)``; everything they show comes back as events. It holds
+no terminal code. It also keeps what ``/trace``, ``/sent``, ``/cost`` and ``/save`` report.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .context import (
     load_system_prompt,
     make_masker,
     mask_messages,
+    memoize,
     pinned_section,
     session_digest,
 )
@@ -35,7 +36,7 @@ LLMFactory = Callable[["Config"], LLM]
 
 
 class Assistant:
-    """Answers questions about a live ``Session`` with a model chosen by ``config`` (read at every question)."""
+    """Answers questions about a live ``Session`` with the model ``config`` names (read at every question)."""
 
     def __init__(self, config: Config, session: Session, *, llm_factory: LLMFactory | None = None) -> None:
         self.config = config
@@ -47,6 +48,8 @@ class Assistant:
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
+        self._seen_error: object = None  # the last error the model was already told about
+        self._schemas: tuple[tuple[int, ...], list[dict[str, Any]]] | None = None
 
     # -- set-up ----------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
@@ -55,7 +58,7 @@ class Assistant:
             warm_up()
 
     def client(self) -> LLM:
-        """The model client for the current settings (``/model`` switches take effect at the next question)."""
+        """The model client for the current settings (a ``/model`` switch applies at the next question)."""
         cfg = self.config
         key = (cfg.model, cfg.api_base, cfg.api_key_value, getattr(cfg, "tool_protocol", "auto"))
         if self._llm is None or key != self._llm_key:
@@ -82,12 +85,13 @@ class Assistant:
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        from ..capabilities import call, tool_schemas
+        from ..capabilities import call
 
         cfg = self.config
-        mask = make_masker(cfg)
-        schemas = tool_schemas()
-        digest = session_digest(self.session, cfg)
+        mask = memoize(make_masker(cfg))
+        schemas = self._tool_schemas()
+        digest = session_digest(self.session, cfg, seen_error=self._seen_error)
+        self._seen_error = self.session.last_error
         pinned = pinned_section(question, self.session, self._describe)
 
         def build_request(current: list[dict[str, Any]], native: bool) -> tuple[list[dict[str, Any]], int]:
@@ -126,8 +130,17 @@ class Assistant:
             self.totals.cost_usd = (self.totals.cost_usd or 0.0) + result.usage.cost_usd
         return result
 
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        """The registry's tool schemas, rebuilt only when the capabilities change (pydantic is slow)."""
+        from ..capabilities import all_capabilities, tool_schemas
+
+        key = tuple(id(c) for c in all_capabilities())
+        if self._schemas is None or key != self._schemas[0]:
+            self._schemas = (key, tool_schemas())
+        return self._schemas[1]
+
     def _budget_left(self) -> float | None:
-        """Money left before the budget, less a typical request's cost (so the next one will not overshoot)."""
+        """Money left before the budget, less a typical request's cost (so the next will not overshoot)."""
         budget = self.config.budget_usd
         if budget is None:
             return None
@@ -145,7 +158,7 @@ class Assistant:
     def clear(self) -> None:
         self.memory.clear()
 
-    # -- reports for the slash commands -------------------------------------------------------------------------
+    # -- reports for the slash commands ----------------------------------------------------------------------
     @property
     def last(self) -> TurnResult | None:
         return self.turns[-1] if self.turns else None
@@ -168,7 +181,8 @@ class Assistant:
                 lines.append(f"{i:>2}. model {step.name}: {step.duration_ms:,.0f} ms, {step.detail}{mark}")
             else:
                 lines.append(
-                    f"{i:>2}. → {step.name}({step.detail}): {step.duration_ms:,.1f} ms, {step.size:,} chars{mark}"
+                    f"{i:>2}. → {step.name}({step.detail}): {step.duration_ms:,.1f} ms, "
+                    f"{step.size:,} chars{mark}"
                 )
         ending = (
             f"stopped by {last.stopped_by}" if last.stopped_by else ("failed" if last.error else "answered")
@@ -186,7 +200,8 @@ class Assistant:
             else "unknown (the model has no price in litellm's table)"
         )
         text = (
-            f"{len(self.turns)} question(s): {t.prompt_tokens:,} prompt + {t.completion_tokens:,} completion tokens; "
+            f"{len(self.turns)} question(s): {t.prompt_tokens:,} prompt + "
+            f"{t.completion_tokens:,} completion tokens; "
             f"cost {cost}."
         )
         if self.config.budget_usd is not None:

@@ -1,10 +1,10 @@
 """What the model sees: the system prompt, a session digest, pinned ``@names`` and the conversation memory.
 
-The digest is rebuilt every turn and bounded by construction (at most ``MAX_VARS`` variables are summarised, each
-in one line; the rest are only counted), so its size and cost do not grow with the data. The memory keeps whole
-turns and fits them into ``config.context_tokens``: older turns shrink to question and answer first, then the
-oldest are dropped. Every message leaves through ``mask_messages`` (the one masking function), so ``/sent`` shows
-exactly what the provider received.
+The digest is rebuilt every turn and bounded by construction (at most ``MAX_VARS`` variables are summarised,
+each in one line; the rest are only counted), so its size and cost do not grow with the data. The memory keeps
+whole turns and fits them into ``config.context_tokens``: older turns shrink to question and answer first,
+then the oldest are dropped. Every message leaves through ``mask_messages`` (the one masking function), so
+``/sent`` shows exactly what the provider received.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _PIN = re.compile(r"(?<![\w@])@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
-# -- system prompt ----------------------------------------------------------------------------------------------
+# -- system prompt -------------------------------------------------------------------------------------------
 def load_system_prompt() -> str:
     """``pyaichat/prompts/system.md`` from the installed package, else ``<repo>/prompts/system.md``."""
     try:
@@ -45,18 +45,33 @@ def load_system_prompt() -> str:
     return "You are pyaichat, an assistant inside a Python REPL. Use the tools to look at the live session."
 
 
-# -- tokens -----------------------------------------------------------------------------------------------------
+# -- tokens --------------------------------------------------------------------------------------------------
 def approx_tokens(obj: Any) -> int:
     """A cheap token estimate (≈4 characters a token); the provider's real counts are reported separately."""
     text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, default=str)
     return len(text) // 4 + 1
 
 
-# -- masking ----------------------------------------------------------------------------------------------------
+# -- masking -------------------------------------------------------------------------------------------------
 def make_masker(config: Config | None) -> Callable[[str], str]:
     from ..capabilities.redact import Masker
 
     return Masker.from_config(config).mask_text
+
+
+def memoize(mask: Callable[[str], str], limit: int = 512) -> Callable[[str], str]:
+    """``mask`` with a per-turn memory: every request of a turn resends the same messages, masked once."""
+    seen: dict[str, str] = {}
+
+    def masked(text: str) -> str:
+        hit = seen.get(text)
+        if hit is None:
+            hit = mask(text)
+            if len(seen) < limit:
+                seen[text] = hit
+        return hit
+
+    return masked
 
 
 def mask_messages(messages: Iterable[Mapping[str, Any]], mask: Callable[[str], str]) -> list[dict[str, Any]]:
@@ -78,7 +93,7 @@ def mask_messages(messages: Iterable[Mapping[str, Any]], mask: Callable[[str], s
     return out
 
 
-# -- session digest ---------------------------------------------------------------------------------------------
+# -- session digest ------------------------------------------------------------------------------------------
 def _user_names(namespace: Mapping[str, Any]) -> list[str]:
     try:
         from ..capabilities.introspect import user_names
@@ -112,7 +127,9 @@ def _ordered_names(session: Session, names: list[str]) -> list[str]:
     return first + [n for n in reversed(names) if n not in seen]
 
 
-def session_digest(session: Session, config: Config | None, max_vars: int = MAX_VARS) -> str:
+def session_digest(
+    session: Session, config: Config | None, max_vars: int = MAX_VARS, *, seen_error: object = None
+) -> str:
     """A bounded picture of the session: variables, the last few inputs and the last error."""
     privacy = getattr(config, "privacy", "sample")
     names = _user_names(session.namespace)
@@ -139,15 +156,18 @@ def session_digest(session: Session, config: Config | None, max_vars: int = MAX_
             src = _short(first, 90) + (f"  (+{len(more)} lines)" if more else "")
             outcome = ("✗ " if not entry.ok else "") + _short(entry.summary, 90) if entry.summary else ""
             lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
-    lines.extend(_error_lines(session))
+    lines.extend(_error_lines(session, seen_error))
     return "\n".join(lines)
 
 
-def _error_lines(session: Session) -> list[str]:
+def _error_lines(session: Session, seen_error: object = None) -> list[str]:
     err = getattr(session, "last_error", None)
     if err is None:
         return []
-    where = f" (input [{err.input_number}])" if err.input_number else ""
+    where = f"input [{err.input_number}]" if err.input_number else ""
+    if seen_error is not None and err is not seen_error:
+        where += ", new since the previous question" if where else "new since the previous question"
+    where = f" ({where})" if where else ""
     lines = [f"Last error{where}: {_short(err.headline(), 300)}"]
     if err.segment:
         lines.append(f"  failing expression: {_short(err.segment, 200)}")
@@ -172,7 +192,7 @@ def pinned_names(question: str) -> list[str]:
 
 
 def pinned_section(question: str, session: Session, describe: Callable[[str], str]) -> str:
-    """Summaries of the variables the user pinned with ``@name`` (``describe`` is a bounded capability call)."""
+    """Summaries of the variables pinned with ``@name`` (``describe`` is a bounded capability call)."""
     refs = pinned_names(question)
     if not refs:
         return ""
@@ -182,7 +202,7 @@ def pinned_section(question: str, session: Session, describe: Callable[[str], st
     return "\n".join(parts)
 
 
-# -- conversation memory ---------------------------------------------------------------------------------------
+# -- conversation memory -------------------------------------------------------------------------------------
 @dataclass
 class Turn:
     """One question and everything said while answering it (native tool messages or text protocol)."""
@@ -240,7 +260,7 @@ def _has_tool_messages(messages: list[dict[str, Any]]) -> bool:
 
 
 def shrink_observations(current: list[dict[str, Any]], budget: int, keep: int = 600) -> list[dict[str, Any]]:
-    """When this turn alone is over budget, cut older tool results (never the question or the newest result)."""
+    """When this turn alone is over budget, cut older tool results (never the question or the newest)."""
     if sum(approx_tokens(m) for m in current) <= budget:
         return current
     out = [dict(m) for m in current]

@@ -1,9 +1,10 @@
 """The LLM client: the only module that imports litellm.
 
-litellm costs ~3–4 s to import, so it is loaded lazily (and warmed in a daemon thread once the user enters Assistant
-mode). ``LiteLLMClient.complete`` streams one chat completion, reassembles text and tool calls, retries 429/5xx/
-timeouts with a bounded backoff, and turns every failure into an ``LLMError`` whose message is one sentence the user
-can act on. The rest of the agent talks to the small ``LLM`` protocol, so tests can swap in a scripted fake.
+litellm costs ~3–4 s to import, so it is loaded lazily (and warmed in a daemon thread once the user enters
+Assistant mode). ``LiteLLMClient.complete`` streams one chat completion, reassembles text and tool calls,
+retries 429/5xx/timeouts with a bounded backoff, and turns every failure into an ``LLMError`` whose message
+is one sentence the user can act on. The rest of the agent talks to the small ``LLM`` protocol, so tests can
+swap in a scripted fake.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class LLM(Protocol):
     ) -> LLMReply: ...
 
 
-# -- lazy import and warm-up -----------------------------------------------------------------------------------
+# -- lazy import and warm-up ---------------------------------------------------------------------------------
 _litellm: Any = None
 _import_lock = threading.Lock()
 _warm_thread: threading.Thread | None = None
@@ -114,13 +115,13 @@ def is_loaded() -> bool:
     return _litellm is not None
 
 
-# -- the real client -------------------------------------------------------------------------------------------
+# -- the real client -----------------------------------------------------------------------------------------
 class LiteLLMClient:
     """Streams chat completions through litellm.
 
-    ``retries`` is the number of extra attempts on retryable failures (the OpenAI client's own retries are turned
-    off with ``max_retries=0`` so the total stays ``retries + 1``); ``backoff`` is the first wait in seconds,
-    doubled each time. Tests pass a tiny ``backoff``.
+    ``retries`` is the number of extra attempts on retryable failures (the OpenAI client's own retries are
+    turned off with ``max_retries=0`` so the total stays ``retries + 1``); ``backoff`` is the first wait in
+    seconds, doubled each time. Tests pass a tiny ``backoff``.
     """
 
     def __init__(
@@ -153,8 +154,8 @@ class LiteLLMClient:
                 return True
         except Exception:
             pass
-        # Unknown models behind an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, Ollama's /v1) mostly accept
-        # tools; if this one refuses them, ``complete`` falls back to the text protocol for the session.
+        # Unknown models behind an OpenAI-compatible server (vLLM, llama.cpp, LM Studio, Ollama's /v1) mostly
+        # accept tools; if this one refuses them, the loop falls back to the text protocol for the session.
         return self.model.startswith("openai/")
 
     def complete(
@@ -167,13 +168,13 @@ class LiteLLMClient:
     ) -> LLMReply:
         deadline = time.monotonic() + timeout
         attempt = 0
+        streamed = [False]  # once text reached the user, a retry would repeat it: no retry then
+
+        def relay(text: str) -> None:
+            streamed[0] = True
+            on_text(text)
+
         while True:
-            streamed = [False]
-
-            def relay(text: str) -> None:
-                streamed[0] = True
-                on_text(text)
-
             remaining = deadline - time.monotonic()
             try:
                 return self._once(messages, tools, relay, max(remaining, 0.1))
@@ -191,7 +192,7 @@ class LiteLLMClient:
     def request_kwargs(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        """The request body pyaichat builds (what ``/sent`` shows), without credentials or transport options."""
+        """The request body pyaichat builds (what ``/sent`` shows), without credentials or transport."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = tools
@@ -289,7 +290,7 @@ def _read_stream(response: Any, on_text: Callable[[str], None]) -> LLMReply:
     return reply
 
 
-# -- errors ----------------------------------------------------------------------------------------------------
+# -- errors --------------------------------------------------------------------------------------------------
 def map_error(
     exc: BaseException, model: str, api_base: str | None, timeout: float, sent_tools: bool
 ) -> LLMError:
@@ -338,7 +339,8 @@ def map_error(
         )
     if status == 408 or name in ("Timeout", "APITimeoutError") or "timed out" in low:
         return LLMError(
-            f"The provider {where} did not answer within {timeout:.0f} s; ask again or raise request_timeout.",
+            f"The provider {where} did not answer within {timeout:.0f} s; "
+            "ask again or raise request_timeout.",
             kind="timeout",
             retryable=True,
         )
@@ -348,7 +350,8 @@ def map_error(
         )
     if "llm provider not provided" in low or name == "LiteLLMUnknownProvider":
         return LLMError(
-            f"pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as gpt-4o-mini, "
+            f"pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as "
+            "gpt-4o-mini, "
             "anthropic/<model>, ollama/<model> or openai/<model> with --api-base.",
             kind="model",
         )
@@ -356,10 +359,11 @@ def map_error(
         if sent_tools and ("tool" in low or "function" in low):
             return LLMError(f"{model} does not accept tool schemas.", kind="tools_unsupported")
         return LLMError(f"The provider refused the request: {_first_sentence(text)}", kind="bad_request")
-    if (
-        (isinstance(status, int)
-        and status >= 500)
-        or name in ("InternalServerError", "ServiceUnavailableError", "BadGatewayError", "APIError")
+    if (isinstance(status, int) and status >= 500) or name in (
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+        "APIError",
     ):
         return LLMError(
             f"The provider {where} failed (HTTP {status or 500}); try again in a moment.",

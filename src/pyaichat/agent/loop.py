@@ -1,14 +1,14 @@
 """The bounded agent loop: ask the model, run the tools it asks for, feed the results back, stream the answer.
 
 States: idle → thinking → calling → observing → … → answering → done / failed, each announced with a
-``StateEvent``. Bounds (``max_steps``, the turn deadline, the context budget, the money budget) end the turn with
-the best answer so far plus one sentence naming the bound. Tool trouble of any kind (unknown tool, broken JSON,
-invalid arguments, a failing capability) becomes an observation for the model, never an exception. Ctrl-C
-(``KeyboardInterrupt`` in the main thread) keeps the partial answer and closes every open tool call, so the
-conversation stays valid for the next question.
+``StateEvent``. Bounds (``max_steps``, the turn deadline, the context budget, the money budget) end the turn
+with the best answer so far plus one sentence naming the bound. Tool trouble of any kind (unknown tool, broken
+JSON, invalid arguments, a failing capability) becomes an observation for the model, never an exception.
+Ctrl-C (``KeyboardInterrupt`` in the main thread) keeps the partial answer and closes every open tool call, so
+the conversation stays valid for the next question.
 
-The loop knows nothing about sessions or terminals: ``TurnEnv`` hands it callables for the model, the tools, the
-approval gate and request building.
+The loop knows nothing about sessions or terminals: ``TurnEnv`` hands it callables for the model, the tools,
+the approval gate and request building.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class _Turn:
         self._gate: StreamGate | None = None
         self.llm_calls = 0
 
-    # -- the loop ------------------------------------------------------------------------------------------------
+    # -- the loop --------------------------------------------------------------------------------------------
     def run(self) -> TurnResult:
         env = self.env
         try:
@@ -180,7 +180,7 @@ class _Turn:
                 return "budget_usd"
         return None
 
-    # -- one model request ---------------------------------------------------------------------------------------
+    # -- one model request -----------------------------------------------------------------------------------
     def _ask(self, messages: list[dict[str, Any]], native: bool) -> LLMReply | LLMError | None:
         env = self.env
         tools = env.tool_schemas if native else None
@@ -218,7 +218,7 @@ class _Turn:
         self.env.emit(AnswerChunkEvent(text=text))
 
     def _calls(self, reply: LLMReply, native: bool) -> list[tuple[str, ParsedCall]]:
-        """(call id, parsed call) for each tool call of a reply, from native calls, text blocks or printed JSON."""
+        """(call id, parsed call) for each tool call of a reply: native, text blocks or printed JSON."""
         if native and reply.tool_calls:
             out = []
             for i, tc in enumerate(reply.tool_calls):
@@ -231,7 +231,7 @@ class _Turn:
         recovered = recover_json_call(reply.text, self.env.tool_names)
         return [(f"call_text_{self.step}", recovered)] if recovered else []
 
-    # -- tools -------------------------------------------------------------------------------------------------
+    # -- tools -----------------------------------------------------------------------------------------------
     def _run_calls(self, reply: LLMReply, calls: list[tuple[str, ParsedCall]], native: bool) -> bool:
         """Run a reply's tool calls and record them in the conversation; True when the user chose "edit"."""
         env = self.env
@@ -316,7 +316,7 @@ class _Turn:
         approval = self.env.approve(event)
         return True, approval.observation, None, approval.decision
 
-    # -- endings -----------------------------------------------------------------------------------------------
+    # -- endings ---------------------------------------------------------------------------------------------
     def _answer(self, text: str) -> TurnResult:
         rest = self._gate.rest() if self._gate is not None else ""
         if rest.strip():
@@ -334,10 +334,12 @@ class _Turn:
     def _stop(self, bound: str) -> TurnResult:
         env = self.env
         notes = {
-            "max_steps": f"Stopped after {env.max_steps} steps (the max_steps bound); ask a narrower question or "
+            "max_steps": f"Stopped after {env.max_steps} steps (the max_steps bound); "
+            "ask a narrower question or "
             "raise --max-steps.",
             "turn_timeout": f"Stopped after {env.turn_timeout:g} s (the turn_timeout bound).",
-            "context_tokens": f"Stopped: the request would exceed the context budget of {env.context_tokens:,} "
+            "context_tokens": "Stopped: the request would exceed the context budget of "
+            f"{env.context_tokens:,} "
             "tokens (context_tokens); /clear or raise it.",
             "budget_usd": "Stopped: the next request would go over the session's money budget (budget_usd).",
         }
@@ -397,7 +399,7 @@ class _Turn:
         if self.current[-1].get("role") != "assistant" or self.current[-1].get("tool_calls"):
             self.current.append({"role": "assistant", "content": "(no answer: the model request failed)"})
 
-    # -- bookkeeping -------------------------------------------------------------------------------------------
+    # -- bookkeeping -----------------------------------------------------------------------------------------
     def _state(self, state: str, detail: str = "") -> None:
         self.env.emit(StateEvent(state=state, step=self.step, max_steps=self.env.max_steps, detail=detail))
 
@@ -426,7 +428,7 @@ class _Turn:
         )
 
 
-# -- helpers ---------------------------------------------------------------------------------------------------
+# -- helpers -------------------------------------------------------------------------------------------------
 def _parse_native(name: str, arguments: str) -> ParsedCall:
     if not arguments.strip():
         return ParsedCall(name, {})

@@ -1,10 +1,10 @@
-"""The text tool protocol, for models without native function calling, and recovery of tool calls printed as text.
+"""The text tool protocol for models without native function calling; recovery of tool calls printed as text.
 
 Text protocol (design.md): the model writes ``<tool name="get_repr">{"expr": "df"}</tool>`` or
 ``<python>…code…</python>`` (shorthand for ``run_python``) and gets ``<observation>`` blocks back. Separately,
 local models often *print* a native tool call as JSON instead of making it; a reply that is nothing but such a
-call is recognised and run. ``StreamGate`` decides which streamed text can be shown at once and which must be held
-back because it may turn out to be a tool call.
+call is recognised and run. ``StreamGate`` decides which streamed text can be shown at once and which must be
+held back because it may turn out to be a tool call.
 """
 
 from __future__ import annotations
@@ -34,13 +34,15 @@ class ParsedCall:
 
 
 def describe_protocol(schemas: Iterable[dict[str, Any]]) -> str:
-    """The system-prompt section teaching the text protocol; the tool list comes from the registry's schemas."""
+    """The system-prompt section teaching the text protocol; the tool list comes from the registry."""
     lines = [
         "## Tools (text protocol)",
-        "To use a tool, write a block exactly like this and stop; the result comes back in an <observation> block:",
+        "To use a tool, write a block exactly like this and stop; "
+        "the result comes back in an <observation> block:",
         '<tool name="TOOL_NAME">{"argument": "value"}</tool>',
         "The body is one JSON object with the arguments. For run_python you may write <python>code</python>.",
-        "You may write several blocks in one reply. When you have the answer, reply in plain Markdown without blocks.",
+        "You may write several blocks in one reply. "
+        "When you have the answer, reply in plain Markdown without blocks.",
         "",
         "Available tools:",
     ]
@@ -130,9 +132,10 @@ def recover_json_call(text: str, known: Iterable[str]) -> ParsedCall | None:
 class StreamGate:
     """Lets streamed text through as soon as it cannot be (part of) a tool call.
 
-    A reply whose first characters could open a JSON tool call (``{`` or a code fence) is held until it is clearly
-    prose or the reply ends. With ``tags=True`` (text protocol) text from a possible ``<tool``/``<python`` opening on
-    is held too, and once a tag is confirmed nothing more of this reply is shown: it is a tool-calling reply.
+    A reply whose first characters could open a JSON tool call (``{`` or a code fence) is held until it is
+    clearly prose or the reply ends. With ``tags=True`` (text protocol) text from a possible
+    ``<tool``/``<python`` opening on is held too, and once a tag is confirmed nothing more of this reply is
+    shown: it is a tool-calling reply.
     """
 
     def __init__(self, tags: bool) -> None:

@@ -26,7 +26,8 @@ def log_path() -> Path:
 
 
 def session_id(session: Any) -> str:
-    """A stable id per session object: its own ``session_id``/``id`` attribute, else a random one kept here."""
+    """A stable id per session object: its own ``session_id``/``id`` attribute, else a random one kept
+    here."""
     for attr in ("session_id", "id"):
         value = getattr(session, attr, None)
         if isinstance(value, str) and value:

@@ -1,5 +1,7 @@
 """Imports every built-in capability module so that each registers itself (one import per module)."""
 
-from . import introspect  # noqa: F401  list_globals, get_type, get_repr, get_dir, get_doc, get_last_exception
-from . import propose  # noqa: F401  propose_code (the approval gate; handled by the agent)
-from . import code  # noqa: F401  run_python, eval_expr (the sandbox)
+from . import (
+    code,  # noqa: F401  run_python, eval_expr (the sandbox)
+    introspect,  # noqa: F401  list_globals, get_type, get_repr, get_dir, get_doc, get_last_exception
+    propose,  # noqa: F401  propose_code (the approval gate; handled by the agent)
+)

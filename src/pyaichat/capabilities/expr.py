@@ -1,9 +1,10 @@
 """Read-only evaluation of the ``expr`` argument of the introspection capabilities.
 
 ``resolve`` accepts names, dotted attribute paths and subscripts with literal keys (``df.columns``,
-``d["a"][0]``, ``obj.attr.sub``) and refuses anything else. Nothing is called or assigned; reading an attribute may
-run a property, which ``call``'s deadline bounds. Dict lookups check membership first so a ``defaultdict`` never
-grows, and ``os.environ`` can be named but never looked into.
+``d["a"][0]``, ``obj.attr.sub``) and refuses anything else. Nothing is called or assigned; reading an
+attribute may run a property, which runs under ``summary.guarded`` (a property looping forever is stopped).
+Dict lookups check membership first so a ``defaultdict`` never grows, and ``os.environ`` can be named but
+never looked into.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError
+from .summary import Overtime, guarded
 
 if TYPE_CHECKING:
     from .registry import CapabilityContext
 
 MAX_EXPR_CHARS = 500
-# Dunder attributes that are plain metadata; every other dunder is refused (``__globals__``, ``__subclasses__``…).
+# Dunder attributes that are plain metadata; every other dunder is refused (``__globals__``,
+# ``__subclasses__``…).
 SAFE_DUNDERS = frozenset(
     {
         "__doc__",
@@ -36,7 +39,8 @@ _MISSING = object()
 
 
 def resolve(ctx: CapabilityContext, expr: str) -> Any:
-    """Evaluate ``expr`` read-only against the session namespace (then builtins); raise ``CapabilityError``."""
+    """Evaluate ``expr`` read-only against the session namespace (then builtins); raise
+    ``CapabilityError``."""
     expr = (expr or "").strip()
     if not expr:
         raise CapabilityError("The expression is empty; give a variable name such as df or df.columns.")
@@ -46,7 +50,12 @@ def resolve(ctx: CapabilityContext, expr: str) -> Any:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError:
         raise CapabilityError(f"{expr!r} is not a valid Python expression.")
-    return _eval(tree.body, ctx.namespace, expr)
+    try:
+        return guarded(lambda: _eval(tree.body, ctx.namespace, expr), budget=ctx.config.tool_timeout)
+    except Overtime:
+        raise CapabilityError(
+            f"Reading {expr} took too long (a property or __getitem__ that does not finish)."
+        )
 
 
 def _refuse(expr: str, node: ast.AST) -> CapabilityError:

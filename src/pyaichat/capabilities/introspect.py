@@ -31,7 +31,7 @@ _MAX_LOCALS = 25
 _DOC_CHARS = 2500
 
 
-# -- argument models ------------------------------------------------------------------------------------------
+# -- argument models -----------------------------------------------------------------------------------------
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -54,10 +54,11 @@ class NoArgs(_Args):
     pass
 
 
-# -- shared helpers -------------------------------------------------------------------------------------------
+# -- shared helpers ------------------------------------------------------------------------------------------
 def user_names(namespace: Mapping[str, Any]) -> list[str]:
     """The user's own variables in ``namespace``: no modules, dunders, ``_``-private names, IPython's
-    ``In``/``Out``/``_i*``/``exit``/``quit``/``get_ipython``, or objects pyaichat put there. Namespace order."""
+    ``In``/``Out``/``_i*``/``exit``/``quit``/``get_ipython``, or objects pyaichat put there. Namespace
+    order."""
     names = []
     for name, value in list(namespace.items()):
         if not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES:
@@ -90,12 +91,13 @@ def _names_only(ctx: CapabilityContext) -> bool:
     return summary.level(ctx.privacy) <= summary.NAMES
 
 
-# -- capabilities ---------------------------------------------------------------------------------------------
+# -- capabilities --------------------------------------------------------------------------------------------
 @capability("list_globals", ListGlobalsArgs)
 def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
     """List the user's variables in the live Python session, one per line: name, type and a one-line summary
-    (length, shape, dtype, first columns, or a callable's signature). Modules, private names and REPL internals
-    are left out. Call this first to see what data exists; pass pattern (a glob such as 'df*') to filter."""
+    (length, shape, dtype, first columns, or a callable's signature). Modules, private names and REPL
+    internals are left out. Call this first to see what data exists; pass pattern (a glob such as 'df*') to
+    filter."""
     names = user_names(ctx.namespace)
     if args.pattern:
         names = [n for n in names if fnmatch.fnmatchcase(n, args.pattern)]
@@ -157,7 +159,8 @@ def get_repr(ctx: CapabilityContext, args: ExprArgs) -> str:
     value = resolve(ctx, args.expr)
     secret = _secret_path(ctx, args.expr)
     if secret and not _names_only(ctx):
-        return f"<{summary.type_name(value)}: {REDACTED} — {secret!r} looks like a secret, so its value is hidden>"
+        kind = summary.type_name(value)
+        return f"<{kind}: {REDACTED} — {secret!r} looks like a secret, so its value is hidden>"
     return summary.describe(value, ctx.privacy, ctx.config.max_output_chars)
 
 
@@ -195,8 +198,9 @@ def get_dir(ctx: CapabilityContext, args: DirArgs) -> str:
 
 @capability("get_doc", ExprArgs)
 def get_doc(ctx: CapabilityContext, args: ExprArgs) -> str:
-    """Return the signature and docstring (truncated) of a function, method, class or module, or of the type of
-    a plain value. Works for builtins, numpy ufuncs and pandas methods. Use it to check how to call something."""
+    """Return the signature and docstring (truncated) of a function, method, class or module, or of the type
+    of a plain value. Works for builtins, numpy ufuncs and pandas methods. Use it to check how to call
+    something."""
     value = resolve(ctx, args.expr)
     target = value if _documents_itself(value) else type(value)
     lines = [f"{args.expr}: {summary.type_name(value)}"]
@@ -222,7 +226,8 @@ def get_doc(ctx: CapabilityContext, args: ExprArgs) -> str:
 
 
 def _documents_itself(value: Any) -> bool:
-    """Code objects carry their own docs; a plain value's docs are its type's (never a per-instance string)."""
+    """Code objects carry their own docs; a plain value's docs are its type's (never a per-instance
+    string)."""
     return isinstance(
         value,
         (
@@ -242,9 +247,9 @@ def _documents_itself(value: Any) -> bool:
 
 @capability("get_last_exception")
 def get_last_exception(ctx: CapabilityContext, args: Any) -> str:
-    """Return the session's most recent exception: type, message, the traceback frames, the exact failing source
-    segment, and the failing frame's local variables as one-line summaries (not full values). Use it first when
-    the user asks why something failed."""
+    """Return the session's most recent exception: type, message, the traceback frames, the exact failing
+    source segment, and the failing frame's local variables as one-line summaries (not full values). Use it
+    first when the user asks why something failed."""
     err = getattr(ctx.session, "last_error", None)
     if err is None:
         return "No exception has been raised in this session yet."
@@ -321,7 +326,9 @@ def _failing_locals(ctx: CapabilityContext, exc: BaseException, segment: str | N
     return out
 
 
-def _frame_locals(ctx: CapabilityContext, frame: Any, segment: str | None, library: bool = False) -> list[str]:
+def _frame_locals(
+    ctx: CapabilityContext, frame: Any, segment: str | None, library: bool = False
+) -> list[str]:
     masker = _masker(ctx)
     lvl = summary.level(ctx.privacy)
     limit = 8 if library else _MAX_LOCALS

@@ -1,7 +1,7 @@
 """Third-party capabilities from the entry-point group ``pyaichat.capabilities``.
 
-An entry point may name a module (whose ``@capability`` functions register on import), a ``Capability``, a list
-of them, or a function returning either. A plugin that fails to load is reported by ``/tools`` instead of
+An entry point may name a module (whose ``@capability`` functions register on import), a ``Capability``, a
+list of them, or a function returning either. A plugin that fails to load is reported by ``/tools`` instead of
 breaking the assistant, and a plugin can never replace a built-in capability of the same name.
 """
 

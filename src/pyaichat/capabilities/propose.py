@@ -1,7 +1,7 @@
 """``propose_code``: the approval gate, registered as a capability so the model sees it as a tool.
 
-It is not executable through ``capabilities.call``: the agent loop intercepts it, shows the code to the user and
-asks run / edit / no. Only code the user approves runs, through ``Session.run``, as the user's own input.
+It is not executable through ``capabilities.call``: the agent loop intercepts it, shows the code to the user
+and asks run / edit / no. Only code the user approves runs, through ``Session.run``, as the user's own input.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ register(
         name="propose_code",
         description=(
             "Propose Python code that would change the session (assign a variable, fix data, import, write a "
-            "file). The user sees it and chooses to run it, edit it or reject it; you are told the outcome. Use it "
+            "file). The user sees it and chooses to run it, edit it or reject it; you are told the outcome. "
+            "Use it "
             "for anything that is not read-only; never for looking at values."
         ),
         args_model=ProposeArgs,

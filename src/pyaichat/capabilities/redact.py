@@ -2,16 +2,16 @@
 
 Two kinds of rule (documented in the README, "Secrets"):
 
-* **Secret-looking names.** A name is split into words (``snake_case``, ``camelCase``, dots, dashes); it is secret
-  when a word is ``secret``, ``password``/``passwd``/``pwd``/``passphrase``, ``credential(s)``, ``auth``/
-  ``authorization``, ``bearer``, ``cookie``…; when its *last* word is ``token``; or when its last word is ``key``
-  qualified by a credential word (``api_key``, ``private_key``, ``openai_key``, ``aws_access_key`` are secret;
-  ``sort_key``, ``primary_key`` and a bare ``key`` are not). Near-misses such as ``token_count``, ``max_tokens``,
-  ``keyboard`` and ``monkey`` stay visible. In text, ``name = 'value'`` / ``'name': 'value'`` pairs with a secret
-  name have their value masked.
+* **Secret-looking names.** A name is split into words (``snake_case``, ``camelCase``, dots, dashes); it is
+  secret when a word is ``secret``, ``password``/``passwd``/``pwd``/``passphrase``, ``credential(s)``,
+  ``auth``, ``authorization``, ``bearer``, ``cookie``…; when its *last* word is ``token``; or when its last
+  word is ``key`` qualified by a credential word (``api_key``, ``private_key``, ``openai_key``,
+  ``aws_access_key`` are secret; ``sort_key``, ``primary_key`` and a bare ``key`` are not). Near-misses such
+  as ``token_count``, ``max_tokens``, ``keyboard`` and ``monkey`` stay visible. In text, ``name = 'value'`` /
+  ``'name': 'value'`` pairs with a secret name have their value masked.
 * **Credential-looking strings**, wherever they occur: OpenAI and Anthropic keys, AWS access key ids (and 40
-  character secret keys in the same text), GitHub and Slack tokens, JWTs, PEM private key blocks, the password in
-  ``scheme://user:password@host``, and the values of secret-named environment variables.
+  character secret keys in the same text), GitHub and Slack tokens, JWTs, PEM private key blocks, the password
+  in ``scheme://user:password@host``, and the values of secret-named environment variables.
 
 Replacements read ``<redacted …>`` so the model knows something was there without seeing it.
 """
@@ -19,6 +19,7 @@ Replacements read ``<redacted …>`` so the model knows something was there with
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -27,7 +28,7 @@ from typing import Any
 
 REDACTED = "<redacted>"
 
-# -- names ----------------------------------------------------------------------------------------------------
+# -- names ---------------------------------------------------------------------------------------------------
 _ANYWHERE = frozenset(
     {
         "secret",
@@ -60,7 +61,8 @@ _ANYWHERE = frozenset(
 )
 _LAST_WORD = frozenset({"token", "pat"})
 _KEY_WORDS = frozenset({"key", "keys"})
-# Qualifiers that make ``<qualifier>_key`` a credential (``sort_key``, ``casted_key`` and a bare ``key`` are not).
+# Qualifiers that make ``<qualifier>_key`` a credential (``sort_key``, ``casted_key`` and a bare ``key`` are
+# not).
 _SECRET_KEY_QUALIFIERS = frozenset(
     {
         "api",
@@ -127,6 +129,7 @@ def name_words(name: str) -> list[str]:
     return [w.lower() for w in _WORD_SPLIT.findall(name)]
 
 
+@functools.lru_cache(maxsize=8192)
 def _default_secret_name(name: str) -> bool:
     words = name_words(name)
     if not words:
@@ -143,7 +146,7 @@ def _default_secret_name(name: str) -> bool:
     return False
 
 
-# -- credential-looking strings -------------------------------------------------------------------------------
+# -- credential-looking strings ------------------------------------------------------------------------------
 _B64_BODY = r"(?:[A-Za-z0-9+/=\s]|\\n)*"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
@@ -171,7 +174,8 @@ _AWS_SECRET = re.compile(
     r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[0-9/+])(?=[A-Za-z0-9/+]*[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
 _URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"<>]+:)([^\s@/'\"<>]+)(@)")
-# ``name = 'value'``, ``'name': "value"``, ``name=value`` (the value is masked when ``name`` is secret-looking).
+# ``name = 'value'``, ``'name': "value"``, ``name=value`` (the value is masked when ``name`` is
+# secret-looking).
 _QUOTED_PAIR = re.compile(
     r"""(?P<q0>['"]?)(?P<name>[A-Za-z_][\w.\-]*)(?P=q0)(?P<sep>\s*[:=]\s*)(?P<q>['"])(?P<val>(?:\\.|(?!(?P=q)).)*)(?P=q)"""
 )
@@ -198,7 +202,8 @@ def _compile_extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
 
 @dataclass
 class Masker:
-    """Masks secrets in text. Build it with ``Masker.from_config(config)`` to add the user's names and patterns."""
+    """Masks secrets in text. Build it with ``Masker.from_config(config)`` to add the user's names and
+    patterns."""
 
     extra_names: list[str] = field(default_factory=list)
     extra_patterns: list[str] = field(default_factory=list)

@@ -96,7 +96,8 @@ def register(cap: Capability) -> Capability:
 
 
 def capability(name: str, args_model: type[BaseModel] = NoArgs, **kwargs: Any):
-    """Decorator: register ``func(ctx, args) -> str`` as capability ``name``; the docstring is the description."""
+    """Decorator: register ``func(ctx, args) -> str`` as capability ``name``; the docstring is the
+    description."""
 
     def wrap(func: Callable[[CapabilityContext, Any], str]) -> Callable[[CapabilityContext, Any], str]:
         register(Capability(name, func.__doc__ or name, args_model, func, **kwargs))
@@ -237,26 +238,25 @@ def _explain_validation(name: str, exc: ValidationError) -> str:
 def run_with_deadline(func: Callable[[], str], timeout: float) -> str:
     """Run ``func`` in a worker thread and give up after ``timeout`` seconds (the thread is abandoned).
 
-    A thread cannot be killed, so the worker also runs under ``summary.guarded``: runaway Python code (a
-    property looping forever) stops itself at the deadline instead of burning CPU for ever. Code stuck in C
-    (``time.sleep``) is abandoned; the daemon thread ends whenever that call returns. (Injecting an
-    asynchronous exception instead was tried: while it is pending on a thread blocked in C, CPython 3.11 stops
-    delivering line-trace events to the other threads, which breaks every other deadline.)
+    A thread cannot be killed, so this is the last resort: the places where a capability runs the user's code
+    (attribute reads in ``expr.resolve``, ``dir``, ``repr``, ``len``, ``_repr_llm_``) run under
+    ``summary.guarded``, which stops runaway Python code from inside at about the same deadline; only code
+    stuck in C is left to finish on its own in the abandoned daemon thread. (Neither a trace function over the
+    whole call, which made every capability 2-3x slower, nor an asynchronous exception, which while pending on
+    a thread blocked in C breaks line tracing in every other thread, was acceptable.)
     """
-    from .summary import Overtime, guarded
-
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["value"] = guarded(func, budget=timeout)
+            box["value"] = func()
         except BaseException as exc:
             box["error"] = exc
 
     worker = threading.Thread(target=target, name="pyaichat-capability", daemon=True)
     worker.start()
     worker.join(timeout)
-    if worker.is_alive() or isinstance(box.get("error"), Overtime):
+    if worker.is_alive():
         raise CapabilityTimeout(f"Stopped after {timeout:g} s: the object took too long to answer.")
     if "error" in box:
         raise box["error"]
@@ -272,4 +272,3 @@ def cap_text(text: str, limit: int, hidden: int = 0) -> tuple[str, bool]:
     cut = cut if cut > limit // 2 else min(limit, len(text))
     rest = len(text) - cut + hidden
     return text[:cut] + f"\n… {rest:,} more characters cut", True
-

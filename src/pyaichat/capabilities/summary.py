@@ -2,16 +2,16 @@
 
 Three promises hold for every value, however large or hostile:
 
-* **Bounded cost and size.** Nothing builds a huge string first: strings are sliced before ``repr``, containers
-  are walked item by item up to a few items, DataFrames show ``head``/``tail`` only, arrays use numpy's own
-  edge-item summarisation, and unknown large sized objects are described by type and length alone.
+* **Bounded cost and size.** Nothing builds a huge string first: strings are sliced before ``repr``,
+  containers are walked item by item up to a few items, DataFrames show ``head``/``tail`` only, arrays use
+  numpy's own edge-item summarisation, and unknown large sized objects are described by type and length alone.
 * **Nothing changes.** Iterators and generators are never advanced; attributes are read with
   ``inspect.getattr_static`` where a dynamic ``__getattr__`` could create things; no method is called except
   ``__repr__``/``__len__``/``_repr_llm_`` on the user's objects, and those run under a deadline
   (``guarded``) and survive raising.
-* **Privacy levels** (``names`` < ``schema`` < ``sample`` < ``full``): ``names`` gives the type only; ``schema``
-  adds lengths, shapes, columns and dtypes but no value of any element, cell or string; ``sample`` adds a few
-  values; ``full`` larger bounded reprs.
+* **Privacy levels** (``names`` < ``schema`` < ``sample`` < ``full``): ``names`` gives the type only;
+  ``schema`` adds lengths, shapes, columns and dtypes but no value of any element, cell or string; ``sample``
+  adds a few values; ``full`` larger bounded reprs.
 
 pandas and numpy are never imported here: a value can only be a DataFrame if the user already imported pandas,
 so the checks look the modules up in ``sys.modules``.
@@ -52,7 +52,7 @@ def level(privacy: str) -> int:
 NAMES, SCHEMA, SAMPLE, FULL = range(4)
 
 
-# -- running the user's code under a deadline ------------------------------------------------------------------
+# -- running the user's code under a deadline ----------------------------------------------------------------
 class Overtime(BaseException):
     """Raised inside a user's ``__repr__``/``__len__`` that ran past its budget."""
 
@@ -65,7 +65,8 @@ def guarded(func: Callable[[], T], budget: float = _USER_CODE_BUDGET) -> T:
     """Run ``func`` (which may call the user's Python code) and abort it once ``budget`` seconds have passed.
 
     A trace function checks the clock on every Python line, so a ``__repr__`` that loops forever is stopped
-    without leaving a thread behind. Code stuck inside C (``time.sleep``) is bounded by ``call``'s own deadline.
+    without leaving a thread behind. Code stuck inside C (``time.sleep``) is bounded by ``call``'s own
+    deadline.
     """
     outer = getattr(_local, "deadline", None)
     deadline = time.perf_counter() + budget
@@ -95,6 +96,8 @@ _user_code: dict[str, bool] = {}
 def _library_roots() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    # pyaichat itself counts as library code, also when installed in editable mode.
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return tuple(sorted(r for r in roots if r))
 
 
@@ -105,7 +108,8 @@ def _is_user_code(filename: str) -> bool:
         _LIBRARY_ROOTS = _library_roots() or ("\0",)
     known = _user_code.get(filename)
     if known is None:
-        known = _user_code[filename] = not filename.startswith(_LIBRARY_ROOTS)
+        library = filename.startswith(_LIBRARY_ROOTS) or filename.startswith("<frozen")
+        known = _user_code[filename] = not library
     return known
 
 
@@ -126,7 +130,7 @@ def _failure(what: str) -> Callable[[BaseException], str]:
     return describe_failure
 
 
-# -- small helpers --------------------------------------------------------------------------------------------
+# -- small helpers -------------------------------------------------------------------------------------------
 def type_name(value: Any) -> str:
     cls = type(value)
     module = getattr(cls, "__module__", "") or ""
@@ -210,7 +214,15 @@ def _is_iterator(value: Any) -> bool:
 
 
 def signature_text(obj: Any) -> str | None:
-    """``name(params)`` for a callable, from ``inspect.signature`` or the first line of a builtin's docstring."""
+    """``name(params)`` of a callable (``__signature__``/``__wrapped__`` may be user code: guarded)."""
+    try:
+        return guarded(lambda: _signature_text(obj))
+    except (Exception, Overtime):
+        return None
+
+
+def _signature_text(obj: Any) -> str | None:
+    """From ``inspect.signature``, else the first line of a builtin's docstring (numpy ufuncs)."""
     name = getattr(obj, "__name__", None) or type(obj).__name__
     try:
         return f"{name}{inspect.signature(obj)}"
@@ -221,7 +233,9 @@ def signature_text(obj: Any) -> str | None:
     doc = getattr(obj, "__doc__", None)
     if isinstance(doc, str):
         first = doc.strip().splitlines()[0] if doc.strip() else ""
-        if (first.startswith(f"{name}(") and first.endswith(")")) or ("->" in first and first.startswith(name)):
+        if (first.startswith(f"{name}(") and first.endswith(")")) or (
+            "->" in first and first.startswith(name)
+        ):
             return first
     return None
 
@@ -241,7 +255,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-# -- bounded repr ---------------------------------------------------------------------------------------------
+# -- bounded repr --------------------------------------------------------------------------------------------
 class _Limits:
     """How much of a value ``_brepr`` may show, by privacy level."""
 
@@ -254,7 +268,8 @@ class _Limits:
 
 
 def _brepr(value: Any, lim: _Limits, depth: int = 0) -> str:
-    """A bounded repr (sample/full levels only): reprlib-like, with secret-named keys and attributes masked."""
+    """A bounded repr (sample/full levels only): reprlib-like, with secret-named keys and attributes
+    masked."""
     if is_environ(value):
         return "<os.environ: contents withheld>"
     if value is None or isinstance(value, (bool, float, complex)):
@@ -282,7 +297,7 @@ def _brepr(value: Any, lim: _Limits, depth: int = 0) -> str:
         items = [_brepr(v, lim, depth + 1) for v in itertools.islice(value, n_items)]
         rest = _more(len(value) - len(items))
         if isinstance(value, tuple) and hasattr(type(value), "_fields"):  # namedtuple: keep field names
-            pairs = [f"{f}={i}" for f, i in zip(type(value)._fields, items)]
+            pairs = [f"{f}={i}" for f, i in zip(type(value)._fields, items, strict=False)]
             return f"{type(value).__name__}({', '.join(pairs)}{rest})"
         if isinstance(value, (list, deque)):
             body = "[" + ", ".join(items) + rest + "]"
@@ -316,7 +331,7 @@ def _short_header(value: Any) -> str:
     return f"<{type_name(value)}" + (f", {n:,} items>" if n is not None else ">")
 
 
-# -- one line -------------------------------------------------------------------------------------------------
+# -- one line ------------------------------------------------------------------------------------------------
 def one_line(value: Any, privacy: str = "sample", width: int = 100) -> str:
     """A single line such as ``DataFrame 10,000,000×3: a int64, b object`` or ``list, 5 items: [1, 2, …]``."""
     lvl = level(privacy)
@@ -396,7 +411,7 @@ def _element_types(value: Any, peek: int = 5) -> str:
     return "|".join(kinds)
 
 
-# -- multi-line description -----------------------------------------------------------------------------------
+# -- multi-line description ----------------------------------------------------------------------------------
 def describe(value: Any, privacy: str = "sample", limit: int = 4000) -> str:
     """A bounded multi-line description: the view ``get_repr`` gives of a value."""
     lvl = level(privacy)
@@ -481,7 +496,17 @@ def _masked_table(part: Any) -> Any:
     return part
 
 
+def _has_objects(dtypes: Any) -> bool:
+    return any(getattr(dtype, "kind", "") == "O" for dtype in dtypes)
+
+
 def _describe_frame(df: Any, lvl: int) -> str:
+    if lvl >= SAMPLE and _has_objects(df.dtypes):  # object cells run their own __repr__: guard them
+        return safe(lambda: _describe_frame_unguarded(df, lvl), _failure("repr of a DataFrame cell"))
+    return _describe_frame_unguarded(df, lvl)
+
+
+def _describe_frame_unguarded(df: Any, lvl: int) -> str:
     rows, cols = df.shape
     full = lvl >= FULL
     out = [
@@ -502,6 +527,12 @@ def _describe_frame(df: Any, lvl: int) -> str:
 
 
 def _describe_series(s: Any, lvl: int) -> str:
+    if lvl >= SAMPLE and _has_objects([s.dtype]):
+        return safe(lambda: _describe_series_unguarded(s, lvl), _failure("repr of a Series value"))
+    return _describe_series_unguarded(s, lvl)
+
+
+def _describe_series_unguarded(s: Any, lvl: int) -> str:
     out = [f"Series {s.name!r}: {len(s):,} values, dtype {s.dtype}, index {type(s.index).__name__}"]
     if lvl >= SAMPLE and len(s):
         head, tail = (10, 5) if lvl >= FULL else (5, 3)

@@ -24,8 +24,7 @@ def _call(ctrl: Controller, name: str, args: dict | None = None):
 
 @command("tools", "/tools", "List the capabilities the assistant can use, with one line each.")
 def _tools(ctrl: Controller, arg: str) -> None:
-    from ..capabilities import all_capabilities
-    from ..capabilities import plugins
+    from ..capabilities import all_capabilities, plugins
 
     caps = all_capabilities()
     width = max((len(c.name) for c in caps), default=0)
@@ -43,7 +42,9 @@ def _tools(ctrl: Controller, arg: str) -> None:
 @command("inspect", "/inspect <expr>", "Show type, summary and doc of a value, as the assistant sees it.")
 def _inspect(ctrl: Controller, arg: str) -> None:
     if not arg:
-        ctrl.notice("Usage: /inspect <expr> — a name or attribute path such as df or df.columns.", level="warning")
+        ctrl.notice(
+            "Usage: /inspect <expr> — a name or attribute path such as df or df.columns.", level="warning"
+        )
         return
     kind = _call(ctrl, "get_type", {"expr": arg})
     if not kind.ok:

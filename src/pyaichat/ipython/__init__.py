@@ -11,14 +11,14 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Called by ``%load_ext pyaichat`` (and ``c.InteractiveShellApp.extensions``); loading twice is harmless."""
+    """Called by ``%load_ext pyaichat`` and ``c.InteractiveShellApp.extensions``; loading twice is fine."""
     from .extension import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Called by ``%unload_ext pyaichat``: removes the magics, callbacks, input transformer and key bindings."""
+    """Called by ``%unload_ext pyaichat``: removes magics, callbacks, input transformer and key bindings."""
     from .extension import unload
 
     unload(ipython)

@@ -1,9 +1,9 @@
 """One pyaichat core per IPython shell: load, answer, unload.
 
-``load`` builds a ``Session`` over ``shell.user_ns`` (the very same dict, so capabilities see what IPython sees),
-one ``Controller`` with the IPython front end, and wires the magics, the history callbacks, the ``?``-keeping
-input transformer and (terminal only) the two-mode prompt. ``unload`` removes each of them again; loading twice
-returns the existing extension.
+``load`` builds a ``Session`` over ``shell.user_ns`` (the very same dict, so capabilities see what IPython
+sees), one ``Controller`` with the IPython front end, and wires the magics, the history callbacks, the
+``?``-keeping input transformer and (terminal only) the two-mode prompt. ``unload`` removes each of them
+again; loading twice returns the existing extension.
 """
 
 from __future__ import annotations
@@ -25,15 +25,16 @@ from .transform import keep_question_mark
 if TYPE_CHECKING:
     from .magics import Request
 
-CONFIG_SECTION = "PyAIChat"  # c.PyAIChat.model = "…" in ipython_config.py, or --PyAIChat.model=… on the command line
+# c.PyAIChat.model = "…" in ipython_config.py, or --PyAIChat.model=… on IPython's command line
+CONFIG_SECTION = "PyAIChat"
 
 _extensions: weakref.WeakKeyDictionary[Any, Extension] = weakref.WeakKeyDictionary()
 
 
 def shell_overrides(shell: Any) -> dict[str, Any]:
-    """Settings from IPython's own configuration (``c.PyAIChat.<setting>``); they win over file and environment."""
+    """Settings from IPython's configuration (``c.PyAIChat.<setting>``); they win over file and env."""
     try:
-        section = shell.config[CONFIG_SECTION] if CONFIG_SECTION in shell.config else {}
+        section = shell.config.get(CONFIG_SECTION, {})
     except Exception:
         return {}
     return {key: value for key, value in dict(section).items() if key in Config.model_fields}
@@ -74,7 +75,7 @@ class Extension:
             from IPython.core.error import UsageError
 
             raise UsageError(str(self.config_error))
-        current = self.controller.config  # shared by the controller, session and assistant: update it in place
+        current = self.controller.config  # shared by controller, session and assistant: update it in place
         for key in Config.model_fields:
             setattr(current, key, getattr(config, key))
 

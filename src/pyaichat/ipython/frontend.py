@@ -1,9 +1,9 @@
 """The IPython front end of the shared ``Controller``: renders events and hands proposals to the next input.
 
-Terminal IPython (and a plain ``InteractiveShell``) reuses the REPL's rich renderer, so answers stream the same
-way; a Jupyter kernel gets the answer as Markdown through IPython's display system, updated in place while it
-streams. A proposal is never run: it goes into the next input with ``shell.set_next_input`` (IPython's
-convention), and the decision returned to the core is always ``"edit"``.
+Terminal IPython (and a plain ``InteractiveShell``) reuses the REPL's rich renderer, so answers stream the
+same way; a Jupyter kernel gets the answer as Markdown through IPython's display system, updated in place
+while it streams. A proposal is never run: it goes into the next input with ``shell.set_next_input``
+(IPython's convention), and the decision returned to the core is always ``"edit"``.
 """
 
 from __future__ import annotations
@@ -177,4 +177,3 @@ class IPythonFrontEnd:
     def close(self, *, interrupted: bool = False) -> None:
         if self._renderer is not None:
             self._renderer.close(interrupted=interrupted)
-

@@ -1,8 +1,8 @@
 """Feed IPython's cells into ``Session.history`` and ``Session.last_error``.
 
-IPython runs cells itself, so ``Session.run`` never sees them; ``pre_run_cell``/``post_run_cell`` callbacks record
-each input (as typed), a short summary of its result, and its exception, which is what the assistant's context
-reads. Questions (``%ai …`` cells) are not recorded as inputs: the conversation memory already has them.
+IPython runs cells itself, so ``Session.run`` never sees them; ``pre_run_cell``/``post_run_cell`` callbacks
+record each input (as typed), a short summary of its result, and its exception, which is what the assistant's
+context reads. Questions (``%ai …`` cells) are not recorded as inputs: the conversation memory has them.
 """
 
 from __future__ import annotations

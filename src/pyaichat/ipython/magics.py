@@ -2,8 +2,8 @@
 
 Both hand the question to the shared ``Controller``; ``--model M`` and ``--max-steps N`` before the question
 apply to that question only. A line starting with ``/`` is a slash command (``%ai /clear``, ``%ai /model x``).
-Problems the user can fix (no model, a bad option, a broken config) are ``UsageError``s: IPython prints them as
-one line, without a traceback.
+Problems the user can fix (no model, a bad option, a broken config) are ``UsageError``s: IPython prints them
+as one line, without a traceback.
 """
 
 from __future__ import annotations

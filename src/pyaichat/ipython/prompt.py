@@ -1,30 +1,37 @@
 """Terminal IPython's two-mode prompt: TAB on an empty line toggles Python ⇄ Assistant.
 
-Only used when the shell has a prompt_toolkit prompt (``shell.pt_app``). Everything is added beside IPython's own
-machinery and removed again on unload:
+Only used when the shell has a prompt_toolkit prompt (``shell.pt_app``). Everything is added beside IPython's
+own machinery and removed again on unload:
 
 - key bindings merged *after* IPython's (prompt_toolkit runs the last matching binding), each gated by a
   ``Condition`` so completion, indentation and Enter keep IPython's behaviour wherever ours do not apply:
-  TAB on an empty buffer toggles the mode, Shift-TAB toggles and keeps the text (not while a completion menu is
-  open), and in Assistant mode Enter sends the line (IPython's Enter would wait for "complete Python");
+  TAB on an empty buffer toggles the mode, Shift-TAB toggles and keeps the text (not while a completion menu
+  is open), and in Assistant mode Enter sends the line (IPython's Enter would wait for "complete Python");
 - ``shell.prompt_for_code`` is wrapped: in Assistant mode the submitted text comes back as ``%ai <question>``
-  (``%%ai`` for several lines), so IPython runs, numbers and stores it like any magic, and its history shows it;
-- ``shell.prompts`` is wrapped to prefix the prompt with ``ai``, and a bottom toolbar appears in Assistant mode.
+  (``%%ai`` for several lines), so IPython runs, numbers and stores it like any magic;
+- ``shell.prompts`` is wrapped to prefix the prompt with ``ai``; a bottom toolbar appears in Assistant mode.
 
 The mode itself is the ``Controller``'s (``/ai``, ``/py`` and a proposal switch it too).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from IPython.terminal.prompts import Prompts
-from prompt_toolkit.filters import Condition, emacs_insert_mode, has_completions, has_focus, has_selection
-from prompt_toolkit.filters import vi_insert_mode
+from prompt_toolkit.enums import DEFAULT_BUFFER
+from prompt_toolkit.filters import (
+    Condition,
+    emacs_insert_mode,
+    has_completions,
+    has_focus,
+    has_selection,
+    vi_insert_mode,
+)
 from prompt_toolkit.formatted_text import PygmentsTokens
 from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
 from prompt_toolkit.key_binding.key_bindings import KeyBindingsBase
-from prompt_toolkit.enums import DEFAULT_BUFFER
 from pygments.token import Token
 
 from ..controller import Mode
@@ -63,7 +70,11 @@ class ModePrompts(Prompts):
     def continuation_prompt_tokens(self, width: int | None = None, **kw: Any) -> Any:
         if width is None:
             width = self._width()
-        return self.inner.continuation_prompt_tokens(width, **kw)
+        method = self.inner.continuation_prompt_tokens
+        params = inspect.signature(method).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):  # older Prompts take fewer keywords
+            kw = {key: value for key, value in kw.items() if key in params}
+        return method(width, **kw)
 
     def rewrite_prompt_tokens(self) -> Any:
         return self.inner.rewrite_prompt_tokens()
@@ -89,7 +100,7 @@ class TwoModePrompt:
 
     # -- install / uninstall ---------------------------------------------------------------------------------
     def install(self) -> bool:
-        """Add the bindings, prompt and input wrapper; ``False`` when the shell has no prompt_toolkit prompt."""
+        """Add bindings, prompt and input wrapper; ``False`` when the shell has no prompt_toolkit prompt."""
         pt_app = getattr(self.shell, "pt_app", None)
         if self.installed or pt_app is None:
             return self.installed

@@ -1,8 +1,8 @@
 """Keep the ``?`` of ``%ai why is it empty?``.
 
-IPython's token transformer ``HelpEnd`` turns any logical line whose last token is ``?`` into a help request:
-``%ai why is it empty?`` becomes ``get_ipython().run_line_magic('pinfo', 'empty')``, so the magic never runs. Its
-``find`` looks at tokens and wins over ``EscapedCommand`` (priority 5 < 10). Cleanup transformers run before any
+IPython's token transformer ``HelpEnd`` turns any logical line whose last token is ``?`` into a help
+request: ``%ai why is it empty?`` becomes ``get_ipython().run_line_magic('pinfo', 'empty')``, so the magic
+never runs (``HelpEnd`` wins over ``EscapedCommand``: priority 5 < 10). Cleanup transformers run before any
 token transformer (and also inside ``check_complete``), so this one rewrites such a line into the magic call
 itself; once the question is inside a string literal no later transformer touches it. Lines without a trailing
 ``?`` are left to IPython.

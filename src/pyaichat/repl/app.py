@@ -1,328 +1,62 @@
-"""The interactive REPL: a prompt_toolkit ``PromptSession`` loop in front of the shared ``Controller``.
+"""Entry point of the interactive REPL, kept free of heavy imports so the first prompt appears at once.
 
-This module only reads input and renders events; what an input means is the controller's business. The loop
-survives anything the user types: Ctrl-C returns to the prompt, an unexpected error inside pyaichat prints
-one plain line, and only ``SystemExit`` from user code (or Ctrl-D on an empty line) leaves it.
+Importing prompt_toolkit costs ~150 ms, half the start-up budget. ``run_repl`` therefore draws the first
+``>>> `` itself, with plain ANSI codes, before it imports the real front end (``frontend.py``); keys typed in
+the meantime wait in the terminal's input queue (echo, line editing and signal keys are off for that moment,
+so nothing is drawn twice and Ctrl-C/Ctrl-D mean what they mean at the prompt) and are read by prompt_toolkit,
+which then draws the same prompt in the same place.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from prompt_toolkit import PromptSession
-from prompt_toolkit.application import Application
-from prompt_toolkit.completion import DynamicCompleter
-from prompt_toolkit.enums import EditingMode
-from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import Layout, Window
-from prompt_toolkit.layout.controls import FormattedTextControl
-from prompt_toolkit.lexers import DynamicLexer, Lexer
-from prompt_toolkit.output import ColorDepth
-from prompt_toolkit.styles import Style
-
-from ..agent.events import ErrorEvent
-from ..controller import Controller, Decision, Mode
-from ..errors import PyAIChatError
-from ..paths import ensure_state_dir
-from .completion import MentionCompleter, PythonCompleter
-from .keys import build_key_bindings
-
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from prompt_toolkit.input import Input
-    from prompt_toolkit.output import Output
-    from rich.console import Console
-
-    from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
     from ..session import Session
-    from .render import RichRenderer
 
-PROMPTS = {Mode.PYTHON: ">>> ", Mode.ASSISTANT: "ai> "}
-CONTINUATION = "... "
-
-STYLE = Style.from_dict(
-    {
-        "prompt.python": "ansigreen bold",
-        "prompt.assistant": "ansimagenta bold",
-        "continuation": "ansibrightblack",
-        "bottom-toolbar": "noreverse bg:ansibrightblack ansiwhite",
-        "bottom-toolbar.mode": "bold",
-        "bottom-toolbar.key": "bold",
-        "question": "ansiyellow bold",
-    }
-)
+_EARLY_PROMPT = {True: "\x1b[0;32;1m>>> \x1b[0m", False: ">>> "}
 
 
-# -- history -------------------------------------------------------------------------------------------------
-class _SafeFileHistory(FileHistory):
-    """A ``FileHistory`` that degrades to memory-only when the file cannot be read or written."""
+def early_prompt(color: bool) -> Callable[[], None]:
+    """Draw ``>>> `` now and hold typed keys unechoed; the returned function undoes that (call it once)."""
+    try:
+        import termios
 
-    def load_history_strings(self) -> Iterable[str]:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        quiet = termios.tcgetattr(fd)
+        # Raw enough that every key (Ctrl-D, Ctrl-C, Backspace) reaches prompt_toolkit as typed, unechoed.
+        quiet[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG)
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (ImportError, OSError, ValueError, AttributeError):  # not a POSIX terminal: skip the early prompt
+        return lambda: None
+    try:
+        os.write(sys.stdout.fileno(), _EARLY_PROMPT[color].encode())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+    def restore() -> None:
+        # TCSANOW, not TCSAFLUSH: keys typed meanwhile stay queued for prompt_toolkit.
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
         try:
-            return list(super().load_history_strings())
-        except OSError:
-            return []
-
-    def store_string(self, string: str) -> None:
-        try:
-            super().store_string(string)
-        except OSError:
+            os.write(sys.stdout.fileno(), b"\r")  # prompt_toolkit redraws the prompt from column 0
+        except (OSError, ValueError):
             pass
 
-
-def make_history() -> History:
-    """History persisted in ``state_dir()/history``; in memory when the state directory cannot be created."""
-    directory = ensure_state_dir()
-    if directory is None:
-        return InMemoryHistory()
-    return _SafeFileHistory(str(directory / "history"))
-
-
-# -- prompt pieces -------------------------------------------------------------------------------------------
-def prompt_message(ctrl: Controller) -> FormattedText:
-    return FormattedText([(f"class:prompt.{ctrl.mode.value}", PROMPTS[ctrl.mode])])
-
-
-def continuation(width: int, line_number: int, is_soft_wrap: int) -> FormattedText:
-    return FormattedText([("class:continuation", CONTINUATION.rjust(width))])
-
-
-def toolbar(ctrl: Controller) -> FormattedText:
-    """Mode, model and the keys a newcomer needs; short enough for an 80-column terminal."""
-    model = ctrl.config.model or "no model"
-    hint = "@name: pin a value" if ctrl.mode is Mode.ASSISTANT else "Alt-Enter: newline"
-    return FormattedText(
-        [
-            ("class:bottom-toolbar.mode", f" {ctrl.mode.label} "),
-            ("", f"│ {model} │ "),
-            ("class:bottom-toolbar.key", "TAB"),
-            ("", f": switch mode · {hint} · /help "),
-        ]
-    )
-
-
-class _ModeLexer:
-    """Pygments Python highlighting in Python mode only; built on first use to keep start-up light."""
-
-    def __init__(self, ctrl: Controller) -> None:
-        self.ctrl = ctrl
-        self._python: Lexer | None = None
-
-    def __call__(self) -> Lexer | None:
-        if self.ctrl.mode is not Mode.PYTHON:
-            return None
-        if self._python is None:
-            from prompt_toolkit.lexers import PygmentsLexer
-            from pygments.lexers.python import PythonLexer
-
-            self._python = PygmentsLexer(PythonLexer)
-        return self._python
-
-
-def build_prompt_session(
-    ctrl: Controller,
-    *,
-    history: History | None = None,
-    input: Input | None = None,
-    output: Output | None = None,
-) -> PromptSession[str]:
-    """The main prompt: mode-dependent message, lexer and completer, our key bindings, history and toolbar."""
-    config = ctrl.config
-    namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace object may be replaced
-    python_completer = PythonCompleter(namespace)
-    mention_completer = MentionCompleter(namespace)
-    return PromptSession(
-        message=lambda: prompt_message(ctrl),
-        multiline=True,
-        prompt_continuation=continuation,
-        key_bindings=build_key_bindings(ctrl),
-        completer=DynamicCompleter(
-            lambda: python_completer if ctrl.mode is Mode.PYTHON else mention_completer
-        ),
-        complete_while_typing=False,
-        lexer=DynamicLexer(_ModeLexer(ctrl)),
-        history=history if history is not None else InMemoryHistory(),
-        enable_history_search=False,
-        search_ignore_case=True,
-        bottom_toolbar=lambda: toolbar(ctrl),
-        editing_mode=EditingMode.VI if config.editing_mode == "vi" else EditingMode.EMACS,
-        color_depth=None if config.color else ColorDepth.DEPTH_1_BIT,
-        style=STYLE,
-        tempfile_suffix=".py",
-        input=input,
-        output=output,
-    )
-
-
-def ask_decision(*, input: Input | None = None, output: Output | None = None, color: bool = True) -> Decision:
-    """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-C/Ctrl-D no. Other keys are ignored."""
-    chosen: list[str] = []
-    kb = KeyBindings()
-    for key, value in (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no")):
-
-        def choose(event: KeyPressEvent, value: str = value) -> None:
-            chosen.append(value)
-            event.app.exit(result=value)
-
-        kb.add(key)(choose)
-    kb.add("escape", eager=True)(lambda event: (chosen.append("no"), event.app.exit(result="no")))
-    kb.add("<any>")(lambda event: None)
-
-    def message() -> FormattedText:
-        return FormattedText(
-            [
-                ("class:question", "Run it? "),
-                ("", "[r]un / [e]dit / [n]o: "),
-                ("bold", chosen[0] if chosen else ""),
-            ]
-        )
-
-    app: Application[str] = Application(
-        layout=Layout(
-            Window(FormattedTextControl(message, show_cursor=True), height=1, dont_extend_height=True)
-        ),
-        key_bindings=kb,
-        style=STYLE,
-        color_depth=None if color else ColorDepth.DEPTH_1_BIT,
-        input=input,
-        output=output,
-        erase_when_done=False,
-    )
-    result = app.run()
-    return result if result in ("run", "edit", "no") else "no"  # type: ignore[return-value]
-
-
-# -- the front end -------------------------------------------------------------------------------------------
-class ReplFrontEnd:
-    """The controller's ``FrontEnd`` in a terminal: rich rendering, approval prompt, pre-filled input."""
-
-    interactive = True
-
-    def __init__(
-        self,
-        config: Config,
-        *,
-        console: Console | None = None,
-        input: Input | None = None,
-        output: Output | None = None,
-    ) -> None:
-        self.config = config
-        self.ctrl: Controller | None = None
-        self._console = console
-        self._renderer: RichRenderer | None = None
-        self._input = input
-        self._output = output
-        self._next_input: str | None = None
-
-    @property
-    def renderer(self) -> RichRenderer:
-        if self._renderer is None:  # rich loads on the first event, not at start-up
-            from .render import RichRenderer
-
-            self._renderer = RichRenderer(self._console, color=self.config.color)
-        return self._renderer
-
-    def emit(self, event: Event) -> None:
-        self.renderer.render(event)
-
-    def finish(self, *, interrupted: bool = False) -> None:
-        """End of one input: stop live output, keep a partial answer."""
-        if self._renderer is not None or interrupted:
-            self.renderer.close(interrupted=interrupted)
-
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        renderer = self.renderer
-        if proposal.call_id not in renderer.shown_proposals:
-            renderer.render(proposal)
-        renderer.close()
-        choice = ask_decision(input=self._input, output=self._output, color=self.config.color)
-        if choice == "edit":
-            self.set_next_input(proposal.code)
-        return choice
-
-    def set_next_input(self, code: str) -> None:
-        """Pre-fill the next prompt with ``code`` in Python mode."""
-        self._next_input = code
-        if self.ctrl is not None:
-            self.ctrl.set_mode(Mode.PYTHON)
-
-    def pop_next_input(self) -> str:
-        code, self._next_input = self._next_input, None
-        return code or ""
-
-
-class Repl:
-    """The read–handle loop. ``run()`` returns the exit status; ``SystemExit`` from user code propagates."""
-
-    def __init__(
-        self,
-        config: Config,
-        session: Session,
-        *,
-        input: Input | None = None,
-        output: Output | None = None,
-        console: Console | None = None,
-        history: History | None = None,
-    ) -> None:
-        self.frontend = ReplFrontEnd(config, console=console, input=input, output=output)
-        self.ctrl = Controller(config, session, self.frontend)
-        self.frontend.ctrl = self.ctrl
-        self.prompt = build_prompt_session(
-            self.ctrl, history=history if history is not None else make_history(), input=input, output=output
-        )
-
-    def read(self) -> str:
-        """One complete input (raises ``KeyboardInterrupt`` for Ctrl-C, ``EOFError`` for Ctrl-D)."""
-        return self.prompt.prompt(default=self.frontend.pop_next_input())
-
-    def execute(self, text: str) -> None:
-        """Handle one input; nothing but ``SystemExit`` escapes."""
-        interrupted = False
-        try:
-            self.ctrl.handle(text)
-        except SystemExit:
-            raise
-        except KeyboardInterrupt:
-            interrupted = True
-        except PyAIChatError as exc:
-            self._report(str(exc), kind="pyaichat")
-        except Exception as exc:
-            self._report(
-                f"pyaichat hit an internal error ({type(exc).__name__}: {exc}); your session is intact.",
-                kind="internal",
-            )
-        finally:
-            try:
-                self.frontend.finish(interrupted=interrupted)
-            except Exception:
-                pass
-
-    def _report(self, message: str, kind: str) -> None:
-        try:
-            self.frontend.emit(ErrorEvent(message=message, kind=kind))
-        except Exception:
-            print(f"Error: {message}", file=sys.stderr)
-
-    def run(self) -> int:
-        while not self.ctrl.should_exit:
-            try:
-                text = self.read()
-            except KeyboardInterrupt:
-                continue  # Ctrl-C at the prompt: drop the buffer, keep the session
-            except EOFError:
-                break
-            try:
-                self.execute(text)
-            except KeyboardInterrupt:  # a second Ctrl-C while finishing the output
-                continue
-        return 0
+    return restore
 
 
 def run_repl(config: Config, session: Session, **kwargs: Any) -> int:
-    """Entry point used by ``cli.main`` when stdin and stdout are terminals."""
-    return Repl(config, session, **kwargs).run()
+    """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals)."""
+    restore = early_prompt(config.color) if not kwargs else (lambda: None)
+    try:
+        from .frontend import Repl
+
+        repl = Repl(config, session, **kwargs)
+    finally:
+        restore()
+    return repl.run()

@@ -102,6 +102,12 @@ class RichRenderer:
 
     __call__ = render
 
+    def pause(self) -> None:
+        """Stop the live region (before another prompt takes the screen); the turn's state is kept."""
+        self._status = None
+        self._flush_answer()
+        self._stop_live()
+
     def close(self, *, interrupted: bool = False) -> None:
         """Finish the current output: stop the live region, keep a partial answer on screen."""
         partial = "".join(self._answer)

@@ -18,7 +18,7 @@ from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locati
 from ...errors import SandboxViolation
 from .modules import module_allowed
 from .policy import SANDBOX_FILENAME
-from .rules import FORBIDDEN_BUILTINS, INTERNALS, PRIVATE_MESSAGE
+from .rules import FORBIDDEN_BUILTINS, INTERNALS, PRIVATE_MESSAGE, SAFE_DUNDERS
 
 RESULT_NAME = "_result_"
 MAX_SOURCE_CHARS = 50_000
@@ -57,11 +57,13 @@ class _Checker(ast.NodeVisitor):
         raise located(self.source, node, message)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.generic_visit(node)  # innermost first: report the first step of a walk
+        if node.attr in SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
+            return
         if node.attr.startswith("_"):
             self.fail(node, PRIVATE_MESSAGE)
         if node.attr in INTERNALS:
             self.fail(node, f"the attribute {node.attr} leads out of the sandbox and is not available")
-        self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id.startswith("_") and node.id != "_":
@@ -127,6 +129,18 @@ class SandboxTransformer(RestrictingNodeTransformer):
         stmt = ast.Expr(self._tick_call(node))
         copy_locations(stmt, node)
         return stmt
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """Reading ``x.__name__``-style plain-string dunders (``SAFE_DUNDERS``) is allowed, through
+        ``_getattr_`` like every other read; RestrictedPython itself refuses every ``_`` name."""
+        if node.attr in SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
+            node = self.node_contents_visit(node)
+            call = ast.Call(
+                func=ast.Name("_getattr_", ast.Load()), args=[node.value, ast.Constant(node.attr)], keywords=[]
+            )
+            copy_locations(call, node)
+            return call
+        return super().visit_Attribute(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         node = self.node_contents_visit(node)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import SandboxViolation
-from .rules import ALLOWED_MODULES, MODULE_BLOCKS
+from .rules import ALLOWED_MODULES, INTERNALS, IO_AND_STATE, MODULE_BLOCKS, PRIVATE_MESSAGE, SAFE_DUNDERS, SAFE_TO
 
 _TOKEN = object()
 
@@ -24,6 +24,19 @@ def module_allowed(name: str) -> bool:
 
 def denied_module(name: str) -> SandboxViolation:
     return SandboxViolation(f"the module {name} is not available in the sandbox")
+
+
+def check_attr_name(name: object) -> None:
+    """The name rules every attribute read obeys (``obj.name``, ``getattr``, ``attrgetter``, pandas dispatch,
+    ``from module import name``)."""
+    if type(name) is not str:
+        raise TypeError("attribute name must be a string")
+    if not name or (name[0] == "_" and name not in SAFE_DUNDERS):
+        raise SandboxViolation(PRIVATE_MESSAGE)
+    if name in INTERNALS:
+        raise SandboxViolation(f"the attribute {name} leads out of the sandbox and is not available")
+    if name in IO_AND_STATE or name.startswith("read_") or (name.startswith("to_") and name not in SAFE_TO):
+        raise SandboxViolation(f"the attribute {name} is not available in the sandbox (file, network or state)")
 
 
 class ModuleProxy:
@@ -51,8 +64,7 @@ class ModuleProxy:
             return self.__cache[name]
         except KeyError:
             pass
-        if name.startswith("_"):
-            raise SandboxViolation("private attributes are not available in the sandbox")
+        check_attr_name(name)
         modname = self.__mod.__name__
         reason = MODULE_BLOCKS.get(modname, {}).get(name)
         if reason:

@@ -8,6 +8,7 @@ need; ``fingerprint`` is the safety net compared before and after each run.
 from __future__ import annotations
 
 import hashlib
+import types
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
@@ -15,6 +16,9 @@ from typing import Any
 WALK_BUDGET = 200_000  # objects visited when deciding ownership
 _HASH_BYTES = 4_000_000  # arrays up to this size are hashed whole; larger ones are sampled
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
+# Shared code and modules are not "the user's data": never walked, never fingerprinted.
+_OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+MAX_DEPTH = 6
 
 
 def _children(obj: Any) -> Iterable[Any]:
@@ -52,7 +56,7 @@ class UserObjects:
         queue = deque(self._roots)
         while queue and len(ids) < WALK_BUDGET:
             obj = queue.popleft()
-            if isinstance(obj, _SCALARS) or id(obj) in ids:
+            if isinstance(obj, _SCALARS) or isinstance(obj, _OPAQUE) or id(obj) in ids:
                 continue
             ids.add(id(obj))
             self._pinned.append(obj)
@@ -83,12 +87,12 @@ class UserObjects:
         return False
 
 
-def fingerprint(obj: Any, budget: list[int] | None = None) -> Any:
+def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> Any:
     """A cheap, comparable summary of ``obj``'s state: lengths, element identities and array bytes (hashed,
     sampled when large). Equal before and after a run means the run did not visibly change the object."""
     budget = budget if budget is not None else [50_000]
     budget[0] -= 1
-    if budget[0] < 0 or isinstance(obj, _SCALARS):
+    if budget[0] < 0 or depth > MAX_DEPTH or isinstance(obj, _SCALARS) or isinstance(obj, _OPAQUE):
         return None
     t = type(obj)
     mod = getattr(t, "__module__", "") or ""
@@ -109,16 +113,16 @@ def fingerprint(obj: Any, budget: list[int] | None = None) -> Any:
             return ("pd", *parts)
         if t in (list, tuple, deque) or isinstance(obj, (list, tuple)):
             return ("seq", len(obj), tuple(id(x) for x in list(obj)[:10_000]),
-                    tuple(fingerprint(x, budget) for x in list(obj)[:200]))  # fmt: skip
+                    tuple(fingerprint(x, budget, depth + 1) for x in list(obj)[:200]))  # fmt: skip
         if isinstance(obj, dict):
             items = list(obj.items())[:10_000]
             return ("map", len(obj), tuple((repr(k)[:50], id(v)) for k, v in items),
-                    tuple(fingerprint(v, budget) for _, v in items[:200]))  # fmt: skip
+                    tuple(fingerprint(v, budget, depth + 1) for _, v in items[:200]))  # fmt: skip
         if isinstance(obj, (set, frozenset)):
             return ("set", len(obj), hash(frozenset(id(x) for x in obj)) if len(obj) <= 100_000 else None)
         d = getattr(obj, "__dict__", None)
         if isinstance(d, dict):
-            return ("obj", tuple((k, id(v), fingerprint(v, budget)) for k, v in list(d.items())[:200]))
+            return ("obj", tuple((k, id(v), fingerprint(v, budget, depth + 1)) for k, v in list(d.items())[:200]))
     except Exception:
         return ("unreadable", t.__name__)
     return None

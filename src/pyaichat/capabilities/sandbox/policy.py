@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import functools
-import operator
+import os
 import random as _random
 import string
 import sys
@@ -22,7 +22,7 @@ from typing import Any
 
 from ...errors import SandboxViolation
 from . import limits
-from .modules import ModuleProxy, denied_module, import_allowed, make_proxy, module_allowed
+from .modules import ModuleProxy, check_attr_name, denied_module, import_allowed, make_proxy, module_allowed
 from .ownership import UserObjects
 from .rules import (
     DANGEROUS_ROOTS,
@@ -31,6 +31,7 @@ from .rules import (
     INTERNALS,
     IO_AND_STATE,
     MUTATING_METHODS,
+    NUMPY_OBJECT_BLOCKS,
     PATH_KWARGS,
     PRIVATE_MESSAGE,
     SAFE_TO,
@@ -85,11 +86,16 @@ class Refused:
         return f"<not available: {self.__why}>"
 
 
+_MODULE_TYPE = Refused("module objects cannot be created in the sandbox")
+
+
 # -- where code comes from -----------------------------------------------------------------------------------
 def _library_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     dirs = {paths.get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     dirs |= {p for p in sys.path if "site-packages" in p or "dist-packages" in p}
+    # pyaichat's own code (an editable install lives outside site-packages) is not the user's code.
+    dirs.add(str(__import__("pathlib").Path(__file__).resolve().parents[2]))
     return tuple(d for d in dirs if d)
 
 
@@ -102,7 +108,10 @@ def is_user_file(filename: str) -> bool:
     code and for installed libraries."""
     if filename == SANDBOX_FILENAME:
         return False
-    return not filename.startswith(_LIBRARY_DIRS) or filename.startswith("<")
+    if filename.startswith("<"):
+        return True  # typed at a prompt (<input-3>, <ipython-input-…>) or exec'd by the user
+    # Relative names are compiled extensions (Cython: "numpy/random/_generator.pyx").
+    return os.path.isabs(filename) and not filename.startswith(_LIBRARY_DIRS)
 
 
 def is_user_function(value: Any) -> bool:
@@ -249,7 +258,7 @@ class Guards:
             root = (getattr(value, "__module__", None) or "").split(".")[0]
             if root in DANGEROUS_ROOTS:
                 raise SandboxViolation(f"{where} is not available in the sandbox")
-            return value
+            return self._call_guard(value, where) if self.mode == "inprocess" else value
         if t in _BUILTIN_FUNCS:
             if id(value) in _UNSAFE_BUILTIN_IDS:
                 raise SandboxViolation(f"{where} is not available in the sandbox")
@@ -261,25 +270,48 @@ class Guards:
                 root = (getattr(value, "__module__", None) or "").split(".")[0]
                 if root in DANGEROUS_ROOTS:
                     raise SandboxViolation(f"{where} is not available in the sandbox")
-            return value
+            return self._call_guard(value, where) if self.mode == "inprocess" else value
         if t is ModuleProxy or t is Hidden or t is Refused:
             return value
         verdict = _type_verdict(t)
         if verdict:
             raise SandboxViolation(verdict)
+        if self.mode == "inprocess" and (t.__name__ in ("ufunc", "_ArrayFunctionDispatcher")):
+            return self._call_guard(value, where)
         return value
+
+    def _call_guard(self, value: Any, where: str) -> Any:
+        """In-process only: library functions that write into an argument (``np.copyto(a, …)``,
+        ``out=a``, ``random.shuffle(a)``, ``heapq.heappush(a, …)``) are refused when it is the user's."""
+        if where and not where.startswith("."):
+            root = where.split(".")[0]
+        else:
+            root = (getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or "").split(".")[0]
+        if root not in _ARG_WRITERS_ROOTS:
+            return value
+        if type(value).__name__ == "ufunc":
+            return _UfuncGuard(value, self.is_user)
+        first = getattr(value, "__name__", "") in IN_PLACE_FIRST_ARG
+        return _arg_guard(value, self.is_user, first)
 
     def proxy(self, mod: types.ModuleType) -> ModuleProxy:
         name = mod.__name__
         found = self._proxies.get(name)
         if found is not None:
             return found
-        if not module_allowed(name):
+        if not module_allowed(name) or sys.modules.get(name) is not mod:
             raise denied_module(name)
         found = self._proxies[name] = make_proxy(mod, self.admit, self._overrides(name, mod))
         return found
 
     def _overrides(self, name: str, mod: types.ModuleType) -> dict[str, Any]:
+        found = self._base_overrides(name, mod)
+        if self.mode == "inprocess":
+            for key in IN_PLACE_FIRST_ARG & found.keys():
+                found[key] = _arg_guard(found[key], self.is_user, True)
+        return found
+
+    def _base_overrides(self, name: str, mod: types.ModuleType) -> dict[str, Any]:
         if name == "operator":
             return {"attrgetter": self._attrgetter, "methodcaller": self._methodcaller}
         if name == "random":
@@ -341,21 +373,17 @@ class Guards:
 
     # ---- attribute access ----------------------------------------------------------------------------------
     def check_name(self, name: Any) -> None:
-        if type(name) is not str:
-            raise TypeError("attribute name must be a string")
-        if not name or name[0] == "_":
-            raise SandboxViolation(PRIVATE_MESSAGE)
-        if name in INTERNALS:
-            raise SandboxViolation(f"the attribute {name} leads out of the sandbox and is not available")
-        if name in IO_AND_STATE or name.startswith("read_") or (name.startswith("to_") and name not in SAFE_TO):
-            raise SandboxViolation(f"the attribute {name} is not available in the sandbox (file, network or state)")
+        check_attr_name(name)
+        if self._secret_key(name):
+            raise SandboxViolation(f"the attribute {name} looks like a secret and is not available in the sandbox")
 
     def make_getattr(self) -> Callable[..., Any]:
         """The hot path: one call per attribute read in sandboxed code."""
         check_name = self.check_name
         slow = self._getattr_slow
-        simple_types = {int, float, complex, bool, list, tuple, dict, set, frozenset, range, slice, type(None)}
-        special = MUTATING_METHODS | EXPRESSION_METHODS | STRING_DISPATCH | TEXT_WRITERS | {"format", "format_map"}
+        simple_types = {int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset, range, slice,
+                        type(None)}  # fmt: skip
+        special = {"format", "format_map"} | (MUTATING_METHODS if self.mode == "inprocess" else set())
 
         def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             if type(name) is not str or not name or name[0] == "_" or name in INTERNALS:
@@ -398,10 +426,12 @@ class Guards:
             raise SandboxViolation(
                 f"reading .{name} would run the session's own code (a property); it is not allowed in the sandbox"
             )
-        if name in MUTATING_METHODS and (isinstance(obj, type) or self.is_user(obj)):
+        if name in MUTATING_METHODS and self.mode == "inprocess" and (isinstance(obj, type) or self.is_user(obj)):
             raise SandboxViolation(
                 f".{name}() would change the session's object; work on a copy (list(x), dict(x), x.copy())"
             )
+        if name in NUMPY_OBJECT_BLOCKS and (getattr(t, "__module__", None) or "").startswith("numpy"):
+            raise SandboxViolation(f"the attribute {name} is not available in the sandbox (it pickles)")
         try:
             value = getattr(obj, name)
         except AttributeError:
@@ -412,13 +442,13 @@ class Guards:
         mod = getattr(t, "__module__", None) or ""
         if callable(value) and mod.startswith("pandas"):
             if name in TEXT_WRITERS:
-                return _no_path(value, name)
-            if name in EXPRESSION_METHODS:
-                return _checked_expression(value, name)
-            if name in STRING_DISPATCH:
-                return _checked_dispatch(value, name, self.check_name)
+                value = _no_path(value, name)
+            elif name in EXPRESSION_METHODS:
+                value = _checked_expression(value, name)
+            elif name in STRING_DISPATCH:
+                value = _checked_dispatch(value, name, self.check_name)
             if self.mode == "inprocess" and self.is_user(obj):
-                return _no_inplace(value, name)
+                value = _no_inplace(value, name)
         return value
 
     def getattr_builtin(self, obj: Any, name: Any, *default: Any) -> Any:
@@ -432,6 +462,10 @@ class Guards:
             self._getattr(obj, name)
         except AttributeError:
             return False
+        except SandboxViolation:
+            if name in MUTATING_METHODS:  # asking is fine; calling it on the user's object is not
+                return hasattr(obj, name)
+            raise
         return True
 
     # ---- items, writes, calls ------------------------------------------------------------------------------
@@ -476,7 +510,7 @@ class Guards:
             raise SandboxViolation("type() with three arguments (making classes dynamically) is not available")
         t = type(args[0])
         if t is ModuleProxy:
-            return types.ModuleType
+            return _MODULE_TYPE
         if issubclass(t, type):
             return self.safe_type  # ``type(int)`` must not hand out the real metaclass
         return t
@@ -490,6 +524,13 @@ class Guards:
     def guarded_import(
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
     ) -> Any:
+        if type(fromlist) is list:
+            # ``PyImport_Import`` from a library's C code (numpy imports ``numpy._core._methods`` lazily) looks
+            # ``__import__`` up in the *calling* frame's builtins, which are ours. It passes a list and ignores
+            # the return value (it reads ``sys.modules``); the statement ``import x`` passes a tuple or None,
+            # and sandboxed code cannot name ``__import__`` itself.
+            __import__(name)
+            return None
         if level:
             raise SandboxViolation("relative imports are not available in the sandbox")
         mod = import_allowed(name)
@@ -582,6 +623,29 @@ class Guards:
             "_tick_": tick,
         }
 
+    def _sanitize(self, value: Any, depth: int, budget: list[int]) -> Any:
+        """A copy of a dict (or list of dicts) with secret-named entries hidden; the value itself when none.
+        Bounded: large containers are checked only up to ``budget`` items."""
+        if depth > 3 or budget[0] <= 0:
+            return value
+        if type(value) is dict:
+            changed: dict[Any, Any] | None = None
+            for k, v in list(value.items())[: budget[0]]:
+                budget[0] -= 1
+                if isinstance(k, str) and v not in (None, "") and self._secret_key(k):
+                    new: Any = Hidden(f"the entry {k!r} looks like a secret and is not available in the sandbox")
+                else:
+                    new = self._sanitize(v, depth + 1, budget)
+                if new is not v:
+                    changed = dict(value) if changed is None else changed
+                    changed[k] = new
+            return value if changed is None else changed
+        if type(value) in (list, tuple) and len(value) <= 1000:
+            items = [self._sanitize(v, depth + 1, budget) for v in value]
+            if any(a is not b for a, b in zip(items, value)):
+                return type(value)(items)
+        return value
+
     # ---- the user's variables --------------------------------------------------------------------------------
     def view(self, namespace: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
         """The user's variables the code names, each checked (``admit``) or replaced by a placeholder."""
@@ -597,10 +661,60 @@ class Guards:
                 out[name] = Hidden(f"the variable {name} holds a credential and is not available in the sandbox")
                 continue
             try:
-                out[name] = self.admit(value, name)
+                out[name] = self.admit(self._sanitize(value, 0, [10_000]), name)
             except SandboxViolation as exc:
                 out[name] = Hidden(f"the variable {name} is not available in the sandbox ({exc})")
         return out
+
+
+_ARG_WRITERS_ROOTS = frozenset({"numpy", "pandas", "random", "heapq", "bisect"})
+IN_PLACE_FIRST_ARG = frozenset(
+    {"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "shuffle", "heappush", "heappop",
+     "heapify", "heapreplace", "heappushpop", "insort", "insort_left", "insort_right"}
+)  # fmt: skip
+
+
+def _refuse_write(what: str) -> SandboxViolation:
+    return SandboxViolation(f"{what} would change the session's object; work on a copy (x.copy())")
+
+
+def _arg_guard(func: Callable[..., Any], is_user: Callable[[Any], bool], first: bool) -> Callable[..., Any]:
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        out = kwargs.get("out")
+        if out is not None and (is_user(out) or (isinstance(out, tuple) and any(map(is_user, out)))):
+            raise _refuse_write("out=")
+        if first and args and is_user(args[0]):
+            raise _refuse_write(f"{getattr(func, '__name__', 'this call')}()")
+        return func(*args, **kwargs)
+
+    guarded.__name__ = getattr(func, "__name__", "function")
+    guarded.__doc__ = getattr(func, "__doc__", None)
+    return guarded
+
+
+class _UfuncGuard:
+    """A numpy ufunc whose ``out=`` and ``.at`` may not target the user's arrays (in-process mode)."""
+
+    __slots__ = ("__is_user", "__ufunc")
+
+    def __init__(self, ufunc: Any, is_user: Callable[[Any], bool]) -> None:
+        self.__ufunc = ufunc
+        self.__is_user = is_user
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _arg_guard(self.__ufunc, self.__is_user, False)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        check_attr_name(name)
+        value = getattr(self.__ufunc, name)
+        return _arg_guard(value, self.__is_user, name == "at") if callable(value) else value
+
+    def __repr__(self) -> str:
+        return repr(self.__ufunc)
+
+
+def _is_hidden(value: Any) -> bool:
+    return type(value) is Hidden
 
 
 def _capped(func: Callable[..., Any], what: str, cap: int) -> Callable[..., Any]:
@@ -677,4 +791,3 @@ def _no_inplace(method: Callable[..., Any], name: str) -> Callable[..., Any]:
 
 # Documentation helpers used by tests.
 PRIVATE = PRIVATE_MESSAGE
-_ = operator  # keep the import: operator is the reference for the in-place table in ``limits``

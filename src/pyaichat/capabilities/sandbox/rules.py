@@ -20,7 +20,7 @@ INTERNALS = frozenset(
 # Reach files, pickle, raw memory, plotting back ends, global library state or user code by name.
 IO_AND_STATE = frozenset(
     {
-        "ctypes", "tofile", "dump", "dumps", "fromfile", "memmap", "savefig", "plot", "hist", "boxplot",
+        "ctypes", "tofile", "fromfile", "memmap", "savefig", "plot", "hist", "boxplot",
         "style", "to_clipboard", "to_pickle", "read_pickle", "set_option", "reset_option", "option_context",
         "options", "show_versions", "show_config", "show_runtime", "register_dataframe_accessor",
         "register_series_accessor", "register_index_accessor", "getsource", "system", "popen", "environ",
@@ -141,5 +141,11 @@ FORBIDDEN_BUILTINS = {
     "aiter": "async code is not supported",
     "anext": "async code is not supported",
 }
+
+# numpy objects only: ``ndarray.dump(s)`` pickles (``json.dumps`` stays available).
+NUMPY_OBJECT_BLOCKS = frozenset({"dump", "dumps"})
+
+# Dunder attributes that are plain strings and often useful (``type(e).__name__``); every other is refused.
+SAFE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
 
 PRIVATE_MESSAGE = "private attributes are not available in the sandbox"

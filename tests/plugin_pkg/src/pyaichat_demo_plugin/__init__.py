@@ -15,6 +15,7 @@ class CountArgs(BaseModel):
 
 @capability("demo_count", CountArgs)
 def demo_count(ctx, args: CountArgs) -> str:
-    """Return how many items a sized value holds (a demo plugin capability). Use it to count rows or elements."""
+    """Return how many items a sized value holds (a demo plugin capability). Use it to count rows or
+    elements."""
     value = resolve(ctx, args.expr)
     return f"{args.expr} holds {len(value):,} items"

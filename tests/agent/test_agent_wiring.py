@@ -1,0 +1,47 @@
+"""Wiring into the controller: light start-up, background warm-up on entering Assistant mode."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+from pyaichat.agent import llm
+from pyaichat.config import Config
+from pyaichat.controller import Controller, Mode
+from pyaichat.session import Session
+
+
+def test_start_up_modules_do_not_import_litellm():
+    code = (
+        "import sys, pyaichat.cli, pyaichat.controller, pyaichat.piped, pyaichat.agent.assistant, "
+        "pyaichat.commands.assistant\n"
+        "from pyaichat.commands import names; names()\n"
+        "print(sorted(m for m in ('litellm', 'rich', 'pandas', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_entering_assistant_mode_warms_litellm_in_the_background(monkeypatch):
+    loaded = threading.Event()
+    monkeypatch.setattr(llm, "_litellm", None)
+    monkeypatch.setattr(llm, "_warm_thread", None)
+    monkeypatch.setattr(llm, "load_litellm", loaded.set)
+    ctrl = Controller(Config(model="openai/test"), Session(), frontend=None)  # type: ignore[arg-type]
+    ctrl.set_mode(Mode.ASSISTANT)
+    thread = llm._warm_thread
+    assert thread is not None and thread.daemon
+    thread.join(5)
+    assert loaded.is_set()
+    ctrl.set_mode(Mode.PYTHON)
+    ctrl.set_mode(Mode.ASSISTANT)
+    assert llm._warm_thread is thread  # once per process
+
+
+def test_no_warm_up_without_a_model(monkeypatch):
+    monkeypatch.setattr(llm, "_litellm", None)
+    monkeypatch.setattr(llm, "_warm_thread", None)
+    ctrl = Controller(Config(), Session(), frontend=None)  # type: ignore[arg-type]
+    ctrl.set_mode(Mode.ASSISTANT)
+    assert llm._warm_thread is None

@@ -1,0 +1,109 @@
+"""Terminal IPython's two-mode prompt, driven in-process through prompt_toolkit's pipe input (no terminal)."""
+
+from __future__ import annotations
+
+import pytest
+from ipy_helpers import run
+from IPython.terminal.interactiveshell import TerminalInteractiveShell
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from pyaichat.controller import Mode
+from pyaichat.ipython import extension
+from pyaichat.ipython.prompt import ModePrompts, as_question
+
+SHIFT_TAB = "\x1b[Z"
+
+
+@pytest.fixture
+def terminal(new_shell):
+    """A ``TerminalInteractiveShell`` with a real prompt_toolkit prompt reading keys from a pipe."""
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        shell = new_shell(TerminalInteractiveShell, TerminalInteractiveShell={"simple_prompt": False})
+        assert shell.pt_app is not None
+        originals = (shell.pt_app.key_bindings, shell.prompts)
+        run(shell, "%load_ext pyaichat")
+
+        def read(keys: str) -> str:
+            pipe.send_text(keys)
+            return shell.prompt_for_code()
+
+        shell.test_read = read
+        shell.test_originals = originals
+        yield shell
+
+
+def mode(shell) -> Mode:
+    return extension.get(shell).controller.mode
+
+
+def prompt_text(shell) -> str:
+    return "".join(text for _, text in shell.prompts.in_prompt_tokens())
+
+
+def test_tab_on_empty_line_switches_and_the_question_becomes_ai_magic(terminal):
+    # Enter sends the question even though it is not complete Python
+    assert terminal.test_read("\twhy is (x empty?\r") == "%ai why is (x empty?"
+    assert mode(terminal) is Mode.ASSISTANT
+    assert prompt_text(terminal).startswith("ai In [")
+    assert terminal.pt_app.bottom_toolbar is not None
+    assert terminal.test_read("\tx = (1,\r2)\r") == "x = (1,\n2)"  # back in Python: IPython's own Enter
+    assert mode(terminal) is Mode.PYTHON
+    assert prompt_text(terminal).startswith("In [")
+    assert terminal.pt_app.bottom_toolbar is None
+
+
+def test_tab_with_text_keeps_ipython_indentation(terminal):
+    assert terminal.test_read("if True:\r\tpass\r\r").startswith("if True:\n        pass")
+    assert mode(terminal) is Mode.PYTHON
+
+
+def test_shift_tab_switches_and_keeps_the_text(terminal):
+    assert terminal.test_read(f"why{SHIFT_TAB}\r") == "%ai why"
+    assert terminal.test_read(f"{SHIFT_TAB}x\r") == "x"
+
+
+def test_magics_and_slash_commands_in_assistant_mode(terminal):
+    extension.get(terminal).controller.set_mode(Mode.ASSISTANT)
+    assert terminal.test_read("%who\r") == "%who"
+    assert terminal.test_read("/clear\r") == "%ai /clear"
+
+
+def test_a_proposal_prefills_python_input(terminal):
+    ext = extension.get(terminal)
+    ext.controller.set_mode(Mode.ASSISTANT)
+    ext.frontend.set_next_input("y = 2")
+    assert mode(terminal) is Mode.PYTHON
+    assert terminal.test_read("\r") == "y = 2"
+    assert "y" not in terminal.user_ns
+
+
+def test_unload_restores_ipython_prompt_and_keys(terminal):
+    extension.get(terminal).controller.set_mode(Mode.ASSISTANT)
+    run(terminal, "%unload_ext pyaichat")
+    bindings, prompts = terminal.test_originals
+    assert terminal.pt_app.key_bindings is bindings
+    assert terminal.prompts is prompts
+    assert terminal.pt_app.bottom_toolbar is None
+    assert "prompt_for_code" not in vars(terminal)
+    assert terminal.test_read("\tx\r") == "    x"  # TAB on an empty line indents, as in plain IPython
+
+
+def test_as_question():
+    assert as_question("why?") == "%ai why?"
+    assert as_question("  first\nsecond ") == "%%ai\nfirst\nsecond"
+    assert as_question("%timeit x") == "%timeit x"
+    assert as_question("!ls") == "!ls"
+    assert as_question("   ") == "   "
+
+
+def test_mode_prompts_keep_the_wrapped_prompt_class(terminal):
+    prompts = terminal.prompts
+    assert isinstance(prompts, ModePrompts)
+    assert prompts.out_prompt_tokens() == prompts.inner.out_prompt_tokens()
+    # the continuation prompt lines up under the longer "ai In [n]: " prompt
+    extension.get(terminal).controller.set_mode(Mode.ASSISTANT)
+    width = len(prompt_text(terminal))
+    tokens = prompts.continuation_prompt_tokens(width, lineno=1, wrap_count=0)
+    assert len("".join(text for _, text in tokens)) == width

@@ -1,0 +1,104 @@
+"""End to end: the real ``ipython`` executable, with piped input and in a pseudo-terminal (TAB mode)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ipy_helpers import needs_assistant
+
+pytestmark = pytest.mark.e2e
+IPYTHON = str(Path(sys.executable).with_name("ipython"))
+
+
+def ipython_env(ipydir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
+    env.update(IPYTHONDIR=str(ipydir), LITELLM_LOCAL_MODEL_COST_MAP="True", NO_COLOR="1", **extra)
+    return env
+
+
+def server_env(server) -> dict[str, str]:
+    return {
+        "PYAICHAT_MODEL": "openai/test",
+        "PYAICHAT_API_BASE": server.base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "PYAICHAT_AUDIT": "false",
+    }
+
+
+@needs_assistant
+def test_piped_ipython_answers_a_question(scripted, ipydir):
+    scripted.tool("get_repr", {"expr": "x"})
+    scripted.text("`x` is 41, so x + 1 is **42**.")
+    proc = subprocess.run(
+        [IPYTHON, "--quick", "--no-banner", "--colors=nocolor"],
+        input="x = 41\n%load_ext pyaichat\n%ai what is x + 1?\n",
+        capture_output=True,
+        text=True,
+        env=ipython_env(ipydir, **server_env(scripted)),
+        timeout=120,
+    )
+    assert "x is 41, so x + 1 is 42." in proc.stdout, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "what is x + 1?" in str(scripted.bodies[0]["messages"][-1])  # the "?" survived
+
+
+def test_extension_listed_in_ipython_config_without_a_model(ipydir):
+    profile = ipydir / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_config.py").write_text("c.InteractiveShellApp.extensions = ['pyaichat']\n")
+    proc = subprocess.run(
+        [IPYTHON, "--no-banner", "--colors=nocolor"],
+        input="%ai why is it empty?\nprint('still', 'alive')\n",
+        capture_output=True,
+        text=True,
+        env=ipython_env(ipydir),
+        timeout=60,
+    )
+    from pyaichat.agent.llm import NO_MODEL
+
+    assert proc.stderr.strip() == f"UsageError: {NO_MODEL}"
+    assert "still alive" in proc.stdout
+
+
+@needs_assistant
+def test_tab_on_an_empty_line_switches_to_assistant_mode(scripted, ipydir):
+    pexpect = pytest.importorskip("pexpect")
+    scripted.tool("get_repr", {"expr": "x"})
+    scripted.text("`x` is 41, so x + 1 is **42**.")
+    # No cursor-position requests: pexpect does not answer them (so no bottom toolbar is drawn).
+    env = ipython_env(ipydir, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm", **server_env(scripted))
+    child = pexpect.spawn(
+        IPYTHON,
+        ["--quick", "--no-banner", "--colors=nocolor"],
+        env=env,
+        encoding="utf-8",
+        dimensions=(30, 100),
+    )
+    child.timeout = 60
+    try:
+        child.expect(r"In \[1\]:")
+        child.sendline("x = 41")
+        child.expect(r"In \[2\]:")
+        child.sendline("%load_ext pyaichat")
+        child.expect(r"In \[3\]:")
+        child.send("\t")  # TAB on the empty line
+        child.expect(r"ai In \[3\]:")
+        child.send("what is x + 1?\r")  # not Python: Enter sends it anyway
+        child.expect(r"x \+ 1 is .*42")
+        child.expect(r"ai In \[4\]:")
+        child.send("\t")  # and back to Python
+        child.sendline("x")
+        child.expect(r"Out\[4\]:.*41")
+        child.send("  \t")  # TAB after whitespace is IPython's indentation again
+        child.sendline("%unload_ext pyaichat")
+        child.expect(r"In \[6\]:")
+        child.send("\t")  # unloaded: TAB on an empty line no longer switches
+        child.sendline("x")
+        child.expect(r"Out\[6\]:.*41")
+        assert "what is x + 1?" in str(scripted.bodies[0]["messages"][-1])
+    finally:
+        child.close(force=True)
