@@ -170,12 +170,46 @@ def digest_cost() -> tuple[list[float], int, int]:
     return times, tokens, len(text)
 
 
+def ctrl_c_latency(server: ScriptedServer, runs: int = 5) -> list[float]:
+    """Time from SIGINT (sent while the model's stream is stalled mid-answer) to ``ask`` returning."""
+    import signal
+    import threading
+
+    from fakes.openai_server import Reply
+
+    session = scenario(10)
+    session.config.api_base = server.base_url
+    assistant = Assistant(session.config, session, llm_factory=lambda cfg: LiteLLMClient(cfg))
+    latencies = []
+    for _ in range(runs):
+        server.reset()
+        server.enqueue(Reply(fault="hang", text="The answer is long"))
+        sent: list[float] = []
+
+        def interrupt(sent: list[float] = sent) -> None:
+            if server.hanging.wait(10):
+                time.sleep(0.05)  # let the client block on the stalled stream
+                sent.append(time.perf_counter())
+                os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        result = assistant.ask(QUESTION, lambda e: None, no_approval)
+        latencies.append((time.perf_counter() - sent[0]) * 1000)
+        server.release()
+        assert result is not None and result.interrupted
+    return latencies
+
+
 def main() -> None:
+    from pyaichat.agent.llm import prime
+
     started = time.perf_counter()
     load_litellm()
+    imported = time.perf_counter()
+    prime()
     print(
-        f"litellm import: {time.perf_counter() - started:.2f} s "
-        "(paid once; warmed in the background in the REPL)"
+        f"litellm import: {imported - started:.2f} s, then priming its lazy imports: "
+        f"{time.perf_counter() - imported:.2f} s (both in the background once the user enters Assistant mode)"
     )
     steps = in_process_overhead()
     print(f"loop overhead per step, in process (scripted model, 4 requests/turn): {ms(steps)}")
@@ -183,6 +217,7 @@ def main() -> None:
         per_step, server_ms = http_overhead(server)
         print(f"loop overhead per step over HTTP, server time excluded: {ms(per_step)}")
         print(f"  (scripted server's own time per request: {ms(server_ms)})")
+        print(f"Ctrl-C during a stalled stream to the answer returning: {ms(ctrl_c_latency(server))}")
         for rows in (1_000, 10_000_000):
             t = tokens_per_turn(server, rows)
             print(

@@ -45,7 +45,7 @@ def main() -> None:
     )
     cases = [
         ("pyaichat (first >>>)", [sys.executable, "-m", "pyaichat"], r">>> "),
-        ("pyaichat (full UI)", [sys.executable, "-m", "pyaichat"], r"\x1b\[\?2004h.*?>>> "),
+        ("pyaichat (full UI)", [sys.executable, "-m", "pyaichat"], r"\x1b\[\?2004h.*?>>>[ \x1b]"),
         ("python -i", [sys.executable, "-i", "-q"], r">>> "),
     ]
     ipython = shutil.which("ipython", path=os.path.dirname(sys.executable)) or shutil.which("ipython")

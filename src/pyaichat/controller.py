@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from .agent.events import ApprovalRequiredEvent, NoticeEvent
+from .agent.events import ApprovalRequiredEvent, ErrorEvent, NoticeEvent
 
 if TYPE_CHECKING:
     from .agent.assistant import Assistant
@@ -105,7 +105,16 @@ class Controller:
                 return Approval("edit", EDITING)
             return Approval("no", DECLINED)
 
-        self.assistant.ask(question, self.emit, approve)
+        try:
+            self.assistant.ask(question, self.emit, approve)
+        except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
+            self.emit(
+                ErrorEvent(
+                    message=f"The assistant hit an internal error ({type(exc).__name__}: {exc}); "
+                    "your session is intact.",
+                    kind="internal",
+                )
+            )
 
     @property
     def assistant(self) -> Assistant:

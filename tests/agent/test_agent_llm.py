@@ -49,6 +49,18 @@ def exc(name: str, message: str = "boom", status: int | None = None) -> Exceptio
             "not valid JSON",
         ),
         (exc("APIConnectionError", "Connection refused"), "connection", "Cannot reach"),
+        (
+            exc(
+                "InternalServerError", "OpenAIException - Missing credentials. Please pass an `api_key`", 500
+            ),
+            "auth",
+            "No API key",
+        ),
+        (
+            exc("InternalServerError", "OpenAIException - Connection error.", 500),
+            "connection",
+            "Cannot reach",
+        ),
     ],
 )
 def test_errors_map_to_one_plain_sentence(error, kind, words):

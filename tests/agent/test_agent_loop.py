@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import Recorder, never_approve
 from fakes.fake_llm import FakeLLM, Interrupt
+from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LLMReply, Usage
 from pyaichat.agent.loop import EDIT_ANSWER, Approval, TurnEnv, run_turn
@@ -91,11 +91,25 @@ def test_a_model_that_calls_tools_forever_stops_at_max_steps(assistant, fake, co
 
 
 def test_the_turn_deadline_stops_with_the_best_answer_so_far(session, config):
-    fake = FakeLLM().tool("list_globals", {}, text="Looking at your globals first.").tool("list_globals", {})
+    from pyaichat.agent.llm import ToolCall
+
     now = [0.0]
 
+    def after(seconds: float, reply: LLMReply) -> Any:
+        def later() -> LLMReply:
+            now[0] += seconds  # the model took this long to answer
+            return reply
+
+        return later
+
+    call = [ToolCall("c1", "list_globals", "{}")]
+    fake = FakeLLM().enqueue(
+        after(6, LLMReply(text="Looking at your globals first.", tool_calls=call)),
+        after(6, LLMReply(tool_calls=[ToolCall("c2", "list_globals", "{}")])),
+        LLMReply(text="never asked"),
+    )
+
     def clock() -> float:
-        now[0] += 4.0
         return now[0]
 
     rec = Recorder()
@@ -110,7 +124,7 @@ def test_the_turn_deadline_stops_with_the_best_answer_so_far(session, config):
         clock=clock,
     )
     result = run_turn(env, "q")
-    assert result.stopped_by == "turn_timeout"
+    assert result.stopped_by == "turn_timeout" and len(fake.requests) == 2
     assert result.answer == "Looking at your globals first."
     assert "turn_timeout" in rec.of("answer")[0].note
 
@@ -311,7 +325,7 @@ def test_usage_and_cost_accumulate(session, config):
     ask(assistant, "1")
     ask(assistant, "2")
     assert assistant.totals.prompt_tokens == 200 and abs(assistant.totals.cost_usd - 0.004) < 1e-12
-    assert "$0.0040" in assistant.cost_text()
+    assert "$0.004000" in assistant.cost_text()
 
 
 def test_no_model_configured_is_one_sentence(session, config):
@@ -342,3 +356,47 @@ def test_a_model_switch_applies_at_the_next_question(session, config):
     config.model = "other/model"
     _, rec = ask(assistant, "two")
     assert made == ["fake/model", "other/model"] and rec.of("usage")[0].model == "other/model"
+
+
+def test_an_empty_reply_is_named_not_shown_as_nothing(assistant, fake):
+    fake.text("")
+    result, rec = ask(assistant, "q")
+    assert result.answer.startswith("(The model returned an empty reply")
+    assert rec.of("answer")[0].text == result.answer
+
+
+def test_a_stream_running_past_the_deadline_is_cut_with_its_text_kept(session):
+    now = [0.0]
+
+    def late_reply() -> LLMReply:
+        now[0] = 100.0  # the reply starts streaming after the deadline
+        return LLMReply(text="Partial words that keep coming")
+
+    fake = FakeLLM().enqueue(late_reply)
+    rec = Recorder()
+    env = TurnEnv(
+        llm=fake,
+        emit=rec.emit,
+        run_tool=lambda name, args: _ok("x"),
+        approve=never_approve,
+        build_request=lambda cur, native: (cur, 10),
+        tool_schemas=[],
+        turn_timeout=10.0,
+        clock=lambda: now[0],
+    )
+    result = run_turn(env, "q")
+    assert result.stopped_by == "turn_timeout"
+    shown = "".join(e.text for e in rec.of("answer_chunk"))
+    assert shown and "Partial words that keep coming".startswith(shown)
+    assert result.answer == shown and rec.of("error") == []
+
+
+def test_repeated_tool_call_ids_are_made_unique(assistant, fake):
+    from pyaichat.agent.llm import ToolCall
+
+    same = [ToolCall("call_0", "list_globals", "{}")]
+    fake.enqueue(LLMReply(tool_calls=same), LLMReply(tool_calls=list(same))).text("done")
+    result, _ = ask(assistant, "q")
+    ids = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
+    assert len(ids) == 2 and len(set(ids)) == 2
+    assert_valid_conversation(result.messages)

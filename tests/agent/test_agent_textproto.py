@@ -89,3 +89,10 @@ def test_describe_protocol_lists_tools_from_schemas():
     ]
     text = describe_protocol(schemas)
     assert "- get_repr(expr: string): Show a value." in text and "<tool name=" in text
+
+
+def test_parse_blocks_accepts_a_last_block_without_its_closing_tag():
+    calls, prose = parse_blocks('Checking.\n<tool name="get_repr">{"expr": "df"}')
+    assert [(c.name, c.args) for c in calls] == [("get_repr", {"expr": "df"})] and prose == "Checking."
+    calls, _ = parse_blocks("<python>\nprint(1)\n")
+    assert calls[0].args == {"code": "print(1)"}

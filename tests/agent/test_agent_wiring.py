@@ -27,7 +27,8 @@ def test_entering_assistant_mode_warms_litellm_in_the_background(monkeypatch):
     loaded = threading.Event()
     monkeypatch.setattr(llm, "_litellm", None)
     monkeypatch.setattr(llm, "_warm_thread", None)
-    monkeypatch.setattr(llm, "load_litellm", loaded.set)
+    monkeypatch.setattr(llm, "_primed", False)
+    monkeypatch.setattr(llm, "prime", loaded.set)
     ctrl = Controller(Config(model="openai/test"), Session(), frontend=None)  # type: ignore[arg-type]
     ctrl.set_mode(Mode.ASSISTANT)
     thread = llm._warm_thread
@@ -45,3 +46,15 @@ def test_no_warm_up_without_a_model(monkeypatch):
     ctrl = Controller(Config(), Session(), frontend=None)  # type: ignore[arg-type]
     ctrl.set_mode(Mode.ASSISTANT)
     assert llm._warm_thread is None
+
+
+def test_an_internal_error_in_the_assistant_is_one_sentence(ctrl, recorder, fake, session):
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    fake.enqueue(lambda: broken())
+    session.run("x = 1")
+    ctrl.ask("q")
+    (error,) = recorder.of("error")
+    assert error.kind == "internal" and "RuntimeError: boom" in error.message and "intact" in error.message
+    assert session.run("x + 1").value == 2

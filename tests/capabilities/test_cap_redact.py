@@ -182,3 +182,9 @@ def test_masking_is_idempotent_and_leaves_plain_text_alone():
     assert mask(plain) == plain
     once = mask(f"{OPENAI} {JWT}")
     assert mask(once) == once
+
+
+def test_path_valued_environment_variables_are_not_treated_as_secrets(monkeypatch, tmp_path):
+    monkeypatch.setenv("PWD", str(tmp_path))
+    monkeypatch.setenv("DB_PASSWORD_FILE", str(tmp_path))
+    assert mask(f"File {tmp_path}/data.csv") == f"File {tmp_path}/data.csv"

@@ -144,16 +144,20 @@ def test_namedtuple_defaultdict_and_deque_keep_their_types():
     assert "deque([1, 2])" in describe(collections.deque([1, 2]))
 
 
-def test_os_environ_is_never_described():
+def test_os_environ_and_copies_of_it_are_never_described():
     import os
 
+    copy = dict(os.environ)
     for privacy in ("schema", "sample", "full"):
-        text = (
-            describe(os.environ, privacy)
-            + one_line(os.environ, privacy)
-            + describe({"e": os.environ}, privacy)
-        )
-        assert os.environ.get("PATH", "") not in text
+        parts = [
+            describe(os.environ, privacy),
+            one_line(os.environ, privacy),
+            describe({"e": os.environ}, privacy),
+        ]
+        parts += [describe(copy, privacy), one_line(copy, privacy), describe([copy], privacy)]
+        text = "\n".join(parts)
+        assert os.environ["PATH"] not in text and "PATH" not in text
+        assert "environment variables" in text
 
 
 def test_summary_does_not_import_pandas_or_numpy():
@@ -167,3 +171,14 @@ def test_summary_does_not_import_pandas_or_numpy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_a_dataframe_cell_with_a_looping_repr_is_survived():
+    df = pd.DataFrame({"obj": [LoopRepr(), 1]})
+    text = describe(df)
+    assert (
+        text.startswith("DataFrame: 2 rows × 1 columns")
+        and "rows not shown: <repr of a DataFrame cell took" in text
+    )
+    assert one_line(df) == "DataFrame 2×1: obj object"
+    assert "values not shown" in describe(df["obj"])

@@ -292,3 +292,47 @@ def test_the_turn_deadline_ends_a_slow_answer_with_a_note(ctrl, srv):
     answer = ctrl.frontend.of("answer")[-1]
     assert answer.stopped_by == "turn_timeout" and "turn_timeout" in answer.note
     assert ctrl.frontend.of("error") == []
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("model", "base", "kind", "words"),
+    [
+        ("openai/test", "scripted", "auth", "No API key was found"),
+        ("openai/test", "closed", "connection", "Cannot reach the provider"),
+        ("no-such-provider-model", None, "model", "cannot tell which provider"),
+    ],
+)
+def test_client_side_failures_are_named_plainly(srv, monkeypatch, model, base, kind, words):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    api_base = {"scripted": srv.base_url, "closed": f"http://127.0.0.1:{_closed_port()}/v1"}.get(base or "")
+    config = Config(
+        model=model, api_base=api_base, api_key="sk-test" if base == "closed" else None, audit=False
+    )
+    session = Session(echo=lambda value: None)
+    session.config = config
+    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    front = Front()
+    assistant.ask("hi", front.emit, lambda e: None)
+    (error,) = front.of("error")
+    assert error.kind == kind and words in error.message
+    assert srv.requests == []
+
+
+def test_cost_is_reported_for_a_model_litellm_knows(ctrl, srv):
+    ctrl.config.model = "openai/gpt-4o-mini"
+    srv.text("hello")
+    ctrl.ask("hi")
+    usage = ctrl.frontend.of("usage")[-1]
+    assert usage.model == "openai/gpt-4o-mini" and usage.cost_usd is not None and usage.cost_usd > 0
+    dispatch(ctrl, "/cost")
+    assert (
+        f"cost ${usage.cost_usd:.6f}" in ctrl.frontend.of("notice")[-1].text
+    )  # a fraction of a cent, visible

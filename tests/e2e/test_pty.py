@@ -19,9 +19,10 @@ pytestmark = [
 PY_PROMPT = ">>> "
 AI_PROMPT = "ai> "
 # A *new* prompt: prompt_toolkit turns bracketed paste on at the start of every prompt, then draws it
-# (redraws while typing do not repeat the prompt text). pexpect compiles patterns with DOTALL.
-NEW_PY = r"\x1b\[\?2004h.*?>>> "
-NEW_AI = r"\x1b\[\?2004h.*?ai> "
+# (redraws while typing do not repeat the prompt text; without colour the trailing space may be a cursor
+# move). pexpect compiles patterns with DOTALL.
+NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
+NEW_AI = r"\x1b\[\?2004h.*?ai>[ \x1b]"
 TIMEOUT = 20
 
 
@@ -113,6 +114,10 @@ def test_tab_completes_from_the_live_namespace_and_history_is_saved(tmp_path):
         type_line(child, "")
         child.expect(output("3"))
         child.expect(NEW_PY)
+        # Start-up stays light: nothing has imported litellm (only entering Assistant mode warms it up).
+        type_line(child, "import sys; [m for m in ('litellm', 'rich') if m in sys.modules]")
+        child.expect(output("[]"))
+        child.expect(NEW_PY)
         type_line(child, "raise SystemExit(4)")
         child.expect(pexpect.EOF)
     finally:
@@ -156,4 +161,48 @@ def test_keys_typed_before_the_prompt_is_ready_are_kept_and_echo_is_restored(tmp
         child.expect(pexpect.EOF)
     finally:
         child.close()
+    assert child.exitstatus == 0
+
+
+def test_streamed_answer_tool_lines_and_approval_in_a_real_terminal(tmp_path):
+    """The assistant against the scripted OpenAI-compatible server, seen on a real terminal screen."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from fakes.openai_server import ScriptedServer
+
+    with ScriptedServer() as server:
+        server.tool("get_repr", {"expr": "d"})
+        server.text("The dict `d` has **one** key, `alpha`.")
+        server.tool("propose_code", {"code": "d['beta'] = 2", "explanation": "Add the missing key."})
+        server.text("Added.")
+        child = spawn(
+            tmp_path,
+            PYAICHAT_MODEL="openai/scripted",
+            PYAICHAT_API_BASE=server.base_url,
+            OPENAI_API_KEY="sk-test",
+        )
+        child.timeout = 60  # the first question pays litellm's import in the child
+        try:
+            type_line(child, "d = {'alpha': 1}")
+            child.expect(NEW_PY)
+            child.send("\t")
+            child.expect_exact(AI_PROMPT)
+            type_line(child, "what is in @d?")
+            child.expect(r"✓ get_repr\(d\) \d+ ms")
+            child.expect(r"has.*one.*key")
+            child.expect(NEW_AI)
+            assert "**" not in child.before  # rendered as Markdown, not raw
+            type_line(child, "add beta")
+            child.expect_exact("Add the missing key.")
+            child.expect(r"Run it\?.*\[r\]un / \[e\]dit / \[n\]o")
+            child.send("r")
+            child.expect(NEW_AI)
+            child.send("\t")
+            child.expect_exact(PY_PROMPT)
+            type_line(child, "sorted(d)")
+            child.expect(output("['alpha', 'beta']"))
+            child.expect(NEW_PY)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
     assert child.exitstatus == 0

@@ -120,7 +120,7 @@ def test_jupyter_shows_the_answer_as_markdown(new_shell, scripted, capsys):
     assert "The answer is" not in capsys.readouterr().out  # not printed a second time as text
 
 
-def test_jupyter_proposal_becomes_the_next_cell(new_shell, scripted):
+def test_jupyter_proposal_becomes_the_next_cell(new_shell, scripted, capsys):
     shell = new_shell(ZMQInteractiveShell)
     shell.display_pub = CapturingDisplayPublisher()
     run(shell, "%load_ext pyaichat")
@@ -131,3 +131,4 @@ def test_jupyter_proposal_becomes_the_next_cell(new_shell, scripted):
     shown = "\n".join(o["data"].get("text/markdown", "") for o in shell.display_pub.outputs)
     assert "```python\nx = 1\n```" in shown
     assert "x" not in shell.user_ns
+    assert "✓ propose_code(code=x = 1, explanation=Define x.)" in capsys.readouterr().out

@@ -139,6 +139,9 @@ def test_slash_commands_pass_through(ip, capsys):
     run(ip, "%ai /model openai/other")
     assert extension.get(ip).controller.config.model == "openai/other"
     assert "Model set to openai/other" in capsys.readouterr().out
+    result = run(ip, "%ai --model openai/third /model")
+    assert isinstance(result.error_in_exec, UsageError)
+    assert extension.get(ip).controller.config.model == "openai/other"
 
 
 # -- option parsing ------------------------------------------------------------------------------------------
@@ -177,6 +180,7 @@ def test_without_the_transformer_ipython_turns_the_question_into_help():
 def test_question_mark_reaches_the_magic(ip, monkeypatch, cell):
     seen = []
     run(ip, "%load_ext pyaichat")
+    run(ip, "cfg = 'EXPANDED'")  # IPython would expand {cfg} in other magics' arguments
     monkeypatch.setattr(extension.Extension, "answer", lambda self, request: seen.append(request.text))
     result = run(ip, cell)
     assert result.success, result.error_in_exec
@@ -222,6 +226,8 @@ def test_cells_are_recorded_with_summaries_and_the_last_error(ip):
     assert (last.type_name, last.input_number, last.segment) == ("KeyError", 5, "d['b']")
     assert last.source == "def f(d):\n    return d['b']\nf(data)"
     assert "IPython" not in last.frames[0].filename  # IPython's own run_code frame is not shown
+    # ... but the exception keeps its full traceback for IPython's %tb / %debug
+    assert "IPython" in failing.error_in_exec.__traceback__.tb_frame.f_code.co_filename
     assert sys.last_value is failing.error_in_exec
 
 
@@ -252,3 +258,30 @@ def test_variable_listings_hide_ipython_noise(ip):
     run(ip, "df_rows = 3")
     run(ip, "df_rows")
     assert user_names(ip.user_ns) == ["df_rows"]
+
+
+# -- failures while answering --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("raised", "shown"),
+    [
+        (
+            RuntimeError("boom"),
+            "Error: pyaichat hit an internal error (RuntimeError: boom); your session is intact.",
+        ),
+        (KeyboardInterrupt(), "Interrupted."),
+    ],
+)
+def test_failures_while_answering_are_one_line(ip, monkeypatch, capsys, raised, shown):
+    run(ip, "%load_ext pyaichat")
+    extension.get(ip).controller.config.model = "openai/never-called"
+
+    def fail(self, question):
+        raise raised
+
+    monkeypatch.setattr(extension.Extension, "_ask", fail)
+    capsys.readouterr()
+    result = run(ip, "%ai hello")
+    captured = capsys.readouterr()
+    assert result.success
+    assert " ".join(captured.out.split()) == shown  # rich wraps at the console width
+    assert "Traceback" not in captured.err

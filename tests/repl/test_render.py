@@ -170,3 +170,18 @@ def test_pause_keeps_the_pending_tool_label_for_its_end_line():
     renderer.pause()  # the approval prompt takes the screen
     renderer.render(ev.ToolEndEvent(call_id="p", name="propose_code", ok=True, duration_ms=4))
     assert "✓ propose_code(x = 1) 4 ms" in out.getvalue()
+
+
+def test_live_answer_keeps_clear_of_the_last_columns_and_shows_only_the_tail():
+    from rich.markdown import Markdown
+    from rich.segment import Segment
+
+    from pyaichat.repl.render import _Tail
+
+    console = Console(file=io.StringIO(), width=40, force_terminal=True)
+    text = "\n\n".join(f"paragraph {i} " + "x" * 30 for i in range(10))
+    lines = console.render_lines(_Tail(Markdown(text), 4), console.options, pad=False)
+    # Room for the "^C" a terminal echoes on Ctrl-C, so it cannot wrap to a line the live region forgets.
+    assert max(Segment.get_line_length(line) for line in lines) <= 38
+    rendered = "".join(seg.text for line in lines for seg in line)
+    assert "paragraph 9" in rendered and "paragraph 0" not in rendered

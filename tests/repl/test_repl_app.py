@@ -201,3 +201,46 @@ def test_repl_entry_point_imports_nothing_heavy_before_the_first_prompt():
     heavy = {"prompt_toolkit", "rich", "litellm", "pygments"}
     assert loaded_after("import pyaichat.repl.app", heavy) == []
     assert loaded_after("import pyaichat.repl.frontend", heavy) == ["prompt_toolkit"]
+
+
+def read_available(fd: int) -> bytes:
+    """Everything that arrives on ``fd`` until it stays quiet (a pty delivers bytes asynchronously)."""
+    import os
+    import select
+
+    data = b""
+    while select.select([fd], [], [], 0.2)[0]:
+        chunk = os.read(fd, 1024)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX terminals only")
+def test_early_prompt_draws_the_prompt_holds_keys_unechoed_and_restores_the_terminal(monkeypatch):
+    import io
+    import os
+    import pty
+    import select
+    import termios
+
+    from pyaichat.repl.app import early_prompt
+
+    master, slave = pty.openpty()
+    try:
+        tty = io.TextIOWrapper(io.FileIO(slave, "r+", closefd=False))
+        monkeypatch.setattr(sys, "stdin", tty)
+        monkeypatch.setattr(sys, "stdout", tty)
+        before = termios.tcgetattr(slave)
+        restore = early_prompt(color=False)
+        assert not termios.tcgetattr(slave)[3] & (termios.ECHO | termios.ICANON | termios.ISIG)
+        os.write(master, b"x\x04")  # typed early: queued, neither echoed nor turned into end-of-file
+        select.select([slave], [], [], 5)  # the line discipline has taken the keys in (no longer in flight)
+        restore()
+        assert termios.tcgetattr(slave) == before
+        assert read_available(master) == b">>> \r"
+        assert read_available(slave) == b"x\x04"
+    finally:
+        os.close(master)
+        os.close(slave)

@@ -83,6 +83,12 @@ def test_methods_of_builtin_types_complete():
     assert "upper" in complete({}, "str.upp")
 
 
+def test_values_stored_on_the_instance_resolve_even_if_they_are_descriptors():
+    holder = types.SimpleNamespace(func=lambda: None, prop=property(lambda self: 1))
+    assert "__name__" in complete({"h": holder}, "h.func.__na")
+    assert complete({"h": holder}, "h.prop.fg") == ["fget"]
+
+
 def test_resolve_path_refuses_properties():
     with pytest.raises(Unresolvable):
         resolve_path({"w": Watched()}, "w.expensive")

@@ -102,6 +102,16 @@ def test_ctrl_r_searches_history_and_enter_accepts_the_match(harness):
     assert harness.read("\x12total\r\r") == "total = 1 + 2"
 
 
+def test_enter_sends_a_slash_command_at_once_even_with_an_open_bracket(harness):
+    assert harness.read("/inspect d[\r") == "/inspect d["
+
+
+def test_tab_completes_slash_command_names_in_both_modes(harness):
+    assert harness.read("/hel\t\r") == "/help"
+    harness.ctrl.set_mode(Mode.ASSISTANT)
+    assert harness.read("/mod\t\r") == "/model"
+
+
 # -- Assistant-mode completion -------------------------------------------------------------------------------
 def test_at_mention_completes_variable_names_in_assistant_mode(harness):
     harness.namespace["merged_frame"] = [1]

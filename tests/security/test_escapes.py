@@ -14,7 +14,11 @@ from sbx_helpers import assert_unchanged, leaked, snapshot
 # (id, code, a fragment the error must contain — "" when any refusal will do)
 ESCAPES: list[tuple[str, str, str]] = [
     # -- dunder / class-hierarchy walks (smolagents CVE-2025-9959 class) --
-    ("subclasses", "().__class__.__bases__[0].__subclasses__()", "line 1, `().__class__`: private attributes"),
+    (
+        "subclasses",
+        "().__class__.__bases__[0].__subclasses__()",
+        "line 1, `().__class__`: private attributes",
+    ),
     ("object-subclasses", "object.__subclasses__()", "private attributes"),
     ("mro-walk", "x = 1\nx.__class__.__mro__[-1]", "line 2"),
     ("computed-getattr", "getattr((), '__class__')", "private attributes"),
@@ -36,7 +40,11 @@ ESCAPES: list[tuple[str, str, str]] = [
     ("coroutine", "async def f():\n    pass\nf().cr_frame", "async"),
     ("await", "async def f():\n    await g()", "async"),
     ("traceback", "try:\n    1/0\nexcept Exception as e:\n    t = e.__traceback__", "line 4"),
-    ("traceback-getattr", "try:\n    1/0\nexcept Exception as e:\n    getattr(e, '__traceback__')", "private"),
+    (
+        "traceback-getattr",
+        "try:\n    1/0\nexcept Exception as e:\n    getattr(e, '__traceback__')",
+        "private",
+    ),
     ("tb-frame-name", "try:\n    1/0\nexcept Exception as e:\n    getattr(e, 'with_traceback')", "leads out"),
     ("exception-context", "try:\n    1/0\nexcept Exception as e:\n    e.__context__", "private"),
     ("except-star", "try:\n    pass\nexcept* ValueError:\n    pass", "except*"),
@@ -138,11 +146,25 @@ ESCAPES: list[tuple[str, str, str]] = [
     ("operator-attrgetter-dotted", "import operator\noperator.attrgetter('real.__class__')(1)", "private"),
     ("operator-methodcaller", "import operator\noperator.methodcaller('__reduce_ex__', 2)(1)", "private"),
     ("operator-setitem", "import operator\noperator.setitem(lst, 0, 9)", "not available"),
-    ("functools-reduce-getattr", "import functools\nfunctools.reduce(getattr, ['__class__', '__base__'], 1)", "private"),
+    (
+        "functools-reduce-getattr",
+        "import functools\nfunctools.reduce(getattr, ['__class__', '__base__'], 1)",
+        "private",
+    ),
     ("functools-update-wrapper", "import functools\nfunctools.update_wrapper(helper, len)", "not available"),
     ("print-file", "print('x', file=acct)", "print(file=...)"),
     ("module-write", "import math\nmath.pi = 3", "modules cannot be changed"),
     ("class-write", "int.real = 1", "cannot be changed"),
+    ("partial-getattr", "import functools\nfunctools.partial(getattr, 1)('__class__')", "private"),
+    ("map-getattr", "list(map(getattr, [1], ['__class__']))", "private"),
+    ("sorted-key-getattr", "sorted([1], key=lambda v: getattr(v, '__class__'))", "private"),
+    ("df-apply-getattr", "df['units'].apply(lambda v: getattr(v, '__class__'))", "private"),
+    ("fullwidth-attr", "x = 1\nx.\uff46_globals", "leads out"),
+    (
+        "attrerror-obj-module",
+        "import math\ntry:\n    math.nope\nexcept AttributeError as e:\n    e.obj.environ",
+        "",
+    ),
     ("proxy-type", "import math\nP = type(math)\nP('os')", "module objects cannot be created"),
 ]
 

@@ -44,7 +44,10 @@ def test_huge_allocation_is_refused(run, code: str) -> None:
 
 HANGS = [
     ("while-true", "while True:\n    pass"),
-    ("swallowed-deadline", "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass"),
+    (
+        "swallowed-deadline",
+        "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass",  # noqa: E501
+    ),
     ("recursion-catch", "def f():\n    try:\n        f()\n    except BaseException:\n        f()\nf()"),
     ("itertools-count", "import itertools\nsum(itertools.count())"),
     ("generator-loop", "def g():\n    while True:\n        yield 1\nsum(g())"),

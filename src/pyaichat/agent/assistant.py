@@ -195,7 +195,7 @@ class Assistant:
         if not self.turns:
             return "No questions asked yet in this session."
         cost = (
-            f"${t.cost_usd:.4f}"
+            _dollars(t.cost_usd)
             if t.cost_usd is not None
             else "unknown (the model has no price in litellm's table)"
         )
@@ -228,6 +228,11 @@ class Assistant:
         return "\n".join(out)
 
 
+def _dollars(amount: float) -> str:
+    """Dollars with enough digits to see small amounts (a short question costs a fraction of a cent)."""
+    return f"${amount:.4f}" if amount >= 0.01 else f"${amount:.6f}"
+
+
 def describe_run(result: ExecResult) -> str:
     """What the model is told after the user ran a proposal (it is now the user's input ``[n]``)."""
     head = f"The user ran the proposed code as input [{result.number}]."
@@ -239,10 +244,9 @@ def describe_run(result: ExecResult) -> str:
     if result.output.strip():
         parts.append("Output:\n" + result.output.strip()[:1500])
     if result.has_value:
-        try:
-            parts.append("Value: " + repr(result.value)[:1500])
-        except Exception:
-            parts.append(f"Value: <{type(result.value).__name__}>")
+        from ..capabilities.summary import one_line
+
+        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
     return "\n".join(parts)
 
 

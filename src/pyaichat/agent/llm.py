@@ -95,6 +95,37 @@ def load_litellm() -> Any:
     return _litellm
 
 
+_primed = False
+
+
+def prime() -> None:
+    """Load what litellm imports lazily on its first real request (~1–2 s: the OpenAI SDK, httpx, httpcore,
+    h2, its stream handler) without any network traffic: a mock completion and an unused client object."""
+    global _primed
+    if _primed:
+        return
+    _primed = True
+    litellm = load_litellm()
+    try:
+        import importlib
+
+        for name in ("httpcore", "h2.connection", "litellm.llms.openai.openai"):
+            importlib.import_module(name)
+        import openai
+
+        openai.OpenAI(api_key="unused", base_url="http://127.0.0.1/v1").chat.completions  # noqa: B018
+        stream = litellm.completion(
+            model="openai/warm-up",
+            messages=[{"role": "user", "content": "-"}],
+            mock_response="-",
+            stream=True,
+        )
+        for _ in stream:
+            pass
+    except Exception:  # priming is an optimisation only
+        pass
+
+
 def warm_up() -> None:
     """Start importing litellm in a daemon thread (once), so the first question does not wait for it."""
     global _warm_thread
@@ -103,7 +134,7 @@ def warm_up() -> None:
 
     def target() -> None:
         try:
-            load_litellm()
+            prime()
         except Exception:  # the first real question reports the problem
             pass
 
@@ -141,6 +172,10 @@ class LiteLLMClient:
         self.backoff = backoff
         self._sleep = sleep
         self._tools_rejected = False
+
+    def prepare(self) -> None:
+        """Finish loading litellm (usually warm already), so a turn's first step is not charged for it."""
+        prime()
 
     def native_tools(self) -> bool:
         protocol = getattr(self.config, "tool_protocol", "auto")
@@ -319,13 +354,19 @@ def map_error(
             f"The conversation is too long for {model}'s context window; /clear starts afresh.",
             kind="context",
         )
+    # litellm reports some client-side failures as HTTP 500: recognise them by their words first.
+    if "missing credentials" in low or ("api_key" in low and "must be set" in low) or "no api key" in low:
+        return LLMError(
+            f"No API key was found for {model}: set PYAICHAT_API_KEY or the provider's own variable "
+            "(e.g. OPENAI_API_KEY).",
+            kind="auth",
+        )
+    if any(words in low for words in _UNREACHABLE):
+        return LLMError(
+            f"Cannot reach the provider {where}: is the server running and the address right?",
+            kind="connection",
+        )
     if status in (401, 403) or name in ("AuthenticationError", "PermissionDeniedError"):
-        if ("api_key" in low and ("must be set" in low or "missing" in low)) or "no api key" in low:
-            return LLMError(
-                f"No API key was found for {model}: set PYAICHAT_API_KEY or the provider's own variable "
-                "(e.g. OPENAI_API_KEY).",
-                kind="auth",
-            )
         return LLMError(
             f"The provider rejected the API key for {model}: check PYAICHAT_API_KEY or the provider's own "
             "variable (e.g. OPENAI_API_KEY).",
@@ -351,8 +392,7 @@ def map_error(
     if "llm provider not provided" in low or name == "LiteLLMUnknownProvider":
         return LLMError(
             f"pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as "
-            "gpt-4o-mini, "
-            "anthropic/<model>, ollama/<model> or openai/<model> with --api-base.",
+            "gpt-4o-mini, anthropic/<model>, ollama/<model> or openai/<model> with --api-base.",
             kind="model",
         )
     if status == 400 or name in ("BadRequestError", "UnsupportedParamsError"):
@@ -371,11 +411,6 @@ def map_error(
             retryable=True,
         )
     if name == "APIConnectionError" or "connection" in low:
-        if "refused" in low:
-            return LLMError(
-                f"Cannot reach the provider {where}: is the server running and the address right?",
-                kind="connection",
-            )
         return LLMError(
             f"Cannot reach the provider {where}; check the network.", kind="connection", retryable=True
         )
@@ -390,4 +425,13 @@ def _first_sentence(text: str, limit: int = 200) -> str:
     return text if text.endswith((".", "!", "?", "…")) else text + "."
 
 
+_UNREACHABLE = (
+    "connection refused",
+    "connection error",
+    "errno 111",
+    "name or service not known",
+    "nodename nor servname",
+    "no route to host",
+    "temporary failure in name resolution",
+)
 _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*)+")

@@ -36,6 +36,7 @@ from .llm import LLM, LLMReply, Usage
 from .textproto import ParsedCall, StreamGate, parse_blocks, recover_json_call
 
 PROPOSE = "propose_code"
+EMPTY_ANSWER = "(The model returned an empty reply; ask again or rephrase the question.)"
 EDIT_ANSWER = "The proposed code is in your Python input: edit it and press Enter to run it."
 
 
@@ -126,18 +127,23 @@ class _Turn:
         self.answering = False
         self.open_calls: list[tuple[str, str]] = []  # (id, name) of tool calls without a result yet
         self._gate: StreamGate | None = None
+        self.call_ids: set[str] = set()
         self.llm_calls = 0
 
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self) -> TurnResult:
         env = self.env
         try:
-            native = env.llm.native_tools()
-        except LLMError as exc:
-            return self._fail(exc)
-        self.result.native = native
-        self._state("idle")
-        try:
+            prepare = getattr(env.llm, "prepare", None)
+            if callable(prepare):  # e.g. finish importing litellm, outside the timed model step
+                self._state("idle", detail="starting the model client")
+                prepare()
+            try:
+                native = env.llm.native_tools()
+            except LLMError as exc:
+                return self._fail(exc)
+            self.result.native = native
+            self._state("idle")
             while True:
                 bound = self._bound_hit()
                 if bound:
@@ -156,7 +162,8 @@ class _Turn:
                     return self._fail(reply)
                 calls = self._calls(reply, native)
                 if not calls:
-                    return self._answer(reply.text if native else parse_blocks(reply.text)[1] or reply.text)
+                    text = reply.text if native else parse_blocks(reply.text)[1] or reply.text
+                    return self._answer(text if text.strip() else EMPTY_ANSWER)
                 if self._run_calls(reply, calls, native):
                     return self._finish(EDIT_ANSWER)
         except KeyboardInterrupt:
@@ -187,21 +194,34 @@ class _Turn:
         self.result.requests.append(_request_record(env.llm, messages, tools))
         gate = self._gate = StreamGate(tags=not native)
         self.streamed = []
+        self.answering = False  # each reply that streams text announces "answering" again
 
         def on_text(piece: str) -> None:
             out = gate.feed(piece)
             if out:
                 self._show(out)
+            if env.clock() >= self.deadline:  # a stream that trickles on past the turn's deadline
+                raise LLMError("turn_timeout", kind="turn_timeout")
 
         timeout = max(0.1, min(env.request_timeout, self.deadline - env.clock()))
         started = env.clock()
         try:
             reply = env.llm.complete(messages, tools, on_text=on_text, timeout=timeout)
+        except KeyboardInterrupt:
+            self._record(
+                "llm",
+                env.llm.model,
+                started,
+                size=len("".join(self.streamed)),
+                ok=False,
+                detail="interrupted by Ctrl-C",
+            )
+            raise
         except LLMError as exc:
             self._record("llm", env.llm.model, started, ok=False, detail=str(exc))
             if exc.kind == "tools_unsupported" and native:
                 return None
-            if exc.kind == "timeout" and env.clock() >= self.deadline - 0.05:
+            if exc.kind in ("timeout", "turn_timeout") and env.clock() >= self.deadline - 0.05:
                 self.best = "".join(self.streamed) or self.best
                 return LLMError("turn_timeout", kind="turn_timeout")
             return exc
@@ -222,7 +242,11 @@ class _Turn:
         if native and reply.tool_calls:
             out = []
             for i, tc in enumerate(reply.tool_calls):
-                out.append((tc.id or f"call_{self.step}_{i}", _parse_native(tc.name, tc.arguments)))
+                call_id = tc.id or f"call_{self.step}_{i}"
+                if call_id in self.call_ids:  # some servers number calls per reply: keep ids unique
+                    call_id = f"{call_id}_{self.step}_{i}"
+                self.call_ids.add(call_id)
+                out.append((call_id, _parse_native(tc.name, tc.arguments)))
             return out
         if not native:
             blocks, _ = parse_blocks(reply.text)
@@ -240,8 +264,11 @@ class _Turn:
             prose = ""
         if prose.strip():
             self.best = prose.strip()
-            if self.streamed:  # shown as answer text: separate it from what comes next
-                env.emit(AnswerChunkEvent(text="\n\n"))
+            if self.streamed:  # shown as answer text: end its paragraph before what comes next
+                shown = "".join(self.streamed)
+                gap = "\n\n"[len(shown) - len(shown.rstrip("\n")) :]
+                if gap:
+                    env.emit(AnswerChunkEvent(text=gap))
             else:
                 env.emit(ThinkingEvent(text=prose.strip()))
         if native:

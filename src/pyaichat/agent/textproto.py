@@ -15,9 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+# A block may lack its closing tag when the model stops right after it (it then runs to the end of the reply).
 _TOOL_BLOCK = re.compile(
-    r"<tool\s+name\s*=\s*[\"']?(?P<name>[\w.\-]+)[\"']?\s*>(?P<body>.*?)</tool\s*>"
-    r"|<python>(?P<code>.*?)</python\s*>",
+    r"<tool\s+name\s*=\s*[\"']?(?P<name>[\w.\-]+)[\"']?\s*>(?P<body>.*?)(?:</tool\s*>|\Z)"
+    r"|<python>(?P<code>.*?)(?:</python\s*>|\Z)",
     re.S,
 )
 _OPEN_TAGS = ("<tool", "<python")
@@ -51,10 +52,18 @@ def describe_protocol(schemas: Iterable[dict[str, Any]]) -> str:
         params = fn.get("parameters", {}).get("properties", {})
         required = set(fn.get("parameters", {}).get("required", []))
         args = ", ".join(
-            f"{p}{'' if p in required else '?'}: {spec.get('type', 'any')}" for p, spec in params.items()
+            f"{p}{'' if p in required else '?'}: {_type_name(spec)}" for p, spec in params.items()
         )
         lines.append(f"- {fn['name']}({args}): {fn.get('description', '').strip()}")
     return "\n".join(lines)
+
+
+def _type_name(spec: dict[str, Any]) -> str:
+    """``string``, ``string | null`` …: a JSON-schema property's type in a few characters."""
+    if "type" in spec:
+        return str(spec["type"])
+    options = [o.get("type", "any") for o in spec.get("anyOf", []) if isinstance(o, dict)]
+    return " | ".join(options) if options else "any"
 
 
 def parse_blocks(text: str) -> tuple[list[ParsedCall], str]:

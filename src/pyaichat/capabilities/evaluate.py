@@ -2,9 +2,9 @@
 
 Names, attribute paths, literal subscripts, plain operators and calls of an allow-list of side-effect-free
 functions and methods (``len(x)``, ``sorted(d)[:5]``, ``df['a'].mean()``) are evaluated here, in-process, in
-microseconds — the model is IPython's ``guarded_eval`` "limited" policy. Anything else (an unknown call, a user
-class's property or ``__getattr__``, a lambda) raises ``NotFast`` and goes through the sandbox, with the same
-isolation as ``run_python``.
+microseconds — the model is IPython's ``guarded_eval`` "limited" policy. Anything else (an unknown call, a
+user class's property or ``__getattr__``, a lambda) raises ``NotFast`` and goes through the sandbox, with the
+same isolation as ``run_python``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError, SandboxViolation
+from .sandbox import limits, run, secrets_for
+from .sandbox.modules import check_attr_name
+from .summary import describe
 
 if TYPE_CHECKING:
     from .registry import CapabilityContext
@@ -40,11 +43,11 @@ SAFE_METHODS = frozenset(
         "items", "get", "index", "startswith", "endswith", "lower", "upper", "strip", "split", "dropna",
         "sort_values", "sort_index", "nlargest", "nsmallest", "idxmax", "idxmin", "round", "abs", "tolist",
         "to_list", "memory_usage", "corr", "cov", "quantile", "cumsum", "argmax", "argmin", "astype", "isin",
-        "between", "duplicated", "drop_duplicates", "select_dtypes", "prod", "sum", "mode", "first_valid_index",
+        "between", "duplicated", "drop_duplicates", "select_dtypes", "prod", "mode", "first_valid_index",
         "last_valid_index", "reshape", "ravel", "flatten", "transpose", "nonzero", "find", "rfind", "replace",
         "join", "title", "capitalize", "isdigit", "isalpha", "isnumeric", "groupby", "size", "date", "time",
         "isoformat", "weekday", "total_seconds", "most_common", "elements", "copy", "difference", "union",
-        "intersection", "issubset", "issuperset", "get_loc", "equals", "dropna", "fillna", "clip", "diff",
+        "intersection", "issubset", "issuperset", "get_loc", "equals", "fillna", "clip", "diff",
         "pct_change", "rank", "sample_none",
     }
 )  # fmt: skip
@@ -54,8 +57,8 @@ _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.RShift: operator.rshift, ast.MatMult: operator.matmul,
 }  # fmt: skip
 _CMPOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }  # fmt: skip
 
@@ -72,24 +75,28 @@ def evaluate(ctx: CapabilityContext, expr: str) -> str:
             "raise the privacy setting to 'schema' or higher."
         )
     tree = _parse(expr)
-    from .sandbox import secrets_for
-
     try:
         value = _Fast(ctx.namespace, secrets_for(ctx).is_secret_name).eval(tree.body)
     except NotFast:
-        from .sandbox import run
-
         return run(ctx, expr.strip(), "eval")
-    from .summary import describe
-
+    except SandboxViolation as exc:
+        raise SandboxViolation(f"`{_short(expr)}`: {exc}") from None
     return describe(value, ctx.privacy, ctx.config.max_output_chars)
+
+
+def _short(expr: str) -> str:
+    expr = " ".join(expr.split())
+    return expr if len(expr) <= 80 else expr[:77] + "..."
+
+
+def fast_value(ctx: CapabilityContext, expr: str) -> Any:
+    """The value of ``expr`` by the fast path; ``NotFast`` when it needs the sandbox."""
+    return _Fast(ctx.namespace, secrets_for(ctx).is_secret_name).eval(_parse(expr).body)
 
 
 def value_of(ctx: CapabilityContext, expr: str) -> Any:
     """The raw value of ``expr`` for the other capabilities (``get_type(expr)`` …): fast path only."""
     tree = _parse(expr)
-    from .sandbox import secrets_for
-
     try:
         return _Fast(ctx.namespace, secrets_for(ctx).is_secret_name).eval(tree.body)
     except NotFast:
@@ -149,8 +156,6 @@ class _Fast:
         return value
 
     def _Attribute(self, node: ast.Attribute) -> Any:
-        from .sandbox.policy import check_attr_name
-
         base = self.eval(node.value)
         name = node.attr
         check_attr_name(name)
@@ -200,8 +205,6 @@ class _Fast:
         raise NotFast
 
     def _BinOp(self, node: ast.BinOp) -> Any:
-        from .sandbox import limits
-
         left = self._known(self.eval(node.left))
         right = self._known(self.eval(node.right))
         op = type(node.op)
@@ -250,8 +253,6 @@ class _Fast:
 
 
 def _safe_builtin(name: str) -> Callable[..., Any]:
-    from .sandbox import limits
-
     func = getattr(builtins, name)
     if name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all", "dict"):
         return limits.materialising(func, name)

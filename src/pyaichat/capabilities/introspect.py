@@ -25,7 +25,9 @@ from .registry import CapabilityContext, capability
 
 # Names IPython (and the plain REPL) put into the user namespace that are not the user's variables.
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
-_IPYTHON_PREFIX = re.compile(r"^_(i\d*|ii+|iii|oh|dh|ih|\d+)$")
+_PLAIN_TYPES = frozenset(
+    {int, float, complex, str, bytes, bool, list, dict, tuple, set, frozenset, type(None)}
+)
 _MAX_FRAMES = 12
 _MAX_LOCALS = 25
 _DOC_CHARS = 2500
@@ -57,19 +59,21 @@ class NoArgs(_Args):
 # -- shared helpers ------------------------------------------------------------------------------------------
 def user_names(namespace: Mapping[str, Any]) -> list[str]:
     """The user's own variables in ``namespace``: no modules, dunders, ``_``-private names, IPython's
-    ``In``/``Out``/``_i*``/``exit``/``quit``/``get_ipython``, or objects pyaichat put there. Namespace
-    order."""
+    ``In``/``Out``/``_i*``/``exit``/``quit``/``get_ipython``, or objects pyaichat put there. Namespace order.
+
+    Called for every question's digest over namespaces of 10,000+ names, so plain values take a fast path.
+    """
     names = []
     for name, value in list(namespace.items()):
-        if not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES:
+        if type(name) is not str or name[:1] == "_" or name in _IPYTHON_NAMES:
             continue
-        if isinstance(value, types.ModuleType):
-            continue
-        module = getattr(type(value), "__module__", "") or ""
-        if module.startswith("pyaichat.") or module == "pyaichat":
-            continue
-        if module.startswith("IPython.") and name in {"display", "get_ipython"}:
-            continue
+        cls = type(value)
+        if cls not in _PLAIN_TYPES:
+            if isinstance(value, types.ModuleType):
+                continue
+            module = getattr(cls, "__module__", "") or ""
+            if module == "pyaichat" or module.startswith("pyaichat."):
+                continue
         names.append(name)
     return names
 
@@ -271,13 +275,21 @@ def get_last_exception(ctx: CapabilityContext, args: Any) -> str:
             out.append(f"  … {len(frames) - len(shown)} outer frames left out")
         for f in shown:
             failing = f"   [failing part: {f.segment}]" if f.segment and f.segment != f.line else ""
-            out.append(f"  {f.filename}:{f.lineno} in {f.name}: {f.line}{failing}")
+            out.append(f"  {_short_path(f.filename)}:{f.lineno} in {f.name}: {f.line}{failing}")
     if exc is not None:
         out += _failing_locals(ctx, exc, err.segment)
     if err.source:
         source = err.source if len(err.source) <= 600 else err.source[:600] + "…"
         out.append(f"input source:\n{source}")
     return "\n".join(out)
+
+
+def _short_path(filename: str) -> str:
+    """``…/site-packages/pandas/core/frame.py`` → ``pandas/core/frame.py``: the part that says what it is."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in filename:
+            return filename.split(marker, 1)[1]
+    return filename
 
 
 def _message(message: str, lvl: int) -> str:

@@ -188,6 +188,15 @@ _TYPE_WORD = re.compile(
     r"NoneType|property|datetime64\S*|timedelta64\S*)$"
 )
 _MIN_ENV_SECRET = 8
+_NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "XAUTHORITY", "SSH_AUTH_SOCK", "GPG_AGENT_INFO"})
+
+
+def _is_path(value: str) -> bool:
+    """An existing file or directory (``PWD=/home/ann``) is not a secret, whatever its variable is called."""
+    try:
+        return os.sep in value and os.path.exists(value)
+    except (OSError, ValueError):
+        return False
 
 
 def _compile_extra(patterns: Iterable[str]) -> list[re.Pattern[str]]:
@@ -213,7 +222,14 @@ class Masker:
         self._extra_names = [n.lower() for n in self.extra_names]
         self._extra = _compile_extra(self.extra_patterns)
         env = os.environ if self.environ is None else self.environ
-        values = {v for k, v in env.items() if len(v) >= _MIN_ENV_SECRET and self.is_secret_name(k)}
+        values = {
+            v
+            for k, v in env.items()
+            if len(v) >= _MIN_ENV_SECRET
+            and k not in _NOT_SECRET_ENV
+            and self.is_secret_name(k)
+            and not _is_path(v)
+        }
         # Longest first, so a value that contains another is replaced whole.
         self._env_values = sorted(values, key=len, reverse=True)
 

@@ -7,6 +7,7 @@ enforces the time and size limits, masks secrets, records the call, and always r
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -71,8 +72,8 @@ class Capability:
     def summary(self) -> str:
         """The first sentence of the description, on one line (for ``/tools``)."""
         text = " ".join(self.description.split())
-        end = text.find(". ")
-        return text if end < 0 else text[: end + 1]
+        end = re.search(r"\.\s+(?=[A-Z])", text)
+        return text if end is None else text[: end.start() + 1]
 
     def tool_schema(self) -> dict[str, Any]:
         """OpenAI-style function schema, which litellm translates for other providers."""

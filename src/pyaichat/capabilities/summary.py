@@ -76,7 +76,10 @@ def guarded(func: Callable[[], T], budget: float = _USER_CODE_BUDGET) -> T:
     def tracer(frame: Any, event: str, arg: Any) -> Any:
         if time.perf_counter() > deadline:
             raise Overtime
-        if event != "call" or _is_user_code(frame.f_code.co_filename):
+        if event != "call":
+            return tracer
+        if _is_user_code(frame.f_code.co_filename):
+            frame.f_trace_opcodes = True  # ``while True: pass`` makes no line events on Python 3.10
             return tracer
         return None  # library code: checked on each call only, which keeps pandas and friends fast
 
@@ -177,8 +180,13 @@ def is_ndarray(value: Any) -> bool:
 
 
 def is_environ(value: Any) -> bool:
-    """``os.environ`` (and ``os.environb``): never described beyond their size."""
-    return isinstance(value, os._Environ)
+    """``os.environ``, ``os.environb`` or a dict copy of the environment: only their size is ever shown."""
+    if isinstance(value, os._Environ):
+        return True
+    if type(value) is not dict or len(value) < 3:
+        return False
+    sample = list(itertools.islice(value.items(), 5))
+    return all(isinstance(k, str) and isinstance(v, str) and os.environ.get(k) == v for k, v in sample)
 
 
 def _static(obj: Any, name: str) -> Any:
@@ -271,7 +279,7 @@ def _brepr(value: Any, lim: _Limits, depth: int = 0) -> str:
     """A bounded repr (sample/full levels only): reprlib-like, with secret-named keys and attributes
     masked."""
     if is_environ(value):
-        return "<os.environ: contents withheld>"
+        return "<environment variables: contents withheld>"
     if value is None or isinstance(value, (bool, float, complex)):
         return repr(value)
     if isinstance(value, int):
@@ -347,7 +355,7 @@ def _one_line(value: Any, lvl: int) -> str:
     if lvl <= NAMES:
         return tname
     if is_environ(value):
-        return f"os.environ ({len(value)} variables, contents withheld)"
+        return f"environment variables ({len(value)}, contents withheld)"
     if is_dataframe(value):
         rows, cols = value.shape
         columns = ", ".join(f"{c} {t}" for c, t in itertools.islice(value.dtypes.items(), 8))
@@ -426,7 +434,7 @@ def _describe(value: Any, lvl: int, limit: int) -> str:
     if lvl <= NAMES:
         return f"<{type_name(value)}> (privacy level 'names': values are not shown)"
     if is_environ(value):
-        return f"<os.environ: {len(value)} variables; contents are never shown to the assistant>"
+        return f"<environment variables ({len(value)}): their contents are never shown to the assistant>"
     if lvl >= SAMPLE:
         llm = _repr_llm(value)
         if llm is not None:
@@ -502,7 +510,11 @@ def _has_objects(dtypes: Any) -> bool:
 
 def _describe_frame(df: Any, lvl: int) -> str:
     if lvl >= SAMPLE and _has_objects(df.dtypes):  # object cells run their own __repr__: guard them
-        return safe(lambda: _describe_frame_unguarded(df, lvl), _failure("repr of a DataFrame cell"))
+        fallback = _failure("repr of a DataFrame cell")
+        return safe(
+            lambda: _describe_frame_unguarded(df, lvl),
+            lambda exc: _describe_frame_unguarded(df, SCHEMA) + f"\nrows not shown: {fallback(exc)}",
+        )
     return _describe_frame_unguarded(df, lvl)
 
 
@@ -528,7 +540,11 @@ def _describe_frame_unguarded(df: Any, lvl: int) -> str:
 
 def _describe_series(s: Any, lvl: int) -> str:
     if lvl >= SAMPLE and _has_objects([s.dtype]):
-        return safe(lambda: _describe_series_unguarded(s, lvl), _failure("repr of a Series value"))
+        fallback = _failure("repr of a Series value")
+        return safe(
+            lambda: _describe_series_unguarded(s, lvl),
+            lambda exc: _describe_series_unguarded(s, SCHEMA) + f"\nvalues not shown: {fallback(exc)}",
+        )
     return _describe_series_unguarded(s, lvl)
 
 

@@ -9,10 +9,11 @@ again; loading twice returns the existing extension.
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from ..agent.events import ErrorEvent
+from ..agent.events import ErrorEvent, StateEvent
 from ..config import Config, load_config
 from ..controller import Controller
 from ..errors import ConfigError, PyAIChatError
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 # c.PyAIChat.model = "…" in ipython_config.py, or --PyAIChat.model=… on IPython's command line
 CONFIG_SECTION = "PyAIChat"
 
+_WARM_THREAD = "pyaichat-litellm-warmup"  # the name agent/llm.py gives its import thread
 _extensions: weakref.WeakKeyDictionary[Any, Extension] = weakref.WeakKeyDictionary()
 
 
@@ -125,29 +127,39 @@ class Extension:
         from IPython.core.error import UsageError
 
         self._retry_config()
+        if request.text.startswith("/"):
+            if request.overrides:
+                raise UsageError("--model and --max-steps apply to a question, not to a slash command.")
+            self._run(lambda: self.controller.handle(request.text))
+            return
         config = self.controller.config
         saved = {key: getattr(config, key) for key in request.overrides}
-        try:
-            for key, value in request.overrides.items():
+        for key, value in request.overrides.items():
+            try:
                 setattr(config, key, value)
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            _restore(config, saved)
-            raise UsageError(f"Invalid option for %ai: {exc}") from None
+            except ValueError:  # pydantic's ValidationError is a ValueError
+                _restore(config, saved)
+                raise UsageError(f"%ai cannot use {value!r} for --{key.replace('_', '-')}.") from None
         try:
-            if request.text.startswith("/"):
-                self._run(lambda: self.controller.handle(request.text))
-                return
             if not config.model:
                 from ..agent.llm import NO_MODEL
 
                 raise UsageError(NO_MODEL)
             self.frontend.begin()
-            self._run(lambda: self.controller.ask(request.text))
+            self._run(lambda: self._ask(request.text))
         finally:
             _restore(config, saved)
 
+    def _ask(self, question: str) -> None:
+        from ..agent import llm
+
+        if not llm.is_loaded():
+            self.frontend.emit(StateEvent(state="starting", detail="loading the model client"))
+            wait_for_litellm()
+        self.controller.ask(question)
+
     def _run(self, action: Any) -> None:
-        """Run ``action``; Ctrl-C stops the answer (keeping what arrived), a pyaichat error is one line."""
+        """Run ``action``; Ctrl-C stops the answer (keeping what arrived), any error is one line."""
         interrupted = False
         try:
             action()
@@ -155,8 +167,27 @@ class Extension:
             interrupted = True
         except PyAIChatError as exc:
             self.frontend.emit(ErrorEvent(message=str(exc)))
+        except Exception as exc:  # a bug in pyaichat must not look like a failure of the user's cell
+            message = f"pyaichat hit an internal error ({type(exc).__name__}: {exc}); your session is intact."
+            self.frontend.emit(ErrorEvent(message=message, kind="internal"))
         finally:
             self.frontend.close(interrupted=interrupted)
+
+
+def wait_for_litellm() -> None:
+    """Import litellm in its warm-up thread and wait for it here.
+
+    The first question would otherwise import litellm (seconds) in the main thread, where Ctrl-C can stop the
+    import half-way and leave a broken module behind for the rest of the session. Waiting with ``join`` and a
+    timeout keeps Ctrl-C working: it ends the wait, and the import finishes in the background.
+    """
+    from ..agent import llm
+
+    llm.warm_up()
+    for thread in threading.enumerate():
+        if thread.name == _WARM_THREAD:
+            while thread.is_alive():
+                thread.join(0.1)
 
 
 def _restore(config: Config, saved: dict[str, Any]) -> None:

@@ -95,6 +95,7 @@ class DisplayRenderer:
 
     def close(self, *, interrupted: bool = False) -> None:
         self._finish()
+        self._calls.clear()
         if interrupted:
             print("Interrupted.")
 
@@ -120,7 +121,6 @@ class DisplayRenderer:
     def _reset(self) -> None:
         self._answer = []
         self._handle = None
-        self._calls.clear()
 
     @staticmethod
     def _markdown(text: str) -> None:
@@ -175,5 +175,6 @@ class IPythonFrontEnd:
         self._next_input = None
 
     def close(self, *, interrupted: bool = False) -> None:
-        if self._renderer is not None:
-            self._renderer.close(interrupted=interrupted)
+        """End of one ``%ai``: stop live output, keep a partial answer, say so after Ctrl-C."""
+        if self._renderer is not None or interrupted:
+            self.renderer.close(interrupted=interrupted)

@@ -13,7 +13,7 @@ import time
 import types
 from typing import Any
 
-from ..session import HistoryEntry, Session, short
+from ..session import HistoryEntry, LastError, Session, short
 
 _BACKFILL = 20  # inputs typed before the extension was loaded that are copied into the history
 _LOAD_MAGICS = ("%load_ext", "%reload_ext", "%unload_ext")
@@ -36,17 +36,26 @@ def summarise_value(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-def _ipython_frames_stripped(exc: BaseException) -> BaseException:
-    """Drop IPython's own leading frames (``run_code``) so the traceback starts at the user's cell."""
+def _user_traceback(exc: BaseException) -> types.TracebackType | None:
+    """The traceback without IPython's own leading frames (``run_code``): it starts at the user's cell."""
     import IPython
 
     root = os.path.dirname(IPython.__file__)
-    tb: types.TracebackType | None = exc.__traceback__
+    tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename.startswith(root):
         tb = tb.tb_next
-    if tb is not exc.__traceback__:
-        exc = exc.with_traceback(tb)
-    return exc
+    return tb
+
+
+def record_error(session: Session, exc: BaseException, source: str) -> LastError:
+    """``session.record_exception`` over the user's part of the traceback. The exception object itself is
+    left as IPython keeps it (``%tb`` and ``%debug`` still read its full traceback)."""
+    original = exc.__traceback__
+    exc.__traceback__ = _user_traceback(exc)
+    try:
+        return session.record_exception(exc, source)
+    finally:
+        exc.__traceback__ = original
 
 
 class CellRecorder:
@@ -67,7 +76,7 @@ class CellRecorder:
         number = result.execution_count or self.session.next_number
         duration = round((time.perf_counter() - self._started) * 1000, 2)
         if error is not None and not isinstance(error, KeyboardInterrupt):
-            last = self.session.record_exception(_ipython_frames_stripped(error), source)
+            last = record_error(self.session, error, source)
             last.input_number = number
             summary = short(last.headline())
         elif isinstance(error, KeyboardInterrupt):

@@ -25,26 +25,29 @@ def early_prompt(color: bool) -> Callable[[], None]:
     """Draw ``>>> `` now and hold typed keys unechoed; the returned function undoes that (call it once)."""
     try:
         import termios
-
+    except ImportError:  # not POSIX: no early prompt
+        return lambda: None
+    try:
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         quiet = termios.tcgetattr(fd)
         # Raw enough that every key (Ctrl-D, Ctrl-C, Backspace) reaches prompt_toolkit as typed, unechoed.
         quiet[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG)
         termios.tcsetattr(fd, termios.TCSANOW, quiet)
-    except (ImportError, OSError, ValueError, AttributeError):  # not a POSIX terminal: skip the early prompt
+    except (termios.error, OSError, ValueError, AttributeError):  # not a terminal after all
         return lambda: None
+    color = color and os.environ.get("TERM", "") != "dumb"
     try:
         os.write(sys.stdout.fileno(), _EARLY_PROMPT[color].encode())
     except (OSError, ValueError, AttributeError):
         pass
 
     def restore() -> None:
-        # TCSANOW, not TCSAFLUSH: keys typed meanwhile stay queued for prompt_toolkit.
-        termios.tcsetattr(fd, termios.TCSANOW, saved)
         try:
+            # TCSANOW, not TCSAFLUSH: keys typed meanwhile stay queued for prompt_toolkit.
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
             os.write(sys.stdout.fileno(), b"\r")  # prompt_toolkit redraws the prompt from column 0
-        except (OSError, ValueError):
+        except (termios.error, OSError, ValueError):
             pass
 
     return restore

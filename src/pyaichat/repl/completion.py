@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import itertools
 import keyword
 import re
 import threading
@@ -68,6 +69,9 @@ def static_attr(obj: Any, name: str) -> Any:
         if isinstance(attr, (staticmethod, classmethod)):
             return attr.__func__
         return attr
+    own = _instance_dict(obj)
+    if own is not None and own.get(name, _MISSING) is attr:
+        return attr  # a value stored on the instance: returned as is, whatever its type
     kind = type(attr)
     if isinstance(attr, _SAFE_DESCRIPTORS) or kind.__module__.startswith(_SAFE_DESCRIPTOR_MODULES):
         try:
@@ -79,6 +83,18 @@ def static_attr(obj: Any, name: str) -> Any:
     if not _is_plain(attr):
         raise Unresolvable(name)  # a property or unknown descriptor would run code
     return attr
+
+
+_MISSING = object()
+
+
+def _instance_dict(obj: Any) -> dict[str, Any] | None:
+    """``obj.__dict__`` through the C-level getter (as getattr_static reads it), never ``__getattr__``."""
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except Exception:
+        return None
+    return own if isinstance(own, dict) else None
 
 
 def _is_plain(attr: Any) -> bool:
@@ -107,11 +123,8 @@ def run_bounded(fn: Callable[[], Any], timeout: float = DIR_TIMEOUT) -> Any:
 def attribute_names(obj: Any, timeout: float = DIR_TIMEOUT) -> set[str]:
     """Attribute names: static ones (``__dict__``, the MRO) plus those of a bounded custom ``__dir__``."""
     names: set[str] = set()
-    try:  # the same lookup getattr_static makes: the C-level __dict__ getter, never __getattr__
-        own = object.__getattribute__(obj, "__dict__")
-    except Exception:
-        own = None
-    if isinstance(own, (dict, types.MappingProxyType)):
+    own = _instance_dict(obj)
+    if own is not None:
         names.update(k for k in own if isinstance(k, str))
     klass = obj if isinstance(obj, type) else type(obj)
     for base in getattr(klass, "__mro__", (klass,)):
@@ -129,10 +142,10 @@ def attribute_names(obj: Any, timeout: float = DIR_TIMEOUT) -> set[str]:
 def mapping_keys(obj: Any) -> list[str] | None:
     """String keys of a plain dict or the column names of a pandas DataFrame; ``None`` for anything else."""
     if isinstance(obj, dict) and inspect.getattr_static(type(obj), "keys", None) is dict.keys:
-        keys: Iterable[Any] = list(dict.keys(obj))[:_MAX_KEYS]
+        keys: Iterable[Any] = list(itertools.islice(dict.keys(obj), _MAX_KEYS))
     elif type(obj).__name__ == "DataFrame" and type(obj).__module__.startswith("pandas"):
         try:
-            keys = list(static_attr(obj, "columns"))[:_MAX_KEYS]
+            keys = list(itertools.islice(static_attr(obj, "columns"), _MAX_KEYS))
         except Unresolvable:
             return None
     else:
@@ -252,3 +265,25 @@ class MentionCompleter(Completer):
 
 def _sort_key(name: str) -> tuple[int, str]:
     return (name.startswith("_"), name.lower())
+
+
+class SlashCommandCompleter(Completer):
+    """``/mo<TAB>`` completes slash-command names (in both modes); any other input goes to ``inner``."""
+
+    def __init__(self, inner: Completer, names: Callable[[], Iterable[str]]) -> None:
+        self.inner = inner
+        self.names = names
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        if text.startswith("/") and not any(ch.isspace() for ch in text):
+            prefix = text[1:]
+            try:
+                names = sorted(self.names())
+            except Exception:
+                return
+            for name in names:
+                if name.startswith(prefix):
+                    yield Completion(name, start_position=-len(prefix), display=f"/{name}")
+            return
+        yield from self.inner.get_completions(document, complete_event)

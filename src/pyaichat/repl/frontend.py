@@ -29,7 +29,7 @@ from ..agent.events import ErrorEvent
 from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
 from ..paths import ensure_state_dir
-from .completion import MentionCompleter, PythonCompleter
+from .completion import MentionCompleter, PythonCompleter, SlashCommandCompleter
 from .keys import build_key_bindings
 
 if TYPE_CHECKING:
@@ -57,6 +57,10 @@ STYLE = Style.from_dict(
         "bottom-toolbar.key": "bold",
         "question": "ansiyellow bold",
     }
+)
+# Without colour the toolbar keeps prompt_toolkit's reverse video, the one emphasis a monochrome screen has.
+PLAIN_STYLE = Style.from_dict(
+    {"bottom-toolbar": "reverse", "bottom-toolbar.mode": "bold", "question": "bold"}
 )
 
 
@@ -141,6 +145,12 @@ class _ModeLexer:
             app.invalidate()
 
 
+def _command_names() -> list[str]:
+    from ..commands import names  # the command modules load on first use, not at start-up
+
+    return names()
+
+
 def build_prompt_session(
     ctrl: Controller,
     *,
@@ -158,8 +168,9 @@ def build_prompt_session(
         multiline=True,
         prompt_continuation=continuation,
         key_bindings=build_key_bindings(ctrl),
-        completer=DynamicCompleter(
-            lambda: python_completer if ctrl.mode is Mode.PYTHON else mention_completer
+        completer=SlashCommandCompleter(
+            DynamicCompleter(lambda: python_completer if ctrl.mode is Mode.PYTHON else mention_completer),
+            _command_names,
         ),
         complete_while_typing=False,
         lexer=DynamicLexer(_ModeLexer(ctrl)),
@@ -169,7 +180,7 @@ def build_prompt_session(
         bottom_toolbar=lambda: toolbar(ctrl),
         editing_mode=EditingMode.VI if config.editing_mode == "vi" else EditingMode.EMACS,
         color_depth=None if config.color else ColorDepth.DEPTH_1_BIT,
-        style=STYLE,
+        style=STYLE if config.color else PLAIN_STYLE,
         tempfile_suffix=".py",
         input=input,
         output=output,
@@ -196,6 +207,7 @@ def ask_decision(*, input: Input | None = None, output: Output | None = None, co
                 ("class:question", "Run it? "),
                 ("", "[r]un / [e]dit / [n]o: "),
                 ("bold", chosen[0] if chosen else ""),
+                ("[SetCursorPosition]", ""),  # the cursor waits after the question, not at its start
             ]
         )
 
@@ -204,7 +216,7 @@ def ask_decision(*, input: Input | None = None, output: Output | None = None, co
             Window(FormattedTextControl(message, show_cursor=True), height=1, dont_extend_height=True)
         ),
         key_bindings=kb,
-        style=STYLE,
+        style=STYLE if color else PLAIN_STYLE,
         color_depth=None if color else ColorDepth.DEPTH_1_BIT,
         input=input,
         output=output,

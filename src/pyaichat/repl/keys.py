@@ -150,8 +150,8 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         buffer.cancel_completion()
-        if ctrl.mode is not Mode.PYTHON:
-            buffer.validate_and_handle()
+        if ctrl.mode is not Mode.PYTHON or buffer.text.lstrip().startswith("/"):
+            buffer.validate_and_handle()  # a question or a slash command is always one line
             return
         document = buffer.document
         at_end = document.is_cursor_at_the_end or not document.text_after_cursor.strip()

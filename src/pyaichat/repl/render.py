@@ -64,14 +64,20 @@ def format_usage(
 
 
 class _Tail:
-    """Renders only the last ``max_lines`` lines of a renderable (the live answer must fit on the screen)."""
+    """Renders only the last ``max_lines`` lines of a renderable (the live answer must fit on the screen).
+
+    Lines stop two columns short of the edge: a full-width line leaves the cursor in the terminal's
+    pending-wrap state, and the ``^C`` the terminal echoes on Ctrl-C would then wrap onto a new line the live
+    region does not know about, so clearing it would leave a stale copy of the partial answer behind.
+    """
 
     def __init__(self, renderable: Any, max_lines: int) -> None:
         self.renderable = renderable
         self.max_lines = max(1, max_lines)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        lines = console.render_lines(self.renderable, options, pad=False)
+        narrower = options.update_width(max(10, options.max_width - 2))
+        lines = console.render_lines(self.renderable, narrower, pad=False)
         for line in lines[-self.max_lines :]:
             yield from line
             yield Segment.line()
@@ -224,7 +230,9 @@ class RichRenderer:
             height = max(3, self.console.size.height - 3)
             parts.append(_Tail(Markdown("".join(self._answer), code_theme=_CODE_THEME), height))
         if self._status:
-            parts.append(Spinner("dots", Text(self._status, style="cyan")))
+            room = max(10, self.console.size.width - 6)  # one line, clear of the last columns (see _Tail)
+            status = self._status if len(self._status) <= room else self._status[: room - 1] + "…"
+            parts.append(Spinner("dots", Text(status, style="cyan", no_wrap=True)))
         return Group(*parts)
 
     def _refresh(self) -> None:

@@ -1,11 +1,31 @@
 """The sandbox behind ``run_python`` and ``eval_expr``: RestrictedPython with every guard supplied, run in a
 forked child where the platform can fork, in-process behind read-only guards elsewhere.
 
-Entry point: ``run(ctx, source, mode)``; it returns the result text or raises a ``CapabilityError``.
+Entry points: ``run(ctx, source, mode)`` returns the result text or raises a ``CapabilityError``;
+``evaluate_value(ctx, expr)`` returns an object (in-process) for the introspection capabilities.
+
+How runs are bounded (the README's "Sandbox" section says the same):
+
+* fork (Linux/macOS, ``sandbox_isolation = "auto"|"fork"``): the parent waits on a pipe with a deadline of
+  ``0.8 × tool_timeout`` and SIGKILLs the child; the child has RLIMIT_CPU, RLIMIT_AS (+4 GiB over the parent's
+  address space), RLIMIT_FSIZE 0, a small RLIMIT_NOFILE, no environment variables, stdio on /dev/null and no
+  inherited descriptors. Anything — a C loop, catastrophic regex backtracking, a deadlock — ends at the
+  deadline. The user's objects are a copy-on-write copy: the snippet may change them; the session never sees
+  it.
+* in-process (Windows, or ``sandbox_isolation = "inprocess"``): the compiler injects ``_tick_()`` — a clock
+  check that raises a ``BaseException`` past the deadline — at the top of every loop body, every function,
+  every comprehension and lambda; infinite ``itertools`` iterators tick too. Limits: a single long C-level
+  call (``sorted`` of a huge list, a pathological regex, a big numpy operation) cannot be interrupted; sizes
+  are refused up front where obvious (``*``, ``**``, ``<<``, ``range``, ``bytes(n)``, materialising
+  builtins), and ``capabilities.call`` abandons a run that overstays, returning a clear message while the
+  worker thread finishes in the background. Writes to the user's objects are refused by the guards
+  (``_write_``, mutating methods, ``inplace=True``, ``out=``) and a fingerprint of every user variable the
+  snippet named is compared before and after as a safety net.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING
 
@@ -13,12 +33,12 @@ from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
 from .compiler import compile_snippet
 from .isolation import fork_available, run_forked
 from .modules import preimport
-from .runner import Request, Secrets, execute
+from .runner import Request, Secrets, execute, value_of
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
 
-__all__ = ["isolation_mode", "run", "secrets_for"]
+__all__ = ["evaluate_value", "isolation_mode", "run", "secrets_for"]
 
 
 def isolation_mode(setting: str) -> str:
@@ -33,11 +53,23 @@ def own_deadline(tool_timeout: float) -> float:
     return max(tool_timeout * 0.8, tool_timeout - 0.15)
 
 
-def secrets_for(ctx: CapabilityContext) -> Secrets:
-    from ..redact import Masker
+_secrets_cache: dict[tuple[object, ...], Secrets] = {}
 
-    masker = Masker.from_config(ctx.config)
-    return Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text)
+
+def secrets_for(ctx: CapabilityContext) -> Secrets:
+    """The masker's notion of a secret, cached: building a ``Masker`` scans the environment (~0.1 ms), more
+    than the whole ``eval_expr`` fast path may take."""
+    key = (tuple(ctx.config.secret_names), tuple(ctx.config.secret_patterns), len(os.environ))
+    found = _secrets_cache.get(key)
+    if found is None:
+        from ..redact import Masker
+
+        masker = Masker.from_config(ctx.config)
+        found = Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text)
+        if len(_secrets_cache) > 32:
+            _secrets_cache.clear()
+        _secrets_cache[key] = found
+    return found
 
 
 def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
@@ -48,7 +80,9 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
             "raise the privacy setting to 'schema' or higher."
         )
     isolation = isolation_mode(ctx.config.sandbox_isolation)
-    compiled = compile_snippet(source, inprocess=isolation == "inprocess", mode=mode)  # fail fast, in the parent
+    compiled = compile_snippet(
+        source, inprocess=isolation == "inprocess", mode=mode, secret_names=tuple(ctx.config.secret_names)
+    )  # fail fast, in the parent
     req = Request(
         source=source,
         mode=mode,
@@ -56,6 +90,7 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
         timeout=own_deadline(ctx.config.tool_timeout),
         privacy=ctx.privacy,
         limit=ctx.config.max_output_chars,
+        secret_names=tuple(ctx.config.secret_names),
     )
     secrets = secrets_for(ctx)
     namespace = ctx.namespace
@@ -78,3 +113,20 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
             message += "\nOutput before the error:\n" + output[: req.limit // 2]
         raise CapabilityError(message)
     return str(outcome.get("text", ""))
+
+
+def evaluate_value(ctx: CapabilityContext, expr: str) -> object:
+    """The object an expression denotes, computed in-process under the sandbox's guards (a value cannot cross
+    a fork). Used for the ``expr`` argument of the introspection capabilities when it is more than a path."""
+    if ctx.privacy == "names":
+        raise SandboxViolation("Evaluating expressions is not allowed at privacy level 'names'.")
+    req = Request(
+        source=expr,
+        mode="eval",
+        isolation="inprocess",
+        timeout=own_deadline(ctx.config.tool_timeout),
+        privacy=ctx.privacy,
+        limit=ctx.config.max_output_chars,
+        secret_names=tuple(ctx.config.secret_names),
+    )
+    return value_of(req, ctx.namespace, secrets_for(ctx))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locations
@@ -72,7 +73,9 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_BUILTINS:
-            self.fail(node, f"{node.func.id}() is not available in the sandbox ({FORBIDDEN_BUILTINS[node.func.id]})")
+            self.fail(
+                node, f"{node.func.id}() is not available in the sandbox ({FORBIDDEN_BUILTINS[node.func.id]})"
+            )
         if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) > 1:
             self.fail(node, "type() with three arguments (making classes dynamically) is not available")
         self.generic_visit(node)
@@ -118,7 +121,10 @@ class SandboxTransformer(RestrictingNodeTransformer):
     helpers, and (in-process) a deadline tick in every loop body, comprehension and function entry."""
 
     ticks = False
-    check_add = False
+    check_add = False  # ``+`` is not checked: doubling loops meet RLIMIT_AS (fork) or the deadline tick
+    native_augassign = (
+        True  # fork mode: ``n += 1`` on a local name stays native (the child owns every object)
+    )
 
     def _tick_call(self, node: ast.AST) -> ast.Call:
         call = ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[])
@@ -136,7 +142,9 @@ class SandboxTransformer(RestrictingNodeTransformer):
         if node.attr in SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
             node = self.node_contents_visit(node)
             call = ast.Call(
-                func=ast.Name("_getattr_", ast.Load()), args=[node.value, ast.Constant(node.attr)], keywords=[]
+                func=ast.Name("_getattr_", ast.Load()),
+                args=[node.value, ast.Constant(node.attr)],
+                keywords=[],
             )
             copy_locations(call, node)
             return call
@@ -152,6 +160,29 @@ class SandboxTransformer(RestrictingNodeTransformer):
         call = ast.Call(func=ast.Name(helper, ast.Load()), args=[node.left, node.right], keywords=[])
         copy_locations(call, node)
         return call
+
+    is_secret_key: Callable[[str], bool] = staticmethod(lambda key: True)  # type: ignore[assignment]
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        """``row['name']`` / ``xs[0]`` with a constant, non-secret key is read natively: ``_getitem_`` only
+        refuses secret-named keys, which for a constant is decided here, once."""
+        key = node.slice
+        if (
+            isinstance(node.ctx, ast.Load)
+            and isinstance(key, ast.Constant)
+            and type(key.value) in (str, int)
+            and not (isinstance(key.value, str) and self.is_secret_key(key.value))
+        ):
+            return self.node_contents_visit(node)
+        return super().visit_Subscript(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        """In fork mode ``name op= value`` stays a native operation (RestrictedPython would route it through
+        ``_inplacevar_``), except the operators whose result size is checked. Attribute and item targets are
+        refused by RestrictedPython as before."""
+        if self.native_augassign and isinstance(node.target, ast.Name) and type(node.op) not in _CHECKED_OPS:
+            return self.node_contents_visit(node)
+        return super().visit_AugAssign(node)
 
     def visit_For(self, node: ast.For) -> ast.AST:
         node = super().visit_For(node)
@@ -187,7 +218,7 @@ class SandboxTransformer(RestrictingNodeTransformer):
 
 class _Ticking(SandboxTransformer):
     ticks = True
-    check_add = True
+    native_augassign = False
 
 
 _RP_LINE = re.compile(r"^Line (\d+): (.*)$")
@@ -204,13 +235,23 @@ def _rp_error(message: str, source: str) -> SandboxViolation:
     return SandboxViolation(f"{where}: {m.group(2).rstrip('.')}")
 
 
-def compile_snippet(source: str, *, inprocess: bool, mode: str = "exec") -> Compiled:
-    """Check and compile ``source``; raise ``SandboxViolation`` naming the line and segment."""
-    return _compile(source, inprocess, mode)
+def compile_snippet(
+    source: str, *, inprocess: bool, mode: str = "exec", secret_names: tuple[str, ...] = ()
+) -> Compiled:
+    """Check and compile ``source``; raise ``SandboxViolation`` naming the line and segment.
+    ``secret_names`` are the user's extra secret-name patterns (config ``secret_names``)."""
+    return _compile(source, inprocess, mode, secret_names)
+
+
+@functools.lru_cache(maxsize=32)
+def _secret_checker(secret_names: tuple[str, ...]) -> Callable[[str], bool]:
+    from ..redact import Masker
+
+    return Masker(extra_names=list(secret_names), environ={}).is_secret_name
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str, inprocess: bool, mode: str) -> Compiled:
+def _compile(source: str, inprocess: bool, mode: str, secret_names: tuple[str, ...] = ()) -> Compiled:
     if len(source) > MAX_SOURCE_CHARS:
         raise SandboxViolation(f"the code is longer than {MAX_SOURCE_CHARS:,} characters")
     try:
@@ -226,6 +267,7 @@ def _compile(source: str, inprocess: bool, mode: str) -> Compiled:
     warnings: list[str] = []
     used: dict[str, bool] = {}
     transformer = (_Ticking if inprocess else SandboxTransformer)(errors, warnings, used)
+    transformer.is_secret_key = _secret_checker(secret_names)
     transformer.visit(tree)
     if errors:
         raise _rp_error(errors[0], source)

@@ -9,6 +9,7 @@ applies ``resource`` limits, runs pure Python, writes one bounded JSON document 
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -22,12 +23,17 @@ from typing import Any
 
 from ...errors import CapabilityTimeout
 
+try:
+    import resource
+except ImportError:  # Windows: no fork either, so the forked runner is never used there
+    resource = None  # type: ignore[assignment]
+
 MAX_RESULT_BYTES = 1 << 20
 AS_HEADROOM = 4 << 30  # bytes of address space a child may add to what the parent already maps
 CHILD_NOFILE = 32
 
-# Python >= 3.12 warns on every fork of a multi-threaded process; forking here is deliberate and the child only
-# runs code that takes no lock another thread may hold.
+# Python >= 3.12 warns on every fork of a multi-threaded process; forking here is deliberate and the child
+# only runs code that takes no lock another thread may hold.
 warnings.filterwarnings("ignore", message=r".*fork\(\) may lead to deadlocks.*", category=DeprecationWarning)
 
 
@@ -48,10 +54,6 @@ def _child_setup(keep_fd: int, timeout: float, vm_size: int) -> None:
     """Everything the child does before running the job; each step is best effort but ordered: descriptors
     first (while we may still open /dev/null), limits last."""
     try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the parent
-    except (ValueError, OSError):
-        pass
-    try:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             if fd != keep_fd:
@@ -64,14 +66,8 @@ def _child_setup(keep_fd: int, timeout: float, vm_size: int) -> None:
         os.environ.clear()  # unsetenv() for every variable: no API key in this process's environment
     except Exception:
         pass
+    gc.disable()  # a full collection would touch (and so copy) every page of the parent's heap
     try:
-        import gc
-
-        gc.disable()  # a full collection would touch (and so copy) every page of the parent's heap
-    except Exception:
-        pass
-    try:
-        import resource
 
         def limit(which: int, soft: int) -> None:
             _, hard = resource.getrlimit(which)
@@ -102,7 +98,7 @@ def run_forked(job: Callable[[], dict[str, Any]], timeout: float) -> dict[str, A
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
     pid = os.fork()
-    if pid == 0:  # ---- child --------------------------------------------------------------------------------
+    if pid == 0:  # ---- child ----
         code = 0
         try:
             os.close(read_fd)
@@ -119,7 +115,7 @@ def run_forked(job: Callable[[], dict[str, Any]], timeout: float) -> dict[str, A
             code = 70
         finally:
             os._exit(code)
-    # ---- parent ------------------------------------------------------------------------------------------------
+    # ---- parent ----
     os.close(write_fd)
     chunks: list[bytes] = []
     size = 0

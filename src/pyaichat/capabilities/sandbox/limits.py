@@ -25,8 +25,8 @@ _SEQUENCES = (str, bytes, bytearray, list, tuple)
 
 
 class Deadline(BaseException):
-    """Raised by ``tick`` once the run is past its deadline. A ``BaseException`` so ``except Exception`` in the
-    sandboxed code does not swallow it, and every later tick raises it again."""
+    """Raised by ``tick`` once the run is past its deadline. A ``BaseException`` so ``except Exception``
+    in the sandboxed code does not swallow it, and every later tick raises it again."""
 
 
 def _too_big(what: str) -> SandboxViolation:
@@ -39,7 +39,12 @@ def _check_repeat(seq: Any, times: int) -> None:
         raise _too_big(f"a {type(seq).__name__} of {size:,} items")
 
 
+_NUMBERS = frozenset({int, float, complex, bool})
+
+
 def mul(a: Any, b: Any) -> Any:
+    if type(a) in _NUMBERS and type(b) in _NUMBERS:
+        return a * b
     if isinstance(b, int) and isinstance(a, _SEQUENCES):
         _check_repeat(a, b)
     elif isinstance(a, int) and isinstance(b, _SEQUENCES):
@@ -48,9 +53,14 @@ def mul(a: Any, b: Any) -> Any:
 
 
 def _check_pow(a: Any, b: Any) -> None:
-    if type(a) in (int, bool) and type(b) in (int, bool) and b > 0 and a not in (0, 1, -1):
-        if a.bit_length() * b > MAX_INT_BITS:
-            raise _too_big(f"an integer with about {int(a.bit_length() * b * 0.30103):,} digits")
+    if (
+        type(a) in (int, bool)
+        and type(b) in (int, bool)
+        and b > 0
+        and a not in (0, 1, -1)
+        and a.bit_length() * b > MAX_INT_BITS
+    ):
+        raise _too_big(f"an integer with about {int(a.bit_length() * b * 0.30103):,} digits")
 
 
 def pow_(a: Any, b: Any, mod: Any = None) -> Any:
@@ -122,6 +132,17 @@ def _check_mul(a: Any, b: Any) -> None:
         _check_repeat(b, a)
 
 
+_NUMERIC_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "+=": operator.add,
+    "-=": operator.sub,
+    "*=": operator.mul,
+    "/=": operator.truediv,
+    "//=": operator.floordiv,
+    "%=": operator.mod,
+    "|=": operator.or_,
+    "^=": operator.xor,
+    "&=": operator.and_,
+}
 _CHECKS: dict[str, Callable[[Any, Any], None]] = {
     "*=": _check_mul,
     "**=": _check_pow,
@@ -134,7 +155,11 @@ def make_inplace(is_user_object: Callable[[Any], bool]) -> Callable[[str, Any, A
     """``x op= y`` as RestrictedPython's ``_inplacevar_``: size-checked, and never in place on a user object
     (``lst += [1]`` then rebinds a sandbox-local name to a new list and the user's list is untouched)."""
 
+    numeric = _NUMERIC_OPS
+
     def inplace(op: str, x: Any, y: Any) -> Any:
+        if type(x) in _NUMBERS and type(y) in _NUMBERS and op in numeric:
+            return numeric[op](x, y)  # immutable numbers: in place and plain are the same
         check = _CHECKS.get(op)
         if check is not None:
             check(x, y)

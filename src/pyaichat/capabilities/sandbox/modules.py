@@ -13,7 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import SandboxViolation
-from .rules import ALLOWED_MODULES, INTERNALS, IO_AND_STATE, MODULE_BLOCKS, PRIVATE_MESSAGE, SAFE_DUNDERS, SAFE_TO
+from .rules import (
+    ALLOWED_MODULES,
+    INTERNALS,
+    IO_AND_STATE,
+    MODULE_BLOCKS,
+    PRIVATE_MESSAGE,
+    SAFE_DUNDERS,
+    SAFE_TO,
+)
 
 _TOKEN = object()
 
@@ -36,12 +44,14 @@ def check_attr_name(name: object) -> None:
     if name in INTERNALS:
         raise SandboxViolation(f"the attribute {name} leads out of the sandbox and is not available")
     if name in IO_AND_STATE or name.startswith("read_") or (name.startswith("to_") and name not in SAFE_TO):
-        raise SandboxViolation(f"the attribute {name} is not available in the sandbox (file, network or state)")
+        raise SandboxViolation(
+            f"the attribute {name} is not available in the sandbox (file, network or state)"
+        )
 
 
 class ModuleProxy:
-    """Read-only, filtered view of one allow-listed module. ``resolve`` is the policy's attribute check applied
-    to each value (modules become proxies, user code is refused, …)."""
+    """Read-only, filtered view of one allow-listed module. ``resolve`` is the policy's attribute check
+    applied to each value (modules become proxies, user code is refused, …)."""
 
     __slots__ = ("__cache", "__mod", "__overrides", "__resolve")
 
@@ -121,8 +131,8 @@ def import_allowed(name: str) -> types.ModuleType:
 
 
 def preimport(names: set[str]) -> None:
-    """Import the allow-listed modules a snippet names *before* forking: a child must not take the import lock
-    another thread of the parent may hold, and importing pandas in every child would cost a second each time."""
+    """Import the allow-listed modules a snippet names *before* forking: a child must not take the import
+    lock another thread of the parent may hold, and importing pandas in every child would cost a second."""
     for name in names:
         if module_allowed(name) and name not in sys.modules:
             try:

@@ -1,8 +1,8 @@
 """Which objects belong to the user (in-process mode), and fingerprints that prove a run did not change them.
 
-In a forked child nothing the sandbox does can reach the parent's objects, so none of this runs there. In-process,
-``UserObjects`` answers "is this object reachable from the user's variables?" by a bounded walk done on first
-need; ``fingerprint`` is the safety net compared before and after each run.
+In a forked child nothing the sandbox does can reach the parent's objects, so none of this runs there.
+In-process, ``UserObjects`` answers "is this object reachable from the user's variables?" by a bounded walk
+done on first need; ``fingerprint`` is the safety net compared before and after each run.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 # Shared code and modules are not "the user's data": never walked, never fingerprinted.
 _OPAQUE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 MAX_DEPTH = 6
+MAX_COLUMNS = 500
+MAX_ARRAYS = 2_000
+_EA_BUFFERS = ("_ndarray", "_data", "_mask", "_codes")
+_PLAIN_CONTAINERS = frozenset({list, dict, set, tuple, bytearray, deque})
 
 
 def _children(obj: Any) -> Iterable[Any]:
@@ -31,10 +35,16 @@ def _children(obj: Any) -> Iterable[Any]:
         return obj
     mod = getattr(t, "__module__", "") or ""
     if mod.startswith("pandas"):
-        out = []
-        for attr in ("index", "columns"):
-            part = getattr(obj, attr, None) if attr in dir(t) else None
+        out: list[Any] = []
+        for attr in ("index", "columns", "array"):
+            part = getattr(obj, attr, None) if hasattr(t, attr) else None
             if part is not None:
+                out.append(part)
+        if hasattr(t, "columns") and hasattr(obj, "iloc"):  # each column's backing array
+            out.extend(obj.iloc[:, i].array for i in range(min(obj.shape[1], MAX_COLUMNS)))
+        for attr in _EA_BUFFERS:  # the ndarrays behind an extension array (numpy-backed, masked, categorical)
+            part = getattr(obj, attr, None)
+            if part is not None and type(part).__module__ == "numpy":
                 out.append(part)
         return out
     d = getattr(obj, "__dict__", None)
@@ -50,16 +60,19 @@ class UserObjects:
         self._roots = list(roots)
         self._ids: set[int] | None = None
         self._pinned: list[Any] = []
+        self._arrays: list[Any] = []  # user ndarrays: a write to any array sharing their memory is refused
 
     def _build(self) -> set[int]:
         ids: set[int] = set()
         queue = deque(self._roots)
         while queue and len(ids) < WALK_BUDGET:
             obj = queue.popleft()
-            if isinstance(obj, _SCALARS) or isinstance(obj, _OPAQUE) or id(obj) in ids:
+            if isinstance(obj, (*_SCALARS, *_OPAQUE)) or id(obj) in ids:
                 continue
             ids.add(id(obj))
             self._pinned.append(obj)
+            if type(obj).__name__ == "ndarray" and len(self._arrays) < MAX_ARRAYS:
+                self._arrays.append(obj)
             try:
                 queue.extend(_children(obj))
             except Exception:
@@ -67,24 +80,40 @@ class UserObjects:
         return ids
 
     def __contains__(self, obj: Any) -> bool:
-        if isinstance(obj, _SCALARS):
-            return False
         ids = self._ids
         if ids is None:
+            if not self._roots:
+                return False
             ids = self._ids = self._build()
         if id(obj) in ids:
             return True
-        # A numpy view (``arr[:5]``, ``arr.flat``) writes through to its base; a pandas indexer (``df.loc``)
-        # writes into ``.obj``.
-        base = getattr(obj, "base", None) if type(obj).__module__.startswith("numpy") else None
-        while base is not None:
-            if id(base) in ids:
-                return True
-            base = getattr(base, "base", None)
-        if type(obj).__module__.startswith("pandas") and hasattr(type(obj), "obj"):
-            target = getattr(obj, "obj", None)
-            return target is not None and id(target) in ids
+        if type(obj) in _PLAIN_CONTAINERS or isinstance(obj, _SCALARS):
+            return False
+        # A numpy view (``arr[:5]``, ``arr.flat``, ``np.frombuffer(arr)``) writes through to the user's
+        # memory; a pandas indexer (``df.loc``) writes into ``.obj``; a fresh wrapper of a column's array
+        # (``s.array``) writes into the ndarray behind it.
+        mod = type(obj).__module__
+        if mod.startswith("numpy"):
+            base = getattr(obj, "base", None)
+            while base is not None:
+                if id(base) in ids:
+                    return True
+                base = getattr(base, "base", None)
+            return self._shares_memory(obj)
+        if mod.startswith("pandas"):
+            if hasattr(type(obj), "obj"):
+                target = getattr(obj, "obj", None)
+                return target is not None and id(target) in ids
+            return any(self._shares_memory(getattr(obj, a, None)) for a in _EA_BUFFERS)
         return False
+
+    def _shares_memory(self, arr: Any) -> bool:
+        if arr is None or type(arr).__name__ not in ("ndarray", "flatiter") or not self._arrays:
+            return False
+        import numpy as np
+
+        target = arr.base if type(arr).__name__ == "flatiter" else arr
+        return any(np.may_share_memory(target, user) for user in self._arrays)
 
 
 def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> Any:
@@ -92,7 +121,7 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
     sampled when large). Equal before and after a run means the run did not visibly change the object."""
     budget = budget if budget is not None else [50_000]
     budget[0] -= 1
-    if budget[0] < 0 or depth > MAX_DEPTH or isinstance(obj, _SCALARS) or isinstance(obj, _OPAQUE):
+    if budget[0] < 0 or depth > MAX_DEPTH or isinstance(obj, (*_SCALARS, *_OPAQUE)):
         return None
     t = type(obj)
     mod = getattr(t, "__module__", "") or ""
@@ -122,7 +151,10 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
             return ("set", len(obj), hash(frozenset(id(x) for x in obj)) if len(obj) <= 100_000 else None)
         d = getattr(obj, "__dict__", None)
         if isinstance(d, dict):
-            return ("obj", tuple((k, id(v), fingerprint(v, budget, depth + 1)) for k, v in list(d.items())[:200]))
+            return (
+                "obj",
+                tuple((k, id(v), fingerprint(v, budget, depth + 1)) for k, v in list(d.items())[:200]),
+            )
     except Exception:
         return ("unreadable", t.__name__)
     return None
@@ -131,7 +163,9 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
 def _array_digest(arr: Any) -> str:
     try:
         if arr.dtype == object:
-            return hashlib.blake2b(repr([id(x) for x in arr.ravel()[:10_000]]).encode(), digest_size=16).hexdigest()
+            return hashlib.blake2b(
+                repr([id(x) for x in arr.ravel()[:10_000]]).encode(), digest_size=16
+            ).hexdigest()
         flat = arr.ravel()
         if arr.nbytes > _HASH_BYTES:
             step = max(1, flat.size // 100_000)

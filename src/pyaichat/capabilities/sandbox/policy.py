@@ -2,8 +2,8 @@
 builtins and the read-only view of the user's variables, assembled once per run by ``build_globals``.
 
 Two modes share every rule. ``fork``: the code runs in a forked child, so the user's objects are a private
-copy-on-write copy and may be changed there. ``inprocess``: the code runs next to the real objects, so anything
-reachable from a user variable is also write-protected (``UserObjects``).
+copy-on-write copy and may be changed there. ``inprocess``: the code runs next to the real objects, so
+anything reachable from a user variable is also write-protected (``UserObjects``).
 """
 
 from __future__ import annotations
@@ -29,12 +29,10 @@ from .rules import (
     EXPRESSION_METHODS,
     FORBIDDEN_BUILTINS,
     INTERNALS,
-    IO_AND_STATE,
     MUTATING_METHODS,
     NUMPY_OBJECT_BLOCKS,
     PATH_KWARGS,
     PRIVATE_MESSAGE,
-    SAFE_TO,
     STRING_DISPATCH,
     TEXT_WRITERS,
 )
@@ -42,13 +40,20 @@ from .rules import (
 SANDBOX_FILENAME = "<sandbox>"
 SANDBOX_MODULE = "pyaichat_sandbox"
 _MISSING = object()
-_FRAMEISH = (types.FrameType, types.CodeType, types.TracebackType, types.CoroutineType, types.AsyncGeneratorType)
+_FRAMEISH = (
+    types.FrameType,
+    types.CodeType,
+    types.TracebackType,
+    types.CoroutineType,
+    types.AsyncGeneratorType,
+)
 _GEN_OK = frozenset({"send", "throw", "close", "gi_running", "gi_suspended"})
 _FUNCS = (types.FunctionType, types.MethodType)
 _BUILTIN_FUNCS = (types.BuiltinFunctionType, types.BuiltinMethodType)
 _UNSAFE_BUILTIN_IDS = frozenset(
-    id(getattr(builtins, n)) for n in ("open", "exec", "eval", "compile", "__import__", "globals", "locals",
-                                        "vars", "setattr", "delattr", "getattr", "input", "breakpoint", "help")
+    id(getattr(builtins, n))
+    for n in ("open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "setattr",
+              "delattr", "getattr", "input", "breakpoint", "help")
     if hasattr(builtins, n)
 )  # fmt: skip
 
@@ -168,7 +173,9 @@ def _runs_user_code(t: type, obj: Any, name: str) -> bool:
         attr = klass.__dict__.get(name, _MISSING)
         if attr is _MISSING:
             continue
-        if isinstance(attr, (types.FunctionType, staticmethod, classmethod)) or not hasattr(type(attr), "__get__"):
+        if isinstance(attr, (types.FunctionType, staticmethod, classmethod)) or not hasattr(
+            type(attr), "__get__"
+        ):
             return False
         if isinstance(attr, property):
             return attr.fget is not None and is_user_function(attr.fget)
@@ -195,7 +202,7 @@ def _check_format(fmt: str) -> None:
 
 
 def _safe_format(s: str) -> Callable[..., str]:
-    def format(*args: Any, **kwargs: Any) -> str:  # noqa: A001
+    def format(*args: Any, **kwargs: Any) -> str:
         _check_format(s)
         return s.format(*args, **kwargs)
 
@@ -237,13 +244,14 @@ class Guards:
     print_limit: int = 20_000
     print_truncated: bool = False
     _secret_keys: dict[str, bool] = field(default_factory=dict)
+    _sandbox_types: set[type] = field(default_factory=set)
     _proxies: dict[str, ModuleProxy] = field(default_factory=dict)
 
-    # ---- ownership -----------------------------------------------------------------------------------------
+    # ---- ownership ---
     def is_user(self, obj: Any) -> bool:
         return self.mode == "inprocess" and obj in self.user
 
-    # ---- values entering the sandbox -------------------------------------------------------------------------
+    # ---- values entering the sandbox ---
     def admit(self, value: Any, where: str) -> Any:
         """Check one value the code is about to receive (an attribute, a module member, a user variable)."""
         t = type(value)
@@ -286,7 +294,9 @@ class Guards:
         if where and not where.startswith("."):
             root = where.split(".")[0]
         else:
-            root = (getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or "").split(".")[0]
+            root = (getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or "").split(
+                "."
+            )[0]
         if root not in _ARG_WRITERS_ROOTS:
             return value
         if type(value).__name__ == "ufunc":
@@ -316,10 +326,12 @@ class Guards:
             return {"attrgetter": self._attrgetter, "methodcaller": self._methodcaller}
         if name == "random":
             rng = _random.Random()
-            return {n: getattr(rng, n) for n in dir(rng) if not n.startswith("_") and callable(getattr(rng, n))}
+            return {
+                n: getattr(rng, n) for n in dir(rng) if not n.startswith("_") and callable(getattr(rng, n))
+            }
         if name == "numpy.random" and self.mode == "inprocess":
-            state = mod.RandomState()
-            return {n: getattr(state, n) for n in dir(state) if not n.startswith("_") and n in dir(mod)}
+            state, public = mod.RandomState(), set(dir(mod))
+            return {n: getattr(state, n) for n in dir(state) if not n.startswith("_") and n in public}
         if name == "math":
             return {
                 "factorial": _capped(mod.factorial, "math.factorial", 100_000),
@@ -334,14 +346,12 @@ class Guards:
         return {}
 
     def _ticking(self, make: Callable[..., Iterable[Any]]) -> Callable[..., Iterable[Any]]:
-        """Infinite iterators, as generators that check the deadline, so a C consumer (``sum(count())``) can be
-        stopped in-process."""
+        """Infinite iterators, as generators that check the deadline, so a C consumer (``sum(count())``)
+        can be stopped in-process."""
         tick = limits.make_tick(self.deadline)
 
         def wrapper(*args: Any, **kwargs: Any) -> Iterable[Any]:
-            n = 0
-            for item in make(*args, **kwargs):
-                n += 1
+            for n, item in enumerate(make(*args, **kwargs), 1):
                 if not n & 1023:
                     tick()
                 yield item
@@ -371,19 +381,24 @@ class Guards:
         getter = self.getattr_builtin
         return lambda obj: getter(obj, name)(*args, **kwargs)
 
-    # ---- attribute access ----------------------------------------------------------------------------------
+    # ---- attribute access ---
     def check_name(self, name: Any) -> None:
         check_attr_name(name)
         if self._secret_key(name):
-            raise SandboxViolation(f"the attribute {name} looks like a secret and is not available in the sandbox")
+            raise SandboxViolation(
+                f"the attribute {name} looks like a secret and is not available in the sandbox"
+            )
 
     def make_getattr(self) -> Callable[..., Any]:
         """The hot path: one call per attribute read in sandboxed code."""
         check_name = self.check_name
         slow = self._getattr_slow
-        simple_types = {int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset, range, slice,
-                        type(None)}  # fmt: skip
-        special = {"format", "format_map"} | (MUTATING_METHODS if self.mode == "inprocess" else set())
+        simple_types = {int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset, range,
+                        slice, type(None)}  # fmt: skip
+        inprocess = self.mode == "inprocess"
+        special = {"format", "format_map"} | (MUTATING_METHODS if inprocess else set())
+        sandbox_types = self._sandbox_types
+        user = self.user
 
         def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             if type(name) is not str or not name or name[0] == "_" or name in INTERNALS:
@@ -396,17 +411,32 @@ class Guards:
                     if default is _MISSING:
                         raise
                     return default
-            if t in simple_types and name not in special:
-                try:
-                    value = getattr(obj, name)
-                except AttributeError:
-                    if default is _MISSING:
-                        raise
-                    return default
-                return value
-            return slow(obj, name, default)
+            if t in simple_types:
+                if name in special:
+                    if name in MUTATING_METHODS and obj in user:
+                        raise _mutating(name)
+                    if name == "format" or name == "format_map":
+                        return slow(obj, name, default)
+            elif t not in sandbox_types and not self._is_sandbox_type(t):
+                return slow(obj, name, default)
+            try:
+                return getattr(obj, name)
+            except AttributeError:
+                if default is _MISSING:
+                    raise
+                return default
 
         return guarded_getattr
+
+    def _is_sandbox_type(self, t: type) -> bool:
+        """Classes the snippet defined (with only ``object`` and its own classes as bases) have no user or
+        library code behind their attributes: their reads take the fast path."""
+        if getattr(t, "__module__", None) != SANDBOX_MODULE:
+            return False
+        if all(k is object or getattr(k, "__module__", None) == SANDBOX_MODULE for k in t.__mro__):
+            self._sandbox_types.add(t)
+            return True
+        return False
 
     def _getattr_slow(self, obj: Any, name: str, default: Any) -> Any:
         self.check_name(name)
@@ -424,14 +454,19 @@ class Guards:
             return _safe_format(obj) if name == "format" else _safe_format_map(obj)
         if t is not type and is_user_class(t) and _runs_user_code(t, obj, name):
             raise SandboxViolation(
-                f"reading .{name} would run the session's own code (a property); it is not allowed in the sandbox"
+                f"reading .{name} would run the session's own code (a property); "
+                "it is not allowed in the sandbox"
             )
-        if name in MUTATING_METHODS and self.mode == "inprocess" and (isinstance(obj, type) or self.is_user(obj)):
-            raise SandboxViolation(
-                f".{name}() would change the session's object; work on a copy (list(x), dict(x), x.copy())"
-            )
+        if (
+            name in MUTATING_METHODS
+            and self.mode == "inprocess"
+            and (isinstance(obj, type) or self.is_user(obj))
+        ):
+            raise _mutating(name)
         if name in NUMPY_OBJECT_BLOCKS and (getattr(t, "__module__", None) or "").startswith("numpy"):
-            raise SandboxViolation(f"the attribute {name} is not available in the sandbox (it pickles)")
+            raise SandboxViolation(
+                f"the attribute {name} is not available in the sandbox (raw memory or pickling)"
+            )
         try:
             value = getattr(obj, name)
         except AttributeError:
@@ -468,13 +503,15 @@ class Guards:
             raise
         return True
 
-    # ---- items, writes, calls ------------------------------------------------------------------------------
+    # ---- items, writes, calls ---
     def make_getitem(self) -> Callable[[Any, Any], Any]:
         secret = self._secret_key
 
         def guarded_getitem(obj: Any, key: Any) -> Any:
             if type(key) is str and secret(key):
-                raise SandboxViolation(f"the key {key!r} looks like a secret and is not available in the sandbox")
+                raise SandboxViolation(
+                    f"the key {key!r} looks like a secret and is not available in the sandbox"
+                )
             value = obj[key]
             if type(value) is types.ModuleType:
                 return self.proxy(value)
@@ -490,8 +527,26 @@ class Guards:
                 self._secret_keys[key] = known
         return known
 
-    def write(self, obj: Any) -> Any:
+    def make_write(self) -> Callable[[Any], Any]:
         """RestrictedPython's ``_write_``: the target of ``obj.x = …``, ``obj[k] = …`` and ``del``."""
+        plain = {dict, list, set, bytearray}
+        sandbox_types = self._sandbox_types
+        inprocess = self.mode == "inprocess"
+        user = self.user
+        slow = self.write
+
+        def guarded_write(obj: Any) -> Any:
+            t = type(obj)
+            if t in sandbox_types or (t in plain and not (inprocess and obj in user)):
+                return obj
+            if self._is_sandbox_type(t):  # instances of the snippet's own classes are always its own
+                return obj
+            return slow(obj)
+
+        return guarded_write
+
+    def write(self, obj: Any) -> Any:
+        """The full check behind ``make_write``'s fast path."""
         t = type(obj)
         if t is ModuleProxy or t is types.ModuleType:
             raise SandboxViolation("modules cannot be changed in the sandbox")
@@ -507,7 +562,9 @@ class Guards:
 
     def safe_type(self, *args: Any) -> Any:
         if len(args) != 1:
-            raise SandboxViolation("type() with three arguments (making classes dynamically) is not available")
+            raise SandboxViolation(
+                "type() with three arguments (making classes dynamically) is not available"
+            )
         t = type(args[0])
         if t is ModuleProxy:
             return _MODULE_TYPE
@@ -525,10 +582,10 @@ class Guards:
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
     ) -> Any:
         if type(fromlist) is list:
-            # ``PyImport_Import`` from a library's C code (numpy imports ``numpy._core._methods`` lazily) looks
-            # ``__import__`` up in the *calling* frame's builtins, which are ours. It passes a list and ignores
-            # the return value (it reads ``sys.modules``); the statement ``import x`` passes a tuple or None,
-            # and sandboxed code cannot name ``__import__`` itself.
+            # ``PyImport_Import`` from a library's C code (numpy imports ``numpy._core._methods`` lazily)
+            # looks ``__import__`` up in the *calling* frame's builtins, which are ours. It passes a list and
+            # ignores the return value (it reads ``sys.modules``); the statement ``import x`` passes a tuple
+            # or None, and sandboxed code cannot name ``__import__`` itself.
             __import__(name)
             return None
         if level:
@@ -538,7 +595,7 @@ class Guards:
             return self.proxy(mod)
         return self.proxy(import_allowed(name.split(".")[0]))
 
-    # ---- printing ------------------------------------------------------------------------------------------
+    # ---- printing ---
     def make_print(self) -> Callable[..., Any]:
         guards = self
 
@@ -568,22 +625,34 @@ class Guards:
 
         return Printer
 
-    # ---- assembly ------------------------------------------------------------------------------------------
+    # ---- assembly ---
     def builtins(self) -> dict[str, Any]:
         b = builtins
         allowed = [
             "abs", "all", "any", "ascii", "bin", "bool", "callable", "chr", "complex", "dict", "divmod",
             "enumerate", "filter", "float", "format", "frozenset", "hash", "hex", "id", "int", "isinstance",
-            "issubclass", "iter", "len", "list", "map", "max", "min", "next", "object", "oct", "ord", "property",
-            "repr", "reversed", "round", "set", "slice", "sorted", "staticmethod", "classmethod", "str", "sum",
-            "super", "tuple", "zip", "None", "True", "False", "Ellipsis", "NotImplemented",
+            "issubclass", "iter", "len", "list", "map", "max", "min", "next", "object", "oct", "ord",
+            "property", "repr", "reversed", "round", "set", "slice", "sorted", "staticmethod", "classmethod",
+            "str", "sum", "super", "tuple", "zip", "None", "True", "False", "Ellipsis", "NotImplemented",
         ]  # fmt: skip
         out: dict[str, Any] = {name: getattr(b, name) for name in allowed}
         for name in dir(b):
             value = getattr(b, name)
             if isinstance(value, type) and issubclass(value, BaseException):
                 out[name] = value
-        for name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all", "dict"):
+        for name in (
+            "list",
+            "tuple",
+            "set",
+            "frozenset",
+            "sorted",
+            "sum",
+            "min",
+            "max",
+            "any",
+            "all",
+            "dict",
+        ):
             out[name] = limits.materialising(getattr(b, name), name)
         out["range"] = limits.safe_range
         out["bytes"] = limits.sized_buffer(bytes)
@@ -612,7 +681,7 @@ class Guards:
             "_getiter_": iter,
             "_iter_unpack_sequence_": _iter_unpack,
             "_unpack_sequence_": _unpack,
-            "_write_": self.write,
+            "_write_": self.make_write(),
             "_inplacevar_": limits.make_inplace(self.is_user),
             "_apply_": _apply,
             "_print_": self.make_print(),
@@ -633,7 +702,9 @@ class Guards:
             for k, v in list(value.items())[: budget[0]]:
                 budget[0] -= 1
                 if isinstance(k, str) and v not in (None, "") and self._secret_key(k):
-                    new: Any = Hidden(f"the entry {k!r} looks like a secret and is not available in the sandbox")
+                    new: Any = Hidden(
+                        f"the entry {k!r} looks like a secret and is not available in the sandbox"
+                    )
                 else:
                     new = self._sanitize(v, depth + 1, budget)
                 if new is not v:
@@ -642,11 +713,11 @@ class Guards:
             return value if changed is None else changed
         if type(value) in (list, tuple) and len(value) <= 1000:
             items = [self._sanitize(v, depth + 1, budget) for v in value]
-            if any(a is not b for a, b in zip(items, value)):
+            if any(a is not b for a, b in zip(items, value, strict=True)):
                 return type(value)(items)
         return value
 
-    # ---- the user's variables --------------------------------------------------------------------------------
+    # ---- the user's variables ---
     def view(self, namespace: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
         """The user's variables the code names, each checked (``admit``) or replaced by a placeholder."""
         out: dict[str, Any] = {}
@@ -655,10 +726,14 @@ class Guards:
                 continue
             value = namespace[name]
             if self.is_secret_name(name):
-                out[name] = Hidden(f"the variable {name} looks like a secret and is not available in the sandbox")
+                out[name] = Hidden(
+                    f"the variable {name} looks like a secret and is not available in the sandbox"
+                )
                 continue
             if isinstance(value, str) and len(value) < 10_000 and self.looks_secret(value):
-                out[name] = Hidden(f"the variable {name} holds a credential and is not available in the sandbox")
+                out[name] = Hidden(
+                    f"the variable {name} holds a credential and is not available in the sandbox"
+                )
                 continue
             try:
                 out[name] = self.admit(self._sanitize(value, 0, [10_000]), name)
@@ -672,6 +747,12 @@ IN_PLACE_FIRST_ARG = frozenset(
     {"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "shuffle", "heappush", "heappop",
      "heapify", "heapreplace", "heappushpop", "insort", "insort_left", "insort_right"}
 )  # fmt: skip
+
+
+def _mutating(name: str) -> SandboxViolation:
+    return SandboxViolation(
+        f".{name}() would change the session's object; work on a copy (list(x), dict(x), x.copy())"
+    )
 
 
 def _refuse_write(what: str) -> SandboxViolation:
@@ -742,7 +823,9 @@ def _apply(func: Any, *args: Any, **kwargs: Any) -> Any:
 def _no_path(method: Callable[..., Any], name: str) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if args or PATH_KWARGS & kwargs.keys():
-            raise SandboxViolation(f".{name}() may only return text in the sandbox; it cannot write to a file")
+            raise SandboxViolation(
+                f".{name}() may only return text in the sandbox; it cannot write to a file"
+            )
         return method(**kwargs)
 
     return wrapper
@@ -751,7 +834,9 @@ def _no_path(method: Callable[..., Any], name: str) -> Callable[..., Any]:
 def _checked_expression(method: Callable[..., Any], name: str) -> Callable[..., Any]:
     def wrapper(expr: Any, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(expr, str) or "@" in expr or "__" in expr or "._" in expr:
-            raise SandboxViolation(f".{name}() expressions may not use @names or private attributes in the sandbox")
+            raise SandboxViolation(
+                f".{name}() expressions may not use @names or private attributes in the sandbox"
+            )
         if kwargs.get("engine") == "python" or {"local_dict", "global_dict", "resolvers"} & kwargs.keys():
             raise SandboxViolation(f".{name}() with engine='python' or custom scopes is not available")
         return method(expr, *args, **kwargs)
@@ -759,7 +844,9 @@ def _checked_expression(method: Callable[..., Any], name: str) -> Callable[..., 
     return wrapper
 
 
-def _checked_dispatch(method: Callable[..., Any], name: str, check: Callable[[str], None]) -> Callable[..., Any]:
+def _checked_dispatch(
+    method: Callable[..., Any], name: str, check: Callable[[str], None]
+) -> Callable[..., Any]:
     """pandas resolves string arguments of ``apply``/``agg`` as method names: apply the attribute rules."""
 
     def scan(value: Any, depth: int = 0) -> None:
@@ -783,7 +870,9 @@ def _checked_dispatch(method: Callable[..., Any], name: str, check: Callable[[st
 def _no_inplace(method: Callable[..., Any], name: str) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("inplace"):
-            raise SandboxViolation(f".{name}(inplace=True) would change the session's object; drop inplace=True")
+            raise SandboxViolation(
+                f".{name}(inplace=True) would change the session's object; drop inplace=True"
+            )
         return method(*args, **kwargs)
 
     return wrapper

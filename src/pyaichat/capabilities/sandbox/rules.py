@@ -5,7 +5,7 @@ Everything here is data. ``policy`` applies it at run time, ``compiler`` at comp
 
 from __future__ import annotations
 
-# -- names that never resolve, whatever the object ------------------------------------------------------------
+# -- names that never resolve, whatever the object ---
 # Frame, code, generator, coroutine and traceback internals (RestrictedPython's INSPECT_ATTRIBUTES and more):
 # each one leads to f_globals / f_builtins and from there out of the sandbox.
 INTERNALS = frozenset(
@@ -45,7 +45,7 @@ PATH_KWARGS = frozenset({"buf", "path_or_buf", "path", "excel_writer", "file", "
 STRING_DISPATCH = frozenset({"apply", "agg", "aggregate", "transform", "pipe", "map", "applymap"})
 EXPRESSION_METHODS = frozenset({"eval", "query"})
 
-# -- in-process mode: methods that change the object they are called on --------------------------------------
+# -- in-process mode: methods that change the object they are called on ---
 MUTATING_METHODS = frozenset(
     {
         "append", "extend", "insert", "remove", "pop", "popitem", "clear", "sort", "reverse", "update",
@@ -57,7 +57,7 @@ MUTATING_METHODS = frozenset(
     }
 )  # fmt: skip
 
-# -- modules ---------------------------------------------------------------------------------------------------
+# -- modules ---
 ALLOWED_MODULES = frozenset(
     {
         "math", "cmath", "statistics", "itertools", "functools", "operator", "collections", "collections.abc",
@@ -85,7 +85,7 @@ MODULE_BLOCKS: dict[str, dict[str, str]] = {
             "it changes or prints global numpy state",
         ),
     },
-    "numpy.random": {"seed": "it changes the global random state", "set_state": "it changes the global random state"},
+    "numpy.random": dict.fromkeys(["seed", "set_state"], "it changes the global random state"),
     "pandas": {
         **dict.fromkeys(["io", "ExcelWriter", "ExcelFile", "HDFStore", "plotting", "compat", "core", "util",
                          "testing", "eval"], "it reaches file I/O, plotting or pandas internals"),
@@ -143,7 +143,8 @@ FORBIDDEN_BUILTINS = {
 }
 
 # numpy objects only: ``ndarray.dump(s)`` pickles (``json.dumps`` stays available).
-NUMPY_OBJECT_BLOCKS = frozenset({"dump", "dumps"})
+# ``ndarray.data`` is a raw writable buffer of the array (and so of the user's array).
+NUMPY_OBJECT_BLOCKS = frozenset({"dump", "dumps", "data"})
 
 # Dunder attributes that are plain strings and often useful (``type(e).__name__``); every other is refused.
 SAFE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})

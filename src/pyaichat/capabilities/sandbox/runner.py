@@ -9,11 +9,13 @@ from __future__ import annotations
 import sys
 import time
 import types
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CapabilityTimeout, SandboxViolation
+from ..summary import describe  # imported here, in the parent: a forked child must not import anything
 from . import limits
 from .compiler import RESULT_NAME, compile_snippet
 from .ownership import UserObjects, fingerprint
@@ -28,6 +30,7 @@ class Request:
     timeout: float
     privacy: str
     limit: int
+    secret_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,21 @@ def _failure(message: str, output: str = "") -> dict[str, Any]:
     return {"ok": False, "text": output, "error": message, "truncated": False}
 
 
-def _execute(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
+def value_of(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> Any:
+    """Evaluate one expression in-process under every guard and return the object itself (for the
+    introspection capabilities, which describe it). Raises ``SandboxViolation`` / ``CapabilityTimeout``."""
+    box: dict[str, Any] = {}
+    outcome = _execute(req, namespace, secrets, box)
+    if not outcome["ok"]:
+        raise SandboxViolation(str(outcome["error"]))
+    return box.get("value")
+
+
+def _execute(
+    req: Request, namespace: Mapping[str, Any], secrets: Secrets, box: dict[str, Any] | None = None
+) -> dict[str, Any]:
     inprocess = req.isolation == "inprocess"
-    compiled = compile_snippet(req.source, inprocess=inprocess, mode=req.mode)
+    compiled = compile_snippet(req.source, inprocess=inprocess, mode=req.mode, secret_names=req.secret_names)
     deadline = time.monotonic() + req.timeout
     guards = Guards(
         mode=req.isolation,
@@ -74,10 +89,14 @@ def _execute(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> di
     env = guards.globals(view)
     error: str | None = None
     old_limit = sys.getrecursionlimit()
+    caught: list[warnings.WarningMessage] = []
     try:
         if inprocess:
             sys.setrecursionlimit(min(old_limit, 2000))
-        exec(compiled.code, env)  # noqa: S102  (compiled by compile_snippet: restricted and guarded)
+        # Library warnings become part of the output instead of reaching the user's terminal.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            exec(compiled.code, env)  # compiled by compile_snippet: restricted and guarded
     except limits.Deadline:
         error = str(limits.timeout_error(req.timeout))
     except MemoryError:
@@ -100,11 +119,16 @@ def _execute(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> di
                 "pyaichat could not undo it - check it before relying on it"
             )
     output = "".join(guards.printed)
+    for w in caught[:5]:
+        output += f"{w.category.__name__}: {str(w.message)[:300]}\n"
     if guards.print_truncated:
         output += "\n… printed output cut"
     if error is not None:
         return _failure(error, _shown_output(output, req.privacy))
     value = env.get(RESULT_NAME) if compiled.has_result else None
+    if box is not None:
+        box["value"] = value
+        return {"ok": True}
     return {"ok": True, "text": _text(output, value, req), "error": None, "truncated": guards.print_truncated}
 
 
@@ -128,17 +152,12 @@ def _text(output: str, value: Any, req: Request) -> str:
 
 
 def _describe(value: Any, privacy: str, limit: int) -> str:
-    try:
-        from ..summary import describe
-    except ImportError:  # the summary module is optional for the sandbox
-        text = repr(value) if privacy in ("sample", "full") else f"<{type(value).__name__}>"
-        return text[:limit]
     return describe(value, privacy, limit)
 
 
 def _locate(exc: BaseException | None, source: str, message: str) -> str:
-    """Prefix ``message`` with the innermost sandboxed line and the exact source segment (Python ≥ 3.11 records
-    columns; 3.10 gets the whole line)."""
+    """Prefix ``message`` with the innermost sandboxed line and the exact source segment (Python ≥ 3.11
+    records columns; 3.10 gets the whole line)."""
     if message.startswith("line "):
         return message
     tb = exc.__traceback__ if exc is not None else None

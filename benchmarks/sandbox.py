@@ -1,0 +1,186 @@
+"""Sandbox cost, printed as tables (no assertions; see design.md §4 for the budgets).
+
+1. Compute: 12 mixed snippets run with plain ``exec`` and in the sandbox (guards, checked operators;
+   in-process mode adds deadline ticks), per-snippet ratio and the median ratio, for both isolation modes.
+   Compute time is measured around the ``exec`` itself so the fork's fixed cost (table 2) is not counted
+   twice; the end-to-end column adds a whole forked run for fork mode.
+2. Fixed cost of one forked run (a trivial snippet through ``run_forked``) against a bare fork-and-exit round
+   trip of the same process, at about 100 MB, 1 GB and 5 GB resident.
+
+Run: ``.venv/bin/python benchmarks/sandbox.py [--quick] [--no-big]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import gc
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from pyaichat.capabilities.sandbox.compiler import compile_snippet
+from pyaichat.capabilities.sandbox.isolation import run_forked
+from pyaichat.capabilities.sandbox.policy import Guards
+from pyaichat.capabilities.sandbox.runner import Request, Secrets, execute
+
+SNIPPETS: list[tuple[str, str]] = [
+    ("loop-arith", "total = 0\nfor i in range(300000):\n    total += i % 7"),
+    ("comprehension", "sq = [i * i for i in range(300000) if i % 3]"),
+    (
+        "string-count",
+        "words = ('alpha beta gamma delta ' * 30000).split()\ncounts = {}\n"
+        "for w in words:\n    counts[w] = counts.get(w, 0) + 1",
+    ),
+    (
+        "sort-key",
+        "data = [(i * 7919) % 10007 for i in range(150000)]\nout = sorted(data, key=lambda v: (v % 10, -v))",
+    ),
+    ("recursion", "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nr = fib(22)"),
+    (
+        "classes",
+        "class P:\n    def __init__(self, x):\n        self.x = x\n    def norm(self):\n        return abs(self.x)\n"  # noqa: E501
+        "ps = [P(i - 5000) for i in range(80000)]\ns = sum(p.norm() for p in ps)",
+    ),
+    (
+        "dict-group",
+        "rows = [{'a': i, 'b': i % 5} for i in range(100000)]\ngroups = {}\n"
+        "for r in rows:\n    groups.setdefault(r['b'], []).append(r['a'])",
+    ),
+    (
+        "fstrings",
+        "lines = [f'{i:05d}|{i * 0.5:.2f}|{str(i)[::-1]}' for i in range(100000)]\ntext = '\\n'.join(lines)",
+    ),
+    (
+        "numpy-vector",
+        "import numpy as np\na = np.arange(3_000_000, dtype=float)\nr = float((np.sqrt(a) * 2).sum()) + float(a.std())",  # noqa: E501
+    ),
+    (
+        "numpy-matmul",
+        "import numpy as np\nm = np.random.default_rng(0).random((300, 300))\nfor _ in range(20):\n    m = m @ m.T / 300",  # noqa: E501
+    ),
+    (
+        "pandas-groupby",
+        "import pandas as pd\nframe = pd.DataFrame({'k': [i % 100 for i in range(300000)], 'v': range(300000)})\n"  # noqa: E501
+        "res = frame.groupby('k')['v'].mean()",
+    ),
+    (
+        "pandas-merge",
+        "import pandas as pd\na = pd.DataFrame({'k': range(100000), 'x': range(100000)})\n"
+        "b = pd.DataFrame({'k': range(0, 200000, 2), 'y': 1})\nm = a.merge(b, on='k')\nd = m.describe()",
+    ),
+]
+
+NO_SECRETS = Secrets(lambda name: False, lambda text: False)
+
+
+def _best_time(func: Callable[[], object], repeat: int) -> float:
+    """Best of ``repeat`` runs: the least disturbed by other processes on a shared machine."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        started = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def plain(source: str) -> Callable[[], object]:
+    code = compile(source, "<plain>", "exec")
+    return lambda: exec(code, {"__builtins__": builtins, "__name__": "bench"})
+
+
+def sandboxed(source: str, mode: str) -> Callable[[], object]:
+    compiled = compile_snippet(source, inprocess=mode == "inprocess")
+
+    def run() -> None:
+        guards = Guards(mode, NO_SECRETS.is_secret_name, NO_SECRETS.looks_secret, time.monotonic() + 60)
+        env = guards.globals({})
+        exec(compiled.code, env)
+
+    return run
+
+
+def forked_end_to_end(source: str) -> Callable[[], object]:
+    req = Request(source, "exec", "fork", 60.0, "sample", 4000)
+    return lambda: run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0)
+
+
+def compute_table(repeat: int) -> None:
+    print("\n## Compute: sandbox vs plain exec (best of", repeat, "runs, ms; median over snippets)\n")
+    print(f"| {'snippet':15} | plain | fork-mode | ratio | in-process | ratio | fork end-to-end |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    ratios: dict[str, list[float]] = {"fork": [], "inprocess": []}
+    for name, source in SNIPPETS:
+        base = _best_time(plain(source), repeat)
+        fork_t = _best_time(sandboxed(source, "fork"), repeat)
+        inproc_t = _best_time(sandboxed(source, "inprocess"), repeat)
+        e2e = _best_time(forked_end_to_end(source), repeat)
+        ratios["fork"].append(fork_t / base)
+        ratios["inprocess"].append(inproc_t / base)
+        print(
+            f"| {name:15} | {base * 1e3:.1f} | {fork_t * 1e3:.1f} | {fork_t / base:.2f}x "
+            f"| {inproc_t * 1e3:.1f} | {inproc_t / base:.2f}x | {e2e * 1e3:.1f} |"
+        )
+    print(
+        f"| **median** | | | **{statistics.median(ratios['fork']):.2f}x** | | "
+        f"**{statistics.median(ratios['inprocess']):.2f}x** | |"
+    )
+
+
+def bare_fork() -> None:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def trivial_forked_run() -> None:
+    req = Request("1", "exec", "fork", 60.0, "sample", 4000)
+    run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0)
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def fixed_cost_table(sizes_mb: list[int], repeat: int) -> None:
+    import numpy as np
+
+    print("\n## Fixed cost of one forked run vs a bare fork-and-exit (best of N, ms)\n")
+    print("| resident | bare fork+exit | sandbox forked run | ratio |")
+    print("|---|---:|---:|---:|")
+    trivial_forked_run()  # warm caches (compile, imports)
+    for size in sizes_mb:
+        extra = max(0, size - int(rss_mb()))
+        ballast = np.ones(extra * 2**20 // 8) if extra else None  # touched pages: really resident
+        reps = repeat if size < 4000 else max(3, repeat // 3)
+        bare_times, our_times = [], []
+        for _ in range(reps):  # interleaved, so both see the same machine load
+            bare_times.append(_best_time(bare_fork, 1))
+            our_times.append(_best_time(trivial_forked_run, 1))
+        bare, ours = min(bare_times), min(our_times)
+        print(f"| {rss_mb():,.0f} MB | {bare * 1e3:.1f} | {ours * 1e3:.1f} | {ours / bare:.2f}x |")
+        del ballast
+        gc.collect()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--no-big", action="store_true", help="skip the 5 GB fixed-cost row")
+    args = parser.parse_args()
+    import numpy  # noqa: F401  (imported once, as in a real session, before timing)
+    import pandas  # noqa: F401
+
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    compute_table(3 if args.quick else 7)
+    sizes = [100, 1024] + ([] if args.no_big else [5 * 1024])
+    fixed_cost_table(sizes, 5 if args.quick else 15)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""eval_expr: the in-process fast path for simple expressions, the sandbox for the rest, the same refusals."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import pyaichat
+from pyaichat.capabilities import call
+from pyaichat.capabilities import evaluate as ev_mod
+from pyaichat.config import Config
+
+
+@pytest.fixture
+def session() -> pyaichat.Session:
+    s = pyaichat.Session()
+    s.config = Config(audit=False)
+    s.namespace.update(
+        df=pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}),
+        x=[3, 1, 2],
+        d={"k": 1, "z": 2},
+        n=41,
+    )
+    return s
+
+
+def ev(session: pyaichat.Session, expr: str):
+    return call(session, "eval_expr", {"expr": expr})
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        ("n", "41"),
+        ("n + 1", "42"),
+        ("df.shape", "(3, 2)"),
+        ("len(x)", "3"),
+        ("sorted(d)[:5]", "['k', 'z']"),
+        ("df['a'].mean()", "2.0"),
+        ("d['z']", "2"),
+        ("x[-1]", "2"),
+        ("df.a.sum()", "6"),
+        ("n > 40 and len(x) == 3", "True"),
+        ("[v * 2 for v in x]", "[6, 2, 4]"),  # not fast: goes through the sandbox
+    ],
+)
+def test_values(session, expr: str, expected: str) -> None:
+    result = ev(session, expr)
+    assert result.ok, result.error
+    assert expected in result.text
+
+
+def test_fast_path_handles_names_attributes_and_allowed_calls(session) -> None:
+    fast = ev_mod._Fast(session.namespace, lambda name: False)
+    for expr in ("n", "df.shape", "len(x)", "sorted(d)[:5]", "df['a'].mean()", "d['k']"):
+        fast.eval(ev_mod._parse(expr).body)  # no NotFast
+
+
+@pytest.mark.parametrize("expr", ["[v for v in x]", "x.copy().append(1)", "df.apply(len)", "(lambda: 1)()"])
+def test_everything_else_is_not_fast(session, expr: str) -> None:
+    fast = ev_mod._Fast(session.namespace, lambda name: False)
+    with pytest.raises(ev_mod.NotFast):
+        fast.eval(ev_mod._parse(expr).body)
+
+
+def test_user_property_goes_to_the_sandbox_and_is_refused(session) -> None:
+    session.run("class C:\n    @property\n    def p(self):\n        return 1\nc = C()")
+    result = ev(session, "c.p")
+    assert not result.ok
+    assert "property" in result.error
+
+
+def test_missing_key_and_unknown_name(session) -> None:
+    assert "no key" in ev(session, "d['nope']").error
+    assert "NameError" in ev(session, "nope").error
+
+
+def test_defaultdict_never_grows(session) -> None:
+    session.run("from collections import defaultdict\ndd = defaultdict(list)")
+    ev(session, "dd['new']")
+    assert "new" not in session.namespace["dd"]
+
+
+def test_private_attribute_is_refused_with_the_expression(session) -> None:
+    result = ev(session, "n.__class__")
+    assert result.error == "`n.__class__`: private attributes are not available in the sandbox"
+
+
+def test_inplace_call_is_refused(session) -> None:
+    result = ev(session, "df.sort_values('a', inplace=True)")
+    assert not result.ok
+    assert session.namespace["df"]["a"].tolist() == [1, 2, 3]
+
+
+def test_privacy_names_refuses_and_schema_hides_values(session) -> None:
+    session.config = Config(audit=False, privacy="names")
+    assert "privacy level 'names'" in ev(session, "n").error
+    assert "privacy level 'names'" in call(session, "run_python", {"code": "1"}).error
+    session.config = Config(audit=False, privacy="schema")
+    result = ev(session, "df['b'].tolist()")
+    assert result.ok and "'x'" not in result.text
+    result = call(session, "run_python", {"code": "print(df['b'].tolist())\ndf.shape"})
+    assert result.ok and "'x'" not in result.text and "withheld" in result.text
+
+
+def test_value_of_returns_the_object(session) -> None:
+    from pyaichat.capabilities.registry import _context
+
+    ctx = _context(session)
+    assert ev_mod.value_of(ctx, "df.shape") == (3, 2)
+    with pytest.raises(pyaichat.errors.CapabilityError):
+        ev_mod.value_of(ctx, "[1 for _ in x]")
