@@ -274,9 +274,10 @@ def _register_source(filename: str, source: str) -> None:
 
 
 def _strip_own_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """Drop the leading frames that belong to pyaichat itself, so a traceback starts at the user's code."""
-    own = __file__
-    while tb is not None and tb.tb_frame.f_code.co_filename == own:
+    """Drop the leading frames that belong to pyaichat itself (and ``ast.parse``, which it calls to compile the
+    input), so a traceback starts at the user's code; a syntax error then shows no frames, as in ``python``."""
+    own = (__file__, ast.__file__)
+    while tb is not None and tb.tb_frame.f_code.co_filename in own:
         tb = tb.tb_next
     return tb
 

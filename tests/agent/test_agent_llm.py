@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from types import SimpleNamespace as NS
 from typing import Any
 
@@ -161,3 +165,53 @@ def test_read_stream_reassembles_text_tool_calls_and_usage():
     ]
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (12, 5)
     assert reply.finish_reason == "tool_calls"
+
+
+def test_ctrl_c_while_litellm_loads_leaves_a_working_module():
+    """Ctrl-C during the first (seconds-long) import ends the wait, not the import: the next question works.
+
+    Interrupts arrive every 0.3 s until loading completes, so one lands in every phase of the import (an
+    import stopped in its late phase used to leave a half-initialised litellm behind)."""
+    script = textwrap.dedent(
+        """
+        import os, signal, threading, time
+        from pyaichat.agent import llm
+
+        loading = True
+
+        def on_sigint(signum, frame):
+            if loading:
+                raise KeyboardInterrupt
+
+        def interrupt():
+            while loading:
+                time.sleep(0.3)
+                os.kill(os.getpid(), signal.SIGINT)
+
+        signal.signal(signal.SIGINT, on_sigint)
+        threading.Thread(target=interrupt, daemon=True).start()
+        interrupts = 0
+        while loading:
+            try:
+                litellm = llm.load_litellm()
+                loading = False
+            except KeyboardInterrupt:
+                interrupts += 1
+        reply = litellm.completion(
+            model="openai/x", messages=[{"role": "user", "content": "hi"}], mock_response="fine"
+        )
+        print(interrupts, reply.choices[0].message.content)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=_no_network_env()
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    interrupts, answer = done.stdout.split()
+    assert int(interrupts) >= 2 and answer == "fine"
+
+
+def _no_network_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    return env

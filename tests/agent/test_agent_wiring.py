@@ -32,12 +32,24 @@ def test_entering_assistant_mode_warms_litellm_in_the_background(monkeypatch):
     ctrl = Controller(Config(model="openai/test"), Session(), frontend=None)  # type: ignore[arg-type]
     ctrl.set_mode(Mode.ASSISTANT)
     thread = llm._warm_thread
-    assert thread is not None and thread.daemon
+    assert thread is not None and not thread.daemon  # shutdown waits for it rather than freezing it mid-import
     thread.join(5)
     assert loaded.is_set()
     ctrl.set_mode(Mode.PYTHON)
     ctrl.set_mode(Mode.ASSISTANT)
     assert llm._warm_thread is thread  # once per process
+
+
+def test_quitting_while_litellm_warms_up_exits_cleanly():
+    """Leaving right after entering Assistant mode waits for the import instead of deadlocking the exit."""
+    code = (
+        "from pyaichat.config import Config; from pyaichat.controller import Controller, Mode; "
+        "from pyaichat.session import Session; "
+        "Controller(Config(model='openai/test'), Session(), frontend=None).set_mode(Mode.ASSISTANT)"
+    )
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0 and done.stderr == "", done.stderr[-2000:]
 
 
 def test_no_warm_up_without_a_model(monkeypatch):

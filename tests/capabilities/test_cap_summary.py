@@ -113,6 +113,11 @@ def test_an_array_shows_shape_dtype_and_edges():
     assert "999999" not in describe(np.arange(10**6), "schema")
 
 
+def test_a_dtype_is_not_described_as_an_empty_container():
+    assert "items" not in describe(np.dtype("float64")) and "float64" in describe(np.dtype("float64"))
+    assert "items" not in one_line(np.dtype("int32"))
+
+
 def test_hostile_objects_are_survived():
     assert "raised RuntimeError" in describe(BadRepr())
     assert "raised RuntimeError" in one_line(BadRepr())

@@ -91,8 +91,11 @@ def test_syntax_error_is_reported_and_recorded(capsys: pytest.CaptureFixture[str
     s = Session()
     result = s.run("x = (1,")
     assert not result.ok
-    assert "SyntaxError" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "SyntaxError" in err
     assert s.last_error is not None and s.last_error.type_name == "SyntaxError"
+    # Like ``python``: no traceback header and no frames of the compiler that found it.
+    assert err.startswith('  File "<input-1>", line 1\n    x = (1,\n') and "ast.py" not in err
 
 
 def test_history_is_numbered_with_short_summaries(capsys: pytest.CaptureFixture[str]) -> None:

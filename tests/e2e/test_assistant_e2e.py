@@ -146,12 +146,34 @@ def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, 
     assert user_vars(ctrl) == before
     if kind == "stream_cut":
         kept = ctrl.frontend.of("answer")[-1]
-        assert kept.text == "part" and "cut off" in kept.note  # the text that arrived before the cut
+        assert kept.text == "part" and "incomplete" in kept.note  # the text that arrived before the cut
     srv.text("data is [1, 2, 3].")
     ctrl.config.request_timeout = 10
     ctrl.ask("again?")
     assert ctrl.frontend.of("answer")[-1].text == "data is [1, 2, 3]."
     assert ctrl.session.run("len(data)").value == 3
+
+
+def test_a_cut_stream_shows_its_partial_text_once_in_every_renderer(ctrl, srv):
+    import io
+
+    from rich.console import Console
+
+    from pyaichat.piped import PlainFrontEnd
+    from pyaichat.repl.render import RichRenderer
+
+    srv.fault("cut")
+    ctrl.ask("what is data?")
+    plain, rich_out = io.StringIO(), io.StringIO()
+    piped = PlainFrontEnd(out=plain)
+    rich = RichRenderer(Console(file=rich_out, width=80, force_terminal=False), color=False)
+    for event in ctrl.frontend.events:
+        piped.emit(event)
+        rich.render(event)
+    rich.close()
+    for text in (plain.getvalue(), rich_out.getvalue()):
+        assert text.count("part") == 1, text
+        assert text.index("part") < text.index("incomplete") < text.index("Error: ")
 
 
 def test_rate_limit_then_success_is_retried(ctrl, srv):

@@ -1,6 +1,6 @@
 """The LLM client: the only module that imports litellm.
 
-litellm costs ~3–4 s to import, so it is loaded lazily (and warmed in a daemon thread once the user enters
+litellm costs ~3–4 s to import, so it is loaded lazily (and warmed in a background thread once the user enters
 Assistant mode). ``LiteLLMClient.complete`` streams one chat completion, reassembles text and tool calls,
 retries 429/5xx/timeouts with a bounded backoff, and turns every failure into an ``LLMError`` whose message
 is one sentence the user can act on. The rest of the agent talks to the small ``LLM`` protocol, so tests can
@@ -78,10 +78,25 @@ _warm_thread: threading.Thread | None = None
 
 
 def load_litellm() -> Any:
-    """Import litellm once, without a network fetch of its price list and without its feedback banner."""
-    global _litellm
+    """litellm, imported once, without a network fetch of its price list and without its feedback banner.
+
+    From the main thread the import runs in the warm-up thread and is waited for: Ctrl-C during an import
+    in the main thread would stop it half-way and leave a broken litellm for the rest of the session
+    ("has no attribute ..."). Waiting with ``join`` and a timeout keeps Ctrl-C working: it ends the wait
+    while the import finishes in the background.
+    """
     if _litellm is not None:
         return _litellm
+    if threading.current_thread() is threading.main_thread():
+        warm_up()
+        thread = _warm_thread
+        while thread is not None and thread.is_alive():
+            thread.join(0.1)
+    return _import_litellm()  # normally done; a failed warm-up import raises its error here
+
+
+def _import_litellm() -> Any:
+    global _litellm
     with _import_lock:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -102,10 +117,10 @@ def prime() -> None:
     """Load what litellm imports lazily on its first real request (~1–2 s: the OpenAI SDK, httpx, httpcore,
     h2, its stream handler) without any network traffic: a mock completion and an unused client object."""
     global _primed
+    litellm = load_litellm()  # from the main thread this waits for the warm-up thread, which primes too
     if _primed:
         return
     _primed = True
-    litellm = load_litellm()
     try:
         import importlib
 
@@ -127,19 +142,22 @@ def prime() -> None:
 
 
 def warm_up() -> None:
-    """Start importing litellm in a daemon thread (once), so the first question does not wait for it."""
+    """Start importing litellm in a background thread (once), so the first question does not wait for it."""
     global _warm_thread
-    if _litellm is not None or _warm_thread is not None:
-        return
+    with _import_lock:
+        if _litellm is not None or _warm_thread is not None:
+            return
 
-    def target() -> None:
-        try:
-            prime()
-        except Exception:  # the first real question reports the problem
-            pass
+        def target() -> None:
+            try:
+                prime()
+            except Exception:  # the first real question reports the problem
+                pass
 
-    _warm_thread = threading.Thread(target=target, name="pyaichat-litellm-warmup", daemon=True)
-    _warm_thread.start()
+        # Not a daemon: interpreter shutdown waits for it (a few seconds at most). A daemon frozen at exit while
+        # holding an import lock deadlocks the exit when litellm's finalizers import something.
+        _warm_thread = threading.Thread(target=target, name="pyaichat-litellm-warmup", daemon=False)
+        _warm_thread.start()
 
 
 def is_loaded() -> bool:

@@ -37,7 +37,7 @@ from .textproto import ParsedCall, StreamGate, parse_blocks, recover_json_call
 
 PROPOSE = "propose_code"
 EMPTY_ANSWER = "(The model returned an empty reply; ask again or rephrase the question.)"
-EDIT_ANSWER = "The proposed code is in your Python input: edit it and press Enter to run it."
+EDIT_ANSWER = "The proposed code is waiting in your next input: edit it if you like, then run it yourself."
 
 
 class ToolOutcome(Protocol):
@@ -386,13 +386,13 @@ class _Turn:
             return self._stop("turn_timeout")
         partial = "".join(self.streamed)
         self.result.error = str(exc)
-        self.env.emit(ErrorEvent(message=str(exc), kind=exc.kind))
-        if partial.strip():
+        if partial.strip():  # the streamed text is completed as the answer first, so no front end shows it twice
             self.current.append({"role": "assistant", "content": partial + "\n\n(cut off by an error)"})
             self.result.answer = partial
-            self.env.emit(AnswerEvent(text=partial, note="The answer above was cut off by that error."))
+            self.env.emit(AnswerEvent(text=partial, note="The answer above is incomplete (see the error below)."))
         else:
             self._close_conversation()
+        self.env.emit(ErrorEvent(message=str(exc), kind=exc.kind))
         self._usage_event()
         self._state("failed", detail=exc.kind)
         return self.result

@@ -1,10 +1,12 @@
-"""Read-only evaluation of the ``expr`` argument of the introspection capabilities.
+"""Read-only evaluation of the ``expr`` argument of the introspection capabilities, least power first.
 
-``resolve`` accepts names, dotted attribute paths and subscripts with literal keys (``df.columns``,
-``d["a"][0]``, ``obj.attr.sub``) and refuses anything else. Nothing is called or assigned; reading an
-attribute may run a property, which runs under ``summary.guarded`` (a property looping forever is stopped).
-Dict lookups check membership first so a ``defaultdict`` never grows, and ``os.environ`` can be named but
-never looked into.
+1. A *path* — a name, dotted attributes, subscripts with literal keys (``df.columns``, ``d["a"][0]``,
+   ``np.add``, ``len``) — is read here directly: nothing is called or assigned; reading an attribute may run a
+   property, under ``summary.guarded`` (a property looping forever is stopped). Dict lookups check membership
+   first so a ``defaultdict`` never grows, and ``os.environ`` can be named but never looked into.
+2. Anything else (``df[df.a > 0]``, ``sorted(d)[:5]``) goes through ``eval_expr``'s machinery: its in-process
+   fast path for allow-listed side-effect-free calls, else the sandbox's guarded evaluation (in-process,
+   because an object cannot cross a fork), with every guard of ``run_python``.
 """
 
 from __future__ import annotations
@@ -56,14 +58,26 @@ def resolve(ctx: CapabilityContext, expr: str) -> Any:
         raise CapabilityError(
             f"Reading {expr} took too long (a property or __getitem__ that does not finish)."
         )
+    except _NotAPath:
+        return _evaluated(ctx, expr)
 
 
-def _refuse(expr: str, node: ast.AST) -> CapabilityError:
-    what = type(node).__name__
-    return CapabilityError(
-        f"Only names, attribute paths and subscripts with literal keys can be inspected here "
-        f"(such as df.columns or d['a'][0]); {expr!r} contains a {what} expression. Use eval_expr for more."
-    )
+class _NotAPath(Exception):
+    """``expr`` is more than a path; it needs ``eval_expr``'s evaluation."""
+
+
+def _evaluated(ctx: CapabilityContext, expr: str) -> Any:
+    from . import evaluate
+    from .sandbox import evaluate_value
+
+    if ctx.privacy == "names":
+        raise CapabilityError(
+            f"At privacy level 'names' only names and attribute paths can be inspected, not {expr!r}."
+        )
+    try:
+        return evaluate.fast_value(ctx, expr)
+    except evaluate.NotFast:
+        return evaluate_value(ctx, expr)
 
 
 def _eval(node: ast.AST, namespace: Any, expr: str) -> Any:
@@ -88,7 +102,7 @@ def _eval(node: ast.AST, namespace: Any, expr: str) -> Any:
         _refuse_environ(base)
         key = _literal(node.slice, expr)
         return _subscript(base, key, ast.unparse(node.value))
-    raise _refuse(expr, node)
+    raise _NotAPath
 
 
 def _literal(node: ast.AST, expr: str) -> Any:
@@ -105,7 +119,7 @@ def _literal(node: ast.AST, expr: str) -> Any:
             return -value
     if isinstance(node, ast.Tuple):
         return tuple(_literal(elt, expr) for elt in node.elts)
-    raise CapabilityError(f"Subscripts in {expr!r} must be literal keys such as 0, -1 or 'name'.")
+    raise _NotAPath
 
 
 def _subscript(base: Any, key: Any, where: str) -> Any:

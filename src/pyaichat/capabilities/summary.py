@@ -179,6 +179,11 @@ def is_ndarray(value: Any) -> bool:
     return _is_instance(value, _numpy(), "ndarray")
 
 
+def is_dtype(value: Any) -> bool:
+    """A numpy dtype: ``len()`` of one counts its record fields (0 for ``float64``), not items."""
+    return _is_instance(value, _numpy(), "dtype")
+
+
 def is_environ(value: Any) -> bool:
     """``os.environ``, ``os.environb`` or a dict copy of the environment: only their size is ever shown."""
     if isinstance(value, os._Environ):
@@ -402,7 +407,7 @@ def _one_line(value: Any, lvl: int) -> str:
     if callable(value) and not has_custom_repr(value):
         sig = signature_text(value)
         return f"{tname} callable" + (f" {sig}" if sig else "")
-    n = safe_len(value)
+    n = None if is_dtype(value) else safe_len(value)
     head = tname + (f", {n:,} items" if n is not None else "")
     if lvl == SCHEMA or not has_custom_repr(value):
         return head if has_custom_repr(value) else head + " object"

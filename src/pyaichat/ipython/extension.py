@@ -9,7 +9,6 @@ again; loading twice returns the existing extension.
 from __future__ import annotations
 
 import sys
-import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 # c.PyAIChat.model = "…" in ipython_config.py, or --PyAIChat.model=… on IPython's command line
 CONFIG_SECTION = "PyAIChat"
 
-_WARM_THREAD = "pyaichat-litellm-warmup"  # the name agent/llm.py gives its import thread
 _extensions: weakref.WeakKeyDictionary[Any, Extension] = weakref.WeakKeyDictionary()
 
 
@@ -155,7 +153,7 @@ class Extension:
 
         if not llm.is_loaded():
             self.frontend.emit(StateEvent(state="starting", detail="loading the model client"))
-            wait_for_litellm()
+            llm.load_litellm()  # waits for the warm-up thread; Ctrl-C ends the wait, not the import
         self.controller.ask(question)
 
     def _run(self, action: Any) -> None:
@@ -172,22 +170,6 @@ class Extension:
             self.frontend.emit(ErrorEvent(message=message, kind="internal"))
         finally:
             self.frontend.close(interrupted=interrupted)
-
-
-def wait_for_litellm() -> None:
-    """Import litellm in its warm-up thread and wait for it here.
-
-    The first question would otherwise import litellm (seconds) in the main thread, where Ctrl-C can stop the
-    import half-way and leave a broken module behind for the rest of the session. Waiting with ``join`` and a
-    timeout keeps Ctrl-C working: it ends the wait, and the import finishes in the background.
-    """
-    from ..agent import llm
-
-    llm.warm_up()
-    for thread in threading.enumerate():
-        if thread.name == _WARM_THREAD:
-            while thread.is_alive():
-                thread.join(0.1)
 
 
 def _restore(config: Config, saved: dict[str, Any]) -> None:
