@@ -9,9 +9,8 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from .agent.events import ApprovalRequiredEvent, ErrorEvent, NoticeEvent
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the event models (pydantic) load on the first event, not at start-up
+    from .agent.events import ApprovalRequiredEvent
     from .agent.assistant import Assistant
     from .agent.events import Event
     from .config import Config
@@ -93,6 +92,7 @@ class Controller:
     def ask(self, question: str) -> None:
         """Answer a question with the assistant: events go to the front end, proposals through ``decide``."""
         from .agent.assistant import DECLINED, EDITING, describe_run
+        from .agent.events import ErrorEvent
         from .agent.loop import Approval
 
         def approve(event: ApprovalRequiredEvent) -> Approval:
@@ -130,4 +130,6 @@ class Controller:
         self.frontend.emit(event)
 
     def notice(self, text: str, level: Literal["info", "warning", "success"] = "info") -> None:
+        from .agent.events import NoticeEvent
+
         self.emit(NoticeEvent(text=text, level=level))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from .agent.events import ApprovalRequiredEvent, Event
 from .controller import Controller, Decision, Mode
 from .session import needs_more_input
+
+if TYPE_CHECKING:
+    from .agent.events import ApprovalRequiredEvent, Event
 
 # Lines that continue a block even though they are not indented.
 _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
