@@ -55,6 +55,16 @@ def test_two_step_answer_runs_the_tool_and_streams_the_answer(assistant, fake, s
     assert rec.of("usage")[0].prompt_tokens == 200
 
 
+def test_loading_the_model_library_is_announced_before_the_first_step(assistant, fake):
+    loaded: list[str] = []
+    fake.prepare = lambda: loaded.append("litellm")  # the real client imports litellm here (seconds, once)
+    fake.text("Hello.")
+    result, rec = ask(assistant, "hi")
+    first = rec.of("state")[0]
+    assert (first.state, first.detail) == ("starting", "loading the model library")
+    assert loaded == ["litellm"] and result.answer == "Hello."
+
+
 def test_several_tool_calls_in_one_reply_each_get_a_result(assistant, fake, session):
     session.run("a = 1\nb = 2")
     fake.tools(("get_repr", {"expr": "a"}), ("get_repr", {"expr": "b"})).text("3")

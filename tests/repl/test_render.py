@@ -139,6 +139,17 @@ def test_live_streaming_on_a_terminal_ends_with_the_full_answer():
     assert text.rstrip().endswith("Many words arrive one by one.")
 
 
+def test_loading_the_model_library_shows_a_status_on_a_terminal():
+    renderer, out = make(width=80, terminal=True)
+    renderer.render(ev.StateEvent(state="starting", detail="loading the model library"))
+    renderer.render(ev.StateEvent(state="idle"))
+    renderer.render(ev.AnswerEvent(text="Ready."))
+    renderer.close()
+    text = out.getvalue()
+    assert "loading the model library" in text  # the first question waits seconds for litellm: say so
+    assert text.rstrip().endswith("Ready.")
+
+
 def test_colour_codes_only_when_colour_is_on():
     for color in (False, True):
         renderer, out = make(terminal=True, color=color)

@@ -136,7 +136,7 @@ class _Turn:
         try:
             prepare = getattr(env.llm, "prepare", None)
             if callable(prepare):  # e.g. finish importing litellm, outside the timed model step
-                self._state("idle", detail="starting the model client")
+                self._state("starting", detail="loading the model library")
                 prepare()
             try:
                 native = env.llm.native_tools()

@@ -253,7 +253,7 @@ class RichRenderer:
                 refresh_per_second=8,
                 vertical_overflow="crop",
             )
-            self._live.start()
+            self._live.start(refresh=True)  # show the status now, not at the next 1/8 s tick
         else:
             self._live.update(self._live_view(), refresh=True)
 
