@@ -19,7 +19,9 @@ RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 15
 def time_command(cmd: list[str]) -> float:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
     started = time.perf_counter()
-    subprocess.run(cmd, input=b"x=1\n", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    subprocess.run(
+        cmd, input=b"x=1\n", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False
+    )
     return time.perf_counter() - started
 
 
@@ -36,9 +38,15 @@ def main() -> None:
         samples = [time_command(cmd) for _ in range(RUNS)]
         results[name] = statistics.median(samples)
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys, io; sys.stdin = io.StringIO('x=1\\n'); from pyaichat.cli import main; "
-         "main([]); print('litellm' in sys.modules)"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-c",
+            "import sys, io; sys.stdin = io.StringIO('x=1\\n'); from pyaichat.cli import main; "
+            "main([]); print('litellm' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     print(f"start-up, median of {RUNS} runs of printf 'x=1\\n' | <command>")
     print(f"{'command':<20} {'median s':>9} {'vs python -i':>13} {'vs ipython':>11}")
@@ -46,7 +54,9 @@ def main() -> None:
         vs_py = value / results["python -i"]
         vs_ip = f"{value / results['ipython --quick']:.2f}x" if "ipython --quick" in results else "n/a"
         print(f"{name:<20} {value:>9.3f} {vs_py:>12.1f}x {vs_ip:>11}")
-    print(f"litellm imported by piped start: {probe.stdout.strip().splitlines()[-1] if probe.stdout else '?'}")
+    print(
+        f"litellm imported by piped start: {probe.stdout.strip().splitlines()[-1] if probe.stdout else '?'}"
+    )
     if "ipython --quick" in results:
         budget = 0.5 * results["ipython --quick"]
         verdict = "within" if results["pyaichat (piped)"] <= budget else "OVER"

@@ -29,7 +29,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # litellm fetches a price list from the internet on import unless told otherwise; pyaichat never does.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     argv = sys.argv[1:] if argv is None else list(argv)
-    # Without flags there is nothing to parse; building the parser costs ~4 ms of start-up (it imports shutil).
+    # Without flags there is nothing to parse; building the parser costs ~4 ms of start-up (it imports
+    # shutil).
     flags = vars(build_parser().parse_args(argv)) if argv else {}
     from .config import load_config
 

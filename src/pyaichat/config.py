@@ -1,7 +1,7 @@
 """Configuration: defaults < config file < ``PYAICHAT_*`` environment < command-line flags.
 
-Every source is merged into one dict first and validated once by the pydantic ``Config``, so a bad value is reported
-with the place it came from (file and key, variable, or flag) instead of a traceback.
+Every source is merged into one dict first and validated once by the pydantic ``Config``, so a bad value is
+reported with the place it came from (file and key, variable, or flag) instead of a traceback.
 """
 
 from __future__ import annotations
@@ -28,23 +28,33 @@ class Config(BaseModel):
     # session with no config file, variables or flags well under IPython's.
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
-    model: str | None = Field(None, description="litellm model string, e.g. gpt-4o-mini or ollama/qwen2.5-coder")
+    model: str | None = Field(
+        None, description="litellm model string, e.g. gpt-4o-mini or ollama/qwen2.5-coder"
+    )
     api_base: str | None = Field(None, description="base URL of the provider or an OpenAI-compatible server")
     api_key: SecretStr | None = Field(None, description="API key; else the provider's own variable is used")
     max_steps: int = Field(8, ge=1, le=100, description="most tool-calling steps per answer")
     turn_timeout: float = Field(120.0, gt=0, le=3600, description="seconds one answer may take in all")
     request_timeout: float = Field(60.0, gt=0, le=3600, description="seconds one LLM request may take")
     tool_timeout: float = Field(2.0, gt=0, le=600, description="seconds one capability call may take")
-    max_output_chars: int = Field(4000, ge=200, le=200_000, description="characters one capability may return")
+    max_output_chars: int = Field(
+        4000, ge=200, le=200_000, description="characters one capability may return"
+    )
     context_tokens: int = Field(8000, ge=1000, le=1_000_000, description="token budget for the context")
-    privacy: Privacy = Field("sample", description="what capabilities may reveal: names < schema < sample < full")
+    privacy: Privacy = Field(
+        "sample", description="what capabilities may reveal: names < schema < sample < full"
+    )
     sandbox_isolation: Literal["auto", "fork", "inprocess"] = Field(
         "auto", description="run generated code in a forked child (auto: where the platform can fork)"
     )
-    secret_names: list[str] = Field(default_factory=list, description="extra name patterns to treat as secret")
+    secret_names: list[str] = Field(
+        default_factory=list, description="extra name patterns to treat as secret"
+    )
     secret_patterns: list[str] = Field(default_factory=list, description="extra regexes to mask in any text")
     audit: bool = Field(True, description="append every capability call to audit.jsonl")
-    budget_usd: float | None = Field(None, gt=0, description="stop asking once the session has cost this much")
+    budget_usd: float | None = Field(
+        None, gt=0, description="stop asking once the session has cost this much"
+    )
     color: bool = Field(True, description="coloured output (--no-color or NO_COLOR turn it off)")
     editing_mode: Literal["emacs", "vi"] = Field("emacs", description="key bindings of the prompt")
     tool_protocol: Literal["auto", "native", "text"] = Field(
@@ -136,7 +146,9 @@ def _friendly(exc: ValidationError, sources: Mapping[str, tuple[Any, str]]) -> C
     where = sources.get(key, (None, "configuration"))[1]
     if err["type"] == "extra_forbidden":
         known = ", ".join(Config.model_fields)
-        return ConfigError(f"In {where}: unknown setting {key!r} (known settings: {known}).", source=where, key=key)
+        return ConfigError(
+            f"In {where}: unknown setting {key!r} (known settings: {known}).", source=where, key=key
+        )
     value = sources.get(key, (None, ""))[0]
     shown = "" if key == "api_key" else f" (got {value!r})"
     return ConfigError(f"In {where}: {key} {_lower_first(err['msg'])}{shown}.", source=where, key=key)

@@ -10,9 +10,8 @@ import enum
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:  # the event models (pydantic) load on the first event, not at start-up
-    from .agent.events import ApprovalRequiredEvent
     from .agent.assistant import Assistant
-    from .agent.events import Event
+    from .agent.events import ApprovalRequiredEvent, Event
     from .config import Config
     from .session import ExecResult, Session
 

@@ -1,7 +1,7 @@
 """The small, typed error tree of pyaichat.
 
-Lower layers raise these with a message already written for a person; only the front ends turn them into output,
-so a user never sees a traceback for a problem that pyaichat itself detected.
+Lower layers raise these with a message already written for a person; only the front ends turn them into
+output, so a user never sees a traceback for a problem that pyaichat itself detected.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class ConfigError(PyAIChatError):
 
 
 class LLMError(PyAIChatError):
-    """The language model could not be reached or answered with an error (already mapped to a plain sentence)."""
+    """The language model could not be reached or answered with an error (mapped to a plain sentence)."""
 
     def __init__(self, message: str, *, kind: str = "provider", retryable: bool = False) -> None:
         self.kind = kind

@@ -82,8 +82,8 @@ class PlainFrontEnd:
 def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
     """Group raw lines into complete inputs with the interactive interpreter's rules.
 
-    A compound statement ends at a blank line (as with ``python -i``) or, more forgivingly, at the next line that
-    is not indented and does not continue it. Slash commands and questions are single lines.
+    A compound statement ends at a blank line (as with ``python -i``) or, more forgivingly, at the next line
+    that is not indented and does not continue it. Slash commands and questions are single lines.
     """
     block: list[str] = []
     for raw in lines:
@@ -94,7 +94,11 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
                 yield source
                 block = []
                 continue
-            if not line[:1].isspace() and not line.lstrip().startswith(_CONTINUATIONS) and _ends_block(source):
+            if (
+                not line[:1].isspace()
+                and not line.lstrip().startswith(_CONTINUATIONS)
+                and _ends_block(source)
+            ):
                 yield source
                 block = []
             else:

@@ -76,7 +76,7 @@ class ExecResult:
 
 
 class _Tee(io.TextIOBase):
-    """Writes through to the real stream and keeps the first few hundred characters for the history summary."""
+    """Writes through to the real stream; keeps the first few hundred characters for the history summary."""
 
     def __init__(self, target: Any, keep: int = _SUMMARY_CHARS) -> None:
         self._target = target
@@ -110,9 +110,9 @@ def short(text: str, limit: int = _SUMMARY_CHARS) -> str:
 
 
 def needs_more_input(source: str) -> bool:
-    """True while ``source`` is an unfinished input, with the interactive interpreter's rules: an open bracket or
-    string, or a compound statement not yet ended by a blank line. A syntax error is "complete" (running reports
-    it)."""
+    """True while ``source`` is an unfinished input, with the interactive interpreter's rules: an open
+    bracket or string, or a compound statement not yet ended by a blank line. A syntax error is "complete"
+    (running reports it)."""
     try:
         return codeop.compile_command(source, "<input>", "single") is None
     except (SyntaxError, ValueError, OverflowError):
@@ -142,7 +142,7 @@ class Session:
         return self._counter + 1
 
     def run(self, source: str) -> ExecResult:
-        """Run one input like a REPL. ``SystemExit`` propagates (the front end exits); everything else is caught."""
+        """Run one input like a REPL. ``SystemExit`` propagates (the front end exits); all else is caught."""
         self._counter += 1
         number = self._counter
         filename = INPUT_FILENAME.format(n=number)
@@ -274,8 +274,9 @@ def _register_source(filename: str, source: str) -> None:
 
 
 def _strip_own_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """Drop the leading frames that belong to pyaichat itself (and ``ast.parse``, which it calls to compile the
-    input), so a traceback starts at the user's code; a syntax error then shows no frames, as in ``python``."""
+    """Drop the leading frames that belong to pyaichat itself (and ``ast.parse``, which it calls to compile
+    the input), so a traceback starts at the user's code; a syntax error then shows no frames, as in
+    ``python``."""
     own = (__file__, ast.__file__)
     while tb is not None and tb.tb_frame.f_code.co_filename in own:
         tb = tb.tb_next

@@ -32,7 +32,9 @@ def test_entering_assistant_mode_warms_litellm_in_the_background(monkeypatch):
     ctrl = Controller(Config(model="openai/test"), Session(), frontend=None)  # type: ignore[arg-type]
     ctrl.set_mode(Mode.ASSISTANT)
     thread = llm._warm_thread
-    assert thread is not None and not thread.daemon  # shutdown waits for it rather than freezing it mid-import
+    assert (
+        thread is not None and not thread.daemon
+    )  # shutdown waits for it rather than freezing it mid-import
     thread.join(5)
     assert loaded.is_set()
     ctrl.set_mode(Mode.PYTHON)

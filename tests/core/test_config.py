@@ -29,7 +29,9 @@ def test_default_file_location_follows_xdg(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_precedence_file_then_env_then_flags(tmp_path: Path) -> None:
-    cfg_file = write(tmp_path / "c.toml", 'model = "file"\nmax_steps = 3\nprivacy = "schema"\napi_base = "http://f"\n')
+    cfg_file = write(
+        tmp_path / "c.toml", 'model = "file"\nmax_steps = 3\nprivacy = "schema"\napi_base = "http://f"\n'
+    )
     env = {"PYAICHAT_CONFIG": str(cfg_file), "PYAICHAT_MODEL": "env", "PYAICHAT_MAX_STEPS": "5"}
     cfg = load_config({"model": "flag", "max_steps": None}, env=env)
     assert cfg.model == "flag"  # flag beats env
@@ -93,7 +95,9 @@ def test_bad_value_in_env_names_the_variable() -> None:
 
 
 def test_bad_flag_value_names_the_flag() -> None:
-    with pytest.raises(ConfigError, match=r"option --max-steps: max_steps input should be greater than or equal to 1"):
+    with pytest.raises(
+        ConfigError, match=r"option --max-steps: max_steps input should be greater than or equal to 1"
+    ):
         load_config({"max_steps": 0}, env={})
 
 

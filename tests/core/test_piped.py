@@ -87,7 +87,9 @@ def test_bad_env_value_exits_2() -> None:
     assert proc.returncode == 2 and "PYAICHAT_MAX_STEPS" in proc.stderr
 
 
-@pytest.mark.parametrize("module", ["litellm", "rich", "prompt_toolkit", "pandas", "numpy", "IPython", "openai"])
+@pytest.mark.parametrize(
+    "module", ["litellm", "rich", "prompt_toolkit", "pandas", "numpy", "IPython", "openai"]
+)
 def test_piped_start_does_not_import_heavy_modules(module: str) -> None:
     code = (
         "import sys, io\n"
@@ -102,7 +104,18 @@ def test_piped_start_does_not_import_heavy_modules(module: str) -> None:
 
 def test_iter_inputs_groups_like_the_interactive_interpreter() -> None:
     ctrl, _ = controller()
-    lines = ["a = 1\n", "if a:\n", "    b = 2\n", "else:\n", "    b = 3\n", "\n", "b\n", "/help\n", "x = [\n", "1]\n"]
+    lines = [
+        "a = 1\n",
+        "if a:\n",
+        "    b = 2\n",
+        "else:\n",
+        "    b = 3\n",
+        "\n",
+        "b\n",
+        "/help\n",
+        "x = [\n",
+        "1]\n",
+    ]
     assert list(iter_inputs(lines, ctrl)) == [
         "a = 1",
         "if a:\n    b = 2\nelse:\n    b = 3",

@@ -1,4 +1,5 @@
-"""Session semantics: echo, ``_``, multi-line input, errors and the recorded last error, SystemExit, Ctrl-C."""
+"""Session semantics: echo, ``_``, multi-line input, errors and the recorded last error, SystemExit,
+Ctrl-C."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ class _Event(BaseModel):
 
 
 class StateEvent(_Event):
-    """The loop moved to a new state (starting, idle, thinking, calling, observing, answering, done, failed)."""
+    """The loop moved to a new state: starting, idle, thinking, calling, observing, answering, done or
+    failed."""
 
     type: Literal["state"] = "state"
     state: str

@@ -154,8 +154,8 @@ def warm_up() -> None:
             except Exception:  # the first real question reports the problem
                 pass
 
-        # Not a daemon: interpreter shutdown waits for it (a few seconds at most). A daemon frozen at exit while
-        # holding an import lock deadlocks the exit when litellm's finalizers import something.
+        # Not a daemon: interpreter shutdown waits for it (a few seconds at most). A daemon frozen at exit
+        # while holding an import lock deadlocks the exit when litellm's finalizers import something.
         _warm_thread = threading.Thread(target=target, name="pyaichat-litellm-warmup", daemon=False)
         _warm_thread.start()
 

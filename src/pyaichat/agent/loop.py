@@ -386,10 +386,14 @@ class _Turn:
             return self._stop("turn_timeout")
         partial = "".join(self.streamed)
         self.result.error = str(exc)
-        if partial.strip():  # the streamed text is completed as the answer first, so no front end shows it twice
+        if (
+            partial.strip()
+        ):  # the streamed text is completed as the answer first, so no front end shows it twice
             self.current.append({"role": "assistant", "content": partial + "\n\n(cut off by an error)"})
             self.result.answer = partial
-            self.env.emit(AnswerEvent(text=partial, note="The answer above is incomplete (see the error below)."))
+            self.env.emit(
+                AnswerEvent(text=partial, note="The answer above is incomplete (see the error below).")
+            )
         else:
             self._close_conversation()
         self.env.emit(ErrorEvent(message=str(exc), kind=exc.kind))

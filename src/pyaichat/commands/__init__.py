@@ -1,7 +1,7 @@
 """Slash commands: one registry shared by every front end.
 
-Each area registers its commands in its own module (``core``, ``inspect``, ``assistant``); ``/help`` lists exactly
-what is registered, so it never advertises a command that does not exist.
+Each area registers its commands in its own module (``core``, ``inspect``, ``assistant``); ``/help`` lists
+exactly what is registered, so it never advertises a command that does not exist.
 """
 
 from __future__ import annotations
