@@ -115,6 +115,7 @@ def test_get_repr_accepts_attribute_paths_and_literal_subscripts(session):
         ("box.missing", "has no attribute 'missing'"),
         ("import os", "not a valid Python expression"),
         ("", "The expression is empty"),
+        ("names" + " + names" * 80, "longer than 500 characters"),
     ],
 )
 def test_expr_reads_paths_directly_and_evaluates_the_rest_under_the_sandbox_guards(session, expr, message):

@@ -20,6 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakes.openai_server import ScriptedServer
+from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.commands import dispatch
@@ -31,27 +32,6 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
 SECRET_PASSWORD = "s3cr3tPa55w0rd"
-
-
-class Front:
-    interactive = False
-
-    def __init__(self) -> None:
-        self.events: list[Any] = []
-        self.decision = "no"
-        self.next_input: str | None = None
-
-    def emit(self, event: Any) -> None:
-        self.events.append(event)
-
-    def decide(self, proposal: Any) -> str:
-        return self.decision
-
-    def set_next_input(self, code: str) -> None:
-        self.next_input = code
-
-    def of(self, kind: str) -> list[Any]:
-        return [e for e in self.events if e.type == kind]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +52,7 @@ def ctrl(srv: ScriptedServer) -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
     session = Session(echo=lambda value: None)
     session.config = config
-    c = Controller(config, session, Front())
+    c = Controller(config, session, Recorder())
     c._assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     return c
 
@@ -341,7 +321,7 @@ def test_client_side_failures_are_named_plainly(srv, monkeypatch, model, base, k
     session = Session(echo=lambda value: None)
     session.config = config
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    front = Front()
+    front = Recorder()
     assistant.ask("hi", front.emit, lambda e: None)
     (error,) = front.of("error")
     assert error.kind == kind and words in error.message

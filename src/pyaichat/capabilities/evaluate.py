@@ -74,7 +74,7 @@ def evaluate(ctx: CapabilityContext, expr: str) -> str:
             "Evaluating expressions is not allowed at privacy level 'names' (it would reveal values); "
             "raise the privacy setting to 'schema' or higher."
         )
-    tree = _parse(expr)
+    tree = parse_expression(expr)
     try:
         value = _Fast(ctx.namespace, secrets_for(ctx).is_secret_name).eval(tree.body)
     except NotFast:
@@ -91,12 +91,12 @@ def _short(expr: str) -> str:
 
 def fast_value(ctx: CapabilityContext, expr: str) -> Any:
     """The value of ``expr`` by the fast path; ``NotFast`` when it needs the sandbox."""
-    return _Fast(ctx.namespace, secrets_for(ctx).is_secret_name).eval(_parse(expr).body)
+    return _Fast(ctx.namespace, secrets_for(ctx).is_secret_name).eval(parse_expression(expr).body)
 
 
 def value_of(ctx: CapabilityContext, expr: str) -> Any:
     """The raw value of ``expr`` for the other capabilities (``get_type(expr)`` …): fast path only."""
-    tree = _parse(expr)
+    tree = parse_expression(expr)
     try:
         return _Fast(ctx.namespace, secrets_for(ctx).is_secret_name).eval(tree.body)
     except NotFast:
@@ -106,7 +106,8 @@ def value_of(ctx: CapabilityContext, expr: str) -> Any:
 
 
 @functools.lru_cache(maxsize=512)
-def _parse(expr: str) -> ast.Expression:
+def parse_expression(expr: str) -> ast.Expression:
+    """``expr`` parsed once (cached) with the size and syntax checks every capability argument gets."""
     expr = (expr or "").strip()
     if not expr:
         raise CapabilityError("The expression is empty; give one such as df.shape or len(x).")

@@ -43,15 +43,12 @@ _MISSING = object()
 def resolve(ctx: CapabilityContext, expr: str) -> Any:
     """Evaluate ``expr`` read-only against the session namespace (then builtins); raise
     ``CapabilityError``."""
+    from .evaluate import parse_expression
+
     expr = (expr or "").strip()
-    if not expr:
-        raise CapabilityError("The expression is empty; give a variable name such as df or df.columns.")
-    if len(expr) > MAX_EXPR_CHARS:
+    if len(expr) > MAX_EXPR_CHARS:  # tighter than eval_expr's own limit: these name a value, not compute one
         raise CapabilityError(f"The expression is longer than {MAX_EXPR_CHARS} characters.")
-    try:
-        tree = ast.parse(expr, mode="eval")
-    except SyntaxError:
-        raise CapabilityError(f"{expr!r} is not a valid Python expression.")
+    tree = parse_expression(expr)
     try:
         return guarded(lambda: _eval(tree.body, ctx.namespace, expr), budget=ctx.config.tool_timeout)
     except Overtime:
