@@ -53,14 +53,14 @@ def test_values(session, expr: str, expected: str) -> None:
 def test_fast_path_handles_names_attributes_and_allowed_calls(session) -> None:
     fast = ev_mod._Fast(session.namespace, lambda name: False)
     for expr in ("n", "df.shape", "len(x)", "sorted(d)[:5]", "df['a'].mean()", "d['k']"):
-        fast.eval(ev_mod._parse(expr).body)  # no NotFast
+        fast.eval(ev_mod.parse_expression(expr).body)  # no NotFast
 
 
 @pytest.mark.parametrize("expr", ["[v for v in x]", "x.copy().append(1)", "df.apply(len)", "(lambda: 1)()"])
 def test_everything_else_is_not_fast(session, expr: str) -> None:
     fast = ev_mod._Fast(session.namespace, lambda name: False)
     with pytest.raises(ev_mod.NotFast):
-        fast.eval(ev_mod._parse(expr).body)
+        fast.eval(ev_mod.parse_expression(expr).body)
 
 
 def test_user_property_goes_to_the_sandbox_and_is_refused(session) -> None:

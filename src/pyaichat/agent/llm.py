@@ -75,6 +75,7 @@ class LLM(Protocol):
 _litellm: Any = None
 _import_lock = threading.Lock()
 _warm_thread: threading.Thread | None = None
+_warm_done: threading.Event | None = None  # set when the warm-up thread has finished
 
 
 def load_litellm() -> Any:
@@ -83,15 +84,24 @@ def load_litellm() -> Any:
     From the main thread the import runs in the warm-up thread and is waited for: Ctrl-C during an import
     in the main thread would stop it half-way and leave a broken litellm for the rest of the session
     ("has no attribute ..."). Waiting with ``join`` and a timeout keeps Ctrl-C working: it ends the wait
-    while the import finishes in the background.
+    while the import finishes in the background. The wait also covers the warm-up's priming, so the main
+    thread never uses litellm, or exits, while the warm-up thread is still importing its lazy parts (an exit
+    in that window hangs in litellm's finalizers).
+
+    The wait polls an event with ``time.sleep``, not ``Thread.join``: a join interrupted by Ctrl-C can leave
+    a running thread marked as finished, and then neither this wait nor interpreter shutdown waits for it.
     """
-    if _litellm is not None:
-        return _litellm
+    done = _warm_done
+    if _litellm is not None and (done is None or done.is_set()):
+        return _litellm  # the usual case, once warm
     if threading.current_thread() is threading.main_thread():
-        warm_up()
-        thread = _warm_thread
-        while thread is not None and thread.is_alive():
-            thread.join(0.1)
+        if _litellm is None:
+            warm_up()
+            done = _warm_done
+        while done is not None and not done.is_set():
+            time.sleep(0.05)
+    elif _litellm is not None:
+        return _litellm
     return _import_litellm()  # normally done; a failed warm-up import raises its error here
 
 
@@ -143,16 +153,19 @@ def prime() -> None:
 
 def warm_up() -> None:
     """Start importing litellm in a background thread (once), so the first question does not wait for it."""
-    global _warm_thread
+    global _warm_thread, _warm_done
     with _import_lock:
         if _litellm is not None or _warm_thread is not None:
             return
+        done = _warm_done = threading.Event()
 
         def target() -> None:
             try:
                 prime()
             except Exception:  # the first real question reports the problem
                 pass
+            finally:
+                done.set()
 
         # Not a daemon: interpreter shutdown waits for it (a few seconds at most). A daemon frozen at exit
         # while holding an import lock deadlocks the exit when litellm's finalizers import something.

@@ -386,9 +386,8 @@ class _Turn:
             return self._stop("turn_timeout")
         partial = "".join(self.streamed)
         self.result.error = str(exc)
-        if (
-            partial.strip()
-        ):  # the streamed text is completed as the answer first, so no front end shows it twice
+        # The streamed text is completed as the answer before the error, so no front end shows it twice.
+        if partial.strip():
             self.current.append({"role": "assistant", "content": partial + "\n\n(cut off by an error)"})
             self.result.answer = partial
             self.env.emit(

@@ -255,7 +255,7 @@ class _Fast:
 
 def _safe_builtin(name: str) -> Callable[..., Any]:
     func = getattr(builtins, name)
-    if name in ("list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all", "dict"):
+    if name in limits.MATERIALISING_BUILTINS:
         return limits.materialising(func, name)
     if name == "type":
         return lambda obj: type(obj)

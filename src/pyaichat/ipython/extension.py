@@ -152,7 +152,7 @@ class Extension:
         from ..agent import llm
 
         if not llm.is_loaded():
-            self.frontend.emit(StateEvent(state="starting", detail="loading the model client"))
+            self.frontend.emit(StateEvent(state="starting", detail="loading the model library"))
             llm.load_litellm()  # waits for the warm-up thread; Ctrl-C ends the wait, not the import
         self.controller.ask(question)
 

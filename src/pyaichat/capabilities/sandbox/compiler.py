@@ -122,9 +122,8 @@ class SandboxTransformer(RestrictingNodeTransformer):
 
     ticks = False
     check_add = False  # ``+`` is not checked: doubling loops meet RLIMIT_AS (fork) or the deadline tick
-    native_augassign = (
-        True  # fork mode: ``n += 1`` on a local name stays native (the child owns every object)
-    )
+    # Fork mode: ``n += 1`` on a local name stays native (the child owns every object).
+    native_augassign = True
 
     def _tick_call(self, node: ast.AST) -> ast.Call:
         call = ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[])

@@ -179,6 +179,12 @@ def _size_of(value: Any) -> int | None:
     return None
 
 
+# Builtins that consume a whole iterable in one C call: ``materialising`` wraps each of them.
+MATERIALISING_BUILTINS = frozenset(
+    {"list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all", "dict"}
+)
+
+
 def materialising(func: Callable[..., Any], what: str) -> Callable[..., Any]:
     """Wrap a builtin that consumes an iterable in one C loop so a huge ``range`` is refused first."""
 

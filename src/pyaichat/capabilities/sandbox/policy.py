@@ -294,9 +294,8 @@ class Guards:
         if where and not where.startswith("."):
             root = where.split(".")[0]
         else:
-            root = (getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or "").split(
-                "."
-            )[0]
+            module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or ""
+            root = module.split(".")[0]
         if root not in _ARG_WRITERS_ROOTS:
             return value
         if type(value).__name__ == "ufunc":
@@ -640,19 +639,7 @@ class Guards:
             value = getattr(b, name)
             if isinstance(value, type) and issubclass(value, BaseException):
                 out[name] = value
-        for name in (
-            "list",
-            "tuple",
-            "set",
-            "frozenset",
-            "sorted",
-            "sum",
-            "min",
-            "max",
-            "any",
-            "all",
-            "dict",
-        ):
+        for name in limits.MATERIALISING_BUILTINS:
             out[name] = limits.materialising(getattr(b, name), name)
         out["range"] = limits.safe_range
         out["bytes"] = limits.sized_buffer(bytes)
