@@ -229,6 +229,22 @@ def test_ctrl_c_mid_stream_keeps_the_partial_answer(assistant, fake):
     assert_valid_conversation(fake.requests[-1]["messages"][1:])
 
 
+def test_ctrl_c_while_the_model_library_loads_says_no_answer_arrived(assistant, fake):
+    def slow_import() -> None:
+        raise KeyboardInterrupt  # Ctrl-C during the first question's seconds-long litellm import
+
+    fake.prepare = slow_import
+    result, rec = ask(assistant, "q")
+    assert result.interrupted and result.answer == ""
+    (answer,) = rec.of("answer")
+    assert answer.note == "Stopped by Ctrl-C before an answer arrived."
+    assert rec.of("usage") == []  # nothing reached the model: no "tokens: 0 in · 0 out" line
+    del fake.prepare
+    fake.text("fine")
+    assert ask(assistant, "again")[0].answer == "fine"
+    assert_valid_conversation(fake.requests[-1]["messages"][1:])
+
+
 def test_ctrl_c_at_the_approval_prompt_closes_open_tool_calls(assistant, fake):
     def interrupt(event: Any) -> Approval:
         raise KeyboardInterrupt

@@ -411,7 +411,11 @@ class _Turn:
             self.current.append({"role": "user", "content": "(The user cancelled the tool calls.)"})
         self.open_calls = []
         partial = "".join(self.streamed) or ""
-        note = "Stopped by Ctrl-C; the partial answer is kept."
+        note = (
+            "Stopped by Ctrl-C; the partial answer is kept."
+            if partial.strip()
+            else "Stopped by Ctrl-C before an answer arrived."
+        )
         self.current.append(
             {"role": "assistant", "content": (partial or "(no answer yet)") + "\n\n(interrupted)"}
         )
@@ -448,6 +452,8 @@ class _Turn:
 
     def _usage_event(self) -> None:
         u = self.result.usage
+        if not (u.prompt_tokens or u.completion_tokens or u.cost_usd):
+            return  # nothing reached the model (stopped while loading, refused up front): no "0 tokens" line
         self.env.emit(
             UsageEvent(
                 prompt_tokens=u.prompt_tokens,
