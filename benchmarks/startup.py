@@ -32,11 +32,14 @@ def main() -> None:
     }
     if importlib.util.find_spec("IPython"):
         commands["ipython --quick"] = [sys.executable, "-m", "IPython", "--quick"]
-    results: dict[str, float] = {}
-    for name, cmd in commands.items():
+    for cmd in commands.values():
         time_command(cmd)  # warm the file cache and .pyc files
-        samples = [time_command(cmd) for _ in range(RUNS)]
-        results[name] = statistics.median(samples)
+    # Round-robin, so a burst of load on the machine affects every command alike.
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(RUNS):
+        for name, cmd in commands.items():
+            samples[name].append(time_command(cmd))
+    results = {name: statistics.median(values) for name, values in samples.items()}
     probe = subprocess.run(
         [
             sys.executable,
