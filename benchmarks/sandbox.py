@@ -6,6 +6,9 @@
    twice; the end-to-end column adds a whole forked run for fork mode.
 2. Fixed cost of one forked run (a trivial snippet through ``run_forked``) against a bare fork-and-exit round
    trip of the same process, at about 100 MB, 1 GB and 5 GB resident.
+3. ``eval_expr`` of names and attribute paths (budget 50 µs): the evaluation itself (``evaluate.evaluate``:
+   parse cache, fast path, bounded summary) and the whole ``capabilities.call`` (argument validation,
+   deadline, masking, result model; audit off).
 
 Run: ``.venv/bin/python benchmarks/sandbox.py [--quick] [--no-big]``
 """
@@ -168,18 +171,60 @@ def fixed_cost_table(sizes_mb: list[int], repeat: int) -> None:
         gc.collect()
 
 
+def eval_expr_table(runs: int = 2000) -> None:
+    import numpy as np
+    import pandas as pd
+
+    from pyaichat.capabilities import call, evaluate
+    from pyaichat.capabilities.registry import CapabilityContext
+    from pyaichat.config import Config
+    from pyaichat.session import Session
+
+    session = Session(echo=lambda value: None)
+    session.config = Config(audit=False)
+    session.namespace.update(
+        n=42,
+        name="orders.csv",
+        xs=list(range(1000)),
+        arr=np.arange(1_000_000.0),
+        df=pd.DataFrame({"id": range(1000), "total": np.linspace(0, 1, 1000)}),
+    )
+    ctx = CapabilityContext(session, session.config)
+    print(f"\n## eval_expr: names and attribute paths (median of {runs}, µs)\n")
+    print("| expression | evaluation | whole call() |")
+    print("|---|---:|---:|")
+
+    def timed(func: Callable[[], object]) -> float:
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            func()
+            times.append(time.perf_counter() - started)
+        return statistics.median(times) * 1e6
+
+    for expr in ("n", "name", "xs", "arr.shape", "df.shape", "df.columns"):
+        bare = timed(lambda e=expr: evaluate.evaluate(ctx, e))
+        whole = timed(lambda e=expr: call(session, "eval_expr", {"expr": e}))
+        print(f"| `{expr}` | {bare:.0f} | {whole:.0f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--no-big", action="store_true", help="skip the 5 GB fixed-cost row")
+    parser.add_argument("--eval-only", action="store_true", help="only the eval_expr table")
     args = parser.parse_args()
     import numpy  # noqa: F401  (imported once, as in a real session, before timing)
     import pandas  # noqa: F401
 
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    if args.eval_only:
+        eval_expr_table()
+        return
     compute_table(3 if args.quick else 7)
     sizes = [100, 1024] + ([] if args.no_big else [5 * 1024])
     fixed_cost_table(sizes, 5 if args.quick else 15)
+    eval_expr_table(500 if args.quick else 2000)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,13 @@ def test_values_of_secret_named_environment_variables_are_masked(monkeypatch):
     assert "plain-looking-value-42" not in masked and "blue-sky-value" in masked
 
 
+def test_a_changed_secret_environment_value_is_masked_at_once(monkeypatch):
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "first-value-0001")
+    assert "first-value-0001" not in mask("x first-value-0001")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "other-value-0002")  # same variables, same count: a new value
+    assert "other-value-0002" not in mask("x other-value-0002")
+
+
 def test_masker_from_config_adds_names_and_patterns():
     masker = Masker.from_config(
         Config(secret_names=["acct_*", "pin"], secret_patterns=[r"CUST-\d{6}", "[bad"])

@@ -101,6 +101,50 @@ def test_a_repr_sleeping_in_c_is_abandoned_at_the_deadline():
     assert not result.ok and "Stopped after 0.2 s" in result.error
 
 
+def test_workers_are_reused_but_an_abandoned_one_never_gets_another_job(temp_capability):
+    import threading
+
+    release = threading.Event()
+    threads: list[threading.Thread] = []
+
+    def where(ctx, args):
+        threads.append(threading.current_thread())
+        return "ok"
+
+    def block(ctx, args):
+        threads.append(threading.current_thread())
+        return str(release.wait(10))
+
+    temp_capability("test_where", where)
+    temp_capability("test_block", block)
+    session = make_session(tool_timeout=0.2)
+    call(session, "test_where", {})
+    call(session, "test_where", {})
+    assert threads[0] is threads[1]  # the idle worker took the second job: no thread start per call
+    blocked = call(session, "test_block", {})
+    assert not blocked.ok and "Stopped after 0.2 s" in blocked.error
+    assert call(session, "test_where", {}).ok  # answered at once, not queued behind the stuck job
+    stuck, after = threads[2], threads[3]
+    assert after is not stuck
+    release.set()
+    stuck.join(5)
+    assert not stuck.is_alive()  # once its job ends, the abandoned worker ends too
+
+
+def test_each_job_starts_with_a_fresh_decimal_context(temp_capability):
+    import decimal
+
+    def set_precision(ctx, args):
+        before = decimal.getcontext().prec
+        decimal.getcontext().prec = 3
+        return str(before)
+
+    temp_capability("test_prec", set_precision)
+    session = make_session()
+    assert call(session, "test_prec", {}).text == "28"
+    assert call(session, "test_prec", {}).text == "28"  # the reused worker did not keep precision 3
+
+
 def test_a_dir_that_loops_forever_does_not_hang_get_dir():
     session = make_session(
         "class Spin:\n    def __dir__(self):\n        while True:\n            pass\n\ns = Spin()\n",

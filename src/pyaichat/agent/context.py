@@ -54,9 +54,9 @@ def approx_tokens(obj: Any) -> int:
 
 # -- masking -------------------------------------------------------------------------------------------------
 def make_masker(config: Config | None) -> Callable[[str], str]:
-    from ..capabilities.redact import Masker
+    from ..capabilities.redact import masker_for
 
-    return Masker.from_config(config).mask_text
+    return masker_for(config).mask_text
 
 
 def memoize(mask: Callable[[str], str], limit: int = 512) -> Callable[[str], str]:
@@ -137,9 +137,9 @@ def session_digest(
     if not names:
         lines.append("  (none yet)")
     shown = _ordered_names(session, names)[:max_vars]
-    from ..capabilities.redact import Masker
+    from ..capabilities.redact import masker_for
 
-    is_secret = Masker.from_config(config).is_secret_name
+    is_secret = masker_for(config).is_secret_name
     for name in shown:
         if is_secret(name):
             lines.append(f"  {name}: <redacted: secret-looking name>")

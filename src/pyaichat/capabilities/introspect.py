@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import CapabilityError
 from . import summary
 from .expr import resolve
-from .redact import REDACTED, Masker
+from .redact import REDACTED, Masker, masker_for
 from .registry import CapabilityContext, capability
 
 # Names IPython (and the plain REPL) put into the user namespace that are not the user's variables.
@@ -79,7 +79,7 @@ def user_names(namespace: Mapping[str, Any]) -> list[str]:
 
 
 def _masker(ctx: CapabilityContext) -> Masker:
-    return Masker.from_config(ctx.config)
+    return masker_for(ctx.config)
 
 
 def _secret_path(ctx: CapabilityContext, expr: str) -> str | None:

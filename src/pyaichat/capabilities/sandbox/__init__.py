@@ -25,7 +25,6 @@ How runs are bounded (the README's "Sandbox" section says the same):
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING
 
@@ -53,22 +52,21 @@ def own_deadline(tool_timeout: float) -> float:
     return max(tool_timeout * 0.8, tool_timeout - 0.15)
 
 
-_secrets_cache: dict[tuple[object, ...], Secrets] = {}
+_secrets_cache: tuple[object, Secrets] | None = None
 
 
 def secrets_for(ctx: CapabilityContext) -> Secrets:
-    """The masker's notion of a secret, cached: building a ``Masker`` scans the environment (~0.1 ms), more
-    than the whole ``eval_expr`` fast path may take."""
-    key = (tuple(ctx.config.secret_names), tuple(ctx.config.secret_patterns), len(os.environ))
-    found = _secrets_cache.get(key)
-    if found is None:
-        from ..redact import Masker
+    """The masker's notion of a secret, for the masker of the current settings and environment (reused while
+    they stay the same, see ``redact.masker_for``)."""
+    global _secrets_cache
+    from ..redact import masker_for
 
-        masker = Masker.from_config(ctx.config)
-        found = Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text)
-        if len(_secrets_cache) > 32:
-            _secrets_cache.clear()
-        _secrets_cache[key] = found
+    masker = masker_for(ctx.config)
+    cached = _secrets_cache
+    if cached is not None and cached[0] is masker:
+        return cached[1]
+    found = Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text)
+    _secrets_cache = (masker, found)
     return found
 
 
