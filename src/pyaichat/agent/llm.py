@@ -83,10 +83,9 @@ def load_litellm() -> Any:
 
     From the main thread the import runs in the warm-up thread and is waited for: Ctrl-C during an import
     in the main thread would stop it half-way and leave a broken litellm for the rest of the session
-    ("has no attribute ..."). Waiting with ``join`` and a timeout keeps Ctrl-C working: it ends the wait
-    while the import finishes in the background. The wait also covers the warm-up's priming, so the main
-    thread never uses litellm, or exits, while the warm-up thread is still importing its lazy parts (an exit
-    in that window hangs in litellm's finalizers).
+    ("has no attribute ..."). Ctrl-C ends the wait instead, while the import finishes in the background.
+    The wait also covers the warm-up's priming, so the main thread never uses litellm, or exits, while the
+    warm-up thread is still importing its lazy parts (an exit in that window hangs in litellm's finalizers).
 
     The wait polls an event with ``time.sleep``, not ``Thread.join``: a join interrupted by Ctrl-C can leave
     a running thread marked as finished, and then neither this wait nor interpreter shutdown waits for it.
