@@ -119,9 +119,15 @@ def test_the_turn_deadline_stops_with_the_best_answer_so_far(session, config):
         LLMReply(text="never asked"),
     )
 
-    def clock() -> float:
-        return now[0]
+    env, rec = _timed_env(fake, now)
+    result = run_turn(env, "q")
+    assert result.stopped_by == "turn_timeout" and len(fake.requests) == 2
+    assert result.answer == "Looking at your globals first."
+    assert "turn_timeout" in rec.of("answer")[0].note
 
+
+def _timed_env(fake: FakeLLM, now: list[float]) -> tuple[TurnEnv, Recorder]:
+    """A turn with a 10 s deadline on a fake clock the scripted replies move (``now[0]``), no real tools."""
     rec = Recorder()
     env = TurnEnv(
         llm=fake,
@@ -131,12 +137,9 @@ def test_the_turn_deadline_stops_with_the_best_answer_so_far(session, config):
         build_request=lambda cur, native: (cur, 10),
         tool_schemas=[],
         turn_timeout=10.0,
-        clock=clock,
+        clock=lambda: now[0],
     )
-    result = run_turn(env, "q")
-    assert result.stopped_by == "turn_timeout" and len(fake.requests) == 2
-    assert result.answer == "Looking at your globals first."
-    assert "turn_timeout" in rec.of("answer")[0].note
+    return env, rec
 
 
 def _ok(text: str) -> Any:
@@ -398,18 +401,7 @@ def test_a_stream_running_past_the_deadline_is_cut_with_its_text_kept(session):
         now[0] = 100.0  # the reply starts streaming after the deadline
         return LLMReply(text="Partial words that keep coming")
 
-    fake = FakeLLM().enqueue(late_reply)
-    rec = Recorder()
-    env = TurnEnv(
-        llm=fake,
-        emit=rec.emit,
-        run_tool=lambda name, args: _ok("x"),
-        approve=never_approve,
-        build_request=lambda cur, native: (cur, 10),
-        tool_schemas=[],
-        turn_timeout=10.0,
-        clock=lambda: now[0],
-    )
+    env, rec = _timed_env(FakeLLM().enqueue(late_reply), now)
     result = run_turn(env, "q")
     assert result.stopped_by == "turn_timeout"
     shown = "".join(e.text for e in rec.of("answer_chunk"))
