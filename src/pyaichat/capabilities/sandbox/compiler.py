@@ -18,8 +18,7 @@ from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locati
 
 from ...errors import SandboxViolation
 from .modules import module_allowed
-from .policy import SANDBOX_FILENAME
-from .rules import FORBIDDEN_BUILTINS, INTERNALS, PRIVATE_MESSAGE, SAFE_DUNDERS
+from .rules import FORBIDDEN_BUILTINS, INTERNALS, PRIVATE_MESSAGE, SAFE_DUNDERS, SANDBOX_FILENAME
 
 RESULT_NAME = "_result_"
 MAX_SOURCE_CHARS = 50_000

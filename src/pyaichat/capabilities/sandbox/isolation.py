@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import CapabilityTimeout
+from .confine import ConfineError, Walls, raise_walls
 
 try:
     import resource
@@ -92,8 +93,12 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def run_forked(job: Callable[[], dict[str, Any]], timeout: float) -> dict[str, Any]:
-    """Run ``job`` in a forked child and return its dict; raise ``CapabilityTimeout`` after ``timeout`` s."""
+def run_forked(
+    job: Callable[[], dict[str, Any]], timeout: float, walls: Walls | None = None, require_walls: bool = False
+) -> dict[str, Any]:
+    """Run ``job`` in a forked child and return its dict; raise ``CapabilityTimeout`` after ``timeout`` s.
+    ``walls`` (from ``confine.probe()``) are raised in the child before ``job`` runs; with ``require_walls``
+    a wall that fails to go up ends the run instead of running ``job`` behind the guards alone."""
     vm_size = _vm_size()
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
@@ -104,7 +109,17 @@ def run_forked(job: Callable[[], dict[str, Any]], timeout: float) -> dict[str, A
             os.close(read_fd)
             _child_setup(write_fd, timeout, vm_size)
             try:
-                result = job()
+                confined, failed = True, ""
+                if walls is not None:
+                    try:
+                        raise_walls(walls)
+                    except ConfineError as exc:
+                        confined = False
+                        failed = f"the sandbox could not confine its process ({exc.strerror})"
+                if confined or not require_walls:
+                    result = job()
+                else:
+                    result = {"ok": False, "error": failed, "text": ""}
             except MemoryError:
                 result = {"ok": False, "error": "the code ran out of memory in the sandbox", "text": ""}
             data = json.dumps(result, default=str).encode("utf-8", "replace")

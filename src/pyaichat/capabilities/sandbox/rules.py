@@ -5,6 +5,11 @@ Everything here is data. ``policy`` applies it at run time, ``compiler`` at comp
 
 from __future__ import annotations
 
+import builtins
+
+SANDBOX_FILENAME = "<sandbox>"  # the file name of compiled snippets (tracebacks, ``origin``)
+SANDBOX_MODULE = "pyaichat_sandbox"  # ``__name__`` inside the sandbox, so ``__module__`` of its classes
+
 # -- names that never resolve, whatever the object ---
 # Frame, code, generator, coroutine and traceback internals (RestrictedPython's INSPECT_ATTRIBUTES and more):
 # each one leads to f_globals / f_builtins and from there out of the sandbox.
@@ -150,3 +155,11 @@ NUMPY_OBJECT_BLOCKS = frozenset({"dump", "dumps", "data"})
 SAFE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
 
 PRIVATE_MESSAGE = "private attributes are not available in the sandbox"
+
+# Builtins that must never reach sandboxed code, even through a user variable or a module member.
+UNSAFE_BUILTIN_IDS = frozenset(
+    id(getattr(builtins, n))
+    for n in ("open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "setattr",
+              "delattr", "getattr", "input", "breakpoint", "help")
+    if hasattr(builtins, n)
+)  # fmt: skip

@@ -1,0 +1,135 @@
+"""Admission: every value that enters sandboxed code — a user variable, an attribute, a module member — is
+checked here once, and replaced by a placeholder, a guarded wrapper or a module proxy when it must be."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ...errors import SandboxViolation
+from .calls import ARG_WRITERS_ROOTS, IN_PLACE_FIRST_ARG, UfuncGuard, arg_guard
+from .modules import ModuleProxy
+from .origin import is_user_function, type_verdict
+from .ownership import UserObjects
+from .placeholders import Hidden, Refused
+from .rules import DANGEROUS_ROOTS, UNSAFE_BUILTIN_IDS
+
+FUNCS = (types.FunctionType, types.MethodType)
+BUILTIN_FUNCS = (types.BuiltinFunctionType, types.BuiltinMethodType)
+
+
+class AdmissionGuards:
+    """Values entering the sandbox, and the read-only view of the user's variables."""
+
+    # State the assembled ``Guards`` provides (see ``policy.Guards``).
+    mode: str
+    is_secret_name: Callable[[str], bool]
+    looks_secret: Callable[[str], bool]
+    deadline: float
+    user: UserObjects
+
+    # ---- ownership ---
+    def is_user(self, obj: Any) -> bool:
+        return self.mode == "inprocess" and obj in self.user
+
+    # ---- values entering the sandbox ---
+    def admit(self, value: Any, where: str) -> Any:
+        """Check one value the code is about to receive (an attribute, a module member, a user variable)."""
+        t = type(value)
+        if t is types.ModuleType:
+            return self.proxy(value)
+        if t in FUNCS:
+            if is_user_function(value):
+                return Refused(
+                    f"calling the session's own function {where} is not allowed in the sandbox "
+                    "(it could have side effects); propose the call to the user instead"
+                )
+            root = (getattr(value, "__module__", None) or "").split(".")[0]
+            if root in DANGEROUS_ROOTS:
+                raise SandboxViolation(f"{where} is not available in the sandbox")
+            return self._call_guard(value, where) if self.mode == "inprocess" else value
+        if t in BUILTIN_FUNCS:
+            if id(value) in UNSAFE_BUILTIN_IDS:
+                raise SandboxViolation(f"{where} is not available in the sandbox")
+            owner = getattr(value, "__self__", None)
+            if type(owner) is types.ModuleType:
+                if owner.__name__.split(".")[0] in DANGEROUS_ROOTS:
+                    raise SandboxViolation(f"{where} is not available in the sandbox")
+            else:
+                root = (getattr(value, "__module__", None) or "").split(".")[0]
+                if root in DANGEROUS_ROOTS:
+                    raise SandboxViolation(f"{where} is not available in the sandbox")
+            return self._call_guard(value, where) if self.mode == "inprocess" else value
+        if t is ModuleProxy or t is Hidden or t is Refused:
+            return value
+        verdict = type_verdict(t)
+        if verdict:
+            raise SandboxViolation(verdict)
+        if self.mode == "inprocess" and (t.__name__ in ("ufunc", "_ArrayFunctionDispatcher")):
+            return self._call_guard(value, where)
+        return value
+
+    def _call_guard(self, value: Any, where: str) -> Any:
+        """In-process only: library functions that write into an argument (``np.copyto(a, …)``,
+        ``out=a``, ``random.shuffle(a)``, ``heapq.heappush(a, …)``) are refused when it is the user's."""
+        if where and not where.startswith("."):
+            root = where.split(".")[0]
+        else:
+            module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or ""
+            root = module.split(".")[0]
+        if root not in ARG_WRITERS_ROOTS:
+            return value
+        if type(value).__name__ == "ufunc":
+            return UfuncGuard(value, self.is_user)
+        first = getattr(value, "__name__", "") in IN_PLACE_FIRST_ARG
+        return arg_guard(value, self.is_user, first)
+
+    def _sanitize(self, value: Any, depth: int, budget: list[int]) -> Any:
+        """A copy of a dict (or list of dicts) with secret-named entries hidden; the value itself when none.
+        Bounded: large containers are checked only up to ``budget`` items."""
+        if depth > 3 or budget[0] <= 0:
+            return value
+        if type(value) is dict:
+            changed: dict[Any, Any] | None = None
+            for k, v in list(value.items())[: budget[0]]:
+                budget[0] -= 1
+                if isinstance(k, str) and v not in (None, "") and self._secret_key(k):
+                    new: Any = Hidden(
+                        f"the entry {k!r} looks like a secret and is not available in the sandbox"
+                    )
+                else:
+                    new = self._sanitize(v, depth + 1, budget)
+                if new is not v:
+                    changed = dict(value) if changed is None else changed
+                    changed[k] = new
+            return value if changed is None else changed
+        if type(value) in (list, tuple) and len(value) <= 1000:
+            items = [self._sanitize(v, depth + 1, budget) for v in value]
+            if any(a is not b for a, b in zip(items, value, strict=True)):
+                return type(value)(items)
+        return value
+
+    # ---- the user's variables ---
+    def view(self, namespace: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+        """The user's variables the code names, each checked (``admit``) or replaced by a placeholder."""
+        out: dict[str, Any] = {}
+        for name in names:
+            if name not in namespace or name.startswith("_"):
+                continue
+            value = namespace[name]
+            if self.is_secret_name(name):
+                out[name] = Hidden(
+                    f"the variable {name} looks like a secret and is not available in the sandbox"
+                )
+                continue
+            if isinstance(value, str) and len(value) < 10_000 and self.looks_secret(value):
+                out[name] = Hidden(
+                    f"the variable {name} holds a credential and is not available in the sandbox"
+                )
+                continue
+            try:
+                out[name] = self.admit(self._sanitize(value, 0, [10_000]), name)
+            except SandboxViolation as exc:
+                out[name] = Hidden(f"the variable {name} is not available in the sandbox ({exc})")
+        return out
