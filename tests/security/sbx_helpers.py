@@ -57,6 +57,17 @@ def helper(x):
 
 def shell(cmd):
     return os.system(cmd)
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def norm(self):
+        return (self.x**2 + self.y**2) ** 0.5
+
+
+point = Point(3, 4)
 """
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 from sbx_helpers import assert_unchanged, leaked, snapshot
 
+from pyaichat.capabilities.sandbox.confine import probe
+
 # (id, code, a fragment the error must contain — "" when any refusal will do)
 ESCAPES: list[tuple[str, str, str]] = [
     # -- dunder / class-hierarchy walks (smolagents CVE-2025-9959 class) --
@@ -169,10 +171,23 @@ ESCAPES: list[tuple[str, str, str]] = [
 ]
 
 
+# Behind the kernel wall (fork mode, Landlock + seccomp) the session's own functions, methods and properties
+# may run (issue 11): these end harmless there instead of refused; test_kernel_walls.py shows what stops them.
+RUN_BEHIND_THE_WALL = {"shell('true')", "list(map(shell, ['true']))", "acct.total()", "acct.balance"}
+
+
+def walled(mode: str) -> bool:
+    return mode == "fork" and probe().complete
+
+
 @pytest.mark.parametrize(("code", "fragment"), [c[1:] for c in ESCAPES], ids=[c[0] for c in ESCAPES])
-def test_escape_is_refused(run, session, code: str, fragment: str) -> None:
+def test_escape_is_refused(run, session, mode: str, code: str, fragment: str) -> None:
     before = snapshot(session)
     result = run(code)
+    if walled(mode) and code in RUN_BEHIND_THE_WALL:
+        assert not leaked(result)
+        assert_unchanged(session, before)
+        return
     assert not result.ok, f"ran: {result.text!r}"
     assert result.error
     assert fragment in result.error, result.error
@@ -207,11 +222,13 @@ def test_runtime_denial_names_line_and_segment(run) -> None:
         "[x for x in ().__class__.__bases__]",
     ],
 )
-def test_eval_expr_escapes_are_refused(ev, session, expr: str) -> None:
+def test_eval_expr_escapes_are_refused(ev, session, mode: str, expr: str) -> None:
     before = snapshot(session)
     result = ev(expr)
     assert not leaked(result)
-    if result.ok:  # a placeholder may be shown, never a value
+    if result.ok and walled(mode) and expr in RUN_BEHIND_THE_WALL:
+        pass  # the session's own code ran behind the kernel wall: harmless, and nothing changed
+    elif result.ok:  # a placeholder may be shown, never a value
         assert "hidden" in result.text or "not available" in result.text
     assert_unchanged(session, before)
 

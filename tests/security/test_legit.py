@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from sbx_helpers import assert_unchanged, snapshot
+
+from pyaichat.capabilities.sandbox.confine import probe
 
 LEGIT: list[tuple[str, str, str]] = [
     ("describe", "import pandas as pd\nprint(df.describe().loc['mean', 'sales'])", "10.1875"),
@@ -163,6 +166,13 @@ LEGIT: list[tuple[str, str, str]] = [
     ),
     ("print-sep-end", "print(1, 2, sep='-', end='!\\n')", "1-2!"),
     ("bytes-small", "print(bytes(3), bytearray(b'ab').upper())", "b'\\x00\\x00\\x00' bytearray(b'AB')"),
+    # A string result reads as text (issue 11, point 3), in both modes.
+    ("string-result-text", "df.to_string()", "city  sales  units\n0"),
+    (
+        "string-report-text",
+        "'\\n'.join(f'{c}: {v:.1f}' for c, v in df.groupby('city')['sales'].sum().items())",
+        "Lima: 20.5\nOslo: 13.0",
+    ),
     (
         "copy-module",
         "import copy\nc = copy.deepcopy(d)\nc['inner'].append(9)\nprint(c['inner'], d['inner'])",
@@ -176,3 +186,87 @@ def test_legit_snippet_runs(run, code: str, expected: str) -> None:
     result = run(code)
     assert result.ok, result.error
     assert expected in result.text, result.text
+
+
+# Refused while RestrictedPython was the only wall (issue 11); with the kernel wall up (fork mode on Linux)
+# they run. In-process mode keeps the old rules: the same snippets stay refused there.
+LEGIT_WALLED: list[tuple[str, str, str]] = [
+    ("user-function", "helper(21)", "42"),
+    ("user-function-map", "print(list(map(helper, [1, 2])))", "[2, 4]"),
+    ("user-function-apply", "print(df['units'].apply(helper).tolist())", "[2, 8, 4, 16]"),
+    ("user-method", "acct.total()", "3"),
+    ("user-method-getattr", "getattr(acct, 'total')()", "3"),
+    ("user-property", "acct.balance", "42"),
+    ("user-instance-method", "point.norm()", "5.0"),
+    ("user-class-call", "Point(3, 4).norm()", "5.0"),
+    (
+        "user-class-sorted",
+        "pts = [Point(1, 1), Point(0, 0)]\nprint([p.norm() for p in sorted(pts, key=Point.norm)])",
+        "[0.0, 1.4142",
+    ),
+    (
+        "local-class-augassign",
+        "class Acc:\n    def __init__(self):\n        self.total = 0\n    def add(self, v):\n"
+        "        self.total += v\na = Acc()\nfor v in lst:\n    a.add(v)\nprint(a.total)",
+        "6",
+    ),
+    (
+        "local-class-dunders",
+        "class Bag:\n    def __init__(self, items):\n        self.items = list(items)\n"
+        "    def __len__(self):\n        return len(self.items)\n    def __iter__(self):\n"
+        "        return iter(self.items)\n    def __repr__(self):\n        return f'Bag({self.items})'\n"
+        "    def __eq__(self, other):\n        return list(self) == list(other)\n"
+        "    def __contains__(self, v):\n        return v in self.items\n"
+        "b = Bag(lst)\nprint(len(b), list(b), repr(b), b == Bag([3, 1, 2]), 2 in b)",
+        "3 [3, 1, 2] Bag([3, 1, 2]) True True",
+    ),
+    (
+        "local-class-arith",
+        "class V:\n    def __init__(self, x):\n        self.x = x\n    def __add__(self, o):\n"
+        "        return V(self.x + o.x)\n    def __lt__(self, o):\n        return self.x < o.x\n"
+        "    def __hash__(self):\n        return hash(self.x)\n    def __eq__(self, o):\n"
+        "        return self.x == o.x\n    def __str__(self):\n        return f'V{self.x}'\n"
+        "print(V(1) + V(2), min(V(5), V(3)), len({V(1), V(1)}))",
+        "V3 V3 1",
+    ),
+    (
+        "item-augassign",
+        "counts = {}\nfor c in df['city']:\n    counts.setdefault(c, 0)\n    counts[c] += 1\nprint(counts)",
+        "'Oslo': 2",
+    ),
+    (
+        "local-subclass-super",
+        "class A:\n    def __init__(self):\n        self.x = 1\nclass B(A):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.y = 2\nb = B()\nprint(b.x + b.y)",
+        "3",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"), [c[1:] for c in LEGIT_WALLED], ids=[c[0] for c in LEGIT_WALLED]
+)
+def test_walled_legit_snippet(run, session, mode: str, code: str, expected: str) -> None:
+    before = snapshot(session)
+    result = run(code)
+    if mode == "fork" and probe().complete:
+        assert result.ok, result.error
+        assert expected in result.text, result.text
+    else:  # in-process (or no kernel wall): today's rules, exactly
+        assert not result.ok, result.text
+        assert result.error and "Traceback" not in result.error
+    assert_unchanged(session, before)
+
+
+def test_printed_output_and_last_value_are_told_apart(run) -> None:
+    result = run("print('rows:', len(df))\n'done'")
+    assert result.ok, result.error
+    assert result.text == "rows: 4\n--- value of the last line ---\ndone"
+
+
+def test_long_string_result_is_bounded_and_masked(run) -> None:
+    secret = "sk-proj-" + "Q7w" * 15
+    result = run(f"'{secret[:8]}' + '{secret[8:]}' + '\\n' + 'line\\n' * 5000")
+    assert result.ok, result.error
+    assert len(result.text) < 12_000 and "cut" in result.text
+    assert secret not in result.text and "line\nline" in result.text

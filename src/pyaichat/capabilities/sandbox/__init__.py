@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
 from .compiler import compile_snippet
+from .confine import probe as probe_walls
 from .isolation import fork_available, run_forked
 from .modules import preimport
 from .runner import Request, Secrets, execute, value_of
@@ -78,8 +79,14 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
             "raise the privacy setting to 'schema' or higher."
         )
     isolation = isolation_mode(ctx.config.sandbox_isolation)
+    walls = probe_walls() if isolation == "fork" else None
+    walled = walls is not None and walls.complete
     compiled = compile_snippet(
-        source, inprocess=isolation == "inprocess", mode=mode, secret_names=tuple(ctx.config.secret_names)
+        source,
+        inprocess=isolation == "inprocess",
+        mode=mode,
+        secret_names=tuple(ctx.config.secret_names),
+        walled=walled,
     )  # fail fast, in the parent
     req = Request(
         source=source,
@@ -89,6 +96,7 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
         privacy=ctx.privacy,
         limit=ctx.config.max_output_chars,
         secret_names=tuple(ctx.config.secret_names),
+        walled=walled,
     )
     secrets = secrets_for(ctx)
     namespace = ctx.namespace
@@ -96,7 +104,9 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
         preimport(set(compiled.imports))
         started = time.monotonic()
         try:
-            outcome = run_forked(lambda: execute(req, namespace, secrets), req.timeout)
+            outcome = run_forked(
+                lambda: execute(req, namespace, secrets), req.timeout, walls, require_walls=walled
+            )
         except CapabilityTimeout:
             raise CapabilityTimeout(
                 f"The code did not finish within {time.monotonic() - started:.1f} s and was stopped "

@@ -13,9 +13,16 @@ from .modules import ModuleProxy
 from .origin import is_user_function, type_verdict
 from .ownership import UserObjects
 from .placeholders import Hidden, Refused
-from .rules import DANGEROUS_ROOTS, UNSAFE_BUILTIN_IDS
+from .rules import DANGEROUS_ROOTS, INTERNALS, UNSAFE_BUILTIN_IDS
 
 FUNCS = (types.FunctionType, types.MethodType)
+FRAMEISH = (
+    types.FrameType,
+    types.CodeType,
+    types.TracebackType,
+    types.CoroutineType,
+    types.AsyncGeneratorType,
+)
 BUILTIN_FUNCS = (types.BuiltinFunctionType, types.BuiltinMethodType)
 
 
@@ -28,6 +35,7 @@ class AdmissionGuards:
     looks_secret: Callable[[str], bool]
     deadline: float
     user: UserObjects
+    walled: bool
 
     # ---- ownership ---
     def is_user(self, obj: Any) -> bool:
@@ -41,6 +49,8 @@ class AdmissionGuards:
             return self.proxy(value)
         if t in FUNCS:
             if is_user_function(value):
+                if self.walled:
+                    return self.user_call(value, where)
                 return Refused(
                     f"calling the session's own function {where} is not allowed in the sandbox "
                     "(it could have side effects); propose the call to the user instead"
@@ -69,6 +79,34 @@ class AdmissionGuards:
         if self.mode == "inprocess" and (t.__name__ in ("ufunc", "_ArrayFunctionDispatcher")):
             return self._call_guard(value, where)
         return value
+
+    # ---- the session's own code (only behind the kernel wall) ---
+    def user_call(self, func: Callable[..., Any], where: str) -> Callable[..., Any]:
+        """The session's own function or method, callable because the kernel wall stops whatever it might do
+        to files, the network or other processes; what it returns is admitted like a user variable (a
+        credential it hands back is hidden, a module proxied, ``os.environ`` refused)."""
+        name = where.lstrip(".") or getattr(func, "__name__", "function")
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            for arg in (*args, *kwargs.values()):
+                _check_user_arg(arg, name)
+            return self.from_user_code(func(*args, **kwargs), f"the value returned by {name}()")
+
+        call.__name__ = getattr(func, "__name__", "function")
+        call.__qualname__ = getattr(func, "__qualname__", call.__name__)
+        call.__doc__ = getattr(func, "__doc__", None)
+        return call
+
+    def from_user_code(self, value: Any, what: str) -> Any:
+        """A value computed by the session's own code (a function, a method, a property)."""
+        if isinstance(value, FRAMEISH):
+            raise SandboxViolation(f"{what} leads out of the sandbox and is not available")
+        if isinstance(value, str) and len(value) < 10_000 and self.looks_secret(value):
+            return Hidden(f"{what} holds a credential and is not available in the sandbox")
+        try:
+            return self.admit(self._sanitize(value, 0, [10_000]), what)
+        except SandboxViolation as exc:
+            raise SandboxViolation(f"{what} is not available in the sandbox ({exc})") from None
 
     def _call_guard(self, value: Any, where: str) -> Any:
         """In-process only: library functions that write into an argument (``np.copyto(a, …)``,
@@ -133,3 +171,16 @@ class AdmissionGuards:
             except SandboxViolation as exc:
                 out[name] = Hidden(f"the variable {name} is not available in the sandbox ({exc})")
         return out
+
+
+def _check_user_arg(arg: Any, func: str) -> None:
+    """A private or internal name passed to the session's function: refused, so that a reflection helper the
+    user wrote (``def get(o, n): return getattr(o, n)``) cannot walk ``__class__`` / ``__globals__`` for the
+    sandbox."""
+    items = arg if type(arg) in (tuple, list) and len(arg) <= 100 else (arg,)
+    for item in items:
+        if type(item) is str and (item.startswith("_") or item in INTERNALS or "._" in item or ".__" in item):
+            raise SandboxViolation(
+                f"passing the name {item[:40]!r} to the session's function {func} is not allowed "
+                "in the sandbox (private attributes stay out of reach)"
+            )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import SandboxViolation
+from .admission import FRAMEISH
 from .calls import checked_dispatch, checked_expression, mutating_error, no_inplace, no_path
 from .formatting import safe_format, safe_format_map, unbound_format, unbound_format_map
 from .modules import ModuleProxy, check_attr_name
@@ -26,13 +27,6 @@ from .rules import (
 )
 
 _MISSING = object()
-_FRAMEISH = (
-    types.FrameType,
-    types.CodeType,
-    types.TracebackType,
-    types.CoroutineType,
-    types.AsyncGeneratorType,
-)
 _GEN_OK = frozenset({"send", "throw", "close", "gi_running", "gi_suspended"})
 
 
@@ -45,6 +39,7 @@ class AttributeGuards:
     looks_secret: Callable[[str], bool]
     deadline: float
     user: UserObjects
+    walled: bool
     _secret_keys: dict[str, bool]
     _sandbox_types: set[type]
 
@@ -112,13 +107,14 @@ class AttributeGuards:
             return getattr(obj, name) if default is _MISSING else getattr(obj, name, default)
         if t is Hidden or t is Refused:
             raise SandboxViolation(repr(obj)[1:-1])
-        if isinstance(obj, _FRAMEISH) or (t is types.GeneratorType and name not in _GEN_OK):
+        if isinstance(obj, FRAMEISH) or (t is types.GeneratorType and name not in _GEN_OK):
             raise SandboxViolation(f"the attribute {name} leads out of the sandbox and is not available")
         if (name == "format" or name == "format_map") and (isinstance(obj, str) or obj is str):
             if obj is str:
                 return unbound_format if name == "format" else unbound_format_map
             return safe_format(obj) if name == "format" else safe_format_map(obj)
-        if t is not type and is_user_class(t) and runs_user_code(t, obj, name):
+        user_code = t is not type and is_user_class(t) and runs_user_code(t, obj, name)
+        if user_code and not self.walled:
             raise SandboxViolation(
                 f"reading .{name} would run the session's own code (a property); "
                 "it is not allowed in the sandbox"
@@ -139,7 +135,10 @@ class AttributeGuards:
             if default is _MISSING:
                 raise
             return default
-        value = self.admit(value, f".{name}")
+        if user_code:  # only behind the kernel wall
+            value = self.from_user_code(value, f"the value of .{name}")
+        else:
+            value = self.admit(value, f".{name}")
         mod = getattr(t, "__module__", None) or ""
         if callable(value) and mod.startswith("pandas"):
             if name in TEXT_WRITERS:

@@ -18,7 +18,14 @@ from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locati
 
 from ...errors import SandboxViolation
 from .modules import module_allowed
-from .rules import FORBIDDEN_BUILTINS, INTERNALS, PRIVATE_MESSAGE, SAFE_DUNDERS, SANDBOX_FILENAME
+from .rules import (
+    DUNDER_METHODS,
+    FORBIDDEN_BUILTINS,
+    INTERNALS,
+    PRIVATE_MESSAGE,
+    SAFE_DUNDERS,
+    SANDBOX_FILENAME,
+)
 
 RESULT_NAME = "_result_"
 MAX_SOURCE_CHARS = 50_000
@@ -49,8 +56,9 @@ def located(source: str, node: ast.AST, message: str) -> SandboxViolation:
 class _Checker(ast.NodeVisitor):
     """Refuses what the sandbox never allows, with the exact place in the source."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, walled: bool = False) -> None:
         self.source = source
+        self.walled = walled
         self.imports: set[str] = set()
 
     def fail(self, node: ast.AST, message: str) -> None:
@@ -59,6 +67,8 @@ class _Checker(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.generic_visit(node)  # innermost first: report the first step of a walk
         if node.attr in SAFE_DUNDERS and isinstance(node.ctx, ast.Load):
+            return
+        if self.walled and is_super_dunder(node):
             return
         if node.attr.startswith("_"):
             self.fail(node, PRIVATE_MESSAGE)
@@ -113,6 +123,18 @@ class _Checker(ast.NodeVisitor):
 
     def visit_TryStar(self, node: ast.AST) -> None:  # ``except*`` (GHSA: exception groups)
         self._refuse(node, "except* handlers")
+
+
+def is_super_dunder(node: ast.Attribute) -> bool:
+    """``super().__init__`` (or another ordinary protocol method) read from ``super()``."""
+    value = node.value
+    return (
+        node.attr in DUNDER_METHODS
+        and isinstance(node.ctx, ast.Load)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "super"
+    )
 
 
 class SandboxTransformer(RestrictingNodeTransformer):
@@ -214,6 +236,36 @@ class SandboxTransformer(RestrictingNodeTransformer):
         return node
 
 
+class _Walled(SandboxTransformer):
+    """Fork mode behind the kernel wall: a snippet's own classes may define ordinary protocol methods and call
+    ``super().__init__()``; ``obj.attr op= v`` and ``obj[k] op= v`` run natively with ``obj`` passed through
+    ``_write_`` first (so modules, functions and foreign classes stay unwritable)."""
+
+    def check_name(self, node: ast.AST, name: str | None, allow_magic_methods: bool = False) -> None:
+        if allow_magic_methods and name in DUNDER_METHODS and getattr(node, "col_offset", 0) != 0:
+            return
+        super().check_name(node, name, allow_magic_methods)  # type: ignore[arg-type]
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if is_super_dunder(node):
+            return self.node_contents_visit(node)
+        return super().visit_Attribute(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        target = node.target
+        if isinstance(target, (ast.Attribute, ast.Subscript)) and type(node.op) not in _CHECKED_OPS:
+            guarded = ast.Call(
+                func=ast.Name("_write_", ast.Load()), args=[self.visit(target.value)], keywords=[]
+            )
+            copy_locations(guarded, target.value)
+            target.value = guarded
+            if isinstance(target, ast.Subscript):
+                target.slice = self.visit(target.slice)
+            node.value = self.visit(node.value)
+            return node
+        return super().visit_AugAssign(node)
+
+
 class _Ticking(SandboxTransformer):
     ticks = True
     native_augassign = False
@@ -234,11 +286,17 @@ def _rp_error(message: str, source: str) -> SandboxViolation:
 
 
 def compile_snippet(
-    source: str, *, inprocess: bool, mode: str = "exec", secret_names: tuple[str, ...] = ()
+    source: str,
+    *,
+    inprocess: bool,
+    mode: str = "exec",
+    secret_names: tuple[str, ...] = (),
+    walled: bool = False,
 ) -> Compiled:
     """Check and compile ``source``; raise ``SandboxViolation`` naming the line and segment.
-    ``secret_names`` are the user's extra secret-name patterns (config ``secret_names``)."""
-    return _compile(source, inprocess, mode, secret_names)
+    ``secret_names`` are the user's extra secret-name patterns (config ``secret_names``); ``walled``: the
+    code will run in a forked child behind the kernel wall (``confine``), which allows a little more."""
+    return _compile(source, inprocess, mode, secret_names, walled and not inprocess)
 
 
 @functools.lru_cache(maxsize=32)
@@ -249,7 +307,9 @@ def _secret_checker(secret_names: tuple[str, ...]) -> Callable[[str], bool]:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(source: str, inprocess: bool, mode: str, secret_names: tuple[str, ...] = ()) -> Compiled:
+def _compile(
+    source: str, inprocess: bool, mode: str, secret_names: tuple[str, ...] = (), walled: bool = False
+) -> Compiled:
     if len(source) > MAX_SOURCE_CHARS:
         raise SandboxViolation(f"the code is longer than {MAX_SOURCE_CHARS:,} characters")
     try:
@@ -259,12 +319,13 @@ def _compile(source: str, inprocess: bool, mode: str, secret_names: tuple[str, .
         raise SandboxViolation(f"{where}: syntax error: {exc.msg}") from None
     if mode == "eval" and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)):
         raise SandboxViolation("eval_expr takes one expression; use run_python for statements")
-    checker = _Checker(source)
+    checker = _Checker(source, walled)
     checker.visit(tree)
     errors: list[str] = []
     warnings: list[str] = []
     used: dict[str, bool] = {}
-    transformer = (_Ticking if inprocess else SandboxTransformer)(errors, warnings, used)
+    kind = _Ticking if inprocess else _Walled if walled else SandboxTransformer
+    transformer = kind(errors, warnings, used)
     transformer.is_secret_key = _secret_checker(secret_names)
     transformer.visit(tree)
     if errors:

@@ -41,6 +41,9 @@ class Guards(AdmissionGuards, AttributeGuards, WriteGuards, ModuleGuards):
     is_secret_name: Callable[[str], bool]
     looks_secret: Callable[[str], bool]
     deadline: float
+    # The kernel wall is up around this run (fork mode, Landlock + seccomp): the session's own functions,
+    # methods and properties may run, since the wall, not the guards, stops what they could do.
+    walled: bool = False
     user: UserObjects = field(default_factory=lambda: UserObjects(()))
     printed: list[str] = field(default_factory=list)
     printed_size: int = 0

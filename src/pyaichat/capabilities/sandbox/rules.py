@@ -154,6 +154,22 @@ NUMPY_OBJECT_BLOCKS = frozenset({"dump", "dumps", "data"})
 # Dunder attributes that are plain strings and often useful (``type(e).__name__``); every other is refused.
 SAFE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__"})
 
+# Behind the kernel wall (fork mode, Landlock + seccomp): the ordinary protocol methods a snippet's own class
+# may define. Not the ones that change how attributes, classes, pickling or finalisation work
+# (``__getattr__``, ``__getattribute__``, ``__setattr__``, ``__del__``, ``__init_subclass__``, ``__reduce__``,
+# ``__get__``, …).
+DUNDER_METHODS = frozenset(
+    {
+        "__init__", "__repr__", "__str__", "__format__", "__len__", "__length_hint__", "__iter__", "__next__",
+        "__reversed__", "__contains__", "__getitem__", "__setitem__", "__delitem__", "__missing__", "__eq__",
+        "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__call__", "__enter__",
+        "__exit__", "__neg__", "__pos__", "__abs__", "__invert__", "__int__", "__float__", "__complex__",
+        "__index__", "__round__", "__trunc__", "__floor__", "__ceil__",
+        *(f"__{p}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod",
+                                     "pow", "lshift", "rshift", "and", "or", "xor") for p in ("", "r", "i")),
+    }
+)  # fmt: skip
+
 PRIVATE_MESSAGE = "private attributes are not available in the sandbox"
 
 # Builtins that must never reach sandboxed code, even through a user variable or a module member.

@@ -31,6 +31,7 @@ class Request:
     privacy: str
     limit: int
     secret_names: tuple[str, ...] = ()
+    walled: bool = False  # fork mode with the kernel wall up (``confine``): the relaxed rules apply
 
 
 @dataclass(frozen=True)
@@ -71,10 +72,14 @@ def _execute(
     req: Request, namespace: Mapping[str, Any], secrets: Secrets, box: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     inprocess = req.isolation == "inprocess"
-    compiled = compile_snippet(req.source, inprocess=inprocess, mode=req.mode, secret_names=req.secret_names)
+    walled = req.walled and not inprocess
+    compiled = compile_snippet(
+        req.source, inprocess=inprocess, mode=req.mode, secret_names=req.secret_names, walled=walled
+    )
     deadline = time.monotonic() + req.timeout
     guards = Guards(
         mode=req.isolation,
+        walled=walled,
         is_secret_name=secrets.is_secret_name,
         looks_secret=secrets.looks_secret,
         deadline=deadline,
@@ -145,10 +150,23 @@ def _text(output: str, value: Any, req: Request) -> str:
     if shown:
         parts.append(shown.rstrip("\n"))
     if value is not None:
-        parts.append(_describe(value, req.privacy, req.limit))
+        if parts:  # what the snippet printed and its last value, told apart
+            parts.append("--- value of the last line ---")
+        if isinstance(value, str) and req.mode == "exec" and req.privacy in ("sample", "full"):
+            parts.append(_as_text(value, req.limit))
+        else:
+            parts.append(_describe(value, req.privacy, req.limit))
     if not parts:
         return "(the code ran; it printed nothing and its last line is not an expression)"
     return "\n".join(parts)
+
+
+def _as_text(value: str, limit: int) -> str:
+    """A string result reads as the text it is (``df.to_string()``, a report), not as its repr; bounded here
+    and masked by ``capabilities.call`` like every result."""
+    if len(value) <= limit:
+        return value
+    return value[:limit] + f"\n… (text cut at {limit:,} of {len(value):,} characters)"
 
 
 def _describe(value: Any, privacy: str, limit: int) -> str:
