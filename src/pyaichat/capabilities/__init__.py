@@ -1,5 +1,10 @@
-"""Read-only capabilities over a live session (see ``registry``). ``call`` is the public entry point."""
+"""Read-only capabilities over a live session (see ``registry``). ``call`` is the public entry point.
 
+Imports inside the package go one way: ``registry`` imports none of the modules that register into it; this
+``__init__`` tells it how to load them (``builtin`` and ``plugins``) on first use.
+"""
+
+from . import registry as _registry
 from .registry import (
     Capability,
     CapabilityContext,
@@ -23,3 +28,12 @@ __all__ = [
     "register",
     "tool_schemas",
 ]
+
+
+def _load_capabilities() -> None:
+    from . import builtin, plugins  # noqa: F401  (importing ``builtin`` registers the built-in capabilities)
+
+    plugins.load_all()
+
+
+_registry.load_capabilities = _load_capabilities

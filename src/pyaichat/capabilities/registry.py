@@ -126,18 +126,19 @@ def tool_schemas() -> list[dict[str, Any]]:
 _loaded = False
 
 
+# Registers the built-in capabilities, then the plugins. Installed by the package's ``__init__`` so that this
+# module imports none of the modules that register into it: the package's imports stay one-way.
+def load_capabilities() -> None:
+    """Replaced by ``pyaichat.capabilities.__init__``."""
+
+
 def _ensure_loaded() -> None:
-    """Import the built-in capability modules, then the plugins, on first use (keeps start-up light)."""
+    """Register the built-in capabilities and the plugins on first use (keeps start-up light)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    from . import (
-        builtin,  # noqa: F401  (registers the built-in capabilities)
-        plugins,
-    )
-
-    plugins.load_all()
+    load_capabilities()
 
 
 def _context(session: Session, config: Config | None = None) -> CapabilityContext:
