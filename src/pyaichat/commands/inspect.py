@@ -36,6 +36,10 @@ def _tools(ctrl: Controller, arg: str) -> None:
         lines.append(f"  {cap.name:<{width}}  ({params}) {cap.summary}{origin}{gate}")
     for problem in plugins.errors:
         lines.append(f"  ! {problem}")
+    from ..capabilities.sandbox import walls_report
+
+    lines.append("Sandbox walls:")
+    lines.extend(f"  {line}" for line in walls_report(ctrl.config.sandbox_isolation))
     ctrl.notice("\n".join(lines))
 
 

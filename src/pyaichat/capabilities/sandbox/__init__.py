@@ -38,7 +38,7 @@ from .runner import Request, Secrets, execute, value_of
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
 
-__all__ = ["evaluate_value", "isolation_mode", "run", "secrets_for"]
+__all__ = ["evaluate_value", "isolation_mode", "run", "secrets_for", "walls_report"]
 
 
 def isolation_mode(setting: str) -> str:
@@ -46,6 +46,25 @@ def isolation_mode(setting: str) -> str:
     if setting == "inprocess" or not fork_available():
         return "inprocess"
     return "fork"
+
+
+def walls_report(setting: str) -> list[str]:
+    """Which walls stand around ``run_python`` here, one line each (``/tools``, the README)."""
+    if isolation_mode(setting) == "inprocess":
+        return [
+            "run_python: in-process, behind the RestrictedPython guards only (no kernel wall; "
+            f"sandbox_isolation = {setting!r})"
+        ]
+    from .confine import status
+
+    walls = probe_walls()
+    lines = ["run_python: a forked child (copy-on-write view of your data, deadline, resource limits)"]
+    lines += [f"  {line}" for line in status()]
+    if walls.complete:
+        lines.append("  both walls up: the session's own functions, methods and classes may be called")
+    else:
+        lines.append("  a wall is down: the guards refuse calling the session's own functions")
+    return lines
 
 
 def own_deadline(tool_timeout: float) -> float:
