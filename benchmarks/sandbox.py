@@ -3,9 +3,13 @@
 1. Compute: 12 mixed snippets run with plain ``exec`` and in the sandbox (guards, checked operators;
    in-process mode adds deadline ticks), per-snippet ratio and the median ratio, for both isolation modes.
    Compute time is measured around the ``exec`` itself so the fork's fixed cost (table 2) is not counted
-   twice; the end-to-end column adds a whole forked run for fork mode.
+   twice. "fork, walled" is fork mode's code (the relaxed rules of the kernel wall) timed *inside* a forked
+   child with Landlock + seccomp up, against plain ``exec`` in this process; the end-to-end column is a whole
+   forked, confined run.
 2. Fixed cost of one forked run (a trivial snippet through ``run_forked``) against a bare fork-and-exit round
-   trip of the same process, at about 100 MB, 1 GB and 5 GB resident.
+   trip of the same process, at about 100 MB, 1 GB and 5 GB resident: without the kernel walls, with them,
+   and the time the child spends raising them.
+4. Refusals of the legitimate set (``tests/security/test_legit.py``: LEGIT + LEGIT_WALLED) per mode.
 3. ``eval_expr`` of names and attribute paths (budget 50 µs): the evaluation itself (``evaluate.evaluate``:
    parse cache, fast path, bounded summary) and the whole ``capabilities.call`` (argument validation,
    deadline, masking, result model; audit off).
@@ -24,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from pyaichat.capabilities.sandbox import confine
 from pyaichat.capabilities.sandbox.compiler import compile_snippet
 from pyaichat.capabilities.sandbox.isolation import run_forked
 from pyaichat.capabilities.sandbox.policy import Guards
@@ -95,30 +100,48 @@ def plain(source: str) -> Callable[[], object]:
     return lambda: exec(code, {"__builtins__": builtins, "__name__": "bench"})
 
 
-def sandboxed(source: str, mode: str) -> Callable[[], object]:
-    compiled = compile_snippet(source, inprocess=mode == "inprocess")
+WALLS = confine.probe()
+
+
+def sandboxed(source: str, mode: str, walled: bool = False) -> Callable[[], object]:
+    compiled = compile_snippet(source, inprocess=mode == "inprocess", walled=walled)
 
     def run() -> None:
-        guards = Guards(mode, NO_SECRETS.is_secret_name, NO_SECRETS.looks_secret, time.monotonic() + 60)
+        guards = Guards(
+            mode, NO_SECRETS.is_secret_name, NO_SECRETS.looks_secret, time.monotonic() + 60, walled=walled
+        )
         env = guards.globals({})
         exec(compiled.code, env)
 
     return run
 
 
+def walled_child_time(source: str, repeat: int) -> float:
+    """Best time of the walled sandbox's ``exec``, measured in a forked child behind Landlock + seccomp."""
+    run = sandboxed(source, "fork", walled=WALLS.complete)
+
+    def job() -> dict[str, object]:
+        return {"ok": True, "t": _best_time(run, repeat)}
+
+    result = run_forked(job, 120.0, WALLS, require_walls=WALLS.complete)
+    assert result.get("ok"), result
+    return float(result["t"])  # type: ignore[arg-type]
+
+
 def forked_end_to_end(source: str) -> Callable[[], object]:
-    req = Request(source, "exec", "fork", 60.0, "sample", 4000)
-    return lambda: run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0)
+    req = Request(source, "exec", "fork", 60.0, "sample", 4000, walled=WALLS.complete)
+    return lambda: run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
 
 
 def compute_table(repeat: int) -> None:
     print("\n## Compute: sandbox vs plain exec (best of", repeat, "runs, ms; median over snippets)\n")
-    print(f"| {'snippet':15} | plain | fork-mode | ratio | in-process | ratio | fork end-to-end |")
+    print(f"| {'snippet':15} | plain | fork, walled (in confined child) | ratio | in-process | ratio "
+          "| fork end-to-end |")  # fmt: skip
     print("|---|---:|---:|---:|---:|---:|---:|")
     ratios: dict[str, list[float]] = {"fork": [], "inprocess": []}
     for name, source in SNIPPETS:
         base = _best_time(plain(source), repeat)
-        fork_t = _best_time(sandboxed(source, "fork"), repeat)
+        fork_t = walled_child_time(source, repeat)
         inproc_t = _best_time(sandboxed(source, "inprocess"), repeat)
         e2e = _best_time(forked_end_to_end(source), repeat)
         ratios["fork"].append(fork_t / base)
@@ -145,6 +168,23 @@ def trivial_forked_run() -> None:
     run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0)
 
 
+def trivial_confined_run() -> None:
+    req = Request("1", "exec", "fork", 60.0, "sample", 4000, walled=WALLS.complete)
+    out = run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
+    assert out.get("ok"), out
+
+
+def raise_walls_time() -> float:
+    """What the child spends raising the walls (measured in the child: no fork noise)."""
+
+    def job() -> dict[str, object]:
+        started = time.perf_counter()
+        confine.raise_walls(WALLS)
+        return {"ok": True, "t": time.perf_counter() - started}
+
+    return float(run_forked(job, 10.0)["t"])  # type: ignore[arg-type]
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -153,22 +193,60 @@ def rss_mb() -> float:
 def fixed_cost_table(sizes_mb: list[int], repeat: int) -> None:
     import numpy as np
 
-    print("\n## Fixed cost of one forked run vs a bare fork-and-exit (best of N, ms)\n")
-    print("| resident | bare fork+exit | sandbox forked run | ratio |")
-    print("|---|---:|---:|---:|")
+    walls = " + ".join(n for n, up in (("Landlock", WALLS.landlock_abi), ("seccomp", WALLS.seccomp)) if up)
+    print(
+        "\n## Fixed cost of one forked run vs a bare fork-and-exit "
+        f"(best of N, ms; walls: {walls or 'none'})\n"
+    )
+    print("| resident | bare fork+exit | forked run, no walls | ratio | forked run, walls up | ratio "
+          "| raising the walls (in child) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|")
     trivial_forked_run()  # warm caches (compile, imports)
+    trivial_confined_run()
     for size in sizes_mb:
         extra = max(0, size - int(rss_mb()))
         ballast = np.ones(extra * 2**20 // 8) if extra else None  # touched pages: really resident
         reps = repeat if size < 4000 else max(3, repeat // 3)
-        bare_times, our_times = [], []
-        for _ in range(reps):  # interleaved, so both see the same machine load
+        bare_times, our_times, walled_times, raise_times = [], [], [], []
+        for _ in range(reps):  # interleaved, so all see the same machine load
             bare_times.append(_best_time(bare_fork, 1))
             our_times.append(_best_time(trivial_forked_run, 1))
-        bare, ours = min(bare_times), min(our_times)
-        print(f"| {rss_mb():,.0f} MB | {bare * 1e3:.1f} | {ours * 1e3:.1f} | {ours / bare:.2f}x |")
+            walled_times.append(_best_time(trivial_confined_run, 1))
+            raise_times.append(raise_walls_time())
+        bare, ours, walled = min(bare_times), min(our_times), min(walled_times)
+        print(
+            f"| {rss_mb():,.0f} MB | {bare * 1e3:.1f} | {ours * 1e3:.1f} | {ours / bare:.2f}x "
+            f"| {walled * 1e3:.1f} | {walled / bare:.2f}x | {statistics.median(raise_times) * 1e3:.2f} |"
+        )
         del ballast
         gc.collect()
+
+
+def refusals_table() -> None:
+    """How many snippets of the legitimate set each mode refuses (or answers wrongly)."""
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "security"))
+    import test_legit  # type: ignore[import-not-found]
+    from sbx_helpers import make_session  # type: ignore[import-not-found]
+
+    from pyaichat.capabilities import call
+
+    print("\n## Refusals of the legitimate set (tests/security/test_legit.py)\n")
+    print("| mode | LEGIT refused | LEGIT_WALLED refused | refused ids |")
+    print("|---|---:|---:|---|")
+    for mode in ("fork", "inprocess"):
+        session = make_session(mode)
+        counts, ids = [], []
+        for cases in (test_legit.LEGIT, test_legit.LEGIT_WALLED):
+            bad = []
+            for cid, code, want in cases:
+                result = call(session, "run_python", {"code": code})
+                if not (result.ok and want in result.text):
+                    bad.append(cid)
+            counts.append(f"{len(bad)}/{len(cases)}")
+            ids += bad
+        print(f"| {mode} | {counts[0]} | {counts[1]} | {', '.join(ids) or '-'} |")
 
 
 def eval_expr_table(runs: int = 2000) -> None:
@@ -213,18 +291,23 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--no-big", action="store_true", help="skip the 5 GB fixed-cost row")
     parser.add_argument("--eval-only", action="store_true", help="only the eval_expr table")
+    parser.add_argument("--walls-only", action="store_true", help="only the fixed-cost and refusal tables")
     args = parser.parse_args()
     import numpy  # noqa: F401  (imported once, as in a real session, before timing)
     import pandas  # noqa: F401
 
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print("Kernel walls:", "; ".join(confine.status()))
     if args.eval_only:
         eval_expr_table()
         return
-    compute_table(3 if args.quick else 7)
     sizes = [100, 1024] + ([] if args.no_big else [5 * 1024])
+    if not args.walls_only:
+        compute_table(3 if args.quick else 7)
     fixed_cost_table(sizes, 5 if args.quick else 15)
-    eval_expr_table(500 if args.quick else 2000)
+    refusals_table()
+    if not args.walls_only:
+        eval_expr_table(500 if args.quick else 2000)
 
 
 if __name__ == "__main__":

@@ -180,7 +180,7 @@ def test_status_names_each_wall() -> None:
 def test_a_wall_that_fails_to_go_up_ends_the_run(monkeypatch) -> None:
     from pyaichat.capabilities.sandbox import isolation
 
-    def broken(walls: Any) -> None:
+    def broken(*args: Any) -> None:
         raise confine.ConfineError(errno.EINVAL, "landlock_restrict_self: Invalid argument")
 
     monkeypatch.setattr(isolation, "raise_walls", broken)

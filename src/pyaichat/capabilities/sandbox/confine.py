@@ -130,6 +130,9 @@ class Walls:
     read_paths: tuple[str, ...]
     why_not: tuple[str, ...] = ()  # one phrase per missing wall
     arch: _Arch | None = None
+    # The seccomp program, assembled once in the parent; the child only writes its own pid into it.
+    bpf_template: bytes = b""
+    pid_offsets: tuple[int, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -209,7 +212,10 @@ def probe() -> Walls:
         seccomp = _seccomp_available(libc, arch)
         if not seccomp:
             why.append("this kernel has no seccomp filters")
-    return Walls(abi, seccomp, read_paths() if abi else (), tuple(why), arch if seccomp else None)
+    if not seccomp or arch is None:
+        return Walls(abi, False, read_paths() if abi else (), tuple(why))
+    template, offsets = _bpf_template(arch)
+    return Walls(abi, True, read_paths() if abi else (), tuple(why), arch, template, offsets)
 
 
 def status() -> list[str]:
@@ -246,7 +252,9 @@ def _fail(what: str) -> ConfineError:
     return ConfineError(err, f"{what}: {os.strerror(err)}")
 
 
-def _landlock(libc: ctypes.CDLL, abi: int, paths: tuple[str, ...]) -> None:
+def _make_ruleset(libc: ctypes.CDLL, abi: int, paths: tuple[str, ...]) -> int:
+    """A Landlock ruleset fd: every right this ABI knows is handled (so denied), read rights are granted under
+    ``paths``. Built in the parent, once; each child only calls ``landlock_restrict_self`` with it."""
     fs = _FS_ALL_V1
     if abi >= 2:
         fs |= _FS_REFER
@@ -263,12 +271,12 @@ def _landlock(libc: ctypes.CDLL, abi: int, paths: tuple[str, ...]) -> None:
     else:
         attr = struct.pack("=Q", fs)
     buf = ctypes.create_string_buffer(attr, len(attr))
-    ruleset = libc.syscall(
-        ctypes.c_long(_NR_LANDLOCK[0]), buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)
-    )
+    flags = ctypes.c_uint32(0)
+    ruleset = libc.syscall(ctypes.c_long(_NR_LANDLOCK[0]), buf, ctypes.c_size_t(len(attr)), flags)
     if ruleset < 0:
         raise _fail("landlock_create_ruleset")
     try:
+        os.set_inheritable(ruleset, False)
         for path in paths:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -278,21 +286,54 @@ def _landlock(libc: ctypes.CDLL, abi: int, paths: tuple[str, ...]) -> None:
                 access = _FS_READ_FILE | (0 if os.path.isfile(path) else _FS_READ_DIR)
                 rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
                 kind = ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH)
-                added = libc.syscall(
-                    ctypes.c_long(_NR_LANDLOCK[1]), ctypes.c_int(ruleset), kind, rule, ctypes.c_uint32(0)
-                )
+                added = libc.syscall(ctypes.c_long(_NR_LANDLOCK[1]), ctypes.c_int(ruleset), kind, rule, flags)
                 if added < 0:
                     raise _fail(f"landlock_add_rule({path})")
             finally:
                 os.close(fd)
-        if libc.syscall(ctypes.c_long(_NR_LANDLOCK[2]), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
-            raise _fail("landlock_restrict_self")
-    finally:
+    except BaseException:
         os.close(ruleset)
+        raise
+    return int(ruleset)
+
+
+_ruleset: tuple[int, int, Walls] | None = None  # (pid that made it, fd, for which walls)
+
+
+def prepared_ruleset(walls: Walls) -> int:
+    """The parent's Landlock ruleset fd for ``walls`` (made on first use, kept open, close-on-exec); -1 when
+    there is no Landlock. Call before ``fork``; the child passes it to ``raise_walls``."""
+    global _ruleset
+    if not walls.landlock_abi:
+        return -1
+    found = _ruleset
+    if found is not None and found[0] == os.getpid() and found[2] is walls:
+        return found[1]
+    libc = _libc()
+    if libc is None:
+        return -1
+    fd = _make_ruleset(libc, walls.landlock_abi, walls.read_paths)
+    if found is not None and found[0] == os.getpid():
+        os.close(found[1])
+    _ruleset = (os.getpid(), fd, walls)
+    return fd
 
 
 def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k & 0xFFFFFFFF)
+
+
+def _bpf_template(arch: _Arch) -> tuple[bytes, tuple[int, ...]]:
+    """The program with pid 0 and the byte offsets where the child writes its pid."""
+    program = bpf_program(arch, 0)
+    marker = _insn(_JEQ_K, 0, 0, 1)
+    loads = _insn(_LD_W_ABS, _arg_low(0))
+    offsets = tuple(
+        i + 4
+        for i in range(8, len(program), 8)
+        if program[i : i + 8] == marker and program[i - 8 : i] == loads
+    )
+    return program, offsets
 
 
 def bpf_program(arch: _Arch, pid: int) -> bytes:
@@ -331,23 +372,36 @@ def bpf_program(arch: _Arch, pid: int) -> bytes:
     return b"".join(prog)
 
 
-def _seccomp(libc: ctypes.CDLL, arch: _Arch) -> None:
-    program = bpf_program(arch, os.getpid())
-    buf = ctypes.create_string_buffer(program, len(program))
+def _seccomp(libc: ctypes.CDLL, walls: Walls) -> None:
+    buf = ctypes.create_string_buffer(walls.bpf_template, len(walls.bpf_template))
+    pid = os.getpid()
+    for offset in walls.pid_offsets:
+        struct.pack_into("=I", buf, offset, pid)
+    program = buf.raw
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         raise _fail("prctl(PR_SET_SECCOMP)")
 
 
-def raise_walls(walls: Walls) -> None:
+def raise_walls(walls: Walls, ruleset: int | None = None) -> None:
     """In the child, before any snippet code: no_new_privs, then Landlock, then seccomp (last, so the filter
-    does not have to allow the Landlock calls). Raises ``ConfineError`` if an available wall fails."""
+    does not have to allow the Landlock calls). ``ruleset``: the parent's ``prepared_ruleset`` (made here when
+    not given). Raises ``ConfineError`` if an available wall fails."""
     libc = _libc()
     if libc is None or not (walls.landlock_abi or walls.seccomp):
         return
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise _fail("prctl(PR_SET_NO_NEW_PRIVS)")
     if walls.landlock_abi:
-        _landlock(libc, walls.landlock_abi, walls.read_paths)
-    if walls.seccomp and walls.arch is not None:
-        _seccomp(libc, walls.arch)
+        fd = (
+            ruleset
+            if ruleset is not None and ruleset >= 0
+            else _make_ruleset(libc, walls.landlock_abi, walls.read_paths)
+        )
+        try:
+            if libc.syscall(ctypes.c_long(_NR_LANDLOCK[2]), ctypes.c_int(fd), ctypes.c_uint32(0)) < 0:
+                raise _fail("landlock_restrict_self")
+        finally:
+            os.close(fd)
+    if walls.seccomp and walls.bpf_template:
+        _seccomp(libc, walls)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import CapabilityTimeout
-from .confine import ConfineError, Walls, raise_walls
+from .confine import ConfineError, Walls, prepared_ruleset, raise_walls
 
 try:
     import resource
@@ -51,16 +51,20 @@ def _vm_size() -> int:
         return 0
 
 
-def _child_setup(keep_fd: int, timeout: float, vm_size: int) -> None:
+def _child_setup(keep_fd: int, timeout: float, vm_size: int, also_keep: int = -1) -> None:
     """Everything the child does before running the job; each step is best effort but ordered: descriptors
-    first (while we may still open /dev/null), limits last."""
+    first (while we may still open /dev/null), limits last. ``also_keep``: the Landlock ruleset fd."""
+    keep = sorted(fd for fd in (keep_fd, also_keep) if fd >= 3)
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
-            if fd != keep_fd:
+            if fd not in keep:
                 os.dup2(devnull, fd)
-        os.closerange(3, keep_fd)
-        os.closerange(keep_fd + 1, 1 << 16)
+        low = 3
+        for fd in keep:
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, 1 << 16)
     except OSError:
         pass
     try:
@@ -78,7 +82,7 @@ def _child_setup(keep_fd: int, timeout: float, vm_size: int) -> None:
 
         limit(resource.RLIMIT_CPU, math.ceil(timeout) + 1)
         limit(resource.RLIMIT_FSIZE, 0)
-        limit(resource.RLIMIT_NOFILE, max(CHILD_NOFILE, keep_fd + 1))
+        limit(resource.RLIMIT_NOFILE, max(CHILD_NOFILE, keep_fd + 1, also_keep + 1))
         limit(resource.RLIMIT_CORE, 0)
         if vm_size and sys.platform.startswith("linux"):
             limit(resource.RLIMIT_AS, vm_size + AS_HEADROOM)
@@ -100,6 +104,12 @@ def run_forked(
     ``walls`` (from ``confine.probe()``) are raised in the child before ``job`` runs; with ``require_walls``
     a wall that fails to go up ends the run instead of running ``job`` behind the guards alone."""
     vm_size = _vm_size()
+    ruleset = -1
+    if walls is not None:
+        try:
+            ruleset = prepared_ruleset(walls)
+        except ConfineError:
+            ruleset = -1  # the child tries again, and reports
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
     pid = os.fork()
@@ -107,12 +117,12 @@ def run_forked(
         code = 0
         try:
             os.close(read_fd)
-            _child_setup(write_fd, timeout, vm_size)
+            _child_setup(write_fd, timeout, vm_size, ruleset)
             try:
                 confined, failed = True, ""
                 if walls is not None:
                     try:
-                        raise_walls(walls)
+                        raise_walls(walls, ruleset if ruleset >= 0 else None)
                     except ConfineError as exc:
                         confined = False
                         failed = f"the sandbox could not confine its process ({exc.strerror})"
