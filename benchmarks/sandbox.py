@@ -32,7 +32,7 @@ from pyaichat.capabilities.sandbox import confine
 from pyaichat.capabilities.sandbox.compiler import compile_snippet
 from pyaichat.capabilities.sandbox.isolation import run_forked
 from pyaichat.capabilities.sandbox.policy import Guards
-from pyaichat.capabilities.sandbox.runner import Request, Secrets, execute
+from pyaichat.capabilities.sandbox.runner import Request, Secrets, prepare
 
 SNIPPETS: list[tuple[str, str]] = [
     ("loop-arith", "total = 0\nfor i in range(300000):\n    total += i % 7"),
@@ -130,7 +130,7 @@ def walled_child_time(source: str, repeat: int) -> float:
 
 def forked_end_to_end(source: str) -> Callable[[], object]:
     req = Request(source, "exec", "fork", 60.0, "sample", 4000, walled=WALLS.complete)
-    return lambda: run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
+    return lambda: run_forked(prepare(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
 
 
 def compute_table(repeat: int) -> None:
@@ -164,25 +164,34 @@ def bare_fork() -> None:
 
 
 def trivial_forked_run() -> None:
+    """What ``sandbox.run`` does for a trivial snippet in fork mode, without the kernel walls."""
     req = Request("1", "exec", "fork", 60.0, "sample", 4000)
-    run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0)
+    run_forked(prepare(req, {}, NO_SECRETS), 60.0)
 
 
 def trivial_confined_run() -> None:
+    """The same with the walls (as ``sandbox.run`` does it where the kernel has them)."""
     req = Request("1", "exec", "fork", 60.0, "sample", 4000, walled=WALLS.complete)
-    out = run_forked(lambda: execute(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
+    out = run_forked(prepare(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
     assert out.get("ok"), out
 
 
 def raise_walls_time() -> float:
-    """What the child spends raising the walls (measured in the child: no fork noise)."""
-
-    def job() -> dict[str, object]:
+    """What the child spends raising the walls, timed in the child (the ruleset prepared by the parent, as
+    ``run_forked`` does)."""
+    ruleset = confine.prepare_in_parent(WALLS)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
         started = time.perf_counter()
-        confine.raise_walls(WALLS)
-        return {"ok": True, "t": time.perf_counter() - started}
-
-    return float(run_forked(job, 10.0)["t"])  # type: ignore[arg-type]
+        confine.raise_walls(WALLS, ruleset)
+        os.write(write_fd, str(time.perf_counter() - started).encode())
+        os._exit(0)
+    os.close(write_fd)
+    took = float(os.read(read_fd, 100))
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    return took
 
 
 def rss_mb() -> float:

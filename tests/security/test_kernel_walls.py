@@ -360,3 +360,14 @@ def test_child_changes_stay_in_the_child(hostile) -> None:
     the session's objects do not move."""
     result = _run(hostile, "acct.items.append(9)\nacct.owner = 'eve'\nlst.sort()\n(acct.total(), lst)")
     assert result.ok and "12" in result.text
+
+
+def test_the_child_environment_is_empty_for_c_code_too(monkeypatch) -> None:
+    monkeypatch.setenv("PYAICHAT_TEST_SECRET_ENV", "sk-proj-envvalue1234567890")
+
+    def getenv() -> list[object]:
+        libc = ctypes.CDLL(None)
+        libc.getenv.restype = ctypes.c_char_p
+        return [libc.getenv(b"PYAICHAT_TEST_SECRET_ENV"), libc.getenv(b"PATH"), len(os.environ)]
+
+    assert confined(getenv) == [None, None, 0]

@@ -33,7 +33,7 @@ from .compiler import compile_snippet
 from .confine import probe as probe_walls
 from .isolation import fork_available, run_forked
 from .modules import preimport
-from .runner import Request, Secrets, execute, value_of
+from .runner import Request, Secrets, execute, prepare, value_of
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
@@ -123,9 +123,8 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
         preimport(set(compiled.imports))
         started = time.monotonic()
         try:
-            outcome = run_forked(
-                lambda: execute(req, namespace, secrets), req.timeout, walls, require_walls=walled
-            )
+            job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
+            outcome = run_forked(job, req.timeout, walls, require_walls=walled)
         except CapabilityTimeout:
             raise CapabilityTimeout(
                 f"The code did not finish within {time.monotonic() - started:.1f} s and was stopped "

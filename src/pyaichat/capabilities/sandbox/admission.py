@@ -132,7 +132,12 @@ class AdmissionGuards:
             changed: dict[Any, Any] | None = None
             for k, v in list(value.items())[: budget[0]]:
                 budget[0] -= 1
-                if isinstance(k, str) and v not in (None, "") and self._secret_key(k):
+                if (
+                    isinstance(k, str)
+                    and v is not None
+                    and not (type(v) is str and not v)
+                    and self._secret_key(k)
+                ):
                     new: Any = Hidden(
                         f"the entry {k!r} looks like a secret and is not available in the sandbox"
                     )

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import CapabilityTimeout
-from .confine import ConfineError, Walls, prepared_ruleset, raise_walls
+from .confine import ConfineError, Walls, libc_handle, prepare_in_parent, raise_walls
 
 try:
     import resource
@@ -67,10 +67,7 @@ def _child_setup(keep_fd: int, timeout: float, vm_size: int, also_keep: int = -1
         os.closerange(low, 1 << 16)
     except OSError:
         pass
-    try:
-        os.environ.clear()  # unsetenv() for every variable: no API key in this process's environment
-    except Exception:
-        pass
+    _clear_environment()
     gc.disable()  # a full collection would touch (and so copy) every page of the parent's heap
     try:
 
@@ -86,6 +83,25 @@ def _child_setup(keep_fd: int, timeout: float, vm_size: int, also_keep: int = -1
         limit(resource.RLIMIT_CORE, 0)
         if vm_size and sys.platform.startswith("linux"):
             limit(resource.RLIMIT_AS, vm_size + AS_HEADROOM)
+    except Exception:
+        pass
+
+
+def _clear_environment() -> None:
+    """No API key in this process's environment, neither in ``os.environ`` nor in the C library's ``environ``
+    (what a library or the session's own code would read). ``clearenv()`` once plus dropping the mapping is
+    about ten times faster in a fresh child than ``os.environ.clear()`` (one ``unsetenv`` per variable)."""
+    libc = libc_handle()
+    data = getattr(os.environ, "_data", None)
+    if libc is not None and isinstance(data, dict) and getattr(libc, "clearenv", None) is not None:
+        try:
+            if libc.clearenv() == 0:
+                data.clear()
+                return
+        except Exception:
+            pass
+    try:
+        os.environ.clear()
     except Exception:
         pass
 
@@ -107,7 +123,7 @@ def run_forked(
     ruleset = -1
     if walls is not None:
         try:
-            ruleset = prepared_ruleset(walls)
+            ruleset = prepare_in_parent(walls)
         except ConfineError:
             ruleset = -1  # the child tries again, and reports
     read_fd, write_fd = os.pipe()
