@@ -246,6 +246,9 @@ def get(obj, name):
 
 def key():
     return OPENAI_API_KEY
+
+def everything():
+    return {"names": dict(globals()), "nested": [{"k": OPENAI_API_KEY}]}
 """
 
 
@@ -308,6 +311,13 @@ def test_user_function_sees_no_environment_and_hands_back_no_secret(hostile) -> 
     assert _run(hostile, "environment()").text.endswith("{}")
     result = _run(hostile, "k = key()\nk[::-1]")
     assert not result.ok and ("Hidden" in result.error or "credential" in result.error)
+    for code in (
+        "everything()['nested'][0]['k'][::-1]",
+        "everything()['names']['OPENAI_API_KEY'][::-1]",
+        "everything()['names']['cfg']['api_key'][::-1]",
+        "[str(v)[::-1] for v in everything()['names'].values()]",
+    ):
+        _run(hostile, code)  # whatever it returns, no secret (nor its reverse) in it: ``_run`` checks
 
 
 def test_user_reflection_helper_gets_no_private_name(hostile) -> None:

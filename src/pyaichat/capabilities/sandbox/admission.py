@@ -104,7 +104,7 @@ class AdmissionGuards:
         if isinstance(value, str) and len(value) < 10_000 and self.looks_secret(value):
             return Hidden(f"{what} holds a credential and is not available in the sandbox")
         try:
-            return self.admit(self._sanitize(value, 0, [10_000]), what)
+            return self.admit(self._sanitize(value, 0, [10_000], values=True), what)
         except SandboxViolation as exc:
             raise SandboxViolation(f"{what} is not available in the sandbox ({exc})") from None
 
@@ -123,9 +123,12 @@ class AdmissionGuards:
         first = getattr(value, "__name__", "") in IN_PLACE_FIRST_ARG
         return arg_guard(value, self.is_user, first)
 
-    def _sanitize(self, value: Any, depth: int, budget: list[int]) -> Any:
+    def _sanitize(self, value: Any, depth: int, budget: list[int], values: bool = False) -> Any:
         """A copy of a dict (or list of dicts) with secret-named entries hidden; the value itself when none.
-        Bounded: large containers are checked only up to ``budget`` items."""
+        ``values``: strings that look like credentials are hidden too, wherever they sit (for what the
+        session's own code returns). Bounded: large containers are checked only up to ``budget`` items."""
+        if values and type(value) is str and len(value) < 10_000 and self.looks_secret(value):
+            return Hidden("a value that holds a credential is not available in the sandbox")
         if depth > 3 or budget[0] <= 0:
             return value
         if type(value) is dict:
@@ -142,13 +145,13 @@ class AdmissionGuards:
                         f"the entry {k!r} looks like a secret and is not available in the sandbox"
                     )
                 else:
-                    new = self._sanitize(v, depth + 1, budget)
+                    new = self._sanitize(v, depth + 1, budget, values)
                 if new is not v:
                     changed = dict(value) if changed is None else changed
                     changed[k] = new
             return value if changed is None else changed
         if type(value) in (list, tuple) and len(value) <= 1000:
-            items = [self._sanitize(v, depth + 1, budget) for v in value]
+            items = [self._sanitize(v, depth + 1, budget, values) for v in value]
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 return type(value)(items)
         return value
