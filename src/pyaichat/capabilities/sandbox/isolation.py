@@ -13,9 +13,11 @@ import gc
 import json
 import math
 import os
+import queue
 import select
 import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -152,6 +154,7 @@ def run_forked(
             if len(data) > MAX_RESULT_BYTES:
                 data = json.dumps({"ok": False, "error": "the result was too large", "text": ""}).encode()
             _write_all(write_fd, data)
+            os.close(write_fd)  # the parent has its answer now, not after this address space is torn down
         except BaseException:
             code = 70
         finally:
@@ -161,6 +164,7 @@ def run_forked(
     chunks: list[bytes] = []
     size = 0
     timed_out = False
+    answered = False  # the child sent its result and closed the pipe
     try:
         while True:
             remaining = timeout - (time.monotonic() - started)
@@ -172,6 +176,7 @@ def run_forked(
                 continue
             chunk = os.read(read_fd, 65536)
             if not chunk:
+                answered = bool(chunks)
                 break
             chunks.append(chunk)
             size += len(chunk)
@@ -179,7 +184,8 @@ def run_forked(
                 break
     finally:
         os.close(read_fd)
-        status = _reap(pid, kill=timed_out or size > MAX_RESULT_BYTES)
+        killed = timed_out or size > MAX_RESULT_BYTES
+        status = _reap_later(pid) if answered else _reap(pid, kill=killed)
     if timed_out:
         raise CapabilityTimeout(f"The code did not finish within {timeout:g} s and was stopped.")
     if size > MAX_RESULT_BYTES:
@@ -191,6 +197,35 @@ def run_forked(
     except ValueError:
         return {"ok": False, "error": "the sandboxed process sent an unreadable result", "text": ""}
     return result if isinstance(result, dict) else {"ok": False, "error": "unreadable result", "text": ""}
+
+
+_reaper: tuple[int, queue.SimpleQueue[int]] | None = None  # (the process that started it, its queue)
+_reaper_lock = threading.Lock()
+
+
+def _reap_later(pid: int) -> int:
+    """The child answered: make sure it ends (a snippet may have closed the pipe itself and kept running) and
+    let a background thread collect it, instead of waiting here for the kernel to tear down the child's copy
+    of the address space (a millisecond or more per gigabyte mapped)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    global _reaper
+    with _reaper_lock:
+        if _reaper is None or _reaper[0] != os.getpid():
+            pids: queue.SimpleQueue[int] = queue.SimpleQueue()
+            threading.Thread(
+                target=_reap_forever, args=(pids,), name="pyaichat-sandbox-reaper", daemon=True
+            ).start()
+            _reaper = (os.getpid(), pids)
+        _reaper[1].put(pid)
+    return 0
+
+
+def _reap_forever(pids: queue.SimpleQueue[int]) -> None:
+    while True:
+        _reap(pids.get(), kill=False)
 
 
 def _reap(pid: int, kill: bool) -> int:
