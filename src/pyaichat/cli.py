@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import ConfigError
 
+if TYPE_CHECKING:
+    import argparse
+
 
 def build_parser() -> argparse.ArgumentParser:
+    """The one place the command line is declared (argparse loads only when there are flags to parse)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="pyaichat",
         description="A Python REPL with an AI assistant that can look at (never change) your live session.",
@@ -32,10 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Without flags there is nothing to parse; building the parser costs ~4 ms of start-up (it imports
     # shutil).
     flags = vars(build_parser().parse_args(argv)) if argv else {}
-    from .config import load_config
+    from .config_light import load_startup_config  # pydantic only if a value needs it
 
     try:
-        config = load_config(
+        config = load_startup_config(
             {key: flags.get(key) for key in ("model", "api_base", "max_steps", "color")},
             config_file=flags.get("config"),
         )

@@ -25,7 +25,6 @@ from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
-from ..agent.events import ErrorEvent
 from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
 from ..paths import ensure_state_dir
@@ -337,6 +336,8 @@ class Repl:
 
     def _report(self, message: str, kind: str) -> None:
         try:
+            from ..agent.events import ErrorEvent  # pydantic: loads with the first event, not at start-up
+
             self.frontend.emit(ErrorEvent(message=message, kind=kind))
         except Exception:
             print(f"Error: {message}", file=sys.stderr)
