@@ -31,7 +31,10 @@ PROBE = (
 def clean_env() -> dict[str, str]:
     """No user config, no ``PYAICHAT_*`` variable: the start-up a new user gets."""
     tmp = tempfile.mkdtemp(prefix="pyaichat-bench-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
+    # PYTHONDONTWRITEBYTECODE would make pyaichat (an editable install: no .pyc from pip) compile every module
+    # from source on every run while IPython's .pyc files exist: the warm-up runs write pyaichat's instead.
+    skip = ("PYTHONDONTWRITEBYTECODE",)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_") and k not in skip}
     env.update(
         XDG_CONFIG_HOME=os.path.join(tmp, "config"),
         XDG_STATE_HOME=os.path.join(tmp, "state"),

@@ -1,12 +1,12 @@
-"""Interactive start-up: pyaichat's full UI against IPython's first prompt, as PAIRED runs in a pseudo-terminal.
+"""Interactive start-up: pyaichat's full UI against IPython's first prompt, as PAIRED runs in a pty.
 
-Each pair spawns ``python -m pyaichat`` and ``ipython --quick --no-banner`` under the same pty settings (pexpect,
-100x30, TERM=xterm), back to back in alternating order, and keeps the ratio of their times. For pyaichat two
-moments are taken from one run: the first ``>>> `` on screen (drawn before prompt_toolkit is imported; keys typed
-from then on are kept) and the full UI (prompt_toolkit has switched on bracketed paste and drawn its own
-``>>> ``; from here on keys are edited, completed and highlighted by it). IPython's figure is its first
-``In [1]:``. Load on a shared machine comes in bursts that usually hit both halves of a pair alike, so the
-median of the per-pair ratios is the figure to read.
+Each pair spawns ``python -m pyaichat`` and ``ipython --quick --no-banner`` under the same pty settings
+(pexpect, 100x30, TERM=xterm), back to back in alternating order, and keeps the ratio of their times. For
+pyaichat two moments are taken from one run: the first ``>>> `` on screen (drawn before prompt_toolkit is
+imported; keys typed from then on are kept) and the full UI (prompt_toolkit has switched on bracketed
+paste and drawn its own ``>>> ``; from here on keys are edited, completed and highlighted by it).
+IPython's figure is its first ``In [1]:``. Load on a shared machine comes in bursts that usually hit both
+halves of a pair alike, so the median of the per-pair ratios is the figure to read.
 
 Budget (issue 14): full UI ≤ 0.5× IPython's first prompt (median of the pair ratios). Usage:
 
@@ -64,7 +64,10 @@ def time_ipython(env: dict[str, str]) -> float:
 
 def main() -> None:
     tmp = tempfile.mkdtemp(prefix="pyaichat-bench-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
+    # PYTHONDONTWRITEBYTECODE would make pyaichat (an editable install: no .pyc from pip) compile every module
+    # from source on every run while IPython's .pyc files exist: the warm-up runs write pyaichat's instead.
+    skip = ("PYTHONDONTWRITEBYTECODE",)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_") and k not in skip}
     env.update(
         XDG_STATE_HOME=os.path.join(tmp, "state"),
         XDG_CONFIG_HOME=os.path.join(tmp, "config"),
@@ -99,13 +102,13 @@ def main() -> None:
     ):
         print(f"  {name:<20} median {statistics.median(values) * 1000:6.0f} ms")
     for name, values in (("first >>>", first), ("full UI", full)):
-        ratios = [a / b for a, b in zip(values, theirs)]
+        ratios = [a / b for a, b in zip(values, theirs, strict=True)]
         q = statistics.quantiles(ratios, n=4)
         print(
             f"pyaichat {name} / ipython first prompt, per pair: median {statistics.median(ratios):.2f}x "
             f"(quartiles {q[0]:.2f}-{q[2]:.2f}, best {min(ratios):.2f}, worst {max(ratios):.2f})"
         )
-    median = statistics.median(a / b for a, b in zip(full, theirs))
+    median = statistics.median(a / b for a, b in zip(full, theirs, strict=True))
     verdict = "within" if median <= BUDGET else "OVER"
     print(f"budget: full UI median pair ratio <= {BUDGET}x -> {verdict} budget")
 

@@ -1,7 +1,8 @@
 """Configuration: defaults < config file < ``PYAICHAT_*`` environment < command-line flags.
 
-Every source is merged into one dict first (``config_sources``) and validated once by the pydantic ``Config``,
-so a bad value is reported with the place it came from (file and key, variable, or flag) instead of a traceback.
+Every source is merged into one dict first (``config_sources``) and validated once by the pydantic
+``Config``, so a bad value is reported with the place it came from (file and key, variable, or flag) instead
+of a traceback.
 
 ``Config`` is the one declaration of the settings: names, types, defaults, bounds and descriptions. The
 start-up (``config_light``) reads that declaration from this file's source and validates plain values itself,
@@ -88,7 +89,7 @@ def load_config(
 
 
 def validate_sources(sources: Sources) -> Config:
-    """The one validation of every source together; a bad value becomes a ``ConfigError`` naming its origin."""
+    """The one validation of all sources together; a bad value becomes a ``ConfigError`` naming its origin."""
     if not sources:
         return Config.model_construct()  # all defaults: nothing to validate
     try:

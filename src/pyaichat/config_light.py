@@ -17,7 +17,7 @@ import ast
 import os
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .config_sources import Sources, gather_sources
 
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from .config import Config
 
 _CONFIG_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config.py")
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+_INT = r"-?(?:0|[1-9][0-9]*)"  # re's own cache compiles these on first use, not at import
+_FLOAT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
 # pydantic's documented lax str -> bool conversions (compared in lower case).
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
@@ -40,17 +40,27 @@ class _Unsure(Exception):
     """The light path cannot vouch for a value or a declaration: pydantic decides."""
 
 
-class FieldSpec(NamedTuple):
+class FieldSpec:
     """One setting as ``Config`` declares it, reduced to what the light path checks."""
 
-    name: str
-    kind: str  # str | int | float | bool | secret | choice | strlist | other
-    choices: tuple[str, ...]
-    bounds: dict[str, float]
-    default: Any  # a literal, a factory in _FACTORIES (called per instance), or _NO_DEFAULT (not a literal)
-    factory: bool
-    required: bool
-    exact: bool  # no constraint beyond kind and bounds (else a given value goes to pydantic)
+    __slots__ = ("bounds", "choices", "default", "exact", "factory", "kind", "name", "required")
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,  # str | int | float | bool | secret | choice | strlist | other
+        choices: tuple[str, ...],
+        bounds: dict[str, float],
+        default: Any,  # a literal, a factory in _FACTORIES (called per instance), or _NO_DEFAULT
+        factory: bool,
+        required: bool,
+        exact: bool,  # no constraint beyond kind and bounds (else a given value goes to pydantic)
+    ) -> None:
+        self.name, self.kind, self.choices, self.bounds = name, kind, choices, bounds
+        self.default, self.factory, self.required, self.exact = default, factory, required, exact
+
+    def __repr__(self) -> str:
+        return f"FieldSpec({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
 
 
 # -- reading the declaration ---------------------------------------------------------------------------------
@@ -85,7 +95,9 @@ def _kind(node: ast.expr, aliases: Mapping[str, ast.expr]) -> tuple[str, tuple[s
     return "other", ()
 
 
-def _field(name: str, annotation: ast.expr, value: ast.expr | None, aliases: Mapping[str, ast.expr]) -> FieldSpec:
+def _field(
+    name: str, annotation: ast.expr, value: ast.expr | None, aliases: Mapping[str, ast.expr]
+) -> FieldSpec:
     kind, choices = _kind(annotation, aliases)
     default: Any = _NO_DEFAULT
     factory = False
@@ -94,7 +106,7 @@ def _field(name: str, annotation: ast.expr, value: ast.expr | None, aliases: Map
     exact = kind != "other"
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "Field":
         given = [kw.arg for kw in value.keywords if kw.arg in ("default", "default_factory")]
-        required = not value.args and not given or _is_ellipsis(value.args[0] if value.args else None)
+        required = (not value.args and not given) or _is_ellipsis(value.args[0] if value.args else None)
         if value.args:
             default = _literal_or_missing(value.args[0])
         for kw in value.keywords:
@@ -128,7 +140,7 @@ def _literal_or_missing(node: ast.expr) -> Any:
 
 
 def read_declaration(source: str) -> dict[str, FieldSpec]:
-    """The fields of ``class Config(BaseModel)`` in ``source``; ``_Unsure`` for anything out of the ordinary."""
+    """The fields of ``class Config(BaseModel)`` in ``source``; ``_Unsure`` for anything unusual."""
     tree = ast.parse(source)
     aliases: dict[str, ast.expr] = {}
     config: ast.ClassDef | None = None
@@ -160,7 +172,7 @@ def read_declaration(source: str) -> dict[str, FieldSpec]:
 
 def _is_names(nodes: list[ast.expr], *names: str) -> bool:
     return len(nodes) == len(names) and all(
-        isinstance(n, ast.Name) and n.id == name for n, name in zip(nodes, names)
+        isinstance(n, ast.Name) and n.id == name for n, name in zip(nodes, names, strict=True)
     )
 
 
@@ -179,7 +191,7 @@ _declaration: dict[str, FieldSpec] | None = None
 
 
 def declaration() -> dict[str, FieldSpec]:
-    """``Config``'s fields, read once per process from ``config.py`` (``_Unsure`` when that is not possible)."""
+    """``Config``'s fields, read once per process from ``config.py`` (``_Unsure`` when that fails)."""
     global _declaration
     if _declaration is None:
         try:
@@ -212,12 +224,12 @@ def _check(spec: FieldSpec, value: Any) -> Any:
         if type(value) is str and value.lower() in _TRUE | _FALSE:
             return value.lower() in _TRUE
     elif kind == "int":
-        if type(value) is str and _INT.fullmatch(value):
+        if type(value) is str and re.fullmatch(_INT, value):
             value = int(value)
         if type(value) is int:
             return _in_bounds(spec, value)
     elif kind == "float":
-        if type(value) is str and _FLOAT.fullmatch(value):
+        if type(value) is str and re.fullmatch(_FLOAT, value):
             value = float(value)
         if type(value) in (int, float):
             return _in_bounds(spec, float(value))

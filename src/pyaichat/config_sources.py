@@ -1,4 +1,4 @@
-"""Where settings come from — config file < ``PYAICHAT_*`` environment < command-line flags — without pydantic.
+"""Where settings come from (config file < ``PYAICHAT_*`` environment < command-line flags), no pydantic.
 
 Both loaders share this: ``config.load_config`` (validates with the pydantic ``Config``) and the start-up's
 ``config_light.load_startup_config`` (validates plain values itself and leaves pydantic unimported). Each
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
-from .paths import default_config_file
+from .paths import default_config_file, default_config_location
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ENV_PREFIX = "PYAICHAT_"
 
@@ -58,6 +60,8 @@ def env_layer(env: Mapping[str, str], names: Collection[str], list_fields: Colle
 
 def config_file_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Path, bool]:
     """The config file to read and whether the user named it (then it must exist)."""
+    from pathlib import Path
+
     if explicit:
         return Path(explicit).expanduser(), True
     if env.get(ENV_PREFIX + "CONFIG"):
@@ -74,10 +78,11 @@ def gather_sources(
 ) -> Sources:
     """Every value the user gave, with its origin; ``overrides`` are flags (``None`` means "not given")."""
     sources: Sources = {}
-    path, required = config_file_path(config_file, env)
-    if required or path.is_file():
-        for key, value in read_toml(path).items():
-            sources[key] = (value, f"config file {path}")
+    if config_file or env.get(ENV_PREFIX + "CONFIG") or os.path.isfile(default_config_location()):
+        path, required = config_file_path(config_file, env)
+        if required or path.is_file():
+            for key, value in read_toml(path).items():
+                sources[key] = (value, f"config file {path}")
     sources.update(env_layer(env, names, list_fields))
     for key, value in (overrides or {}).items():
         if value is not None:
