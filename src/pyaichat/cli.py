@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import ConfigError
 
+if TYPE_CHECKING:
+    import argparse
+
 
 def build_parser() -> argparse.ArgumentParser:
+    """The one place the command line is declared (argparse loads only when there are flags to parse)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="pyaichat",
         description="A Python REPL with an AI assistant that can look at (never change) your live session.",
@@ -26,16 +33,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # The start-up only allocates what lives as long as the process (modules, classes, functions): the cyclic
+    # garbage collector would run dozens of times for nothing, ~10% of the time to the first prompt. It
+    # resumes before any user code runs (piped: below; terminal: once the first prompt is drawn).
+    gc.disable()
+    try:
+        return _main(argv)
+    finally:
+        gc.enable()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     # litellm fetches a price list from the internet on import unless told otherwise; pyaichat never does.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     argv = sys.argv[1:] if argv is None else list(argv)
     # Without flags there is nothing to parse; building the parser costs ~4 ms of start-up (it imports
     # shutil).
     flags = vars(build_parser().parse_args(argv)) if argv else {}
-    from .config import load_config
+    from .config_light import load_startup_config  # pydantic only if a value needs it
 
     try:
-        config = load_config(
+        config = load_startup_config(
             {key: flags.get(key) for key in ("model", "api_base", "max_steps", "color")},
             config_file=flags.get("config"),
         )
@@ -55,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .controller import Controller
         from .piped import PlainFrontEnd, run_piped
 
+        gc.enable()
         return run_piped(Controller(config, session, PlainFrontEnd()))
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)

@@ -1,31 +1,37 @@
 """Configuration: defaults < config file < ``PYAICHAT_*`` environment < command-line flags.
 
-Every source is merged into one dict first and validated once by the pydantic ``Config``, so a bad value is
-reported with the place it came from (file and key, variable, or flag) instead of a traceback.
+Every source is merged into one dict first (``config_sources``) and validated once by the pydantic
+``Config``, so a bad value is reported with the place it came from (file and key, variable, or flag) instead
+of a traceback.
+
+``Config`` is the one declaration of the settings: names, types, defaults, bounds and descriptions. The
+start-up (``config_light``) reads that declaration from this file's source and validates plain values itself,
+so ``python -m pyaichat`` does not import pydantic unless a value needs it; any doubt or error comes here.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from .config_sources import ENV_PREFIX, Sources, config_file_path, gather_sources
 from .errors import ConfigError
-from .paths import default_config_file
+
+__all__ = ["ENV_PREFIX", "Config", "config_file_path", "describe_settings", "load_config", "validate_sources"]
 
 Privacy = Literal["names", "schema", "sample", "full"]
-ENV_PREFIX = "PYAICHAT_"
 
 
 class Config(BaseModel):
     """All user-facing settings. Field names are the config-file keys; ``PYAICHAT_<NAME>`` sets one from the
     environment."""
 
-    # defer_build: the validator is only built when something needs validating, which keeps the start-up of a
-    # session with no config file, variables or flags well under IPython's.
+    # defer_build: the validator is only built when something needs validating. Keep fields declared as
+    # ``name: type = Field(default, ge=/gt=/le=/lt=, description=...)``: ``config_light`` reads exactly that
+    # shape (anything else is left to pydantic, which then loads at start-up).
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
     model: str | None = Field(
@@ -70,49 +76,6 @@ class Config(BaseModel):
 _LIST_FIELDS = {name for name, f in Config.model_fields.items() if f.annotation == list[str]}
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"Config file {path} does not exist.", source=str(path))
-    except OSError as exc:
-        raise ConfigError(f"Config file {path} cannot be read: {exc.strerror}.", source=str(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"Config file {path} is not valid TOML: {exc}.", source=str(path))
-    # Accept both a flat file and one with a [pyaichat] table.
-    if isinstance(data.get("pyaichat"), dict):
-        data = {**{k: v for k, v in data.items() if k != "pyaichat"}, **data["pyaichat"]}
-    return data
-
-
-def _env_layer(env: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
-    layer: dict[str, tuple[Any, str]] = {}
-    for name in Config.model_fields:
-        var = ENV_PREFIX + name.upper()
-        if var in env and env[var] != "":
-            raw: Any = env[var]
-            if name in _LIST_FIELDS:
-                raw = [part.strip() for part in raw.split(",") if part.strip()]
-            layer[name] = (raw, f"environment variable {var}")
-    if "color" not in layer and env.get("NO_COLOR"):
-        layer["color"] = (False, "environment variable NO_COLOR")
-    return layer
-
-
-def config_file_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Path, bool]:
-    """The config file to read and whether the user named it (then it must exist)."""
-    if explicit:
-        return Path(explicit).expanduser(), True
-    if env.get(ENV_PREFIX + "CONFIG"):
-        return Path(env[ENV_PREFIX + "CONFIG"]).expanduser(), True
-    return default_config_file(), False
-
-
 def load_config(
     overrides: Mapping[str, Any] | None = None,
     *,
@@ -121,17 +84,12 @@ def load_config(
 ) -> Config:
     """Build the effective ``Config``. ``overrides`` are command-line values (``None`` means "not given")."""
     env = os.environ if env is None else env
-    sources: dict[str, tuple[Any, str]] = {}
+    sources = gather_sources(overrides, config_file, env, Config.model_fields, _LIST_FIELDS)
+    return validate_sources(sources)
 
-    path, required = config_file_path(config_file, env)
-    if required or path.is_file():
-        for key, value in _read_toml(path).items():
-            sources[key] = (value, f"config file {path}")
-    sources.update(_env_layer(env))
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            sources[key] = (value, f"option --{key.replace('_', '-')}")
 
+def validate_sources(sources: Sources) -> Config:
+    """The one validation of all sources together; a bad value becomes a ``ConfigError`` naming its origin."""
     if not sources:
         return Config.model_construct()  # all defaults: nothing to validate
     try:

@@ -1,34 +1,62 @@
-"""Where pyaichat reads its configuration and keeps its state (XDG base directories)."""
+"""Where pyaichat reads its configuration and keeps its state (XDG base directories).
+
+The start-up needs two of these (is there a config file? where does the history go?) before anything else
+uses ``pathlib``, so those two work on plain strings and ``pathlib`` loads only with the ``Path`` functions.
+"""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def _xdg(var: str, default: str) -> Path:
+def _xdg(var: str, default: str) -> str:
     value = os.environ.get(var, "").strip()
-    return Path(value) if value else Path.home() / default
+    return value if value else os.path.join(os.path.expanduser("~"), default)
+
+
+def _path(text: str) -> Path:
+    from pathlib import Path
+
+    return Path(text)
 
 
 def config_dir() -> Path:
-    return _xdg("XDG_CONFIG_HOME", ".config") / "pyaichat"
+    return _path(_xdg("XDG_CONFIG_HOME", ".config")) / "pyaichat"
 
 
 def default_config_file() -> Path:
     return config_dir() / "config.toml"
 
 
+def default_config_location() -> str:
+    """``default_config_file()`` as a string, without loading ``pathlib`` (the start-up only tests it)."""
+    return os.path.join(_xdg("XDG_CONFIG_HOME", ".config"), "pyaichat", "config.toml")
+
+
 def state_dir() -> Path:
     """Directory for ``history`` and ``audit.jsonl``; created lazily by whoever writes there first."""
-    return _xdg("XDG_STATE_HOME", ".local/state") / "pyaichat"
+    return _path(_xdg("XDG_STATE_HOME", ".local/state")) / "pyaichat"
+
+
+def _ensure(directory: str) -> bool:
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.isdir(directory)
 
 
 def ensure_state_dir() -> Path | None:
     """Create the state directory; ``None`` when it cannot be created (read-only home): callers degrade."""
     path = state_dir()
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return path
+    return path if _ensure(str(path)) else None
+
+
+def state_file(name: str) -> str | None:
+    """Path of ``name`` in the state directory (created), as a string; ``None`` when it cannot be created."""
+    directory = os.path.join(_xdg("XDG_STATE_HOME", ".local/state"), "pyaichat")
+    return os.path.join(directory, name) if _ensure(directory) else None

@@ -143,9 +143,10 @@ def _ensure_loaded() -> None:
 
 def _context(session: Session, config: Config | None = None) -> CapabilityContext:
     from ..config import Config
+    from ..config_light import real_config
 
-    config = config or getattr(session, "config", None) or Config()
-    return CapabilityContext(session=session, config=config)
+    config = config or getattr(session, "config", None)
+    return CapabilityContext(session=session, config=real_config(config) if config else Config())
 
 
 def call(

@@ -7,13 +7,14 @@ one plain line, and only ``SystemExit`` from user code (or Ctrl-D on an empty li
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import Application, get_app_or_none
-from prompt_toolkit.completion import DynamicCompleter
+from prompt_toolkit.application import Application
+from prompt_toolkit.completion import Completer, DynamicCompleter
 from prompt_toolkit.enums import EditingMode
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -25,11 +26,9 @@ from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 
-from ..agent.events import ErrorEvent
 from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
-from ..paths import ensure_state_dir
-from .completion import MentionCompleter, PythonCompleter, SlashCommandCompleter
+from ..paths import state_file
 from .keys import build_key_bindings
 
 if TYPE_CHECKING:
@@ -83,10 +82,8 @@ class _SafeFileHistory(FileHistory):
 
 def make_history() -> History:
     """History persisted in ``state_dir()/history``; in memory when the state directory cannot be created."""
-    directory = ensure_state_dir()
-    if directory is None:
-        return InMemoryHistory()
-    return _SafeFileHistory(str(directory / "history"))
+    path = state_file("history")
+    return InMemoryHistory() if path is None else _SafeFileHistory(path)
 
 
 # -- prompt pieces -------------------------------------------------------------------------------------------
@@ -116,8 +113,9 @@ class _ModeLexer:
     """Pygments Python highlighting in Python mode only.
 
     Building pygments' Python lexer compiles ~100 regular expressions (~80 ms), more than a third of the
-    start-up budget, so it is built in a background thread on first use; the prompt is drawn plain until it
-    is ready and then redrawn highlighted.
+    start-up budget, so it is built in a background thread once the first prompt is on screen (``on_render``;
+    started during that render it would compete with it for the GIL); the prompt is drawn plain until it is
+    ready and then redrawn highlighted.
     """
 
     def __init__(self, ctrl: Controller) -> None:
@@ -126,12 +124,13 @@ class _ModeLexer:
         self._loading = False
 
     def __call__(self) -> Lexer | None:
-        if self.ctrl.mode is not Mode.PYTHON:
-            return None
-        if self._python is None and not self._loading:
+        return self._python if self.ctrl.mode is Mode.PYTHON else None
+
+    def on_render(self, app: Application[Any]) -> None:
+        """``after_render`` handler: the first prompt has been written out; start loading the lexer."""
+        if not self._loading:
             self._loading = True
-            threading.Thread(target=self._load, args=(get_app_or_none(),), daemon=True).start()
-        return self._python
+            threading.Thread(target=self._load, args=(app,), daemon=True).start()
 
     def _load(self, app: Application[Any] | None) -> None:
         try:
@@ -143,6 +142,27 @@ class _ModeLexer:
             return
         if app is not None and app.is_running:
             app.invalidate()
+
+
+class _Completers:
+    """The completer for the current mode; ``completion`` (and its compiled patterns) loads on the first TAB,
+    not at start-up."""
+
+    def __init__(self, ctrl: Controller) -> None:
+        self.ctrl = ctrl
+        self._by_mode: dict[Mode, Completer] | None = None
+
+    def __call__(self) -> Completer:
+        if self._by_mode is None:
+            from .completion import MentionCompleter, PythonCompleter, SlashCommandCompleter
+
+            ctrl = self.ctrl
+            namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace object may be replaced
+            self._by_mode = {
+                Mode.PYTHON: SlashCommandCompleter(PythonCompleter(namespace), _command_names),
+                Mode.ASSISTANT: SlashCommandCompleter(MentionCompleter(namespace), _command_names),
+            }
+        return self._by_mode[self.ctrl.mode]
 
 
 def _command_names() -> list[str]:
@@ -160,20 +180,15 @@ def build_prompt_session(
 ) -> PromptSession[str]:
     """The main prompt: mode-dependent message, lexer and completer, our key bindings, history and toolbar."""
     config = ctrl.config
-    namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace object may be replaced
-    python_completer = PythonCompleter(namespace)
-    mention_completer = MentionCompleter(namespace)
-    return PromptSession(
+    lexer = _ModeLexer(ctrl)
+    session: PromptSession[str] = PromptSession(
         message=lambda: prompt_message(ctrl),
         multiline=True,
         prompt_continuation=continuation,
         key_bindings=build_key_bindings(ctrl),
-        completer=SlashCommandCompleter(
-            DynamicCompleter(lambda: python_completer if ctrl.mode is Mode.PYTHON else mention_completer),
-            _command_names,
-        ),
+        completer=DynamicCompleter(_Completers(ctrl)),
         complete_while_typing=False,
-        lexer=DynamicLexer(_ModeLexer(ctrl)),
+        lexer=DynamicLexer(lexer),
         history=history if history is not None else InMemoryHistory(),
         enable_history_search=False,
         search_ignore_case=True,
@@ -185,6 +200,15 @@ def build_prompt_session(
         input=input,
         output=output,
     )
+    session.app.after_render += lexer.on_render
+    session.app.after_render += _start_up_done
+    return session
+
+
+def _start_up_done(app: Application[Any]) -> None:
+    """The first prompt is on screen: garbage collection, paused by ``cli.main`` for the start-up, resumes
+    (before any user code runs)."""
+    gc.enable()
 
 
 def ask_decision(*, input: Input | None = None, output: Output | None = None, color: bool = True) -> Decision:
@@ -337,6 +361,8 @@ class Repl:
 
     def _report(self, message: str, kind: str) -> None:
         try:
+            from ..agent.events import ErrorEvent  # pydantic: loads with the first event, not at start-up
+
             self.frontend.emit(ErrorEvent(message=message, kind=kind))
         except Exception:
             print(f"Error: {message}", file=sys.stderr)

@@ -1,0 +1,90 @@
+"""Where settings come from (config file < ``PYAICHAT_*`` environment < command-line flags), no pydantic.
+
+Both loaders share this: ``config.load_config`` (validates with the pydantic ``Config``) and the start-up's
+``config_light.load_startup_config`` (validates plain values itself and leaves pydantic unimported). Each
+value travels with the place it came from, so an error can name the file and key, the variable or the flag.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError
+from .paths import default_config_file, default_config_location
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+ENV_PREFIX = "PYAICHAT_"
+
+Sources = dict[str, tuple[Any, str]]
+"""setting name -> (raw value, where it came from), later sources already applied over earlier ones."""
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"Config file {path} does not exist.", source=str(path))
+    except OSError as exc:
+        raise ConfigError(f"Config file {path} cannot be read: {exc.strerror}.", source=str(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Config file {path} is not valid TOML: {exc}.", source=str(path))
+    # Accept both a flat file and one with a [pyaichat] table.
+    if isinstance(data.get("pyaichat"), dict):
+        data = {**{k: v for k, v in data.items() if k != "pyaichat"}, **data["pyaichat"]}
+    return data
+
+
+def env_layer(env: Mapping[str, str], names: Collection[str], list_fields: Collection[str]) -> Sources:
+    """``PYAICHAT_<NAME>`` for every setting in ``names`` (comma-separated for lists); ``NO_COLOR``."""
+    layer: Sources = {}
+    for name in names:
+        var = ENV_PREFIX + name.upper()
+        if var in env and env[var] != "":
+            raw: Any = env[var]
+            if name in list_fields:
+                raw = [part.strip() for part in raw.split(",") if part.strip()]
+            layer[name] = (raw, f"environment variable {var}")
+    if "color" not in layer and env.get("NO_COLOR"):
+        layer["color"] = (False, "environment variable NO_COLOR")
+    return layer
+
+
+def config_file_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Path, bool]:
+    """The config file to read and whether the user named it (then it must exist)."""
+    from pathlib import Path
+
+    if explicit:
+        return Path(explicit).expanduser(), True
+    if env.get(ENV_PREFIX + "CONFIG"):
+        return Path(env[ENV_PREFIX + "CONFIG"]).expanduser(), True
+    return default_config_file(), False
+
+
+def gather_sources(
+    overrides: Mapping[str, Any] | None,
+    config_file: str | os.PathLike[str] | None,
+    env: Mapping[str, str],
+    names: Collection[str],
+    list_fields: Collection[str],
+) -> Sources:
+    """Every value the user gave, with its origin; ``overrides`` are flags (``None`` means "not given")."""
+    sources: Sources = {}
+    if config_file or env.get(ENV_PREFIX + "CONFIG") or os.path.isfile(default_config_location()):
+        path, required = config_file_path(config_file, env)
+        if required or path.is_file():
+            for key, value in read_toml(path).items():
+                sources[key] = (value, f"config file {path}")
+    sources.update(env_layer(env, names, list_fields))
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            sources[key] = (value, f"option --{key.replace('_', '-')}")
+    return sources
