@@ -1,4 +1,5 @@
-"""What the loop does with local-model habits: loops, text-written tool calls, the reply cap, small windows."""
+"""What the loop does with local-model habits: loops, tool calls written as text, the reply cap, small
+windows."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def test_an_unknown_tool_in_a_tagged_call_is_never_run(assistant, fake, session)
 
 def test_a_reply_cut_by_the_cap_says_so(assistant, fake):
     fake.enqueue(LLMReply(text="The answer is long and", finish_reason="length"))
-    result, rec = ask(assistant, "q")
+    result, _ = ask(assistant, "q")
     assert result.answer == "The answer is long and" and result.stopped_by == "max_tokens"
     assert "max_tokens" in result.note
 
@@ -117,7 +118,7 @@ def test_a_small_window_gets_the_lean_tool_set(config, session):
 
 def test_a_window_too_small_for_anything_is_one_clear_sentence(config, session):
     fake = WindowedLLM(window=600)
-    result, rec = ask(Assistant(config, session, llm_factory=lambda cfg: fake), "q")
+    result, _ = ask(Assistant(config, session, llm_factory=lambda cfg: fake), "q")
     assert fake.requests == []  # nothing was sent that the server would silently truncate
     assert result.stopped_by == "context_tokens"
     assert "600-token window" in result.note and result.note.count(".") == 1

@@ -67,7 +67,9 @@ def test_several_calls_in_one_reply():
 
 
 def test_tagged_calls_of_unknown_tools_are_errors_for_the_model():
-    (call,) = recover_calls('<tool_call>{"name": "os_system", "arguments": {"cmd": "ls"}}</tool_call>', PARAMS).calls
+    (call,) = recover_calls(
+        '<tool_call>{"name": "os_system", "arguments": {"cmd": "ls"}}</tool_call>', PARAMS
+    ).calls
     assert call.args is None and "no tool named 'os_system'" in call.error
     (call,) = recover_calls("```tool_code\nprint(open('/etc/passwd').read())\n```", PARAMS).calls
     assert call.args is None and "no tool named 'print'" in call.error

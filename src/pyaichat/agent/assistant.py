@@ -104,7 +104,9 @@ class Assistant:
             system = {"role": "system", "content": self._system_text(native, schemas)}
             first = {**current[0], "content": f"{context}\n\n## Question\n{current[0]['content']}"}
             tool_tokens = approx_tokens(schemas) if native else 0
-            messages, tokens = self.memory.fit(system, [first, *current[1:]], limit - tool_tokens, native=native)
+            messages, tokens = self.memory.fit(
+                system, [first, *current[1:]], limit - tool_tokens, native=native
+            )
             return mask_messages(messages, mask), tokens + tool_tokens
 
         counter = getattr(llm, "count_tokens", None)

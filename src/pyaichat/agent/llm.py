@@ -204,6 +204,7 @@ class LiteLLMClient:
         self.backoff = backoff
         self._sleep = sleep
         self._tools_rejected = False
+        self.tools_ignored = False  # the server accepted tool schemas but never showed them to the model
         self._window: int | None = None
         self._count_cache: tuple[Any, int] = (None, 0)
 
@@ -215,7 +216,7 @@ class LiteLLMClient:
         protocol = getattr(self.config, "tool_protocol", "auto")
         if protocol != "auto":
             return protocol == "native"
-        if self._tools_rejected:
+        if self._tools_rejected or self.tools_ignored:
             return False
         litellm = load_litellm()
         try:
@@ -280,9 +281,9 @@ class LiteLLMClient:
             body["num_ctx"] = self.context_window()
         return body
 
-    # -- the context window ------------------------------------------------------------------------------------
+    # -- the context window --------------------------------------------------------------------------------
     def context_window(self) -> int:
-        """The model's context window in tokens: the setting, what the server says, litellm's table, or a guess.
+        """The model's context window in tokens: the setting, the server's word, litellm's table, or a guess.
 
         Asked once per client. A llama.cpp server reports its window on ``/props`` (``n_ctx``); vLLM on
         ``/v1/models`` (``max_model_len``); a server that says nothing is taken to have ``DEFAULT_WINDOW``
@@ -319,7 +320,9 @@ class LiteLLMClient:
         if key == self._count_cache[0]:
             return self._count_cache[1]
         try:
-            count: int | None = int(load_litellm().token_counter(model=self.model, messages=messages, tools=tools))
+            count: int | None = int(
+                load_litellm().token_counter(model=self.model, messages=messages, tools=tools)
+            )
         except Exception:
             count = None
         if count is None:
@@ -365,7 +368,28 @@ class LiteLLMClient:
         finally:
             _close(response)
         reply.usage.cost_usd = self._cost(reply.usage)
+        if tools and not reply.tool_calls:
+            self._check_tools_reached_model(messages, tools, reply.usage.prompt_tokens)
         return reply
+
+    def _check_tools_reached_model(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], reported: int
+    ) -> None:
+        """Notice a server that drops tool schemas silently (a chat template without tools, as llama.cpp
+        servers use for many small models): the prompt it counted cannot hold them. In ``auto`` mode the
+        session then uses the text protocol, which puts the tools in the system prompt where the model
+        sees them."""
+        if not reported or getattr(self.config, "tool_protocol", "auto") != "auto":
+            return
+        try:
+            counter = load_litellm().token_counter
+            bare = int(counter(model=self.model, messages=messages))
+            with_tools = int(counter(model=self.model, messages=messages, tools=tools))
+        except Exception:
+            return
+        schema_tokens = with_tools - bare
+        if schema_tokens >= 200 and reported < bare * 1.3 + schema_tokens * 0.3:
+            self.tools_ignored = True
 
     def _cost(self, usage: Usage) -> float | None:
         """Price of one call from litellm's local price table; ``None`` when the model is not in it."""
@@ -408,7 +432,7 @@ def probe_server_window(api_base: str, model: str, timeout: float = 2.0) -> int 
 
     def get(url: str) -> Any:
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - the user's own server
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
                 return json.loads(resp.read(200_000).decode("utf-8", "replace"))
         except Exception:
             return None

@@ -174,6 +174,9 @@ class _Turn:
                     continue
                 if isinstance(reply, LLMError):
                     return self._fail(reply)
+                if native and getattr(env.llm, "tools_ignored", False):
+                    # the server never showed the model its tools: the next steps describe them in text
+                    native = self.result.native = False
                 if reply.finish_reason == "repetition":
                     return self._finish(reply.text.strip() or self.best, "repetition", LOOP_NOTE)
                 calls, prose = self._calls(reply, native)
@@ -208,7 +211,9 @@ class _Turn:
     def _cap_note(self, reply: LLMReply) -> str | None:
         if reply.finish_reason != "length":
             return None
-        return "The answer reached the reply length cap (max_tokens) and is cut short; ask for less or raise it."
+        return (
+            "The answer reached the reply length cap (max_tokens) and is cut short; ask for less or raise it."
+        )
 
     def _bound_hit(self) -> str | None:
         env = self.env
@@ -304,7 +309,7 @@ class _Turn:
             if blocks:
                 return [(f"text_{self.step}_{i}", c) for i, c in enumerate(blocks)], prose
         found = recover_calls(reply.text, self.params)
-        calls = [(f"call_text_{self.step}_{i}", c) for i, c in enumerate(found.calls[: MAX_CALLS_PER_REPLY])]
+        calls = [(f"call_text_{self.step}_{i}", c) for i, c in enumerate(found.calls[:MAX_CALLS_PER_REPLY])]
         return calls, found.prose
 
     # -- tools -----------------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ class RepetitionGuard:
                 self._found(first_end)
                 return
 
-    # -- rule 2: the tail is one run of words repeated back to back -------------------------------------------
+    # -- rule 2: the tail is one run of words repeated back to back ----------------------------------------
     def _scan_period(self) -> None:
         matches = list(_WORD.finditer(self.text[-6000:]))
         offset = max(0, len(self.text) - 6000)

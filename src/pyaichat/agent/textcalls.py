@@ -5,14 +5,14 @@ parse them) still tries to call tools, in whatever format it was trained on:
 
 - Hermes / Qwen: ``<tool_call>{"name": "get_repr", "arguments": {"expr": "df"}}</tool_call>``
 - Llama 3: ``{"name": "get_repr", "parameters": {"expr": "df"}}`` (maybe after ``<|python_tag|>``)
-- Mistral: ``[TOOL_CALLS][{"name": "get_repr", "arguments": {"expr": "df"}}]`` or ``[TOOL_CALLS]get_repr[ARGS]{…}``
+- Mistral: ``[TOOL_CALLS][{"name": "get_repr", "arguments": {…}}]`` or ``[TOOL_CALLS]get_repr[ARGS]{…}``
 - Gemma: a ```` ```tool_code ```` block holding ``get_repr(expr="df")``
 - pythonic: ``get_repr(expr="df")`` (or ``[get_repr(expr="df"), …]``) on a line of its own
 
 Only the names of known tools become calls. A pythonic call is read with ``ast`` and its arguments with
 ``ast.literal_eval``: nothing the model wrote is ever executed, and anything but a plain call of a known tool
-with literal arguments stays prose. Explicitly tagged calls (``<tool_call>``, ``[TOOL_CALLS]``) of unknown tools
-come back as errors the model is told about; untagged text that merely looks similar stays part of the answer.
+with literal arguments stays prose. Explicitly tagged calls (``<tool_call>``, ``[TOOL_CALLS]``) of unknown
+tools come back as errors the model is told about; untagged text that merely looks similar stays prose.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ def _pythonic_call(node: ast.AST, params: Mapping[str, list[str]]) -> ParsedCall
     try:
         if len(node.args) > len(names):
             return ParsedCall(name, None, f"{name} takes at most {len(names)} argument(s)")
-        for param, value in zip(names, node.args):
+        for param, value in zip(names, node.args, strict=False):
             args[param] = ast.literal_eval(value)
         for kw in node.keywords:
             if kw.arg is None:

@@ -200,7 +200,7 @@ class StreamGate:
         return pos
 
     def _judge(self, line: str, *, complete: bool) -> str:
-        """"call", "hold" (cannot tell yet) or "prose" for a line of the reply."""
+        """ "call", "hold" (cannot tell yet) or "prose" for a line of the reply."""
         s = line.lstrip()
         if any(s.startswith(m) for m in _CALL_MARKERS):
             return "call"
