@@ -101,3 +101,24 @@ def test_window_in_error_messages():
     assert window_in_error(ValueError("Requested tokens (3000) exceed context window of 2048")) == 2048
     assert window_in_error(ValueError("This model's maximum context length is 8192 tokens")) == 8192
     assert window_in_error(ValueError("the request exceeds the available context size, try")) is None
+
+
+def test_a_server_that_drops_the_tool_schemas_gets_the_text_protocol_next(srv):
+    """llama.cpp servers render many small models' chat templates without the tools: the prompt they count
+    then holds the messages only. The next requests describe the tools in the system prompt instead."""
+    assistant, _ = make(srv)
+    srv.text("I cannot see any tools.", prompt_tokens=600)  # about the messages alone: no schemas in it
+    srv.text("ok", prompt_tokens=1400)
+    ask(assistant, "q1")
+    ask(assistant, "q2")
+    first, second = srv.bodies
+    assert first["tools"] and "## Tools (text protocol)" not in first["messages"][0]["content"]
+    assert "tools" not in second and "## Tools (text protocol)" in second["messages"][0]["content"]
+
+
+def test_a_server_that_shows_the_tools_keeps_native_calls(srv):
+    assistant, _ = make(srv)
+    srv.text("a", prompt_tokens=2100).text("b", prompt_tokens=2150)
+    ask(assistant, "q1")
+    ask(assistant, "q2")
+    assert all(body.get("tools") for body in srv.bodies)
