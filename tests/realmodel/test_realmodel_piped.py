@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from pyaichat.agent.repetition import LINE_REPEATS
 from realmodel.local_server import N_CTX
 
 DATA = (
@@ -61,6 +62,14 @@ def assert_valid_requests(bodies: list[dict[str, Any]], max_tokens: int) -> None
     assert len(systems) <= 2  # one prefix per protocol: the cache-friendly part never changes otherwise
 
 
+def assert_no_loop_shown(output: str) -> None:
+    """Whatever the model emitted, the user never sees a sentence-long line over and over."""
+    shown = re.split(r"^Request 1 of \d+$", output, maxsplit=1, flags=re.M)[0]
+    lines = [" ".join(line.split()) for line in shown.splitlines() if len(line.split()) >= 4]
+    repeated = {line: lines.count(line) for line in set(lines) if lines.count(line) > LINE_REPEATS}
+    assert not repeated, repeated
+
+
 def assert_within_window(output: str, max_steps: int, max_tokens: int) -> None:
     steps = trace_steps(output)
     assert 1 <= len(steps) <= max_steps
@@ -87,6 +96,8 @@ def test_dataframe_question_and_a_follow_up(run_piped):
     assert_valid_requests(turn1 + turn2, 160)
     assert_within_window(first, 3, 160)
     assert_within_window(second, 3, 160)
+    assert_no_loop_shown(first)
+    assert_no_loop_shown(second)
     question1 = turn1[0]["messages"][-1]["content"]
     assert "sales: DataFrame 3×2: region str, revenue int64" in question1  # the digest reached the model
     assert question1.endswith("which region has the highest revenue in sales?")
@@ -117,6 +128,7 @@ def test_question_after_an_exception(run_piped):
     bodies = sent_bodies(after_ask)
     assert_valid_requests(bodies, 160)
     assert_within_window(after_ask, 3, 160)
+    assert_no_loop_shown(after_ask)
     question = bodies[0]["messages"][-1]["content"]
     assert "Last error" in question and "KeyError" in question and "profit" in question
     assert "==CHECK== True ['before', 'pd', 'sales']" in after_ask
@@ -138,6 +150,7 @@ def test_the_turn_deadline_stops_a_slow_answer_and_the_session_goes_on(run_piped
     # one clear sentence says why it ended (unless the model finished on its own within 3 s)
     ended = [note for note in KNOWN_NOTES if note in out]
     assert len(ended) <= 1
+    assert_no_loop_shown(out)
     assert "\n42\n" in out and "==CHECK== True ['before', 'pd', 'sales']" in out
 
 
