@@ -63,6 +63,19 @@ class Config(BaseModel):
     )
     color: bool = Field(True, description="coloured output (--no-color or NO_COLOR turn it off)")
     editing_mode: Literal["emacs", "vi"] = Field("emacs", description="key bindings of the prompt")
+    max_tokens: int = Field(
+        1024,
+        ge=16,
+        le=200_000,
+        description="most tokens one model reply may have (less if the window is full)",
+    )
+    context_window: int | None = Field(
+        None, ge=512, le=10_000_000, description="the model's context window in tokens (unset: ask the model)"
+    )
+    temperature: float | None = Field(
+        None, ge=0, le=2, description="sampling temperature (unset: provider's)"
+    )
+    seed: int | None = Field(None, description="sampling seed, for repeatable local-model answers")
     tool_protocol: Literal["auto", "native", "text"] = Field(
         "auto", description="tool calling: native function calls, the text protocol, or auto (by the model)"
     )

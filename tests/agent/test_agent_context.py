@@ -24,6 +24,11 @@ from pyaichat.agent.context import (
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def sent_text(request: dict) -> str:
+    """Everything a request told the model (system prompt, session picture, question)."""
+    return "\n".join(str(m.get("content")) for m in request["messages"])
+
+
 def test_system_prompt_comes_from_prompts_folder():
     text = load_system_prompt()
     assert text == (ROOT / "prompts" / "system.md").read_text(encoding="utf-8")
@@ -96,7 +101,7 @@ def test_digest_hides_values_of_secret_names(assistant, fake, session):
     assert "api_token: <redacted" in session_digest(session, session.config)
     fake.text("ok")
     assistant.ask("what is set?", lambda e: None, lambda e: None)
-    system = fake.requests[0]["messages"][0]["content"]
+    system = sent_text(fake.requests[0])
     assert "abc123abc123" not in system and "hunter2" not in system
     assert "api_token: <redacted" in system
 
@@ -112,7 +117,7 @@ def test_pinned_variable_summary_is_in_the_turn_context(assistant, fake, session
     session.run("merged = [1, 2, 3]")
     fake.text("ok")
     assistant.ask("why @merged?", lambda e: None, lambda e: None)
-    system = fake.requests[0]["messages"][0]["content"]
+    system = sent_text(fake.requests[0])
     assert "## Pinned by the user\n### merged\n" in system and "[1, 2, 3]" in system
 
 
@@ -183,7 +188,7 @@ def test_a_new_last_error_is_marked_as_new(assistant, fake, session):
         assistant.ask(question, lambda e: None, lambda e: None)
     session.run("[][1]")
     assistant.ask("three", lambda e: None, lambda e: None)
-    systems = [r["messages"][0]["content"] for r in fake.requests]
+    systems = [sent_text(r) for r in fake.requests]
     assert "Last error (input [1]): ZeroDivisionError" in systems[0]
     assert "Last error (input [1]): ZeroDivisionError" in systems[1]
     assert "Last error (input [2], new since the previous question): IndexError" in systems[2]

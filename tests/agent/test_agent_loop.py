@@ -318,10 +318,13 @@ def test_memory_carries_earlier_turns_and_clear_forgets(assistant, fake):
     ask(assistant, "first question")
     ask(assistant, "second question")
     contents = [m["content"] for m in fake.requests[1]["messages"][1:]]
-    assert contents == ["first question", "first answer", "second question"]
+    # remembered turns as they were asked; the session picture goes with the newest question only
+    assert contents[:2] == ["first question", "first answer"]
+    assert contents[2].startswith("## Session") and contents[2].endswith("## Question\nsecond question")
     assistant.clear()
     ask(assistant, "third question")
-    assert [m["content"] for m in fake.requests[2]["messages"][1:]] == ["third question"]
+    (only,) = fake.requests[2]["messages"][1:]
+    assert only["content"].endswith("## Question\nthird question")
 
 
 def test_secrets_in_the_namespace_never_reach_the_model(assistant, fake, session):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("401", "429", "500", "400-tools", "slow", "malformed", "cut", "hang")
+FAULTS = ("401", "429", "500", "400-tools", "400-context", "slow", "malformed", "cut", "hang")
 
 
 @dataclass
@@ -50,6 +50,9 @@ class ScriptedServer:
         self.hanging = threading.Event()  # set once a "hang" reply has sent its first text
         self.requests: list[Recorded] = []
         self._httpd: ThreadingHTTPServer | None = None
+        # what GET /props answers, like a llama.cpp server (None: 404, like most other servers)
+        self.props: dict[str, Any] | None = None
+        self.gets: list[str] = []
 
     # -- scripting -------------------------------------------------------------------------------------------
     def enqueue(self, *replies: Reply) -> ScriptedServer:
@@ -128,6 +131,8 @@ class ScriptedServer:
         self.requests.clear()
         self._release.clear()
         self.hanging.clear()
+        self.props = None
+        self.gets.clear()
 
     def stop(self) -> None:
         self._stop.set()
@@ -159,6 +164,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
 
+    def do_GET(self) -> None:
+        srv = self.owner
+        srv.gets.append(self.path)
+        if self.path.rstrip("/") == "/props" and srv.props is not None:
+            return self._json(200, srv.props)
+        return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length).decode("utf-8", "replace")
@@ -189,6 +201,11 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "500":
             return self._json(
                 500, _error("The server had an error while processing your request.", "server_error")
+            )
+        if kind == "400-context":
+            return self._json(
+                400,
+                _error("Requested tokens (3000) exceed context window of 2048", "invalid_request_error"),
             )
         if kind == "400-tools":
             return self._json(400, _error("This model does not support tools.", "invalid_request_error"))

@@ -20,7 +20,8 @@ def flat(text: str) -> str:
 
 
 def system_text(body: dict) -> str:
-    return "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] == "system")
+    # the system prompt and the session picture (which travels with the question, after the cached prefix)
+    return "\n".join(str(m.get("content")) for m in body["messages"] if m["role"] in ("system", "user"))
 
 
 @pytest.fixture

@@ -94,19 +94,22 @@ class Assistant:
         self._seen_error = self.session.last_error
         pinned = pinned_section(question, self.session, self._describe)
 
-        def build_request(current: list[dict[str, Any]], native: bool) -> tuple[list[dict[str, Any]], int]:
-            parts = [self.system_prompt]
-            if not native:
-                parts.append(describe_protocol(schemas))
-            parts.append(digest)
-            if pinned:
-                parts.append(pinned)
-            system = {"role": "system", "content": "\n\n".join(parts)}
-            messages, tokens = self.memory.fit(system, current, cfg.context_tokens, native=native)
-            if native:
-                tokens += approx_tokens(schemas)
-            return mask_messages(messages, mask), tokens
+        limit, window = self._prompt_limit(llm)
+        context = "\n\n".join(part for part in (digest, pinned) if part)
 
+        def build_request(current: list[dict[str, Any]], native: bool) -> tuple[list[dict[str, Any]], int]:
+            # The system message is the same bytes at every step and turn of the session (prompt caches
+            # reuse it, with the tool schemas); what changes each turn (the session picture) goes with
+            # the question, after the remembered turns.
+            system = {"role": "system", "content": self._system_text(native, schemas)}
+            first = {**current[0], "content": f"{context}\n\n## Question\n{current[0]['content']}"}
+            tool_tokens = approx_tokens(schemas) if native else 0
+            messages, tokens = self.memory.fit(
+                system, [first, *current[1:]], limit - tool_tokens, native=native
+            )
+            return mask_messages(messages, mask), tokens + tool_tokens
+
+        counter = getattr(llm, "count_tokens", None)
         env = TurnEnv(
             llm=llm,
             emit=emit,
@@ -117,7 +120,9 @@ class Assistant:
             max_steps=cfg.max_steps,
             turn_timeout=cfg.turn_timeout,
             request_timeout=cfg.request_timeout,
-            context_tokens=cfg.context_tokens,
+            context_tokens=limit,
+            context_window=window,
+            count_tokens=counter if callable(counter) else None,
             budget_left=self._budget_left,
             mask=mask,
         )
@@ -129,6 +134,28 @@ class Assistant:
         if result.usage.cost_usd is not None:
             self.totals.cost_usd = (self.totals.cost_usd or 0.0) + result.usage.cost_usd
         return result
+
+    def _system_text(self, native: bool, schemas: list[dict[str, Any]]) -> str:
+        if native:
+            return self.system_prompt
+        return f"{self.system_prompt}\n\n{describe_protocol(schemas)}"
+
+    def _prompt_limit(self, llm: LLM) -> tuple[int, int | None]:
+        """Most prompt tokens per request, and the model's window when known.
+
+        The prompt gets the window less room for the answer (``max_tokens``, but at most a quarter of the
+        window, so a small window still leaves the prompt most of it), and never more than ``context_tokens``.
+        """
+        cfg = self.config
+        window_of = getattr(llm, "context_window", None)
+        if not callable(window_of):
+            return cfg.context_tokens, None
+        try:
+            window = int(window_of())
+        except Exception:
+            return cfg.context_tokens, None
+        room = min(int(getattr(cfg, "max_tokens", 1024)), max(window // 4, 64))
+        return max(256, min(cfg.context_tokens, window - room)), window
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         """The registry's tool schemas, rebuilt only when the capabilities change (pydantic is slow)."""

@@ -115,6 +115,8 @@ def _import_litellm() -> Any:
                 raise LLMError(f"The assistant needs litellm, which cannot be imported: {exc}.", kind="setup")
             litellm.suppress_debug_info = True
             litellm.telemetry = False
+            # token_counter would fetch some tokenizers from the Hugging Face hub: no network from here.
+            litellm.disable_hf_tokenizer_download = True
             _litellm = litellm
     return _litellm
 
@@ -202,6 +204,9 @@ class LiteLLMClient:
         self.backoff = backoff
         self._sleep = sleep
         self._tools_rejected = False
+        self.tools_ignored = False  # the server accepted tool schemas but never showed them to the model
+        self._window: int | None = None
+        self._count_cache: tuple[Any, int] = (None, 0)
 
     def prepare(self) -> None:
         """Finish loading litellm (usually warm already), so a turn's first step is not charged for it."""
@@ -211,7 +216,7 @@ class LiteLLMClient:
         protocol = getattr(self.config, "tool_protocol", "auto")
         if protocol != "auto":
             return protocol == "native"
-        if self._tools_rejected:
+        if self._tools_rejected or self.tools_ignored:
             return False
         litellm = load_litellm()
         try:
@@ -257,11 +262,82 @@ class LiteLLMClient:
     def request_kwargs(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        """The request body pyaichat builds (what ``/sent`` shows), without credentials or transport."""
+        """The request body pyaichat builds (what ``/sent`` shows), without credentials or transport.
+
+        Every request carries a completion cap: ``max_tokens`` from the settings, lowered so that prompt and
+        answer fit the model's window together. Ollama is told its window (``num_ctx``): left alone it
+        silently cuts a longer prompt from the front, system prompt first.
+        """
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if tools:
             body["tools"] = tools
+        body["max_tokens"] = self.answer_cap(messages, tools)
+        cfg = self.config
+        if getattr(cfg, "temperature", None) is not None:
+            body["temperature"] = cfg.temperature
+        if getattr(cfg, "seed", None) is not None:
+            body["seed"] = cfg.seed
+        if is_ollama(self.model):
+            body["num_ctx"] = self.context_window()
         return body
+
+    # -- the context window --------------------------------------------------------------------------------
+    def context_window(self) -> int:
+        """The model's context window in tokens: the setting, the server's word, litellm's table, or a guess.
+
+        Asked once per client. A llama.cpp server reports its window on ``/props`` (``n_ctx``); vLLM on
+        ``/v1/models`` (``max_model_len``); a server that says nothing is taken to have ``DEFAULT_WINDOW``
+        until a refusal tells the real figure (``learn_window``).
+        """
+        if self._window is None:
+            configured = getattr(self.config, "context_window", None)
+            self._window = configured or self._server_window() or self._litellm_window() or DEFAULT_WINDOW
+        return self._window
+
+    def learn_window(self, tokens: int) -> None:
+        """The server named its real window in an error: use it from now on."""
+        if tokens >= 256 and not getattr(self.config, "context_window", None):
+            self._window = tokens
+
+    def _litellm_window(self) -> int | None:
+        if is_ollama(self.model):
+            return None  # litellm knows the model's training window; Ollama serves num_ctx, which we set
+        try:
+            info = load_litellm().get_model_info(model=self.model)
+        except Exception:
+            return None
+        window = info.get("max_input_tokens") or info.get("max_tokens")
+        return int(window) if window else None
+
+    def _server_window(self) -> int | None:
+        if not self.api_base or is_ollama(self.model):
+            return None
+        return probe_server_window(self.api_base, self.model, timeout=2.0)
+
+    def count_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+        """Prompt tokens of a request, with the model's tokenizer where litellm has it (else tiktoken's)."""
+        key = _count_key(messages, tools)
+        if key == self._count_cache[0]:
+            return self._count_cache[1]
+        try:
+            count: int | None = int(
+                load_litellm().token_counter(model=self.model, messages=messages, tools=tools)
+            )
+        except Exception:
+            count = None
+        if count is None:
+            from .context import approx_tokens
+
+            count = approx_tokens(messages) + (approx_tokens(tools) if tools else 0)
+        count = int(count * TOKEN_MARGIN) + 8  # another model's tokenizer may count a little differently
+        self._count_cache = (key, count)
+        return count
+
+    def answer_cap(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+        """``max_tokens`` for this request: the setting, or less when the window has less room left."""
+        cap = int(getattr(self.config, "max_tokens", 1024) or 1024)
+        room = self.context_window() - self.count_tokens(messages, tools)
+        return max(MIN_ANSWER_TOKENS, min(cap, room))
 
     def _once(
         self,
@@ -285,11 +361,36 @@ class LiteLLMClient:
         except LLMError:
             raise
         except Exception as exc:
+            window = window_in_error(exc)
+            if window:
+                self.learn_window(window)
             raise map_error(exc, self.model, self.api_base, timeout, bool(tools)) from None
         finally:
             _close(response)
         reply.usage.cost_usd = self._cost(reply.usage)
+        if tools and not reply.tool_calls:
+            self._check_tools_reached_model(messages, tools, reply.usage.prompt_tokens)
         return reply
+
+    def _check_tools_reached_model(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], reported: int
+    ) -> None:
+        """Notice a server that drops tool schemas silently (a chat template without tools, as llama.cpp
+        servers use for many small models): the prompt it counted cannot hold them. In ``auto`` mode the
+        session then uses the text protocol, which puts the tools in the system prompt where the model
+        sees them."""
+        if not reported or getattr(self.config, "tool_protocol", "auto") != "auto":
+            return
+        try:
+            counter = load_litellm().token_counter
+            bare = int(counter(model=self.model, messages=messages))
+            with_tools = int(counter(model=self.model, messages=messages, tools=tools))
+        except Exception:
+            return
+        schema_tokens = with_tools - bare
+        # A count below the bare messages' is not a real count (a proxy, a fake): draw no conclusion from it.
+        if schema_tokens >= 200 and bare * 0.7 <= reported < bare * 1.3 + schema_tokens * 0.3:
+            self.tools_ignored = True
 
     def _cost(self, usage: Usage) -> float | None:
         """Price of one call from litellm's local price table; ``None`` when the model is not in it."""
@@ -302,6 +403,73 @@ class LiteLLMClient:
             return float(prompt) + float(completion)
         except Exception:
             return None
+
+
+DEFAULT_WINDOW = 8192  # a server that does not say: most local models today have at least this
+MIN_ANSWER_TOKENS = 16
+TOKEN_MARGIN = 1.1
+
+
+def is_ollama(model: str) -> bool:
+    return model.startswith(("ollama/", "ollama_chat/"))
+
+
+def _count_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> tuple[Any, ...]:
+    last = messages[-1] if messages else {}
+    return (len(messages), id(tools), id(messages[0]) if messages else 0, id(last), len(str(last)))
+
+
+def probe_server_window(api_base: str, model: str, timeout: float = 2.0) -> int | None:
+    """Ask an OpenAI-compatible server for its context window (llama.cpp ``/props``, vLLM ``/v1/models``).
+
+    Only for a server the user named with ``api_base``; a short timeout, and any failure means "not said".
+    """
+    import json
+    import urllib.request
+
+    root = api_base.rstrip("/")
+    root_no_v1 = root[:-3] if root.endswith("/v1") else root
+    name = model.split("/", 1)[1] if "/" in model else model
+
+    def get(url: str) -> Any:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
+                return json.loads(resp.read(200_000).decode("utf-8", "replace"))
+        except Exception:
+            return None
+
+    props = get(root_no_v1 + "/props")
+    if isinstance(props, dict):
+        settings = props.get("default_generation_settings") or {}
+        n_ctx = settings.get("n_ctx") or props.get("n_ctx")
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            return n_ctx
+    models = get(root + "/models")
+    entries = models.get("data") if isinstance(models, dict) else None
+    if isinstance(entries, list):
+        chosen = [m for m in entries if isinstance(m, dict) and m.get("id") == name] or [
+            m for m in entries if isinstance(m, dict)
+        ]
+        for entry in chosen[:1]:
+            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            for value in (entry.get("max_model_len"), entry.get("context_length"), meta.get("n_ctx")):
+                if isinstance(value, int) and value > 0:
+                    return value
+    return None
+
+
+_WINDOW_IN_ERROR = re.compile(
+    r"(?:context window of|context length is|maximum context length is|n_ctx[ =:]+|context size[^0-9]{0,20})"
+    r"\s*(\d{3,7})",
+    re.I,
+)
+
+
+def window_in_error(exc: BaseException) -> int | None:
+    """The window a server named when it refused a prompt ("exceed context window of 2048"), if any."""
+    text = f"{exc} {getattr(exc, 'original_exception', '')}"
+    m = _WINDOW_IN_ERROR.search(text)
+    return int(m.group(1)) if m else None
 
 
 def _close(response: Any) -> None:

@@ -33,11 +33,16 @@ from ..agent.events import (
 )
 from ..errors import LLMError
 from .llm import LLM, LLMReply, Usage
-from .textproto import ParsedCall, StreamGate, parse_blocks, recover_json_call
+from .repetition import LOOP_NOTE, RepetitionGuard
+from .textcalls import recover_calls, tool_params
+from .textproto import ParsedCall, StreamGate, parse_blocks
 
 PROPOSE = "propose_code"
+MAX_CALLS_PER_REPLY = 8
 EMPTY_ANSWER = "(The model returned an empty reply; ask again or rephrase the question.)"
 EDIT_ANSWER = "The proposed code is waiting in your next input: edit it if you like, then run it yourself."
+# The tools kept when the window cannot hold all of them: one fact at a time, least power first.
+LEAN_TOOLS = ("list_globals", "get_repr", "eval_expr", "get_last_exception")
 
 
 class ToolOutcome(Protocol):
@@ -99,6 +104,10 @@ class TurnEnv:
     turn_timeout: float = 120.0
     request_timeout: float = 60.0
     context_tokens: int = 8000
+    # the model's window, when known: a request must leave room in it for the answer
+    context_window: int | None = None
+    # (messages, tools) -> prompt tokens with the model's tokenizer; None: build_request's estimate
+    count_tokens: Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], int] | None = None
     budget_left: Callable[[], float | None] = lambda: None
     mask: Callable[[str], str] = lambda text: text
     clock: Callable[[], float] = time.monotonic
@@ -127,7 +136,11 @@ class _Turn:
         self.answering = False
         self.open_calls: list[tuple[str, str]] = []  # (id, name) of tool calls without a result yet
         self._gate: StreamGate | None = None
+        self.tools = env.tool_schemas  # may shrink to LEAN_TOOLS when the window is small
+        self.params = tool_params(env.tool_schemas)
+        self.prompt_tokens = 0  # of the latest request
         self.call_ids: set[str] = set()
+        self.open_native = True  # the open calls are native ones (answered with "tool" messages)
         self.llm_calls = 0
 
     # -- the loop --------------------------------------------------------------------------------------------
@@ -151,6 +164,7 @@ class _Turn:
                 self.step += 1
                 self._state("thinking")
                 messages, tokens = env.build_request(self.current, native)
+                tokens = self._fit(messages, tokens, native)
                 if tokens > env.context_tokens:
                     return self._stop("context_tokens")
                 reply = self._ask(messages, native)
@@ -160,17 +174,46 @@ class _Turn:
                     continue
                 if isinstance(reply, LLMError):
                     return self._fail(reply)
-                calls = self._calls(reply, native)
+                if native and getattr(env.llm, "tools_ignored", False):
+                    # the server never showed the model its tools: the next steps describe them in text
+                    native = self.result.native = False
+                if reply.finish_reason == "repetition":
+                    return self._finish(reply.text.strip() or self.best, "repetition", LOOP_NOTE)
+                calls, prose = self._calls(reply, native)
                 if not calls:
                     text = reply.text if native else parse_blocks(reply.text)[1] or reply.text
+                    note = self._cap_note(reply)
+                    if note:
+                        return self._answer(text if text.strip() else EMPTY_ANSWER, "max_tokens", note)
                     return self._answer(text if text.strip() else EMPTY_ANSWER)
-                if self._run_calls(reply, calls, native):
+                if self._run_calls(reply, calls, prose, native):
                     return self._finish(EDIT_ANSWER)
         except KeyboardInterrupt:
             return self._interrupted()
         finally:
             self.result.messages = self.current
             self.result.duration_ms = round((env.clock() - self.started) * 1000, 3)
+
+    def _fit(self, messages: list[dict[str, Any]], estimate: int, native: bool) -> int:
+        """Prompt tokens of this request (the model's tokenizer where possible); when they do not fit, fall
+        back to the lean tool set before giving up, so a small window still gets an answer."""
+        count = self.env.count_tokens
+        tools = self.tools if native else None
+        tokens = count(messages, tools) if count else estimate
+        if tokens > self.env.context_tokens and native and len(self.tools) > len(LEAN_TOOLS):
+            lean = [s for s in self.tools if s.get("function", {}).get("name") in LEAN_TOOLS]
+            if lean:
+                self.tools = lean
+                tokens = count(messages, lean) if count else estimate
+        self.prompt_tokens = tokens
+        return tokens
+
+    def _cap_note(self, reply: LLMReply) -> str | None:
+        if reply.finish_reason != "length":
+            return None
+        return (
+            "The answer reached the reply length cap (max_tokens) and is cut short; ask for less or raise it."
+        )
 
     def _bound_hit(self) -> str | None:
         env = self.env
@@ -190,16 +233,20 @@ class _Turn:
     # -- one model request -----------------------------------------------------------------------------------
     def _ask(self, messages: list[dict[str, Any]], native: bool) -> LLMReply | LLMError | None:
         env = self.env
-        tools = env.tool_schemas if native else None
+        tools = self.tools if native else None
         self.result.requests.append(_request_record(env.llm, messages, tools))
-        gate = self._gate = StreamGate(tags=not native)
+        gate = self._gate = StreamGate(tags=not native, tool_params=self.params)
+        guard = RepetitionGuard()
         self.streamed = []
         self.answering = False  # each reply that streams text announces "answering" again
 
         def on_text(piece: str) -> None:
+            looping = guard.feed(piece)
             out = gate.feed(piece)
-            if out:
+            if out and not looping:
                 self._show(out)
+            if looping:  # cut the stream now: more of the same helps nobody
+                raise LLMError(LOOP_NOTE, kind="repetition")
             if env.clock() >= self.deadline:  # a stream that trickles on past the turn's deadline
                 raise LLMError("turn_timeout", kind="turn_timeout")
 
@@ -219,6 +266,11 @@ class _Turn:
             raise
         except LLMError as exc:
             self._record("llm", env.llm.model, started, ok=False, detail=str(exc))
+            if exc.kind == "repetition":
+                kept = guard.kept()
+                text = kept if native else parse_blocks(kept)[1]
+                self.llm_calls += 1
+                return LLMReply(text=text, finish_reason="repetition")
             if exc.kind == "tools_unsupported" and native:
                 return None
             if exc.kind in ("timeout", "turn_timeout") and env.clock() >= self.deadline - 0.05:
@@ -237,8 +289,12 @@ class _Turn:
         self.streamed.append(text)
         self.env.emit(AnswerChunkEvent(text=text))
 
-    def _calls(self, reply: LLMReply, native: bool) -> list[tuple[str, ParsedCall]]:
-        """(call id, parsed call) for each tool call of a reply: native, text blocks or printed JSON."""
+    def _calls(self, reply: LLMReply, native: bool) -> tuple[list[tuple[str, ParsedCall]], str]:
+        """(call id, parsed call) for each tool call of a reply, and the reply's prose around them.
+
+        Native calls first; then the text protocol's blocks; then the formats local models write on their
+        own (Hermes ``<tool_call>``, Llama JSON, Mistral ``[TOOL_CALLS]``, Gemma ``tool_code``, pythonic).
+        """
         if native and reply.tool_calls:
             out = []
             for i, tc in enumerate(reply.tool_calls):
@@ -247,31 +303,36 @@ class _Turn:
                     call_id = f"{call_id}_{self.step}_{i}"
                 self.call_ids.add(call_id)
                 out.append((call_id, _parse_native(tc.name, tc.arguments)))
-            return out
+            return out, reply.text
         if not native:
-            blocks, _ = parse_blocks(reply.text)
+            blocks, prose = parse_blocks(reply.text)
             if blocks:
-                return [(f"text_{self.step}_{i}", c) for i, c in enumerate(blocks)]
-        recovered = recover_json_call(reply.text, self.env.tool_names)
-        return [(f"call_text_{self.step}", recovered)] if recovered else []
+                return [(f"text_{self.step}_{i}", c) for i, c in enumerate(blocks)], prose
+        found = recover_calls(reply.text, self.params)
+        calls = [(f"call_text_{self.step}_{i}", c) for i, c in enumerate(found.calls[:MAX_CALLS_PER_REPLY])]
+        return calls, found.prose
 
     # -- tools -----------------------------------------------------------------------------------------------
-    def _run_calls(self, reply: LLMReply, calls: list[tuple[str, ParsedCall]], native: bool) -> bool:
+    def _run_calls(
+        self, reply: LLMReply, calls: list[tuple[str, ParsedCall]], prose: str, native: bool
+    ) -> bool:
         """Run a reply's tool calls and record them in the conversation; True when the user chose "edit"."""
         env = self.env
-        prose = reply.text if native else parse_blocks(reply.text)[1]
-        if calls and recover_json_call(reply.text, env.tool_names):
-            prose = ""
         if prose.strip():
             self.best = prose.strip()
-            if self.streamed:  # shown as answer text: end its paragraph before what comes next
-                shown = "".join(self.streamed)
-                gap = "\n\n"[len(shown) - len(shown.rstrip("\n")) :]
+            shown = "".join(self.streamed).strip()
+            unseen = prose.strip()[len(shown) :].strip() if prose.strip().startswith(shown) else ""
+            if shown:  # shown as answer text: end its paragraph before what comes next
+                if unseen:  # prose after the call, held back while the call streamed
+                    self._show("\n\n" + unseen)
+                full = "".join(self.streamed)
+                gap = "\n\n"[len(full) - len(full.rstrip("\n")) :]
                 if gap:
                     env.emit(AnswerChunkEvent(text=gap))
             else:
                 env.emit(ThinkingEvent(text=prose.strip()))
-        if native:
+        text_calls = native and not reply.tool_calls  # calls the model wrote as text: keep them as text
+        if native and not text_calls:
             message: dict[str, Any] = {"role": "assistant"}
             if prose:  # no "content" key at all otherwise (litellm drops a None content; /sent must match)
                 message["content"] = prose
@@ -282,6 +343,8 @@ class _Turn:
             self.current.append(message)
         else:
             self.current.append({"role": "assistant", "content": reply.text})
+        native = native and not text_calls
+        self.open_native = native
         self.open_calls = [(cid, c.name) for cid, c in calls]
         observations: list[str] = []
         edit = False
@@ -344,11 +407,11 @@ class _Turn:
         return True, approval.observation, None, approval.decision
 
     # -- endings ---------------------------------------------------------------------------------------------
-    def _answer(self, text: str) -> TurnResult:
+    def _answer(self, text: str, stopped_by: str | None = None, note: str | None = None) -> TurnResult:
         rest = self._gate.rest() if self._gate is not None else ""
         if rest.strip():
             self._show(rest)
-        return self._finish(text)
+        return self._finish(text, stopped_by, note)
 
     def _finish(self, text: str, stopped_by: str | None = None, note: str | None = None) -> TurnResult:
         self.current.append({"role": "assistant", "content": text + (f"\n\n({note})" if note else "")})
@@ -365,12 +428,24 @@ class _Turn:
             "ask a narrower question or "
             "raise --max-steps.",
             "turn_timeout": f"Stopped after {env.turn_timeout:g} s (the turn_timeout bound).",
-            "context_tokens": "Stopped: the request would exceed the context budget of "
-            f"{env.context_tokens:,} "
-            "tokens (context_tokens); /clear or raise it.",
+            "context_tokens": self._context_note(),
             "budget_usd": "Stopped: the next request would go over the session's money budget (budget_usd).",
         }
         return self._finish(self._best_text(), bound, notes[bound])
+
+    def _context_note(self) -> str:
+        env = self.env
+        window = env.context_window
+        if window and env.context_tokens < window:
+            return (
+                f"Stopped: the request needs about {self.prompt_tokens:,} tokens, more than the model's "
+                f"{window:,}-token window holds with room for the answer; /clear, or use a model with a "
+                "larger window."
+            )
+        return (
+            f"Stopped: the request would exceed the context budget of {env.context_tokens:,} tokens "
+            "(context_tokens); /clear or raise it."
+        )
 
     def _best_text(self) -> str:
         if self.best:
@@ -403,11 +478,11 @@ class _Turn:
     def _interrupted(self) -> TurnResult:
         self.result.interrupted = True
         for cid, _name in self.open_calls:
-            if self.result.native:
+            if self.open_native:
                 self.current.append(
                     {"role": "tool", "tool_call_id": cid, "content": "Cancelled by the user."}
                 )
-        if self.open_calls and not self.result.native:
+        if self.open_calls and not self.open_native:
             self.current.append({"role": "user", "content": "(The user cancelled the tool calls.)"})
         self.open_calls = []
         partial = "".join(self.streamed) or ""

@@ -1,0 +1,149 @@
+"""What the loop does with local-model habits: loops, tool calls written as text, the reply cap, small
+windows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fakes.fake_llm import FakeLLM
+from fakes.recorder import Recorder, never_approve
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.llm import LLMReply
+from pyaichat.agent.loop import LEAN_TOOLS
+from pyaichat.agent.repetition import LOOP_NOTE
+
+
+def ask(assistant: Assistant, question: str) -> tuple[Any, Recorder]:
+    rec = Recorder()
+    return assistant.ask(question, rec.emit, never_approve), rec
+
+
+def shown(rec: Recorder) -> str:
+    return "".join(e.text for e in rec.of("answer_chunk"))
+
+
+def test_a_looping_reply_is_cut_early_with_one_sentence(assistant, fake, session):
+    session.run("df = None")
+    line = "The type of the variable `df` is `NoneType`.\n"
+    fake.text(line * 200)
+    result, rec = ask(assistant, "what is df?")
+    assert result.stopped_by == "repetition" and result.note == LOOP_NOTE
+    assert result.answer == line.strip()
+    assert shown(rec).count("NoneType") <= 4  # the user saw a few lines, not two hundred
+    (answer,) = rec.of("answer")
+    assert answer.note == LOOP_NOTE
+    assert result.messages[-1]["role"] == "assistant"  # the conversation stays valid for the next question
+    fake.text("df is None.")
+    again, _ = ask(assistant, "and now?")
+    assert again.answer == "df is None."
+
+
+def test_a_loop_after_a_tool_call_keeps_what_the_tool_found(assistant, fake, session):
+    session.run("x = 41")
+    fake.tool("get_repr", {"expr": "x"}).text("x x x x x x x x " * 30)
+    result, _ = ask(assistant, "x?")
+    assert result.stopped_by == "repetition"
+    assert [s.kind for s in result.steps] == ["llm", "tool", "llm"]
+
+
+def test_a_hermes_tool_call_written_as_text_is_run_and_its_prose_shown(assistant, fake, session):
+    session.run("sales = {'north': 10, 'south': 20}")
+    fake.text(
+        "Let me look at sales.\n<tool_call>\n"
+        '{"name": "get_repr", "arguments": {"expr": "sales"}}\n</tool_call>'
+    ).text("south has the highest revenue (20).")
+    result, rec = ask(assistant, "which region has the highest revenue?")
+    (end,) = rec.of("tool_end")
+    assert end.name == "get_repr" and end.ok and "'south': 20" in end.text
+    assert result.answer == "south has the highest revenue (20)."
+    assert "Let me look at sales." in shown(rec) and "<tool_call>" not in shown(rec)
+    # the call the model wrote as text goes back as text, with the result as an observation
+    second = fake.requests[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": fake_text_of(second[-2])}
+    assert second[-1]["role"] == "user" and second[-1]["content"].startswith('<observation tool="get_repr">')
+
+
+def fake_text_of(message: dict[str, Any]) -> str:
+    assert "<tool_call>" in message["content"]
+    return message["content"]
+
+
+def test_a_pythonic_call_in_the_text_protocol_is_run(session, config):
+    session.run("x = 41")
+    fake = FakeLLM(native=False)
+    fake.text('get_repr(expr="x")').text("41.")
+    result, rec = ask(Assistant(config, session, llm_factory=lambda cfg: fake), "x?")
+    assert [e.name for e in rec.of("tool_end")] == ["get_repr"] and result.answer == "41."
+
+
+def test_an_unknown_tool_in_a_tagged_call_is_never_run(assistant, fake, session):
+    fake.text('<tool_call>{"name": "shell", "arguments": {"cmd": "rm -rf /"}}</tool_call>').text("ok")
+    result, rec = ask(assistant, "q")
+    (end,) = rec.of("tool_end")
+    assert not end.ok and "no tool named 'shell'" in end.error
+    assert result.answer == "ok"
+
+
+def test_a_reply_cut_by_the_cap_says_so(assistant, fake):
+    fake.enqueue(LLMReply(text="The answer is long and", finish_reason="length"))
+    result, _ = ask(assistant, "q")
+    assert result.answer == "The answer is long and" and result.stopped_by == "max_tokens"
+    assert "max_tokens" in result.note
+
+
+class WindowedLLM(FakeLLM):
+    """A scripted model that reports a context window and counts tokens like the real client."""
+
+    def __init__(self, window: int) -> None:
+        super().__init__()
+        self.window = window
+
+    def context_window(self) -> int:
+        return self.window
+
+    def count_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+        import json
+
+        return len(json.dumps(messages)) // 4 + (len(json.dumps(tools)) // 4 if tools else 0)
+
+
+def test_a_small_window_gets_the_lean_tool_set(config, session):
+    fake = WindowedLLM(window=2600)
+    fake.text("ok")
+    result, _ = ask(Assistant(config, session, llm_factory=lambda cfg: fake), "q")
+    assert result.answer == "ok"
+    names = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    assert names == set(LEAN_TOOLS)
+
+
+def test_a_window_too_small_for_anything_is_one_clear_sentence(config, session):
+    fake = WindowedLLM(window=600)
+    result, _ = ask(Assistant(config, session, llm_factory=lambda cfg: fake), "q")
+    assert fake.requests == []  # nothing was sent that the server would silently truncate
+    assert result.stopped_by == "context_tokens"
+    assert "600-token window" in result.note and result.note.count(".") == 1
+
+
+def test_a_large_window_keeps_every_tool(config, session):
+    fake = WindowedLLM(window=32_000)
+    fake.text("ok")
+    ask(Assistant(config, session, llm_factory=lambda cfg: fake), "q")
+    assert len(fake.requests[0]["tools"]) > len(LEAN_TOOLS)
+
+
+def test_the_request_prefix_is_byte_identical_across_steps_and_turns(assistant, fake, session):
+    import json
+
+    session.run("x = 41")
+    fake.tool("get_repr", {"expr": "x"}).text("41.")
+    ask(assistant, "x?")
+    session.run("y = 2")  # the session picture changes between turns
+    fake.text("2.")
+    ask(assistant, "y?")
+    first, second, third = fake.requests
+    prefix = json.dumps([first["tools"], first["messages"][0]])
+    assert json.dumps([second["tools"], second["messages"][0]]) == prefix
+    assert json.dumps([third["tools"], third["messages"][0]]) == prefix
+    # the second turn's request starts with the whole first turn as it was sent, minus its session picture
+    assert third["messages"][1]["content"] == "x?"
+    assert "y: int" in third["messages"][-1]["content"]
