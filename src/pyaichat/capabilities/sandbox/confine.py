@@ -213,9 +213,29 @@ def probe() -> Walls:
         if not seccomp:
             why.append("this kernel has no seccomp filters")
     if not seccomp or arch is None:
-        return Walls(abi, False, read_paths() if abi else (), tuple(why))
-    template, offsets = _bpf_template(arch)
-    return Walls(abi, True, read_paths() if abi else (), tuple(why), arch, template, offsets)
+        walls = Walls(abi, False, read_paths() if abi else (), tuple(why))
+    else:
+        template, offsets = _bpf_template(arch)
+        walls = Walls(abi, True, read_paths() if abi else (), tuple(why), arch, template, offsets)
+    if (walls.landlock_abi or walls.seccomp) and not _trial(walls):
+        # Announced but unusable (a container's own seccomp profile refusing prctl, say): run behind the
+        # guards instead of failing every run.
+        return Walls(0, False, (), (*why, "the walls could not be raised in a trial child"))
+    return walls
+
+
+def _trial(walls: Walls) -> bool:
+    """Raise the walls once in a throw-away child; True if they went up."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            raise_walls(walls)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def status() -> list[str]:
