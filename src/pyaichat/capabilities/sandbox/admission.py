@@ -192,7 +192,7 @@ def _check_user_arg(arg: Any, func: str) -> None:
     sandbox."""
     items = arg if type(arg) in (tuple, list) and len(arg) <= 100 else (arg,)
     for item in items:
-        if type(item) is str and (item.startswith("_") or item in INTERNALS or "._" in item or ".__" in item):
+        if type(item) is str and (item.startswith("__") or item in INTERNALS or "._" in item):
             raise SandboxViolation(
                 f"passing the name {item[:40]!r} to the session's function {func} is not allowed "
                 "in the sandbox (private attributes stay out of reach)"
