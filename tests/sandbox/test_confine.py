@@ -78,3 +78,17 @@ def test_read_paths_leave_out_home_cwd_and_proc(tmp_path, monkeypatch) -> None:
     for banned in ("/", "/home", "/root", "/tmp", "/etc", "/proc", "/usr"):
         assert banned not in paths
     assert not any(p.startswith("/proc/") and p != "/proc/cpuinfo" for p in paths)
+
+
+def test_walls_that_cannot_be_raised_are_reported_down(monkeypatch) -> None:
+    """A kernel that announces Landlock/seccomp but refuses them (a container's own seccomp profile): the
+    sandbox runs behind the guards instead of failing every run."""
+    monkeypatch.setattr(confine, "_trial", lambda walls: False)
+    confine.probe.cache_clear()
+    try:
+        walls = confine.probe()
+        assert not walls.complete and not walls.landlock_abi and not walls.seccomp
+        if confine.sys.platform.startswith("linux"):
+            assert "the walls could not be raised in a trial child" in walls.why_not
+    finally:
+        confine.probe.cache_clear()

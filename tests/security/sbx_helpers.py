@@ -68,6 +68,9 @@ class Point:
 
 
 point = Point(3, 4)
+funcs = [helper, shell]
+handlers = {{"run": shell, "double": helper}}
+acct.callbacks = [shell]
 """
 
 

@@ -111,6 +111,12 @@ ESCAPES: list[tuple[str, str, str]] = [
     ("user-shell-function", "shell('true')", "session's own function"),
     ("user-function-in-map", "list(map(shell, ['true']))", "session's own function"),
     ("user-method", "acct.total()", "session's own function"),
+    # ... also when it sits in a container or an attribute of the user's object (a hole of the old guards)
+    ("user-function-in-list", "funcs[1]('true')", "session's own function"),
+    ("user-function-in-dict", "handlers['run']('true')", "session's own function"),
+    ("user-function-iterated", "for f in funcs:\n    f('true')", "session's own function"),
+    ("user-function-dict-get", "handlers.get('run')('true')", "session's own function"),
+    ("user-function-in-attribute-list", "acct.callbacks[0]('true')", "session's own function"),
     ("user-property", "acct.balance", "property"),
     # -- library I/O and global state --
     ("np-load", "import numpy as np\nnp.load('/etc/passwd')", "numpy.load is not available"),
@@ -173,7 +179,17 @@ ESCAPES: list[tuple[str, str, str]] = [
 
 # Behind the kernel wall (fork mode, Landlock + seccomp) the session's own functions, methods and properties
 # may run (issue 11): these end harmless there instead of refused; test_kernel_walls.py shows what stops them.
-RUN_BEHIND_THE_WALL = {"shell('true')", "list(map(shell, ['true']))", "acct.total()", "acct.balance"}
+RUN_BEHIND_THE_WALL = {
+    "shell('true')",
+    "list(map(shell, ['true']))",
+    "acct.total()",
+    "acct.balance",
+    "funcs[1]('true')",
+    "handlers['run']('true')",
+    "for f in funcs:\n    f('true')",
+    "handlers.get('run')('true')",
+    "acct.callbacks[0]('true')",
+}
 
 
 def walled(mode: str) -> bool:

@@ -381,3 +381,10 @@ def test_the_child_environment_is_empty_for_c_code_too(monkeypatch) -> None:
         return [libc.getenv(b"PYAICHAT_TEST_SECRET_ENV"), libc.getenv(b"PATH"), len(os.environ)]
 
     assert confined(getenv) == [None, None, 0]
+
+
+def test_a_single_underscore_name_is_ordinary_data(hostile) -> None:
+    """``'_merge'`` (pandas' indicator column) is a name like any other; dunders are what the check is for."""
+    code = "m = df.merge(df.head(2), how='left', on='city', indicator=True)\nsorted(set(get(m, '_merge')))"
+    result = _run(hostile, code)
+    assert result.ok and "both" in result.text, result

@@ -193,6 +193,7 @@ def test_legit_snippet_runs(run, code: str, expected: str) -> None:
 LEGIT_WALLED: list[tuple[str, str, str]] = [
     ("user-function", "helper(21)", "42"),
     ("user-function-map", "print(list(map(helper, [1, 2])))", "[2, 4]"),
+    ("user-function-in-containers", "print(funcs[0](21), handlers['double'](4))", "42 8"),
     ("user-function-apply", "print(df['units'].apply(helper).tolist())", "[2, 8, 4, 16]"),
     ("user-method", "acct.total()", "3"),
     ("user-method-getattr", "getattr(acct, 'total')()", "3"),

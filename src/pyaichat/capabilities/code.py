@@ -23,7 +23,9 @@ def run_python(ctx: CapabilityContext, args: CodeArgs) -> str:
     the value of its last expression. Use it for logic over several values (loops, filters, comparisons).
     Restricted: no files, network, processes or private attributes; imports limited to math, statistics,
     itertools, functools, operator, collections, re, json, datetime, decimal, fractions, random, string,
-    textwrap, copy, numpy and pandas. Changes stay inside the snippet (work on copies); 2 s time limit."""
+    textwrap, copy, numpy and pandas. Changes stay inside the snippet (work on copies); 2 s time limit.
+    On Linux the session's own functions, methods and classes may be called too. A string result comes
+    back as plain text."""
     from .sandbox import run
 
     return run(ctx, args.code, "exec")

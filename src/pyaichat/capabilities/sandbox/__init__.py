@@ -11,7 +11,10 @@ How runs are bounded (the README's "Sandbox" section says the same):
   address space), RLIMIT_FSIZE 0, a small RLIMIT_NOFILE, no environment variables, stdio on /dev/null and no
   inherited descriptors. Anything — a C loop, catastrophic regex backtracking, a deadlock — ends at the
   deadline. The user's objects are a copy-on-write copy: the snippet may change them; the session never sees
-  it.
+  it. On Linux the child then walls itself in (``confine``: Landlock + seccomp, detected at run time) before
+  the snippet runs; with both walls up the guards relax what only they stood in for (calling the session's
+  own functions, methods and classes; ordinary dunder methods and ``obj.attr op= v`` in the snippet's
+  classes). ``walls_report`` says which walls stand here.
 * in-process (Windows, or ``sandbox_isolation = "inprocess"``): the compiler injects ``_tick_()`` — a clock
   check that raises a ``BaseException`` past the deadline — at the top of every loop body, every function,
   every comprehension and lambda; infinite ``itertools`` iterators tick too. Limits: a single long C-level

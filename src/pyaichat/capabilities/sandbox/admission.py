@@ -124,11 +124,16 @@ class AdmissionGuards:
         return arg_guard(value, self.is_user, first)
 
     def _sanitize(self, value: Any, depth: int, budget: list[int], values: bool = False) -> Any:
-        """A copy of a dict (or list of dicts) with secret-named entries hidden; the value itself when none.
+        """A copy of a dict (or list or tuple) with secret-named entries hidden and the session's functions
+        admitted; the value itself when nothing changed.
         ``values``: strings that look like credentials are hidden too, wherever they sit (for what the
         session's own code returns). Bounded: large containers are checked only up to ``budget`` items."""
         if values and type(value) is str and len(value) < 10_000 and self.looks_secret(value):
             return Hidden("a value that holds a credential is not available in the sandbox")
+        if depth and type(value) in FUNCS and is_user_function(value):
+            # The session's function inside a container (``handlers = {"run": shell}``) gets the same
+            # admission as one named directly: refused, or (behind the kernel wall) a checked call.
+            return self.admit(value, getattr(value, "__name__", "function"))
         if depth > 3 or budget[0] <= 0:
             return value
         if type(value) is dict:
@@ -187,7 +192,7 @@ def _check_user_arg(arg: Any, func: str) -> None:
     sandbox."""
     items = arg if type(arg) in (tuple, list) and len(arg) <= 100 else (arg,)
     for item in items:
-        if type(item) is str and (item.startswith("_") or item in INTERNALS or "._" in item or ".__" in item):
+        if type(item) is str and (item.startswith("__") or item in INTERNALS or "._" in item):
             raise SandboxViolation(
                 f"passing the name {item[:40]!r} to the session's function {func} is not allowed "
                 "in the sandbox (private attributes stay out of reach)"

@@ -139,6 +139,8 @@ class AttributeGuards:
             value = self.from_user_code(value, f"the value of .{name}")
         else:
             value = self.admit(value, f".{name}")
+            if type(value) in (dict, list, tuple) and t is not type and is_user_class(t):
+                value = self._sanitize(value, 0, [10_000])  # data of the user's object, like a variable
         mod = getattr(t, "__module__", None) or ""
         if callable(value) and mod.startswith("pandas"):
             if name in TEXT_WRITERS:

@@ -14,7 +14,7 @@ libraries and time-zone data; use memory and CPU up to its resource limits; star
 signal itself. What it cannot: write or create any file, read anything else (``/proc/self/mem``, ``$HOME``,
 ``/etc/passwd``), create a socket of any family, ``execve``, ``fork`` or ``clone`` a process, signal or trace
 another process, read or write another process's memory, enter new namespaces, use io_uring, bpf, userfaultfd
-or the keyring, push characters into a terminal.
+or the keyring, read the kernel log, push characters into a terminal.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ _X86_64 = _Arch(
         "pidfd_getfd": 438, "pidfd_send_signal": 424, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
         "unshare": 272, "setns": 308, "mount": 165, "bpf": 321, "userfaultfd": 323, "perf_event_open": 298,
         "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "keyctl": 250, "add_key": 248,
-        "request_key": 249, "process_madvise": 440, "kcmp": 312,
+        "request_key": 249, "process_madvise": 440, "kcmp": 312, "syslog": 103,
     },
     clone=56, clone3=435, kill=62, tgkill=234, ioctl=16, x32=True,
 )  # fmt: skip
@@ -110,7 +110,7 @@ _AARCH64 = _Arch(
         "pidfd_send_signal": 424, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240, "unshare": 97,
         "setns": 268, "mount": 40, "bpf": 280, "userfaultfd": 282, "perf_event_open": 241,
         "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "keyctl": 219, "add_key": 217,
-        "request_key": 218, "process_madvise": 440, "kcmp": 272,
+        "request_key": 218, "process_madvise": 440, "kcmp": 272, "syslog": 116,
     },
     clone=220, clone3=435, kill=129, tgkill=131, ioctl=29,
 )  # fmt: skip
@@ -213,9 +213,29 @@ def probe() -> Walls:
         if not seccomp:
             why.append("this kernel has no seccomp filters")
     if not seccomp or arch is None:
-        return Walls(abi, False, read_paths() if abi else (), tuple(why))
-    template, offsets = _bpf_template(arch)
-    return Walls(abi, True, read_paths() if abi else (), tuple(why), arch, template, offsets)
+        walls = Walls(abi, False, read_paths() if abi else (), tuple(why))
+    else:
+        template, offsets = _bpf_template(arch)
+        walls = Walls(abi, True, read_paths() if abi else (), tuple(why), arch, template, offsets)
+    if (walls.landlock_abi or walls.seccomp) and not _trial(walls):
+        # Announced but unusable (a container's own seccomp profile refusing prctl, say): run behind the
+        # guards instead of failing every run.
+        return Walls(0, False, (), (*why, "the walls could not be raised in a trial child"))
+    return walls
+
+
+def _trial(walls: Walls) -> bool:
+    """Raise the walls once in a throw-away child; True if they went up."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            raise_walls(walls)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def status() -> list[str]:
