@@ -8,6 +8,9 @@ paste and drawn its own ``>>> ``; from here on keys are edited, completed and hi
 IPython's figure is its first ``In [1]:``. Load on a shared machine comes in bursts that usually hit both
 halves of a pair alike, so the median of the per-pair ratios is the figure to read.
 
+Each round also times the floor: a bare prompt_toolkit ``PromptSession`` drawing its first prompt, the least
+any prompt_toolkit REPL can do; the full UI's distance from it is pyaichat's own cost.
+
 Budget (issue 14): full UI ≤ 0.5× IPython's first prompt (median of the pair ratios). Usage:
 
     .venv/bin/python benchmarks/startup_interactive.py [pairs]      # default 20 pairs
@@ -29,6 +32,15 @@ BUDGET = 0.5
 EARLY_PROMPT = r">>> "
 FULL_UI = r"\x1b\[\?2004h.*?>>>[ \x1b]"
 IPYTHON_PROMPT = r"In \[\S*1\S*\]: "
+# The floor: the least any prompt_toolkit REPL can do (import it, build a PromptSession with a toolbar, draw
+# the prompt), with the collector paused as pyaichat does. What pyaichat's full UI costs above it is its own.
+FLOOR = (
+    "import gc; gc.disable()\n"
+    "from prompt_toolkit import PromptSession\n"
+    "session = PromptSession(bottom_toolbar='toolbar')\n"
+    "session.app.after_render += lambda app: gc.enable()\n"
+    "session.prompt('>>> ')\n"
+)
 
 
 def spawn(argv: list[str], env: dict[str, str]) -> pexpect.spawn:
@@ -53,13 +65,22 @@ def time_pyaichat(env: dict[str, str]) -> tuple[float, float]:
     return first, full
 
 
-def time_ipython(env: dict[str, str]) -> float:
+def time_to(argv: list[str], prompt: str, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    child = spawn([sys.executable, "-m", "IPython", "--quick", "--no-banner", "--no-confirm-exit"], env)
-    child.expect(IPYTHON_PROMPT)
+    child = spawn(argv, env)
+    child.expect(prompt)
     elapsed = time.perf_counter() - started
     finish(child)
     return elapsed
+
+
+def time_ipython(env: dict[str, str]) -> float:
+    argv = [sys.executable, "-m", "IPython", "--quick", "--no-banner", "--no-confirm-exit"]
+    return time_to(argv, IPYTHON_PROMPT, env)
+
+
+def time_floor(env: dict[str, str]) -> float:
+    return time_to([sys.executable, "-c", FLOOR], FULL_UI, env)
 
 
 def main() -> None:
@@ -82,11 +103,14 @@ def main() -> None:
     first: list[float] = []
     full: list[float] = []
     theirs: list[float] = []
+    floor: list[float] = []
     for i in range(PAIRS):
         if i % 2 == 0:
             ours = time_pyaichat(env)
             theirs.append(time_ipython(env))
+            floor.append(time_floor(env))
         else:
+            floor.append(time_floor(env))
             theirs.append(time_ipython(env))
             ours = time_pyaichat(env)
         first.append(ours[0])
@@ -99,13 +123,14 @@ def main() -> None:
         ("pyaichat first >>>", first),
         ("pyaichat full UI", full),
         ("ipython In [1]", theirs),
+        ("floor (bare p_t)", floor),
     ):
         print(f"  {name:<20} median {statistics.median(values) * 1000:6.0f} ms")
-    for name, values in (("first >>>", first), ("full UI", full)):
+    for name, values in (("pyaichat first >>>", first), ("pyaichat full UI", full), ("floor", floor)):
         ratios = [a / b for a, b in zip(values, theirs, strict=True)]
         q = statistics.quantiles(ratios, n=4)
         print(
-            f"pyaichat {name} / ipython first prompt, per pair: median {statistics.median(ratios):.2f}x "
+            f"{name} / ipython first prompt, per round: median {statistics.median(ratios):.2f}x "
             f"(quartiles {q[0]:.2f}-{q[2]:.2f}, best {min(ratios):.2f}, worst {max(ratios):.2f})"
         )
     median = statistics.median(a / b for a, b in zip(full, theirs, strict=True))

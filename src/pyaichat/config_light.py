@@ -133,10 +133,12 @@ def _is_ellipsis(node: ast.expr | None) -> bool:
 
 
 def _literal_or_missing(node: ast.expr) -> Any:
+    """A scalar literal default; anything else (a mutable literal, an expression) is read from pydantic."""
     try:
-        return _literal(node)
+        value = _literal(node)
     except _Unsure:
         return _NO_DEFAULT
+    return value if value is None or type(value) in (str, int, float, bool) else _NO_DEFAULT
 
 
 def read_declaration(source: str) -> dict[str, FieldSpec]:
@@ -287,6 +289,8 @@ class LazyConfig:
         object.__setattr__(self, "_real", None)
 
     def __getattr__(self, name: str) -> Any:
+        if name in LazyConfig.__slots__:  # not set yet (e.g. a copy being built): no recursion
+            raise AttributeError(name)
         if self._real is None and name in self._values:
             return self._values[name]
         return getattr(self.materialize(), name)

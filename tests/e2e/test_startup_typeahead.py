@@ -1,0 +1,48 @@
+"""Nothing typed during start-up is lost (issue 14): keys sent before anything is on screen all run, in order.
+
+The start-up draws ``>>> `` itself, then loads prompt_toolkit, the lexer (after the first render) and the
+completer (on the first TAB). Keys typed through all of that wait in the terminal and reach the real prompt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
+]
+NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
+
+
+def test_keys_typed_before_anything_is_drawn_all_run_in_order(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
+    env.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        TERM="xterm",
+        PROMPT_TOOLKIT_NO_CPR="1",
+    )
+    child = pexpect.spawn(
+        sys.executable, ["-m", "pyaichat"], env=env, dimensions=(30, 100), encoding="utf-8", timeout=20
+    )
+    try:
+        # Sent at once, while the interpreter is still starting: a statement, a block with its blank line,
+        # a completion key, and an expression that needs all of them.
+        child.send("x = 6\r")
+        child.send("for i in range(2):\r")
+        child.send("x += i\r\r")
+        child.send("pri\t(x * 7, 'done')\r")
+        child.expect(r"(?<![0-9])49 done\r\n")
+        child.expect(NEW_PY)
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
