@@ -147,3 +147,22 @@ def test_the_request_prefix_is_byte_identical_across_steps_and_turns(assistant, 
     # the second turn's request starts with the whole first turn as it was sent, minus its session picture
     assert third["messages"][1]["content"] == "x?"
     assert "y: int" in third["messages"][-1]["content"]
+
+
+def test_the_window_is_asked_for_after_the_model_library_is_loaded(config, session):
+    order: list[str] = []
+
+    class Ordered(WindowedLLM):
+        def prepare(self) -> None:
+            order.append("prepare")
+
+        def context_window(self) -> int:
+            order.append("window")
+            return self.window
+
+    fake = Ordered(window=32_000)
+    fake.text("ok")
+    rec = Recorder()
+    Assistant(config, session, llm_factory=lambda cfg: fake).ask("q", rec.emit, never_approve)
+    assert order[:2] == ["prepare", "window"]
+    assert rec.of("state")[0].detail == "loading the model library"

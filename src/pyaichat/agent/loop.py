@@ -108,6 +108,8 @@ class TurnEnv:
     context_window: int | None = None
     # (messages, tools) -> prompt tokens with the model's tokenizer; None: build_request's estimate
     count_tokens: Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], int] | None = None
+    # () -> (most prompt tokens per request, the window): asked once the model library is loaded
+    limits: Callable[[], tuple[int, int | None]] | None = None
     budget_left: Callable[[], float | None] = lambda: None
     mask: Callable[[str], str] = lambda text: text
     clock: Callable[[], float] = time.monotonic
@@ -156,6 +158,8 @@ class _Turn:
             except LLMError as exc:
                 return self._fail(exc)
             self.result.native = native
+            if env.limits is not None:
+                env.context_tokens, env.context_window = env.limits()
             self._state("idle")
             while True:
                 bound = self._bound_hit()
