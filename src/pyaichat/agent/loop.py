@@ -39,6 +39,7 @@ from .textproto import ParsedCall, StreamGate, parse_blocks
 
 PROPOSE = "propose_code"
 MAX_CALLS_PER_REPLY = 8
+_UNREMEMBERED_NOTES = ("repetition", "max_tokens")
 EMPTY_ANSWER = "(The model returned an empty reply; ask again or rephrase the question.)"
 EDIT_ANSWER = "The proposed code is waiting in your next input: edit it if you like, then run it yourself."
 # The tools kept when the window cannot hold all of them: one fact at a time, least power first.
@@ -418,7 +419,12 @@ class _Turn:
         return self._finish(text, stopped_by, note)
 
     def _finish(self, text: str, stopped_by: str | None = None, note: str | None = None) -> TurnResult:
-        self.current.append({"role": "assistant", "content": text + (f"\n\n({note})" if note else "")})
+        # The model is told which bound stopped it, but not about its own cut reply: small models copy such
+        # notes into later answers, where the user would take them for pyaichat's.
+        remembered = note if note and stopped_by not in _UNREMEMBERED_NOTES else None
+        self.current.append(
+            {"role": "assistant", "content": text + (f"\n\n({remembered})" if remembered else "")}
+        )
         self.result.answer, self.result.stopped_by, self.result.note = text, stopped_by, note
         self.env.emit(AnswerEvent(text=text, stopped_by=stopped_by, note=note))
         self._usage_event()
