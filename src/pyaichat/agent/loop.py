@@ -154,6 +154,10 @@ class _Turn:
             if callable(prepare):  # e.g. finish importing litellm, outside the timed model step
                 self._state("starting", detail="loading the model library")
                 prepare()
+                # Loading the library is a one-off cost of the session (seconds, once), announced on its own
+                # and not interruptible by a deadline: the turn's clock starts when it is done.
+                self.started = env.clock()
+                self.deadline = self.started + env.turn_timeout
             try:
                 native = env.llm.native_tools()
             except LLMError as exc:
