@@ -51,6 +51,7 @@ QUESTIONS: list[tuple[str | None, str]] = [
     (None, "and which region has the lowest?"),
     ('sales["profit"].sum()', "why did that fail?"),
     (None, "how many rows does sales have?"),
+    (None, "use the get_repr tool to show me sales"),
 ]
 
 

@@ -35,8 +35,8 @@ class PlainFrontEnd:
             self._write(event.text)
             self._streaming = True
         elif kind == "answer":
-            if not self._streaming:
-                self._write(event.text)
+            if not self._streaming and event.text:
+                self._line(event.text)  # its own line: a note may follow
             self._end_stream()
             if event.note:
                 self._line(event.note)

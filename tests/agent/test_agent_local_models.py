@@ -147,3 +147,33 @@ def test_the_request_prefix_is_byte_identical_across_steps_and_turns(assistant, 
     # the second turn's request starts with the whole first turn as it was sent, minus its session picture
     assert third["messages"][1]["content"] == "x?"
     assert "y: int" in third["messages"][-1]["content"]
+
+
+def test_the_window_is_asked_for_after_the_model_library_is_loaded(config, session):
+    order: list[str] = []
+
+    class Ordered(WindowedLLM):
+        def prepare(self) -> None:
+            order.append("prepare")
+
+        def context_window(self) -> int:
+            order.append("window")
+            return self.window
+
+    fake = Ordered(window=32_000)
+    fake.text("ok")
+    rec = Recorder()
+    Assistant(config, session, llm_factory=lambda cfg: fake).ask("q", rec.emit, never_approve)
+    assert order[:2] == ["prepare", "window"]
+    assert rec.of("state")[0].detail == "loading the model library"
+
+
+def test_notes_about_a_cut_reply_are_not_fed_back_to_the_model(assistant, fake):
+    """SmolLM2 copied "(the answer reached the reply length cap …)" from its memory into its next answer."""
+    fake.enqueue(LLMReply(text="A long answer", finish_reason="length"))
+    fake.text("line one is here now\n" * 20).text("ok")
+    ask(assistant, "q1")
+    ask(assistant, "q2")
+    ask(assistant, "q3")
+    remembered = [m["content"] for m in fake.requests[2]["messages"] if m["role"] == "assistant"]
+    assert remembered == ["A long answer", "line one is here now"]

@@ -25,10 +25,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark this suite ``realmodel`` and run it last: its server is a child process of the test run while it
+    lives, and other suites check that their own runs leave no child behind."""
     here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.realmodel)
+    ours = [item for item in items if here in Path(str(item.fspath)).parents]
+    for item in ours:
+        item.add_marker(pytest.mark.realmodel)
+    mine = set(map(id, ours))
+    items[:] = [item for item in items if id(item) not in mine] + ours
 
 
 @pytest.fixture(scope="session")

@@ -150,6 +150,8 @@ def test_the_turn_deadline_stops_a_slow_answer_and_the_session_goes_on(run_piped
     # one clear sentence says why it ended (unless the model finished on its own within 3 s)
     ended = [note for note in KNOWN_NOTES if note in out]
     assert len(ended) <= 1
+    for note in ended:  # on a line of its own, after whatever answer there was
+        assert re.search("^" + re.escape(note), out, re.M), out
     assert_no_loop_shown(out)
     assert "\n42\n" in out and "==CHECK== True ['before', 'pd', 'sales']" in out
 

@@ -94,7 +94,14 @@ class Assistant:
         self._seen_error = self.session.last_error
         pinned = pinned_section(question, self.session, self._describe)
 
-        limit, window = self._prompt_limit(llm)
+        limits: dict[str, Any] = {"prompt": cfg.context_tokens}
+
+        def fit_limits() -> tuple[int, int | None]:
+            """Called by the loop once litellm is loaded (the window may come from its model table)."""
+            prompt, window = self._prompt_limit(llm)
+            limits["prompt"] = prompt
+            return prompt, window
+
         context = "\n\n".join(part for part in (digest, pinned) if part)
 
         def build_request(current: list[dict[str, Any]], native: bool) -> tuple[list[dict[str, Any]], int]:
@@ -105,7 +112,7 @@ class Assistant:
             first = {**current[0], "content": f"{context}\n\n## Question\n{current[0]['content']}"}
             tool_tokens = approx_tokens(schemas) if native else 0
             messages, tokens = self.memory.fit(
-                system, [first, *current[1:]], limit - tool_tokens, native=native
+                system, [first, *current[1:]], limits["prompt"] - tool_tokens, native=native
             )
             return mask_messages(messages, mask), tokens + tool_tokens
 
@@ -120,8 +127,8 @@ class Assistant:
             max_steps=cfg.max_steps,
             turn_timeout=cfg.turn_timeout,
             request_timeout=cfg.request_timeout,
-            context_tokens=limit,
-            context_window=window,
+            context_tokens=cfg.context_tokens,
+            limits=fit_limits,
             count_tokens=counter if callable(counter) else None,
             budget_left=self._budget_left,
             mask=mask,

@@ -206,7 +206,7 @@ class LiteLLMClient:
         self._tools_rejected = False
         self.tools_ignored = False  # the server accepted tool schemas but never showed them to the model
         self._window: int | None = None
-        self._count_cache: tuple[Any, int] = (None, 0)
+        self._count_cache: tuple[int | None, int] = (None, 0)
 
     def prepare(self) -> None:
         """Finish loading litellm (usually warm already), so a turn's first step is not charged for it."""
@@ -414,9 +414,11 @@ def is_ollama(model: str) -> bool:
     return model.startswith(("ollama/", "ollama_chat/"))
 
 
-def _count_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> tuple[Any, ...]:
-    last = messages[-1] if messages else {}
-    return (len(messages), id(tools), id(messages[0]) if messages else 0, id(last), len(str(last)))
+def _count_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
+    """The same request is counted twice (for ``/sent`` and for sending): count it once."""
+    import json
+
+    return hash(json.dumps([messages, tools], ensure_ascii=False, default=str))
 
 
 def probe_server_window(api_base: str, model: str, timeout: float = 2.0) -> int | None:

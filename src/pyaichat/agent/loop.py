@@ -39,6 +39,7 @@ from .textproto import ParsedCall, StreamGate, parse_blocks
 
 PROPOSE = "propose_code"
 MAX_CALLS_PER_REPLY = 8
+_UNREMEMBERED_NOTES = ("repetition", "max_tokens")
 EMPTY_ANSWER = "(The model returned an empty reply; ask again or rephrase the question.)"
 EDIT_ANSWER = "The proposed code is waiting in your next input: edit it if you like, then run it yourself."
 # The tools kept when the window cannot hold all of them: one fact at a time, least power first.
@@ -108,6 +109,8 @@ class TurnEnv:
     context_window: int | None = None
     # (messages, tools) -> prompt tokens with the model's tokenizer; None: build_request's estimate
     count_tokens: Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], int] | None = None
+    # () -> (most prompt tokens per request, the window): asked once the model library is loaded
+    limits: Callable[[], tuple[int, int | None]] | None = None
     budget_left: Callable[[], float | None] = lambda: None
     mask: Callable[[str], str] = lambda text: text
     clock: Callable[[], float] = time.monotonic
@@ -151,11 +154,17 @@ class _Turn:
             if callable(prepare):  # e.g. finish importing litellm, outside the timed model step
                 self._state("starting", detail="loading the model library")
                 prepare()
+                # Loading the library is a one-off cost of the session (seconds, once), announced on its own
+                # and not interruptible by a deadline: the turn's clock starts when it is done.
+                self.started = env.clock()
+                self.deadline = self.started + env.turn_timeout
             try:
                 native = env.llm.native_tools()
             except LLMError as exc:
                 return self._fail(exc)
             self.result.native = native
+            if env.limits is not None:
+                env.context_tokens, env.context_window = env.limits()
             self._state("idle")
             while True:
                 bound = self._bound_hit()
@@ -414,7 +423,12 @@ class _Turn:
         return self._finish(text, stopped_by, note)
 
     def _finish(self, text: str, stopped_by: str | None = None, note: str | None = None) -> TurnResult:
-        self.current.append({"role": "assistant", "content": text + (f"\n\n({note})" if note else "")})
+        # The model is told which bound stopped it, but not about its own cut reply: small models copy such
+        # notes into later answers, where the user would take them for pyaichat's.
+        remembered = note if note and stopped_by not in _UNREMEMBERED_NOTES else None
+        self.current.append(
+            {"role": "assistant", "content": text + (f"\n\n({remembered})" if remembered else "")}
+        )
         self.result.answer, self.result.stopped_by, self.result.note = text, stopped_by, note
         self.env.emit(AnswerEvent(text=text, stopped_by=stopped_by, note=note))
         self._usage_event()
