@@ -160,6 +160,8 @@ def call(
     ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
     log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends).
     """
+    if getattr(type(session), "remote_call", None) is not None:  # the runtime seam: data in another process
+        return _call_remote(session, name, args, config, origin)
     started = time.perf_counter()
     masker: Masker | None = None
     ctx: CapabilityContext | None = None
@@ -206,6 +208,31 @@ def call(
         if isinstance(exc, KeyboardInterrupt):
             raise
         return done(False, error=f"{name} failed: {type(exc).__name__}")
+
+
+def _call_remote(
+    session: Any, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
+) -> CapabilityResult:
+    """``call`` for a remote runtime (``pyaichat.runtime``): the capability runs where the data lives, masked
+    and bounded there; here its text is masked once more (this machine's secrets) and audited."""
+    try:
+        ctx = _context(session, config)
+        masker = masker_for(ctx.config)
+    except Exception as exc:
+        return CapabilityResult(name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}")
+    if args is not None and not isinstance(args, Mapping):
+        result = CapabilityResult(name=name, ok=False, error=f"Arguments for {name} must be a JSON object.")
+    else:
+        result = session.remote_call(name, args, ctx.config, origin)
+        result = result.model_copy(
+            update={
+                "text": masker.mask_text(result.text),
+                "error": masker.mask_text(result.error) if result.error else result.error,
+            }
+        )
+    if ctx.config.audit:
+        _audit(session, masker, name, args, result, origin)
+    return result
 
 
 def _audit(

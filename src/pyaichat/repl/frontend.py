@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application, get_app_or_none
-from prompt_toolkit.completion import DynamicCompleter
+from prompt_toolkit.completion import Completer, DynamicCompleter
 from prompt_toolkit.enums import EditingMode
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -160,9 +160,17 @@ def build_prompt_session(
 ) -> PromptSession[str]:
     """The main prompt: mode-dependent message, lexer and completer, our key bindings, history and toolbar."""
     config = ctrl.config
-    namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace object may be replaced
-    python_completer = PythonCompleter(namespace)
-    mention_completer = MentionCompleter(namespace)
+    python_completer: Completer
+    mention_completer: Completer
+    if hasattr(ctrl.session, "complete"):  # the namespace lives in a Jupyter kernel: the kernel completes
+        from .kernel_completion import KernelCompleter, KernelMentionCompleter
+
+        python_completer = KernelCompleter(ctrl.session)
+        mention_completer = KernelMentionCompleter(ctrl.session)
+    else:
+        namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace object may be replaced
+        python_completer = PythonCompleter(namespace)
+        mention_completer = MentionCompleter(namespace)
     return PromptSession(
         message=lambda: prompt_message(ctrl),
         multiline=True,

@@ -1,0 +1,577 @@
+"""The kernel runtime, host side: a ``Session`` look-alike whose namespace lives in a Jupyter kernel.
+
+``KernelSession`` speaks the Jupyter messaging protocol through ``jupyter_client`` (nothing invented):
+
+- ``run(source)`` is an ``execute_request``; stdout/stderr, results, display data and tracebacks stream
+  back on IOPub and are written here as they arrive; ``input()`` in the kernel is answered on the stdin
+  channel; Ctrl-C interrupts the *kernel* (``interrupt_kernel`` when we started it, an
+  ``interrupt_request`` otherwise).
+- capabilities and the session digest (``remote_call``/``remote_digest``, the runtime seam) are requests to
+  pyaichat's helper inside the kernel (``runtime.kernel_side``) over a comm; only their bounded, masked text
+  comes back.
+- a dead or restarted kernel is a ``KernelUnavailable`` with one sentence; nothing here exits the REPL.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..session import ExecResult, HistoryEntry, LastError
+from . import KernelUnavailable, capability_settings
+from .kernel_side import COMM_TARGET
+
+if TYPE_CHECKING:
+    from ..capabilities.registry import CapabilityResult
+    from ..config import Config
+
+_INSTALL = "__import__('pyaichat.runtime.kernel_side', fromlist=['install']).install()"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_POLL_S = 0.25  # how often a wait checks that the kernel is still alive
+_OUTPUT_KEEP = 2000  # characters of a run's output kept for the history summary and the assistant
+
+NOT_INSTALLED = (
+    "pyaichat is not installed in the kernel's Python environment, so the assistant cannot look at the "
+    "kernel's data: install it there with `<kernel python> -m pip install pyaichat` (Python mode works)."
+)
+NOT_IPYTHON = (
+    "This kernel is not an IPython kernel (ipykernel), so there is no user namespace for the assistant to "
+    "look at (Python mode still runs in it)."
+)
+DEAD = "The kernel is not running (it died or was shut down); start it again and reattach with --existing."
+RESTARTED = "The kernel restarted: its variables are gone."
+
+
+@dataclass
+class WireStats:
+    """Bytes of the last helper request and its reply, as serialized for the wire (benchmarks, tests)."""
+
+    sent: int = 0
+    received: int = 0
+    calls: int = 0
+    total: list[int] = field(default_factory=list)
+
+
+class KernelSession:
+    """The user's session in a Jupyter kernel. Quacks like ``pyaichat.Session`` for every front end."""
+
+    def __init__(
+        self,
+        client: Any,
+        manager: Any = None,
+        *,
+        color: bool = True,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        connection_file: str | None = None,
+    ) -> None:
+        self.client = client
+        self.manager = manager
+        self.connection_file = connection_file
+        self.config: Any = None
+        self.color = color
+        self._out, self._err = out, err
+        self.last_error: LastError | None = None  # the kernel's own last error stays in the kernel
+        self.namespace = KernelNamespace(self)
+        self.wire = WireStats()
+        self.kernel_info: dict[str, Any] = {}
+        self._ids = itertools.count(1)
+        self._comm_id: str | None = None
+        self._token: str | None = None
+        self._helper_problem: str | None = None
+        self._restarted = False
+        self._counter = 0
+
+    # -- connecting ------------------------------------------------------------------------------------------
+    def connect(self, timeout: float = 10.0) -> None:
+        """Wait until the kernel answers on shell *and* IOPub (a SUB socket drops what is published before it
+        has joined), then load the helper."""
+        deadline = time.monotonic() + timeout
+        while True:
+            msg_id = self.client.kernel_info()
+            reply = self._shell_reply(msg_id, min(1.0, max(deadline - time.monotonic(), 0.05)))
+            if reply is not None:
+                self.kernel_info = reply["content"]
+                if self._iopub_heard(msg_id, 0.5):
+                    break
+            if time.monotonic() > deadline:
+                raise KernelUnavailable(f"The kernel did not answer within {timeout:g} s; is it running?")
+            if not self.alive():
+                raise KernelUnavailable(DEAD)
+        self.load_helper()
+
+    def _iopub_heard(self, parent_id: str, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            try:
+                msg = self.client.iopub_channel.get_msg(timeout=left)
+            except Exception:
+                return False
+            if msg.get("parent_header", {}).get("msg_id") == parent_id:
+                self._drain_iopub()
+                return True
+        return False
+
+    def load_helper(self) -> None:
+        """Load pyaichat's helper with a silent user expression (no count, no history, nothing in ``user_ns``)
+        and open the comm to it. Problems become one sentence the capabilities return."""
+        self._comm_id = None
+        info = self.kernel_info
+        language = (info.get("language_info") or {}).get("name", "")
+        if info and (language != "python" or info.get("implementation") not in ("ipython", None)):
+            self._helper_problem = NOT_IPYTHON
+            return
+        msg_id = self.client.execute(
+            "", silent=True, store_history=False, user_expressions={"pyaichat": _INSTALL}, allow_stdin=False
+        )
+        reply = self._shell_reply(msg_id, 15.0)
+        if reply is None:
+            raise KernelUnavailable(DEAD if not self.alive() else "The kernel is busy and did not answer.")
+        value = (reply["content"].get("user_expressions") or {}).get("pyaichat", {})
+        if value.get("status") != "ok":
+            ename = value.get("ename", "")
+            self._helper_problem = (
+                NOT_INSTALLED
+                if ename in ("ModuleNotFoundError", "ImportError")
+                else NOT_IPYTHON
+                if ename in ("NotIPython", "NameError")
+                else f"pyaichat's helper could not start in the kernel ({ename}: {value.get('evalue', '')})."
+            )
+            return
+        hello = ast.literal_eval(value["data"]["text/plain"])
+        self._token = hello["token"]
+        self._helper_problem = None
+        comm_id = uuid.uuid4().hex
+        self._send_shell("comm_open", {"comm_id": comm_id, "target_name": COMM_TARGET, "data": {"id": 0}})
+        self._comm_id = comm_id
+        opened = self._await_comm(0, 10.0)
+        if opened.get("token") != self._token:  # pragma: no cover - a second helper would be a bug
+            raise KernelUnavailable("pyaichat's helper in the kernel answered for another session.")
+
+    # -- liveness --------------------------------------------------------------------------------------------
+    def alive(self) -> bool:
+        try:
+            if self.manager is not None:
+                return bool(self.manager.is_alive())
+            return bool(self.client.is_alive())
+        except Exception:
+            return False
+
+    def interrupt(self) -> None:
+        """Interrupt the code running in the kernel (not pyaichat)."""
+        if self.manager is not None:
+            self.manager.interrupt_kernel()
+        else:  # a kernel started elsewhere: ask it to interrupt itself (works across machines)
+            self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
+
+    def close(self) -> None:
+        """Stop our channels; shut the kernel down only when pyaichat started it."""
+        try:
+            self.client.stop_channels()
+        finally:
+            if self.manager is not None:
+                self.manager.shutdown_kernel(now=False)
+
+    # -- Python mode -----------------------------------------------------------------------------------------
+    @property
+    def helper_problem(self) -> str | None:
+        """Why the assistant cannot look inside this kernel (one sentence), or ``None``."""
+        return self._helper_problem
+
+    @property
+    def next_number(self) -> int:
+        return self._counter + 1
+
+    def run(self, source: str) -> ExecResult:
+        """Run ``source`` in the kernel like ``jupyter console`` does, streaming its output here."""
+        if self._restarted:
+            self._reset_after_restart()
+        if not self.alive():
+            raise KernelUnavailable(DEAD)
+        started = time.perf_counter()
+        msg_id = self.client.execute(source, allow_stdin=True)
+        run = _Run(self, msg_id)
+        run.wait()
+        count = run.reply.get("execution_count") if run.reply else None
+        if isinstance(count, int):
+            self._counter = count
+        result = ExecResult(ok=run.ok, number=count or self.next_number, output="".join(run.kept))
+        result.duration_ms = (time.perf_counter() - started) * 1000
+        result.interrupted = run.ename == "KeyboardInterrupt"
+        if run.ename and not result.interrupted:
+            result.error = LastError(
+                type_name=run.ename,
+                message=run.evalue,
+                frames=[],
+                source=source,
+                input_number=count,
+                segment=None,
+                lineno=None,
+                formatted=_ANSI.sub("", "\n".join(run.traceback)),
+            )
+        if run.exit_requested:
+            raise SystemExit(0)
+        return result
+
+    @property
+    def history(self) -> list[HistoryEntry]:
+        """The kernel's recent inputs with short summaries (as the helper recorded them)."""
+        try:
+            reply = self._request({"op": "history", "count": 200})
+        except KernelUnavailable:
+            return []
+        return [HistoryEntry(**entry) for entry in reply.get("history", [])]
+
+    def complete(self, code: str, cursor_pos: int) -> tuple[list[str], int, int]:
+        """The kernel's completions (``complete_request``): matches and the span they replace."""
+        msg_id = self.client.complete(code, cursor_pos)
+        reply = self._shell_reply(msg_id, 1.0)
+        if reply is None:
+            return [], cursor_pos, cursor_pos
+        content = reply["content"]
+        if content.get("status") != "ok":
+            return [], cursor_pos, cursor_pos
+        start = content.get("cursor_start", cursor_pos)
+        end = content.get("cursor_end", cursor_pos)
+        return list(content.get("matches") or []), start, end
+
+    def user_names(self) -> list[tuple[str, str]]:
+        """The kernel's user variables and their type names (for ``@name`` completion)."""
+        reply = self._request({"op": "names"})
+        return [(name, kind) for name, kind in reply.get("names", [])]
+
+    # -- the runtime seam ------------------------------------------------------------------------------------
+    def remote_call(
+        self, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
+    ) -> CapabilityResult:
+        from ..capabilities.registry import CapabilityResult
+
+        started = time.perf_counter()
+        settings = capability_settings(config or self.config)
+        timeout = float(settings.get("tool_timeout", 2.0)) * 2 + 5.0
+        try:
+            reply = self._request(
+                {"op": "call", "name": name, "args": dict(args or {}), "settings": settings}, timeout
+            )
+        except KernelUnavailable as exc:
+            return CapabilityResult(
+                name=name,
+                ok=False,
+                error=str(exc),
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            )
+        if "result" not in reply:
+            error = reply.get("error") or "No answer from the kernel."
+            return CapabilityResult(name=name, ok=False, error=error)
+        data = dict(reply["result"])
+        data["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return CapabilityResult(**data)
+
+    def remote_digest(self, config: Config | None, max_vars: int) -> str:
+        settings = capability_settings(config or self.config)
+        try:
+            reply = self._request({"op": "digest", "settings": settings, "max_vars": max_vars})
+        except KernelUnavailable as exc:
+            return f"## Session (in a Jupyter kernel)\n{exc}"
+        return "## Session (in a Jupyter kernel)\n" + reply.get("text", reply.get("error", ""))
+
+    # -- talking to the helper -------------------------------------------------------------------------------
+    def _request(self, data: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+        """One request to the helper over the comm, and its reply (reloading the helper once if the kernel
+        was restarted under us)."""
+        if self._restarted:
+            self._reset_after_restart()
+        for attempt in (1, 2):
+            if self._comm_id is None:
+                if self._helper_problem:
+                    raise KernelUnavailable(self._helper_problem)
+                self.load_helper()
+                if self._comm_id is None:
+                    raise KernelUnavailable(self._helper_problem or DEAD)
+            request_id = next(self._ids)
+            self.wire.sent = self._send_shell(
+                "comm_msg", {"comm_id": self._comm_id, "data": {**data, "id": request_id}}
+            )
+            try:
+                return self._await_comm(request_id, timeout)
+            except _Restarted:
+                if attempt == 2:
+                    raise KernelUnavailable(RESTARTED)
+                self._reset_after_restart()
+        raise KernelUnavailable(DEAD)  # pragma: no cover
+
+    def _send_shell(self, msg_type: str, content: dict[str, Any]) -> int:
+        msg = self.client.session.msg(msg_type, content)
+        self.client.shell_channel.send(msg)
+        return _wire_size(self.client.session, msg)
+
+    def _await_comm(self, request_id: int, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        channel = self.client.iopub_channel
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if not self.alive():
+                    raise KernelUnavailable(DEAD)
+                raise (
+                    _Restarted()
+                    if self._probe_restart()
+                    else KernelUnavailable("The kernel did not answer in time (it may be busy running code).")
+                )
+            try:
+                msg = channel.get_msg(timeout=min(_POLL_S, left))
+            except Exception:
+                if not self.alive():
+                    raise KernelUnavailable(DEAD)
+                continue
+            kind = msg["header"]["msg_type"]
+            content = msg["content"]
+            if kind == "comm_msg" and content.get("comm_id") == self._comm_id:
+                reply = content.get("data") or {}
+                if reply.get("id") == request_id:
+                    self.wire.received = _wire_size(self.client.session, msg)
+                    self.wire.calls += 1
+                    self.wire.total.append(self.wire.sent + self.wire.received)
+                    return reply
+            elif kind == "status" and content.get("execution_state") == "starting":
+                raise _Restarted()
+            elif kind == "comm_close" and content.get("comm_id") == self._comm_id:
+                self._comm_id = None
+                raise _Restarted()
+
+    def _probe_restart(self) -> bool:
+        """After a silent timeout: is it a new kernel process (our helper gone)?"""
+        try:
+            self.load_helper()
+        except KernelUnavailable:
+            return False
+        return self._comm_id is not None
+
+    def _reset_after_restart(self) -> None:
+        self._restarted = False
+        self._comm_id = None
+        self._counter = 0
+
+    def _shell_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                msg = self.client.shell_channel.get_msg(timeout=min(left, _POLL_S))
+            except Exception:
+                if not self.alive():
+                    return None
+                continue
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return msg
+        return None
+
+    def _drain_iopub(self) -> None:
+        """Drop what other clients' cells published meanwhile (noticing a restart on the way)."""
+        channel = self.client.iopub_channel
+        while channel.msg_ready():
+            msg = channel.get_msg(timeout=0)
+            if msg["header"]["msg_type"] == "status" and msg["content"].get("execution_state") == "starting":
+                self._restarted = True
+
+    # -- output ----------------------------------------------------------------------------------------------
+    @property
+    def out(self) -> TextIO:
+        return self._out or sys.stdout
+
+    @property
+    def err(self) -> TextIO:
+        return self._err or sys.stderr
+
+    def plain(self, text: str) -> str:
+        """Kernel text without colour codes unless the terminal shows colours."""
+        if self.color and _isatty(self.out):
+            return text
+        return _ANSI.sub("", text)
+
+
+class _Restarted(Exception):
+    """The kernel process behind the connection is a new one."""
+
+
+class _Run:
+    """One ``execute_request``: multiplexes IOPub, stdin and the shell reply until the kernel is idle."""
+
+    def __init__(self, session: KernelSession, msg_id: str) -> None:
+        self.session = session
+        self.msg_id = msg_id
+        self.reply: dict[str, Any] | None = None
+        self.idle = False
+        self.ok = True
+        self.ename = ""
+        self.evalue = ""
+        self.traceback: list[str] = []
+        self.kept: list[str] = []
+        self._kept_size = 0
+        self.exit_requested = False
+        self._interrupts = 0
+
+    def wait(self) -> None:
+        import zmq
+
+        client = self.session.client
+        poller = zmq.Poller()
+        sockets = {
+            client.iopub_channel.socket: self._on_iopub,
+            client.stdin_channel.socket: self._on_stdin,
+            client.shell_channel.socket: self._on_shell,
+        }
+        channels = {
+            client.iopub_channel.socket: client.iopub_channel,
+            client.stdin_channel.socket: client.stdin_channel,
+            client.shell_channel.socket: client.shell_channel,
+        }
+        for sock in sockets:
+            poller.register(sock, zmq.POLLIN)
+        last_check = time.monotonic()
+        while not (self.reply is not None and self.idle):
+            try:
+                ready = dict(poller.poll(int(_POLL_S * 1000)))
+                for sock, handler in sockets.items():
+                    if sock in ready:
+                        handler(channels[sock].get_msg(timeout=0))
+                if time.monotonic() - last_check > _POLL_S * 2 or not ready:
+                    last_check = time.monotonic()
+                    if not self.session.alive():
+                        self.session.out.flush()
+                        raise KernelUnavailable(
+                            "The kernel died while running this input; start it again and reattach."
+                        )
+            except KeyboardInterrupt:
+                self._interrupts += 1
+                if self._interrupts > 2:  # the kernel ignores interrupts: stop waiting, keep the REPL
+                    raise KernelUnavailable(
+                        "The kernel did not stop after three interrupts; it is still busy "
+                        "(pyaichat stopped waiting for it)."
+                    )
+                self.session.interrupt()
+        self.session.out.flush()
+
+    def _mine(self, msg: dict[str, Any]) -> bool:
+        return msg.get("parent_header", {}).get("msg_id") == self.msg_id
+
+    def _on_iopub(self, msg: dict[str, Any]) -> None:
+        kind = msg["header"]["msg_type"]
+        content = msg["content"]
+        if kind == "status" and content.get("execution_state") == "starting":
+            self.session._restarted = True
+            raise KernelUnavailable("The kernel restarted while running this input; its variables are gone.")
+        if not self._mine(msg):
+            return
+        s = self.session
+        if kind == "stream":
+            target = s.err if content.get("name") == "stderr" else s.out
+            self._write(target, content.get("text", ""))
+        elif kind in ("execute_result", "display_data"):
+            self._write(s.out, _display_text(content.get("data") or {}) + "\n")
+        elif kind == "error":
+            self.ok = False
+            self.ename, self.evalue = content.get("ename", ""), content.get("evalue", "")
+            self.traceback = list(content.get("traceback") or [])
+            text = "\n".join(self.traceback) or f"{self.ename}: {self.evalue}"
+            self._write(s.err, s.plain(text) + "\n")
+        elif kind == "status" and content.get("execution_state") == "idle":
+            self.idle = True
+
+    def _on_shell(self, msg: dict[str, Any]) -> None:
+        if not self._mine(msg):
+            return
+        self.reply = msg["content"]
+        if self.reply.get("status") == "error":
+            self.ok = False
+            self.ename = self.ename or self.reply.get("ename", "")
+            self.evalue = self.evalue or self.reply.get("evalue", "")
+        elif self.reply.get("status") == "aborted":
+            self.ok = False
+        for payload in self.reply.get("payload") or []:
+            if payload.get("source") == "ask_exit":
+                self.exit_requested = True
+            elif payload.get("source") == "page":
+                self._write(self.session.out, _display_text(payload.get("data") or {}) + "\n")
+
+    def _on_stdin(self, msg: dict[str, Any]) -> None:
+        if msg["header"]["msg_type"] != "input_request":
+            return
+        content = msg["content"]
+        s = self.session
+        s.out.flush()
+        try:
+            if content.get("password"):
+                import getpass
+
+                text = getpass.getpass(content.get("prompt", ""))
+            else:
+                s.out.write(content.get("prompt", ""))
+                s.out.flush()
+                line = sys.stdin.readline()
+                if not line:  # end of input: the kernel's input() sees EOF as an empty answer
+                    line = ""
+                text = line.rstrip("\n")
+        except KeyboardInterrupt:
+            self._interrupts += 1
+            s.interrupt()
+            text = ""
+        s.client.input(text)
+
+    def _write(self, target: TextIO, text: str) -> None:
+        text = self.session.plain(text)
+        target.write(text)
+        target.flush()
+        if self._kept_size < _OUTPUT_KEEP:
+            piece = text[: _OUTPUT_KEEP - self._kept_size]
+            self.kept.append(piece)
+            self._kept_size += len(piece)
+
+
+class KernelNamespace(Mapping):
+    """The kernel's user names, read-only, for code that only needs names (values stay in the kernel)."""
+
+    def __init__(self, session: KernelSession) -> None:
+        self._session = session
+
+    def _names(self) -> dict[str, str]:
+        try:
+            return dict(self._session.user_names())
+        except KernelUnavailable:
+            return {}
+
+    def __getitem__(self, name: str) -> str:
+        return f"<{self._names()[name]} in the kernel>"
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def _display_text(data: dict[str, Any]) -> str:
+    if "text/plain" in data:
+        return str(data["text/plain"])
+    kinds = ", ".join(sorted(data)) or "nothing"
+    return f"[{kinds} output: not shown in the terminal]"
+
+
+def _wire_size(session: Any, msg: dict[str, Any]) -> int:
+    """Bytes the message takes on the wire: its four JSON frames, the signature and the delimiter."""
+    pack = session.pack
+    frames = (msg["header"], msg.get("parent_header") or {}, msg.get("metadata") or {}, msg["content"])
+    return sum(len(pack(f)) for f in frames) + 64 + len(b"<IDS|MSG>")
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except Exception:
+        return False
