@@ -191,10 +191,12 @@ class KernelSession:
 
     def run(self, source: str) -> ExecResult:
         """Run ``source`` in the kernel like ``jupyter console`` does, streaming its output here."""
-        if self._restarted:
-            self._reset_after_restart()
         if not self.alive():
             raise KernelUnavailable(DEAD)
+        self._drain_iopub()
+        if self._restarted:
+            self._reset_after_restart()
+            self.err.write(RESTARTED + "\n")
         started = time.perf_counter()
         msg_id = self.client.execute(source, allow_stdin=True)
         run = _Run(self, msg_id)
@@ -232,7 +234,7 @@ class KernelSession:
     def complete(self, code: str, cursor_pos: int) -> tuple[list[str], int, int]:
         """The kernel's completions (``complete_request``): matches and the span they replace."""
         msg_id = self.client.complete(code, cursor_pos)
-        reply = self._shell_reply(msg_id, 1.0)
+        reply = self._shell_reply(msg_id, 3.0)  # IPython's first completion imports jedi (~1 s)
         if reply is None:
             return [], cursor_pos, cursor_pos
         content = reply["content"]
