@@ -203,6 +203,9 @@ class KernelSession:
         run.wait()
         count = run.reply.get("execution_count") if run.reply else None
         if isinstance(count, int):
+            if count <= self._counter or self._restarted:  # counts only grow in one kernel process
+                self._reset_after_restart()
+                self.err.write(RESTARTED + "\n")
             self._counter = count
         result = ExecResult(ok=run.ok, number=count or self.next_number, output="".join(run.kept))
         result.duration_ms = (time.perf_counter() - started) * 1000
@@ -297,24 +300,30 @@ class KernelSession:
                 self.load_helper()
                 if self._comm_id is None:
                     raise KernelUnavailable(self._helper_problem or DEAD)
+            self._drain_iopub()
+            if self._restarted:
+                self._reset_after_restart()
+                continue
             request_id = next(self._ids)
-            self.wire.sent = self._send_shell(
+            msg_id, self.wire.sent = self._send_shell(
                 "comm_msg", {"comm_id": self._comm_id, "data": {**data, "id": request_id}}
             )
             try:
-                return self._await_comm(request_id, timeout)
+                return self._await_comm(request_id, timeout, msg_id)
             except _Restarted:
                 if attempt == 2:
                     raise KernelUnavailable(RESTARTED)
                 self._reset_after_restart()
         raise KernelUnavailable(DEAD)  # pragma: no cover
 
-    def _send_shell(self, msg_type: str, content: dict[str, Any]) -> int:
+    def _send_shell(self, msg_type: str, content: dict[str, Any]) -> tuple[str, int]:
         msg = self.client.session.msg(msg_type, content)
         self.client.shell_channel.send(msg)
-        return _wire_size(self.client.session, msg)
+        return msg["header"]["msg_id"], _wire_size(self.client.session, msg)
 
-    def _await_comm(self, request_id: int, timeout: float) -> dict[str, Any]:
+    def _await_comm(self, request_id: int, timeout: float, msg_id: str | None = None) -> dict[str, Any]:
+        """The helper's reply to ``request_id``. The kernel goes idle after handling our message; idle
+        without a reply means no helper handled it: a new kernel process behind the same ports."""
         deadline = time.monotonic() + timeout
         channel = self.client.iopub_channel
         while True:
@@ -342,7 +351,12 @@ class KernelSession:
                     self.wire.calls += 1
                     self.wire.total.append(self.wire.sent + self.wire.received)
                     return reply
-            elif kind == "status" and content.get("execution_state") == "starting":
+            elif (kind == "status" and content.get("execution_state") == "starting") or (
+                kind == "status"
+                and msg_id is not None
+                and content.get("execution_state") == "idle"
+                and msg.get("parent_header", {}).get("msg_id") == msg_id
+            ):
                 raise _Restarted()
             elif kind == "comm_close" and content.get("comm_id") == self._comm_id:
                 self._comm_id = None
@@ -418,6 +432,7 @@ class _Run:
         self._kept_size = 0
         self.exit_requested = False
         self._interrupts = 0
+        self.restarted_at: float | None = None
 
     def wait(self) -> None:
         import zmq
@@ -443,6 +458,11 @@ class _Run:
                 for sock, handler in sockets.items():
                     if sock in ready:
                         handler(channels[sock].get_msg(timeout=0))
+                if self.restarted_at and self.reply is None and time.monotonic() - self.restarted_at > 5:
+                    self.session._reset_after_restart()
+                    raise KernelUnavailable(
+                        "The kernel restarted while running this input; its variables are gone."
+                    )
                 if time.monotonic() - last_check > _POLL_S * 2 or not ready:
                     last_check = time.monotonic()
                     if not self.session.alive():
@@ -467,8 +487,11 @@ class _Run:
         kind = msg["header"]["msg_type"]
         content = msg["content"]
         if kind == "status" and content.get("execution_state") == "starting":
+            # a new kernel process: our request may still reach it (queued by the socket), or be lost with
+            # the old one; wait() gives it a few seconds
             self.session._restarted = True
-            raise KernelUnavailable("The kernel restarted while running this input; its variables are gone.")
+            self.restarted_at = self.restarted_at or time.monotonic()
+            return
         if not self._mine(msg):
             return
         s = self.session
