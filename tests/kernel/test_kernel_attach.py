@@ -84,7 +84,7 @@ def test_helper_leaves_no_trace_in_the_users_namespace_or_history(shared_kernel,
         # the helper's load and its calls ran no numbered cell: only our own four inputs were added
         count_after = probe.run("len(In)").output
         assert int(count_after.split()[-1]) == int(count_before.split()[-1]) + 4
-        assert "kernel_side" not in kernel_eval(probe, "' '.join(In)")
+        assert "kernel_helper" not in kernel_eval(probe, "' '.join(In)")
     finally:
         probe.close()
 

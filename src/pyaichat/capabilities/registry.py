@@ -223,13 +223,15 @@ def _call_remote(
     if args is not None and not isinstance(args, Mapping):
         result = CapabilityResult(name=name, ok=False, error=f"Arguments for {name} must be a JSON object.")
     else:
-        result = session.remote_call(name, args, ctx.config, origin)
-        result = result.model_copy(
-            update={
-                "text": masker.mask_text(result.text),
-                "error": masker.mask_text(result.error) if result.error else result.error,
-            }
-        )
+        data = session.remote_call(name, args, ctx.config, origin)
+        try:
+            data["text"] = masker.mask_text(str(data.get("text") or ""))
+            data["error"] = masker.mask_text(data["error"]) if data.get("error") else None
+            result = CapabilityResult(**{**data, "name": name})
+        except Exception as exc:  # a malformed answer from the other process is a failed call, not a crash
+            result = CapabilityResult(
+                name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}"
+            )
     if ctx.config.audit:
         _audit(session, masker, name, args, result, origin)
     return result

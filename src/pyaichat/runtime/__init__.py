@@ -5,8 +5,9 @@ Two runtimes answer the same questions:
 - **local** — a ``pyaichat.Session`` in this process (the REPL, piped mode, the IPython extension).
   Capabilities and the session digest run directly over its namespace.
 - **kernel** — a Jupyter kernel reached with ``jupyter_client`` (``runtime.kernel.KernelSession``, host side),
-  with a small helper loaded into the kernel (``runtime.kernel_side``) that runs the very same capability and
-  digest code over the kernel's ``user_ns``, so masking and bounds apply before anything leaves the kernel.
+  with a small helper loaded into the kernel (``ipython.kernel_helper``, a front end inside the kernel)
+  that runs the very same capability and digest code over the kernel's ``user_ns``, so masking and bounds
+  apply before anything leaves the kernel. This package imports neither the capabilities nor the agent.
 
 The seam is one small protocol, checked by attribute (no import of this package's heavy parts): a session
 object that has ``remote_call`` is *remote*. ``capabilities.call`` forwards to it and the digest asks it, so
@@ -19,7 +20,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
     from ..config import Config
 
 
@@ -28,8 +28,9 @@ class RemoteRuntime(Protocol):
 
     def remote_call(
         self, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
-    ) -> CapabilityResult:
-        """Run capability ``name`` where the data lives; never raises (failures are ``ok=False``)."""
+    ) -> dict[str, Any]:
+        """Run capability ``name`` where the data lives and return the fields of its ``CapabilityResult``;
+        never raises (failures are ``ok: False`` with a sentence in ``error``)."""
         ...
 
     def remote_digest(self, config: Config | None, max_vars: int) -> str:
@@ -42,6 +43,10 @@ def remote(session: Any) -> RemoteRuntime | None:
     every capability call)."""
     return session if getattr(type(session), "remote_call", None) is not None else None
 
+
+# The comm target of pyaichat's helper inside a kernel (``ipython.kernel_helper``) and its request protocol.
+COMM_TARGET = "pyaichat"
+PROTOCOL = 1
 
 # Settings the capabilities read; only these travel to the kernel (never the model, the API key or the base).
 CAPABILITY_SETTINGS = (

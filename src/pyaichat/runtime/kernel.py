@@ -7,7 +7,7 @@
   channel; Ctrl-C interrupts the *kernel* (``interrupt_kernel`` when we started it, an
   ``interrupt_request`` otherwise).
 - capabilities and the session digest (``remote_call``/``remote_digest``, the runtime seam) are requests to
-  pyaichat's helper inside the kernel (``runtime.kernel_side``) over a comm; only their bounded, masked text
+  pyaichat's helper inside the kernel (``ipython.kernel_helper``) over a comm; only their bounded, masked text
   comes back.
 - a dead or restarted kernel is a ``KernelUnavailable`` with one sentence; nothing here exits the REPL.
 """
@@ -25,14 +25,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..session import ExecResult, HistoryEntry, LastError
-from . import KernelUnavailable, capability_settings
-from .kernel_side import COMM_TARGET
+from . import COMM_TARGET, KernelUnavailable, capability_settings
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
     from ..config import Config
 
-_INSTALL = "__import__('pyaichat.runtime.kernel_side', fromlist=['install']).install()"
+_INSTALL = "__import__('pyaichat.ipython.kernel_helper', fromlist=['install']).install()"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _POLL_S = 0.25  # how often a wait checks that the kernel is still alive
 _OUTPUT_KEEP = 2000  # characters of a run's output kept for the history summary and the assistant
@@ -255,9 +253,8 @@ class KernelSession:
     # -- the runtime seam ------------------------------------------------------------------------------------
     def remote_call(
         self, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
-    ) -> CapabilityResult:
-        from ..capabilities.registry import CapabilityResult
-
+    ) -> dict[str, Any]:
+        """The capability's result fields, computed in the kernel (``capabilities.call`` wraps them)."""
         started = time.perf_counter()
         settings = capability_settings(config or self.config)
         timeout = float(settings.get("tool_timeout", 2.0)) * 2 + 5.0
@@ -265,19 +262,12 @@ class KernelSession:
             reply = self._request(
                 {"op": "call", "name": name, "args": dict(args or {}), "settings": settings}, timeout
             )
+            data = dict(reply.get("result") or {"ok": False, "error": reply.get("error") or "No answer."})
         except KernelUnavailable as exc:
-            return CapabilityResult(
-                name=name,
-                ok=False,
-                error=str(exc),
-                duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            )
-        if "result" not in reply:
-            error = reply.get("error") or "No answer from the kernel."
-            return CapabilityResult(name=name, ok=False, error=error)
-        data = dict(reply["result"])
+            data = {"ok": False, "error": str(exc)}
+        data["name"] = name
         data["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        return CapabilityResult(**data)
+        return data
 
     def remote_digest(self, config: Config | None, max_vars: int) -> str:
         settings = capability_settings(config or self.config)

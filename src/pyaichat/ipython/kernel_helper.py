@@ -18,8 +18,7 @@ import sys
 import uuid
 from typing import Any
 
-COMM_TARGET = "pyaichat"
-PROTOCOL = 1
+from ..runtime import COMM_TARGET, PROTOCOL
 
 _helper: KernelHelper | None = None
 
