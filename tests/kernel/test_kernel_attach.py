@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,27 @@ def test_a_kernel_that_is_not_ipython_gets_one_sentence(session):
     assert session.helper_problem == NOT_IPYTHON
     result = call(session, "list_globals", {})
     assert not result.ok and result.error == NOT_IPYTHON
+
+
+def test_kernel_flag_starts_a_kernel_and_shuts_it_down_at_exit():
+    done = _pyaichat(["--kernel"], "import os\nprint('pid', os.getpid())\n/last_error\n")
+    assert done.returncode == 0, done.stderr
+    pid = int(next(line for line in done.stdout.splitlines() if line.startswith("pid ")).split()[1])
+    assert "No exception has been raised" in done.stdout
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the kernel pyaichat started is still running after pyaichat exited")
+
+
+def test_exit_in_the_kernel_detaches_and_leaves_the_kernel_running(shared_kernel):
+    script = "print('before')\nexit()\nprint('after')\n"
+    done = _pyaichat(["--existing", str(shared_kernel.connection_file)], script)
+    assert done.returncode == 0, done.stderr
+    assert "before" in done.stdout and "after" not in done.stdout
+    assert shared_kernel.alive
