@@ -204,3 +204,13 @@ def test_exit_in_the_kernel_detaches_and_leaves_the_kernel_running(shared_kernel
     assert done.returncode == 0, done.stderr
     assert "before" in done.stdout and "after" not in done.stdout
     assert shared_kernel.alive
+
+
+def test_a_different_pyaichat_in_the_kernel_gets_one_sentence(session, monkeypatch):
+    import pyaichat.runtime.kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "PROTOCOL", kernel_module.PROTOCOL + 1)
+    session.load_helper()
+    assert "install the same version in the kernel's environment" in (session.helper_problem or "")
+    result = call(session, "get_type", {"expr": "x"})
+    assert not result.ok and result.error == session.helper_problem

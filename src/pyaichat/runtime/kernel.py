@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .. import __version__
 from ..session import ExecResult, HistoryEntry, LastError
-from . import COMM_TARGET, KernelUnavailable, capability_settings
+from . import COMM_TARGET, PROTOCOL, KernelUnavailable, capability_settings
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -101,7 +102,7 @@ class KernelSession:
                     break
             if time.monotonic() > deadline:
                 raise KernelUnavailable(f"The kernel did not answer within {timeout:g} s; is it running?")
-            if not self.alive():
+            if self.manager is not None and not self.alive():  # (a heartbeat needs a moment to start)
                 raise KernelUnavailable(DEAD)
         self.load_helper()
 
@@ -130,8 +131,10 @@ class KernelSession:
             "", silent=True, store_history=False, user_expressions={"pyaichat": _INSTALL}, allow_stdin=False
         )
         reply = self._shell_reply(msg_id, 15.0)
-        if reply is None:
-            raise KernelUnavailable(DEAD if not self.alive() else "The kernel is busy and did not answer.")
+        if reply is None:  # busy with another client's cell: the next capability call loads it
+            if not self.alive():
+                raise KernelUnavailable(DEAD)
+            return
         value = (reply["content"].get("user_expressions") or {}).get("pyaichat", {})
         if value.get("status") != "ok":
             ename = value.get("ename", "")
@@ -144,6 +147,12 @@ class KernelSession:
             )
             return
         hello = ast.literal_eval(value["data"]["text/plain"])
+        if hello.get("protocol") != PROTOCOL:
+            self._helper_problem = (
+                f"pyaichat {hello.get('version')} in the kernel does not match pyaichat {__version__} here: "
+                "install the same version in the kernel's environment."
+            )
+            return
         self._token = hello["token"]
         self._helper_problem = None
         comm_id = uuid.uuid4().hex
