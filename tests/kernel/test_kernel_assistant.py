@@ -194,3 +194,16 @@ def test_kernel_dying_mid_turn_is_one_sentence_and_the_session_stays_up(kernel, 
         assert "Traceback" not in capsys.readouterr().err
     finally:
         session.close()
+
+
+def test_calls_into_the_kernel_are_audited_here_with_their_origin(session):
+    from pyaichat.capabilities import audit
+
+    session.run("audited_value = 3")
+    session.config = Config(audit=True)
+    call(session, "get_type", {"expr": "audited_value"}, origin="user")
+    call(session, "get_repr", {"expr": "no_such_name_here"})
+    first, second = audit.read_last(2)
+    assert (first["capability"], first["ok"], first["origin"]) == ("get_type", True, "user")
+    assert (second["capability"], second["ok"], second["origin"]) == ("get_repr", False, "assistant")
+    assert first["args"] == {"expr": "audited_value"}

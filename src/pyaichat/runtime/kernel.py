@@ -254,6 +254,21 @@ class KernelSession:
         end = content.get("cursor_end", cursor_pos)
         return list(content.get("matches") or []), start, end
 
+    def is_complete(self, text: str) -> bool | None:
+        """Would Enter run ``text``? The kernel decides (``is_complete_request``: it knows cell magics such as
+        ``%%time``); ``None`` when it does not answer at once (busy), so the caller decides locally. A blank
+        last line is the blank line that ends a block, as in IPython."""
+        if not text.strip():
+            return True
+        lines = text.rsplit("\n", 1)
+        code = text.rstrip(" \t") + "\n" if len(lines) == 2 and not lines[1].strip() else text
+        msg_id = self.client.is_complete(code)
+        reply = self._shell_reply(msg_id, 0.5)
+        if reply is None:
+            return None
+        status = reply["content"].get("status")
+        return None if status == "unknown" else status != "incomplete"
+
     def user_names(self) -> list[tuple[str, str]]:
         """The kernel's user variables and their type names (for ``@name`` completion)."""
         reply = self._request({"op": "names"})
@@ -280,11 +295,14 @@ class KernelSession:
 
     def remote_digest(self, config: Config | None, max_vars: int) -> str:
         settings = capability_settings(config or self.config)
+        where = "The session's variables live in a Jupyter kernel; every tool runs there."
         try:
             reply = self._request({"op": "digest", "settings": settings, "max_vars": max_vars})
         except KernelUnavailable as exc:
-            return f"## Session (in a Jupyter kernel)\n{exc}"
-        return "## Session (in a Jupyter kernel)\n" + reply.get("text", reply.get("error", ""))
+            return f"## Session\n{where}\n{exc}"
+        text = reply.get("text") or reply.get("error") or ""
+        head, _, rest = text.partition("\n")  # the digest's own heading, then where the session lives
+        return f"{head}\n{where}\n{rest}"
 
     # -- talking to the helper -------------------------------------------------------------------------------
     def _request(self, data: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
