@@ -198,12 +198,20 @@ def test_kernel_flag_starts_a_kernel_and_shuts_it_down_at_exit():
         pytest.fail("the kernel pyaichat started is still running after pyaichat exited")
 
 
-def test_exit_in_the_kernel_detaches_and_leaves_the_kernel_running(shared_kernel):
-    script = "print('before')\nexit()\nprint('after')\n"
-    done = _pyaichat(["--existing", str(shared_kernel.connection_file)], script)
+def test_exit_in_the_kernel_ends_pyaichat_as_in_jupyter_console(kernel):
+    # exit(keep_kernel=True) detaches and leaves the kernel running; plain exit() also ends the kernel
+    script = "print('before')\nexit(keep_kernel=True)\nprint('after')\n"
+    done = _pyaichat(["--existing", str(kernel.connection_file)], script)
     assert done.returncode == 0, done.stderr
     assert "before" in done.stdout and "after" not in done.stdout
-    assert shared_kernel.alive
+    session = attach(kernel)
+    try:
+        assert session.run("print('still', 'here')").output == "still here\n"
+    finally:
+        session.close()
+    done = _pyaichat(["--existing", str(kernel.connection_file)], "exit()\nprint('after')\n")
+    assert done.returncode == 0 and "after" not in done.stdout, done.stderr
+    kernel.proc.wait(20)
 
 
 def test_a_different_pyaichat_in_the_kernel_gets_one_sentence(session, monkeypatch):
