@@ -15,7 +15,7 @@ from pyaichat.capabilities import call
 from pyaichat.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime import KernelUnavailable, connect
-from pyaichat.runtime.kernel import DEAD, RESTARTED
+from pyaichat.runtime.kernel import DEAD, DEAD_OWN, RESTARTED
 
 
 def ctrl_c_after(seconds: float) -> threading.Timer:
@@ -99,5 +99,22 @@ def test_restarted_kernel_is_one_sentence_and_the_helper_comes_back(capsys):
         typed = call(session, "get_type", {"expr": "after_restart"})
         assert typed.ok and "list" in typed.text, typed
         assert time.monotonic() - started < 5
+    finally:
+        session.close()
+
+
+def test_a_kernel_pyaichat_started_that_dies_says_so():
+    session = connect.start("python3", color=False)
+    try:
+        session.config = Config(audit=False)
+        session.run("y = 1")
+        os.kill(session.manager.provisioner.process.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while session.alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(KernelUnavailable) as info:
+            session.run("y")
+        assert str(info.value) == DEAD_OWN
+        assert call(session, "get_type", {"expr": "y"}).error == DEAD_OWN
     finally:
         session.close()

@@ -138,6 +138,15 @@ def _last_source(shell: Any) -> str | None:
         return None
 
 
+def _comm_manager(shell: Any) -> Any:
+    """ipykernel ≥ 6.11 manages comms through the ``comm`` package; older ones keep their own manager."""
+    try:
+        from comm import get_comm_manager
+    except ImportError:
+        return shell.kernel.comm_manager
+    return get_comm_manager()
+
+
 def install() -> dict[str, Any]:
     """Load the helper into this kernel (idempotent) and register the comm target; returns ``hello``.
 
@@ -151,7 +160,5 @@ def install() -> dict[str, Any]:
         raise NotIPython("This kernel is not an IPython kernel.")
     if _helper is None or _helper.shell is not shell:
         _helper = KernelHelper(shell)
-        from comm import get_comm_manager
-
-        get_comm_manager().register_target(COMM_TARGET, _helper.on_comm_open)
+        _comm_manager(shell).register_target(COMM_TARGET, _helper.on_comm_open)
     return _helper.hello()

@@ -20,6 +20,7 @@ import re
 import sys
 import time
 import uuid
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
@@ -45,6 +46,7 @@ NOT_IPYTHON = (
     "look at (Python mode still runs in it)."
 )
 DEAD = "The kernel is not running (it died or was shut down); start it again and reattach with --existing."
+DEAD_OWN = "The kernel pyaichat started has died (its variables are gone); restart pyaichat for a new one."
 RESTARTED = "The kernel restarted: its variables are gone."
 
 
@@ -55,7 +57,7 @@ class WireStats:
     sent: int = 0
     received: int = 0
     calls: int = 0
-    total: list[int] = field(default_factory=list)
+    total: deque[int] = field(default_factory=lambda: deque(maxlen=1000))  # per call, the latest last
 
 
 class KernelSession:
@@ -103,7 +105,7 @@ class KernelSession:
             if time.monotonic() > deadline:
                 raise KernelUnavailable(f"The kernel did not answer within {timeout:g} s; is it running?")
             if self.manager is not None and not self.alive():  # (a heartbeat needs a moment to start)
-                raise KernelUnavailable(DEAD)
+                raise self.dead()
         self.load_helper()
 
     def _iopub_heard(self, parent_id: str, timeout: float) -> bool:
@@ -133,7 +135,7 @@ class KernelSession:
         reply = self._shell_reply(msg_id, 15.0)
         if reply is None:  # busy with another client's cell: the next capability call loads it
             if not self.alive():
-                raise KernelUnavailable(DEAD)
+                raise self.dead()
             return
         value = (reply["content"].get("user_expressions") or {}).get("pyaichat", {})
         if value.get("status") != "ok":
@@ -171,6 +173,15 @@ class KernelSession:
         except Exception:
             return False
 
+    def dead(self, *, while_running: bool = False) -> KernelUnavailable:
+        """The one sentence for a kernel that is gone (it depends on who started it)."""
+        if while_running:
+            return KernelUnavailable(
+                "The kernel died while running this input"
+                + ("; restart pyaichat for a new one." if self.manager else "; start it again and reattach.")
+            )
+        return KernelUnavailable(DEAD_OWN if self.manager is not None else DEAD)
+
     def interrupt(self) -> None:
         """Interrupt the code running in the kernel (not pyaichat)."""
         if self.manager is not None:
@@ -199,7 +210,7 @@ class KernelSession:
     def run(self, source: str) -> ExecResult:
         """Run ``source`` in the kernel like ``jupyter console`` does, streaming its output here."""
         if not self.alive():
-            raise KernelUnavailable(DEAD)
+            raise self.dead()
         self._drain_iopub()
         if self._restarted:
             self._reset_after_restart()
@@ -316,7 +327,7 @@ class KernelSession:
                     raise KernelUnavailable(self._helper_problem)
                 self.load_helper()
                 if self._comm_id is None:
-                    raise KernelUnavailable(self._helper_problem or DEAD)
+                    raise KernelUnavailable(self._helper_problem or str(self.dead()))
             self._drain_iopub()
             if self._restarted:
                 self._reset_after_restart()
@@ -331,7 +342,7 @@ class KernelSession:
                 if attempt == 2:
                     raise KernelUnavailable(RESTARTED)
                 self._reset_after_restart()
-        raise KernelUnavailable(DEAD)  # pragma: no cover
+        raise self.dead()  # pragma: no cover
 
     def _send_shell(self, msg_type: str, content: dict[str, Any]) -> tuple[str, int]:
         msg = self.client.session.msg(msg_type, content)
@@ -347,7 +358,7 @@ class KernelSession:
             left = deadline - time.monotonic()
             if left <= 0:
                 if not self.alive():
-                    raise KernelUnavailable(DEAD)
+                    raise self.dead()
                 raise (
                     _Restarted()
                     if self._probe_restart()
@@ -357,7 +368,7 @@ class KernelSession:
                 msg = channel.get_msg(timeout=min(_POLL_S, left))
             except Exception:
                 if not self.alive():
-                    raise KernelUnavailable(DEAD)
+                    raise self.dead()
                 continue
             kind = msg["header"]["msg_type"]
             content = msg["content"]
@@ -484,9 +495,7 @@ class _Run:
                     last_check = time.monotonic()
                     if not self.session.alive():
                         self.session.out.flush()
-                        raise KernelUnavailable(
-                            "The kernel died while running this input; start it again and reattach."
-                        )
+                        raise self.session.dead(while_running=True)
             except KeyboardInterrupt:
                 self._interrupts += 1
                 if self._interrupts > 2:  # the kernel ignores interrupts: stop waiting, keep the REPL
