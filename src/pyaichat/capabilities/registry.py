@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import CapabilityError, CapabilityTimeout
+from ..runtime import remote
 from .redact import Masker, masker_for
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def call(
     ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
     log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends).
     """
-    if getattr(type(session), "remote_call", None) is not None:  # the runtime seam: data in another process
+    if remote(session) is not None:  # the runtime seam: the data lives in another process (a kernel)
         return _call_remote(session, name, args, config, origin)
     started = time.perf_counter()
     masker: Masker | None = None
