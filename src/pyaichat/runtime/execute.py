@@ -40,6 +40,7 @@ class CellRun:
         self.exit_requested = False
         self._interrupts = 0
         self.restarted_at: float | None = None
+        self.replied_at = 0.0
 
     def wait(self) -> None:
         import zmq
@@ -59,7 +60,9 @@ class CellRun:
         for sock in sockets:
             poller.register(sock, zmq.POLLIN)
         last_check = time.monotonic()
-        while not (self.reply is not None and self.idle):
+        # done when the reply is in and IOPub went idle (all output shown); a lost idle (IOPub drops messages
+        # past its high-water mark) does not hang the REPL: two seconds after the reply is enough
+        while not (self.reply is not None and (self.idle or time.monotonic() - self.replied_at > 2)):
             try:
                 ready = dict(poller.poll(int(POLL_S * 1000)))
                 for sock, handler in sockets.items():
@@ -118,6 +121,7 @@ class CellRun:
         if not self._mine(msg):
             return
         self.reply = msg["content"]
+        self.replied_at = time.monotonic()
         if self.reply.get("status") == "error":
             self.ok = False
             self.ename = self.ename or self.reply.get("ename", "")
