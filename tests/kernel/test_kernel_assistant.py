@@ -207,3 +207,26 @@ def test_calls_into_the_kernel_are_audited_here_with_their_origin(session):
     assert (first["capability"], first["ok"], first["origin"]) == ("get_type", True, "user")
     assert (second["capability"], second["ok"], second["origin"]) == ("get_repr", False, "assistant")
     assert first["args"] == {"expr": "audited_value"}
+
+
+def test_an_error_raised_before_pyaichat_attached_is_the_last_error(kernel):
+    from jupyter_client import BlockingKernelClient
+
+    other = BlockingKernelClient(connection_file=str(kernel.connection_file))
+    other.load_connection_file()
+    other.start_channels()
+    try:
+        other.wait_for_ready(timeout=60)
+        reply = other.execute_interactive(
+            "totals = {'a': 1}\ntotals['b']", timeout=60, output_hook=lambda m: None
+        )
+        assert reply["content"]["status"] == "error"
+    finally:
+        other.stop_channels()
+    session = attach(kernel)
+    try:
+        result = call(session, "get_last_exception", {})
+        assert result.ok and "KeyError: 'b'" in result.text and "totals['b']" in result.text
+        assert "totals['b']" in session.remote_digest(session.config, 40)  # backfilled history
+    finally:
+        session.close()
