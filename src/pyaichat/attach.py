@@ -37,6 +37,8 @@ def run_attached(config: Config, *, existing: str | None = None, kernel: str | N
         if sys.stdin.isatty() and sys.stdout.isatty():
             from .repl.app import run_repl
 
+            print(f"pyaichat: {session.describe()}.")
+
             return run_repl(config, session)
         from .controller import Controller
         from .piped import PlainFrontEnd, run_piped

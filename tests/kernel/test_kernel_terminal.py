@@ -108,6 +108,7 @@ def test_existing_kernel_answers_about_a_kernel_only_dataframe(tmp_path, jupyter
             timeout=TIMEOUT,
         )
         try:
+            child.expect(r"pyaichat: attached to kernel-\S+\.json \(python 3[.\d]*\); Ctrl-D detaches")
             child.expect(NEW_PY)
             child.send("int(orders.qty.max())\r")
             child.expect(r"(?<![0-9])11\r\n")

@@ -195,6 +195,16 @@ class KernelSession:
                 self.manager.shutdown_kernel(now=False)
 
     # -- Python mode -----------------------------------------------------------------------------------------
+    def describe(self) -> str:
+        """One line saying which kernel this is (shown when the REPL starts)."""
+        info = self.kernel_info.get("language_info") or {}
+        what = f"{info.get('name', 'a')} {info.get('version', '')}".strip()
+        if self.manager is not None:
+            kind = getattr(self.manager, "kernel_name", "")
+            return f"started a {kind} kernel ({what}); Ctrl-D exits and shuts it down"
+        name = self.connection_file.rsplit("/", 1)[-1] if self.connection_file else "a kernel"
+        return f"attached to {name} ({what}); Ctrl-D detaches and leaves it running"
+
     @property
     def helper_problem(self) -> str | None:
         """Why the assistant cannot look inside this kernel (one sentence), or ``None``."""
