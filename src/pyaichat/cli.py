@@ -29,6 +29,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
     parser.add_argument("--no-color", dest="color", action="store_false", default=None, help="no colours")
     parser.add_argument("--version", action="version", version=f"pyaichat {__version__}")
+    kernel = parser.add_mutually_exclusive_group()
+    kernel.add_argument(
+        "--existing",
+        nargs="?",
+        const="",
+        metavar="CONNECTION_FILE",
+        help="run in a running Jupyter kernel (default: the newest), as jupyter console --existing does",
+    )
+    kernel.add_argument(
+        "--kernel",
+        nargs="?",
+        const="python3",
+        metavar="NAME",
+        help="start a Jupyter kernel of this kernelspec (default python3) and run in it",
+    )
     return parser
 
 
@@ -61,6 +76,10 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"pyaichat: {exc}", file=sys.stderr)
         return 2
 
+    if flags.get("existing") is not None or flags.get("kernel"):  # the data lives in a Jupyter kernel
+        from .attach import run_attached
+
+        return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"))
     from .session import Session
 
     session = Session()

@@ -6,8 +6,10 @@ question) is decided here, once.
 
 from __future__ import annotations
 
-import enum
 from typing import TYPE_CHECKING, Literal, Protocol
+
+from .errors import PyAIChatError
+from .modes import Mode
 
 if TYPE_CHECKING:  # the event models (pydantic) load on the first event, not at start-up
     from .agent.assistant import Assistant
@@ -15,14 +17,7 @@ if TYPE_CHECKING:  # the event models (pydantic) load on the first event, not at
     from .config import Config
     from .session import ExecResult, Session
 
-
-class Mode(str, enum.Enum):
-    PYTHON = "python"
-    ASSISTANT = "assistant"
-
-    @property
-    def label(self) -> str:
-        return "Python" if self is Mode.PYTHON else "Assistant"
+__all__ = ["Controller", "Decision", "FrontEnd", "Mode"]
 
 
 Decision = Literal["run", "edit", "no"]
@@ -85,8 +80,15 @@ class Controller:
         else:
             self.ask(stripped)
 
-    def run_python(self, source: str) -> ExecResult:
-        return self.session.run(source)
+    def run_python(self, source: str) -> ExecResult | None:
+        """Run ``source`` in the session; a session that cannot run it (a dead kernel) is one sentence."""
+        try:
+            return self.session.run(source)
+        except PyAIChatError as exc:
+            from .agent.events import ErrorEvent
+
+            self.emit(ErrorEvent(message=str(exc), kind="runtime"))
+            return None
 
     def ask(self, question: str) -> None:
         """Answer a question with the assistant: events go to the front end, proposals through ``decide``."""
@@ -97,7 +99,11 @@ class Controller:
         def approve(event: ApprovalRequiredEvent) -> Approval:
             decision = self.frontend.decide(event)
             if decision == "run":
-                return Approval("run", describe_run(self.session.run(event.code)))
+                try:
+                    return Approval("run", describe_run(self.session.run(event.code)))
+                except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
+                    self.emit(ErrorEvent(message=str(exc), kind="runtime"))
+                    return Approval("run", f"The proposed code could not run: {exc}")
             if decision == "edit":
                 self.frontend.set_next_input(event.code)
                 self.set_mode(Mode.PYTHON)

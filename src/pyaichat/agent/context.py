@@ -131,6 +131,11 @@ def session_digest(
     session: Session, config: Config | None, max_vars: int = MAX_VARS, *, seen_error: object = None
 ) -> str:
     """A bounded picture of the session: variables, the last few inputs and the last error."""
+    from ..runtime import remote
+
+    runtime = remote(session)
+    if runtime is not None:  # the data lives in a kernel: the digest is built there
+        return runtime.remote_digest(config, max_vars)
     privacy = getattr(config, "privacy", "sample")
     names = _user_names(session.namespace)
     lines = ["## Session (live; rebuilt for this question)", f"Variables ({len(names):,}):"]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import CapabilityError, CapabilityTimeout
+from ..runtime import remote
 from .redact import Masker, masker_for
 
 if TYPE_CHECKING:
@@ -162,6 +163,8 @@ def call(
     ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
     log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends).
     """
+    if remote(session) is not None:  # the runtime seam: the data lives in another process (a kernel)
+        return _call_remote(session, name, args, config, origin)
     started = time.perf_counter()
     masker: Masker | None = None
     ctx: CapabilityContext | None = None
@@ -208,6 +211,33 @@ def call(
         if isinstance(exc, KeyboardInterrupt):
             raise
         return done(False, error=f"{name} failed: {type(exc).__name__}")
+
+
+def _call_remote(
+    session: Any, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
+) -> CapabilityResult:
+    """``call`` for a remote runtime (``pyaichat.runtime``): the capability runs where the data lives, masked
+    and bounded there; here its text is masked once more (this machine's secrets) and audited."""
+    try:
+        ctx = _context(session, config)
+        masker = masker_for(ctx.config)
+    except Exception as exc:
+        return CapabilityResult(name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}")
+    if args is not None and not isinstance(args, Mapping):
+        result = CapabilityResult(name=name, ok=False, error=f"Arguments for {name} must be a JSON object.")
+    else:
+        data = session.remote_call(name, args, ctx.config, origin)
+        try:
+            data["text"] = masker.mask_text(str(data.get("text") or ""))
+            data["error"] = masker.mask_text(data["error"]) if data.get("error") else None
+            result = CapabilityResult(**{**data, "name": name})
+        except Exception as exc:  # a malformed answer from the other process is a failed call, not a crash
+            result = CapabilityResult(
+                name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}"
+            )
+    if ctx.config.audit:
+        _audit(session, masker, name, args, result, origin)
+    return result
 
 
 def _audit(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..controller import Controller
+    from .host import Controller
 
 Handler = Callable[["Controller", str], None]
 

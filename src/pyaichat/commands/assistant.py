@@ -9,7 +9,7 @@ from ..agent.events import CodeEvent
 from . import command
 
 if TYPE_CHECKING:
-    from ..controller import Controller
+    from .host import Controller
 
 
 @command("clear", "/clear", "Forget the conversation (the session's variables stay).")

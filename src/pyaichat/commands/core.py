@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 from . import all_commands, command
 
 if TYPE_CHECKING:
-    from ..controller import Controller
+    from .host import Controller
 
 
 @command("py", "/py", "Switch to Python mode.")
 def _py(ctrl: Controller, arg: str) -> None:
-    from ..controller import Mode
+    from ..modes import Mode
 
     ctrl.set_mode(Mode.PYTHON)
     ctrl.notice("Python mode.")
@@ -20,7 +20,7 @@ def _py(ctrl: Controller, arg: str) -> None:
 
 @command("ai", "/ai", "Switch to Assistant mode (questions in plain words).")
 def _ai(ctrl: Controller, arg: str) -> None:
-    from ..controller import Mode
+    from ..modes import Mode
 
     ctrl.set_mode(Mode.ASSISTANT)
     ctrl.notice("Assistant mode: ask in plain words. /py or TAB on an empty line goes back.")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from . import command
 
 if TYPE_CHECKING:
-    from ..controller import Controller
+    from .host import Controller
 
 _DOC_LINES = 8
 

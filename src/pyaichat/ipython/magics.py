@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-
-if TYPE_CHECKING:
-    from .extension import Extension
 
 USAGE = "Usage: %ai [--model M] [--max-steps N] <question>, or a %%ai cell whose body is the question."
 _OPTION = re.compile(r"--(?P<name>[A-Za-z][\w-]*)(?:=(?P<value>\S+))?")
@@ -73,11 +70,18 @@ def _convert(key: str, value: str) -> Any:
     return steps
 
 
+class Answerer(Protocol):
+    """What the magics hand a request to (the extension). A protocol, so this module does not import
+    ``extension`` (which imports this one): no ``extension ↔ magics`` cycle."""
+
+    def answer(self, request: Request) -> None: ...
+
+
 @magics_class
 class AIMagics(Magics):
     """Registers ``%ai`` / ``%%ai``; the work is done by the extension's shared core."""
 
-    def __init__(self, shell: Any, extension: Extension) -> None:
+    def __init__(self, shell: Any, extension: Answerer) -> None:
         super().__init__(shell)
         self.extension = extension
 

@@ -28,7 +28,7 @@ _PATH = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _KEY_RE = re.compile(rf"(?<![\w.])(?P<path>{_PATH})\[\s*(?P<quote>['\"])(?P<prefix>[^'\"\\]*)$")
 _ATTR_RE = re.compile(rf"(?<![\w.])(?P<path>{_PATH})\.(?P<prefix>\w*)$")
 _NAME_RE = re.compile(r"(?<![\w.])(?P<prefix>[A-Za-z_]\w*)$")
-_MENTION_RE = re.compile(r"(?<![\w@])@(?P<prefix>\w*)$")
+MENTION_PATTERN = _MENTION_RE = re.compile(r"(?<![\w@])@(?P<prefix>\w*)$")
 
 #: Descriptor types whose ``__get__`` only reads memory (C slots and C getters), so resolving them is safe.
 _SAFE_DESCRIPTORS: tuple[type, ...] = (types.MemberDescriptorType, types.GetSetDescriptorType)

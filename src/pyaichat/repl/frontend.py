@@ -157,10 +157,18 @@ class _Completers:
             from .completion import MentionCompleter, PythonCompleter, SlashCommandCompleter
 
             ctrl = self.ctrl
-            namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace object may be replaced
+            python: Completer
+            mention: Completer
+            if hasattr(ctrl.session, "complete"):  # the namespace lives in a Jupyter kernel: it completes
+                from .kernel_completion import KernelCompleter, KernelMentionCompleter
+
+                python, mention = KernelCompleter(ctrl.session), KernelMentionCompleter(ctrl.session)
+            else:
+                namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace may be replaced
+                python, mention = PythonCompleter(namespace), MentionCompleter(namespace)
             self._by_mode = {
-                Mode.PYTHON: SlashCommandCompleter(PythonCompleter(namespace), _command_names),
-                Mode.ASSISTANT: SlashCommandCompleter(MentionCompleter(namespace), _command_names),
+                Mode.PYTHON: SlashCommandCompleter(python, _command_names),
+                Mode.ASSISTANT: SlashCommandCompleter(mention, _command_names),
             }
         return self._by_mode[self.ctrl.mode]
 

@@ -146,6 +146,12 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
     def _accept_completion(event: KeyPressEvent) -> None:
         event.current_buffer.complete_state = None
 
+    def complete(text: str) -> bool:
+        """The session decides when it can (a Jupyter kernel knows its cell magics), else Python's rules."""
+        check = getattr(ctrl.session, "is_complete", None)
+        verdict = check(text) if check is not None else None
+        return input_is_complete(text) if verdict is None else verdict
+
     @kb.add("enter", filter=main & ~(has_completions & completion_selected))
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
@@ -155,7 +161,7 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
             return
         document = buffer.document
         at_end = document.is_cursor_at_the_end or not document.text_after_cursor.strip()
-        if (document.line_count == 1 or at_end) and input_is_complete(document.text):
+        if (document.line_count == 1 or at_end) and complete(document.text):
             if at_end:
                 buffer.text = buffer.text.rstrip()  # drop the blank line and indentation that ended a block
             buffer.validate_and_handle()

@@ -1,0 +1,180 @@
+"""Kernel runtime: capability round trips over the Jupyter protocol, bytes per call, ``--existing`` start-up.
+
+Starts a real ipykernel (``python -m ipykernel_launcher -f <file>``), puts a 10M-row DataFrame in it and
+measures, from this process:
+
+- the round trip of ``capabilities.call(session, "get_type", {"expr": "big"})`` (budget ≤ 5 ms median), and
+  of other capabilities, over the comm to pyaichat's helper inside the kernel; for comparison the same call
+  as a silent ``execute_request`` with a ``user_expressions`` evaluation (the other way to reach the helper);
+- bytes on the wire per call (request + reply, as serialized), next to the data's size;
+- start-up of ``pyaichat --existing <file>`` in a pseudo-terminal to its first prompt (budget ≤ 0.5 s), and
+  ``printf 'x=1\\n' | pyaichat --existing <file>`` from start to exit.
+
+    .venv/bin/python benchmarks/kernel.py [CALLS]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+ROWS = 10_000_000
+
+
+def start_kernel(directory: Path) -> tuple[subprocess.Popen, Path]:
+    conn = directory / "kernel-bench.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ipykernel_launcher", "-f", str(conn), "--IPKernelApp.log_level=ERROR"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    while True:
+        try:
+            if json.loads(conn.read_text()).get("shell_port"):
+                return proc, conn
+        except (OSError, ValueError):
+            time.sleep(0.05)
+
+
+def timed(fn, n: int) -> list[float]:
+    samples = []
+    for _ in range(n):
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def describe(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p90 = ordered[int(len(ordered) * 0.9)]
+    return f"median {statistics.median(samples):6.2f} ms  p90 {p90:6.2f} ms"
+
+
+def user_expression_call(session, name: str, args: dict) -> None:
+    """The same capability call as a silent execute with a user expression (no comm)."""
+    request = json.dumps({"op": "call", "name": name, "args": args, "settings": {}})
+    expr = (
+        "__import__('sys').modules['pyaichat.ipython.kernel_helper']._helper.handle("
+        f"__import__('json').loads({request!r}))"
+    )
+    msg_id = session.client.execute("", silent=True, store_history=False, user_expressions={"r": expr})
+    reply = session._shell_reply(msg_id, 10)
+    assert reply["content"]["user_expressions"]["r"]["status"] == "ok", reply["content"]
+
+
+def startup(conn: Path, env: dict[str, str], runs: int = 5) -> tuple[list[float], list[float]]:
+    import pexpect
+
+    prompt, piped = [], []
+    for i in range(runs + 1):
+        started = time.perf_counter()
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "pyaichat", "--existing", str(conn)],
+            env=env,
+            dimensions=(30, 100),
+            encoding="utf-8",
+            timeout=30,
+        )
+        child.expect(">>> ")
+        elapsed = (time.perf_counter() - started) * 1000
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+        child.close()
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "pyaichat", "--existing", str(conn)],
+            input="x = 1\n",
+            text=True,
+            env=env,
+            capture_output=True,
+            check=True,
+        )
+        piped_ms = (time.perf_counter() - started) * 1000
+        if i:  # the first run warms the file cache
+            prompt.append(elapsed)
+            piped.append(piped_ms)
+    return prompt, piped
+
+
+def main() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from pyaichat.capabilities import call
+    from pyaichat.config import Config
+    from pyaichat.runtime import connect
+
+    tmp = Path(tempfile.mkdtemp(prefix="pyaichat-kernel-bench-"))
+    proc, conn = start_kernel(tmp)
+    try:
+        session = connect.attach(str(conn), color=False, timeout=60)
+        session.config = Config(audit=False)
+        session.run(
+            f"import numpy as np, pandas as pd\nbig = pd.DataFrame({{'a': np.arange({ROWS}), 'b': 0.5}})"
+        )
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {CALLS} calls each")
+        print(f"data in the kernel: big = DataFrame {ROWS:,} rows × 2 columns ({ROWS * 16 / 1e6:,.0f} MB)")
+        cases = [
+            ("get_type", {"expr": "big"}),
+            ("get_repr", {"expr": "big"}),
+            ("eval_expr", {"expr": "big.b.sum()"}),
+            ("list_globals", {}),
+            ("get_dir", {"expr": "big"}),
+        ]
+        budget = None
+        for name, args in cases:
+            call(session, name, args)  # warm
+            samples = timed(lambda name=name, args=args: call(session, name, args), CALLS)
+            size = session.wire.total[-1]
+            print(f"comm  {name:<13} {describe(samples)}   {size:>6,} bytes on the wire (request+reply)")
+            if name == "get_type":
+                budget = statistics.median(samples)
+        run_n = max(CALLS // 20, 5)
+        samples = timed(lambda: call(session, "run_python", {"code": "print(big.b.mean())"}), run_n)
+        print(
+            f"comm  {'run_python':<13} {describe(samples)}   {session.wire.total[-1]:>6,} bytes "
+            f"(forks the kernel: {run_n} calls)"
+        )
+        digest = timed(lambda: session.remote_digest(session.config, 40), max(CALLS // 10, 10))
+        print(f"comm  {'digest':<13} {describe(digest)}   {session.wire.total[-1]:>6,} bytes")
+        user_expression_call(session, "get_type", {"expr": "big"})
+        samples = timed(lambda: user_expression_call(session, "get_type", {"expr": "big"}), CALLS)
+        print(f"user_expressions get_type {describe(samples)}   (silent execute_request instead of the comm)")
+        verdict = "within" if budget is not None and budget <= 5 else "OVER"
+        print(f"get_type round trip: {verdict} the 5 ms budget (median {budget:.2f} ms)")
+        session.close()
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
+        env.update(
+            XDG_STATE_HOME=str(tmp / "state"),
+            XDG_CONFIG_HOME=str(tmp / "config"),
+            TERM="xterm",
+            PROMPT_TOOLKIT_NO_CPR="1",
+        )
+        prompt, piped = startup(conn, env)
+        print(
+            f"pyaichat --existing to first prompt: median {statistics.median(prompt):.0f} ms "
+            f"(runs: {', '.join(f'{s:.0f}' for s in prompt)}); "
+            f"{'within' if statistics.median(prompt) <= 500 else 'OVER'} the 500 ms budget"
+        )
+        print(
+            f"printf 'x = 1\\n' | pyaichat --existing: median {statistics.median(piped):.0f} ms "
+            f"(runs: {', '.join(f'{s:.0f}' for s in piped)})"
+        )
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+if __name__ == "__main__":
+    main()

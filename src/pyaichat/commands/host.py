@@ -1,0 +1,32 @@
+"""What a slash command may use of the object that runs it (the ``Controller``), as a protocol.
+
+The commands depend on this shape, not on ``controller.py``; the controller imports the commands, never the
+other way round, so there is no ``commands ↔ controller`` import cycle.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ..agent.assistant import Assistant
+    from ..agent.events import Event
+    from ..config import Config
+    from ..modes import Mode
+
+
+class Controller(Protocol):
+    config: Config
+    session: Any  # a ``Session`` or a remote runtime that looks like one
+    frontend: Any  # has ``interactive: bool``
+
+    @property
+    def assistant(self) -> Assistant: ...
+
+    def set_mode(self, mode: Mode) -> None: ...
+
+    def ask(self, question: str) -> None: ...
+
+    def emit(self, event: Event) -> None: ...
+
+    def notice(self, text: str, level: Literal["info", "warning", "success"] = "info") -> None: ...

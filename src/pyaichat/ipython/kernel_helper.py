@@ -1,0 +1,164 @@
+"""The helper pyaichat loads *inside* a Jupyter kernel: its own capabilities over the kernel's namespace.
+
+The host (``runtime.kernel``) loads it with one silent ``user_expressions`` evaluation — no execution count,
+no history entry, no name bound in ``user_ns`` — and then talks to it over a comm (target ``pyaichat``). Its
+state lives in this module (in ``sys.modules``), so ``%who``, ``dir()`` and ``In``/``Out`` never see it.
+
+Every request runs the public API the local runtime runs — ``capabilities.call`` over a ``Session`` that *is*
+the kernel's ``user_ns`` (the same dict), ``agent.context.session_digest`` — so bounds, privacy levels,
+masking and the read-only guarantee are applied here, before anything leaves the kernel, and ``run_python``
+forks on the kernel's machine. IPython's cell events feed the session's history and last error, exactly as
+in the IPython extension (``ipython.history.CellRecorder``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from typing import Any
+
+from ..runtime import COMM_TARGET, PROTOCOL
+
+_helper: KernelHelper | None = None
+
+
+class NotIPython(RuntimeError):
+    """The kernel is not an IPython kernel: there is no ``user_ns`` to look at."""
+
+
+class KernelHelper:
+    """One per kernel process: the session over ``user_ns`` and the handlers of the host's requests."""
+
+    def __init__(self, shell: Any) -> None:
+        from ..ipython.history import CellRecorder, record_error
+        from ..session import Session
+
+        self.shell = shell
+        self.token = uuid.uuid4().hex  # tells the host whether the kernel it talks to is still the same one
+        self.session = Session(namespace=shell.user_ns)
+        self.recorder = CellRecorder(self.session)
+        self.recorder.backfill(shell)
+        last = getattr(sys, "last_value", None)
+        if isinstance(last, BaseException) and not isinstance(last, KeyboardInterrupt):
+            # an error raised before pyaichat attached is still "the last error"
+            record_error(self.session, last, _last_source(shell))
+        shell.events.register("pre_run_cell", self.recorder.pre_run_cell)
+        shell.events.register("post_run_cell", self.recorder.post_run_cell)
+        self._configs: dict[str, Any] = {}
+        self._seen_error: object = None
+
+    # -- requests --------------------------------------------------------------------------------------------
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Answer one request from the host; never raises (the host turns ``error`` into one sentence)."""
+        op = request.get("op")
+        try:
+            if op == "call":
+                return self._call(request)
+            if op == "digest":
+                return {"text": self._digest(request)}
+            if op == "names":
+                return {"names": self._names()}
+            if op == "history":
+                return {"history": self._history(int(request.get("count", 20)))}
+            if op == "hello":
+                return self.hello()
+            return {"error": f"pyaichat's kernel helper does not know the request {op!r}."}
+        except Exception as exc:  # a bug here must not break the kernel's shell loop
+            return {"error": f"pyaichat's kernel helper failed: {type(exc).__name__}: {exc}"}
+
+    def hello(self) -> dict[str, Any]:
+        from .. import __version__
+
+        return {"token": self.token, "pid": os.getpid(), "version": __version__, "protocol": PROTOCOL}
+
+    def _config(self, settings: dict[str, Any]) -> Any:
+        """A ``Config`` for the host's capability settings (cached: validating one costs more than a call).
+        Auditing happens on the host, which knows who asked."""
+        import json
+
+        key = json.dumps(settings, sort_keys=True, default=str)
+        config = self._configs.get(key)
+        if config is None:
+            from ..config import Config
+
+            config = Config(**settings, audit=False)
+            if len(self._configs) > 8:
+                self._configs.clear()
+            self._configs[key] = config
+        return config
+
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        from ..capabilities import call
+
+        config = self._config(request.get("settings") or {})
+        result = call(self.session, str(request.get("name")), request.get("args") or {}, config=config)
+        return {"result": result.model_dump()}
+
+    def _digest(self, request: dict[str, Any]) -> str:
+        from ..agent.context import MAX_VARS, session_digest
+
+        config = self._config(request.get("settings") or {})
+        text = session_digest(
+            self.session, config, int(request.get("max_vars") or MAX_VARS), seen_error=self._seen_error
+        )
+        self._seen_error = self.session.last_error
+        return text
+
+    def _names(self) -> list[list[str]]:
+        from ..capabilities.introspect import user_names
+        from ..capabilities.summary import type_name
+
+        ns = self.session.namespace
+        return [[name, type_name(ns.get(name))] for name in user_names(ns)][:5000]
+
+    def _history(self, count: int) -> list[dict[str, Any]]:
+        from dataclasses import asdict
+
+        entries = self.session.history[-count:] if count > 0 else []
+        return [asdict(e) for e in entries]
+
+    # -- the comm --------------------------------------------------------------------------------------------
+    def on_comm_open(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        def on_msg(msg: dict[str, Any]) -> None:
+            data = msg.get("content", {}).get("data", {}) or {}
+            reply = self.handle(data)
+            reply["id"] = data.get("id")
+            comm.send(reply)
+
+        comm.on_msg(on_msg)
+        comm.send({"id": (open_msg.get("content", {}).get("data") or {}).get("id"), **self.hello()})
+
+
+def _last_source(shell: Any) -> str | None:
+    try:
+        raw = shell.history_manager.input_hist_raw
+        return raw[-1] if raw else None
+    except Exception:
+        return None
+
+
+def _comm_manager(shell: Any) -> Any:
+    """ipykernel ≥ 6.11 manages comms through the ``comm`` package; older ones keep their own manager."""
+    try:
+        from comm import get_comm_manager
+    except ImportError:
+        return shell.kernel.comm_manager
+    return get_comm_manager()
+
+
+def install() -> dict[str, Any]:
+    """Load the helper into this kernel (idempotent) and register the comm target; returns ``hello``.
+
+    Evaluated by the host as a silent user expression, so it must bind nothing in the user's namespace.
+    """
+    global _helper
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "user_ns"):
+        raise NotIPython("This kernel is not an IPython kernel.")
+    if _helper is None or _helper.shell is not shell:
+        _helper = KernelHelper(shell)
+        _comm_manager(shell).register_target(COMM_TARGET, _helper.on_comm_open)
+    return _helper.hello()

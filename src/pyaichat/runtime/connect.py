@@ -1,0 +1,86 @@
+"""Find or start the kernel and connect a ``KernelSession`` to it (``--existing`` / ``--kernel``).
+
+``--existing`` follows ``jupyter console --existing``: no argument means the most recent ``kernel-*.json`` in
+Jupyter's runtime directory; a bare name is looked up there (and in the current directory); a path is used as
+is. ``--kernel NAME`` starts a kernel of that kernelspec, which pyaichat shuts down when it exits.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from . import KernelUnavailable
+
+NO_JUPYTER_CLIENT = "Attaching to a Jupyter kernel needs jupyter_client: pip install 'pyaichat[kernel]'."
+
+
+def find_connection_file(name: str | None) -> str:
+    """The connection file for ``--existing [name]``, with ``jupyter console``'s rules."""
+    try:
+        from jupyter_client.connect import find_connection_file as find
+    except ImportError:
+        raise KernelUnavailable(NO_JUPYTER_CLIENT)
+    try:
+        return find(name) if name else find()
+    except OSError:
+        if name:
+            raise KernelUnavailable(
+                f"No kernel connection file matches {name!r} (looked in the current directory and Jupyter's "
+                "runtime directory; `jupyter --runtime-dir` shows it)."
+            )
+        raise KernelUnavailable(
+            "No running kernel found: there is no kernel-*.json in Jupyter's runtime directory "
+            "(start one with `jupyter kernel`, or pass its connection file)."
+        )
+
+
+def attach(connection_file: str | None, *, color: bool = True, timeout: float = 10.0) -> Any:
+    """Connect to a running kernel through its connection file and load pyaichat's helper into it."""
+    path = find_connection_file(connection_file)
+    from jupyter_client.blocking.client import BlockingKernelClient
+
+    from .kernel import KernelSession
+
+    client = BlockingKernelClient(connection_file=path)
+    try:
+        client.load_connection_file()
+    except (OSError, ValueError, KeyError) as exc:
+        raise KernelUnavailable(f"Cannot read the kernel connection file {path}: {exc}.")
+    client.start_channels()
+    session = KernelSession(client, color=color, connection_file=path)
+    try:
+        session.connect(timeout)
+    except BaseException:
+        client.stop_channels()
+        raise
+    return session
+
+
+def start(kernel_name: str, *, color: bool = True, timeout: float = 60.0) -> Any:
+    """Start a local kernel of kernelspec ``kernel_name``; the session shuts it down on ``close()``."""
+    try:
+        from jupyter_client.kernelspec import NoSuchKernel
+        from jupyter_client.manager import KernelManager
+    except ImportError:
+        raise KernelUnavailable(NO_JUPYTER_CLIENT)
+    from .kernel import KernelSession
+
+    manager = KernelManager(kernel_name=kernel_name)
+    try:
+        manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except NoSuchKernel:
+        raise KernelUnavailable(
+            f"There is no kernel named {kernel_name!r}; `jupyter kernelspec list` shows the installed ones."
+        )
+    except (OSError, RuntimeError) as exc:
+        raise KernelUnavailable(f"The kernel {kernel_name!r} could not start: {exc}.")
+    client = manager.client()
+    client.start_channels()
+    session = KernelSession(client, manager, color=color)
+    try:
+        session.connect(timeout)
+    except BaseException:
+        session.close()
+        raise
+    return session

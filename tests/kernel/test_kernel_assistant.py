@@ -1,0 +1,232 @@
+"""The assistant over a kernel's namespace: capabilities run inside the kernel, same promises as locally."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from conftest import attach, kernel_eval
+from fakes.openai_server import Reply, ScriptedServer
+from fakes.recorder import Recorder
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.capabilities import call
+from pyaichat.commands import dispatch
+from pyaichat.config import Config
+from pyaichat.controller import Controller
+from pyaichat.runtime.kernel import DEAD
+
+SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
+ROWS = 10_000_000
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ScriptedServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server, monkeypatch):
+    server.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    return server
+
+
+def controller(session, srv, decision: str = "no") -> Controller:
+    config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
+    session.config = config
+    ctrl = Controller(config, session, Recorder(decision))
+    ctrl._assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    return ctrl
+
+
+def fingerprint(session, name: str) -> str:
+    """A content hash of a kernel variable, computed in the kernel."""
+    return kernel_eval(
+        session, f"__import__('pandas').util.hash_pandas_object({name}, index=True).sum().item()"
+    )
+
+
+def test_question_answered_over_the_kernels_dataframe(session, srv):
+    session.run(
+        "import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's', 'e'], 'amount': [10, 20, 35]})"
+    )
+    ctrl = controller(session, srv)
+    srv.tool("get_repr", {"expr": "sales"}).text("The largest amount is 35, in region e.")
+    ctrl.ask("what is the largest amount in @sales?")
+    front = ctrl.frontend
+    assert front.of("answer")[-1].text == "The largest amount is 35, in region e."
+    assert [(e.name, e.ok) for e in front.of("tool_end")] == [("get_repr", True)]
+    first, second = srv.bodies
+    system = first["messages"][0]["content"]
+    assert (
+        "in a Jupyter kernel" in system and "sales: DataFrame 3×2" in system
+    )  # the digest, built in the kernel
+    assert "### sales" in system and "amount" in system  # the @pin, described in the kernel
+    tool_result = second["messages"][-1]["content"]
+    assert "35" in tool_result and "region" in tool_result
+    # the data exists only in the kernel: this process never held the DataFrame
+    assert "sales" not in globals() and not isinstance(session.namespace, dict)
+
+
+def test_last_exception_and_commands_from_the_kernel(session, srv):
+    session.run("def ratio(a, b):\n    return a / b")
+    session.run("values = [1, 0]\nratio(*values)")
+    result = call(session, "get_last_exception", {})
+    assert result.ok
+    assert "ZeroDivisionError" in result.text and "a / b" in result.text and "ratio(*values)" in result.text
+    ctrl = controller(session, srv)
+    dispatch(ctrl, "/last_error")
+    dispatch(ctrl, "/inspect values")
+    dispatch(ctrl, "/history 2")
+    notices = [e.text for e in ctrl.frontend.of("notice")]
+    assert "ZeroDivisionError" in notices[0]
+    assert notices[1].startswith("values: list")
+    assert "[3] values = [1, 0]" in notices[2] and "ZeroDivisionError" in notices[2]
+    digest = session.remote_digest(ctrl.config, 40)
+    assert "Last error" in digest and "ZeroDivisionError" in digest
+
+
+def test_capabilities_in_the_kernel_are_read_only_and_masked(session):
+    session.run(
+        "import pandas as pd\n"
+        f"api_key = {SECRET_KEY!r}\n"
+        "frame = pd.DataFrame({'a': range(5), 'b': list('vwxyz')})\n"
+        "conf = {'token': 'abc', 'url': 'postgres://bob:hunter22@db/x'}"
+    )
+    before = fingerprint(session, "frame"), kernel_eval(session, "repr(conf)")
+    calls = [
+        ("get_repr", {"expr": "api_key"}),
+        ("eval_expr", {"expr": "api_key"}),
+        ("get_repr", {"expr": "conf"}),
+        ("eval_expr", {"expr": "frame.a.sum()"}),
+        ("eval_expr", {"expr": "frame.drop(columns=['a'], inplace=True)"}),
+        ("run_python", {"code": "frame.loc[0, 'a'] = 99\nconf['url'] = 'x'\nprint(frame.a.sum(), api_key)"}),
+    ]
+    raw = []
+    for name, args in calls:
+        reply = session._request({"op": "call", "name": name, "args": args, "settings": {}})
+        raw.append(json.dumps(reply))
+    assert all(SECRET_KEY not in r and "hunter22" not in r for r in raw)  # masked before leaving the kernel
+    results = [json.loads(r)["result"] for r in raw]
+    assert results[3]["ok"] and "10" in results[3]["text"]
+    # results[4] (an inplace=True drop) may run, but on the sandbox's own copy: the fingerprints below tell
+    assert results[5]["ok"] and "109" in results[5]["text"]  # the fork saw its own copy-on-write change
+    assert (fingerprint(session, "frame"), kernel_eval(session, "repr(conf)")) == before
+    assert kernel_eval(session, "api_key") == repr(SECRET_KEY)
+
+
+def test_ten_million_rows_summarised_without_transferring_them(session):
+    session.run(f"import numpy as np, pandas as pd\nbig = pd.DataFrame({{'a': np.arange({ROWS}), 'b': 0.5}})")
+    assert kernel_eval(session, "big.memory_usage(deep=True).sum().item()") == str(ROWS * 16 + 132)
+    limit = session.config.max_output_chars
+    sizes = {}
+    for name, args in [
+        ("get_type", {"expr": "big"}),
+        ("get_repr", {"expr": "big"}),
+        ("list_globals", {}),
+        ("eval_expr", {"expr": "big"}),
+        ("eval_expr", {"expr": "big.b.sum()"}),
+        ("run_python", {"code": "print(big.describe())"}),
+    ]:
+        result = call(session, name, args)
+        assert result.ok, (name, result.error)
+        sizes[name] = session.wire.total[-1]
+        # a call's bytes on the wire are bounded by the output limit (plus the protocol's fixed overhead),
+        # not by the 160 MB of data
+        assert sizes[name] < 2 * limit + 2000, (name, sizes[name])
+    assert "10,000,000" in call(session, "get_type", {"expr": "big"}).text
+    assert "5000000.0" in call(session, "eval_expr", {"expr": "big.b.sum()"}).text
+    digest = session.remote_digest(session.config, 40)
+    assert "big: DataFrame 10,000,000×2" in digest and len(digest) < 4000
+    small = Config(audit=False, max_output_chars=300)
+    result = call(session, "get_dir", {"expr": "big"}, config=small)
+    assert result.ok and result.truncated and session.wire.total[-1] < 2 * 300 + 2000
+
+
+def test_approved_proposal_runs_in_the_kernel(session, srv):
+    session.run("counter = 1")
+    ctrl = controller(session, srv, decision="run")
+    srv.tool("propose_code", {"code": "counter += 41", "explanation": "add 41"}).text("Done: counter is 42.")
+    ctrl.ask("make counter 42")
+    assert kernel_eval(session, "counter") == "42"
+    tool_msg = srv.bodies[-1]["messages"][-1]["content"]
+    assert "ran the proposed code" in tool_msg and "succeeded" in tool_msg
+
+
+def test_kernel_dying_mid_turn_is_one_sentence_and_the_session_stays_up(kernel, srv, capsys):
+    session = attach(kernel)
+    try:
+        session.run("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})")
+        ctrl = controller(session, srv)
+        # the model "thinks" for a moment; the kernel dies meanwhile, then the model asks for a capability
+        srv.enqueue(
+            Reply(fault="slow", delay=1.5, tool_calls=[{"name": "get_repr", "arguments": {"expr": "df"}}])
+        )
+        srv.text("I could not look at df: the kernel is gone.")
+
+        def kill_on_first_request() -> None:
+            deadline = time.monotonic() + 30
+            while not srv.requests and time.monotonic() < deadline:
+                time.sleep(0.01)
+            kernel.kill()
+
+        killer = threading.Thread(target=kill_on_first_request)
+        killer.start()
+        ctrl.ask("what is in df?")
+        killer.join()
+        front = ctrl.frontend
+        ends = front.of("tool_end")
+        assert [(e.name, e.ok) for e in ends] == [("get_repr", False)]
+        tool_msg = srv.bodies[-1]["messages"][-1]["content"]
+        assert DEAD in tool_msg
+        assert front.of("answer")[-1].text == "I could not look at df: the kernel is gone."
+        # Python mode: one sentence, no traceback, and the controller is still usable
+        ctrl.handle("1 + 1")
+        errors = [e.message for e in front.of("error")]
+        assert errors == [DEAD]
+        dispatch(ctrl, "/inspect df")
+        assert front.of("notice")[-1].text == DEAD
+        assert "Traceback" not in capsys.readouterr().err
+    finally:
+        session.close()
+
+
+def test_calls_into_the_kernel_are_audited_here_with_their_origin(session):
+    from pyaichat.capabilities import audit
+
+    session.run("audited_value = 3")
+    session.config = Config(audit=True)
+    call(session, "get_type", {"expr": "audited_value"}, origin="user")
+    call(session, "get_repr", {"expr": "no_such_name_here"})
+    first, second = audit.read_last(2)
+    assert (first["capability"], first["ok"], first["origin"]) == ("get_type", True, "user")
+    assert (second["capability"], second["ok"], second["origin"]) == ("get_repr", False, "assistant")
+    assert first["args"] == {"expr": "audited_value"}
+
+
+def test_an_error_raised_before_pyaichat_attached_is_the_last_error(kernel):
+    from jupyter_client import BlockingKernelClient
+
+    other = BlockingKernelClient(connection_file=str(kernel.connection_file))
+    other.load_connection_file()
+    other.start_channels()
+    try:
+        other.wait_for_ready(timeout=60)
+        reply = other.execute_interactive(
+            "totals = {'a': 1}\ntotals['b']", timeout=60, output_hook=lambda m: None
+        )
+        assert reply["content"]["status"] == "error"
+    finally:
+        other.stop_channels()
+    session = attach(kernel)
+    try:
+        result = call(session, "get_last_exception", {})
+        assert result.ok and "KeyError: 'b'" in result.text and "totals['b']" in result.text
+        assert "totals['b']" in session.remote_digest(session.config, 40)  # backfilled history
+    finally:
+        session.close()
