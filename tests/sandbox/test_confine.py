@@ -36,7 +36,7 @@ def test_syscall_numbers_match_the_kernel_headers(arch: str) -> None:
     spec = ARCHES[arch]
     for name, nr in spec.deny.items():
         assert table.get(name) == nr, name
-    for name in ("clone", "clone3", "kill", "tgkill", "ioctl", "seccomp"):
+    for name in ("clone", "clone3", "kill", "tgkill", "ioctl", "prlimit64", "seccomp"):
         assert table.get(name) == getattr(spec, name), name
     assert table.get("landlock_create_ruleset") in (None, confine._NR_LANDLOCK[0])
 
@@ -63,7 +63,7 @@ def test_program_checks_the_architecture_first_and_every_jump_lands_inside(arch:
 
 def test_the_template_is_the_program_with_the_pid_written_in() -> None:
     template, offsets = confine._bpf_template(confine._X86_64)
-    assert len(offsets) == 2  # kill and tgkill
+    assert len(offsets) == 3  # kill, tgkill and prlimit64
     patched = bytearray(template)
     for offset in offsets:
         struct.pack_into("=I", patched, offset, 4242)

@@ -131,6 +131,52 @@ def test_no_signal_to_another_process() -> None:
     assert confined(lambda: os.kill(os.getpid(), 0)) is None  # itself: fine
 
 
+def test_no_change_to_another_process_limits_or_scheduling() -> None:
+    import resource
+
+    parent = os.getpid()
+    before = resource.prlimit(parent, resource.RLIMIT_CPU)
+    assert confined(lambda: resource.prlimit(parent, resource.RLIMIT_CPU, (1, 1))) == "EPERM"
+    assert confined(lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE)) == "EPERM"  # not even a look
+    assert resource.prlimit(parent, resource.RLIMIT_CPU) == before
+    assert confined(lambda: os.setpriority(os.PRIO_PROCESS, parent, 19)) == "EPERM"
+    assert confined(lambda: os.setpriority(os.PRIO_PGRP, 0, 19)) == "EPERM"  # the whole group
+    assert confined(lambda: os.sched_setaffinity(parent, {0})) == "EPERM"
+    policy = os.SCHED_IDLE
+    assert confined(lambda: os.sched_setscheduler(parent, policy, os.sched_param(0))) == "EPERM"
+    # its own limits still work (glibc's getrlimit/setrlimit are prlimit64 on pid 0)
+    assert confined(lambda: resource.getrlimit(resource.RLIMIT_NOFILE)[0] > 0) is True
+    assert confined(lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0))) is None
+
+
+def test_no_descriptor_of_the_session_survives_into_the_child(tmp_path) -> None:
+    """An open file, pipe or socket of the session would be a way out no wall covers: all are closed,
+    however high their number."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    high = min(hard, 1 << 20) - 1  # the highest number this process may use
+    resource.setrlimit(resource.RLIMIT_NOFILE, (high + 1, hard))
+    fh = open(tmp_path / "session.txt", "w")
+    try:
+        os.dup2(fh.fileno(), high)
+        open_fds = {fh.fileno(), high}
+        assert confined(lambda: [fd for fd in open_fds if _is_open(fd)]) == []
+    finally:
+        os.close(high)
+        fh.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert (tmp_path / "session.txt").read_text() == ""
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
 def test_no_ptrace_and_no_cross_process_memory() -> None:
     parent = os.getpid()
 

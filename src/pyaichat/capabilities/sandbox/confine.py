@@ -83,6 +83,7 @@ class _Arch:
     kill: int
     tgkill: int
     ioctl: int
+    prlimit64: int  # allowed on itself only: another process's limits (the parent's CPU time) are not its own
     x32: bool = False
 
 
@@ -98,8 +99,11 @@ _X86_64 = _Arch(
         "unshare": 272, "setns": 308, "mount": 165, "bpf": 321, "userfaultfd": 323, "perf_event_open": 298,
         "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "keyctl": 250, "add_key": 248,
         "request_key": 249, "process_madvise": 440, "kcmp": 312, "syslog": 103,
+        # another process's priority, scheduling class, CPU set or memory placement (the parent's too)
+        "setpriority": 141, "ioprio_set": 251, "sched_setparam": 142, "sched_setscheduler": 144,
+        "sched_setaffinity": 203, "sched_setattr": 314, "migrate_pages": 256, "move_pages": 279,
     },
-    clone=56, clone3=435, kill=62, tgkill=234, ioctl=16, x32=True,
+    clone=56, clone3=435, kill=62, tgkill=234, ioctl=16, prlimit64=302, x32=True,
 )  # fmt: skip
 _AARCH64 = _Arch(
     audit=0xC00000B7,
@@ -111,8 +115,10 @@ _AARCH64 = _Arch(
         "setns": 268, "mount": 40, "bpf": 280, "userfaultfd": 282, "perf_event_open": 241,
         "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "keyctl": 219, "add_key": 217,
         "request_key": 218, "process_madvise": 440, "kcmp": 272, "syslog": 116,
+        "setpriority": 140, "ioprio_set": 30, "sched_setparam": 118, "sched_setscheduler": 119,
+        "sched_setaffinity": 122, "sched_setattr": 274, "migrate_pages": 238, "move_pages": 239,
     },
-    clone=220, clone3=435, kill=129, tgkill=131, ioctl=29,
+    clone=220, clone3=435, kill=129, tgkill=131, ioctl=29, prlimit64=261,
 )  # fmt: skip
 _ARCHES = {"x86_64": _X86_64, "amd64": _X86_64, "aarch64": _AARCH64, "arm64": _AARCH64}
 
@@ -385,6 +391,16 @@ def bpf_program(arch: _Arch, pid: int) -> bytes:
             allow,
             deny,
         ]
+    # prlimit64: its own limits only (pid 0 means itself: glibc getrlimit/setrlimit), never the parent's.
+    prog += [
+        _insn(_JEQ_K, arch.prlimit64, 0, 6),
+        _insn(_LD_W_ABS, _arg_low(0)),
+        _insn(_JEQ_K, pid, 0, 1),
+        allow,
+        _insn(_JEQ_K, 0, 0, 1),
+        allow,
+        deny,
+    ]
     # ioctl: no faked terminal input.
     prog += [_insn(_JEQ_K, arch.ioctl, 0, 5), _insn(_LD_W_ABS, _arg_low(1)), _insn(_JEQ_K, _TIOCSTI, 2, 0),
              _insn(_JEQ_K, _TIOCLINUX, 1, 0), allow, deny]  # fmt: skip

@@ -9,6 +9,7 @@ applies ``resource`` limits, runs pure Python, writes one bounded JSON document 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
@@ -53,6 +54,10 @@ def _vm_size() -> int:
         return 0
 
 
+# Above any descriptor number the kernel hands out (RLIMIT_NOFILE's hard limit is at most 2**30 on Linux).
+_FD_CEILING = 2**31 - 1
+
+
 def _child_setup(keep_fd: int, timeout: float, vm_size: int, also_keep: int = -1) -> None:
     """Everything the child does before running the job; each step is best effort but ordered: descriptors
     first (while we may still open /dev/null), limits last. ``also_keep``: the Landlock ruleset fd."""
@@ -62,13 +67,19 @@ def _child_setup(keep_fd: int, timeout: float, vm_size: int, also_keep: int = -1
         for fd in (0, 1, 2):
             if fd not in keep:
                 os.dup2(devnull, fd)
-        low = 3
-        for fd in keep:
-            os.closerange(low, fd)
-            low = fd + 1
-        os.closerange(low, 1 << 16)
-    except OSError:
-        pass
+    except OSError:  # no /dev/null: stdio goes instead
+        for fd in (0, 1, 2):
+            if fd not in keep:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+    # Every inherited descriptor goes, whatever its number: an open file, socket or pipe of the session is a
+    # way out that neither Landlock nor the seccomp filter would close (CPython uses close_range(2), so a
+    # large upper bound costs nothing).
+    low = 3
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, _FD_CEILING)
     _clear_environment()
     gc.disable()  # a full collection would touch (and so copy) every page of the parent's heap
     try:
