@@ -79,6 +79,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if flags.get("existing") is not None or flags.get("kernel"):  # the data lives in a Jupyter kernel
         from .attach import run_attached
 
+        gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
         return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"))
     from .session import Session
 
