@@ -274,12 +274,15 @@ class _Turn:
             )
             raise
         except LLMError as exc:
-            self._record("llm", env.llm.model, started, ok=False, detail=str(exc))
-            if exc.kind == "repetition":
+            if exc.kind == "repetition":  # cut on purpose: the step did its job
+                self._record(
+                    "llm", env.llm.model, started, size=len(guard.text), detail="cut: repeating itself"
+                )
                 kept = guard.kept()
                 text = kept if native else parse_blocks(kept)[1]
                 self.llm_calls += 1
                 return LLMReply(text=text, finish_reason="repetition")
+            self._record("llm", env.llm.model, started, ok=False, detail=str(exc))
             if exc.kind == "tools_unsupported" and native:
                 return None
             # At the deadline the request is cut short on purpose, however the cut surfaces (a timeout, or
