@@ -132,6 +132,8 @@ def main() -> None:
             if args.show:
                 show(question, result)
 
+        second = second_step(assistant, clients[-1], session, server, rows[-1][1])
+
         print()
         print(f"protocol: {args.protocol}; max_tokens {args.max_tokens}; n_ctx {server.n_ctx}; 2 threads")
         header = (
@@ -160,6 +162,35 @@ def main() -> None:
             print(f"{'':<48}     → {ending}; ended with the {protocol} tool protocol")
         print()
         print(f"pyaichat's own share of a turn: median {statistics.median(owns):.1f}%, max {max(owns):.1f}%")
+        if second:
+            cached, evaluated = second
+            print(
+                f"second step of a turn (SmolLM2 never called a tool, so replayed: the last question's "
+                f"request "
+                f"+ a get_repr call + its real observation): {cached + evaluated} prompt tokens, "
+                f"{cached / (cached + evaluated) * 100:.0f}% from the server's cache"
+            )
+
+
+def second_step(
+    assistant: Assistant, client: TimedClient, session: Session, server: LocalModelServer, result: Any
+) -> tuple[int, int] | None:
+    """Send what the second request of the last turn would be had the model called get_repr: the first
+    request, the call as the model writes it in the text protocol, and the real observation."""
+    from pyaichat.capabilities import call
+
+    if not result.requests:
+        return None
+    observation = call(session, "get_repr", {"expr": "sales"}).text
+    messages = [
+        *result.requests[0]["messages"],
+        {"role": "assistant", "content": '<tool name="get_repr">{"expr": "sales"}</tool>'},
+        {"role": "user", "content": f'<observation tool="get_repr">\n{observation}\n</observation>'},
+    ]
+    server.mark()
+    client.complete(messages, None, on_text=lambda piece: None, timeout=120)
+    reuse = server.prompt_reuse()
+    return reuse[0] if reuse else None
 
 
 def show(question: str, result: Any) -> None:

@@ -192,3 +192,11 @@ def test_a_new_last_error_is_marked_as_new(assistant, fake, session):
     assert "Last error (input [1]): ZeroDivisionError" in systems[0]
     assert "Last error (input [1]): ZeroDivisionError" in systems[1]
     assert "Last error (input [2], new since the previous question): IndexError" in systems[2]
+
+
+def test_library_frames_in_the_digest_show_the_package_path_only(session):
+    pd = pytest.importorskip("pandas")
+    session.namespace["pd"] = pd
+    session.run("pd.DataFrame({'a': [1]})['nope']")
+    text = session_digest(session, session.config)
+    assert "pandas/core/" in text and "site-packages" not in text

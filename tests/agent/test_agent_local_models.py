@@ -177,3 +177,31 @@ def test_notes_about_a_cut_reply_are_not_fed_back_to_the_model(assistant, fake):
     ask(assistant, "q3")
     remembered = [m["content"] for m in fake.requests[2]["messages"] if m["role"] == "assistant"]
     assert remembered == ["A long answer", "line one is here now"]
+
+
+def test_a_stream_cut_at_the_deadline_is_the_deadlines_sentence():
+    """The HTTP read timeout fires between chunks as a "stream cut": at the deadline that is the bound."""
+    from pyaichat.agent.loop import TurnEnv, run_turn
+    from pyaichat.errors import LLMError
+
+    now = [0.0]
+    fake = FakeLLM()
+
+    def cut() -> LLMReply:
+        now[0] = 11.0  # the 10 s deadline passed while the stream was silent
+        raise LLMError("The provider broke off its reply in the middle; ask again.", kind="stream_cut")
+
+    fake.enqueue(cut)
+    rec = Recorder()
+    env = TurnEnv(
+        llm=fake,
+        emit=rec.emit,
+        run_tool=lambda name, args: None,
+        approve=never_approve,
+        build_request=lambda cur, native: (cur, 10),
+        tool_schemas=[],
+        turn_timeout=10.0,
+        clock=lambda: now[0],
+    )
+    result = run_turn(env, "q")
+    assert result.stopped_by == "turn_timeout" and not rec.of("error")

@@ -11,6 +11,7 @@ from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient, window_in_error
 from pyaichat.agent.repetition import LOOP_NOTE
 from pyaichat.config import Config
+from pyaichat.errors import LLMError
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
@@ -122,3 +123,17 @@ def test_a_server_that_shows_the_tools_keeps_native_calls(srv):
     ask(assistant, "q1")
     ask(assistant, "q2")
     assert all(body.get("tools") for body in srv.bodies)
+
+
+@pytest.mark.parametrize(
+    "model, path", [("ollama_chat/qwen2.5-coder", "/api/chat"), ("ollama/qwen2.5-coder", "/api/generate")]
+)
+def test_ollama_receives_its_window_and_the_cap_as_options(srv, model, path):
+    """Ollama cuts a longer prompt silently from the front: it must be told num_ctx, through litellm."""
+    client = LiteLLMClient(Config(model=model, api_base=f"http://127.0.0.1:{srv.port}", context_window=16384))
+    client.retries = 0
+    with pytest.raises(LLMError):  # the scripted server is no Ollama: only the request matters here
+        client.complete([{"role": "user", "content": "hi"}], None, on_text=lambda piece: None, timeout=5)
+    (request,) = srv.requests
+    assert request.path == path
+    assert request.body["options"]["num_ctx"] == 16384 and request.body["options"]["num_predict"] == 1024

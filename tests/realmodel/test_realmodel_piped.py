@@ -146,7 +146,10 @@ def test_the_turn_deadline_stops_a_slow_answer_and_the_session_goes_on(run_piped
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in out + run.stderr
     (total,) = re.findall(r"^Total ([\d,]+) ms", out, re.M)
-    assert int(total.replace(",", "")) <= 3000 + 1500  # the deadline held, give or take closing the stream
+    # The deadline held. The HTTP read timeout is per read, so a server silent at the deadline (evaluating
+    # the prompt, or starved of CPU) is noticed at most one read timeout (the time left, ≤ 3 s) later.
+    assert int(total.replace(",", "")) <= 3000 + 3000 + 1000
+    assert "broke off" not in out  # a cut at the deadline is the deadline's sentence, not a provider fault
     # one clear sentence says why it ended (unless the model finished on its own within 3 s)
     ended = [note for note in KNOWN_NOTES if note in out]
     assert len(ended) <= 1

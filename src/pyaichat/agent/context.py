@@ -10,6 +10,7 @@ then the oldest are dropped. Every message leaves through ``mask_messages`` (the
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -183,8 +184,23 @@ def _error_lines(session: Session, seen_error: object = None) -> list[str]:
     if frames:
         lines.append("  innermost frames:")
         for fr in frames:
-            lines.append(f"    {_short(fr.filename, 60)}:{fr.lineno} in {fr.name}: {_short(fr.line, 80)}")
+            lines.append(
+                f"    {_short(_module_path(fr.filename), 60)}:{fr.lineno} in {fr.name}: {_short(fr.line, 80)}"
+            )
     return lines
+
+
+def _module_path(filename: str) -> str:
+    """A library frame's file from its package on (``pandas/core/frame.py``): the model needs no more, and
+    the install path (often with the user's name in it) is not its business."""
+    for marker in ("site-packages/", "dist-packages/"):
+        at = filename.rfind(marker)
+        if at >= 0:
+            return filename[at + len(marker) :]
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and filename.startswith(home + os.sep):
+        return "~" + filename[len(home) :]
+    return filename
 
 
 def pinned_names(question: str) -> list[str]:

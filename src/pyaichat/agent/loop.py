@@ -274,15 +274,22 @@ class _Turn:
             )
             raise
         except LLMError as exc:
-            self._record("llm", env.llm.model, started, ok=False, detail=str(exc))
-            if exc.kind == "repetition":
+            if exc.kind == "repetition":  # cut on purpose: the step did its job
+                self._record(
+                    "llm", env.llm.model, started, size=len(guard.text), detail="cut: repeating itself"
+                )
                 kept = guard.kept()
                 text = kept if native else parse_blocks(kept)[1]
                 self.llm_calls += 1
                 return LLMReply(text=text, finish_reason="repetition")
+            self._record("llm", env.llm.model, started, ok=False, detail=str(exc))
             if exc.kind == "tools_unsupported" and native:
                 return None
-            if exc.kind in ("timeout", "turn_timeout") and env.clock() >= self.deadline - 0.05:
+            # At the deadline the request is cut short on purpose, however the cut surfaces (a timeout, or
+            # a stream "broken off in the middle" when the read timeout fires between chunks): the turn's
+            # bound stopped it, so the user gets the best answer so far and that one sentence.
+            timed_out = exc.kind in ("timeout", "turn_timeout", "stream_cut", "connection")
+            if timed_out and env.clock() >= self.deadline - 0.05:
                 self.best = "".join(self.streamed) or self.best
                 return LLMError("turn_timeout", kind="turn_timeout")
             return exc
