@@ -151,13 +151,14 @@ def test_a_field_added_to_config_works_in_the_light_path_at_once() -> None:
     source = Path(config_module.__file__).read_text()
     added = source.replace(
         "    model: str | None = Field(",
-        '    max_tokens: int = Field(1024, ge=16, le=100_000, description="tokens per answer")\n'
+        '    answer_lines: int = Field(1024, ge=16, le=100_000, description="lines per answer")\n'
         "    model: str | None = Field(",
         1,
     )
     fields = read_declaration(added)
-    assert set(fields) == {"max_tokens", *Config.model_fields}
-    spec = fields["max_tokens"]
+    assert "answer_lines" not in Config.model_fields
+    assert set(fields) == {"answer_lines", *Config.model_fields}
+    spec = fields["answer_lines"]
     assert (spec.kind, spec.default, spec.bounds) == ("int", 1024, {"ge": 16, "le": 100_000})
 
 

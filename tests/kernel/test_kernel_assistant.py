@@ -62,11 +62,10 @@ def test_question_answered_over_the_kernels_dataframe(session, srv):
     assert front.of("answer")[-1].text == "The largest amount is 35, in region e."
     assert [(e.name, e.ok) for e in front.of("tool_end")] == [("get_repr", True)]
     first, second = srv.bodies
-    system = first["messages"][0]["content"]
-    assert (
-        "in a Jupyter kernel" in system and "sales: DataFrame 3×2" in system
-    )  # the digest, built in the kernel
-    assert "### sales" in system and "amount" in system  # the @pin, described in the kernel
+    # the session picture travels with the question (after the cached system prefix)
+    picture = [m for m in first["messages"] if m["role"] == "user"][-1]["content"]
+    assert "in a Jupyter kernel" in picture and "sales: DataFrame 3×2" in picture  # the digest, in the kernel
+    assert "### sales" in picture and "amount" in picture  # the @pin, described in the kernel
     tool_result = second["messages"][-1]["content"]
     assert "35" in tool_result and "region" in tool_result
     # the data exists only in the kernel: this process never held the DataFrame

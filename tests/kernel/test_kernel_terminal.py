@@ -124,8 +124,8 @@ def test_existing_kernel_answers_about_a_kernel_only_dataframe(tmp_path, jupyter
             child.send("which city has the most orders?\r")
             child.expect("Lima has the most orders: 11.")
             child.expect(NEW_AI)
-            system = srv.bodies[0]["messages"][0]["content"]
-            assert "orders: DataFrame 3×2" in system
+            picture = [m for m in srv.bodies[0]["messages"] if m["role"] == "user"][-1]["content"]
+            assert "orders: DataFrame 3×2" in picture
             assert "Pune" in srv.bodies[1]["messages"][-1]["content"]
 
             # Ctrl-C interrupts the kernel's sleep, not pyaichat

@@ -86,6 +86,7 @@ class KernelSession:
         self._helper_problem: str | None = None
         self._restarted = False
         self._counter = 0
+        self._completed_once = False  # the first completion of a kernel imports jedi
 
     # -- connecting ------------------------------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> None:
@@ -262,9 +263,11 @@ class KernelSession:
     def complete(self, code: str, cursor_pos: int) -> tuple[list[str], int, int]:
         """The kernel's completions (``complete_request``): matches and the span they replace."""
         msg_id = self.client.complete(code, cursor_pos)
-        reply = self._shell_reply(msg_id, 3.0)  # IPython's first completion imports jedi (~1 s)
+        # IPython's first completion imports jedi (~1 s, several on a busy machine): wait longer for that one.
+        reply = self._shell_reply(msg_id, 3.0 if self._completed_once else 10.0)
         if reply is None:
             return [], cursor_pos, cursor_pos
+        self._completed_once = True
         content = reply["content"]
         if content.get("status") != "ok":
             return [], cursor_pos, cursor_pos
