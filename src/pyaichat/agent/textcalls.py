@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .textproto import ParsedCall
+from .textproto import ParsedCall, call_arguments, checked_args
 
 
 @dataclass
@@ -107,19 +107,7 @@ def _json_call(data: Any, params: Mapping[str, list[str]], *, tagged: bool) -> P
         return None
     if name not in params:
         return _unknown(name, params) if tagged else None
-    args: Any = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
-    return _checked_args(name, args)
-
-
-def _checked_args(name: str, args: Any) -> ParsedCall:
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except ValueError:
-            return ParsedCall(name, None, f"the arguments of {name} are not valid JSON")
-    if not isinstance(args, dict):
-        return ParsedCall(name, None, f"the arguments of {name} must be a JSON object")
-    return ParsedCall(name, args)
+    return checked_args(name, call_arguments(data))
 
 
 def _mistral_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ParsedCall]:
@@ -128,7 +116,7 @@ def _mistral_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) 
         name = m["name"]
         if name not in params:
             return [_unknown(name, params)]
-        return [_checked_args(name, m["args"].strip())]
+        return [checked_args(name, m["args"].strip())]
     return _json_calls(body, params, tagged=tagged)
 
 

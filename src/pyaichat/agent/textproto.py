@@ -127,7 +127,16 @@ def recover_json_call(text: str, known: Iterable[str]) -> ParsedCall | None:
     name = data.get("name") or data.get("tool") or data.get("tool_name")
     if not isinstance(name, str) or name not in set(known):
         return None
-    args: Any = next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
+    return checked_args(name, call_arguments(data))
+
+
+def call_arguments(data: dict[str, Any]) -> Any:
+    """The arguments of a JSON tool call, under whichever key the model's format uses."""
+    return next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
+
+
+def checked_args(name: str, args: Any) -> ParsedCall:
+    """A call of ``name`` whose arguments are a JSON object (or a string holding one), else an error call."""
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
