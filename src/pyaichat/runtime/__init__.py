@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import PyAIChatError
+
 if TYPE_CHECKING:
     from ..config import Config
 
@@ -64,9 +66,6 @@ def capability_settings(config: Config | None) -> dict[str, Any]:
     if config is None:
         return {}
     return {key: getattr(config, key) for key in CAPABILITY_SETTINGS if hasattr(config, key)}
-
-
-from ..errors import PyAIChatError  # noqa: E402  (kept below the protocol: the seam is the point of this file)
 
 
 class KernelUnavailable(PyAIChatError):
