@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from pyaichat.agent.textproto import StreamGate, describe_protocol, parse_blocks, recover_json_call
+from pyaichat.agent.textcalls import recover_calls
+from pyaichat.agent.textproto import ParsedCall, StreamGate, describe_protocol, parse_blocks
 
-KNOWN = ["get_repr", "list_globals", "run_python"]
+PARAMS = {"get_repr": ["expr"], "list_globals": ["pattern"], "run_python": ["code"]}
+
+
+def recover_json_call(text: str) -> ParsedCall | None:
+    """The one call of a reply that is only a JSON tool call (what the loop runs), else ``None``."""
+    found = recover_calls(text, PARAMS)
+    return found.calls[0] if len(found.calls) == 1 and not found.prose else None
 
 
 def test_parse_blocks_finds_tools_python_and_prose():
@@ -31,19 +38,19 @@ def test_parse_blocks_accepts_an_empty_body_and_fenced_json():
 
 
 def test_recover_json_call_shapes():
-    assert recover_json_call('{"name": "get_repr", "arguments": {"expr": "x"}}', KNOWN).args == {"expr": "x"}
-    assert recover_json_call('{"name": "get_repr", "parameters": {"expr": "x"}}', KNOWN).args == {"expr": "x"}
-    assert recover_json_call('{"tool": "list_globals", "args": {}}', KNOWN).name == "list_globals"
+    assert recover_json_call('{"name": "get_repr", "arguments": {"expr": "x"}}').args == {"expr": "x"}
+    assert recover_json_call('{"name": "get_repr", "parameters": {"expr": "x"}}').args == {"expr": "x"}
+    assert recover_json_call('{"tool": "list_globals", "args": {}}').name == "list_globals"
     fn = '{"type": "function", "function": {"name": "get_repr", "arguments": "{\\"expr\\": \\"y\\"}"}}'
-    assert recover_json_call(fn, KNOWN).args == {"expr": "y"}
-    assert recover_json_call('```json\n{"name": "list_globals"}\n```', KNOWN).args == {}
+    assert recover_json_call(fn).args == {"expr": "y"}
+    assert recover_json_call('```json\n{"name": "list_globals"}\n```').args == {}
 
 
 def test_recover_json_call_leaves_answers_alone():
-    assert recover_json_call('{"name": "Ada", "age": 36}', KNOWN) is None
-    assert recover_json_call('Use {"name": "get_repr"} like this.', KNOWN) is None
-    assert recover_json_call("[1, 2]", KNOWN) is None
-    assert recover_json_call('{"name": "get_repr", "arguments": {', KNOWN) is None
+    assert recover_json_call('{"name": "Ada", "age": 36}') is None
+    assert recover_json_call('Use {"name": "get_repr"} like this.') is None
+    assert recover_json_call("[1, 2]") is None
+    assert recover_json_call('{"name": "get_repr", "arguments": {') is None
 
 
 def test_gate_releases_prose_at_once():

@@ -103,33 +103,6 @@ def _dedent_code(code: str) -> str:
     return textwrap.dedent(code.strip("\n")).strip()
 
 
-def recover_json_call(text: str, known: Iterable[str]) -> ParsedCall | None:
-    """A reply that is *only* a tool call written as JSON (a common local-model failure), else ``None``.
-
-    Accepted shapes: ``{"name": …, "arguments"|"parameters"|"args": {…}}``, ``{"tool": …, "args": {…}}``,
-    ``{"function": {"name": …, "arguments": …}}`` and ``{"type": "function", …}``, optionally in a code fence.
-    The name must be a known tool, so an answer that merely contains JSON stays an answer.
-    """
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced["body"].strip()
-    if not (body.startswith("{") and body.endswith("}")):
-        return None
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    if isinstance(data.get("function"), dict):
-        data = data["function"]
-    name = data.get("name") or data.get("tool") or data.get("tool_name")
-    if not isinstance(name, str) or name not in set(known):
-        return None
-    return checked_args(name, call_arguments(data))
-
-
 def call_arguments(data: dict[str, Any]) -> Any:
     """The arguments of a JSON tool call, under whichever key the model's format uses."""
     return next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
