@@ -83,11 +83,21 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
     """Group raw lines into complete inputs with the interactive interpreter's rules.
 
     A compound statement ends at a blank line (as with ``python -i``) or, more forgivingly, at the next line
-    that is not indented and does not continue it. Slash commands and questions are single lines.
+    that is not indented and does not continue it. Slash commands and questions are single lines. A cell
+    magic (``%%time``, ``%%bash``: a session in a Jupyter kernel runs them) takes every line up to a blank
+    one, as in terminal IPython, since its body need not be Python.
     """
     block: list[str] = []
+    cell = False  # the block is a cell magic's
     for raw in lines:
         line = raw.rstrip("\r\n")
+        if cell:
+            if line.strip():
+                block.append(line)
+                continue
+            yield "\n".join(block)
+            block, cell = [], False
+            continue
         if block:
             source = "\n".join(block)
             if not line.strip():
@@ -113,6 +123,9 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
             yield line
             continue
         block = [line]
+        if line.startswith("%%"):
+            cell = True
+            continue
         if not needs_more_input(line):
             yield line
             block = []

@@ -125,6 +125,12 @@ def test_iter_inputs_groups_like_the_interactive_interpreter() -> None:
     ]
 
 
+def test_iter_inputs_takes_a_cell_magic_up_to_a_blank_line() -> None:
+    ctrl, _ = controller()
+    lines = ["%%bash\n", "echo hi\n", "ls -l | wc -l\n", "\n", "x = 1\n", "%%time\n", "y = 2\n"]
+    assert list(iter_inputs(lines, ctrl)) == ["%%bash\necho hi\nls -l | wc -l", "x = 1", "%%time\ny = 2"]
+
+
 def test_iter_inputs_ends_block_at_dedented_line_without_blank() -> None:
     ctrl, _ = controller()
     lines = ["def f():\n", "    return 1\n", "f()\n"]

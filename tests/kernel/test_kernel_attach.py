@@ -139,6 +139,14 @@ def test_piped_mode_runs_in_the_kernel(shared_kernel):
     assert "\x1b[" not in done.stdout and "Traceback" not in done.stderr
 
 
+def test_piped_cell_magic_runs_in_the_kernel_with_its_body(shared_kernel):
+    script = "%%capture captured\nprint('inside')\nprint('the cell')\n\nprint(captured.stdout.split())\n"
+    done = _pyaichat(["--existing", str(shared_kernel.connection_file)], script)
+    assert done.returncode == 0, done.stderr
+    assert "['inside', 'the', 'cell']" in done.stdout.splitlines()
+    assert "Error" not in done.stdout and "Traceback" not in done.stderr
+
+
 def test_missing_kernel_is_one_sentence(tmp_path):
     done = _pyaichat(
         ["--existing", str(tmp_path / "nope.json")], "1\n", {"JUPYTER_RUNTIME_DIR": str(tmp_path)}
