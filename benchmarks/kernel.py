@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -25,25 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "kernel"))  # the tests' way of starting a real kernel
+
+from kernel_process import start_kernel  # noqa: E402
+
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 ROWS = 10_000_000
-
-
-def start_kernel(directory: Path) -> tuple[subprocess.Popen, Path]:
-    conn = directory / "kernel-bench.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ipykernel_launcher", "-f", str(conn), "--IPKernelApp.log_level=ERROR"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    while True:
-        try:
-            if json.loads(conn.read_text()).get("shell_port"):
-                return proc, conn
-        except (OSError, ValueError):
-            time.sleep(0.05)
 
 
 def timed(fn, n: int) -> list[float]:
@@ -115,7 +102,8 @@ def main() -> None:
     from pyaichat.runtime import connect
 
     tmp = Path(tempfile.mkdtemp(prefix="pyaichat-kernel-bench-"))
-    proc, conn = start_kernel(tmp)
+    kernel = start_kernel(tmp, "kernel-bench.json")
+    conn = kernel.connection_file
     try:
         session = connect.attach(str(conn), color=False, timeout=60)
         session.config = Config(audit=False)
@@ -172,8 +160,7 @@ def main() -> None:
             f"(runs: {', '.join(f'{s:.0f}' for s in piped)})"
         )
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kernel.kill()
 
 
 if __name__ == "__main__":

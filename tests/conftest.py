@@ -27,3 +27,20 @@ def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 @pytest.fixture
 def python_exe() -> str:
     return sys.executable
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A scripted OpenAI-compatible server on 127.0.0.1 (``tests/fakes/openai_server.py``), one per module."""
+    from fakes.openai_server import ScriptedServer
+
+    with ScriptedServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def srv(server, monkeypatch: pytest.MonkeyPatch):
+    """The module's scripted server, emptied, with a dummy key for litellm's OpenAI client."""
+    server.reset()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    return server

@@ -17,19 +17,6 @@ from pyaichat.session import Session
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    server.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    return server
-
-
 def make(srv: ScriptedServer, **settings) -> tuple[Assistant, Session]:
     config = Config(model="openai/local", api_base=srv.base_url, audit=False, request_timeout=10, **settings)
     session = Session(echo=lambda value: None)

@@ -34,19 +34,6 @@ SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
 SECRET_PASSWORD = "s3cr3tPa55w0rd"
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    server.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    return server
-
-
 @pytest.fixture
 def ctrl(srv: ScriptedServer) -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)

@@ -6,10 +6,9 @@ import json
 import threading
 import time
 
-import pytest
+from kernel_process import attach, kernel_eval
 
-from conftest import attach, kernel_eval
-from fakes.openai_server import Reply, ScriptedServer
+from fakes.openai_server import Reply
 from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
@@ -21,19 +20,6 @@ from pyaichat.runtime.kernel import DEAD
 
 SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
 ROWS = 10_000_000
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ScriptedServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def srv(server, monkeypatch):
-    server.reset()
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    return server
 
 
 def controller(session, srv, decision: str = "no") -> Controller:

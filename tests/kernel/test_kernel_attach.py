@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from kernel_process import attach, kernel_eval, start_kernel
 from prompt_toolkit.document import Document
 
-from conftest import attach, kernel_eval, start_kernel
 from pyaichat.capabilities import call
 from pyaichat.runtime import KernelUnavailable, connect
 from pyaichat.runtime.kernel import NOT_INSTALLED, NOT_IPYTHON

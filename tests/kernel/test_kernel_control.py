@@ -8,8 +8,8 @@ import threading
 import time
 
 import pytest
+from kernel_process import attach
 
-from conftest import attach
 from fakes.recorder import Recorder
 from pyaichat.capabilities import call
 from pyaichat.config import Config
