@@ -103,6 +103,7 @@ class Assistant:
             return prompt, window
 
         context = "\n\n".join(part for part in (digest, pinned) if part)
+        schema_tokens = approx_tokens(schemas)  # the same schemas at every step of the turn
 
         def build_request(current: list[dict[str, Any]], native: bool) -> tuple[list[dict[str, Any]], int]:
             # The system message is the same bytes at every step and turn of the session (prompt caches
@@ -110,7 +111,7 @@ class Assistant:
             # the question, after the remembered turns.
             system = {"role": "system", "content": self._system_text(native, schemas)}
             first = {**current[0], "content": f"{context}\n\n## Question\n{current[0]['content']}"}
-            tool_tokens = approx_tokens(schemas) if native else 0
+            tool_tokens = schema_tokens if native else 0
             messages, tokens = self.memory.fit(
                 system, [first, *current[1:]], limits["prompt"] - tool_tokens, native=native
             )
