@@ -18,6 +18,14 @@ def _xdg(var: str, default: str) -> str:
     return value if value else os.path.join(os.path.expanduser("~"), default)
 
 
+def _config_home() -> str:
+    return os.path.join(_xdg("XDG_CONFIG_HOME", ".config"), "pyaichat")
+
+
+def _state_home() -> str:
+    return os.path.join(_xdg("XDG_STATE_HOME", ".local/state"), "pyaichat")
+
+
 def _path(text: str) -> Path:
     from pathlib import Path
 
@@ -25,21 +33,21 @@ def _path(text: str) -> Path:
 
 
 def config_dir() -> Path:
-    return _path(_xdg("XDG_CONFIG_HOME", ".config")) / "pyaichat"
+    return _path(_config_home())
 
 
 def default_config_file() -> Path:
-    return config_dir() / "config.toml"
+    return _path(default_config_location())
 
 
 def default_config_location() -> str:
     """``default_config_file()`` as a string, without loading ``pathlib`` (the start-up only tests it)."""
-    return os.path.join(_xdg("XDG_CONFIG_HOME", ".config"), "pyaichat", "config.toml")
+    return os.path.join(_config_home(), "config.toml")
 
 
 def state_dir() -> Path:
     """Directory for ``history`` and ``audit.jsonl``; created lazily by whoever writes there first."""
-    return _path(_xdg("XDG_STATE_HOME", ".local/state")) / "pyaichat"
+    return _path(_state_home())
 
 
 def _ensure(directory: str) -> bool:
@@ -52,11 +60,11 @@ def _ensure(directory: str) -> bool:
 
 def ensure_state_dir() -> Path | None:
     """Create the state directory; ``None`` when it cannot be created (read-only home): callers degrade."""
-    path = state_dir()
-    return path if _ensure(str(path)) else None
+    directory = _state_home()
+    return _path(directory) if _ensure(directory) else None
 
 
 def state_file(name: str) -> str | None:
     """Path of ``name`` in the state directory (created), as a string; ``None`` when it cannot be created."""
-    directory = os.path.join(_xdg("XDG_STATE_HOME", ".local/state"), "pyaichat")
+    directory = _state_home()
     return os.path.join(directory, name) if _ensure(directory) else None
