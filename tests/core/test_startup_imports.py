@@ -43,7 +43,14 @@ NEVER_AT_START_UP = {
 # The piped path has no terminal UI at all.
 NEVER_WHEN_PIPED = NEVER_AT_START_UP | {"prompt_toolkit", "asyncio", "wcwidth", "pyaichat.repl.frontend"}
 # The interactive path loads completion on the first TAB and rendering with the first event.
-NEVER_AT_FIRST_PROMPT = NEVER_AT_START_UP | {"pyaichat.repl.completion", "pyaichat.repl.render"}
+NEVER_AT_FIRST_PROMPT = NEVER_AT_START_UP | {
+    "pyaichat.repl.completion",
+    "pyaichat.repl.render",
+    # prompt_toolkit's package __init__s run just after the first prompt (repl/startup_trims.py).
+    "prompt_toolkit.shortcuts.dialogs",
+    "prompt_toolkit.shortcuts.progress_bar",
+    "prompt_toolkit.shortcuts.choice_input",
+}
 
 PROBE = "import sys, json, gc; print(json.dumps([sorted(sys.modules), gc.isenabled()]))\n"
 
@@ -89,24 +96,24 @@ def test_plain_env_values_keep_pydantic_out_and_a_bad_one_brings_the_message(tmp
     )
 
 
-# Runs pyaichat's own entry point; the only addition is a look at sys.modules at the first full render,
-# taken before the lexer's background loading starts (on_render is where that loading begins).
+# Runs pyaichat's own entry point; the only addition is a look at sys.modules at the first full render, taken
+# before the work deferred to that moment (prompt_toolkit's package __init__s, the lexer) starts.
 SNAPSHOT_AT_FIRST_RENDER = """
 import json, sys
-import pyaichat.repl.frontend as frontend
+import pyaichat.repl.startup_trims as trims  # imports no prompt_toolkit: the start-up path stays as it is
 
-original = frontend._ModeLexer.on_render
+original = trims.finish_package_inits  # the first thing the first full render calls
 target = sys.argv[1]
 taken = []
 
-def on_render(self, app):
+def finish_package_inits():
     if not taken:
         taken.append(1)
         with open(target, "w") as fh:
             json.dump(sorted(sys.modules), fh)
-    original(self, app)
+    original()
 
-frontend._ModeLexer.on_render = on_render
+trims.finish_package_inits = finish_package_inits
 sys.argv = ["pyaichat"]
 from pyaichat.cli import main
 sys.exit(main())
@@ -131,6 +138,10 @@ def test_interactive_first_prompt_imports_nothing_on_the_list(tmp_path: Path) ->
         child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
         child.send("import gc; gc.isenabled()\r")
         child.expect(r"True\r\n")  # the collector is back on before user code runs
+        child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
+        # prompt_toolkit, its package __init__s deferred past the first prompt, is whole for user code.
+        child.send("from prompt_toolkit.shortcuts import prompt; type(prompt).__name__\r")
+        child.expect(r"'function'\r\n")
         child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
         child.sendcontrol("d")
         child.expect(pexpect.EOF)

@@ -57,6 +57,9 @@ def run_repl(config: Config, session: Session, **kwargs: Any) -> int:
     """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals)."""
     restore = early_prompt(config.color) if not kwargs else (lambda: None)
     try:
+        from .startup_trims import defer_package_inits
+
+        defer_package_inits()  # prompt_toolkit's package __init__s run once the first prompt is drawn
         from .frontend import Repl
 
         repl = Repl(config, session, **kwargs)

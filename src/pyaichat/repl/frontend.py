@@ -12,7 +12,6 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application
 from prompt_toolkit.completion import Completer, DynamicCompleter
 from prompt_toolkit.enums import EditingMode
@@ -24,12 +23,14 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.lexers import DynamicLexer, Lexer
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.shortcuts.prompt import PromptSession  # not the package: see run_repl
 from prompt_toolkit.styles import Style
 
 from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
 from ..paths import state_file
 from .keys import build_key_bindings
+from .startup_trims import finish_package_inits, vi_bindings_built_on_first_use
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -189,33 +190,35 @@ def build_prompt_session(
     """The main prompt: mode-dependent message, lexer and completer, our key bindings, history and toolbar."""
     config = ctrl.config
     lexer = _ModeLexer(ctrl)
-    session: PromptSession[str] = PromptSession(
-        message=lambda: prompt_message(ctrl),
-        multiline=True,
-        prompt_continuation=continuation,
-        key_bindings=build_key_bindings(ctrl),
-        completer=DynamicCompleter(_Completers(ctrl)),
-        complete_while_typing=False,
-        lexer=DynamicLexer(lexer),
-        history=history if history is not None else InMemoryHistory(),
-        enable_history_search=False,
-        search_ignore_case=True,
-        bottom_toolbar=lambda: toolbar(ctrl),
-        editing_mode=EditingMode.VI if config.editing_mode == "vi" else EditingMode.EMACS,
-        color_depth=None if config.color else ColorDepth.DEPTH_1_BIT,
-        style=STYLE if config.color else PLAIN_STYLE,
-        tempfile_suffix=".py",
-        input=input,
-        output=output,
-    )
+    with vi_bindings_built_on_first_use():
+        session: PromptSession[str] = PromptSession(
+            message=lambda: prompt_message(ctrl),
+            multiline=True,
+            prompt_continuation=continuation,
+            key_bindings=build_key_bindings(ctrl),
+            completer=DynamicCompleter(_Completers(ctrl)),
+            complete_while_typing=False,
+            lexer=DynamicLexer(lexer),
+            history=history if history is not None else InMemoryHistory(),
+            enable_history_search=False,
+            search_ignore_case=True,
+            bottom_toolbar=lambda: toolbar(ctrl),
+            editing_mode=EditingMode.VI if config.editing_mode == "vi" else EditingMode.EMACS,
+            color_depth=None if config.color else ColorDepth.DEPTH_1_BIT,
+            style=STYLE if config.color else PLAIN_STYLE,
+            tempfile_suffix=".py",
+            input=input,
+            output=output,
+        )
+    session.app.after_render += _start_up_done  # first: the lexer's thread then imports nothing alongside
     session.app.after_render += lexer.on_render
-    session.app.after_render += _start_up_done
     return session
 
 
 def _start_up_done(app: Application[Any]) -> None:
-    """The first prompt is on screen: garbage collection, paused by ``cli.main`` for the start-up, resumes
-    (before any user code runs)."""
+    """The first prompt is on screen: prompt_toolkit's deferred package ``__init__``s run, and garbage
+    collection, paused by ``cli.main`` for the start-up, resumes (both before any user code runs)."""
+    finish_package_inits()
     gc.enable()
 
 
