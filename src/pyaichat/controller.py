@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # the event models (pydantic) load on the first event, not at
     from .agent.assistant import Assistant
     from .agent.events import ApprovalRequiredEvent, Event
     from .config import Config
-    from .session import ExecResult, Session
+    from .records import ExecResult
+    from .session import Session
 
 __all__ = ["Controller", "Decision", "FrontEnd", "Mode"]
 

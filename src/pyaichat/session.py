@@ -15,64 +15,13 @@ import time
 import traceback
 import types
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .records import ExecResult, FrameInfo, HistoryEntry, LastError
 
 INPUT_FILENAME = "<input-{n}>"
 _SUMMARY_CHARS = 200
-
-
-@dataclass
-class FrameInfo:
-    """One traceback frame, reduced to what a person (or the assistant) needs to read it."""
-
-    filename: str
-    lineno: int | None
-    name: str
-    line: str
-    segment: str | None = None
-    local_names: list[str] = field(default_factory=list)
-
-
-@dataclass
-class LastError:
-    """The session's most recent exception, kept for ``/last_error`` and the assistant's context."""
-
-    type_name: str
-    message: str
-    frames: list[FrameInfo]
-    source: str | None
-    input_number: int | None
-    segment: str | None
-    lineno: int | None
-    formatted: str
-    exception: BaseException | None = field(default=None, repr=False)
-
-    def headline(self) -> str:
-        return f"{self.type_name}: {self.message}" if self.message else self.type_name
-
-
-@dataclass
-class HistoryEntry:
-    number: int
-    source: str
-    ok: bool
-    summary: str
-    duration_ms: float
-
-
-@dataclass
-class ExecResult:
-    """What ``Session.run`` did. ``value`` is the echoed last expression (``None`` when there was none)."""
-
-    ok: bool
-    number: int
-    value: Any = None
-    has_value: bool = False
-    output: str = ""
-    error: LastError | None = None
-    duration_ms: float = 0.0
-    interrupted: bool = False
 
 
 class _Tee(io.TextIOBase):
@@ -143,6 +92,8 @@ class Session:
 
     def run(self, source: str) -> ExecResult:
         """Run one input like a REPL. ``SystemExit`` propagates (the front end exits); all else is caught."""
+        from .records import ExecResult, HistoryEntry  # loaded with the first run, not at start-up
+
         self._counter += 1
         number = self._counter
         filename = INPUT_FILENAME.format(n=number)
@@ -210,6 +161,8 @@ class Session:
 
     # -- errors ----------------------------------------------------------------------------------------------
     def _record_error(self, exc: BaseException, source: str, number: int) -> LastError:
+        from .records import LastError
+
         tb = _strip_own_frames(exc.__traceback__)
         exc.__traceback__ = tb
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
@@ -239,6 +192,8 @@ class Session:
 
     def record_exception(self, exc: BaseException, source: str | None = None) -> LastError:
         """Record an exception raised elsewhere (e.g. IPython's own run_cell) as the session's last error."""
+        from .records import LastError
+
         formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         frames = _frames(exc.__traceback__)
         inner = frames[-1] if frames else None
@@ -284,6 +239,8 @@ def _strip_own_frames(tb: types.TracebackType | None) -> types.TracebackType | N
 
 
 def _frames(tb: types.TracebackType | None) -> list[FrameInfo]:
+    from .records import FrameInfo
+
     frames: list[FrameInfo] = []
     for frame, summary in zip(_walk(tb), traceback.extract_tb(tb), strict=False):
         line = (summary.line or "").strip()

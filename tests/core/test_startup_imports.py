@@ -46,6 +46,8 @@ NEVER_WHEN_PIPED = NEVER_AT_START_UP | {"prompt_toolkit", "asyncio", "wcwidth", 
 NEVER_AT_FIRST_PROMPT = NEVER_AT_START_UP | {
     "pyaichat.repl.completion",
     "pyaichat.repl.render",
+    "pyaichat.records",  # dataclasses: loaded with the first run of user code (piped input runs at once)
+    "dataclasses",
     # prompt_toolkit's package __init__s run just after the first prompt (repl/startup_trims.py).
     "prompt_toolkit.shortcuts.dialogs",
     "prompt_toolkit.shortcuts.progress_bar",

@@ -30,7 +30,8 @@ from .textproto import describe_protocol
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..session import ExecResult, Session
+    from ..records import ExecResult
+    from ..session import Session
 
 LLMFactory = Callable[["Config"], LLM]
 

@@ -13,7 +13,8 @@ import time
 import types
 from typing import Any
 
-from ..session import HistoryEntry, LastError, Session, short
+from ..records import HistoryEntry, LastError
+from ..session import Session, short
 
 _BACKFILL = 20  # inputs typed before the extension was loaded that are copied into the history
 _LOAD_MAGICS = ("%load_ext", "%reload_ext", "%unload_ext")

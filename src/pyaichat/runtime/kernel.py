@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import __version__
-from ..session import ExecResult, HistoryEntry, LastError
+from ..records import ExecResult, HistoryEntry, LastError
 from . import COMM_TARGET, PROTOCOL, KernelUnavailable, capability_settings
 from .execute import ANSI, POLL_S, CellRun, isatty
 

@@ -1,0 +1,64 @@
+"""What running user code leaves behind: frames, the last error, history entries and one run's result.
+
+These records are dataclasses, and creating a dataclass compiles its generated methods: ~3 ms for the four,
+which the first prompt does not need (issue 14). ``session`` therefore loads this module with the first run
+of user code, not at start-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class FrameInfo:
+    """One traceback frame, reduced to what a person (or the assistant) needs to read it."""
+
+    filename: str
+    lineno: int | None
+    name: str
+    line: str
+    segment: str | None = None
+    local_names: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LastError:
+    """The session's most recent exception, kept for ``/last_error`` and the assistant's context."""
+
+    type_name: str
+    message: str
+    frames: list[FrameInfo]
+    source: str | None
+    input_number: int | None
+    segment: str | None
+    lineno: int | None
+    formatted: str
+    exception: BaseException | None = field(default=None, repr=False)
+
+    def headline(self) -> str:
+        return f"{self.type_name}: {self.message}" if self.message else self.type_name
+
+
+@dataclass
+class HistoryEntry:
+    number: int
+    source: str
+    ok: bool
+    summary: str
+    duration_ms: float
+
+
+@dataclass
+class ExecResult:
+    """What ``Session.run`` did. ``value`` is the echoed last expression (``None`` when there was none)."""
+
+    ok: bool
+    number: int
+    value: Any = None
+    has_value: bool = False
+    output: str = ""
+    error: LastError | None = None
+    duration_ms: float = 0.0
+    interrupted: bool = False
