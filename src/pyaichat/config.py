@@ -4,9 +4,10 @@ Every source is merged into one dict first (``config_sources``) and validated on
 ``Config``, so a bad value is reported with the place it came from (file and key, variable, or flag) instead
 of a traceback.
 
-``Config`` is the one declaration of the settings: names, types, defaults, bounds and descriptions. The
-start-up (``config_light``) reads that declaration from this file's source and validates plain values itself,
-so ``python -m pyaichat`` does not import pydantic unless a value needs it; any doubt or error comes here.
+The settings are declared once, as plain data, in ``settings.py``: ``Config`` spells out each field's type
+(for type checkers and readers) and takes its default, bounds and description from that table. The start-up
+(``config_light``) checks plain values against the same table and imports this module, and with it pydantic,
+only when a value needs them; any doubt or error comes here.
 """
 
 from __future__ import annotations
@@ -19,74 +20,56 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from .config_sources import ENV_PREFIX, Sources, config_file_path, gather_sources
 from .errors import ConfigError
+from .settings import SETTINGS
 
 __all__ = ["ENV_PREFIX", "Config", "config_file_path", "describe_settings", "load_config", "validate_sources"]
 
 Privacy = Literal["names", "schema", "sample", "full"]
 
 
+def _field(name: str) -> Any:
+    """``Field(...)`` with the default (or list factory), bounds and description of setting ``name``."""
+    setting = SETTINGS[name]
+    if setting.factory is not None:
+        return Field(default_factory=setting.factory, description=setting.description, **setting.bounds)
+    return Field(setting.default, description=setting.description, **setting.bounds)
+
+
 class Config(BaseModel):
     """All user-facing settings. Field names are the config-file keys; ``PYAICHAT_<NAME>`` sets one from the
     environment."""
 
-    # defer_build: the validator is only built when something needs validating. Keep fields declared as
-    # ``name: type = Field(default, ge=/gt=/le=/lt=, description=...)``: ``config_light`` reads exactly that
-    # shape (anything else is left to pydantic, which then loads at start-up).
+    # defer_build: the validator is only built when something needs validating. No validators and no
+    # coercion options (strict, ...): the start-up's light path checks values by the kinds in the table.
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
-    model: str | None = Field(
-        None, description="litellm model string, e.g. gpt-4o-mini or ollama/qwen2.5-coder"
-    )
-    api_base: str | None = Field(None, description="base URL of the provider or an OpenAI-compatible server")
-    api_key: SecretStr | None = Field(None, description="API key; else the provider's own variable is used")
-    max_steps: int = Field(8, ge=1, le=100, description="most tool-calling steps per answer")
-    turn_timeout: float = Field(120.0, gt=0, le=3600, description="seconds one answer may take in all")
-    request_timeout: float = Field(60.0, gt=0, le=3600, description="seconds one LLM request may take")
-    tool_timeout: float = Field(2.0, gt=0, le=600, description="seconds one capability call may take")
-    max_output_chars: int = Field(
-        4000, ge=200, le=200_000, description="characters one capability may return"
-    )
-    context_tokens: int = Field(8000, ge=1000, le=1_000_000, description="token budget for the context")
-    privacy: Privacy = Field(
-        "sample", description="what capabilities may reveal: names < schema < sample < full"
-    )
-    sandbox_isolation: Literal["auto", "fork", "inprocess"] = Field(
-        "auto", description="run generated code in a forked child (auto: where the platform can fork)"
-    )
-    secret_names: list[str] = Field(
-        default_factory=list, description="extra name patterns to treat as secret"
-    )
-    secret_patterns: list[str] = Field(default_factory=list, description="extra regexes to mask in any text")
-    audit: bool = Field(True, description="append every capability call to audit.jsonl")
-    budget_usd: float | None = Field(
-        None, gt=0, description="stop asking once the session has cost this much"
-    )
-    color: bool = Field(True, description="coloured output (--no-color or NO_COLOR turn it off)")
-    editing_mode: Literal["emacs", "vi"] = Field("emacs", description="key bindings of the prompt")
-    max_tokens: int = Field(
-        1024,
-        ge=16,
-        le=200_000,
-        description="most tokens one model reply may have (less if the window is full)",
-    )
-    context_window: int | None = Field(
-        None, ge=512, le=10_000_000, description="the model's context window in tokens (unset: ask the model)"
-    )
-    temperature: float | None = Field(
-        None, ge=0, le=2, description="sampling temperature (unset: provider's)"
-    )
-    seed: int | None = Field(None, description="sampling seed, for repeatable local-model answers")
-    tool_protocol: Literal["auto", "native", "text"] = Field(
-        "auto", description="tool calling: native function calls, the text protocol, or auto (by the model)"
-    )
+    # In the table's order; each type matches the table's kind (tests/core/test_config_light.py checks both).
+    model: str | None = _field("model")
+    api_base: str | None = _field("api_base")
+    api_key: SecretStr | None = _field("api_key")
+    max_steps: int = _field("max_steps")
+    turn_timeout: float = _field("turn_timeout")
+    request_timeout: float = _field("request_timeout")
+    tool_timeout: float = _field("tool_timeout")
+    max_output_chars: int = _field("max_output_chars")
+    context_tokens: int = _field("context_tokens")
+    privacy: Privacy = _field("privacy")
+    sandbox_isolation: Literal["auto", "fork", "inprocess"] = _field("sandbox_isolation")
+    secret_names: list[str] = _field("secret_names")
+    secret_patterns: list[str] = _field("secret_patterns")
+    audit: bool = _field("audit")
+    budget_usd: float | None = _field("budget_usd")
+    color: bool = _field("color")
+    editing_mode: Literal["emacs", "vi"] = _field("editing_mode")
+    max_tokens: int = _field("max_tokens")
+    context_window: int | None = _field("context_window")
+    temperature: float | None = _field("temperature")
+    seed: int | None = _field("seed")
+    tool_protocol: Literal["auto", "native", "text"] = _field("tool_protocol")
 
     @property
     def api_key_value(self) -> str | None:
         return self.api_key.get_secret_value() if self.api_key else None
-
-
-# Fields that hold lists: from the environment they are comma-separated.
-_LIST_FIELDS = {name for name, f in Config.model_fields.items() if f.annotation == list[str]}
 
 
 def load_config(
@@ -97,7 +80,7 @@ def load_config(
 ) -> Config:
     """Build the effective ``Config``. ``overrides`` are command-line values (``None`` means "not given")."""
     env = os.environ if env is None else env
-    sources = gather_sources(overrides, config_file, env, Config.model_fields, _LIST_FIELDS)
+    sources = gather_sources(overrides, config_file, env)
     return validate_sources(sources)
 
 

@@ -1,18 +1,21 @@
 """Where settings come from (config file < ``PYAICHAT_*`` environment < command-line flags), no pydantic.
 
 Both loaders share this: ``config.load_config`` (validates with the pydantic ``Config``) and the start-up's
-``config_light.load_startup_config`` (validates plain values itself and leaves pydantic unimported). Each
-value travels with the place it came from, so an error can name the file and key, the variable or the flag.
+``config_light.load_startup_config`` (checks plain values against the settings table itself and imports
+pydantic only when a value needs it). The variables to read and which of them are lists come from that table
+(``settings.py``), so both loaders see the same sources. Each value travels with the place it came from, so an
+error can name the file and key, the variable or the flag.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 from .paths import default_config_file, default_config_location
+from .settings import LIST_SETTINGS, SETTINGS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,14 +46,14 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
-def env_layer(env: Mapping[str, str], names: Collection[str], list_fields: Collection[str]) -> Sources:
-    """``PYAICHAT_<NAME>`` for every setting in ``names`` (comma-separated for lists); ``NO_COLOR``."""
+def env_layer(env: Mapping[str, str]) -> Sources:
+    """``PYAICHAT_<NAME>`` for every setting (comma-separated for lists); ``NO_COLOR``."""
     layer: Sources = {}
-    for name in names:
+    for name in SETTINGS:
         var = ENV_PREFIX + name.upper()
         if var in env and env[var] != "":
             raw: Any = env[var]
-            if name in list_fields:
+            if name in LIST_SETTINGS:
                 raw = [part.strip() for part in raw.split(",") if part.strip()]
             layer[name] = (raw, f"environment variable {var}")
     if "color" not in layer and env.get("NO_COLOR"):
@@ -73,8 +76,6 @@ def gather_sources(
     overrides: Mapping[str, Any] | None,
     config_file: str | os.PathLike[str] | None,
     env: Mapping[str, str],
-    names: Collection[str],
-    list_fields: Collection[str],
 ) -> Sources:
     """Every value the user gave, with its origin; ``overrides`` are flags (``None`` means "not given")."""
     sources: Sources = {}
@@ -83,7 +84,7 @@ def gather_sources(
         if required or path.is_file():
             for key, value in read_toml(path).items():
                 sources[key] = (value, f"config file {path}")
-    sources.update(env_layer(env, names, list_fields))
+    sources.update(env_layer(env))
     for key, value in (overrides or {}).items():
         if value is not None:
             sources[key] = (value, f"option --{key.replace('_', '-')}")

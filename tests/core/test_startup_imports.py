@@ -98,6 +98,31 @@ def test_plain_env_values_keep_pydantic_out_and_a_bad_one_brings_the_message(tmp
     )
 
 
+# The configuration path on its own (the session, which parses user code, imports ``ast`` anyway).
+CONFIG_PROBE = """
+import json, sys
+from pyaichat.config_light import load_startup_config
+config = load_startup_config({"max_steps": 3})
+values = [type(config).__name__, config.model, config.max_steps, config.secret_names]
+print(json.dumps([*values, sorted(sys.modules)]))
+"""
+
+
+def test_plain_values_are_checked_against_the_table_without_pydantic_or_ast(tmp_path: Path) -> None:
+    (tmp_path / "config" / "pyaichat").mkdir(parents=True)
+    (tmp_path / "config" / "pyaichat" / "config.toml").write_text('secret_names = ["pin"]\n')
+    env = clean_env(tmp_path) | {"PYAICHAT_MODEL": "openai/x"}
+    proc = subprocess.run(
+        [sys.executable, "-c", CONFIG_PROBE], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    kind, model, max_steps, secret_names, modules = json.loads(proc.stdout)
+    assert (kind, model, max_steps, secret_names) == ("LazyConfig", "openai/x", 3, ["pin"])
+    assert "pyaichat.settings" in modules
+    # dataclasses: the table is plain data, no generated code to compile at import.
+    assert sorted({"pydantic", "pyaichat.config", "ast", "dataclasses"} & set(modules)) == []
+
+
 # Runs pyaichat's own entry point; the only addition is a look at sys.modules at the first full render, taken
 # before the work deferred to that moment (prompt_toolkit's package __init__s, the lexer) starts.
 SNAPSHOT_AT_FIRST_RENDER = """

@@ -1,0 +1,164 @@
+"""Every setting as plain data: the one declaration of names, kinds, defaults, bounds and descriptions.
+
+The pydantic ``config.Config`` takes each field's default, bounds and description from this table, and the
+start-up (``config_light``) checks plain values against it without importing pydantic. Plain data on purpose:
+no pydantic, and no ``dataclasses`` or ``NamedTuple`` (both generate and compile code as the class is made,
+that is at import), so loading the table costs the start-up next to nothing.
+
+Rules the table keeps (``tests/core/test_config_light.py`` holds ``Config`` to them): its order is the order
+of ``Config``'s fields (``config.describe_settings`` lists them in it); a setting whose default is ``None`` is
+optional (``X | None`` in ``Config``), any other is not.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+class Setting:
+    """One setting: what the config file key, ``PYAICHAT_<NAME>`` and ``Config.<name>`` accept.
+
+    ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``SecretStr``),
+    ``choice`` (``Literal[*choices]``) or ``strlist`` (``list[str]``, from the environment comma-separated).
+    """
+
+    __slots__ = ("bounds", "choices", "default", "description", "factory", "kind", "name")
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        *,
+        default: Any = None,
+        factory: Callable[[], list[str]] | None = None,  # a fresh list per configuration (list settings)
+        choices: tuple[str, ...] = (),
+        ge: float | None = None,
+        gt: float | None = None,
+        le: float | None = None,
+        lt: float | None = None,
+        description: str,
+    ) -> None:
+        self.name, self.kind, self.default, self.factory = name, kind, default, factory
+        self.choices, self.description = choices, description
+        given = {"ge": ge, "gt": gt, "le": le, "lt": lt}
+        self.bounds: dict[str, float] = {key: bound for key, bound in given.items() if bound is not None}
+
+    def default_value(self) -> Any:
+        """The value a configuration holds when nobody sets this one (a new list each time)."""
+        return self.factory() if self.factory is not None else self.default
+
+    def __repr__(self) -> str:
+        return f"Setting({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
+
+
+def _table(*settings: Setting) -> dict[str, Setting]:
+    return {setting.name: setting for setting in settings}
+
+
+SETTINGS = _table(
+    Setting("model", "str", description="litellm model string, e.g. gpt-4o-mini or ollama/qwen2.5-coder"),
+    Setting("api_base", "str", description="base URL of the provider or an OpenAI-compatible server"),
+    Setting("api_key", "secret", description="API key; else the provider's own variable is used"),
+    Setting("max_steps", "int", default=8, ge=1, le=100, description="most tool-calling steps per answer"),
+    Setting(
+        "turn_timeout",
+        "float",
+        default=120.0,
+        gt=0,
+        le=3600,
+        description="seconds one answer may take in all",
+    ),
+    Setting(
+        "request_timeout",
+        "float",
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="seconds one LLM request may take",
+    ),
+    Setting(
+        "tool_timeout",
+        "float",
+        default=2.0,
+        gt=0,
+        le=600,
+        description="seconds one capability call may take",
+    ),
+    Setting(
+        "max_output_chars",
+        "int",
+        default=4000,
+        ge=200,
+        le=200_000,
+        description="characters one capability may return",
+    ),
+    Setting(
+        "context_tokens",
+        "int",
+        default=8000,
+        ge=1000,
+        le=1_000_000,
+        description="token budget for the context",
+    ),
+    Setting(
+        "privacy",
+        "choice",
+        default="sample",
+        choices=("names", "schema", "sample", "full"),
+        description="what capabilities may reveal: names < schema < sample < full",
+    ),
+    Setting(
+        "sandbox_isolation",
+        "choice",
+        default="auto",
+        choices=("auto", "fork", "inprocess"),
+        description="run generated code in a forked child (auto: where the platform can fork)",
+    ),
+    Setting("secret_names", "strlist", factory=list, description="extra name patterns to treat as secret"),
+    Setting("secret_patterns", "strlist", factory=list, description="extra regexes to mask in any text"),
+    Setting("audit", "bool", default=True, description="append every capability call to audit.jsonl"),
+    Setting("budget_usd", "float", gt=0, description="stop asking once the session has cost this much"),
+    Setting(
+        "color",
+        "bool",
+        default=True,
+        description="coloured output (--no-color or NO_COLOR turn it off)",
+    ),
+    Setting(
+        "editing_mode",
+        "choice",
+        default="emacs",
+        choices=("emacs", "vi"),
+        description="key bindings of the prompt",
+    ),
+    Setting(
+        "max_tokens",
+        "int",
+        default=1024,
+        ge=16,
+        le=200_000,
+        description="most tokens one model reply may have (less if the window is full)",
+    ),
+    Setting(
+        "context_window",
+        "int",
+        ge=512,
+        le=10_000_000,
+        description="the model's context window in tokens (unset: ask the model)",
+    ),
+    Setting("temperature", "float", ge=0, le=2, description="sampling temperature (unset: provider's)"),
+    Setting("seed", "int", description="sampling seed, for repeatable local-model answers"),
+    Setting(
+        "tool_protocol",
+        "choice",
+        default="auto",
+        choices=("auto", "native", "text"),
+        description="tool calling: native function calls, the text protocol, or auto (by the model)",
+    ),
+)
+
+# From the environment these are comma-separated.
+LIST_SETTINGS = frozenset(name for name, setting in SETTINGS.items() if setting.kind == "strlist")
