@@ -4,12 +4,12 @@ Why: ``prompt_toolkit/__init__.py`` and ``prompt_toolkit/shortcuts/__init__.py``
 (dialogs, progress bars, ``choice``); prompt_toolkit up to 3.0.52 also asks ``importlib.metadata`` for its own
 version there, which reads the metadata of every installed distribution. The first prompt needs none of it:
 with 3.0.53 that is 6 ms of the ~210 ms to the first prompt (issue 14, ``benchmarks/startup_interactive.py``).
-After ``defer_package_init("prompt_toolkit")``,
-``import prompt_toolkit.shortcuts.prompt`` loads that module and what it imports, nothing more. The package's
-own ``__init__`` runs, once, in the same module object, the first time anyone asks the package for a name
-that is not one of its submodules (``from prompt_toolkit import PromptSession``,
-``prompt_toolkit.__version__``, ``import *``), or when ``run_deferred_init`` is called; from then on the
-package is exactly what a plain ``import prompt_toolkit`` leaves.
+
+After ``defer_package_init("prompt_toolkit")``, ``import prompt_toolkit.shortcuts.prompt`` loads that module
+and what it imports, nothing more. The package's own ``__init__`` runs, once, in the same module object, the
+first time anyone asks the package for a name that is not one of its submodules (``from prompt_toolkit
+import PromptSession``, ``prompt_toolkit.__version__``, ``import *``), or when ``run_deferred_init`` is
+called; from then on the package is exactly what a plain ``import prompt_toolkit`` leaves.
 
 One difference remains until then: a name that the ``__init__`` binds over a submodule of the same name
 (``prompt_toolkit.shortcuts.prompt``: the module, later the function) is the submodule. So the ``__init__``s

@@ -78,7 +78,7 @@ def _on_first_use(load: Callable[[], KeyBindingsBase]) -> Callable[[], KeyBindin
 
 
 def deferred_modules() -> list[str]:
-    """Names still waiting for their ``__init__`` (for tests and the benchmark's sanity check)."""
+    """The packages still waiting for their ``__init__`` (what the tests check before and after)."""
     from .deferred_init import is_deferred
 
     return [name for name in DEFERRED_PACKAGES if name in sys.modules and is_deferred(name)]
