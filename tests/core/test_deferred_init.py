@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pyaichat.repl.deferred_init import defer_package_init, is_deferred
+from pyaichat.repl.deferred_init import defer_package_init, is_deferred, run_deferred_init
 
 # A package whose __init__ is costly and counts its runs; ``inner`` is a sub-package deferred with it.
 FILES = {
@@ -134,6 +134,19 @@ def test_imported_or_missing_packages_are_left_alone(lazypkg: Path) -> None:
     assert "no_such_package_anywhere" not in sys.modules
     with pytest.raises(ModuleNotFoundError):
         import no_such_package_anywhere  # noqa: F401
+
+
+def test_a_failing_init_leaves_no_half_package_and_the_next_import_reports_it(lazypkg: Path) -> None:
+    (lazypkg / "lazypkg" / "__init__.py").write_text("from . import helpers\nraise RuntimeError('broken')\n")
+    defer_package_init("lazypkg")
+    from lazypkg.helpers import word
+
+    assert word() == "hi"
+    with pytest.raises(RuntimeError, match="broken"):
+        run_deferred_init("lazypkg")
+    assert "lazypkg" not in sys.modules
+    with pytest.raises(RuntimeError, match="broken"):
+        import lazypkg
 
 
 REAL_PROMPT_TOOLKIT = """

@@ -87,6 +87,12 @@ class _RunInitOnDemand:
                 self.started = True
                 try:
                     module.__spec__.loader.exec_module(module)  # type: ignore[union-attr]
+                except BaseException:
+                    # As a failed import does: no half-run package stays behind; the next import retries
+                    # (and reports the error to whoever makes it).
+                    if sys.modules.get(module.__name__) is module:
+                        del sys.modules[module.__name__]
+                    raise
                 finally:
                     if module.__dict__.get("__getattr__") is self:  # unless the __init__ defined its own
                         del module.__getattr__

@@ -42,7 +42,10 @@ def finish_package_inits() -> None:
     """The first prompt is on screen: run the deferred ``__init__``s, so that any later
     ``import prompt_toolkit`` (user code, IPython, rich's pager) gets the whole package."""
     for name in reversed(DEFERRED_PACKAGES):  # the children first: a parent's __init__ imports from them
-        run_deferred_init(name)
+        try:
+            run_deferred_init(name)
+        except Exception:  # a broken install: the prompt keeps working; whoever imports it gets the error
+            pass
 
 
 @contextmanager
