@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "kernel"))  # the tests' way of starting a real kernel
 
 from kernel_process import start_kernel  # noqa: E402
+from startup_env import new_user_env  # noqa: E402
 
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 ROWS = 10_000_000
@@ -142,13 +143,7 @@ def main() -> None:
         print(f"get_type round trip: {verdict} the 5 ms budget (median {budget:.2f} ms)")
         session.close()
 
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
-        env.update(
-            XDG_STATE_HOME=str(tmp / "state"),
-            XDG_CONFIG_HOME=str(tmp / "config"),
-            TERM="xterm",
-            PROMPT_TOOLKIT_NO_CPR="1",
-        )
+        env = new_user_env(str(tmp), terminal=True)
         prompt, piped = startup(conn, env)
         print(
             f"pyaichat --existing to first prompt: median {statistics.median(prompt):.0f} ms "

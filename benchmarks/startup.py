@@ -20,27 +20,14 @@ import sys
 import tempfile
 import time
 
+from startup_env import new_user_env
+
 PAIRS = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 BUDGET = 0.4
 PROBE = (
     "import sys, io; sys.stdin = io.StringIO('x=1\\n'); from pyaichat.cli import main; main([]); "
     "print(sorted(m for m in ('litellm', 'pydantic', 'rich', 'prompt_toolkit') if m in sys.modules))"
 )
-
-
-def clean_env() -> dict[str, str]:
-    """No user config, no ``PYAICHAT_*`` variable: the start-up a new user gets."""
-    tmp = tempfile.mkdtemp(prefix="pyaichat-bench-")
-    # PYTHONDONTWRITEBYTECODE would make pyaichat (an editable install: no .pyc from pip) compile every module
-    # from source on every run while IPython's .pyc files exist: the warm-up runs write pyaichat's instead.
-    skip = ("PYTHONDONTWRITEBYTECODE",)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_") and k not in skip}
-    env.update(
-        XDG_CONFIG_HOME=os.path.join(tmp, "config"),
-        XDG_STATE_HOME=os.path.join(tmp, "state"),
-        IPYTHONDIR=os.path.join(tmp, "ipython"),
-    )
-    return env
 
 
 def time_command(cmd: list[str], env: dict[str, str]) -> float:
@@ -52,7 +39,7 @@ def time_command(cmd: list[str], env: dict[str, str]) -> float:
 
 
 def main() -> None:
-    env = clean_env()
+    env = new_user_env(tempfile.mkdtemp(prefix="pyaichat-bench-"))
     ours = [sys.executable, "-m", "pyaichat"]
     ipython = [sys.executable, "-m", "IPython", "--quick", "--no-banner"]
     floor = [sys.executable, "-i", "-q"]

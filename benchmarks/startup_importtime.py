@@ -13,7 +13,6 @@ alternate between them so that load on the machine hits all alike. Usage:
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shlex
 import statistics
@@ -23,21 +22,14 @@ import tempfile
 from collections import defaultdict
 
 import pexpect
+from startup_env import new_user_env
 
-FULL_UI = r"\x1b\[\?2004h.*?>>>[ \x1b]"
 LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 GROUPS = ("prompt_toolkit", "asyncio", "wcwidth", "pyaichat", "pydantic", "pygments", "rich", "litellm")
 
 
 def environment(src: str | None) -> dict[str, str]:
-    tmp = tempfile.mkdtemp(prefix="pyaichat-importtime-")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("PYAICHAT_") and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    env.update(XDG_CONFIG_HOME=f"{tmp}/config", XDG_STATE_HOME=f"{tmp}/state", TERM="xterm")
-    env["PROMPT_TOOLKIT_NO_CPR"] = "1"  # pexpect never answers cursor-position requests
+    env = new_user_env(tempfile.mkdtemp(prefix="pyaichat-importtime-"), terminal=True)
     if src:
         env["PYTHONPATH"] = src
     return env

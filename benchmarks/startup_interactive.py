@@ -29,6 +29,7 @@ import tempfile
 import time
 
 import pexpect
+from startup_env import new_user_env
 
 PAIRS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 BUDGET = 0.5
@@ -89,17 +90,7 @@ def time_floor(env: dict[str, str]) -> float:
 
 def main() -> None:
     tmp = tempfile.mkdtemp(prefix="pyaichat-bench-")
-    # PYTHONDONTWRITEBYTECODE would make pyaichat (an editable install: no .pyc from pip) compile every module
-    # from source on every run while IPython's .pyc files exist: the warm-up runs write pyaichat's instead.
-    skip = ("PYTHONDONTWRITEBYTECODE",)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_") and k not in skip}
-    env.update(
-        XDG_STATE_HOME=os.path.join(tmp, "state"),
-        XDG_CONFIG_HOME=os.path.join(tmp, "config"),
-        IPYTHONDIR=os.path.join(tmp, "ipython"),
-        TERM="xterm",
-        PROMPT_TOOLKIT_NO_CPR="1",  # pexpect never answers cursor-position requests
-    )
+    env = new_user_env(tmp, terminal=True)
     for _ in range(2):  # warm the file cache, .pyc files, the history file and IPYTHONDIR
         time_pyaichat(env)
         time_ipython(env)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -11,49 +10,12 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
+from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, PY_PROMPT, output, spawn  # noqa: E402
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
 ]
-
-PY_PROMPT = ">>> "
-AI_PROMPT = "ai> "
-# A *new* prompt: prompt_toolkit turns bracketed paste on at the start of every prompt, then draws it
-# (redraws while typing do not repeat the prompt text; without colour the trailing space may be a cursor
-# move). pexpect compiles patterns with DOTALL.
-NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
-NEW_AI = r"\x1b\[\?2004h.*?ai>[ \x1b]"
-TIMEOUT = 20
-
-
-def output(*lines: str) -> str:
-    """Lines printed by the program (preceded by escape codes or a newline, not by another digit)."""
-    return r"(?<![0-9])" + r"\r\n".join(re.escape(line) for line in lines) + r"\r\n"
-
-
-def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_", "ANTHROPIC_"))}
-    env.update(
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        TERM="xterm",
-        # pexpect is a terminal that never answers cursor-position requests; do not wait for it.
-        PROMPT_TOOLKIT_NO_CPR="1",
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        **env_extra,
-    )
-    env.pop("NO_COLOR", None)
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "pyaichat", *args],
-        env=env,
-        dimensions=(30, 100),
-        encoding="utf-8",
-        timeout=TIMEOUT,
-    )
-    if wait:
-        child.expect(NEW_PY)
-    return child
 
 
 def type_line(child, text: str) -> None:

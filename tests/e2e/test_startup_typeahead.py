@@ -6,7 +6,6 @@ completer (on the first TAB). Keys typed through all of that wait in the termina
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -14,24 +13,16 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
+from pty_terminal import NEW_PY, spawn  # noqa: E402
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
 ]
-NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
 
 
 def test_keys_typed_before_anything_is_drawn_all_run_in_order(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
-    env.update(
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        TERM="xterm",
-        PROMPT_TOOLKIT_NO_CPR="1",
-    )
-    child = pexpect.spawn(
-        sys.executable, ["-m", "pyaichat"], env=env, dimensions=(30, 100), encoding="utf-8", timeout=20
-    )
+    child = spawn(tmp_path, wait=False)
     try:
         # Sent at once, while the interpreter is still starting: a statement, a block with its blank line,
         # a completion key, and an expression that needs all of them.

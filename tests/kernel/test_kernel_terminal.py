@@ -16,14 +16,13 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
+from pty_terminal import NEW_AI, NEW_PY  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
 ]
 
-NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
-NEW_AI = r"\x1b\[\?2004h.*?ai>[ \x1b]"
 TIMEOUT = 30
 
 

@@ -14,10 +14,9 @@ from realmodel.local_server import pyaichat_env
 
 pexpect = pytest.importorskip("pexpect")
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+from pty_terminal import NEW_AI, NEW_PY  # noqa: E402
 
-NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
-NEW_AI = r"\x1b\[\?2004h.*?ai>[ \x1b]"
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
 
 def test_ctrl_c_during_a_streaming_answer_in_a_real_terminal(model_server, tmp_path: Path):

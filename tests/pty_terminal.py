@@ -1,0 +1,52 @@
+"""``python -m pyaichat`` in a real pseudo-terminal (pexpect): the prompt patterns and the spawn the pty tests
+share."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+
+PY_PROMPT = ">>> "
+AI_PROMPT = "ai> "
+# A *new* prompt: prompt_toolkit turns bracketed paste on at the start of every prompt, then draws it
+# (redraws while typing do not repeat the prompt text; without colour the trailing space may be a cursor
+# move). pexpect compiles patterns with DOTALL.
+NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
+NEW_AI = r"\x1b\[\?2004h.*?ai>[ \x1b]"
+TIMEOUT = 20
+
+
+def output(*lines: str) -> str:
+    """Lines printed by the program (preceded by escape codes or a newline, not by another digit)."""
+    return r"(?<![0-9])" + r"\r\n".join(re.escape(line) for line in lines) + r"\r\n"
+
+
+def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str) -> pexpect.spawn:
+    """pyaichat as a new user starts it (no config, no provider keys) in a 100x30 xterm; ``wait`` for the
+    full prompt."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_", "ANTHROPIC_"))}
+    env.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        TERM="xterm",
+        # pexpect is a terminal that never answers cursor-position requests; do not wait for it.
+        PROMPT_TOOLKIT_NO_CPR="1",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        **env_extra,
+    )
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "pyaichat", *args],
+        env=env,
+        dimensions=(30, 100),
+        encoding="utf-8",
+        timeout=TIMEOUT,
+    )
+    if wait:
+        child.expect(NEW_PY)
+    return child
