@@ -206,7 +206,7 @@ class LiteLLMClient:
         self._tools_rejected = False
         self.tools_ignored = False  # the server accepted tool schemas but never showed them to the model
         self._window: int | None = None
-        self._count_cache: tuple[int | None, int] = (None, 0)
+        self._count_cache: tuple[int | None, int | None] = (None, None)
 
     def prepare(self) -> None:
         """Finish loading litellm (usually warm already), so a turn's first step is not charged for it."""
@@ -315,7 +315,20 @@ class LiteLLMClient:
         return probe_server_window(self.api_base, self.model, timeout=2.0)
 
     def count_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
-        """Prompt tokens of a request, with the model's tokenizer where litellm has it (else tiktoken's)."""
+        """Prompt tokens of a request, with the model's tokenizer where litellm has it (else tiktoken's), plus
+        a margin for the server's own tokenizer."""
+        count = self._litellm_count(messages, tools)
+        if count is None:
+            from .context import approx_tokens
+
+            count = approx_tokens(messages) + (approx_tokens(tools) if tools else 0)
+        return int(count * TOKEN_MARGIN) + 8  # another model's tokenizer may count a little differently
+
+    def _litellm_count(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> int | None:
+        """litellm's count of a request (``None`` when it cannot count); the last request's count is kept,
+        since each request is counted for ``/sent``, for sending and for the tools check."""
         key = _count_key(messages, tools)
         if key == self._count_cache[0]:
             return self._count_cache[1]
@@ -325,11 +338,6 @@ class LiteLLMClient:
             )
         except Exception:
             count = None
-        if count is None:
-            from .context import approx_tokens
-
-            count = approx_tokens(messages) + (approx_tokens(tools) if tools else 0)
-        count = int(count * TOKEN_MARGIN) + 8  # another model's tokenizer may count a little differently
         self._count_cache = (key, count)
         return count
 
@@ -381,11 +389,9 @@ class LiteLLMClient:
         sees them."""
         if not reported or getattr(self.config, "tool_protocol", "auto") != "auto":
             return
-        try:
-            counter = load_litellm().token_counter
-            bare = int(counter(model=self.model, messages=messages))
-            with_tools = int(counter(model=self.model, messages=messages, tools=tools))
-        except Exception:
+        with_tools = self._litellm_count(messages, tools)  # counted already, for max_tokens
+        bare = self._litellm_count(messages, None)
+        if with_tools is None or bare is None:
             return
         schema_tokens = with_tools - bare
         # A count below the bare messages' is not a real count (a proxy, a fake): draw no conclusion from it.
@@ -415,7 +421,7 @@ def is_ollama(model: str) -> bool:
 
 
 def _count_key(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
-    """The same request is counted twice (for ``/sent`` and for sending): count it once."""
+    """A request is counted several times (for ``/sent``, for sending, for the tools check): hash it once."""
     import json
 
     return hash(json.dumps([messages, tools], ensure_ascii=False, default=str))
