@@ -147,6 +147,41 @@ def tokens_per_turn(server: ScriptedServer, rows: int) -> dict[str, Any]:
     }
 
 
+def prefix_reuse(server: ScriptedServer) -> list[tuple[str, int, int]]:
+    """How much of each request repeats the one before it, as a prompt cache sees it: (which pair, tokens of
+    the shared prefix, tokens of the later request). The prefix is the tool schemas plus the leading messages
+    that are identical; two turns of the standard scenario, so the first request of turn two is compared
+    with the last of turn one."""
+    litellm = load_litellm()
+    session = scenario(1000)
+    session.config.api_base = server.base_url
+    assistant = Assistant(session.config, session, llm_factory=lambda cfg: LiteLLMClient(cfg))
+    server.reset()
+    for _ in range(2):
+        for name, args in STEPS:
+            server.tool(name, args)
+        server.text(ANSWER)
+        assistant.ask(QUESTION, lambda e: None, no_approval)
+    bodies = server.bodies
+    out = []
+    for i in range(1, len(bodies)):
+        before, after = bodies[i - 1], bodies[i]
+        shared = 0
+        if before.get("tools") == after.get("tools"):
+            for a, b in zip(before["messages"], after["messages"]):
+                if a != b:
+                    break
+                shared += 1
+        prefix = after["messages"][:shared]
+        tools = after.get("tools")
+        shared_tokens = (
+            litellm.token_counter(model="gpt-4o-mini", messages=prefix, tools=tools) if shared else 0
+        )
+        total = litellm.token_counter(model="gpt-4o-mini", messages=after["messages"], tools=tools)
+        out.append((f"{i}->{i + 1}", shared_tokens, total))
+    return out
+
+
 def digest_cost() -> tuple[list[float], int, int]:
     import numpy as np
     import pandas as pd
@@ -226,6 +261,14 @@ def main() -> None:
                 f"requests {t['per_request']} (system prompt+digest {t['system_tokens']:,}, "
                 f"tool schemas {t['tool_schema_tokens']:,} per request)"
             )
+        pairs = prefix_reuse(server)
+        shares = [shared / total for _, shared, total in pairs]
+        print(
+            "prompt prefix reused from the previous request (tool schemas + identical leading messages), "
+            "two turns of the standard scenario: "
+            + ", ".join(f"{name}: {shared:,}/{total:,}" for name, shared, total in pairs)
+            + f"; within a turn min {min(shares[:3]):.0%}, across turns {shares[3]:.0%}"
+        )
     times, tokens, chars = digest_cost()
     print(
         f"session digest, 10,000 variables + 10M-row DataFrame: {ms(times)}; "

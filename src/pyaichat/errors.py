@@ -6,6 +6,8 @@ output, so a user never sees a traceback for a problem that pyaichat itself dete
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class PyAIChatError(Exception):
     """Base of every error pyaichat raises on purpose. ``str(err)`` is one plain sentence for the user."""
@@ -21,12 +23,99 @@ class ConfigError(PyAIChatError):
 
 
 class LLMError(PyAIChatError):
-    """The language model could not be reached or answered with an error (mapped to a plain sentence)."""
+    """The language model could not be used; ``str(err)`` already says why in one sentence.
 
-    def __init__(self, message: str, *, kind: str = "provider", retryable: bool = False) -> None:
-        self.kind = kind
-        self.retryable = retryable
-        super().__init__(message)
+    A small tree, modelled on httpx's: *what* failed is the class (the setup, the transport, or the
+    provider's answer), and each class knows whether asking again may help (``retryable``). ``kind`` is the
+    short name front ends and tests see in an ``error`` event.
+    """
+
+    kind: ClassVar[str] = "provider"
+    retryable: ClassVar[bool] = False
+
+
+# -- before any request --------------------------------------------------------------------------------------
+class LLMSetupError(LLMError):
+    """pyaichat cannot make a request at all (no model, no model library)."""
+
+    kind = "setup"
+
+
+class NoModelConfigured(LLMSetupError):
+    kind = "no_model"
+
+
+# -- the request did not get a whole answer through ----------------------------------------------------------
+class LLMTransportError(LLMError):
+    """The provider could not be reached, or its answer did not arrive whole."""
+
+    kind = "connection"
+
+
+class LLMConnectError(LLMTransportError):
+    """Nothing answered at the address (refused, unknown host): asking again at once would not help."""
+
+
+class LLMNetworkError(LLMTransportError):
+    """The connection failed on the way; it may work a moment later."""
+
+    retryable = True
+
+
+class LLMTimeout(LLMTransportError):
+    kind = "timeout"
+    retryable = True
+
+
+class LLMStreamCut(LLMTransportError):
+    """The streamed reply stopped in the middle."""
+
+    kind = "stream_cut"
+    retryable = True
+
+
+# -- the provider answered with an error ---------------------------------------------------------------------
+class LLMProviderError(LLMError):
+    """The provider answered, but with an error (or with something that is not an answer)."""
+
+    kind = "provider"
+
+
+class LLMAuthError(LLMProviderError):
+    kind = "auth"
+
+
+class LLMRateLimited(LLMProviderError):
+    kind = "rate_limit"
+    retryable = True
+
+
+class LLMServerError(LLMProviderError):
+    """The provider failed on its side (HTTP 5xx)."""
+
+    retryable = True
+
+
+class LLMUnknownModel(LLMProviderError):
+    kind = "model"
+
+
+class LLMContextTooLong(LLMProviderError):
+    kind = "context"
+
+
+class LLMToolsRefused(LLMProviderError):
+    """The model does not take tool schemas: the text protocol can still drive it."""
+
+    kind = "tools_unsupported"
+
+
+class LLMBadRequest(LLMProviderError):
+    kind = "bad_request"
+
+
+class LLMMalformedReply(LLMProviderError):
+    kind = "malformed"
 
 
 class CapabilityError(PyAIChatError):

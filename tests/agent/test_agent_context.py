@@ -11,8 +11,6 @@ import pytest
 
 from pyaichat.agent.context import (
     MAX_VARS,
-    Memory,
-    Turn,
     approx_tokens,
     load_system_prompt,
     make_masker,
@@ -121,43 +119,6 @@ def test_pinned_variable_summary_is_in_the_turn_context(assistant, fake, session
     assert "## Pinned by the user\n### merged\n" in system and "[1, 2, 3]" in system
 
 
-def _turn(n: int, size: int = 100) -> Turn:
-    msgs = [
-        {"role": "user", "content": f"q{n}"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{"id": f"c{n}", "function": {"arguments": "{}"}}],
-        },
-        {"role": "tool", "tool_call_id": f"c{n}", "content": "x" * size},
-        {"role": "assistant", "content": f"a{n}"},
-    ]
-    return Turn(f"q{n}", msgs, f"a{n}")
-
-
-def test_memory_compacts_then_drops_old_turns():
-    memory = Memory([_turn(1, 5000), _turn(2, 5000), _turn(3, 100)])
-    system = {"role": "system", "content": "s"}
-    current = [{"role": "user", "content": "now"}]
-    messages, tokens = memory.fit(system, current, 1000, native=True)
-    contents = [m["content"] for m in messages]
-    assert contents[-1] == "now" and messages[0] is system
-    assert "x" * 100 in contents  # the newest old turn is whole
-    assert "q2" in contents and "a2" in contents and "x" * 5000 not in contents  # compacted
-    assert tokens <= 1000
-    messages, _ = memory.fit(system, current, 1000, native=False)
-    assert not any(m.get("role") == "tool" for m in messages)  # text protocol: no native tool messages
-
-
-def test_memory_drops_what_does_not_fit():
-    memory = Memory([_turn(i) for i in range(100)])
-    messages, tokens = memory.fit(
-        {"role": "system", "content": "s"}, [{"role": "user", "content": "q"}], 1000, native=True
-    )
-    assert tokens <= 1000 and len(messages) < 200
-    assert messages[-2]["content"] == "a99"
-
-
 def test_mask_messages_masks_content_and_tool_arguments():
     mask = make_masker(None)
     msgs = [
@@ -179,6 +140,19 @@ def test_mask_messages_masks_content_and_tool_arguments():
     out = mask_messages(msgs, mask)
     assert "abcdefghijklmnopqrstuvwxyz0123" not in str(out)
     assert "abcdefghijklmnopqrstuvwxyz0123" in str(msgs)  # the originals are untouched
+
+
+def test_mask_messages_masks_the_text_parts_of_a_message_and_leaves_images_alone():
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    msgs = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "sk-proj-abcdefghijklmnopqrstuvwxyz0123"}, image],
+        }
+    ]
+    (out,) = mask_messages(msgs, make_masker(None))
+    assert "abcdefghijklmnopqrstuvwxyz0123" not in out["content"][0]["text"]
+    assert out["content"][1] == image
 
 
 def test_a_new_last_error_is_marked_as_new(assistant, fake, session):

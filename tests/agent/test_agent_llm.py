@@ -1,4 +1,5 @@
-"""The litellm client without the network: error mapping, stream reassembly and the bounded retries."""
+"""The litellm client without the network: error mapping (litellm's own exception classes), stream reading,
+the one retry budget, and the loader."""
 
 from __future__ import annotations
 
@@ -6,101 +7,196 @@ import os
 import subprocess
 import sys
 import textwrap
-from types import SimpleNamespace as NS
+import threading
 from typing import Any
 
+import httpx
 import pytest
 
-from pyaichat.agent.llm import NO_MODEL, LiteLLMClient, LLMReply, _read_stream, map_error
+from pyaichat.agent.llm import NO_MODEL, LiteLLMClient, LLMReply, Loader, Retry, load_litellm
+from pyaichat.agent.llm.client import _read_stream, _reply_of
+from pyaichat.agent.llm.errors import map_error
 from pyaichat.config import Config
-from pyaichat.errors import LLMError
+from pyaichat.errors import (
+    LLMAuthError,
+    LLMConnectError,
+    LLMContextTooLong,
+    LLMError,
+    LLMMalformedReply,
+    LLMNetworkError,
+    LLMProviderError,
+    LLMRateLimited,
+    LLMServerError,
+    LLMSetupError,
+    LLMStreamCut,
+    LLMTimeout,
+    LLMToolsRefused,
+    LLMTransportError,
+    LLMUnknownModel,
+    NoModelConfigured,
+)
 
 
-def exc(name: str, message: str = "boom", status: int | None = None) -> Exception:
-    cls = type(name, (Exception,), {})
-    err = cls(message)
-    err.status_code = status
+@pytest.fixture(scope="module")
+def lib() -> Any:
+    return load_litellm()
+
+
+def make(lib: Any, name: str, message: str, status: int | None = None) -> Exception:
+    """A litellm exception as litellm itself raises it (``status`` overrides the class's own code)."""
+    cls = getattr(lib.exceptions, name)
+    extra: dict[str, Any] = {}
+    if name == "PermissionDeniedError":  # the one class that wants the HTTP response
+        extra["response"] = httpx.Response(403, request=httpx.Request("POST", "http://127.0.0.1:9/v1"))
+    err = cls(message=message, model="test", llm_provider="openai", **extra)
+    if status is not None:
+        err.status_code = status
     return err
 
 
 @pytest.mark.parametrize(
-    ("error", "kind", "words"),
+    ("name", "message", "status", "cls", "kind", "words"),
     [
-        (exc("BadRequestError", "Incorrect API key provided", 401), "auth", "rejected the API key"),
-        (exc("AuthenticationError", "The api_key client option must be set", 401), "auth", "No API key"),
-        (exc("RateLimitError", "slow down", 429), "rate_limit", "rate limiting"),
-        (exc("InternalServerError", "oops", 500), "provider", "HTTP 500"),
-        (exc("ServiceUnavailableError", "down", 503), "provider", "HTTP 503"),
-        (exc("Timeout", "Request timed out", 408), "timeout", "did not answer within 30 s"),
-        (exc("NotFoundError", "model not found", 404), "model", "does not know the model"),
+        ("BadRequestError", "Incorrect API key provided", 401, LLMAuthError, "auth", "rejected the API key"),
         (
-            exc("BadRequestError", "LLM Provider NOT provided. Pass in the LLM provider", 400),
+            "AuthenticationError",
+            "The api_key client option must be set",
+            None,
+            LLMAuthError,
+            "auth",
+            "No API key",
+        ),
+        ("PermissionDeniedError", "not allowed", None, LLMAuthError, "auth", "rejected the API key"),
+        ("RateLimitError", "slow down", None, LLMRateLimited, "rate_limit", "rate limiting"),
+        ("InternalServerError", "oops", None, LLMServerError, "provider", "HTTP 500"),
+        ("ServiceUnavailableError", "down", None, LLMServerError, "provider", "HTTP 503"),
+        ("Timeout", "Request timed out", None, LLMTimeout, "timeout", "did not answer within 30 s"),
+        ("NotFoundError", "model not found", None, LLMUnknownModel, "model", "does not know the model"),
+        (
+            "BadRequestError",
+            "LLM Provider NOT provided. Pass in the LLM provider",
+            None,
+            LLMUnknownModel,
             "model",
             "which provider",
         ),
-        (exc("ContextWindowExceededError", "too long", 400), "context", "context window"),
-        (exc("BadRequestError", "tools are not supported by this model", 400), "tools_unsupported", "tool"),
+        ("ContextWindowExceededError", "too long", None, LLMContextTooLong, "context", "context window"),
         (
-            exc(
-                "MidStreamFallbackError", "peer closed connection without sending complete message body", 500
-            ),
+            "BadRequestError",
+            "Requested tokens (3000) exceed context window of 2048",
+            None,
+            LLMContextTooLong,
+            "context",
+            "context window",
+        ),
+        (
+            "BadRequestError",
+            "tools are not supported by this model",
+            None,
+            LLMToolsRefused,
+            "tools_unsupported",
+            "tool",
+        ),
+        (
+            "MidStreamFallbackError",
+            "peer closed connection without sending complete message body",
+            None,
+            LLMStreamCut,
             "stream_cut",
             "broke off",
         ),
         (
-            exc("MidStreamFallbackError", "Expecting property name enclosed in double quotes", 500),
+            "MidStreamFallbackError",
+            "Expecting property name enclosed in double quotes",
+            None,
+            LLMMalformedReply,
             "malformed",
             "not valid JSON",
         ),
-        (exc("APIConnectionError", "Connection refused"), "connection", "Cannot reach"),
+        ("APIConnectionError", "Connection refused", None, LLMConnectError, "connection", "Cannot reach"),
+        ("APIConnectionError", "reset by peer", None, LLMNetworkError, "connection", "check the network"),
         (
-            exc(
-                "InternalServerError", "OpenAIException - Missing credentials. Please pass an `api_key`", 500
-            ),
+            "InternalServerError",
+            "OpenAIException - Missing credentials. Please pass an `api_key`",
+            None,
+            LLMAuthError,
             "auth",
             "No API key",
         ),
         (
-            exc("InternalServerError", "OpenAIException - Connection error.", 500),
+            "InternalServerError",
+            "OpenAIException - Connection error.",
+            None,
+            LLMConnectError,
             "connection",
             "Cannot reach",
         ),
     ],
 )
-def test_errors_map_to_one_plain_sentence(error, kind, words):
-    mapped = map_error(error, "openai/test", "http://127.0.0.1:9/v1", 30, True)
-    assert mapped.kind == kind
-    assert words in str(mapped)
+def test_litellm_errors_map_to_one_plain_sentence(lib, name, message, status, cls, kind, words):
+    mapped = map_error(
+        make(lib, name, message, status),
+        lib,
+        model="openai/test",
+        api_base="http://127.0.0.1:9/v1",
+        timeout=30,
+        sent_tools=True,
+    )
+    assert type(mapped) is cls and mapped.kind == kind
     text = str(mapped)
+    assert words in text
     assert "\n" not in text and "Traceback" not in text and text.endswith((".", "?"))
 
 
-def test_retryable_kinds():
-    assert map_error(exc("RateLimitError", status=429), "m", None, 5, False).retryable
-    assert map_error(exc("InternalServerError", status=500), "m", None, 5, False).retryable
-    assert not map_error(exc("AuthenticationError", status=401), "m", None, 5, False).retryable
+def test_an_unknown_exception_is_a_provider_error_with_its_own_words(lib):
+    mapped = map_error(
+        ValueError("litellm.Oddity: strange"), lib, model="m", api_base=None, timeout=5, sent_tools=False
+    )
+    assert type(mapped) is LLMProviderError and str(mapped) == "The model call failed: strange."
+
+
+def test_the_error_tree_says_what_may_be_retried():
+    assert issubclass(LLMTimeout, LLMTransportError) and issubclass(LLMStreamCut, LLMTransportError)
+    assert issubclass(LLMAuthError, LLMProviderError) and issubclass(NoModelConfigured, LLMSetupError)
+    retryable = {c for c in (LLMRateLimited, LLMServerError, LLMTimeout, LLMStreamCut, LLMNetworkError)}
+    for cls in (
+        *retryable,
+        LLMAuthError,
+        LLMConnectError,
+        LLMToolsRefused,
+        LLMContextTooLong,
+        LLMUnknownModel,
+    ):
+        assert cls("x").retryable == (cls in retryable) and isinstance(cls("x"), LLMError)
 
 
 def test_no_model_is_refused_before_any_import():
-    with pytest.raises(LLMError) as info:
+    with pytest.raises(NoModelConfigured) as info:
         LiteLLMClient(Config())
     assert info.value.kind == "no_model" and str(info.value) == NO_MODEL
 
 
 def test_explicit_tool_protocol_needs_no_litellm():
-    assert LiteLLMClient(Config(model="m", tool_protocol="text")).native_tools() is False
-    assert LiteLLMClient(Config(model="m", tool_protocol="native")).native_tools() is True
+    def never() -> Any:
+        raise AssertionError("litellm was loaded")
+
+    loader = Loader(never)
+    assert LiteLLMClient(Config(model="m", tool_protocol="text"), loader=loader).tool_protocol() == "text"
+    assert LiteLLMClient(Config(model="m", tool_protocol="native"), loader=loader).tool_protocol() == "native"
+    assert loader.thread is None
 
 
-class Scripted(LiteLLMClient):
-    def __init__(self, outcomes: list[Any], **kw: Any) -> None:
-        super().__init__(Config(model="openai/test"), **kw)
-        self.outcomes = outcomes
-        self.waits: list[float] = []
-        self._sleep = self.waits.append
+# -- the one retry budget ------------------------------------------------------------------------------------
+class Attempts:
+    """Scripted attempts: a reply, an error to raise, or (text, error): stream the text, then fail."""
 
-    def _once(self, messages, tools, on_text, timeout):
-        item = self.outcomes.pop(0)
+    def __init__(self, *items: Any) -> None:
+        self.items = list(items)
+        self.made = 0
+
+    def __call__(self, on_text: Any, timeout: float) -> LLMReply:
+        self.made += 1
+        item = self.items.pop(0)
         if isinstance(item, tuple):
             on_text(item[0])
             raise item[1]
@@ -110,61 +206,109 @@ class Scripted(LiteLLMClient):
 
 
 def test_retries_back_off_and_stay_bounded():
-    busy = LLMError("busy", kind="rate_limit", retryable=True)
-    client = Scripted([busy, busy, LLMReply(text="ok")], retries=2, backoff=0.01)
-    assert client.complete([], None, on_text=lambda t: None, timeout=10).text == "ok"
-    assert client.waits == [0.01, 0.02]
-    failing = Scripted([busy, busy, busy, LLMReply(text="never")], retries=2, backoff=0.01)
-    with pytest.raises(LLMError):
-        failing.complete([], None, on_text=lambda t: None, timeout=10)
-    assert len(failing.outcomes) == 1  # three attempts in all
+    waits: list[float] = []
+    retry = Retry(retries=2, backoff=0.01, sleep=waits.append)
+    busy = LLMRateLimited("busy")
+    assert retry.run(Attempts(busy, busy, LLMReply(text="ok")), lambda t: None, 10).text == "ok"
+    assert waits == [0.01, 0.02]
+    failing = Attempts(busy, busy, busy, LLMReply(text="never"))
+    with pytest.raises(LLMRateLimited):
+        retry.run(failing, lambda t: None, 10)
+    assert failing.made == 3  # three attempts in all
 
 
 def test_no_retry_after_text_was_shown_or_for_fatal_errors():
-    cut = LLMError("cut", kind="stream_cut", retryable=True)
-    client = Scripted([("partial", cut), LLMReply(text="again")], backoff=0.01)
-    with pytest.raises(LLMError):
-        client.complete([], None, on_text=lambda t: None, timeout=10)
-    auth = Scripted([LLMError("bad key", kind="auth"), LLMReply(text="x")], backoff=0.01)
-    with pytest.raises(LLMError):
-        auth.complete([], None, on_text=lambda t: None, timeout=10)
-    assert auth.waits == []
+    retry = Retry(backoff=0.01, sleep=lambda s: None)
+    cut = Attempts(("partial", LLMStreamCut("cut")), LLMReply(text="again"))
+    with pytest.raises(LLMStreamCut):
+        retry.run(cut, lambda t: None, 10)
+    auth = Attempts(LLMAuthError("bad key"), LLMReply(text="x"))
+    with pytest.raises(LLMAuthError):
+        retry.run(auth, lambda t: None, 10)
+    assert cut.made == auth.made == 1
 
 
 def test_no_retry_when_the_deadline_is_too_close():
-    busy = LLMError("busy", kind="rate_limit", retryable=True)
-    client = Scripted([busy, LLMReply(text="ok")], backoff=5.0)
-    with pytest.raises(LLMError):
-        client.complete([], None, on_text=lambda t: None, timeout=2)
+    attempts = Attempts(LLMRateLimited("busy"), LLMReply(text="ok"))
+    with pytest.raises(LLMRateLimited):
+        Retry(backoff=5.0, sleep=lambda s: None).run(attempts, lambda t: None, 2)
 
 
-def _chunk(
-    content: str | None = None, tool_calls: Any = None, finish: str | None = None, usage: Any = None
-) -> Any:
-    delta = NS(content=content, tool_calls=tool_calls)
-    return NS(choices=[NS(delta=delta, finish_reason=finish)], usage=usage)
+# -- reading a stream ----------------------------------------------------------------------------------------
+def chunk(lib: Any, content: str | None = None, tool_calls: Any = None, finish: str | None = None) -> Any:
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
+
+    delta = Delta(content=content, tool_calls=tool_calls)
+    return ModelResponseStream(choices=[StreamingChoices(delta=delta, finish_reason=finish)])
 
 
-def test_read_stream_reassembles_text_tool_calls_and_usage():
-    fn = lambda name, args: NS(name=name, arguments=args)  # noqa: E731
+def call(index: int, name: str | None, arguments: str, call_id: str | None = None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
+
+
+def test_a_stream_is_read_piece_by_piece_and_assembled_by_litellm(lib):
     chunks = [
-        _chunk("Hel"),
-        _chunk("lo"),
-        _chunk(tool_calls=[NS(index=0, id="a", function=fn("get_repr", '{"ex'))]),
-        _chunk(tool_calls=[NS(index=1, id="b", function=fn("list_globals", ""))]),
-        _chunk(tool_calls=[NS(index=0, id=None, function=fn(None, 'pr": "df"}'))]),
-        _chunk(finish="tool_calls"),
-        NS(choices=[], usage=NS(prompt_tokens=12, completion_tokens=5)),
+        chunk(lib, "Hel"),
+        chunk(lib, "lo"),
+        chunk(lib, tool_calls=[call(0, "get_repr", '{"ex', "a")]),
+        chunk(lib, tool_calls=[call(1, "list_globals", "", "b")]),
+        chunk(lib, tool_calls=[call(0, None, 'pr": "df"}')]),
+        chunk(lib, finish="tool_calls"),
     ]
     shown: list[str] = []
-    reply = _read_stream(iter(chunks), shown.append)
-    assert reply.text == "Hello" and shown == ["Hel", "lo"]
+    read, cut = _read_stream(iter(chunks), lambda piece: shown.append(piece))
+    assert cut is None and shown == ["Hel", "lo"]
+    reply = _reply_of(lib.stream_chunk_builder(read), cut)
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
         ("a", "get_repr", '{"expr": "df"}'),
-        ("b", "list_globals", ""),
+        ("b", "list_globals", "{}"),  # litellm writes no arguments as an empty object
     ]
-    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (12, 5)
-    assert reply.finish_reason == "tool_calls"
+    assert reply.text == "Hello" and reply.finish_reason == "tool_calls"
+
+
+def test_a_stream_stops_where_the_reader_cuts_it(lib):
+    pulled: list[str] = []
+
+    def stream() -> Any:
+        for piece in ("one ", "two ", "three"):
+            pulled.append(piece)
+            yield chunk(lib, piece)
+
+    read, cut = _read_stream(stream(), lambda piece: "repetition" if piece == "two " else None)
+    assert cut == "repetition" and pulled == ["one ", "two "]  # nothing read after the cut
+    reply = _reply_of(lib.stream_chunk_builder(read), cut)
+    assert reply.text == "one two " and reply.cut == "repetition"
+
+
+# -- the loader ----------------------------------------------------------------------------------------------
+def test_the_loader_loads_once_in_a_thread_that_shutdown_waits_for():
+    calls: list[str] = []
+    release = threading.Event()
+
+    def load() -> str:
+        calls.append(threading.current_thread().name)
+        release.wait(5)
+        return "library"
+
+    loader = Loader(load)
+    future = loader.start()
+    assert loader.start() is future and not loader.loaded()
+    assert loader.thread is not None and not loader.thread.daemon
+    release.set()
+    assert loader.get() == "library" and loader.loaded()
+    assert calls == ["pyaichat-litellm-warmup"]
+
+
+def test_a_failed_load_is_raised_to_whoever_waits():
+    loader = Loader(lambda: (_ for _ in ()).throw(LLMSetupError("The assistant needs litellm.")))
+    with pytest.raises(LLMSetupError):
+        loader.get()
+    assert not loader.loaded()
 
 
 def test_ctrl_c_while_litellm_loads_leaves_a_working_module():

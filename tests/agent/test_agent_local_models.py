@@ -7,9 +7,11 @@ from typing import Any
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
+from fakes.turn_env import timed_env
 from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.budget import LEAN_TOOLS
 from pyaichat.agent.llm import LLMReply
-from pyaichat.agent.loop import LEAN_TOOLS
+from pyaichat.agent.loop import run_turn
 from pyaichat.agent.repetition import LOOP_NOTE
 
 
@@ -91,20 +93,9 @@ def test_a_reply_cut_by_the_cap_says_so(assistant, fake):
     assert "max_tokens" in result.note
 
 
-class WindowedLLM(FakeLLM):
-    """A scripted model that reports a context window and counts tokens like the real client."""
-
-    def __init__(self, window: int) -> None:
-        super().__init__()
-        self.window = window
-
-    def context_window(self) -> int:
-        return self.window
-
-    def count_tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> int:
-        import json
-
-        return len(json.dumps(messages)) // 4 + (len(json.dumps(tools)) // 4 if tools else 0)
+def WindowedLLM(window: int) -> FakeLLM:
+    """A scripted model that reports a context window."""
+    return FakeLLM(window=window)
 
 
 def test_a_small_window_gets_the_lean_tool_set(config, session):
@@ -152,11 +143,11 @@ def test_the_request_prefix_is_byte_identical_across_steps_and_turns(assistant, 
 def test_the_window_is_asked_for_after_the_model_library_is_loaded(config, session):
     order: list[str] = []
 
-    class Ordered(WindowedLLM):
+    class Ordered(FakeLLM):
         def prepare(self) -> None:
             order.append("prepare")
 
-        def context_window(self) -> int:
+        def context_window(self) -> int | None:
             order.append("window")
             return self.window
 
@@ -181,27 +172,16 @@ def test_notes_about_a_cut_reply_are_not_fed_back_to_the_model(assistant, fake):
 
 def test_a_stream_cut_at_the_deadline_is_the_deadlines_sentence():
     """The HTTP read timeout fires between chunks as a "stream cut": at the deadline that is the bound."""
-    from pyaichat.agent.loop import TurnEnv, run_turn
-    from pyaichat.errors import LLMError
+    from pyaichat.errors import LLMStreamCut
 
     now = [0.0]
     fake = FakeLLM()
 
     def cut() -> LLMReply:
         now[0] = 11.0  # the 10 s deadline passed while the stream was silent
-        raise LLMError("The provider broke off its reply in the middle; ask again.", kind="stream_cut")
+        raise LLMStreamCut("The provider broke off its reply in the middle; ask again.")
 
     fake.enqueue(cut)
-    rec = Recorder()
-    env = TurnEnv(
-        llm=fake,
-        emit=rec.emit,
-        run_tool=lambda name, args: None,
-        approve=never_approve,
-        build_request=lambda cur, native: (cur, 10),
-        tool_schemas=[],
-        turn_timeout=10.0,
-        clock=lambda: now[0],
-    )
+    env, rec = timed_env(fake, now, run_tool=None)
     result = run_turn(env, "q")
     assert result.stopped_by == "turn_timeout" and not rec.of("error")

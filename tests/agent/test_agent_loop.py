@@ -7,11 +7,12 @@ from typing import Any
 
 from fakes.fake_llm import FakeLLM, Interrupt
 from fakes.recorder import Recorder, never_approve
+from fakes.turn_env import timed_env
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LLMReply, Usage
 from pyaichat.agent.loop import EDIT_ANSWER, Approval, TurnEnv, run_turn
 from pyaichat.controller import Mode
-from pyaichat.errors import LLMError
+from pyaichat.errors import LLMServerError
 
 
 def ask(assistant: Assistant, question: str, approve: Any = never_approve) -> tuple[Any, Recorder]:
@@ -40,7 +41,7 @@ def test_two_step_answer_runs_the_tool_and_streams_the_answer(assistant, fake, s
     result, rec = ask(assistant, "what is x + 1?")
     assert result.answer == "x is 41, so x + 1 is 42."
     states = [e.state for e in rec.of("state")]
-    assert states[:2] == ["idle", "thinking"]
+    assert states[:3] == ["starting", "idle", "thinking"]
     assert "calling" in states and "observing" in states and "answering" in states
     assert states[-1] == "done"
     (end,) = rec.of("tool_end")
@@ -128,18 +129,7 @@ def test_the_turn_deadline_stops_with_the_best_answer_so_far(session, config):
 
 def _timed_env(fake: FakeLLM, now: list[float]) -> tuple[TurnEnv, Recorder]:
     """A turn with a 10 s deadline on a fake clock the scripted replies move (``now[0]``), no real tools."""
-    rec = Recorder()
-    env = TurnEnv(
-        llm=fake,
-        emit=rec.emit,
-        run_tool=lambda name, args: _ok("x"),
-        approve=never_approve,
-        build_request=lambda cur, native: (cur, 10),
-        tool_schemas=[],
-        turn_timeout=10.0,
-        clock=lambda: now[0],
-    )
-    return env, rec
+    return timed_env(fake, now, run_tool=lambda name, args, images: _ok("x"))
 
 
 def _ok(text: str) -> Any:
@@ -174,7 +164,7 @@ def test_text_protocol_runs_tool_blocks_and_feeds_observations_back(session, con
     fake.text('I will check.\n<tool name="get_repr">{"expr": "x"}</tool>').text("It is 41.")
     assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
     result, rec = ask(assistant, "x?")
-    assert result.answer == "It is 41." and not result.native
+    assert result.answer == "It is 41." and result.protocol == "text"
     first = fake.requests[0]
     assert first["tools"] is None
     system = first["messages"][0]["content"]
@@ -205,9 +195,7 @@ def test_json_that_is_not_a_tool_call_stays_the_answer(assistant, fake):
 
 
 def test_provider_error_is_one_sentence_and_the_conversation_stays_valid(assistant, fake):
-    fake.tool("list_globals", {}).enqueue(
-        LLMError("The provider failed (HTTP 500); try again.", kind="provider")
-    )
+    fake.tool("list_globals", {}).enqueue(LLMServerError("The provider failed (HTTP 500); try again."))
     result, rec = ask(assistant, "q")
     (err,) = rec.of("error")
     assert err.message == "The provider failed (HTTP 500); try again." and err.kind == "provider"

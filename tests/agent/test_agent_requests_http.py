@@ -8,7 +8,7 @@ import pytest
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant
-from pyaichat.agent.llm import LiteLLMClient, window_in_error
+from pyaichat.agent.llm import LiteLLMClient, Request, window_in_error
 from pyaichat.agent.repetition import LOOP_NOTE
 from pyaichat.config import Config
 from pyaichat.errors import LLMError
@@ -81,7 +81,7 @@ def test_a_looping_stream_is_cut_through_the_http_path(srv):
 
 def test_ollama_is_told_its_window():
     client = LiteLLMClient(Config(model="ollama/qwen2.5-coder", context_window=16384))
-    body = client.request_kwargs([{"role": "user", "content": "hi"}], None)
+    body = client.request_kwargs(Request([{"role": "user", "content": "hi"}], None, max_tokens=1024))
     assert body["num_ctx"] == 16384 and body["max_tokens"] == 1024
 
 
@@ -118,9 +118,10 @@ def test_a_server_that_shows_the_tools_keeps_native_calls(srv):
 def test_ollama_receives_its_window_and_the_cap_as_options(srv, model, path):
     """Ollama cuts a longer prompt silently from the front: it must be told num_ctx, through litellm."""
     client = LiteLLMClient(Config(model=model, api_base=f"http://127.0.0.1:{srv.port}", context_window=16384))
-    client.retries = 0
+    client.retry.retries = 0
+    request = Request([{"role": "user", "content": "hi"}], None, max_tokens=1024)
     with pytest.raises(LLMError):  # the scripted server is no Ollama: only the request matters here
-        client.complete([{"role": "user", "content": "hi"}], None, on_text=lambda piece: None, timeout=5)
+        client.complete(request, on_text=lambda piece: None, timeout=5)
     (request,) = srv.requests
     assert request.path == path
     assert request.body["options"]["num_ctx"] == 16384 and request.body["options"]["num_predict"] == 1024

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from pyaichat.agent.gate import StreamGate
 from pyaichat.agent.textcalls import pythonic_calls, recover_calls
-from pyaichat.agent.textproto import StreamGate
 
 PARAMS = {
     "get_repr": ["expr"],

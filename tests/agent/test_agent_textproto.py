@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pyaichat.agent.calls import ParsedCall
+from pyaichat.agent.gate import StreamGate
 from pyaichat.agent.textcalls import recover_calls
-from pyaichat.agent.textproto import ParsedCall, StreamGate, describe_protocol, parse_blocks
+from pyaichat.agent.textproto import describe_protocol, parse_blocks
 
 PARAMS = {"get_repr": ["expr"], "list_globals": ["pattern"], "run_python": ["code"]}
 

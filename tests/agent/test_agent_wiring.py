@@ -6,7 +6,8 @@ import subprocess
 import sys
 import threading
 
-from pyaichat.agent import llm
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.llm import Loader
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.session import Session
@@ -23,23 +24,25 @@ def test_start_up_modules_do_not_import_litellm():
     assert out.stdout.strip() == "[]"
 
 
-def test_entering_assistant_mode_warms_litellm_in_the_background(monkeypatch):
+def controller(config: Config, loader: Loader) -> Controller:
+    ctrl = Controller(config, Session(), frontend=None)  # type: ignore[arg-type]
+    ctrl._assistant = Assistant(config, ctrl.session, loader=loader)
+    return ctrl
+
+
+def test_entering_assistant_mode_warms_litellm_in_the_background():
     loaded = threading.Event()
-    monkeypatch.setattr(llm, "_litellm", None)
-    monkeypatch.setattr(llm, "_warm_thread", None)
-    monkeypatch.setattr(llm, "_primed", False)
-    monkeypatch.setattr(llm, "prime", loaded.set)
-    ctrl = Controller(Config(model="openai/test"), Session(), frontend=None)  # type: ignore[arg-type]
+    loader = Loader(loaded.set)
+    ctrl = controller(Config(model="openai/test"), loader)
     ctrl.set_mode(Mode.ASSISTANT)
-    thread = llm._warm_thread
+    thread = loader.thread
     assert (
         thread is not None and not thread.daemon
     )  # shutdown waits for it rather than freezing it mid-import
-    thread.join(5)
-    assert loaded.is_set()
+    assert loaded.wait(5)
     ctrl.set_mode(Mode.PYTHON)
     ctrl.set_mode(Mode.ASSISTANT)
-    assert llm._warm_thread is thread  # once per process
+    assert loader.thread is thread  # once per process
 
 
 def test_quitting_while_litellm_warms_up_exits_cleanly():
@@ -54,12 +57,10 @@ def test_quitting_while_litellm_warms_up_exits_cleanly():
         assert done.returncode == 0 and done.stderr == "", done.stderr[-2000:]
 
 
-def test_no_warm_up_without_a_model(monkeypatch):
-    monkeypatch.setattr(llm, "_litellm", None)
-    monkeypatch.setattr(llm, "_warm_thread", None)
-    ctrl = Controller(Config(), Session(), frontend=None)  # type: ignore[arg-type]
-    ctrl.set_mode(Mode.ASSISTANT)
-    assert llm._warm_thread is None
+def test_no_warm_up_without_a_model():
+    loader = Loader(lambda: None)
+    controller(Config(), loader).set_mode(Mode.ASSISTANT)
+    assert loader.thread is None
 
 
 def test_an_internal_error_in_the_assistant_is_one_sentence(ctrl, recorder, fake, session):

@@ -7,26 +7,28 @@ no terminal code. It also keeps what ``/trace``, ``/sent``, ``/cost`` and ``/sav
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..capabilities import all_capabilities, call, tool_schemas
+from ..capabilities.summary import one_line
 from ..errors import LLMError
+from .budget import Budget, Limits, Prompt, Remembered
 from .context import (
     Memory,
     Turn,
-    approx_tokens,
     load_system_prompt,
     make_masker,
-    mask_messages,
     memoize,
     pinned_section,
     session_digest,
 )
 from .events import ApprovalRequiredEvent, ErrorEvent, Event
-from .llm import LLM, LiteLLMClient, Usage, warm_up
-from .loop import Approval, TurnEnv, TurnResult, run_turn
-from .textproto import describe_protocol
+from .llm import LITELLM, LLM, LiteLLMClient, Loader, Usage
+from .loop import Approval, ToolOutcome, TurnEnv, TurnResult, run_turn
+from .protocol import images_as_sizes
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -39,13 +41,20 @@ LLMFactory = Callable[["Config"], LLM]
 class Assistant:
     """Answers questions about a live ``Session`` with the model ``config`` names (read at every question)."""
 
-    def __init__(self, config: Config, session: Session, *, llm_factory: LLMFactory | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        session: Session,
+        *,
+        llm_factory: LLMFactory | None = None,
+        loader: Loader = LITELLM,
+    ) -> None:
         self.config = config
         self.session = session
         self.memory = Memory()
         self.turns: list[TurnResult] = []  # every turn of the session, for /save and /cost
-        self.totals = Usage()
         self._factory: LLMFactory = llm_factory or LiteLLMClient
+        self._loader = loader
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
@@ -54,14 +63,14 @@ class Assistant:
 
     # -- set-up ----------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
-        """Import litellm in the background (called when the user enters Assistant mode)."""
+        """Start loading litellm in the background (called when the user enters Assistant mode)."""
         if self.config.model and self._factory is LiteLLMClient:
-            warm_up()
+            self._loader.start()
 
     def client(self) -> LLM:
         """The model client for the current settings (a ``/model`` switch applies at the next question)."""
         cfg = self.config
-        key = (cfg.model, cfg.api_base, cfg.api_key_value, getattr(cfg, "tool_protocol", "auto"))
+        key = (cfg.model, cfg.api_base, cfg.api_key_value, cfg.tool_protocol)
         if self._llm is None or key != self._llm_key:
             self._llm = self._factory(cfg)
             self._llm_key = key
@@ -72,6 +81,11 @@ class Assistant:
         if self._prompt is None:
             self._prompt = load_system_prompt().strip()
         return self._prompt
+
+    @property
+    def totals(self) -> Usage:
+        """Tokens and cost of the whole session."""
+        return Usage.total(turn.usage for turn in self.turns)
 
     # -- a turn ----------------------------------------------------------------------------------------------
     def ask(
@@ -86,108 +100,53 @@ class Assistant:
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        from ..capabilities import call
-
-        cfg = self.config
-        mask = memoize(make_masker(cfg))
-        schemas = self._tool_schemas()
-        digest = session_digest(self.session, cfg, seen_error=self._seen_error)
-        self._seen_error = self.session.last_error
-        pinned = pinned_section(question, self.session, self._describe)
-
-        limits: dict[str, Any] = {"prompt": cfg.context_tokens}
-
-        def fit_limits() -> tuple[int, int | None]:
-            """Called by the loop once litellm is loaded (the window may come from its model table)."""
-            prompt, window = self._prompt_limit(llm)
-            limits["prompt"] = prompt
-            return prompt, window
-
-        context = "\n\n".join(part for part in (digest, pinned) if part)
-        schema_tokens = approx_tokens(schemas)  # the same schemas at every step of the turn
-
-        def build_request(current: list[dict[str, Any]], native: bool) -> tuple[list[dict[str, Any]], int]:
-            # The system message is the same bytes at every step and turn of the session (prompt caches
-            # reuse it, with the tool schemas); what changes each turn (the session picture) goes with
-            # the question, after the remembered turns.
-            system = {"role": "system", "content": self._system_text(native, schemas)}
-            first = {**current[0], "content": f"{context}\n\n## Question\n{current[0]['content']}"}
-            tool_tokens = schema_tokens if native else 0
-            messages, tokens = self.memory.fit(
-                system, [first, *current[1:]], limits["prompt"] - tool_tokens, native=native
-            )
-            return mask_messages(messages, mask), tokens + tool_tokens
-
-        counter = getattr(llm, "count_tokens", None)
-        env = TurnEnv(
-            llm=llm,
-            emit=emit,
-            run_tool=lambda name, args: call(self.session, name, args),
-            approve=approve,
-            build_request=build_request,
-            tool_schemas=schemas,
-            max_steps=cfg.max_steps,
-            turn_timeout=cfg.turn_timeout,
-            request_timeout=cfg.request_timeout,
-            context_tokens=cfg.context_tokens,
-            limits=fit_limits,
-            count_tokens=counter if callable(counter) else None,
-            budget_left=self._budget_left,
+        mask = memoize(make_masker(self.config))
+        context = "\n\n".join(
+            part for part in (self._picture(), pinned_section(question, self._describe)) if part
+        )
+        # The system message (and the tool schemas) are the same bytes at every step and turn of the session,
+        # so prompt caches reuse them; what changes each turn, the session picture, goes with the question.
+        prompt = Prompt(
+            system=self.system_prompt,
+            schemas=self._tool_schemas(),
+            context=context,
+            history=[Remembered(t.messages, t.compact()) for t in self.memory.turns],
             mask=mask,
         )
+        budget = Budget(
+            llm,
+            Limits.of(self.config),
+            prompt,
+            spent_before=self.totals,
+            requests_before=sum(turn.requests_made for turn in self.turns),
+        )
+        env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=self._look, approve=approve, mask=mask)
         result = run_turn(env, question)
-        self.memory.add(Turn(question, result.messages, result.answer, result.native))
+        # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
+        self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
         self.turns.append(result)
-        self.totals.prompt_tokens += result.usage.prompt_tokens
-        self.totals.completion_tokens += result.usage.completion_tokens
-        if result.usage.cost_usd is not None:
-            self.totals.cost_usd = (self.totals.cost_usd or 0.0) + result.usage.cost_usd
         return result
-
-    def _system_text(self, native: bool, schemas: list[dict[str, Any]]) -> str:
-        if native:
-            return self.system_prompt
-        return f"{self.system_prompt}\n\n{describe_protocol(schemas)}"
-
-    def _prompt_limit(self, llm: LLM) -> tuple[int, int | None]:
-        """Most prompt tokens per request, and the model's window when known.
-
-        The prompt gets the window less room for the answer (``max_tokens``, but at most a quarter of the
-        window, so a small window still leaves the prompt most of it), and never more than ``context_tokens``.
-        """
-        cfg = self.config
-        window_of = getattr(llm, "context_window", None)
-        if not callable(window_of):
-            return cfg.context_tokens, None
-        try:
-            window = int(window_of())
-        except Exception:
-            return cfg.context_tokens, None
-        room = min(int(getattr(cfg, "max_tokens", 1024)), max(window // 4, 64))
-        return max(256, min(cfg.context_tokens, window - room)), window
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         """The registry's tool schemas, rebuilt only when the capabilities change (pydantic is slow)."""
-        from ..capabilities import all_capabilities, tool_schemas
-
         key = tuple(id(c) for c in all_capabilities())
         if self._schemas is None or key != self._schemas[0]:
             self._schemas = (key, tool_schemas())
         return self._schemas[1]
 
-    def _budget_left(self) -> float | None:
-        """Money left before the budget, less a typical request's cost (so the next will not overshoot)."""
-        budget = self.config.budget_usd
-        if budget is None:
-            return None
-        spent = self.totals.cost_usd or 0.0
-        calls = sum(1 for turn in self.turns for step in turn.steps if step.kind == "llm" and step.ok)
-        return budget - spent - (spent / calls if calls else 0.0)
+    # -- the session, seen only through these ----------------------------------------------------------------
+    def _look(self, name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
+        """One tool call: a capability over the session (bounded, masked, audited)."""
+        return _call_capability(self.session, name, args, images=images)
+
+    def _picture(self) -> str:
+        """The session digest for this question, noting an error that is new since the previous one."""
+        digest = session_digest(self.session, self.config, seen_error=self._seen_error)
+        self._seen_error = self.session.last_error
+        return digest
 
     def _describe(self, ref: str) -> str:
         """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""
-        from ..capabilities import call
-
         result = call(self.session, "get_repr", {"expr": ref})
         return result.text if result.ok else f"({result.error})"
 
@@ -280,11 +239,19 @@ def describe_run(result: ExecResult) -> str:
     if result.output.strip():
         parts.append("Output:\n" + result.output.strip()[:1500])
     if result.has_value:
-        from ..capabilities.summary import one_line
-
         parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
     return "\n".join(parts)
 
 
 DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
 EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."
+
+
+_CALL_TAKES_IMAGES = "images" in inspect.signature(call).parameters
+
+
+def _call_capability(session: Any, name: str, args: dict[str, Any], *, images: bool) -> ToolOutcome:
+    """``capabilities.call``, telling it whether the model can see images where ``call`` takes that word."""
+    if _CALL_TAKES_IMAGES:
+        return call(session, name, args, images=images)
+    return call(session, name, args)

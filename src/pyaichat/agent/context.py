@@ -2,9 +2,8 @@
 
 The digest is rebuilt every turn and bounded by construction (at most ``MAX_VARS`` variables are summarised,
 each in one line; the rest are only counted), so its size and cost do not grow with the data. The memory keeps
-whole turns and fits them into ``config.context_tokens``: older turns shrink to question and answer first,
-then the oldest are dropped. Every message leaves through ``mask_messages`` (the one masking function), so
-``/sent`` shows exactly what the provider received.
+whole turns (``agent.budget`` fits them into each request). Every message leaves through ``mask_messages``
+(the one masking function), so ``/sent`` shows exactly what the provider received.
 """
 
 from __future__ import annotations
@@ -80,8 +79,13 @@ def mask_messages(messages: Iterable[Mapping[str, Any]], mask: Callable[[str], s
     out = []
     for msg in messages:
         new = dict(msg)
-        if isinstance(new.get("content"), str):
-            new["content"] = mask(new["content"])
+        content = new.get("content")
+        if isinstance(content, str):
+            new["content"] = mask(content)
+        elif isinstance(content, list):  # parts: text is masked, images are pictures, not text
+            new["content"] = [
+                {**p, "text": mask(p["text"])} if isinstance(p.get("text"), str) else p for p in content
+            ]
         if new.get("tool_calls"):
             calls = []
             for call in new["tool_calls"]:
@@ -212,7 +216,7 @@ def pinned_names(question: str) -> list[str]:
     return out
 
 
-def pinned_section(question: str, session: Session, describe: Callable[[str], str]) -> str:
+def pinned_section(question: str, describe: Callable[[str], str]) -> str:
     """Summaries of the variables pinned with ``@name`` (``describe`` is a bounded capability call)."""
     refs = pinned_names(question)
     if not refs:
@@ -231,7 +235,6 @@ class Turn:
     question: str
     messages: list[dict[str, Any]]
     answer: str = ""
-    native: bool = True
 
     def compact(self) -> list[dict[str, Any]]:
         """Question and answer only: how an old turn survives when the budget is tight."""
@@ -250,50 +253,3 @@ class Memory:
 
     def clear(self) -> None:
         self.turns.clear()
-
-    def fit(
-        self,
-        system: dict[str, Any],
-        current: list[dict[str, Any]],
-        budget: int,
-        *,
-        native: bool,
-    ) -> tuple[list[dict[str, Any]], int]:
-        """``system`` + as much memory as fits + ``current``, and the estimated tokens of the result."""
-        current = shrink_observations(current, budget - approx_tokens(system))
-        total = approx_tokens(system) + sum(approx_tokens(m) for m in current)
-        kept: list[dict[str, Any]] = []
-        for turn in reversed(self.turns):
-            full = turn.messages if (native or not _has_tool_messages(turn.messages)) else turn.compact()
-            for candidate in (full, turn.compact()):
-                size = sum(approx_tokens(m) for m in candidate)
-                if total + size <= budget:
-                    kept = candidate + kept
-                    total += size
-                    break
-            else:
-                break  # this turn does not fit even compacted: it and everything older is dropped
-        return [system, *kept, *current], total
-
-
-def _has_tool_messages(messages: list[dict[str, Any]]) -> bool:
-    return any(m.get("role") == "tool" or m.get("tool_calls") for m in messages)
-
-
-def shrink_observations(current: list[dict[str, Any]], budget: int, keep: int = 600) -> list[dict[str, Any]]:
-    """When this turn alone is over budget, cut older tool results (never the question or the newest)."""
-    if sum(approx_tokens(m) for m in current) <= budget:
-        return current
-    out = [dict(m) for m in current]
-    observations = [
-        i for i, m in enumerate(out) if m.get("role") == "tool" or (i > 0 and m.get("role") == "user")
-    ]
-    for i in observations[:-1]:
-        text = out[i].get("content") or ""
-        if len(text) > keep:
-            out[i]["content"] = (
-                text[:keep] + f"\n… {len(text) - keep:,} characters dropped to fit the context budget"
-            )
-        if sum(approx_tokens(m) for m in out) <= budget:
-            break
-    return out

@@ -20,11 +20,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .textproto import ParsedCall, call_arguments, checked_args
+from .calls import ParsedCall, call_arguments, read_arguments
 
 
 @dataclass
@@ -41,17 +41,6 @@ _MISTRAL_ARGS = re.compile(r"^(?P<name>[A-Za-z_][\w.\-]*)\s*\[ARGS\]\s*(?P<args>
 _TOOL_CODE = re.compile(r"```tool_code\s*\n(?P<body>.*?)(?:\n?```|\Z)", re.S)
 _PYTHON_TAG = "<|python_tag|>"
 _ANY_FENCE = re.compile(r"^```.*?(?:^```|\Z)", re.S | re.M)
-
-
-def tool_params(schemas: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Tool name -> its parameter names in order (for positional arguments of pythonic calls)."""
-    out: dict[str, list[str]] = {}
-    for schema in schemas:
-        fn = schema.get("function", schema)
-        name = fn.get("name")
-        if isinstance(name, str):
-            out[name] = list((fn.get("parameters") or {}).get("properties", {}) or {})
-    return out
 
 
 def recover_calls(text: str, params: Mapping[str, list[str]]) -> Found:
@@ -107,7 +96,7 @@ def _json_call(data: Any, params: Mapping[str, list[str]], *, tagged: bool) -> P
         return None
     if name not in params:
         return _unknown(name, params) if tagged else None
-    return checked_args(name, call_arguments(data))
+    return read_arguments(name, call_arguments(data))
 
 
 def _mistral_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ParsedCall]:
@@ -116,7 +105,7 @@ def _mistral_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) 
         name = m["name"]
         if name not in params:
             return [_unknown(name, params)]
-        return [checked_args(name, m["args"].strip())]
+        return [read_arguments(name, m["args"].strip())]
     return _json_calls(body, params, tagged=tagged)
 
 

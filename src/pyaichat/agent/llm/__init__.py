@@ -1,0 +1,36 @@
+"""The model client: the only package that imports litellm (and only once a question needs it).
+
+- ``types``: the ``LLM`` protocol the loop talks to, and its request and reply;
+- ``loader``: litellm loaded once, in the background, as one future;
+- ``client``: ``LiteLLMClient``, one streamed completion per call, with the one retry budget;
+- ``window``: where the model's context window comes from;
+- ``errors``: a failed call as one ``LLMError`` with a sentence for the user.
+
+Importing this package imports none of litellm.
+"""
+
+from .client import LiteLLMClient, Retry
+from .errors import NO_MODEL
+from .loader import LITELLM, Loader, is_loaded, load_litellm, warm_up
+from .types import LLM, Cut, LLMReply, OnText, ProtocolName, Request, ToolCall, Usage
+from .window import window_in_error
+
+__all__ = [
+    "LITELLM",
+    "LLM",
+    "NO_MODEL",
+    "Cut",
+    "LLMReply",
+    "LiteLLMClient",
+    "Loader",
+    "OnText",
+    "ProtocolName",
+    "Request",
+    "Retry",
+    "ToolCall",
+    "Usage",
+    "is_loaded",
+    "load_litellm",
+    "warm_up",
+    "window_in_error",
+]

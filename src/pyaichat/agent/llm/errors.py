@@ -1,0 +1,114 @@
+"""A failed model call, as one plain sentence the user can act on (an ``LLMError`` of the right class).
+
+litellm normalises every provider's errors into its own exception classes (subclasses of the OpenAI SDK's);
+they are matched with ``isinstance`` against the loaded library, which is passed in so that importing this
+module imports no litellm. The status code is checked too, because the class is not always the whole story:
+a 401 can arrive as a ``BadRequestError`` with ``status_code == 401``, litellm reports some client-side
+failures (no API key, nothing listening) as HTTP 500, and an OpenAI-compatible server's "context window
+exceeded" is a plain ``BadRequestError`` whose words say so.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...errors import (
+    LLMAuthError,
+    LLMBadRequest,
+    LLMConnectError,
+    LLMContextTooLong,
+    LLMError,
+    LLMMalformedReply,
+    LLMNetworkError,
+    LLMProviderError,
+    LLMRateLimited,
+    LLMServerError,
+    LLMStreamCut,
+    LLMTimeout,
+    LLMToolsRefused,
+    LLMUnknownModel,
+)
+
+NO_MODEL = (
+    "No model is configured: choose one with /model <name>, the --model flag, the PYAICHAT_MODEL variable "
+    'or model = "…" in the config file.'
+)
+
+_UNREACHABLE = (
+    "connection refused",
+    "connection error",
+    "errno 111",
+    "name or service not known",
+    "nodename nor servname",
+    "no route to host",
+    "temporary failure in name resolution",
+)
+_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*)+")
+
+
+def map_error(
+    exc: BaseException, lib: Any, *, model: str, api_base: str | None, timeout: float, sent_tools: bool
+) -> LLMError:
+    """The ``LLMError`` for an exception raised by ``lib.completion`` or while reading its stream."""
+    x = lib.exceptions
+    status = getattr(exc, "status_code", None)
+    low = f"{exc} {getattr(exc, 'original_exception', None) or ''}".lower()
+    where = f"at {api_base}" if api_base else f"for {model}"
+
+    if isinstance(exc, x.MidStreamFallbackError):
+        if "expecting" in low or "json" in low:
+            return LLMMalformedReply(f"The provider {where} sent a reply that is not valid JSON; try again.")
+        return LLMStreamCut(f"The provider {where} broke off its reply in the middle; ask again.")
+    if isinstance(exc, x.ContextWindowExceededError) or "context length" in low or "context window" in low:
+        return LLMContextTooLong(
+            f"The conversation is too long for {model}'s context window; /clear starts afresh."
+        )
+    # Client-side failures that litellm reports as HTTP 500: recognised by their words before the status.
+    if "missing credentials" in low or ("api_key" in low and "must be set" in low) or "no api key" in low:
+        return LLMAuthError(
+            f"No API key was found for {model}: set PYAICHAT_API_KEY or the provider's own variable "
+            "(e.g. OPENAI_API_KEY)."
+        )
+    if any(words in low for words in _UNREACHABLE):
+        return LLMConnectError(
+            f"Cannot reach the provider {where}: is the server running and the address right?"
+        )
+    if isinstance(exc, (x.AuthenticationError, x.PermissionDeniedError)) or status in (401, 403):
+        return LLMAuthError(
+            f"The provider rejected the API key for {model}: check PYAICHAT_API_KEY or the provider's own "
+            "variable (e.g. OPENAI_API_KEY)."
+        )
+    if isinstance(exc, x.RateLimitError) or status == 429:
+        return LLMRateLimited(f"The provider {where} is rate limiting requests; wait a moment and ask again.")
+    if isinstance(exc, x.Timeout) or status == 408 or "timed out" in low:
+        return LLMTimeout(
+            f"The provider {where} did not answer within {timeout:.0f} s; ask again or raise request_timeout."
+        )
+    if isinstance(exc, x.NotFoundError) or status == 404:
+        return LLMUnknownModel(f"The provider {where} does not know the model {model}; check it with /model.")
+    if isinstance(exc, x.LiteLLMUnknownProvider) or "llm provider not provided" in low:
+        return LLMUnknownModel(
+            f"pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as "
+            "gpt-4o-mini, anthropic/<model>, ollama/<model> or openai/<model> with --api-base."
+        )
+    if isinstance(exc, x.BadRequestError) or status == 400:
+        if sent_tools and ("tool" in low or "function" in low):
+            return LLMToolsRefused(f"{model} does not accept tool schemas.")
+        return LLMBadRequest(f"The provider refused the request: {_first_sentence(str(exc))}")
+    if isinstance(exc, x.APIConnectionError):  # litellm gives it status 500: the class says more
+        return LLMNetworkError(f"Cannot reach the provider {where}; check the network.")
+    server_classes = (x.InternalServerError, x.ServiceUnavailableError, x.BadGatewayError, x.APIError)
+    if isinstance(exc, server_classes) or (isinstance(status, int) and status >= 500):
+        return LLMServerError(f"The provider {where} failed (HTTP {status or 500}); try again in a moment.")
+    if "connection" in low:
+        return LLMNetworkError(f"Cannot reach the provider {where}; check the network.")
+    return LLMProviderError(f"The model call failed: {_first_sentence(str(exc))}")
+
+
+def _first_sentence(text: str, limit: int = 200) -> str:
+    """The provider's own message without litellm's class-name prefixes, cut to one line."""
+    text = _PREFIX.sub("", " ".join(text.split()))
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text if text.endswith((".", "!", "?", "…")) else text + "."
