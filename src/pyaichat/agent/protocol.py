@@ -191,8 +191,9 @@ def image_size(url: str) -> str:
     m = _DATA_URL.match(url)
     if not m:
         return f"<image {url[:80]}>"
-    payload = len(url) - m.end()
-    return f"<{m['type'] or 'image'}, {payload * 3 // 4:,} bytes>"
+    payload = url[m.end() :].rstrip()
+    size = len(payload) * 3 // 4 - (len(payload) - len(payload.rstrip("=")))  # base64: 4 characters, 3 bytes
+    return f"<{m['type'] or 'image'}, {size:,} bytes>"
 
 
 def images_as_sizes(messages: Iterable[dict[str, Any]], *, as_text: bool = False) -> Messages:

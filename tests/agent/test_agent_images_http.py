@@ -1,0 +1,114 @@
+"""Images in tool results, through the real litellm HTTP path (the scripted OpenAI-compatible server): a model
+that can see them gets them after the result, one that cannot is told they were left out, and neither
+``/sent`` nor the memory of the turn carries the base64."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from fakes.openai_server import ScriptedServer
+from fakes.recorder import Recorder, never_approve
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.config import Config
+from pyaichat.session import Session
+
+pytestmark = pytest.mark.e2e
+
+# A real 1×1 PNG: litellm's token counter reads an image's size from its header.
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+URL = f"data:image/png;base64,{PNG}"
+
+
+@dataclass
+class Figure:
+    """What a figure capability returns: a description, and the picture itself."""
+
+    ok: bool = True
+    text: str = "Figure 1: one line plot, 1 axes."
+    error: str | None = None
+    truncated: bool = False
+    duration_ms: float = 1.0
+    images: tuple[str, ...] = (URL,)
+
+
+class FigureAssistant(Assistant):
+    """The assistant with one more capability, ``get_figure``, that returns an image."""
+
+    asked: list[bool]
+
+    def _look(self, name: str, args: dict[str, Any], *, images: bool = False) -> Any:
+        if name != "get_figure":
+            return super()._look(name, args, images=images)
+        self.asked.append(images)
+        return Figure()
+
+
+def make(srv: ScriptedServer, model: str) -> FigureAssistant:
+    config = Config(model=model, api_base=srv.base_url, audit=False, request_timeout=10)
+    session = Session(echo=lambda value: None)
+    session.config = config
+    assistant = FigureAssistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    assistant.asked = []
+    return assistant
+
+
+def ask(assistant: Assistant, question: str) -> Any:
+    rec = Recorder()
+    return assistant.ask(question, rec.emit, never_approve), rec
+
+
+def test_a_model_that_sees_images_gets_them_after_the_result(srv):
+    assistant = make(srv, "openai/gpt-4o-mini")  # litellm's table: supports vision
+    srv.tool("get_figure", {}).text("It is a line plot.")
+    result, rec = ask(assistant, "what does my figure show?")
+    assert result.answer == "It is a line plot." and assistant.asked == [True]
+    messages = srv.bodies[1]["messages"]
+    tool, user = messages[-2], messages[-1]
+    assert tool["role"] == "tool" and tool["content"].startswith("Figure 1: one line plot")
+    assert "1 image from get_figure follow" in tool["content"]
+    assert user["role"] == "user" and user["content"][0] == {
+        "type": "text",
+        "text": "1 image from get_figure:",
+    }
+    assert user["content"][1] == {"type": "image_url", "image_url": {"url": URL}}
+    # /sent shows the picture's size, not its bytes
+    sent = json.loads(assistant.sent_json()[1])
+    assert sent["messages"][-1]["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": "<image/png, 70 bytes>"},
+    }
+    assert PNG not in "".join(assistant.sent_json())
+    assert "<image/png" not in rec.of("tool_end")[0].text  # the user's own view is the description
+    # the next question remembers that there was a picture, not the picture
+    srv.text("Still a line plot.")
+    ask(assistant, "and now?")
+    later = json.dumps(srv.bodies[-1]["messages"])
+    assert PNG not in later and "<image/png, 70 bytes> (an image shown earlier, not kept)" in later
+
+
+def test_a_model_that_cannot_see_images_is_told_they_were_left_out(srv):
+    assistant = make(srv, "openai/test")  # unknown to litellm: no vision
+    srv.tool("get_figure", {}).text("A plot, I am told.")
+    result, _ = ask(assistant, "what does my figure show?")
+    assert result.answer == "A plot, I am told." and assistant.asked == [False]
+    messages = srv.bodies[1]["messages"]
+    assert messages[-1]["role"] == "tool"
+    assert "(1 image left out: this model cannot see images.)" in messages[-1]["content"]
+    assert PNG not in srv.all_raw()
+
+
+def test_the_text_protocol_sends_the_images_with_its_observations(srv):
+    assistant = make(srv, "openai/gpt-4o-mini")
+    assistant.config.tool_protocol = "text"
+    srv.text('<tool name="get_figure">{}</tool>').text("A line plot.")
+    ask(assistant, "what does my figure show?")
+    observations = srv.bodies[1]["messages"][-1]
+    assert observations["role"] == "user"
+    text, label, image = observations["content"]
+    assert text["text"].startswith('<observation tool="get_figure">\nFigure 1')
+    assert label["text"] == "1 image from get_figure:" and image["image_url"]["url"] == URL
