@@ -35,6 +35,7 @@ from fakes.openai_server import ScriptedServer  # noqa: E402
 from pyaichat.agent.assistant import Assistant  # noqa: E402
 from pyaichat.agent.context import session_digest  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, load_litellm  # noqa: E402
+from pyaichat.agent.llm.loader import import_litellm, prime  # noqa: E402
 from pyaichat.agent.loop import Approval  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
@@ -168,7 +169,7 @@ def prefix_reuse(server: ScriptedServer) -> list[tuple[str, int, int]]:
         before, after = bodies[i - 1], bodies[i]
         shared = 0
         if before.get("tools") == after.get("tools"):
-            for a, b in zip(before["messages"], after["messages"]):
+            for a, b in zip(before["messages"], after["messages"], strict=False):
                 if a != b:
                     break
                 shared += 1
@@ -236,12 +237,10 @@ def ctrl_c_latency(server: ScriptedServer, runs: int = 5) -> list[float]:
 
 
 def main() -> None:
-    from pyaichat.agent.llm import _import_litellm, prime
-
     started = time.perf_counter()
-    _import_litellm()  # the import alone (load_litellm from the main thread would also wait for priming)
+    litellm = import_litellm()  # the import alone, in this thread (load_litellm would also prime)
     imported = time.perf_counter()
-    prime()
+    prime(litellm)
     print(
         f"litellm import: {imported - started:.2f} s, then priming its lazy imports: "
         f"{time.perf_counter() - imported:.2f} s (both in the background once the user enters Assistant mode)"

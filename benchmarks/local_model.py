@@ -35,7 +35,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["OPENAI_API_KEY"] = "sk-local"
 
 from pyaichat.agent.assistant import Assistant  # noqa: E402
-from pyaichat.agent.llm import LiteLLMClient  # noqa: E402
+from pyaichat.agent.llm import Cut, LiteLLMClient, LLMReply, OnText, Request  # noqa: E402
 from pyaichat.agent.loop import Approval  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
@@ -62,17 +62,17 @@ class TimedClient(LiteLLMClient):
         super().__init__(config)
         self.calls: list[dict[str, float]] = []
 
-    def complete(self, messages, tools, *, on_text, timeout):  # type: ignore[override]
+    def complete(self, request: Request, *, on_text: OnText, timeout: float) -> LLMReply:
         began = time.perf_counter()
         record: dict[str, float] = {"ttft": float("nan")}
 
-        def first(piece: str) -> None:
+        def first(piece: str) -> Cut | None:
             if record["ttft"] != record["ttft"]:  # NaN: nothing yet
                 record["ttft"] = time.perf_counter() - began
-            on_text(piece)
+            return on_text(piece)
 
         try:
-            return super().complete(messages, tools, on_text=first, timeout=timeout)
+            return super().complete(request, on_text=first, timeout=timeout)
         finally:
             record["seconds"] = time.perf_counter() - began
             self.calls.append(record)
@@ -158,7 +158,7 @@ def main() -> None:
                     f"{(f'{turn:.2f}' if first else ''):>7} {(f'{own:.1f}' if first else ''):>6}"
                 )
             ending = result.stopped_by or ("error: " + result.error if result.error else "answered")
-            protocol = "native" if result.native else "text"
+            protocol = result.protocol
             print(f"{'':<48}     → {ending}; ended with the {protocol} tool protocol")
         print()
         print(f"pyaichat's own share of a turn: median {statistics.median(owns):.1f}%, max {max(owns):.1f}%")
@@ -188,7 +188,8 @@ def second_step(
         {"role": "user", "content": f'<observation tool="get_repr">\n{observation}\n</observation>'},
     ]
     server.mark()
-    client.complete(messages, None, on_text=lambda piece: None, timeout=120)
+    request = Request(messages, None, max_tokens=result.requests[0]["max_tokens"])
+    client.complete(request, on_text=lambda piece: None, timeout=120)
     reuse = server.prompt_reuse()
     return reuse[0] if reuse else None
 

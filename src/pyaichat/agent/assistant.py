@@ -27,8 +27,9 @@ from .context import (
 )
 from .events import ApprovalRequiredEvent, ErrorEvent, Event
 from .llm import LITELLM, LLM, LiteLLMClient, Loader, Usage
-from .loop import Approval, ToolOutcome, TurnEnv, TurnResult, run_turn
+from .loop import Approval, ToolOutcome, TurnEnv, run_turn
 from .protocol import images_as_sizes
+from .trace import TurnResult
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -60,6 +61,7 @@ class Assistant:
         self._prompt: str | None = None
         self._seen_error: object = None  # the last error the model was already told about
         self._schemas: tuple[tuple[int, ...], list[dict[str, Any]]] | None = None
+        self._tallied: tuple[int, Usage, int] = (0, Usage(), 0)
 
     # -- set-up ----------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
@@ -85,7 +87,16 @@ class Assistant:
     @property
     def totals(self) -> Usage:
         """Tokens and cost of the whole session."""
-        return Usage.total(turn.usage for turn in self.turns)
+        return self._tally()[0]
+
+    def _tally(self) -> tuple[Usage, int]:
+        """Usage and model requests of the session so far, from the turns' own records (added up once per
+        turn, so a long session does not recount every old turn at each question)."""
+        counted, usage, requests = self._tallied
+        for turn in self.turns[counted:]:
+            usage, requests = usage + turn.usage, requests + turn.requests_made
+        self._tallied = (len(self.turns), usage, requests)
+        return usage, requests
 
     # -- a turn ----------------------------------------------------------------------------------------------
     def ask(
@@ -113,13 +124,8 @@ class Assistant:
             history=[Remembered(t.messages, t.compact()) for t in self.memory.turns],
             mask=mask,
         )
-        budget = Budget(
-            llm,
-            Limits.of(self.config),
-            prompt,
-            spent_before=self.totals,
-            requests_before=sum(turn.requests_made for turn in self.turns),
-        )
+        spent, requests = self._tally()
+        budget = Budget(llm, Limits.of(self.config), prompt, spent_before=spent, requests_before=requests)
         env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=self._look, approve=approve, mask=mask)
         result = run_turn(env, question)
         # An old turn's pictures are not worth their tokens: memory keeps their sizes only.

@@ -13,8 +13,11 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..capabilities.redact import masker_for
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -31,14 +34,10 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 def load_system_prompt() -> str:
     """``pyaichat/prompts/system.md`` from the installed package, else ``<repo>/prompts/system.md``."""
     try:
-        from importlib.resources import files
-
         return files("pyaichat.prompts").joinpath("system.md").read_text(encoding="utf-8")
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError, AttributeError, OSError):
         pass
-    import pyaichat
-
-    here = Path(pyaichat.__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the pyaichat package
     for path in (here / "prompts" / "system.md", here.parents[1] / "prompts" / "system.md"):
         if path.is_file():
             return path.read_text(encoding="utf-8")
@@ -54,8 +53,6 @@ def approx_tokens(obj: Any) -> int:
 
 # -- masking -------------------------------------------------------------------------------------------------
 def make_masker(config: Config | None) -> Callable[[str], str]:
-    from ..capabilities.redact import masker_for
-
     return masker_for(config).mask_text
 
 

@@ -23,7 +23,7 @@ tool call. The loop knows nothing about sessions or terminals: ``TurnEnv`` hands
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import LLMError, LLMToolsRefused, LLMTransportError
@@ -43,6 +43,7 @@ from .events import (
 from .llm import LLM, Cut, LLMReply, Request, Usage
 from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
 from .repetition import LOOP_NOTE, RepetitionGuard
+from .trace import StepRecord, TurnResult
 from .view import ReplyView
 
 PROPOSE = "propose_code"
@@ -73,44 +74,6 @@ class Approval:
 
     decision: str  # "run" | "edit" | "no"
     observation: str
-
-
-@dataclass
-class StepRecord:
-    """One line of ``/trace``: an LLM request or a tool call. A request that got a reply carries its usage."""
-
-    kind: str  # "llm" | "tool"
-    name: str
-    duration_ms: float
-    size: int = 0
-    ok: bool = True
-    detail: str = ""
-    usage: Usage | None = None
-
-
-@dataclass
-class TurnResult:
-    question: str
-    answer: str = ""
-    stopped_by: str | None = None
-    note: str | None = None
-    error: str | None = None
-    interrupted: bool = False
-    steps: list[StepRecord] = field(default_factory=list)
-    requests: list[dict[str, Any]] = field(default_factory=list)  # the bodies sent, for /sent
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    protocol: str = "native"  # the tool protocol in use when the turn ended
-    duration_ms: float = 0.0
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens and cost of this turn: the sum over its model requests (the one place usage is summed)."""
-        return Usage.total(s.usage for s in self.steps if s.usage is not None)
-
-    @property
-    def requests_made(self) -> int:
-        """Model requests that got a reply (whole or cut on purpose)."""
-        return sum(1 for s in self.steps if s.usage is not None)
 
 
 @dataclass
