@@ -223,9 +223,11 @@ class _Turn:
             return exc
         if reply.cut == "repetition":
             reply.text = guard.kept()
-        detail = {"repetition": "cut: repeating itself", "deadline": "cut: the turn's deadline"}.get(
-            reply.cut or "", _reply_detail(reply)
-        )
+        detail = _reply_detail(reply)
+        if reply.cut is not None:
+            detail += {"repetition": ", cut: repeating itself", "deadline": ", cut at the turn's deadline"}[
+                reply.cut
+            ]
         self._record("llm", llm.model, started, size=len(reply.text), detail=detail, usage=reply.usage)
         return reply
 
