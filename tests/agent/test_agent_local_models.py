@@ -185,3 +185,4 @@ def test_a_stream_cut_at_the_deadline_is_the_deadlines_sentence():
     env, rec = timed_env(fake, now, run_tool=None)
     result = run_turn(env, "q")
     assert result.stopped_by == "turn_timeout" and not rec.of("error")
+    assert result.steps[-1].detail == "cut at the turn's deadline"  # /trace: the bound, not a provider fault

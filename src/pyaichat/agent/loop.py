@@ -215,11 +215,12 @@ class _Turn:
             )
             raise
         except LLMError as exc:
-            self._record("llm", llm.model, started, ok=False, detail=str(exc))
             # At the deadline a request is cut short on purpose, however the cut surfaces (a timeout, or a
             # stream "broken off" when the read timeout fires between chunks): the bound stopped it.
             if isinstance(exc, LLMTransportError) and self.budget.out_of_time(margin=0.05):
+                self._record("llm", llm.model, started, ok=False, detail="cut at the turn's deadline")
                 return LLMReply(text=view.text, cut="deadline")
+            self._record("llm", llm.model, started, ok=False, detail=str(exc))
             return exc
         if reply.cut == "repetition":
             reply.text = guard.kept()
