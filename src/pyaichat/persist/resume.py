@@ -103,7 +103,7 @@ def save_resume(
         "history": kept_inputs,
     }
     data = json.dumps(document, ensure_ascii=False, default=str).encode("utf-8")
-    target = os.path.abspath(os.fspath(path)) if path is not None else default_path()
+    target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
     size = atomic_write(target, lambda fh: fh.write(data), private=True)
     return ResumeReport(target, len(kept_turns), len(kept_inputs), size, time.perf_counter() - started)
 
@@ -163,7 +163,7 @@ def _mask_entry(entry: dict[str, Any], mask: Callable[[str], str]) -> dict[str, 
 def load_resume(path: str | os.PathLike[str] | None = None) -> ResumeState:
     """The saved conversation and history; ``PersistError`` (one sentence, nothing loaded) when the file is
     missing, broken or from a newer pyaichat."""
-    target = os.path.abspath(os.fspath(path)) if path is not None else default_path()
+    target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
     try:
         with open(target, "rb") as fh:
             raw = fh.read()

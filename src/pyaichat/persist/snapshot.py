@@ -178,7 +178,7 @@ def save_snapshot(
     written; the previous snapshot at ``path`` is then intact.
     """
     started = time.perf_counter()
-    target = os.path.abspath(os.fspath(path)) if path is not None else default_path()
+    target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
     key = load_key(create=True)
     assert key is not None
     chosen, left = candidates(namespace, config=config, include_secrets=include_secrets)
@@ -238,7 +238,7 @@ def load_snapshot(
     bound. Nothing is unpickled before the signature matched this user's key.
     """
     started = time.perf_counter()
-    target = os.path.abspath(os.fspath(path)) if path is not None else default_path()
+    target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
     data = _read(target)
     payload_start, header, payload_end = _verify(target, data)
     values: dict[str, Any] = {}
@@ -276,7 +276,8 @@ def _read(target: str) -> bytes:
         with open(target, "rb") as fh:
             if fh.read(len(MAGIC)) != MAGIC:
                 raise PersistError(f"{target} is not a pyaichat snapshot; nothing was loaded.")
-            return MAGIC + fh.read()
+            fh.seek(0)
+            return fh.read()  # one buffer: what is verified is what is unpickled
     except FileNotFoundError as exc:
         raise PersistError(f"There is no snapshot at {target}.") from exc
     except IsADirectoryError as exc:
