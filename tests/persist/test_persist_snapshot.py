@@ -177,6 +177,20 @@ def test_a_tampered_snapshot_is_refused_before_unpickling(tmp_path):
     assert_refused(path, {}, "signature does not match")
 
 
+def test_an_unsigned_file_in_the_snapshot_layout_is_refused(tmp_path):
+    marker = tmp_path / "ran"
+    real = tmp_path / "real.snapshot"
+    save_snapshot({"x": 1}, real)
+    format_line = real.read_bytes().split(b"\n")[1] + b"\n"  # this user's key id, copied
+    header = b'{"names": ["x"], "not_saved": {}}'
+    forged = MAGIC + format_line + pickle.dumps(Bomb(str(marker)), protocol=5) + header
+    forged += len(header).to_bytes(8, "big") + bytes(32)
+    path = tmp_path / "forged.snapshot"
+    path.write_bytes(forged)
+    assert_refused(path, {}, "signature does not match")
+    assert not marker.exists()
+
+
 def test_a_truncated_snapshot_is_refused(tmp_path):
     path = tmp_path / "s.snapshot"
     save_snapshot({"x": list(range(1000))}, path)
