@@ -320,3 +320,24 @@ def test_a_save_killed_half_way_leaves_the_previous_snapshot_whole(tmp_path):
     save_snapshot({"x": "next"}, path)  # the next save removes what the killed one left
     assert sorted(os.listdir(tmp_path)) == ["half-way", "s.snapshot"]
     assert load_snapshot(path).values == {"x": "next"}
+
+
+def test_a_file_others_could_write_is_verified_from_one_copy_in_memory(tmp_path):
+    from pyaichat.persist.snapshot_file import Source, open_snapshot
+
+    path = tmp_path / "s.snapshot"
+    save_snapshot({"x": [1, 2, 3]}, path)
+    with open_snapshot(str(path)) as fh:
+        assert Source(str(path), fh).data is None  # only we can write it: streamed, never held twice
+    os.chmod(path, 0o666)
+    with open_snapshot(str(path)) as fh:
+        assert Source(str(path), fh).data == path.read_bytes()  # verified and unpickled from this copy
+    assert load_snapshot(path).values == {"x": [1, 2, 3]}
+    marker = tmp_path / "ran"
+    data = bytearray(path.read_bytes())
+    start = data.index(b"\n", len(MAGIC)) + 1
+    path.write_bytes(
+        bytes(data[:start]) + pickle.dumps(Bomb(str(marker)), protocol=5) + bytes(data[start + 10 :])
+    )
+    assert_refused(path, {}, "signature does not match")
+    assert not marker.exists()
