@@ -192,12 +192,34 @@ def test_fingerprints_run_no_user_code(session):
             calls.append("prop")
             return 1
 
+    class Disguised:
+        @property
+        def __class__(self):  # isinstance() would ask this
+            calls.append("__class__")
+            return list
+
+    class Items(list):
+        def __iter__(self):
+            calls.append("iter")
+            return iter([])
+
+    class Holder:
+        shared = Spy()  # a class attribute the reachability scan must not poke
+
+        def method(self):
+            return 1
+
+    Holder.__module__ = "__main__"  # as if defined at the prompt: its methods are scanned for globals
     session.namespace["spy"] = Spy()
     session.namespace["spies"] = {"a": Spy(), "b": [Spy()]}
     session.namespace["spy_set"] = {Spy()}
+    session.namespace["disguised"] = Disguised()
+    session.namespace["items2"] = Items([1, 2])
+    session.namespace["holder"] = Holder()
     calls.clear()
-    _, changes = approve(session, "spy.value.append(2)\nseen = (spies, spy_set)")
-    assert changes.in_place == ["spy"]
+    code = "spy.value.append(2)\nitems2.append(3)\nseen = (spies, spy_set, disguised, holder)"
+    _, changes = approve(session, code)
+    assert changes.in_place == ["items2", "spy"]
     assert calls == []
 
 

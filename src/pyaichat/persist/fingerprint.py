@@ -37,6 +37,7 @@ MAX_DEPTH = 6
 _BLOCK = 4096
 _SLICE_BLOCKS = 256  # blocks per einsum call: 8 MB of data, a 1 MB temporary
 
+_CONTAINERS = (list, tuple, collections.deque, set, frozenset)
 _ATOMS = frozenset(
     {int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis), type(NotImplemented)}
 )
@@ -72,8 +73,8 @@ def fingerprint(obj: Any, ctx: Context | None = None) -> Any:
 
 
 def _fp(obj: Any, ctx: Context, depth: int) -> Any:
-    cls = type(obj)
-    if cls in _ATOMS or isinstance(obj, _SKIP):
+    cls = type(obj)  # types are checked with issubclass: isinstance may ask the object (a __class__ property)
+    if cls in _ATOMS or issubclass(cls, _SKIP):
         return None
     oid = id(obj)
     if oid in ctx._seen:
@@ -85,9 +86,9 @@ def _fp(obj: Any, ctx: Context, depth: int) -> Any:
     module = getattr(cls, "__module__", "") or ""
     if module.startswith("numpy"):
         np = sys.modules.get("numpy")
-        if np is not None and isinstance(obj, np.ndarray):
+        if np is not None and issubclass(cls, np.ndarray):
             return _array_fp(obj, ctx)
-        if np is not None and isinstance(obj, (np.generic, np.dtype)):
+        if np is not None and issubclass(cls, (np.generic, np.dtype)):
             return None  # numpy scalars and dtypes are immutable
     if module.split(".", 1)[0] == "pandas":
         found = _pandas_fp(obj, ctx, depth)
@@ -97,16 +98,16 @@ def _fp(obj: Any, ctx: Context, depth: int) -> Any:
         found = _arrow_fp(obj, ctx)
         if found is not NotImplemented:
             return found
-    if isinstance(obj, (list, tuple, collections.deque)):
-        return (cls.__name__, _items_fp(list(obj), ctx, depth))
-    if isinstance(obj, (dict, types.MappingProxyType)):
+    base = next((b for b in _CONTAINERS if issubclass(cls, b)), None)
+    if base is not None:  # the base type's own iterator: a subclass's __iter__ is not run
+        items = list(base.__iter__(obj))
+        return (cls.__name__, _items_fp(items, ctx, depth, ordered=base not in (set, frozenset)))
+    if issubclass(cls, (dict, types.MappingProxyType)):
         return (cls.__name__, _mapping_fp(obj, ctx, depth))
-    if isinstance(obj, (set, frozenset)):
-        return (cls.__name__, _items_fp(list(obj), ctx, depth, ordered=False))
-    if isinstance(obj, (bytearray, array.array, memoryview)):
+    if issubclass(cls, (bytearray, array.array, memoryview)):
         view = memoryview(obj)
         return (cls.__name__, view.nbytes, _digest_bytes(view, ctx))
-    if isinstance(obj, types.FunctionType):
+    if issubclass(cls, types.FunctionType):
         return (
             "function",
             id(obj.__code__),
@@ -114,7 +115,7 @@ def _fp(obj: Any, ctx: Context, depth: int) -> Any:
             id(obj.__kwdefaults__),
             _dict_ids(obj, ctx),
         )
-    if isinstance(obj, type):
+    if issubclass(cls, type):
         return ("class", _mapping_fp(dict(vars(obj)), ctx, depth + 1, shallow=True))
     state = _object_state(obj)
     if state is None:
@@ -140,7 +141,7 @@ def _items_fp(items: list[Any], ctx: Context, depth: int, ordered: bool = True) 
 
 
 def _mapping_fp(mapping: Any, ctx: Context, depth: int, shallow: bool = False) -> Any:
-    pairs = list(dict.items(mapping) if isinstance(mapping, dict) else mapping.items())
+    pairs = list(dict.items(mapping) if issubclass(type(mapping), dict) else mapping.items())
     keys = [k for k, _ in pairs]
     values = [v for _, v in pairs]
     if shallow:
@@ -158,7 +159,7 @@ def _mapping_fp(mapping: Any, ctx: Context, depth: int, shallow: bool = False) -
 
 def _dict_ids(obj: Any, ctx: Context) -> Any:
     d = getattr(obj, "__dict__", None)
-    return _mapping_fp(d, ctx, 0, shallow=True) if isinstance(d, dict) else None
+    return _mapping_fp(d, ctx, 0, shallow=True) if type(d) is dict else None
 
 
 def _object_state(obj: Any) -> dict[str, Any] | None:
@@ -167,7 +168,7 @@ def _object_state(obj: Any) -> dict[str, Any] | None:
         d = object.__getattribute__(obj, "__dict__")
     except AttributeError:
         d = None
-    state = dict(d) if isinstance(d, dict) else {}
+    state = dict(dict.items(d)) if type(d) is dict else {}
     for klass in type(obj).__mro__:
         slots = klass.__dict__.get("__slots__", ())
         for slot in (slots,) if isinstance(slots, str) else slots:
@@ -177,7 +178,7 @@ def _object_state(obj: Any) -> dict[str, Any] | None:
                     state[f"{klass.__name__}.{slot}"] = descriptor.__get__(obj, type(obj))
                 except AttributeError:
                     pass
-    if not state and not isinstance(d, dict):
+    if not state and type(d) is not dict:
         return None
     return state
 

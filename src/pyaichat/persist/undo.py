@@ -208,19 +208,22 @@ def reachable_names(code: str, namespace: dict[str, Any]) -> set[str]:
 
 def _own_code(value: Any, namespace: dict[str, Any]) -> list[types.CodeType]:
     """Code objects of the session's own functions: a function, a method, a class or an instance of one."""
-    if isinstance(value, types.MethodType):
+    if type(value) is types.MethodType:
         value = value.__func__
-    if isinstance(value, types.FunctionType):
+    if type(value) is types.FunctionType:
         return [value.__code__] if value.__globals__ is namespace else []
-    cls = value if isinstance(value, type) else type(value)
-    if getattr(cls, "__module__", None) != namespace.get("__name__") or isinstance(value, types.ModuleType):
+    cls = value if issubclass(type(value), type) else type(value)
+    if cls.__dict__.get("__module__") != namespace.get("__name__") or issubclass(
+        type(value), types.ModuleType
+    ):
         return []
     found = []
     for attr in vars(cls).values():
-        func = getattr(attr, "__func__", attr)  # staticmethod / classmethod
-        if isinstance(func, property):
-            func = func.fget
-        if isinstance(func, types.FunctionType) and func.__globals__ is namespace:
+        kind = type(attr)  # by type: no attribute of an arbitrary object is looked up (no user code)
+        func = (
+            attr.__func__ if kind in (staticmethod, classmethod) else attr.fget if kind is property else attr
+        )
+        if type(func) is types.FunctionType and func.__globals__ is namespace:
             found.append(func.__code__)
     return found
 
