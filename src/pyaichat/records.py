@@ -43,11 +43,18 @@ class LastError:
 
 @dataclass
 class HistoryEntry:
+    """One numbered input. ``stdout``/``stderr``/``result`` (the echoed value's repr, ``None`` when nothing
+    was echoed) are its text output, bounded together by ``session.OUTPUT_CHARS`` and marked when cut: what a
+    saved notebook shows as the cell's output."""
+
     number: int
     source: str
     ok: bool
     summary: str
     duration_ms: float
+    stdout: str = ""
+    stderr: str = ""
+    result: str | None = None
 
 
 @dataclass

@@ -22,22 +22,29 @@ if TYPE_CHECKING:
 
 INPUT_FILENAME = "<input-{n}>"
 _SUMMARY_CHARS = 200
+OUTPUT_CHARS = 20_000  # characters of one input's text output kept in its history entry (for notebooks)
 
 
 class _Tee(io.TextIOBase):
-    """Writes through to the real stream; keeps the first few hundred characters for the history summary."""
+    """Writes through to the real stream; keeps the first ``keep`` characters (the history entry's output)
+    and counts the rest, so a cut can say how much is missing."""
 
-    def __init__(self, target: Any, keep: int = _SUMMARY_CHARS) -> None:
+    def __init__(self, target: Any, keep: int = OUTPUT_CHARS) -> None:
         self._target = target
         self._keep = keep
         self.captured: list[str] = []
         self._size = 0
+        self.total = 0
 
     def write(self, text: str) -> int:
+        self.total += len(text)
         if self._size < self._keep:
             self.captured.append(text[: self._keep - self._size])
             self._size += len(self.captured[-1])
         return self._target.write(text)
+
+    def text(self) -> str:
+        return "".join(self.captured)
 
     def flush(self) -> None:
         self._target.flush()
@@ -125,11 +132,25 @@ class Session:
         finally:
             sys.stdout, sys.stderr = real_out, real_err
             result.duration_ms = (time.perf_counter() - started) * 1000
-        result.output = "".join(tee_out.captured) + "".join(tee_err.captured)
+        out, err = tee_out.text(), tee_err.text()
+        result.output = out[:_SUMMARY_CHARS] + err[:_SUMMARY_CHARS]
+        value_repr = _safe_repr(result.value) if result.has_value else None
         if result.has_value:  # echoed outside the tee: the summary shows the value once, not twice
             self._echo(result.value)
+        stdout, stderr, shown = _bounded(
+            (out, tee_out.total), (err, tee_err.total), (value_repr, len(value_repr or ""))
+        )
         self.history.append(
-            HistoryEntry(number, source, result.ok, self._summarise(result), round(result.duration_ms, 2))
+            HistoryEntry(
+                number,
+                source,
+                result.ok,
+                self._summarise(result, value_repr),
+                round(result.duration_ms, 2),
+                stdout=stdout or "",
+                stderr=stderr or "",
+                result=shown,
+            )
         )
         return result
 
@@ -146,17 +167,16 @@ class Session:
             text = f"<repr of {type(value).__name__} failed: {type(exc).__name__}: {exc}>"
         print(text)
 
-    def _summarise(self, result: ExecResult) -> str:
+    def _summarise(self, result: ExecResult, value_repr: str | None) -> str:
         if result.error is not None:
             return short(result.error.headline())
         parts = []
         if result.output.strip():
             parts.append(short(result.output, 120))
         if result.has_value:
-            try:
-                parts.append(short(repr(result.value), 120))
-            except Exception:
-                parts.append(f"<{type(result.value).__name__}>")
+            parts.append(
+                short(value_repr, 120) if value_repr is not None else f"<{type(result.value).__name__}>"
+            )
         return " | ".join(parts)
 
     # -- errors ----------------------------------------------------------------------------------------------
@@ -209,6 +229,31 @@ class Session:
             exception=exc,
         )
         return self.last_error
+
+
+def _safe_repr(value: Any) -> str | None:
+    """``repr(value)``, or ``None`` when its ``__repr__`` fails (the summary then names the type)."""
+    try:
+        return repr(value)
+    except Exception:
+        return None
+
+
+def _bounded(*parts: tuple[str | None, int], limit: int = OUTPUT_CHARS) -> list[str | None]:
+    """Each (kept text, full length) cut so that together they hold at most ``limit`` characters; a cut
+    part ends with a line saying how many characters were not kept."""
+    out: list[str | None] = []
+    left = limit
+    for text, total in parts:
+        if text is None:
+            out.append(None)
+            continue
+        kept = text[: max(left, 0)]
+        left -= len(kept)
+        if total > len(kept):
+            kept += f"\n… [{total - len(kept):,} more characters not kept]\n"
+        out.append(kept)
+    return out
 
 
 def _compile(source: str, filename: str) -> tuple[types.CodeType | None, types.CodeType | None]:

@@ -1,0 +1,316 @@
+"""Cheap fingerprints of live objects, to tell whether code changed them in place.
+
+Equal fingerprints before and after mean "not changed" (up to a 64-bit checksum collision); the cost is
+one pass over the data at memory speed, nothing more:
+
+- numeric buffers (numpy arrays, the columns of pandas frames, Arrow buffers) get a position-sensitive
+  checksum: the buffer seen as 64-bit words, each 4,096-word block multiplied by fixed odd weights and
+  summed (``einsum``, in slices that stay in cache), the block sums then CRC-ed. ~10 GB/s here, so a
+  10-million-row frame of five numeric columns (400 MB) costs ~40 ms; a swap of two values changes it;
+- containers hold the identities of their items (kept alive, so an id cannot be reused) and the
+  fingerprints of the mutable ones, to a bounded depth;
+- plain objects are fingerprinted through their ``__dict__``/``__slots__``; functions and classes by the
+  identity of what they hold; modules not at all (a library's state is not the user's variable).
+
+No user code runs: no ``__eq__``, ``__hash__``, ``__len__``, ``__repr__`` or property of a user object; the
+data libraries are looked up in ``sys.modules`` (an object of theirs exists, so they are loaded), never
+imported. What is too big for the budget, or opaque (a C object with no visible state), is reported as
+unchecked rather than guessed.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+import datetime
+import decimal
+import re
+import sys
+import types
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+BYTE_BUDGET = 2_000_000_000  # bytes checksummed per fingerprint pass (~0.2 s at memory speed)
+ITEM_BUDGET = 2_000_000  # container items visited per pass
+MAX_DEPTH = 6
+_BLOCK = 4096
+_SLICE_BLOCKS = 256  # blocks per einsum call: 8 MB of data, a 1 MB temporary
+
+_CONTAINERS = (list, tuple, collections.deque, set, frozenset)
+_ATOMS = frozenset(
+    {int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis), type(NotImplemented)}
+)
+# immutable values, and things whose state is not the user's data (modules, builtins)
+_SKIP = (
+    types.ModuleType,
+    types.BuiltinFunctionType,
+    types.MethodWrapperType,
+    types.WrapperDescriptorType,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    datetime.tzinfo,
+    decimal.Decimal,
+    re.Pattern,
+)
+
+
+@dataclass
+class Context:
+    """One fingerprinting pass: what is left of the budget, and the objects kept alive for their ids."""
+
+    bytes_left: int = BYTE_BUDGET
+    items_left: int = ITEM_BUDGET
+    unchecked: bool = False  # something was too big or opaque: "not changed" cannot be promised
+    keep: list[Any] = field(default_factory=list)
+    _seen: set[int] = field(default_factory=set)
+
+
+def fingerprint(obj: Any, ctx: Context | None = None) -> Any:
+    """A comparable value that changes when ``obj`` is changed in place; ``None`` for immutable atoms."""
+    return _fp(obj, ctx or Context(), 0)
+
+
+def _fp(obj: Any, ctx: Context, depth: int) -> Any:
+    cls = type(obj)  # types are checked with issubclass: isinstance may ask the object (a __class__ property)
+    if cls in _ATOMS or issubclass(cls, _SKIP):
+        return None
+    oid = id(obj)
+    if oid in ctx._seen:
+        return ("seen", oid)
+    ctx._seen.add(oid)
+    if depth > MAX_DEPTH:
+        ctx.unchecked = True
+        return ("deep", oid)
+    module = getattr(cls, "__module__", "") or ""
+    if module.startswith("numpy"):
+        np = sys.modules.get("numpy")
+        if np is not None and issubclass(cls, np.ndarray):
+            return _array_fp(obj, ctx)
+        if np is not None and issubclass(cls, (np.generic, np.dtype)):
+            return None  # numpy scalars and dtypes are immutable
+    if module.split(".", 1)[0] == "pandas":
+        found = _pandas_fp(obj, ctx, depth)
+        if found is not NotImplemented:
+            return found
+    if module.startswith("pyarrow"):
+        found = _arrow_fp(obj, ctx)
+        if found is not NotImplemented:
+            return found
+    base = next((b for b in _CONTAINERS if issubclass(cls, b)), None)
+    if base is not None:  # the base type's own iterator: a subclass's __iter__ is not run
+        items = list(base.__iter__(obj))
+        return (cls.__name__, _items_fp(items, ctx, depth, ordered=base not in (set, frozenset)))
+    if issubclass(cls, (dict, types.MappingProxyType)):
+        return (cls.__name__, _mapping_fp(obj, ctx, depth))
+    if issubclass(cls, (bytearray, array.array, memoryview)):
+        view = memoryview(obj)
+        return (cls.__name__, view.nbytes, _digest_bytes(view, ctx))
+    if issubclass(cls, types.FunctionType):
+        return (
+            "function",
+            id(obj.__code__),
+            id(obj.__defaults__),
+            id(obj.__kwdefaults__),
+            _dict_ids(obj, ctx),
+        )
+    if issubclass(cls, type):
+        return ("class", _mapping_fp(dict(vars(obj)), ctx, depth + 1, shallow=True))
+    state = _object_state(obj)
+    if state is None:
+        ctx.unchecked = True  # a C object with no visible state: we cannot tell
+        return ("opaque", oid)
+    return ("object", id(cls), _mapping_fp(state, ctx, depth + 1))  # ids: no user __eq__ in comparisons
+
+
+# -- containers and objects ---------------------------------------------------------------------------------
+def _items_fp(items: list[Any], ctx: Context, depth: int, ordered: bool = True) -> Any:
+    ctx.items_left -= len(items)
+    if ctx.items_left < 0:
+        ctx.unchecked = True
+        return ("too many items", len(items))
+    ctx.keep.append(items)  # keeps every item alive: its id stays its own
+    ids = array.array("Q", map(id, items))
+    if not ordered:
+        ids = array.array("Q", sorted(ids))
+    inner = tuple(
+        fp for fp in (_fp(item, ctx, depth + 1) for item in items if type(item) not in _ATOMS) if fp
+    )
+    return (len(items), zlib.crc32(ids.tobytes()), inner)
+
+
+def _mapping_fp(mapping: Any, ctx: Context, depth: int, shallow: bool = False) -> Any:
+    pairs = list(dict.items(mapping) if issubclass(type(mapping), dict) else mapping.items())
+    keys = [k for k, _ in pairs]
+    values = [v for _, v in pairs]
+    if shallow:
+        ctx.keep.append(values)
+        return (len(pairs), zlib.crc32(array.array("Q", map(id, keys + values)).tobytes()))
+    ctx.items_left -= len(pairs)
+    if ctx.items_left < 0:
+        ctx.unchecked = True
+        return ("too many items", len(pairs))
+    ctx.keep.append(pairs)
+    ids = array.array("Q", [id(x) for pair in pairs for x in pair])
+    inner = tuple(fp for fp in (_fp(v, ctx, depth + 1) for v in values if type(v) not in _ATOMS) if fp)
+    return (len(pairs), zlib.crc32(ids.tobytes()), inner)
+
+
+def _dict_ids(obj: Any, ctx: Context) -> Any:
+    d = getattr(obj, "__dict__", None)
+    return _mapping_fp(d, ctx, 0, shallow=True) if type(d) is dict else None
+
+
+def _object_state(obj: Any) -> dict[str, Any] | None:
+    """The instance's own attributes, read without running its code (no ``__getattr__``, no properties)."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        d = None
+    state = dict(dict.items(d)) if type(d) is dict else {}
+    for klass in type(obj).__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            descriptor = klass.__dict__.get(slot)
+            if isinstance(descriptor, types.MemberDescriptorType):
+                try:
+                    state[f"{klass.__name__}.{slot}"] = descriptor.__get__(obj, type(obj))
+                except AttributeError:
+                    pass
+    if not state and type(d) is not dict:
+        return None
+    return state
+
+
+# -- numpy --------------------------------------------------------------------------------------------------
+def _array_fp(arr: Any, ctx: Context) -> Any:
+    head = ("ndarray", arr.shape, arr.dtype.str, arr.strides, arr.__array_interface__["data"][0])
+    return (*head, _array_digest(arr, ctx))
+
+
+def _array_digest(arr: Any, ctx: Context) -> Any:
+    np = sys.modules["numpy"]
+    if arr.dtype.hasobject:
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        ctx.keep.append(arr.copy())  # the items stay alive, so the pointers below stay theirs
+        import ctypes
+
+        raw = (ctypes.c_char * arr.nbytes).from_address(arr.ctypes.data) if arr.nbytes else b""
+        return _digest_bytes(memoryview(raw).cast("B"), ctx)
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        ctx.bytes_left -= arr.nbytes  # the copy costs a pass too
+        arr = np.ascontiguousarray(arr)
+    try:
+        view = memoryview(arr).cast("B") if arr.nbytes else memoryview(b"")
+    except (TypeError, ValueError):  # a dtype the buffer protocol does not export (e.g. datetime64)
+        view = memoryview(arr.view(np.uint8).reshape(-1)) if arr.nbytes else memoryview(b"")
+    return _digest_bytes(view, ctx)
+
+
+_WEIGHTS: Any = None
+
+
+def _digest_bytes(view: memoryview, ctx: Context) -> Any:
+    """The position-sensitive checksum of a byte buffer (see the module docstring)."""
+    n = view.nbytes
+    ctx.bytes_left -= n
+    if ctx.bytes_left < 0:
+        ctx.unchecked = True
+        return ("too big", n)
+    np = sys.modules.get("numpy")
+    words = n // 8
+    if np is None or words < _BLOCK:
+        return (n, zlib.crc32(view))
+    global _WEIGHTS
+    if _WEIGHTS is None:
+        rng = np.random.default_rng(0x9E3779B97F4A7C15)
+        _WEIGHTS = rng.integers(0, 2**63, _BLOCK, dtype=np.uint64) | np.uint64(1)
+    data = np.frombuffer(view, dtype=np.uint64, count=words)
+    blocks = words // _BLOCK
+    sums = []
+    step = _SLICE_BLOCKS * _BLOCK
+    body = data[: blocks * _BLOCK]
+    for start in range(0, body.size, step):
+        chunk = body[start : start + step].reshape(-1, _BLOCK)
+        sums.append(np.einsum("ij,j->i", chunk, _WEIGHTS))
+    rest = data[blocks * _BLOCK :]
+    tail = int(np.einsum("i,i->", rest, _WEIGHTS[: rest.size])) if rest.size else 0
+    crc = zlib.crc32(np.concatenate(sums).tobytes()) if sums else 0
+    return (n, crc, tail, zlib.crc32(view[words * 8 :]))
+
+
+# -- pandas and Arrow (read through their public attributes and array protocols) -----------------------------
+def _pandas_fp(obj: Any, ctx: Context, depth: int) -> Any:
+    pd = sys.modules.get("pandas")
+    if pd is None:
+        return NotImplemented
+    if isinstance(obj, pd.DataFrame):
+        columns = tuple(_values_fp(col.array, ctx) for _, col in obj.items())
+        return ("DataFrame", obj.shape, _index_fp(obj.columns, ctx), _index_fp(obj.index, ctx), columns)
+    if isinstance(obj, pd.Series):
+        return (
+            "Series",
+            str(obj.dtype),
+            obj.name if type(obj.name) in _ATOMS else id(obj.name),
+            _index_fp(obj.index, ctx),
+            _values_fp(obj.array, ctx),
+        )
+    if isinstance(obj, pd.Index):
+        return _index_fp(obj, ctx)
+    return NotImplemented
+
+
+def _index_fp(index: Any, ctx: Context) -> Any:
+    pd = sys.modules["pandas"]
+    if isinstance(index, pd.RangeIndex):
+        return ("RangeIndex", index.start, index.stop, index.step)
+    if isinstance(index, pd.MultiIndex):
+        return (
+            "MultiIndex",
+            tuple(_array_fp(c, ctx) for c in index.codes),
+            tuple(_index_fp(level, ctx) for level in index.levels),
+        )
+    return ("Index", str(index.dtype), _values_fp(index.array, ctx))
+
+
+def _values_fp(values: Any, ctx: Context) -> Any:
+    """One pandas column's data: the numpy or Arrow buffers behind it, without converting (no copy)."""
+    np = sys.modules["numpy"]
+    if isinstance(values, np.ndarray):
+        return _array_fp(values, ctx)
+    kind = (str(getattr(values, "dtype", "")), type(values).__name__)
+    backing = getattr(values, "_ndarray", None)  # numpy-backed: plain, datetime, timedelta, categorical codes
+    if isinstance(backing, np.ndarray):
+        extra = _index_fp(values.categories, ctx) if hasattr(values, "categories") else None
+        return (*kind, _array_fp(backing, ctx), extra)
+    data, mask = (
+        getattr(values, "_data", None),
+        getattr(values, "_mask", None),
+    )  # nullable ints, floats, bools
+    if isinstance(data, np.ndarray) and isinstance(mask, np.ndarray):
+        return (*kind, _array_fp(data, ctx), _array_fp(mask, ctx))
+    chunked = getattr(values, "_pa_array", None)  # Arrow-backed (pandas' default strings with pyarrow)
+    if chunked is not None:
+        found = _arrow_fp(chunked, ctx)
+        if found is not NotImplemented:
+            return (*kind, found)
+    ctx.bytes_left -= getattr(values, "nbytes", 0) or 0  # unknown layout: convert (a copy) and checksum
+    return (*kind, _array_fp(np.asarray(values), ctx))
+
+
+def _arrow_fp(obj: Any, ctx: Context) -> Any:
+    pa = sys.modules.get("pyarrow")
+    if pa is None:
+        return NotImplemented
+    if isinstance(obj, pa.ChunkedArray):
+        return ("ChunkedArray", str(obj.type), tuple(_arrow_fp(c, ctx) for c in obj.chunks))
+    if isinstance(obj, pa.Array):
+        buffers = tuple(
+            None if b is None else (b.address, _digest_bytes(memoryview(b), ctx)) for b in obj.buffers()
+        )
+        return ("Array", str(obj.type), obj.offset, len(obj), buffers)
+    if isinstance(obj, pa.Table):
+        return ("Table", tuple(obj.column_names), tuple(_arrow_fp(c, ctx) for c in obj.columns))
+    return NotImplemented

@@ -1,0 +1,354 @@
+"""The session as a runnable notebook (``.ipynb``), a percent-format script (``.py``) or a transcript
+(``.md``).
+
+Inputs come from the session history (``HistoryEntry``: source and bounded text output), conversation from
+``AssistantTurn`` records and the assistant's approved code from ``ApprovedProposal`` records; all are plain
+data, so the REPL, IPython and the kernel front end build them the same way. Everything is written in the
+order it happened: a question sits after the input it followed, the code approved while answering it comes
+next (as the numbered input it ran as, marked as the assistant's), then the answer.
+
+Every text (code, outputs, questions, answers) passes the one masking function, as everything else that
+leaves the session does. A cell that failed carries the ``raises-exception`` tag and one the user interrupted
+the ``skip-execution`` tag, so the notebook runs top to bottom with ``nbclient``/``jupyter nbconvert``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import Any
+
+from .. import __version__
+from . import PersistError
+from .atomic import atomic_write
+
+FORMATS = {".ipynb": "ipynb", ".py": "py", ".md": "md"}
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+@dataclass
+class ApprovedProposal:
+    """Code the assistant proposed and the user approved: which model wrote it, when it was approved (ISO
+    8601), and the input number it ran as (``None`` if it never ran)."""
+
+    code: str
+    model: str | None
+    approved_at: str
+    input_number: int | None
+    explanation: str = ""
+
+    @staticmethod
+    def now() -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+@dataclass
+class AssistantTurn:
+    """One question and its answer. ``after_input`` is the last input number before the question;
+    ``end_input`` the last when the answer came (inputs in between ran while answering: approved code).
+    ``steps`` are the tool calls for the transcript: dicts with ``name``, ``detail``, ``size``, ``ok``."""
+
+    question: str
+    answer: str
+    after_input: int = 0
+    end_input: int | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_result(cls, result: Any, after_input: int, end_input: int | None = None) -> AssistantTurn:
+        """From the agent's ``TurnResult`` (read by attribute: this module does not import the agent)."""
+        steps = [
+            {"name": s.name, "detail": s.detail, "size": s.size, "ok": s.ok}
+            for s in getattr(result, "steps", [])
+            if getattr(s, "kind", "") == "tool"
+        ]
+        return cls(
+            question=result.question,
+            answer=result.answer,
+            after_input=after_input,
+            end_input=end_input,
+            steps=steps,
+            note=result.note,
+            error=result.error,
+        )
+
+
+@dataclass
+class ExportReport:
+    path: str
+    fmt: str
+    cells: int
+    size: int
+    seconds: float
+
+    def text(self) -> str:
+        what = "the transcript" if self.fmt == "md" else f"{self.cells} cells"
+        return f"Wrote {what} to {self.path} ({self.size:,} bytes)."
+
+
+# -- the timeline -------------------------------------------------------------------------------------------
+@dataclass
+class _Cell:
+    kind: str  # "code" | "markdown"
+    source: str
+    entry: Any = None  # the HistoryEntry of a code cell (None: approved code that never ran)
+    proposal: ApprovedProposal | None = None
+
+
+def _field(entry: Any, name: str, default: Any = None) -> Any:
+    return entry.get(name, default) if isinstance(entry, dict) else getattr(entry, name, default)
+
+
+def timeline(
+    history: Sequence[Any], turns: Sequence[AssistantTurn], proposals: Sequence[ApprovedProposal]
+) -> list[_Cell]:
+    """Inputs, questions, approved code and answers in the order they happened."""
+    by_input = {p.input_number: p for p in proposals if p.input_number is not None}
+    numbers = {_field(e, "number") for e in history}
+    keyed: list[tuple[tuple[float, ...], _Cell]] = []
+    for entry in history:
+        number = _field(entry, "number")
+        keyed.append(((number, 1), _Cell("code", _field(entry, "source", ""), entry, by_input.get(number))))
+    for p in proposals:  # approved but not in the history (never ran, or the history was trimmed)
+        if p.input_number is None or p.input_number not in numbers:
+            at = p.input_number if p.input_number is not None else float("inf")
+            keyed.append(((at, 1), _Cell("code", p.code, None, p)))
+    for i, turn in enumerate(turns):
+        end = turn.end_input if turn.end_input is not None else turn.after_input
+        keyed.append(((turn.after_input, 2, i, 0), _Cell("markdown", _question_md(turn))))
+        keyed.append(((max(end, turn.after_input), 2, i, 1), _Cell("markdown", _answer_md(turn))))
+    keyed.sort(key=lambda item: item[0])
+    cells: list[_Cell] = []
+    previous_key: tuple[float, ...] | None = None
+    for key, cell in keyed:
+        same_turn = (
+            previous_key is not None and len(key) == 4 and key[1:3] == previous_key[1:3] and key[3] == 1
+        )
+        if same_turn and cells and cells[-1].kind == "markdown":  # nothing ran in between: one cell
+            cells[-1].source += "\n\n" + cell.source
+        else:
+            cells.append(cell)
+        previous_key = key
+    return cells
+
+
+def _question_md(turn: AssistantTurn) -> str:
+    return f"**Question:** {turn.question}"
+
+
+def _answer_md(turn: AssistantTurn) -> str:
+    text = f"**Answer:** {turn.answer or '(no answer)'}"
+    if turn.note:
+        text += f"\n\n_{turn.note}_"
+    if turn.error:
+        text += f"\n\n_Error: {turn.error}_"
+    return text
+
+
+def _interrupted(entry: Any) -> bool:
+    stderr = _field(entry, "stderr", "") or ""
+    return (
+        not _field(entry, "ok", True)
+        and stderr.rstrip().endswith("KeyboardInterrupt")
+        and ("Traceback" not in stderr)
+    )
+
+
+def _error_parts(entry: Any) -> tuple[str, str]:
+    """(name, message) of a failed input's exception, from the traceback's last line (else the summary)."""
+    lines = [line for line in (_field(entry, "stderr", "") or "").splitlines() if line.strip()]
+    last = lines[-1] if lines else (_field(entry, "summary", "") or "Error")
+    name, _, message = last.partition(": ")
+    return (name.strip() or "Error"), message.strip()
+
+
+def _assistant_meta(p: ApprovedProposal) -> dict[str, Any]:
+    return {"source": "assistant", "model": p.model, "approved_at": p.approved_at}
+
+
+def _tags(entry: Any) -> list[str]:
+    if entry is None or _field(entry, "ok", True):
+        return []
+    return ["skip-execution"] if _interrupted(entry) else ["raises-exception"]
+
+
+# -- .ipynb --------------------------------------------------------------------------------------------------
+def to_notebook(
+    history: Sequence[Any],
+    turns: Sequence[AssistantTurn] = (),
+    proposals: Sequence[ApprovedProposal] = (),
+    *,
+    mask: Callable[[str], str] | None = None,
+) -> Any:
+    """An nbformat v4 notebook (validated) of the session."""
+    try:
+        import nbformat
+        from nbformat import v4
+    except ImportError as exc:
+        raise PersistError(
+            "Saving a notebook needs the nbformat package: pip install 'pyaichat[persist]'."
+        ) from exc
+    m = mask or _mask_for(None)
+    cells = [v4.new_markdown_cell(m(_title()))]
+    for cell in timeline(history, turns, proposals):
+        if cell.kind == "markdown":
+            cells.append(v4.new_markdown_cell(m(cell.source)))
+            continue
+        metadata: dict[str, Any] = {}
+        if cell.proposal is not None:
+            metadata["pyaichat"] = _assistant_meta(cell.proposal)
+        tags = _tags(cell.entry)
+        if tags:
+            metadata["tags"] = tags
+        number = _field(cell.entry, "number") if cell.entry is not None else None
+        code = v4.new_code_cell(m(cell.source), execution_count=number, metadata=metadata)
+        code.outputs = _outputs(cell.entry, number, m) if cell.entry is not None else []
+        cells.append(code)
+    nb = v4.new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": dict(KERNELSPEC),
+            "language_info": {"name": "python"},
+            "pyaichat": {"version": __version__, "saved": time.strftime("%Y-%m-%d %H:%M:%S %z")},
+        },
+    )
+    nbformat.validate(nb)
+    return nb
+
+
+def _outputs(entry: Any, number: int | None, m: Callable[[str], str]) -> list[Any]:
+    from nbformat import v4
+
+    out = []
+    stdout, stderr = _field(entry, "stdout", "") or "", _field(entry, "stderr", "") or ""
+    if stdout:
+        out.append(v4.new_output("stream", name="stdout", text=m(stdout)))
+    if _field(entry, "ok", True) or _interrupted(entry):
+        if stderr:
+            out.append(v4.new_output("stream", name="stderr", text=m(stderr)))
+        result = _field(entry, "result")
+        if result is not None:
+            out.append(
+                v4.new_output("execute_result", data={"text/plain": m(result)}, execution_count=number)
+            )
+    else:
+        name, message = _error_parts(entry)
+        out.append(
+            v4.new_output(
+                "error", ename=m(name), evalue=m(message), traceback=m(stderr).splitlines() or [name]
+            )
+        )
+    return out
+
+
+def _title() -> str:
+    return f"# pyaichat session\n\nSaved {time.strftime('%Y-%m-%d %H:%M')} by pyaichat {__version__}."
+
+
+# -- .py (percent format) ------------------------------------------------------------------------------------
+def to_percent_script(
+    history: Sequence[Any],
+    turns: Sequence[AssistantTurn] = (),
+    proposals: Sequence[ApprovedProposal] = (),
+    *,
+    mask: Callable[[str], str] | None = None,
+) -> str:
+    """The session as a percent-format script (``# %%`` cells, as Jupytext, VS Code and Spyder read them);
+    cell metadata in Jupytext's ``key=<json>`` form. Outputs are left out: it is a script."""
+    m = mask or _mask_for(None)
+    parts = [_markdown_cell(m(_title()))]
+    for cell in timeline(history, turns, proposals):
+        if cell.kind == "markdown":
+            parts.append(_markdown_cell(m(cell.source)))
+            continue
+        meta = []
+        tags = _tags(cell.entry)
+        if tags:
+            meta.append(f"tags={json.dumps(tags)}")
+        if cell.proposal is not None:
+            meta.append(f"pyaichat={json.dumps(_assistant_meta(cell.proposal), ensure_ascii=False)}")
+        header = "# %%" + ("".join(" " + item for item in meta))
+        parts.append(f"{header}\n{m(cell.source).rstrip()}\n")
+    return "\n".join(parts)
+
+
+def _markdown_cell(text: str) -> str:
+    lines = [("# " + line).rstrip() for line in text.splitlines()]
+    return "# %% [markdown]\n" + "\n".join(lines) + "\n"
+
+
+# -- .md (the transcript) ------------------------------------------------------------------------------------
+def to_transcript(turns: Sequence[AssistantTurn], *, mask: Callable[[str], str] | None = None) -> str:
+    """The questions, tool steps and answers as Markdown (what ``/save FILE.md`` has always written)."""
+    m = mask or _mask_for(None)
+    out = ["# pyaichat transcript", ""]
+    for n, turn in enumerate(turns, 1):
+        out += [f"## Question {n}", "", turn.question, ""]
+        if turn.steps:
+            out.append("Steps:")
+            out += [
+                f"- `{s['name']}({s['detail']})` → {s['size']:,} chars{'' if s['ok'] else ' (failed)'}"
+                for s in turn.steps
+            ]
+            out.append("")
+        out += ["### Answer", "", turn.answer or "(no answer)", ""]
+        if turn.note:
+            out += [f"_{turn.note}_", ""]
+        if turn.error:
+            out += [f"_Error: {turn.error}_", ""]
+    return m("\n".join(out))
+
+
+# -- writing ------------------------------------------------------------------------------------------------
+def export(
+    path: str | os.PathLike[str],
+    history: Iterable[Any] = (),
+    turns: Iterable[AssistantTurn] = (),
+    proposals: Iterable[ApprovedProposal] = (),
+    *,
+    config: Any = None,
+    fmt: str | None = None,
+) -> ExportReport:
+    """Write the session to ``path`` as ``fmt`` (default: from the extension: .ipynb, .py or .md),
+    atomically; ``PersistError`` with one sentence when the format is unknown or the file cannot be
+    written."""
+    started = time.perf_counter()
+    target = os.path.abspath(os.path.expanduser(os.fspath(path)))
+    kind = fmt or FORMATS.get(os.path.splitext(target)[1].lower())
+    if kind not in FORMATS.values():
+        raise PersistError(
+            f"Cannot save as {os.path.basename(target)!r}: use a .ipynb, .py or .md file name."
+        )
+    mask = _mask_for(config)
+    entries = [_plain(e) for e in history]
+    turns, proposals = list(turns), list(proposals)
+    cells = 0
+    if kind == "ipynb":
+        import nbformat
+
+        nb = to_notebook(entries, turns, proposals, mask=mask)
+        cells = len(nb.cells)
+        data = nbformat.writes(nb).encode("utf-8")
+    elif kind == "py":
+        text = to_percent_script(entries, turns, proposals, mask=mask)
+        cells = text.count("# %%")
+        data = text.encode("utf-8")
+    else:
+        data = to_transcript(turns, mask=mask).encode("utf-8")
+    size = atomic_write(target, lambda fh: fh.write(data), private=False)
+    return ExportReport(target, kind, cells, size, time.perf_counter() - started)
+
+
+def _plain(entry: Any) -> Any:
+    return asdict(entry) if is_dataclass(entry) and not isinstance(entry, type) else entry
+
+
+def _mask_for(config: Any) -> Callable[[str], str]:
+    from ..capabilities.redact import masker_for
+
+    return masker_for(config).mask_text

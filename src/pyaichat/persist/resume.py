@@ -1,0 +1,231 @@
+"""The last session's conversation memory and input history, kept in the state directory for ``--resume``.
+
+Plain JSON (loading it runs nothing), written atomically and privately (``0600``), with secrets masked on
+the way out: the file holds what the model was allowed to see, never more. The shapes are plain dicts so
+this module needs neither the agent nor a front end:
+
+- a turn: ``{"question": str, "messages": [chat messages], "answer": str, "native": bool}`` (the agent's
+  ``Turn``);
+- an input: the fields of ``records.HistoryEntry`` (number, source, ok, summary, duration_ms, stdout,
+  stderr, result).
+
+Loading checks every field first and returns nothing unless all of it is sound.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, is_dataclass
+from typing import Any
+
+from .. import __version__, paths
+from . import PersistError
+from .atomic import atomic_write
+
+FORMAT = 1
+FILE_NAME = "last-session.json"
+MAX_TURNS = 200  # the newest turns kept; the agent fits far fewer into a request anyway
+MAX_INPUTS = 1000  # the newest inputs kept
+
+
+def default_path() -> str:
+    return os.path.join(str(paths.state_dir()), FILE_NAME)
+
+
+@dataclass
+class ResumeState:
+    """A loaded, checked resume file."""
+
+    path: str
+    turns: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    saved: str
+    snapshot: str | None = None
+
+    def text(self) -> str:
+        return (
+            f"Resumed the session saved {self.saved}: {_count(self.turns, 'question')} and "
+            f"{_count(self.history, 'input')}."
+        )
+
+    def history_entries(self) -> list[Any]:
+        """The inputs as ``records.HistoryEntry`` objects, ready for ``Session.history``."""
+        from ..records import HistoryEntry
+
+        return [HistoryEntry(**entry) for entry in self.history]
+
+
+@dataclass
+class ResumeReport:
+    path: str
+    turns: int
+    inputs: int
+    size: int
+    seconds: float
+
+    def text(self) -> str:
+        return (
+            f"Saved {self.turns} question{'s' if self.turns != 1 else ''} and {self.inputs} "
+            f"input{'s' if self.inputs != 1 else ''} to {self.path} "
+            f"({self.size:,} bytes, {self.seconds:.2f} s)."
+        )
+
+
+def _count(items: list[Any], word: str) -> str:
+    return f"{len(items)} {word}{'' if len(items) == 1 else 's'}"
+
+
+# -- saving -------------------------------------------------------------------------------------------------
+def save_resume(
+    turns: Iterable[Mapping[str, Any]],
+    history: Iterable[Any],
+    *,
+    path: str | os.PathLike[str] | None = None,
+    config: Any = None,
+    snapshot: str | None = None,
+) -> ResumeReport:
+    """Write the conversation memory and input history (``HistoryEntry`` objects or dicts) atomically."""
+    from ..capabilities.redact import masker_for
+
+    started = time.perf_counter()
+    mask = masker_for(config).mask_text
+    kept_turns = [_mask_turn(_turn(t), mask) for t in list(turns)[-MAX_TURNS:]]
+    kept_inputs = [_mask_entry(_entry(e), mask) for e in list(history)[-MAX_INPUTS:]]
+    document = {
+        "format": FORMAT,
+        "pyaichat": __version__,
+        "saved": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "snapshot": snapshot,
+        "turns": kept_turns,
+        "history": kept_inputs,
+    }
+    data = json.dumps(document, ensure_ascii=False, default=str).encode("utf-8")
+    target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
+    size = atomic_write(target, lambda fh: fh.write(data), private=True)
+    return ResumeReport(target, len(kept_turns), len(kept_inputs), size, time.perf_counter() - started)
+
+
+def _turn(turn: Mapping[str, Any]) -> dict[str, Any]:
+    if is_dataclass(turn) and not isinstance(turn, type):
+        turn = asdict(turn)
+    return {
+        "question": str(turn.get("question", "")),
+        "messages": [dict(m) for m in turn.get("messages") or []],
+        "answer": str(turn.get("answer") or ""),
+        "native": bool(turn.get("native", True)),
+    }
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    data = asdict(entry) if is_dataclass(entry) and not isinstance(entry, type) else dict(entry)
+    return {
+        "number": int(data["number"]),
+        "source": str(data["source"]),
+        "ok": bool(data["ok"]),
+        "summary": str(data.get("summary") or ""),
+        "duration_ms": float(data.get("duration_ms") or 0.0),
+        "stdout": str(data.get("stdout") or ""),
+        "stderr": str(data.get("stderr") or ""),
+        "result": None if data.get("result") is None else str(data["result"]),
+    }
+
+
+def _mask_turn(turn: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
+    messages = []
+    for msg in turn["messages"]:
+        new = dict(msg)
+        if isinstance(new.get("content"), str):
+            new["content"] = mask(new["content"])
+        if new.get("tool_calls"):
+            calls = []
+            for call in new["tool_calls"]:
+                fn = dict(call.get("function") or {})
+                if isinstance(fn.get("arguments"), str):
+                    fn["arguments"] = mask(fn["arguments"])
+                calls.append({**call, "function": fn})
+            new["tool_calls"] = calls
+        messages.append(new)
+    return {**turn, "question": mask(turn["question"]), "answer": mask(turn["answer"]), "messages": messages}
+
+
+def _mask_entry(entry: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
+    out = dict(entry)
+    for key in ("source", "summary", "stdout", "stderr", "result"):
+        if isinstance(out.get(key), str):
+            out[key] = mask(out[key])
+    return out
+
+
+# -- loading ------------------------------------------------------------------------------------------------
+def load_resume(path: str | os.PathLike[str] | None = None) -> ResumeState:
+    """The saved conversation and history; ``PersistError`` (one sentence, nothing loaded) when the file is
+    missing, broken or from a newer pyaichat."""
+    target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
+    try:
+        with open(target, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError as exc:
+        raise PersistError(f"There is no saved session to resume ({target} does not exist).") from exc
+    except OSError as exc:
+        raise PersistError(f"Cannot read {target}: {exc.strerror or exc}.") from exc
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise PersistError(f"{target} is damaged (it is not valid JSON); nothing was loaded.") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("format"), int):
+        raise PersistError(f"{target} is not a pyaichat session file; nothing was loaded.")
+    if document["format"] > FORMAT:
+        raise PersistError(
+            f"{target} was written by a newer pyaichat (session format {document['format']}; this version "
+            f"reads format {FORMAT}); update pyaichat to resume it."
+        )
+    problem = _problem(document)
+    if problem:
+        raise PersistError(f"{target} is damaged ({problem}); nothing was loaded.")
+    return ResumeState(
+        path=target,
+        turns=document["turns"],
+        history=document["history"],
+        saved=str(document.get("saved") or "?"),
+        snapshot=document.get("snapshot") if isinstance(document.get("snapshot"), str) else None,
+    )
+
+
+_ENTRY_TYPES: dict[str, tuple[type, ...]] = {
+    "number": (int,),
+    "source": (str,),
+    "ok": (bool,),
+    "summary": (str,),
+    "duration_ms": (int, float),
+    "stdout": (str,),
+    "stderr": (str,),
+    "result": (str, type(None)),
+}
+
+
+def _problem(document: dict[str, Any]) -> str | None:
+    """What is wrong with a parsed file, in a few words; ``None`` when every turn and input is sound."""
+    turns, history = document.get("turns"), document.get("history")
+    if not isinstance(turns, list) or not isinstance(history, list):
+        return "its turns or inputs are missing"
+    for i, turn in enumerate(turns, 1):
+        if not (
+            isinstance(turn, dict)
+            and isinstance(turn.get("question"), str)
+            and isinstance(turn.get("answer"), str)
+            and isinstance(turn.get("native"), bool)
+            and isinstance(turn.get("messages"), list)
+            and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in turn["messages"])
+        ):
+            return f"question {i} is malformed"
+    for i, entry in enumerate(history, 1):
+        if not isinstance(entry, dict) or set(entry) != set(_ENTRY_TYPES):
+            return f"input {i} is malformed"
+        for key, types_ in _ENTRY_TYPES.items():
+            value = entry[key]
+            if not isinstance(value, types_) or (key == "number" and isinstance(value, bool)):
+                return f"input {i} has a bad {key}"
+    return None

@@ -1,0 +1,217 @@
+"""Saving the session as .ipynb / .py / .md: order, the assistant's marks, masking, and a saved notebook that
+runs in a real kernel (nbclient) to the same outputs the session showed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pyaichat import Session
+from pyaichat.persist import PersistError
+from pyaichat.persist.notebook import (
+    ApprovedProposal,
+    AssistantTurn,
+    export,
+    timeline,
+    to_notebook,
+    to_percent_script,
+    to_transcript,
+)
+
+nbformat = pytest.importorskip("nbformat")
+
+SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+APPROVED_AT = "2025-03-04T10:11:12+0000"
+
+
+@pytest.fixture
+def work(capsys):
+    """A session as a user would leave it: inputs, two questions, one approved proposal."""
+    s = Session()
+    inputs = [
+        "import pandas as pd",  # 1
+        "df = pd.DataFrame({'a': [1, 2, 3], 'b': ['x', 'y', 'z']})",  # 2
+        "print('rows:', len(df)); df",  # 3
+        "import sys; print('careful', file=sys.stderr); df.a.sum()",  # 4
+        "df.missing",  # 5 (fails)
+        f"api_key = {SECRET!r}",  # 6
+        "df['c'] = df.a * 2\ndf.c.tolist()",  # 7 (the approved proposal)
+        "for i in range(2):\n    print(i)",  # 8
+    ]
+    for src in inputs:
+        s.run(src)
+    capsys.readouterr()
+    turns = [
+        AssistantTurn(
+            "what is in @df?",
+            "Three rows, columns a and b.",
+            after_input=3,
+            end_input=3,
+            steps=[{"name": "get_repr", "detail": "df", "size": 120, "ok": True}],
+        ),
+        AssistantTurn(
+            f"add a column c = 2a (my key is {SECRET})",
+            "Added c.",
+            after_input=6,
+            end_input=7,
+            note="stopped by max_steps",
+        ),
+    ]
+    proposals = [ApprovedProposal(s.history[6].source, "openai/test-model", APPROVED_AT, 7, "double a")]
+    return s, turns, proposals
+
+
+def test_cells_are_in_the_order_things_happened(work):
+    s, turns, proposals = work
+    cells = timeline(s.history, turns, proposals)
+    kinds = [(c.kind, c.entry.number if c.entry is not None else None) for c in cells]
+    assert kinds == [
+        ("code", 1),
+        ("code", 2),
+        ("code", 3),
+        ("markdown", None),  # question 1 and its answer: nothing ran in between, one cell
+        ("code", 4),
+        ("code", 5),
+        ("code", 6),
+        ("markdown", None),  # question 2
+        ("code", 7),  # the approved code, as the input it ran as
+        ("markdown", None),  # answer 2
+        ("code", 8),
+    ]
+    assert cells[3].source == "**Question:** what is in @df?\n\n**Answer:** Three rows, columns a and b."
+    assert cells[8].proposal is proposals[0]
+
+
+def test_notebook_cells_outputs_and_marks(work):
+    s, turns, proposals = work
+    nb = to_notebook(s.history, turns, proposals)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == [1, 2, 3, 4, 5, 6, 7, 8]
+    by_n = {c.execution_count: c for c in code}
+    assert [o.output_type for o in by_n[3].outputs] == ["stream", "execute_result"]
+    assert by_n[3].outputs[0].text == "rows: 3\n"
+    assert by_n[3].outputs[1].data["text/plain"] == repr(s.namespace["df"].drop(columns="c"))
+    assert [(o.output_type, getattr(o, "name", None)) for o in by_n[4].outputs] == [
+        ("stream", "stderr"),
+        ("execute_result", None),
+    ]
+    error = by_n[5].outputs[0]
+    assert error.output_type == "error" and error.ename == "AttributeError"
+    assert "missing" in error.evalue
+    assert by_n[5].metadata["tags"] == ["raises-exception"]
+    assert by_n[7].metadata["pyaichat"] == {
+        "source": "assistant",
+        "model": "openai/test-model",
+        "approved_at": APPROVED_AT,
+    }
+    assert "pyaichat" not in by_n[6].metadata
+    assert by_n[8].outputs[0].text == "0\n1\n"
+
+
+def test_secrets_are_masked_everywhere(work, tmp_path):
+    s, turns, proposals = work
+    for ext in ("ipynb", "py", "md"):
+        report = export(tmp_path / f"s.{ext}", s.history, turns, proposals)
+        text = Path(report.path).read_text()
+        assert SECRET not in text, ext
+    nb = nbformat.read(tmp_path / "s.ipynb", as_version=4)
+    assert "<redacted" in nb.cells[7].source  # the input that bound api_key
+
+
+def test_percent_script_reads_back_as_the_same_cells(work, tmp_path):
+    jupytext = pytest.importorskip("jupytext")
+    s, turns, proposals = work
+    text = to_percent_script(s.history, turns, proposals)
+    assert text.count("# %%") == 12
+    back = jupytext.reads(text, fmt="py:percent")
+    nb = to_notebook(s.history, turns, proposals)
+    assert [c.cell_type for c in back.cells] == [c.cell_type for c in nb.cells]
+    assert [c.source for c in back.cells] == [c.source for c in nb.cells]
+    marked = [c.metadata for c in back.cells if "pyaichat" in c.metadata]
+    meta = {"source": "assistant", "model": "openai/test-model", "approved_at": APPROVED_AT}
+    assert marked == [{"pyaichat": meta}]
+    assert [c.metadata.get("tags") for c in back.cells if "tags" in c.metadata] == [["raises-exception"]]
+
+
+def test_transcript_is_what_save_has_always_written():
+    from pyaichat.agent.assistant import Assistant
+    from pyaichat.agent.loop import StepRecord, TurnResult
+    from pyaichat.config import Config
+
+    results = [
+        TurnResult(
+            question="why?",
+            answer="because",
+            steps=[
+                StepRecord("llm", "model", 10.0, detail="ok"),
+                StepRecord("tool", "get_repr", 1.0, size=1234, ok=True, detail="df"),
+                StepRecord("tool", "eval_expr", 1.0, size=5, ok=False, detail="x.y"),
+            ],
+            note="stopped by max_steps",
+        ),
+        TurnResult(question="and?", answer="", error="The model could not be reached."),
+    ]
+    assistant = Assistant(Config(model="fake/model", audit=False), Session())
+    assistant.turns = results
+    turns = [AssistantTurn.from_result(r, after_input=0) for r in results]
+    assert to_transcript(turns) == assistant.transcript()
+
+
+def test_unknown_format_and_unwritable_place(tmp_path, work):
+    s, turns, proposals = work
+    with pytest.raises(PersistError, match=r"use a \.ipynb, \.py or \.md file name"):
+        export(tmp_path / "s.docx", s.history, turns, proposals)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(PersistError, match="Cannot create the folder"):
+        export(blocker / "sub" / "s.ipynb", s.history, turns, proposals)
+
+
+def test_a_notebook_with_nothing_yet_is_valid(tmp_path):
+    report = export(tmp_path / "empty.ipynb")
+    nb = nbformat.read(report.path, as_version=4)
+    assert len(nb.cells) == 1 and nb.cells[0].cell_type == "markdown"
+    assert json.loads(Path(report.path).read_text())["metadata"]["kernelspec"]["name"] == "python3"
+
+
+def _text_outputs(cell) -> dict[str, str]:
+    """A code cell's outputs as text by kind (a kernel may split one stream into several messages)."""
+    out: dict[str, str] = {}
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out[o.name] = out.get(o.name, "") + o.text
+        elif o.output_type == "execute_result":
+            out["result"] = o.data["text/plain"]
+        elif o.output_type == "error":
+            out["error"] = f"{o.ename}: {o.evalue}"
+    return out
+
+
+@pytest.mark.e2e
+def test_the_saved_notebook_runs_in_a_real_kernel_to_the_same_outputs(work, tmp_path):
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    s, turns, proposals = work
+    report = export(tmp_path / "session.ipynb", s.history, turns, proposals)
+    saved = nbformat.read(report.path, as_version=4)
+    ran = nbformat.read(report.path, as_version=4)
+    for cell in ran.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+    client = nbclient.NotebookClient(
+        ran, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    saved_code = [c for c in saved.cells if c.cell_type == "code"]
+    ran_code = [c for c in ran.cells if c.cell_type == "code"]
+    assert len(ran_code) == 8
+    for before, after in zip(saved_code, ran_code, strict=True):
+        want, got = _text_outputs(before), _text_outputs(after)
+        if "error" in want:
+            assert got["error"].split(":")[0] == want["error"].split(":")[0] == "AttributeError"
+            continue
+        assert got == want, before.source
+    assert _text_outputs(ran_code[6])["result"] == "[2, 4, 6]"  # the assistant's code ran as it did
