@@ -29,7 +29,8 @@ How runs are bounded (the README's "Sandbox" section says the same):
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
 from .compiler import compile_snippet
@@ -40,8 +41,9 @@ from .runner import Request, Secrets, execute, prepare, value_of
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
+    from .preview import Preview
 
-__all__ = ["evaluate_value", "isolation_mode", "run", "secrets_for", "walls_report"]
+__all__ = ["evaluate_value", "isolation_mode", "preview_code", "run", "secrets_for", "walls_report"]
 
 
 def isolation_mode(setting: str) -> str:
@@ -142,6 +144,23 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
             message += "\nOutput before the error:\n" + output[: req.limit // 2]
         raise CapabilityError(message)
     return str(outcome.get("text", ""))
+
+
+def preview_code(
+    config: Any, namespace: dict[str, Any], source: str, transform: Callable[[str], str] | None = None
+) -> Preview:
+    """What running ``source`` (proposed code, ordinary Python) would do to ``namespace``, found in a walled,
+    forked child with ``run_python``'s deadline and limits (``preview.preview``); for the user's eyes only."""
+    from .preview import preview
+
+    return preview(
+        namespace,
+        source,
+        timeout=own_deadline(config.tool_timeout),
+        isolation=isolation_mode(config.sandbox_isolation),
+        max_output_chars=config.max_output_chars,
+        transform=transform,
+    )
 
 
 def evaluate_value(ctx: CapabilityContext, expr: str) -> object:

@@ -33,7 +33,7 @@ import functools
 import os
 import stat
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 COPY_LIMIT = 64 << 20  # bytes of descriptor-less shared memory copied per mapping; larger ones are sealed
 
@@ -250,27 +250,44 @@ def _action(m: Shared) -> str:
     return "copy" if m.prot & _PROT_READ and m.size <= COPY_LIMIT else "seal"
 
 
-def privatize(skip: tuple[int, ...] = ()) -> list[Shared]:
-    """Leave this process no shared mapping (see the module's docstring). Returns the mappings sealed
-    (inaccessible now). ``skip``: descriptors that are not the session's (the result pipe). Raises
-    ``PrivatizeError`` if a mapping could not be replaced, so that nothing runs then."""
+@dataclass
+class Privatized:
+    """What ``privatize`` did, for a preview in the same child: which memory was a file's (the session's
+    writes there reach the file), which it copied (so its pages are the child's own before any code runs),
+    which it sealed (reading it would crash)."""
+
+    files: list[Shared] = field(default_factory=list)
+    copied: list[Shared] = field(default_factory=list)
+    sealed: list[Shared] = field(default_factory=list)
+
+
+last = Privatized()  # in a child: what ``privatize`` did there
+
+
+def privatize(skip: tuple[int, ...] = ()) -> Privatized:
+    """Leave this process no shared mapping (see the module's docstring). ``skip``: descriptors that are not
+    the session's (the result pipe). Raises ``PrivatizeError`` if a mapping could not be replaced, so that
+    nothing runs then."""
+    global last
+    done = last = Privatized()
     mappings = shared_mappings()
     if not mappings:
-        return []
+        return done
     libc = _libc()
     if libc is None:
         raise PrivatizeError(0, "the C library could not be loaded")
     held = _Held(skip)
-    sealed = []
     for m in mappings:
         action = _action(m)
         if action == "file" and _map_file(libc, m, held):
+            done.files.append(m)
             continue
         if action != "seal" and m.prot & _PROT_READ and m.size <= COPY_LIMIT and _copy(libc, m):
+            done.copied.append(m)
             continue
         _seal(libc, m)
-        sealed.append(m)
-    return sealed
+        done.sealed.append(m)
+    return done
 
 
 def _map_file(libc: _Libc, m: Shared, held: _Held) -> bool:
