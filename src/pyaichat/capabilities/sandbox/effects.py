@@ -28,7 +28,8 @@ import types
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from itertools import islice
+from typing import Any, NamedTuple
 
 from .ownership import pandas_parts
 from .pages import PAGE, Pages
@@ -47,9 +48,9 @@ _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), range, frozense
               types.FunctionType, types.BuiltinFunctionType, types.MethodType)  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Form:
-    """A value-free description of one object and a fingerprint of its structure."""
+class Form(NamedTuple):
+    """A value-free description of one object and a fingerprint of its structure (a tuple: thousands are made
+    per preview)."""
 
     type_name: str
     shape: tuple[int, ...] | None = None
@@ -92,7 +93,7 @@ class Buffer:
 @dataclass
 class _Look:
     obj: Any
-    form: Form
+    form: Form | None  # None: an immutable object, described only if it is reported
     buffers: list[Buffer]
 
 
@@ -109,20 +110,20 @@ class Effect:
 
 
 class _Context:
-    """One pass of form-taking: the budget, the pinned objects, the buffers found."""
+    """One pass of form-taking: the budget, the pinned objects, the buffers found (if they are wanted)."""
 
-    def __init__(self, pinned: list[Any]) -> None:
+    def __init__(self, pinned: list[Any], buffers: bool) -> None:
         self.pinned = pinned
         self.buffers: list[Buffer] = []
-        self.budget = MAX_BUFFERS
+        self.budget = MAX_BUFFERS if buffers else 0
 
 
 def _digest(start: int, end: int) -> bytes:
     return hashlib.blake2b(ctypes.string_at(start, end - start), digest_size=16).digest()
 
 
-def _buffer(ctx: _Context, start: int, end: int, avoid: list[tuple[int, int]]) -> None:
-    if end <= start or ctx.budget <= 0 or any(start < hi and lo < end for lo, hi in avoid):
+def _buffer(ctx: _Context, start: int, end: int) -> None:
+    if end <= start or ctx.budget <= 0:
         return
     ctx.budget -= 1
     first_whole, last_whole = -(-start // PAGE) * PAGE, end // PAGE * PAGE
@@ -155,12 +156,12 @@ def _ndarray_type() -> type | None:
 class Former:
     """Takes the ``Form`` of objects, recording their buffers and pinning what the fingerprint names."""
 
-    def __init__(self, avoid: list[tuple[int, int]]) -> None:
-        self.avoid = avoid  # memory that must not be read (sealed shared memory)
+    def __init__(self) -> None:
         self.ndarray = _ndarray_type()
 
-    def look(self, obj: Any, pinned: list[Any]) -> tuple[Form, list[Buffer]]:
-        ctx = _Context(pinned)
+    def look(self, obj: Any, pinned: list[Any], buffers: bool = True) -> tuple[Form, list[Buffer]]:
+        """``obj``'s form, and the buffers it holds (with ``buffers``: their edges are read and hashed)."""
+        ctx = _Context(pinned, buffers)
         try:
             form = self._form(obj, ctx, 0)
         except Exception as exc:  # an object that cannot be described is compared by identity
@@ -169,9 +170,13 @@ class Former:
 
     def _form(self, obj: Any, ctx: _Context, depth: int) -> Form:
         t = type(obj)
+        if t is list or t is tuple:  # the common cases first: a namespace may hold thousands
+            return Form(t.__name__, (len(obj),), "items", "", None, self._items(obj, ctx, depth))
+        if t is dict:
+            return self._dict(obj, ctx, depth)
         name = t.__name__
         if isinstance(obj, (str, bytes)):
-            return Form(name, (len(obj),), "chars" if t is str else "bytes")
+            return Form(name, (len(obj),), "chars" if isinstance(obj, str) else "bytes")
         if isinstance(obj, _IMMUTABLE):
             return Form(_kind(obj))
         if self.ndarray is not None and isinstance(obj, self.ndarray):
@@ -186,44 +191,50 @@ class Former:
                 holder = (ctypes.c_char * len(obj)).from_buffer(obj)
                 start = ctypes.addressof(holder)
                 del holder  # the export ends here: the code may still resize it
-                _buffer(ctx, start, start + len(obj), self.avoid)
+                _buffer(ctx, start, start + len(obj))
             return Form(name, (len(obj),), "bytes", inner=(len(obj),))
         if isinstance(obj, (list, tuple, deque)):
-            return Form(name, (len(obj),), "items", inner=self._items(list(obj), ctx, depth))
+            return Form(name, (len(obj),), "items", inner=self._items(obj, ctx, depth))
         if isinstance(obj, dict):
-            keys = list(obj)[:MAX_ITEMS]
-            ctx.pinned.extend(keys)
-            inner = (len(obj), tuple(map(id, keys)), self._items(list(obj.values()), ctx, depth))
-            return Form(name, (len(obj),), "keys", inner=inner)
+            return self._dict(obj, ctx, depth)
         if isinstance(obj, set):
             members = tuple(obj) if len(obj) <= MAX_ITEMS else ()
-            ctx.pinned.extend(members)
+            ctx.pinned.append(members)
             return Form(name, (len(obj),), "items", inner=(len(obj), frozenset(map(id, members))))
         attrs = _instance_dict(obj)
         if attrs is not None:
-            items = list(attrs.items())[:MAX_ITEMS]
-            ctx.pinned.extend(v for _, v in items)
-            nested = self._nested([v for _, v in items], ctx, depth)
-            return Form(f"{name} object", inner=(tuple((k, id(v)) for k, v in items), nested))
+            keys = tuple(islice(attrs, MAX_ITEMS))
+            values = tuple(islice(attrs.values(), MAX_ITEMS))
+            ctx.pinned.append(values)
+            inner = (keys, tuple(map(id, values)), self._nested(values, ctx, depth))
+            return Form(f"{name} object", inner=inner)
         return Form(name)
 
-    def _items(self, items: list[Any], ctx: _Context, depth: int) -> tuple[Any, ...]:
-        head = items[:MAX_ITEMS]
-        ctx.pinned.extend(head)
+    def _dict(self, obj: dict[Any, Any], ctx: _Context, depth: int) -> Form:
+        keys = tuple(islice(obj, MAX_ITEMS))
+        ctx.pinned.append(keys)
+        inner = (len(obj), tuple(map(id, keys)), self._items(obj.values(), ctx, depth))
+        return Form(type(obj).__name__, (len(obj),), "keys", "", None, inner)
+
+    def _items(self, items: Any, ctx: _Context, depth: int) -> tuple[Any, ...]:
+        """Identities of the first elements (kept alive with ``pinned``, so no other object can take their
+        ``id``), and the fingerprints of the first few of them that can change."""
+        head = tuple(islice(items, MAX_ITEMS))
+        ctx.pinned.append(head)
         return (len(items), tuple(map(id, head)), self._nested(head, ctx, depth))
 
-    def _nested(self, values: list[Any], ctx: _Context, depth: int) -> tuple[Any, ...]:
+    def _nested(self, values: tuple[Any, ...], ctx: _Context, depth: int) -> tuple[Any, ...]:
         if depth >= MAX_DEPTH:
             return ()
-        out = []
-        for value in values[:MAX_NESTED]:
-            if not isinstance(value, _IMMUTABLE):
-                out.append(self._form(value, ctx, depth + 1).inner)
-        return tuple(out)
+        return tuple(
+            self._form(value, ctx, depth + 1).inner
+            for value in values[:MAX_NESTED]
+            if not isinstance(value, _IMMUTABLE)
+        )
 
     def _array(self, arr: Any, ctx: _Context) -> Form:
         start, end = _array_bounds(arr)
-        _buffer(ctx, start, end, self.avoid)
+        _buffer(ctx, start, end)
         inner = (arr.shape, arr.dtype.str, arr.strides, start)
         return Form(
             type(arr).__name__, tuple(arr.shape), dtypes=str(arr.dtype), nbytes=int(arr.nbytes), inner=inner
@@ -272,7 +283,7 @@ class Former:
         nbytes = int(tensor.nelement() * tensor.element_size())
         if str(getattr(tensor, "device", "cpu")) == "cpu" and nbytes:
             start = int(tensor.data_ptr())
-            _buffer(ctx, start, start + nbytes, self.avoid)
+            _buffer(ctx, start, start + nbytes)
         shape = tuple(int(n) for n in tensor.shape)
         inner = (shape, str(tensor.dtype), tensor.data_ptr())
         return Form(type(tensor).__name__, shape, dtypes=str(tensor.dtype), nbytes=nbytes, inner=inner)
@@ -298,35 +309,46 @@ def _instance_dict(obj: Any) -> dict[str, Any] | None:
 
 
 class Snapshot:
-    """The namespace just before the run (see the module's docstring)."""
+    """The namespace just before the run (see the module's docstring): taken in the parent, where every object
+    is warm, just before ``fork`` — in a fresh child each object first touched costs a copy-on-write fault —
+    and compared in the child after the run."""
 
-    def __init__(self, namespace: Mapping[str, Any], pages: Pages, avoid: list[tuple[int, int]],
-                 files: list[tuple[int, int, str]]) -> None:  # fmt: skip
-        self.pages = pages
-        self.files = files  # memory that is a file's: a real run's writes there reach the file
-        self.former = Former(avoid)
+    def __init__(self, namespace: Mapping[str, Any]) -> None:
+        self.former = Former()
         self.pinned: list[Any] = []
         self.looks: dict[str, _Look] = {}
         for name in list(namespace)[:MAX_NAMES]:
             if name in SKIPPED:
                 continue
             obj = namespace[name]
+            if isinstance(obj, _IMMUTABLE):  # most of a large namespace: nothing to compare but identity
+                self.looks[name] = _Look(obj, None, [])
+                continue
             form, buffers = self.former.look(obj, self.pinned)
             self.looks[name] = _Look(obj, form, buffers)
 
-    def effects(self, namespace: Mapping[str, Any]) -> list[Effect]:
+    def effects(
+        self,
+        namespace: Mapping[str, Any],
+        pages: Pages,
+        sealed: list[tuple[int, int]] = (),  # type: ignore[assignment]
+        files: list[tuple[int, int, str]] = (),  # type: ignore[assignment]
+    ) -> list[Effect]:
+        """In the child, after the run. ``pages``: its pagemap; ``sealed``: memory it must not read (shared
+        memory it could not keep); ``files``: memory that is a file's (a real run's writes reach the file)."""
         found: list[Effect] = []
         for name, look in self.looks.items():
+            before = look.form or self._form(look.obj)
             if name not in namespace:
-                found.append(Effect(name, "deleted", look.form.line(), None))
+                found.append(Effect(name, "deleted", before.line(), None))
                 continue
             obj = namespace[name]
             if obj is not look.obj:
-                found.append(Effect(name, "rebound", look.form.line(), self._form(obj).line()))
+                found.append(Effect(name, "rebound", before.line(), self._form(obj).line()))
                 continue
-            changed = self._changed(look)
+            changed = self._changed(look, pages, sealed, files) if look.form is not None else None
             if changed is not None:
-                found.append(Effect(name, "changed", look.form.line(), self._form(obj).line(), changed))
+                found.append(Effect(name, "changed", before.line(), self._form(obj).line(), changed))
         for name in list(namespace)[:MAX_NAMES]:
             if name not in self.looks and name not in SKIPPED:
                 found.append(Effect(name, "created", None, self._form(namespace[name]).line()))
@@ -334,27 +356,28 @@ class Snapshot:
         return sorted(found, key=lambda e: (order[e.change], e.name))
 
     def _form(self, obj: Any) -> Form:
-        return self.former.look(obj, [])[0]
+        return self.former.look(obj, [], buffers=False)[0]
 
-    def _changed(self, look: _Look) -> str | None:
+    def _changed(
+        self, look: _Look, pages: Pages, sealed: list[tuple[int, int]], files: list[tuple[int, int, str]]
+    ) -> str | None:
         """How ``look``'s object changed in place, or None. Buffers are read only when the structure is the
         same (the same arrays, at the same addresses): a buffer the code replaced may be gone."""
-        form, _ = self.former.look(look.obj, [])
-        if form.inner != look.form.inner:
+        if self._form(look.obj).inner != look.form.inner:  # type: ignore[union-attr]
             return "changed in place"
         written = 0
         touched: list[Buffer] = []
         for buf in look.buffers:
-            pages = self.pages.written(buf.start, buf.end)
-            if pages or any(_digest(lo, hi) != digest for lo, hi, digest in buf.edges):
-                written += pages
+            if any(buf.start < hi and lo < buf.end for lo, hi in sealed):
+                continue
+            count = pages.written(buf.start, buf.end)
+            if count or any(_digest(lo, hi) != digest for lo, hi, digest in buf.edges):
+                written += count
                 touched.append(buf)
         if not touched:
             return None
         detail = "data written in place" + (f" (about {size_text(written * PAGE)})" if written else "")
-        files = sorted(
-            {path for buf in touched for lo, hi, path in self.files if buf.start < hi and lo < buf.end}
-        )
-        if files:
-            detail += f"; the memory is the file {', '.join(files)}: running the code writes the file"
+        paths = sorted({path for buf in touched for lo, hi, path in files if buf.start < hi and lo < buf.end})
+        if paths:
+            detail += f"; the memory is the file {', '.join(paths)}: running the code writes the file"
         return detail

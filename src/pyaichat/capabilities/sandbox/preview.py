@@ -133,11 +133,11 @@ def preview(
         pagemap.append(fd)
         return (fd,) if fd >= 0 else ()
 
+    snapshot = Snapshot(namespace)  # here, where the objects are warm (see ``Snapshot``)
+
     def job() -> dict[str, Any]:
-        return {
-            "ok": True,
-            "preview": _run(namespace, body, last, pagemap[0] if pagemap else -1, max_output_chars),
-        }
+        fd = pagemap[0] if pagemap else -1
+        return {"ok": True, "preview": _run(namespace, snapshot, body, last, fd, max_output_chars)}
 
     try:
         outcome = run_forked(
@@ -204,19 +204,15 @@ def _echo(value: Any, limit: int) -> str:
 
 def _run(
     namespace: dict[str, Any],
+    snapshot: Snapshot,
     body: types.CodeType | None,
     last: types.CodeType | None,
     pagemap: int,
     limit: int,
 ) -> dict[str, Any]:
-    """In the child, behind the walls: snapshot, run, compare."""
+    """In the child, behind the walls: run, compare with the snapshot taken before ``fork``."""
     done = shared_memory.last
-    snapshot = Snapshot(
-        namespace,
-        Pages(pagemap, [(m.start, m.end) for m in done.copied]),
-        avoid=[(m.start, m.end) for m in done.sealed],
-        files=[(m.start, m.end, m.path.removesuffix(" (deleted)")) for m in done.files],
-    )
+    pages = Pages(pagemap, [(m.start, m.end) for m in done.copied])
     out = _Output(limit)
     sys.stdout = sys.stderr = out  # type: ignore[assignment]  (this process ends after the preview)
     error = reason = None
@@ -231,7 +227,12 @@ def _run(
     except BaseException as exc:  # the code's own exception, or a wall it met
         error, reason = _one_line(exc), _blocked(exc)
     duration = (time.perf_counter() - started) * 1000
-    effects = snapshot.effects(namespace)
+    effects = snapshot.effects(
+        namespace,
+        pages,
+        sealed=[(m.start, m.end) for m in done.sealed],
+        files=[(m.start, m.end, m.path.removesuffix(" (deleted)")) for m in done.files],
+    )
     return {
         "status": "incomplete" if reason else "previewed",
         "reason": reason,
