@@ -318,3 +318,29 @@ def test_pandas_internals_are_what_the_effects_read() -> None:
     frame = pd.DataFrame({"a": [1, 2], "b": [1.0, 2.0]})
     parts = pandas_parts(frame)
     assert any(isinstance(p, np.ndarray) and np.shares_memory(p, frame["a"].to_numpy()) for p in parts)
+
+
+@needs_walls
+def test_looking_runs_none_of_the_sessions_code(fx: Fixture) -> None:
+    """The snapshot is taken in the session's own process: a container subclass's ``__len__``/``__iter__``
+    or an object's ``__getattr__`` must not run there."""
+    code = (
+        "calls = []\n"
+        "class Logged(list):\n"
+        "    def __len__(self):\n"
+        "        calls.append('len')\n"
+        "        return 0\n"
+        "    def __iter__(self):\n"
+        "        calls.append('iter')\n"
+        "        return iter(())\n"
+        "class Lazy:\n"
+        "    def __getattr__(self, name):\n"
+        "        calls.append(name)\n"
+        "        return 1\n"
+        "logged = Logged([1, 2])\n"
+        "lazy = Lazy()\n"
+    )
+    assert fx.session.run(code).ok
+    found = fx.preview("logged.append(3)")
+    assert fx.session.namespace["calls"] == []
+    assert _effects(found)["logged"] == ("changed", "Logged of 2 items", "Logged of 3 items", "changed in place")

@@ -153,6 +153,21 @@ def _ndarray_type() -> type | None:
     return getattr(np, "ndarray", None)
 
 
+class _Items:
+    """A length and an iterator, read through a builtin type's own methods."""
+
+    __slots__ = ("iterator", "size")
+
+    def __init__(self, size: int, iterator: Any) -> None:
+        self.size, self.iterator = size, iterator
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Any:
+        return self.iterator
+
+
 class Former:
     """Takes the ``Form`` of objects, recording their buffers and pinning what the fingerprint names."""
 
@@ -193,14 +208,19 @@ class Former:
                 del holder  # the export ends here: the code may still resize it
                 _buffer(ctx, start, start + len(obj))
             return Form(name, (len(obj),), "bytes", inner=(len(obj),))
-        if isinstance(obj, (list, tuple, deque)):
-            return Form(name, (len(obj),), "items", inner=self._items(obj, ctx, depth))
+        # Subclasses are read through their builtin base: their own ``__len__`` or ``__iter__`` is the
+        # session's code, and looking runs none of it.
+        for base in (list, tuple, deque):
+            if isinstance(obj, base):
+                items = _Items(base.__len__(obj), base.__iter__(obj))  # type: ignore[attr-defined]
+                return Form(name, (len(items),), "items", inner=self._items(items, ctx, depth))
         if isinstance(obj, dict):
             return self._dict(obj, ctx, depth)
         if isinstance(obj, set):
-            members = tuple(obj) if len(obj) <= MAX_ITEMS else ()
+            size = set.__len__(obj)
+            members = tuple(set.__iter__(obj)) if size <= MAX_ITEMS else ()
             ctx.pinned.append(members)
-            return Form(name, (len(obj),), "items", inner=(len(obj), frozenset(map(id, members))))
+            return Form(name, (size,), "items", inner=(size, frozenset(map(id, members))))
         attrs = _instance_dict(obj)
         if attrs is not None:
             keys = tuple(islice(attrs, MAX_ITEMS))
@@ -211,10 +231,11 @@ class Former:
         return Form(name)
 
     def _dict(self, obj: dict[Any, Any], ctx: _Context, depth: int) -> Form:
-        keys = tuple(islice(obj, MAX_ITEMS))
+        size = dict.__len__(obj)
+        keys = tuple(islice(dict.__iter__(obj), MAX_ITEMS))
         ctx.pinned.append(keys)
-        inner = (len(obj), tuple(map(id, keys)), self._items(obj.values(), ctx, depth))
-        return Form(type(obj).__name__, (len(obj),), "keys", "", None, inner)
+        inner = (size, tuple(map(id, keys)), self._items(_Items(size, iter(dict.values(obj))), ctx, depth))
+        return Form(type(obj).__name__, (size,), "keys", "", None, inner)
 
     def _items(self, items: Any, ctx: _Context, depth: int) -> tuple[Any, ...]:
         """Identities of the first elements (kept alive with ``pinned``, so no other object can take their

@@ -32,10 +32,11 @@ def _children(obj: Any) -> Iterable[Any]:
     t = type(obj)
     if t in (list, tuple, set, frozenset, deque):
         return obj
-    if isinstance(obj, dict):
-        return [*obj.keys(), *obj.values()]
-    if isinstance(obj, (list, tuple, set, frozenset, deque)):
-        return obj
+    if isinstance(obj, dict):  # a subclass is read through dict's own methods: its overrides are user code
+        return [*dict.__iter__(obj), *dict.values(obj)]
+    for base in (list, tuple, set, frozenset, deque):
+        if isinstance(obj, base):
+            return list(base.__iter__(obj))  # type: ignore[attr-defined]
     mod = getattr(t, "__module__", "") or ""
     if mod.startswith("pandas"):
         return pandas_parts(obj)
