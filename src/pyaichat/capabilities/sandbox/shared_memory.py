@@ -28,12 +28,16 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import fcntl
 import functools
 import os
 import stat
 import struct
 from dataclasses import dataclass, field
+
+try:
+    import fcntl
+except ImportError:  # Windows: no fork, so nothing here runs there
+    fcntl = None  # type: ignore[assignment]
 
 COPY_LIMIT = 64 << 20  # bytes of descriptor-less shared memory copied per mapping; larger ones are sealed
 
@@ -109,6 +113,8 @@ def shared_mappings() -> list[Shared]:
 
 def _query(fd: int) -> list[Shared] | None:
     """The shared mappings by PROCMAP_QUERY; None where the kernel does not have it."""
+    if fcntl is None:
+        return None
     name = _name_buffer()
     found: list[Shared] = []
     address = 0
@@ -177,7 +183,7 @@ class _Libc:
 def _libc() -> _Libc | None:
     try:
         return _Libc()
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no C library by that name (another OS)
         return None
 
 
