@@ -343,4 +343,9 @@ def test_looking_runs_none_of_the_sessions_code(fx: Fixture) -> None:
     assert fx.session.run(code).ok
     found = fx.preview("logged.append(3)")
     assert fx.session.namespace["calls"] == []
-    assert _effects(found)["logged"] == ("changed", "Logged of 2 items", "Logged of 3 items", "changed in place")
+    assert _effects(found)["logged"] == (
+        "changed",
+        "Logged of 2 items",
+        "Logged of 3 items",
+        "changed in place",
+    )

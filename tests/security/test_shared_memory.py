@@ -255,10 +255,26 @@ def memmap_file(tmp_path: Path) -> Iterator[tuple[Path, np.memmap]]:
 
 
 @pytest.mark.skipif(not fork_available(), reason="no fork on this platform")
-def test_the_child_keeps_no_shared_mapping(memmap_file) -> None:
+def test_the_child_keeps_no_shared_mapping_it_could_write(memmap_file, tmp_path: Path) -> None:
+    """Every shared mapping left in the child is read-only for good: ``mprotect`` cannot make it writable."""
+    readonly = tmp_path / "readonly.bin"
+    readonly.write_bytes(b"\x02" * SIZE)
+    kept = np.memmap(readonly, dtype=np.uint8, mode="r")  # opened read-only: may stay shared
     assert any(m.path.endswith("raw.bin") for m in sm.shared_mappings())
-    result = run_forked(lambda: {"ok": True, "shared": [m.path for m in sm.shared_mappings()]}, 5.0)
-    assert result == {"ok": True, "shared": []}
+
+    def job() -> dict[str, Any]:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        left = {
+            m.path: libc.mprotect(m.start, m.size, mmap.PROT_READ | mmap.PROT_WRITE)
+            for m in sm.shared_mappings()
+        }
+        return {"ok": True, "left": left}
+
+    left = run_forked(job, 5.0)["left"]
+    assert str(readonly) in left and not any(p.endswith("raw.bin") for p in left)
+    assert set(left.values()) == {-1}
+    del kept
 
 
 @pytest.mark.skipif(not WALLED, reason="no Landlock + seccomp here")
@@ -334,3 +350,26 @@ def test_maps_parsing_matches_the_kernel_query(memmap_file) -> None:
         parsed = sm.parse_maps(fh.read())
     assert any(m.path.endswith("raw.bin") and m.prot == mmap.PROT_READ | mmap.PROT_WRITE for m in parsed)
     assert sm.shared_mappings() == parsed
+
+
+@pytest.mark.skipif(not WALLED, reason="no Landlock + seccomp here")
+def test_a_read_only_view_of_a_writable_file_cannot_be_made_writable(tmp_path: Path) -> None:
+    """``mmap(access=ACCESS_READ)`` over a file opened for writing: the kernel would let ``mprotect`` make it
+    writable, so the child must not keep it shared."""
+    path = tmp_path / "ro-view.bin"
+    path.write_bytes(b"\x03" * SIZE)
+    with open(path, "r+b") as fh:
+        view = mmap.mmap(fh.fileno(), SIZE, access=mmap.ACCESS_READ)
+    address = int(np.frombuffer(view, dtype=np.uint8).ctypes.data)
+
+    def job() -> dict[str, Any]:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        rc = libc.mprotect(address, SIZE, mmap.PROT_READ | mmap.PROT_WRITE)
+        if rc == 0:
+            ctypes.memset(address, 0x66, SIZE)
+        return {"ok": True, "mprotect": rc}
+
+    assert run_forked(job, 5.0, WALLS, require_walls=True) == {"ok": True, "mprotect": 0}
+    assert path.read_bytes() == b"\x03" * SIZE and view[:4] == b"\x03" * 4
+    view.close()

@@ -7,7 +7,8 @@ A write there in the child would change the session's object — and, for a file
 checks a file when it is opened, not a mapping that already exists.
 
 ``privatize`` runs first thing in the child, while it still holds the session's descriptors, and leaves it no
-shared mapping at all (found in ``/proc/self/maps``: every line with ``s`` in its permissions):
+shared mapping it could write (found in ``/proc/self/maps``: every line with ``s`` in its permissions; a
+read-only one whose file was opened read-only stays, since the kernel refuses to make it writable):
 
 * a file (memmap, shared memory under ``/dev/shm``, a ``memfd``): mapped again ``MAP_PRIVATE`` at the same
   address, from a descriptor the child already holds for it (matched by device and inode) or opened read-only
@@ -284,6 +285,8 @@ def privatize(skip: tuple[int, ...] = ()) -> Privatized:
         raise PrivatizeError(0, "the C library could not be loaded")
     held = _Held(skip)
     for m in mappings:
+        if not m.prot & _PROT_WRITE and not _may_write(libc, m):
+            continue  # a file opened read-only: the kernel refuses write access to it, now and later
         action = _action(m)
         if action == "file" and _map_file(libc, m, held):
             done.files.append(m)
@@ -294,6 +297,15 @@ def privatize(skip: tuple[int, ...] = ()) -> Privatized:
         _seal(libc, m)
         done.sealed.append(m)
     return done
+
+
+def _may_write(libc: _Libc, m: Shared) -> bool:
+    """Could this read-only mapping be made writable (``mprotect``)? Not when its file was opened read-only —
+    ``np.memmap(mode="r")``, glibc's iconv cache: then it may stay shared. Asked by trying, and undone."""
+    if libc.mprotect(m.start, m.size, m.prot | _PROT_WRITE) != 0:
+        return False
+    libc.mprotect(m.start, m.size, m.prot)
+    return True
 
 
 def _map_file(libc: _Libc, m: Shared, held: _Held) -> bool:
