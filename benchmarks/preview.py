@@ -1,4 +1,4 @@
-"""Preview cost, printed as tables (no assertions; design.md §4: a preview of a proposal costs at most 1.5×
+"""Preview cost, printed as tables (no assertions; the budget: a preview of a proposal costs at most 1.5×
 running it plainly, plus the bare fork round trip).
 
 1. Per proposal, in a session of about 1 GB resident (a 20-million-row frame, a 200 MB array, a list): the

@@ -17,7 +17,7 @@ import pytest
 import pyaichat
 from pyaichat.capabilities.sandbox import confine, preview_code
 from pyaichat.capabilities.sandbox import preview as preview_mod
-from pyaichat.capabilities.sandbox.effects import Form
+from pyaichat.capabilities.sandbox.forms import Form
 from pyaichat.capabilities.sandbox.isolation import fork_available
 from pyaichat.capabilities.sandbox.preview import Preview, preview
 from pyaichat.config import Config
