@@ -38,7 +38,8 @@ from . import shared_memory
 from .confine import everywhere, probe
 from .effects import Effect, Snapshot
 from .isolation import fork_available, run_forked
-from .pages import Pages, open_pagemap
+from .pages import Pages
+from .pages import open_in_child as open_proc_files
 
 PREVIEW_FILENAME = "<proposal>"
 MAX_EFFECTS = 500
@@ -126,18 +127,17 @@ def preview(
         return done(Preview("previewed", error=f"SyntaxError: {exc.msg}{where}"))
     except Exception as exc:  # a front end's transformer that failed
         return done(Preview("unavailable", f"No preview: the code could not be read ({type(exc).__name__})."))
-    pagemap: list[int] = []
+    proc_files: list[int] = []  # the child's pagemap and maps, opened there before the walls
 
     def open_in_child() -> tuple[int, ...]:
-        fd = open_pagemap()
-        pagemap.append(fd)
-        return (fd,) if fd >= 0 else ()
+        proc_files.extend(open_proc_files())
+        return tuple(fd for fd in proc_files if fd >= 0)
 
     snapshot = Snapshot(namespace)  # here, where the objects are warm (see ``Snapshot``)
 
     def job() -> dict[str, Any]:
-        fd = pagemap[0] if pagemap else -1
-        return {"ok": True, "preview": _run(namespace, snapshot, body, last, fd, max_output_chars)}
+        fds = proc_files if len(proc_files) == 2 else [-1, -1]
+        return {"ok": True, "preview": _run(namespace, snapshot, body, last, fds, max_output_chars)}
 
     try:
         outcome = run_forked(
@@ -207,12 +207,12 @@ def _run(
     snapshot: Snapshot,
     body: types.CodeType | None,
     last: types.CodeType | None,
-    pagemap: int,
+    proc_files: list[int],
     limit: int,
 ) -> dict[str, Any]:
     """In the child, behind the walls: run, compare with the snapshot taken before ``fork``."""
     done = shared_memory.last
-    pages = Pages(pagemap, [(m.start, m.end) for m in done.copied])
+    pages = Pages(proc_files[0], proc_files[1], [(m.start, m.end) for m in done.copied])
     out = _Output(limit)
     sys.stdout = sys.stderr = out  # type: ignore[assignment]  (this process ends after the preview)
     error = reason = None

@@ -132,6 +132,19 @@ def _query(fd: int) -> list[Shared] | None:
         address = end
 
 
+def vma_page_size(fd: int, address: int) -> int | None:
+    """The page size of the mapping that holds ``address`` (larger than a page for hugetlbfs), by
+    PROCMAP_QUERY on an open ``/proc/self/maps``; None where the kernel cannot say."""
+    if fcntl is None or fd < 0:
+        return None
+    buf = bytearray(_QUERY.pack(_QUERY.size, 0, address, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    try:
+        fcntl.ioctl(fd, _PROCMAP_QUERY, buf)
+    except OSError:
+        return None
+    return int(_QUERY.unpack(buf)[6])
+
+
 @functools.lru_cache(maxsize=1)
 def _name_buffer() -> ctypes.Array[ctypes.c_char]:
     return ctypes.create_string_buffer(_NAME_MAX)
