@@ -38,6 +38,7 @@ from .confine import probe as probe_walls
 from .isolation import fork_available, run_forked
 from .modules import preimport
 from .runner import Request, Secrets, execute, prepare, value_of
+from .shared_memory import listable
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
@@ -69,6 +70,10 @@ def walls_report(setting: str) -> list[str]:
         lines.append("  both walls up: the session's own functions, methods and classes may be called")
     else:
         lines.append("  a wall is down: the guards refuse calling the session's own functions")
+    if listable():
+        lines.append("  shared memory (memmap, mmap, multiprocessing): made private in the child")
+    else:
+        lines.append("  shared memory (memmap, mmap, multiprocessing): stays shared on this OS (no /proc)")
     return lines
 
 

@@ -99,6 +99,12 @@ def _size(n: int) -> str:
     return f"{n} bytes"  # pragma: no cover
 
 
+def listable() -> bool:
+    """Can this process list its mappings (Linux's ``/proc``)? Elsewhere (macOS) shared memory stays shared
+    in the child, and ``/tools`` says so."""
+    return os.path.exists("/proc/self/maps")
+
+
 def shared_mappings() -> list[Shared]:
     """Every shared mapping of this process."""
     try:
