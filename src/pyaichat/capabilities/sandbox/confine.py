@@ -5,7 +5,7 @@ raised after ``fork`` and before any snippet code runs. Once up, no Python code 
 
 Why raw system calls through ``ctypes`` and not the ``landlock`` / ``pyseccomp`` packages: the first is a
 development release, the second needs the system's libseccomp (not on every machine) and was last released in
-2021; the three Landlock calls and one ``prctl`` with a 90-instruction BPF program are small enough to own,
+2021; the three Landlock calls and one ``prctl`` with a 160-instruction BPF program are small enough to own,
 cost nothing at start-up and have no dependency to go missing. Everything is detected at run time
 (``probe``): where the kernel (or the architecture) lacks a feature the child runs without that wall and
 ``status()`` says so.
