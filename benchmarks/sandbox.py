@@ -8,7 +8,8 @@
    forked, confined run.
 2. Fixed cost of one forked run (a trivial snippet through ``run_forked``) against a bare fork-and-exit round
    trip of the same process, at about 100 MB, 1 GB and 5 GB resident: without the kernel walls, with them,
-   and the time the child spends raising them.
+   the time the child spends raising them, and the time it spends making memory it shares with the session
+   private (``shared_memory.privatize``; this process maps one small shared file, as glibc's iconv does).
 4. Refusals of the legitimate set (``tests/security/test_legit.py``: LEGIT + LEGIT_WALLED) per mode.
 3. ``eval_expr`` of names and attribute paths (budget 50 µs): the evaluation itself (``evaluate.evaluate``:
    parse cache, fast path, bounded summary) and the whole ``capabilities.call`` (argument validation,
@@ -28,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from pyaichat.capabilities.sandbox import confine
+from pyaichat.capabilities.sandbox import confine, shared_memory
 from pyaichat.capabilities.sandbox.compiler import compile_snippet
 from pyaichat.capabilities.sandbox.isolation import run_forked
 from pyaichat.capabilities.sandbox.policy import Guards
@@ -196,6 +197,23 @@ def raise_walls_time() -> float:
     return took
 
 
+def privatize_time() -> float:
+    """What the child spends on ``shared_memory.privatize``, timed in the child."""
+    shared_memory.prepare()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        started = time.perf_counter()
+        shared_memory.privatize((write_fd,))
+        os.write(write_fd, str(time.perf_counter() - started).encode())
+        os._exit(0)
+    os.close(write_fd)
+    took = float(os.read(read_fd, 100))
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    return took
+
+
 def rss_mb() -> float:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -210,24 +228,26 @@ def fixed_cost_table(sizes_mb: list[int], repeat: int) -> None:
         f"(best of N, ms; walls: {walls or 'none'})\n"
     )
     print("| resident | bare fork+exit | forked run, no walls | ratio | forked run, walls up | ratio "
-          "| raising the walls (in child) |")  # fmt: skip
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| raising the walls (in child) | privatising shared memory (in child) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     trivial_forked_run()  # warm caches (compile, imports)
     trivial_confined_run()
     for size in sizes_mb:
         extra = max(0, size - int(rss_mb()))
         ballast = np.ones(extra * 2**20 // 8) if extra else None  # touched pages: really resident
         reps = repeat if size < 4000 else max(3, repeat // 3)
-        bare_times, our_times, walled_times, raise_times = [], [], [], []
+        bare_times, our_times, walled_times, raise_times, private_times = [], [], [], [], []
         for _ in range(reps):  # interleaved, so all see the same machine load
             bare_times.append(_best_time(bare_fork, 1))
             our_times.append(_best_time(trivial_forked_run, 1))
             walled_times.append(_best_time(trivial_confined_run, 1))
             raise_times.append(raise_walls_time())
+            private_times.append(privatize_time())
         bare, ours, walled = min(bare_times), min(our_times), min(walled_times)
         print(
             f"| {rss_mb():,.0f} MB | {bare * 1e3:.1f} | {ours * 1e3:.1f} | {ours / bare:.2f}x "
-            f"| {walled * 1e3:.1f} | {walled / bare:.2f}x | {statistics.median(raise_times) * 1e3:.2f} |"
+            f"| {walled * 1e3:.1f} | {walled / bare:.2f}x | {statistics.median(raise_times) * 1e3:.2f} "
+            f"| {statistics.median(private_times) * 1e3:.2f} |"
         )
         del ballast
         gc.collect()

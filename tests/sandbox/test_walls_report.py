@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 
@@ -30,6 +31,8 @@ def test_tools_names_the_walls_in_fork_mode() -> None:
         assert "both walls up" in text
     else:
         assert "not available" in text and "a wall is down" in text
+    shared = "made private in the child" if os.path.exists("/proc/self/maps") else "stays shared on this OS"
+    assert f"shared memory (memmap, mmap, multiprocessing): {shared}" in text
 
 
 def test_tools_says_inprocess_has_no_kernel_wall() -> None:

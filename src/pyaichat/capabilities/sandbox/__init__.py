@@ -29,7 +29,8 @@ How runs are bounded (the README's "Sandbox" section says the same):
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
 from .compiler import compile_snippet
@@ -37,11 +38,13 @@ from .confine import probe as probe_walls
 from .isolation import fork_available, run_forked
 from .modules import preimport
 from .runner import Request, Secrets, execute, prepare, value_of
+from .shared_memory import listable
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
+    from .preview import Preview
 
-__all__ = ["evaluate_value", "isolation_mode", "run", "secrets_for", "walls_report"]
+__all__ = ["evaluate_value", "isolation_mode", "preview_code", "run", "secrets_for", "walls_report"]
 
 
 def isolation_mode(setting: str) -> str:
@@ -67,6 +70,10 @@ def walls_report(setting: str) -> list[str]:
         lines.append("  both walls up: the session's own functions, methods and classes may be called")
     else:
         lines.append("  a wall is down: the guards refuse calling the session's own functions")
+    if listable():
+        lines.append("  shared memory (memmap, mmap, multiprocessing): made private in the child")
+    else:
+        lines.append("  shared memory (memmap, mmap, multiprocessing): stays shared on this OS (no /proc)")
     return lines
 
 
@@ -142,6 +149,23 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
             message += "\nOutput before the error:\n" + output[: req.limit // 2]
         raise CapabilityError(message)
     return str(outcome.get("text", ""))
+
+
+def preview_code(
+    config: Any, namespace: dict[str, Any], source: str, transform: Callable[[str], str] | None = None
+) -> Preview:
+    """What running ``source`` (proposed code, ordinary Python) would do to ``namespace``, found in a walled,
+    forked child with ``run_python``'s deadline and limits (``preview.preview``); for the user's eyes only."""
+    from .preview import preview
+
+    return preview(
+        namespace,
+        source,
+        timeout=own_deadline(config.tool_timeout),
+        isolation=isolation_mode(config.sandbox_isolation),
+        max_output_chars=config.max_output_chars,
+        transform=transform,
+    )
 
 
 def evaluate_value(ctx: CapabilityContext, expr: str) -> object:

@@ -73,6 +73,8 @@ class AdmissionGuards:
             return self._call_guard(value, where) if self.mode == "inprocess" else value
         if t is ModuleProxy or t is Hidden or t is Refused:
             return value
+        if t is memoryview and self.mode == "inprocess" and not value.readonly:
+            return value.toreadonly()  # a view of the session's memory (shared memory's ``.buf``): look only
         verdict = type_verdict(t)
         if verdict:
             raise SandboxViolation(verdict)

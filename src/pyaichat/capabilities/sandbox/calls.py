@@ -27,12 +27,18 @@ def refuse_write(what: str) -> SandboxViolation:
     return SandboxViolation(f"{what} would change the session's object; work on a copy (x.copy())")
 
 
+# The name of the first parameter of the functions in ``IN_PLACE_FIRST_ARG`` (``np.copyto(dst=a, src=…)``).
+FIRST_ARG_NAMES = ("dst", "a", "arr", "x", "heap")
+
+
 def arg_guard(func: Callable[..., Any], is_user: Callable[[Any], bool], first: bool) -> Callable[..., Any]:
     def guarded(*args: Any, **kwargs: Any) -> Any:
         out = kwargs.get("out")
         if out is not None and (is_user(out) or (isinstance(out, tuple) and any(map(is_user, out)))):
             raise refuse_write("out=")
-        if first and args and is_user(args[0]):
+        if first and (
+            (args and is_user(args[0])) or any(is_user(kwargs[k]) for k in FIRST_ARG_NAMES if k in kwargs)
+        ):
             raise refuse_write(f"{getattr(func, '__name__', 'this call')}()")
         return func(*args, **kwargs)
 

@@ -2,9 +2,11 @@
 
 The child is a copy of this process at the moment of ``fork``, holding only the forking thread. It therefore
 takes no lock another thread may have held (no logging, no stdout, no imports of new modules — the parent
-pre-imports what the snippet needs), closes every inherited descriptor except its pipe, drops the environment,
-applies ``resource`` limits, runs pure Python, writes one bounded JSON document and leaves with ``os._exit``
-(no ``atexit`` handlers, no flushing of buffers it shares with the parent).
+pre-imports what the snippet needs). It first replaces every mapping it shares with the session by a private
+one (``shared_memory``: a memmap, shared memory — the memory ``fork`` does not copy), then closes every
+inherited descriptor except its pipe, drops the environment, applies ``resource`` limits, raises the kernel
+walls (``confine``), runs the job, writes one bounded JSON document and leaves with ``os._exit`` (no
+``atexit`` handlers, no flushing of buffers it shares with the parent).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import CapabilityTimeout
+from . import shared_memory
 from .confine import ConfineError, Walls, libc_handle, prepare_in_parent, raise_walls
 
 try:
@@ -58,10 +61,11 @@ def _vm_size() -> int:
 _FD_CEILING = 2**31 - 1
 
 
-def _child_setup(keep_fd: int, timeout: float, vm_size: int, also_keep: int = -1) -> None:
+def _child_setup(keep_fds: tuple[int, ...], timeout: float, vm_size: int) -> None:
     """Everything the child does before running the job; each step is best effort but ordered: descriptors
-    first (while we may still open /dev/null), limits last. ``also_keep``: the Landlock ruleset fd."""
-    keep = sorted(fd for fd in (keep_fd, also_keep) if fd >= 3)
+    first (while we may still open /dev/null), limits last. ``keep_fds``: the result pipe, the Landlock
+    ruleset, and what the job opened for itself (``open_in_child``)."""
+    keep = sorted({fd for fd in keep_fds if fd >= 3})
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
@@ -92,7 +96,7 @@ def _child_setup(keep_fd: int, timeout: float, vm_size: int, also_keep: int = -1
 
         limit(resource.RLIMIT_CPU, math.ceil(timeout) + 1)
         limit(resource.RLIMIT_FSIZE, 0)
-        limit(resource.RLIMIT_NOFILE, max(CHILD_NOFILE, keep_fd + 1, also_keep + 1))
+        limit(resource.RLIMIT_NOFILE, max(CHILD_NOFILE, *(fd + 1 for fd in keep_fds)))
         limit(resource.RLIMIT_CORE, 0)
         if vm_size and sys.platform.startswith("linux"):
             limit(resource.RLIMIT_AS, vm_size + AS_HEADROOM)
@@ -127,12 +131,19 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def run_forked(
-    job: Callable[[], dict[str, Any]], timeout: float, walls: Walls | None = None, require_walls: bool = False
+    job: Callable[[], dict[str, Any]],
+    timeout: float,
+    walls: Walls | None = None,
+    require_walls: bool = False,
+    open_in_child: Callable[[], tuple[int, ...]] | None = None,
 ) -> dict[str, Any]:
     """Run ``job`` in a forked child and return its dict; raise ``CapabilityTimeout`` after ``timeout`` s.
     ``walls`` (from ``confine.probe()``) are raised in the child before ``job`` runs; with ``require_walls``
-    a wall that fails to go up ends the run instead of running ``job`` behind the guards alone."""
+    a wall that fails to go up ends the run instead of running ``job`` behind the guards alone.
+    ``open_in_child``: called in the child before the walls go up; the descriptors it returns stay open for
+    ``job`` (a preview's ``/proc/self/pagemap``)."""
     vm_size = _vm_size()
+    shared_memory.prepare()
     ruleset = -1
     if walls is not None:
         try:
@@ -146,19 +157,17 @@ def run_forked(
         code = 0
         try:
             os.close(read_fd)
-            _child_setup(write_fd, timeout, vm_size, ruleset)
+            failed = _privatize((write_fd, ruleset))
+            extra = open_in_child() if open_in_child is not None and not failed else ()
+            _child_setup((write_fd, ruleset, *extra), timeout, vm_size)
             try:
-                confined, failed = True, ""
-                if walls is not None:
+                if walls is not None and not failed:
                     try:
                         raise_walls(walls, ruleset if ruleset >= 0 else None)
                     except ConfineError as exc:
-                        confined = False
-                        failed = f"the sandbox could not confine its process ({exc.strerror})"
-                if confined or not require_walls:
-                    result = job()
-                else:
-                    result = {"ok": False, "error": failed, "text": ""}
+                        if require_walls:
+                            failed = f"the sandbox could not confine its process ({exc.strerror})"
+                result = {"ok": False, "error": failed, "text": ""} if failed else job()
             except MemoryError:
                 result = {"ok": False, "error": "the code ran out of memory in the sandbox", "text": ""}
             data = json.dumps(result, default=str).encode("utf-8", "replace")
@@ -255,11 +264,28 @@ def _reap(pid: int, kill: bool) -> int:
             return 0
 
 
+def _privatize(skip: tuple[int, ...]) -> str:
+    """In the child: no memory shared with the session is left writable (``shared_memory``). Returns why the
+    job must not run, or ""."""
+    try:
+        shared_memory.privatize(skip)
+    except shared_memory.PrivatizeError as exc:
+        return (
+            "memory the session shares with other processes could not be made private in the sandbox "
+            f"({exc.strerror}); nothing ran"
+        )
+    return ""
+
+
 def _death(status: int) -> str:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == getattr(signal, "SIGXCPU", None):
             return "the code used up its CPU time in the sandbox and was stopped"
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if name in ("SIGSEGV", "SIGBUS"):
+            reason = shared_memory.crash_reason(name)
+            if reason:
+                return reason
         return f"the sandboxed process died ({name}), probably out of memory or a crash in a library"
     return "the sandboxed process ended without a result"

@@ -2,12 +2,15 @@
 
 In a forked child nothing the sandbox does can reach the parent's objects, so none of this runs there.
 In-process, ``UserObjects`` answers "is this object reachable from the user's variables?" by a bounded walk
-done on first need; ``fingerprint`` is the safety net compared before and after each run.
+done on first need, and ``freeze`` makes the user's numpy arrays read-only for the length of a run (numpy then
+refuses every write itself, whatever path a call takes: ``out`` in any position, ``copyto(dst=…)``, a view
+made during the run, a memmap's file); ``fingerprint`` is the safety net compared before and after each run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 import types
 from collections import deque
 from collections.abc import Iterable
@@ -29,28 +32,53 @@ def _children(obj: Any) -> Iterable[Any]:
     t = type(obj)
     if t in (list, tuple, set, frozenset, deque):
         return obj
-    if isinstance(obj, dict):
-        return [*obj.keys(), *obj.values()]
-    if isinstance(obj, (list, tuple, set, frozenset, deque)):
-        return obj
+    if isinstance(obj, dict):  # a subclass is read through dict's own methods: its overrides are user code
+        return [*dict.__iter__(obj), *dict.values(obj)]
+    for base in (list, tuple, set, frozenset, deque):
+        if isinstance(obj, base):
+            return list(base.__iter__(obj))  # type: ignore[attr-defined]
     mod = getattr(t, "__module__", "") or ""
     if mod.startswith("pandas"):
-        out: list[Any] = []
-        for attr in ("index", "columns", "array"):
-            part = getattr(obj, attr, None) if hasattr(t, attr) else None
-            if part is not None:
-                out.append(part)
-        if hasattr(t, "columns") and hasattr(obj, "iloc"):  # each column's backing array
-            out.extend(obj.iloc[:, i].array for i in range(min(obj.shape[1], MAX_COLUMNS)))
-        for attr in _EA_BUFFERS:  # the ndarrays behind an extension array (numpy-backed, masked, categorical)
-            part = getattr(obj, attr, None)
-            if part is not None and type(part).__module__ == "numpy":
-                out.append(part)
-        return out
+        return pandas_parts(obj)
     d = getattr(obj, "__dict__", None)
     if isinstance(d, dict) and not isinstance(obj, type):
         return list(d.values())
     return ()
+
+
+def pandas_parts(obj: Any) -> list[Any]:
+    """What holds a pandas object's data, read from its internals (no per-column Series is built): a frame's
+    or series' block arrays and its index and columns; an index's values; the ndarrays behind an extension
+    array (numpy-backed, masked, categorical)."""
+    out: list[Any] = []
+    mgr = getattr(obj, "_mgr", None)
+    arrays = getattr(mgr, "arrays", None) if mgr is not None else None
+    if isinstance(arrays, (list, tuple)):
+        out.extend(arrays[:MAX_COLUMNS])
+    for attr in ("index", "columns"):
+        part = getattr(obj, attr, None) if mgr is not None else None
+        if part is not None:
+            out.append(part)
+    for attr in ("_data", *_EA_BUFFERS):
+        part = _stored(obj, attr) if mgr is None else None
+        if part is not None and not isinstance(part, (*_SCALARS, *_OPAQUE)):
+            out.append(part)
+    return out
+
+
+def _stored(obj: Any, attr: str) -> Any:
+    """``obj.attr`` if reading it computes nothing: a ``RangeIndex`` builds its ``_data`` array (80 MB for ten
+    million rows) on first read and caches it on the user's object."""
+    descriptor = getattr(type(obj), attr, None)
+    if type(descriptor).__name__ == "CachedProperty" and attr not in (getattr(obj, "_cache", None) or {}):
+        return None
+    return getattr(obj, attr, None)
+
+
+def ndarray_type() -> type | None:
+    """``numpy.ndarray`` if numpy is loaded (never imported here: no numpy, no arrays)."""
+    np = sys.modules.get("numpy")
+    return getattr(np, "ndarray", None)
 
 
 class UserObjects:
@@ -65,13 +93,16 @@ class UserObjects:
     def _build(self) -> set[int]:
         ids: set[int] = set()
         queue = deque(self._roots)
-        while queue and len(ids) < WALK_BUDGET:
+        ndarray = ndarray_type() or ()
+        visits = 4 * WALK_BUDGET  # scalars are skipped, not free: a list of ten million ints ends here
+        while queue and len(ids) < WALK_BUDGET and visits:
+            visits -= 1
             obj = queue.popleft()
             if isinstance(obj, (*_SCALARS, *_OPAQUE)) or id(obj) in ids:
                 continue
             ids.add(id(obj))
             self._pinned.append(obj)
-            if type(obj).__name__ == "ndarray" and len(self._arrays) < MAX_ARRAYS:
+            if isinstance(obj, ndarray) and len(self._arrays) < MAX_ARRAYS:  # memmap and other subclasses too
                 self._arrays.append(obj)
             try:
                 queue.extend(_children(obj))
@@ -108,12 +139,54 @@ class UserObjects:
         return False
 
     def _shares_memory(self, arr: Any) -> bool:
-        if arr is None or type(arr).__name__ not in ("ndarray", "flatiter") or not self._arrays:
+        ndarray = ndarray_type()
+        if ndarray is None or not self._arrays:
+            return False
+        flat = type(arr).__name__ == "flatiter"
+        if not (flat or isinstance(arr, ndarray)):
             return False
         import numpy as np
 
-        target = arr.base if type(arr).__name__ == "flatiter" else arr
+        target = arr.base if flat else arr
         return any(np.may_share_memory(target, user) for user in self._arrays)
+
+    def freeze(self) -> list[tuple[int, Any]]:
+        """Make every user array, and every array it is a view of, read-only until ``thaw``; returns what was
+        changed (arrays already read-only stay as they are)."""
+        ndarray = ndarray_type()
+        if ndarray is None:
+            return []
+        if self._ids is None:
+            if not self._roots:
+                return []
+            self._ids = self._build()
+        frozen: list[tuple[int, Any]] = []
+        seen: set[int] = set()
+        for arr in self._arrays:
+            chain = []
+            while isinstance(arr, ndarray) and len(chain) < 64:
+                chain.append(arr)
+                arr = arr.base
+            for height, a in enumerate(reversed(chain)):  # height: how many arrays lie under it
+                if id(a) in seen:
+                    continue
+                seen.add(id(a))
+                if a.flags.writeable:
+                    try:
+                        a.flags.writeable = False
+                    except ValueError:
+                        continue
+                    frozen.append((height, a))
+        return frozen
+
+
+def thaw(frozen: list[tuple[int, Any]]) -> None:
+    """Undo ``freeze``: bases first, since numpy lets a view be writable only over a writable base."""
+    for _, arr in sorted(frozen, key=lambda item: item[0]):
+        try:
+            arr.flags.writeable = True
+        except ValueError:
+            pass
 
 
 def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> Any:

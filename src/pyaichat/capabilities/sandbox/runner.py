@@ -18,7 +18,7 @@ from ...errors import CapabilityTimeout, SandboxViolation
 from ..summary import describe  # imported here, in the parent: a forked child must not import anything
 from . import limits
 from .compiler import RESULT_NAME, Compiled, compile_snippet
-from .ownership import UserObjects, fingerprint
+from .ownership import UserObjects, fingerprint, thaw
 from .policy import SANDBOX_FILENAME, Guards, Hidden
 
 
@@ -133,6 +133,7 @@ def _run(state: _Prepared, box: dict[str, Any] | None = None) -> dict[str, Any]:
     error: str | None = None
     old_limit = sys.getrecursionlimit()
     caught: list[warnings.WarningMessage] = []
+    frozen = guards.user.freeze() if inprocess else []
     try:
         if inprocess:
             sys.setrecursionlimit(min(old_limit, 2000))
@@ -149,8 +150,13 @@ def _run(state: _Prepared, box: dict[str, Any] | None = None) -> dict[str, Any]:
     except RecursionError:
         error = _locate(None, req.source, "RecursionError: maximum recursion depth exceeded")
     except BaseException as exc:  # the snippet's own error, reported like the REPL would
-        error = _locate(exc, req.source, f"{type(exc).__name__}: {exc}")
+        if frozen and isinstance(exc, ValueError) and "read-only" in str(exc):
+            message = "this would write into the session's array; work on a copy (x.copy())"
+        else:
+            message = f"{type(exc).__name__}: {exc}"
+        error = _locate(exc, req.source, message)
     finally:
+        thaw(frozen)
         if inprocess:
             sys.setrecursionlimit(old_limit)
     if inprocess:

@@ -1,0 +1,293 @@
+"""The value-free description of one object (``Form``: type, shape, dtypes, size) and a cheap fingerprint of
+its structure, with the data buffers it holds — what a preview compares before and after the proposed code.
+
+Looking runs nothing: only metadata of known types is read (numpy, pandas, builtin containers — through their
+builtin base's own methods —, an instance's own ``__dict__``); anything else is compared by identity. A buffer
+is an address range (numpy arrays, the blocks of a pandas frame, a ``bytearray``, a CPU tensor); the bytes of
+it that share a page with other memory (its edges, or all of it when smaller than a page) are hashed, the
+whole pages are left to ``pages``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import sys
+import types
+from collections import deque
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, NamedTuple
+
+from .ownership import pandas_parts
+from .pages import PAGE
+
+MAX_ITEMS = 1_000  # element identities compared per container
+MAX_NESTED = 50  # elements (values, attributes) looked into per container
+MAX_DEPTH = 3
+MAX_BUFFERS = 20_000
+MAX_COLUMNS_SHOWN = 6
+IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), range, frozenset, type, types.ModuleType,
+             types.FunctionType, types.BuiltinFunctionType, types.MethodType)  # fmt: skip
+
+
+class Form(NamedTuple):
+    """A value-free description of one object and a fingerprint of its structure (a tuple: thousands are made
+    per preview)."""
+
+    type_name: str
+    shape: tuple[int, ...] | None = None
+    noun: str = ""  # what ``shape`` counts for a container: "items", "keys", "chars", "bytes"
+    dtypes: str = ""
+    nbytes: int | None = None
+    inner: tuple[Any, ...] = ()
+
+    def line(self) -> str:
+        """``DataFrame 1,000 × 5 (a int64, b float64, …) · 38.1 KB``, ``list of 3 items``, ``int``."""
+        text = self.type_name
+        if self.shape is not None:
+            if self.noun:
+                count = self.shape[0]
+                text += f" of {count:,} {self.noun if count != 1 else self.noun[:-1]}"
+            else:
+                text += " " + (" × ".join(f"{n:,}" for n in self.shape) if self.shape else "scalar")
+        if self.dtypes:
+            text += f" ({self.dtypes})" if "," in self.dtypes or " " in self.dtypes else f" {self.dtypes}"
+        if self.nbytes is not None:
+            text += f" · {size_text(self.nbytes)}"
+        return text
+
+
+def size_text(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{int(n):,} bytes" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return ""  # pragma: no cover
+
+
+@dataclass
+class Buffer:
+    start: int
+    end: int
+    edges: tuple[tuple[int, int, bytes], ...]  # (start, end, digest) of the bytes outside whole pages
+
+
+class _Context:
+    """One pass of form-taking: the budget, the pinned objects, the buffers found (if they are wanted)."""
+
+    def __init__(self, pinned: list[Any], buffers: bool) -> None:
+        self.pinned = pinned
+        self.buffers: list[Buffer] = []
+        self.budget = MAX_BUFFERS if buffers else 0
+
+
+def digest(start: int, end: int) -> bytes:
+    return hashlib.blake2b(ctypes.string_at(start, end - start), digest_size=16).digest()
+
+
+def _buffer(ctx: _Context, start: int, end: int) -> None:
+    if end <= start or ctx.budget <= 0:
+        return
+    ctx.budget -= 1
+    first_whole, last_whole = -(-start // PAGE) * PAGE, end // PAGE * PAGE
+    if last_whole <= first_whole:  # no whole page: hash it all
+        edges: tuple[tuple[int, int, bytes], ...] = ((start, end, digest(start, end)),)
+    else:
+        parts = [(start, first_whole), (last_whole, end)]
+        edges = tuple((lo, hi, digest(lo, hi)) for lo, hi in parts if hi > lo)
+    ctx.buffers.append(Buffer(start, end, edges))
+
+
+def _array_bounds(arr: Any) -> tuple[int, int]:
+    """The bytes an ndarray's elements span (numpy's ``byte_bounds``, without importing numpy.lib)."""
+    start = end = int(arr.__array_interface__["data"][0])
+    for n, stride in zip(arr.shape, arr.strides, strict=False):
+        if n == 0:
+            return start, start
+        if stride < 0:
+            start += (n - 1) * stride
+        else:
+            end += (n - 1) * stride
+    return start, end + arr.itemsize
+
+
+def _ndarray_type() -> type | None:
+    np = sys.modules.get("numpy")
+    return getattr(np, "ndarray", None)
+
+
+class _Items:
+    """A length and an iterator, read through a builtin type's own methods."""
+
+    __slots__ = ("iterator", "size")
+
+    def __init__(self, size: int, iterator: Any) -> None:
+        self.size, self.iterator = size, iterator
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Any:
+        return self.iterator
+
+
+class Former:
+    """Takes the ``Form`` of objects, recording their buffers and pinning what the fingerprint names."""
+
+    def __init__(self) -> None:
+        self.ndarray = _ndarray_type()
+
+    def look(self, obj: Any, pinned: list[Any], buffers: bool = True) -> tuple[Form, list[Buffer]]:
+        """``obj``'s form, and the buffers it holds (with ``buffers``: their edges are read and hashed)."""
+        ctx = _Context(pinned, buffers)
+        try:
+            form = self._form(obj, ctx, 0)
+        except Exception as exc:  # an object that cannot be described is compared by identity
+            form = Form(type(obj).__name__, inner=("unreadable", type(exc).__name__))
+        return form, ctx.buffers
+
+    def _form(self, obj: Any, ctx: _Context, depth: int) -> Form:
+        t = type(obj)
+        if t is list or t is tuple:  # the common cases first: a namespace may hold thousands
+            return Form(t.__name__, (len(obj),), "items", "", None, self._items(obj, ctx, depth))
+        if t is dict:
+            return self._dict(obj, ctx, depth)
+        name = t.__name__
+        if isinstance(obj, (str, bytes)):
+            return Form(name, (len(obj),), "chars" if isinstance(obj, str) else "bytes")
+        if isinstance(obj, IMMUTABLE):
+            return Form(_kind(obj))
+        if self.ndarray is not None and isinstance(obj, self.ndarray):
+            return self._array(obj, ctx)
+        module = getattr(t, "__module__", "") or ""
+        if module.startswith("pandas"):
+            return self._pandas(obj, ctx, depth)
+        if module.startswith("torch") and hasattr(obj, "data_ptr"):
+            return self._tensor(obj, ctx)
+        if isinstance(obj, bytearray):
+            if obj:
+                holder = (ctypes.c_char * len(obj)).from_buffer(obj)
+                start = ctypes.addressof(holder)
+                del holder  # the export ends here: the code may still resize it
+                _buffer(ctx, start, start + len(obj))
+            return Form(name, (len(obj),), "bytes", inner=(len(obj),))
+        # Subclasses are read through their builtin base: their own ``__len__`` or ``__iter__`` is the
+        # session's code, and looking runs none of it.
+        for base in (list, tuple, deque):
+            if isinstance(obj, base):
+                items = _Items(base.__len__(obj), base.__iter__(obj))  # type: ignore[attr-defined]
+                return Form(name, (len(items),), "items", inner=self._items(items, ctx, depth))
+        if isinstance(obj, dict):
+            return self._dict(obj, ctx, depth)
+        if isinstance(obj, set):
+            size = set.__len__(obj)
+            members = tuple(set.__iter__(obj)) if size <= MAX_ITEMS else ()
+            ctx.pinned.append(members)
+            return Form(name, (size,), "items", inner=(size, frozenset(map(id, members))))
+        attrs = _instance_dict(obj)
+        if attrs is not None:
+            keys = tuple(islice(attrs, MAX_ITEMS))
+            values = tuple(islice(attrs.values(), MAX_ITEMS))
+            ctx.pinned.append(values)
+            inner = (keys, tuple(map(id, values)), self._nested(values, ctx, depth))
+            return Form(f"{name} object", inner=inner)
+        return Form(name)
+
+    def _dict(self, obj: dict[Any, Any], ctx: _Context, depth: int) -> Form:
+        size = dict.__len__(obj)
+        keys = tuple(islice(dict.__iter__(obj), MAX_ITEMS))
+        ctx.pinned.append(keys)
+        inner = (size, tuple(map(id, keys)), self._items(_Items(size, iter(dict.values(obj))), ctx, depth))
+        return Form(type(obj).__name__, (size,), "keys", "", None, inner)
+
+    def _items(self, items: Any, ctx: _Context, depth: int) -> tuple[Any, ...]:
+        """Identities of the first elements (kept alive with ``pinned``, so no other object can take their
+        ``id``), and the fingerprints of the first few of them that can change."""
+        head = tuple(islice(items, MAX_ITEMS))
+        ctx.pinned.append(head)
+        return (len(items), tuple(map(id, head)), self._nested(head, ctx, depth))
+
+    def _nested(self, values: tuple[Any, ...], ctx: _Context, depth: int) -> tuple[Any, ...]:
+        if depth >= MAX_DEPTH:
+            return ()
+        return tuple(
+            self._form(value, ctx, depth + 1).inner
+            for value in values[:MAX_NESTED]
+            if not isinstance(value, IMMUTABLE)
+        )
+
+    def _array(self, arr: Any, ctx: _Context) -> Form:
+        start, end = _array_bounds(arr)
+        _buffer(ctx, start, end)
+        inner = (arr.shape, arr.dtype.str, arr.strides, start)
+        return Form(
+            type(arr).__name__, tuple(arr.shape), dtypes=str(arr.dtype), nbytes=int(arr.nbytes), inner=inner
+        )
+
+    def _pandas(self, obj: Any, ctx: _Context, depth: int) -> Form:
+        name = type(obj).__name__
+        parts = pandas_parts(obj)
+        ctx.pinned.extend(parts)
+        inner: list[Any] = [tuple(map(id, parts))]
+        for part in parts:
+            for arr in self._arrays_of(part):
+                self._array(arr, ctx)
+        mgr = getattr(obj, "_mgr", None)  # the size is the data's, as ``memory_usage(index=False)`` says
+        arrays = getattr(mgr, "arrays", None) if mgr is not None else None
+        data = arrays if isinstance(arrays, (list, tuple)) else [obj]
+        nbytes = sum(int(getattr(a, "nbytes", 0) or 0) for a in data)
+        shape = tuple(getattr(obj, "shape", ()) or ())
+        inner.append(shape)
+        dtypes = ""
+        if hasattr(obj, "columns") and hasattr(obj, "dtypes"):  # a frame
+            columns = [str(c) for c in list(obj.columns)[:MAX_ITEMS]]
+            kinds = [str(d) for d in list(obj.dtypes)[:MAX_ITEMS]]
+            inner += [tuple(columns), tuple(kinds)]
+            shown = [f"{c} {k}" for c, k in zip(columns[:MAX_COLUMNS_SHOWN], kinds, strict=False)]
+            more = len(columns) - MAX_COLUMNS_SHOWN
+            dtypes = ", ".join(shown) + (f", … {more} more" if more > 0 else "")
+        elif hasattr(obj, "dtype"):
+            dtypes = str(obj.dtype)
+            inner += [dtypes, str(getattr(obj, "name", ""))]
+        return Form(name, shape, dtypes=dtypes, nbytes=nbytes or None, inner=tuple(inner))
+
+    def _arrays_of(self, part: Any) -> list[Any]:
+        if self.ndarray is None:
+            return []
+        if isinstance(part, self.ndarray):
+            return [part]
+        found = []
+        for attr in ("_ndarray", "_data", "_mask", "_codes"):  # numpy-backed, masked, categorical
+            value = getattr(part, attr, None)
+            if isinstance(value, self.ndarray):
+                found.append(value)
+        return found
+
+    def _tensor(self, tensor: Any, ctx: _Context) -> Form:
+        nbytes = int(tensor.nelement() * tensor.element_size())
+        if str(getattr(tensor, "device", "cpu")) == "cpu" and nbytes:
+            start = int(tensor.data_ptr())
+            _buffer(ctx, start, start + nbytes)
+        shape = tuple(int(n) for n in tensor.shape)
+        inner = (shape, str(tensor.dtype), tensor.data_ptr())
+        return Form(type(tensor).__name__, shape, dtypes=str(tensor.dtype), nbytes=nbytes, inner=inner)
+
+
+def _kind(obj: Any) -> str:
+    if isinstance(obj, types.ModuleType):
+        return f"module {obj.__name__}"
+    if isinstance(obj, type):
+        return f"class {obj.__qualname__}"
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return f"function {getattr(obj, '__qualname__', getattr(obj, '__name__', ''))}"
+    return type(obj).__name__
+
+
+def _instance_dict(obj: Any) -> dict[str, Any] | None:
+    """An instance's own ``__dict__``, read without running its ``__getattr__``."""
+    try:
+        found = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+    return found if type(found) is dict else None

@@ -1,0 +1,329 @@
+"""A preview of proposed code: what it would do to the session, found by running it where it cannot do it.
+
+``preview`` runs the code the assistant proposes — ordinary Python, not the sandbox's restricted dialect —
+in the forked child ``run_python`` uses, against the copy-on-write view of the session, behind the same kernel
+walls, resource limits and deadline; only file *reads* are widened (``confine.everywhere``: the CSV the code
+loads, not ``/dev``, ``/proc`` or ``/sys``). Writes, the network and other processes stay out of reach, and
+memory the session shares with a file or another process is private in the child (``shared_memory``), so a
+memmap the code writes changes neither the session nor the file. What comes back is a plain ``Preview``
+(JSON-serialisable: a Jupyter kernel's helper can send it over the wire) for the user's eyes only — nothing
+of it is meant for the model: the code's effects on each name (``effects``), what it printed, how long it
+took, and its exception if it raised one.
+
+Where it cannot run, nothing runs and ``reason`` says why in one sentence: no kernel walls here (in-process
+mode, another OS, an old kernel), the session holds GPU state a forked copy cannot use. Where it ran but could
+not finish — it needs the network or a write, it overran the deadline, its process died — ``status`` is
+``incomplete`` and ``reason`` says so; effects up to that point are still listed.
+
+The code could, on purpose, forge its own preview (it runs in the process that writes the result): a preview
+tells what ordinary code does; it is not a verdict on hostile code — the walls are what keeps that harmless.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import os
+import reprlib
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ...errors import CapabilityTimeout
+from . import shared_memory
+from .confine import everywhere, probe
+from .effects import Effect, Snapshot
+from .isolation import fork_available, run_forked
+from .pages import Pages
+from .pages import open_in_child as open_proc_files
+
+PREVIEW_FILENAME = "<proposal>"
+MAX_EFFECTS = 500
+_NEVER_READ = ("/dev/", "/proc/", "/sys/")
+
+
+@dataclass
+class Preview:
+    """What running the proposed code would do. ``status``: ``previewed`` (it ran to its end, or to its own
+    exception), ``incomplete`` (it ran but was stopped: see ``reason``) or ``unavailable`` (nothing ran:
+    see ``reason``)."""
+
+    status: str
+    reason: str | None = None
+    ok: bool = False  # the code ran without raising
+    error: str | None = None  # its exception, one line
+    effects: list[Effect] = field(default_factory=list)
+    effects_omitted: int = 0
+    output: str = ""
+    output_truncated: bool = False
+    duration_ms: float | None = None  # the code's own run time in the child
+    total_ms: float = 0.0  # what the user waited for the preview
+
+    @property
+    def in_place(self) -> list[Effect]:
+        """Changes to objects themselves: rebinding the name back would not undo them."""
+        return [e for e in self.effects if e.change == "changed"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Preview:
+        fields = dict(data)
+        fields["effects"] = [Effect(**e) for e in fields.get("effects", ())]
+        return cls(**fields)
+
+
+def unavailable_reason(isolation: str) -> str | None:
+    """Why no preview can run here (None: it can), without running anything."""
+    if isolation == "inprocess" or not fork_available():
+        where = "sandbox_isolation = 'inprocess'" if fork_available() else f"no fork on {sys.platform}"
+        return (
+            f"No preview: it needs a forked child behind the kernel walls ({where}); nothing unapproved runs."
+        )
+    walls = probe()
+    if not walls.complete:
+        why = "; ".join(walls.why_not) or "the kernel walls are not up"
+        return f"No preview: the kernel walls it needs are not up here ({why}); nothing unapproved runs."
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    try:
+        if cuda is not None and cuda.is_initialized():
+            return "No preview: the session holds GPU (CUDA) state, which a forked copy cannot use."
+    except Exception:
+        pass
+    return None
+
+
+def preview(
+    namespace: dict[str, Any],
+    source: str,
+    *,
+    timeout: float,
+    isolation: str = "fork",
+    max_output_chars: int = 4000,
+    transform: Callable[[str], str] | None = None,
+) -> Preview:
+    """Run ``source`` in a walled, forked child against ``namespace`` and say what it would do. ``isolation``:
+    the sandbox's mode (``fork`` or ``inprocess``); ``transform`` turns front-end syntax (IPython's
+    ``%magic``) into Python first. Never raises for a problem of the code or the platform."""
+    started = time.monotonic()
+
+    def done(result: Preview) -> Preview:
+        result.total_ms = round((time.monotonic() - started) * 1000, 1)
+        return result
+
+    reason = unavailable_reason(isolation)
+    if reason:
+        return done(Preview("unavailable", reason))
+    try:
+        body, last = _compile(transform(source) if transform else source)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        return done(Preview("previewed", error=f"SyntaxError: {exc.msg}{where}"))
+    except Exception as exc:  # a front end's transformer that failed
+        return done(Preview("unavailable", f"No preview: the code could not be read ({type(exc).__name__})."))
+    proc_files: list[int] = []  # the child's pagemap and maps, opened there before the walls
+
+    def open_in_child() -> tuple[int, ...]:
+        proc_files.extend(open_proc_files())
+        return tuple(fd for fd in proc_files if fd >= 0)
+
+    snapshot = Snapshot(namespace)  # here, where the objects are warm (see ``Snapshot``)
+
+    def job() -> dict[str, Any]:
+        fds = proc_files if len(proc_files) == 2 else [-1, -1]
+        return {"ok": True, "preview": _run(namespace, snapshot, body, last, fds, max_output_chars)}
+
+    try:
+        outcome = run_forked(
+            job, timeout, everywhere(probe()), require_walls=True, open_in_child=open_in_child
+        )
+    except CapabilityTimeout:
+        return done(Preview("incomplete", _overran(timeout)))
+    except OSError as exc:  # fork itself failed: no memory for the page tables, a process limit
+        return done(Preview("unavailable", f"No preview: the session could not be forked ({exc.strerror})."))
+    if not outcome.get("ok"):
+        return done(Preview("incomplete", f"The preview was stopped: {outcome.get('error')}."))
+    return done(_finish(Preview.from_dict(outcome["preview"])))
+
+
+def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]:
+    """Statements and the final expression, compiled apart so the expression's value is shown as the REPL
+    would echo it."""
+    tree = ast.parse(source, PREVIEW_FILENAME, "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = compile(ast.Expression(tree.body.pop().value), PREVIEW_FILENAME, "eval")
+    return (compile(tree, PREVIEW_FILENAME, "exec") if tree.body else None), last
+
+
+def _overran(timeout: float) -> str:
+    text = f"The code did not finish within {timeout:.1f} s, the preview's deadline, and was stopped"
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
+    if any(not t.name.startswith("pyaichat-") for t in others):
+        text += (
+            " (the session runs other threads, which a forked copy does not have: code that waits for them "
+            "cannot finish in a preview)"
+        )
+    return text + "."
+
+
+class _Output:
+    """``sys.stdout`` and ``sys.stderr`` of the child: the first ``limit`` characters."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.parts, self.size, self.truncated = limit, [], 0, False
+
+    def write(self, text: str) -> int:
+        room = self.limit - self.size
+        if len(text) > room:
+            self.truncated = True
+            text = text[: max(room, 0)]
+        self.parts.append(text)
+        self.size += len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _echo(value: Any, limit: int) -> str:
+    shown = reprlib.Repr()
+    shown.maxlevel, shown.maxother, shown.maxstring, shown.maxlong = 4, limit, limit, 400
+    shown.maxlist = shown.maxtuple = shown.maxdict = shown.maxset = shown.maxfrozenset = shown.maxdeque = 100
+    return shown.repr(value)
+
+
+def _run(
+    namespace: dict[str, Any],
+    snapshot: Snapshot,
+    body: types.CodeType | None,
+    last: types.CodeType | None,
+    proc_files: list[int],
+    limit: int,
+) -> dict[str, Any]:
+    """In the child, behind the walls: run, compare with the snapshot taken before ``fork``."""
+    done = shared_memory.last
+    pages = Pages(proc_files[0], proc_files[1], [(m.start, m.end) for m in done.copied])
+    out = _Output(limit)
+    sys.stdout = sys.stderr = out  # type: ignore[assignment]  (this process ends after the preview)
+    error = reason = None
+    started = time.perf_counter()
+    try:
+        if body is not None:
+            exec(body, namespace)
+        if last is not None:
+            value = eval(last, namespace)
+            if value is not None:
+                out.write(_echo(value, limit) + "\n")
+    except BaseException as exc:  # the code's own exception, or a wall it met
+        error, reason = _one_line(exc), _blocked(exc)
+    duration = (time.perf_counter() - started) * 1000
+    effects = snapshot.effects(
+        namespace,
+        pages,
+        sealed=[(m.start, m.end) for m in done.sealed],
+        files=[(m.start, m.end, m.path.removesuffix(" (deleted)")) for m in done.files],
+    )
+    return {
+        "status": "incomplete" if reason else "previewed",
+        "reason": reason,
+        "ok": error is None,
+        "error": error,
+        "effects": [asdict(e) for e in effects[:MAX_EFFECTS]],
+        "effects_omitted": max(len(effects) - MAX_EFFECTS, 0),
+        "output": "".join(out.parts),
+        "output_truncated": out.truncated,
+        "duration_ms": round(duration, 2),
+    }
+
+
+def _one_line(exc: BaseException) -> str:
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == PREVIEW_FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(exc, SystemExit):
+        text = "SystemExit: running the code would end the session"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    text = " ".join(text.split())
+    text = text if len(text) <= 300 else text[:297] + "..."
+    return text + (f" (line {line})" if line else "")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and those it was raised from or during, and the ones libraries wrap in ``args`` or
+    ``reason`` (urllib's ``URLError``)."""
+    found: list[BaseException] = []
+    todo = [exc]
+    while todo and len(found) < 20:
+        e = todo.pop()
+        if e in found:
+            continue
+        found.append(e)
+        todo += [
+            x
+            for x in (e.__cause__, e.__context__, getattr(e, "reason", None))
+            if isinstance(x, BaseException)
+        ]
+        todo += [x for x in getattr(e, "args", ())[:3] if isinstance(x, BaseException)]
+    return found
+
+
+def _blocked(exc: BaseException) -> str | None:
+    """Why the code stopped at a wall, one sentence, or None if the failure is the code's own."""
+    chain = _chain(exc)
+    text = " ".join(str(e) for e in chain).lower()
+    for e in chain:
+        if not isinstance(e, OSError):
+            continue
+        frames = _frames(e)
+        if e.errno == errno.EPERM and any(f.endswith(("socket.py", "ssl.py")) for f in frames):
+            return "the code needs the network, which a preview never uses"
+        path = e.filename
+        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and isinstance(path, str):
+            if os.path.abspath(path).startswith(_NEVER_READ):
+                return f"the code opens {path}, which a preview does not read"
+            return f"the code writes {path}, which a preview never does"
+    if "operation not permitted" in text and any(
+        w in text for w in ("connect", "socket", "http", "host", "url")
+    ):
+        return "the code needs the network, which a preview never uses"
+    if isinstance(exc, EOFError) and "reading a line" in text:
+        return "the code asks for input, which a preview cannot give"
+    return None
+
+
+def _frames(exc: BaseException) -> list[str]:
+    names = []
+    tb = exc.__traceback__
+    while tb is not None:
+        names.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    return names
+
+
+def _finish(found: Preview) -> Preview:
+    """In the parent: the child's phrase made a sentence. A refusal on a file the user could not read either
+    is the code's own permission error, not the wall's."""
+    reason = found.reason
+    if not reason:
+        return found
+    if reason.startswith("the code writes "):
+        path = reason[len("the code writes ") :].split(", which")[0]
+        if os.path.exists(path) and not os.access(path, os.R_OK):
+            found.status, found.reason = "previewed", None
+            return found
+    found.reason = f"{reason[0].upper()}{reason[1:]}; the preview stopped there."
+    return found
