@@ -1,9 +1,7 @@
-"""Where settings come from (config file < ``PYAICHAT_*`` environment < command-line flags), no pydantic.
+"""Where settings come from (config file < ``PYAICHAT_*`` environment < command-line flags).
 
-Both loaders share this: ``config.load_config`` (validates with the pydantic ``Config``) and the start-up's
-``config_light.load_startup_config`` (checks plain values against the settings table itself and imports
-pydantic only when a value needs it). The variables to read and which of them are lists come from that table
-(``settings.py``), so both loaders see the same sources. Each value travels with the place it came from, so an
+``config.load_config`` merges these sources and checks the result. The variables to read and which of them are
+lists come from the settings table (``settings.py``). Each value travels with the place it came from, so an
 error can name the file and key, the variable or the flag.
 """
 
