@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .textproto import ParsedCall, call_arguments, checked_args
+from .calls import ParsedCall, call_arguments, checked_args
 
 
 @dataclass

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from .calls import ParsedCall
 
 # A block may lack its closing tag when the model stops right after it (it then runs to the end of the reply).
 _TOOL_BLOCK = re.compile(
@@ -23,15 +24,6 @@ _TOOL_BLOCK = re.compile(
 )
 _OPEN_TAGS = ("<tool", "<python")
 _FENCE = re.compile(r"^```[\w-]*\s*\n?(?P<body>.*?)\n?```$", re.S)
-
-
-@dataclass
-class ParsedCall:
-    """A tool call found in text: ``args`` when the JSON parsed, else ``error`` says what was wrong."""
-
-    name: str
-    args: dict[str, Any] | None
-    error: str | None = None
 
 
 def describe_protocol(schemas: Iterable[dict[str, Any]]) -> str:
@@ -101,23 +93,6 @@ def _dedent_code(code: str) -> str:
     import textwrap
 
     return textwrap.dedent(code.strip("\n")).strip()
-
-
-def call_arguments(data: dict[str, Any]) -> Any:
-    """The arguments of a JSON tool call, under whichever key the model's format uses."""
-    return next((data[k] for k in ("arguments", "parameters", "args", "input") if k in data), {})
-
-
-def checked_args(name: str, args: Any) -> ParsedCall:
-    """A call of ``name`` whose arguments are a JSON object (or a string holding one), else an error call."""
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except ValueError:
-            return ParsedCall(name, None, f"the arguments of {name} are not valid JSON")
-    if not isinstance(args, dict):
-        return ParsedCall(name, None, f"the arguments of {name} must be a JSON object")
-    return ParsedCall(name, args)
 
 
 class StreamGate:
