@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .version import __version__
+
 __all__ = ["Session", "__version__", "load_ipython_extension", "unload_ipython_extension"]
 
 if TYPE_CHECKING:

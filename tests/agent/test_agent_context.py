@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from pyaichat.agent.context import (
-    MAX_VARS,
     Memory,
     Turn,
     approx_tokens,
@@ -18,8 +17,8 @@ from pyaichat.agent.context import (
     make_masker,
     mask_messages,
     pinned_names,
-    session_digest,
 )
+from pyaichat.capabilities.digest import MAX_VARS, session_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -40,7 +40,7 @@ def test_ctrl_c_at_the_prompt_clears_the_buffer_and_keeps_going(harness):
     harness.send(f"x = 'typed but dropped'{CTRL_C}y = 2\r{CTRL_D}")
     assert harness.repl.run() == 0
     assert "x" not in harness.namespace and harness.namespace["y"] == 2
-    assert [e.source for e in harness.ctrl.session.history] == ["y = 2"]
+    assert [e.source for e in harness.ctrl.runtime.history] == ["y = 2"]
 
 
 def test_system_exit_from_user_code_propagates(harness):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LLMError
+from ..runtime import Runtime, as_runtime
 from .context import (
     Memory,
     Turn,
@@ -21,7 +22,6 @@ from .context import (
     mask_messages,
     memoize,
     pinned_section,
-    session_digest,
 )
 from .events import ApprovalRequiredEvent, ErrorEvent, Event
 from .llm import LLM, LiteLLMClient, Usage, warm_up
@@ -37,11 +37,14 @@ LLMFactory = Callable[["Config"], LLM]
 
 
 class Assistant:
-    """Answers questions about a live ``Session`` with the model ``config`` names (read at every question)."""
+    """Answers questions about the user's session (a ``Runtime``, or a ``Session`` in this process) with the
+    model ``config`` names (read at every question)."""
 
-    def __init__(self, config: Config, session: Session, *, llm_factory: LLMFactory | None = None) -> None:
+    def __init__(
+        self, config: Config, runtime: Runtime | Session, *, llm_factory: LLMFactory | None = None
+    ) -> None:
         self.config = config
-        self.session = session
+        self.runtime = as_runtime(runtime)
         self.memory = Memory()
         self.turns: list[TurnResult] = []  # every turn of the session, for /save and /cost
         self.totals = Usage()
@@ -49,7 +52,6 @@ class Assistant:
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
-        self._seen_error: object = None  # the last error the model was already told about
         self._schemas: tuple[tuple[int, ...], list[dict[str, Any]]] | None = None
 
     # -- set-up ----------------------------------------------------------------------------------------------
@@ -86,14 +88,11 @@ class Assistant:
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        from ..capabilities import call
-
         cfg = self.config
         mask = memoize(make_masker(cfg))
         schemas = self._tool_schemas()
-        digest = session_digest(self.session, cfg, seen_error=self._seen_error)
-        self._seen_error = self.session.last_error
-        pinned = pinned_section(question, self.session, self._describe)
+        digest = self.runtime.digest()
+        pinned = pinned_section(question, self.runtime, self._describe)
 
         limits: dict[str, Any] = {"prompt": cfg.context_tokens}
 
@@ -122,7 +121,7 @@ class Assistant:
         env = TurnEnv(
             llm=llm,
             emit=emit,
-            run_tool=lambda name, args: call(self.session, name, args),
+            run_tool=lambda name, args: self.runtime.call(name, args),
             approve=approve,
             build_request=build_request,
             tool_schemas=schemas,
@@ -186,9 +185,7 @@ class Assistant:
 
     def _describe(self, ref: str) -> str:
         """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""
-        from ..capabilities import call
-
-        result = call(self.session, "get_repr", {"expr": ref})
+        result = self.runtime.call("get_repr", {"expr": ref})
         return result.text if result.ok else f"({result.error})"
 
     def clear(self) -> None:
