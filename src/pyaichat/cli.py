@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """The one place the command line is declared (argparse loads only when there are flags to parse)."""
-    import argparse
+    import argparse  # only with flags: not at every start-up
 
     parser = argparse.ArgumentParser(
         prog="pyaichat",

@@ -26,7 +26,7 @@ Sources = dict[str, tuple[Any, str]]
 
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        import tomllib
+        import tomllib  # only with a config file: not at every start-up
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
@@ -61,7 +61,7 @@ def env_layer(env: Mapping[str, str]) -> Sources:
 
 def config_file_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Path, bool]:
     """The config file to read and whether the user named it (then it must exist)."""
-    from pathlib import Path
+    from pathlib import Path  # only with a config file: not at every start-up
 
     if explicit:
         return Path(explicit).expanduser(), True

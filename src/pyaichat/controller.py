@@ -76,7 +76,7 @@ class Controller:
         if not stripped:
             return
         if stripped.startswith("/"):
-            from .commands import dispatch
+            from .commands import dispatch  # with the first slash command, not at start-up
 
             dispatch(self, stripped)
         elif self.mode is Mode.PYTHON:
@@ -89,13 +89,14 @@ class Controller:
         try:
             return self.runtime.run(source)
         except PyAIChatError as exc:
-            from .agent.events import ErrorEvent
+            from .agent.events import ErrorEvent  # pydantic: not at start-up
 
             self.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return None
 
     def ask(self, question: str) -> None:
         """Answer a question with the assistant: events go to the front end, proposals through ``decide``."""
+        # the agent (pydantic, the loop) loads with the first question, not at start-up
         from .agent.assistant import DECLINED, EDITING, describe_run
         from .agent.events import ErrorEvent
         from .agent.loop import Approval
@@ -129,7 +130,7 @@ class Controller:
     def assistant(self) -> Assistant:
         """The session's assistant, created on first use (creating it imports no heavy library)."""
         if self._assistant is None:
-            from .agent.assistant import Assistant
+            from .agent.assistant import Assistant  # not at start-up
 
             self._assistant = Assistant(self.config, self.runtime)
         return self._assistant
@@ -139,6 +140,6 @@ class Controller:
         self.frontend.emit(event)
 
     def notice(self, text: str, level: Literal["info", "warning", "success"] = "info") -> None:
-        from .agent.events import NoticeEvent
+        from .agent.events import NoticeEvent  # pydantic: not at start-up
 
         self.emit(NoticeEvent(text=text, level=level))

@@ -184,7 +184,7 @@ class Session:
 
     # -- errors ----------------------------------------------------------------------------------------------
     def _record_error(self, exc: BaseException, source: str, number: int) -> LastError:
-        from .records import LastError
+        from .records import LastError  # not at start-up (as above)
 
         tb = _strip_own_frames(exc.__traceback__)
         exc.__traceback__ = tb
@@ -215,7 +215,7 @@ class Session:
 
     def record_exception(self, exc: BaseException, source: str | None = None) -> LastError:
         """Record an exception raised elsewhere (e.g. IPython's own run_cell) as the session's last error."""
-        from .records import LastError
+        from .records import LastError  # not at start-up
 
         formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         frames = _frames(exc.__traceback__)
@@ -262,7 +262,7 @@ def _strip_own_frames(tb: types.TracebackType | None) -> types.TracebackType | N
 
 
 def _frames(tb: types.TracebackType | None) -> list[FrameInfo]:
-    from .records import FrameInfo
+    from .records import FrameInfo  # not at start-up
 
     frames: list[FrameInfo] = []
     for frame, summary in zip(_walk(tb), traceback.extract_tb(tb), strict=False):

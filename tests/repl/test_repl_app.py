@@ -176,6 +176,17 @@ def test_no_color_and_vi_mode_follow_the_config():
         assert default.prompt.editing_mode == EditingMode.EMACS
 
 
+@pytest.mark.parametrize("mode", ["vi", "emacs"])
+def test_the_editing_mode_edits_the_line(mode: str) -> None:
+    with create_pipe_input() as pipe:
+        repl = make_repl(Config(editing_mode=mode), pipe)
+        if mode == "vi":  # insert "hello", Esc to normal mode, 0 to the line start, x deletes the "h"
+            pipe.send_text("hello\x1b0x\r")
+        else:  # Emacs: Ctrl-A to the line start, Ctrl-D deletes the "h"
+            pipe.send_text("hello\x01\x04\r")
+        assert repl.read() == "ello"
+
+
 def test_history_is_persisted_in_the_state_directory():
     with create_pipe_input() as pipe:
         repl = Repl(Config(), Session(), input=pipe, output=DummyOutput(), history=make_history())

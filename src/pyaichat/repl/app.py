@@ -24,7 +24,7 @@ _EARLY_PROMPT = {True: "\x1b[0;32;1m>>> \x1b[0m", False: ">>> "}
 def early_prompt(color: bool) -> Callable[[], None]:
     """Draw ``>>> `` now and hold typed keys unechoed; the returned function undoes that (call it once)."""
     try:
-        import termios
+        import termios  # POSIX only
     except ImportError:  # not POSIX: no early prompt
         return lambda: None
     try:

@@ -135,7 +135,7 @@ class _ModeLexer:
 
     def _load(self, app: Application[Any] | None) -> None:
         try:
-            from prompt_toolkit.lexers import PygmentsLexer
+            from prompt_toolkit.lexers import PygmentsLexer  # after the first prompt (see above)
             from pygments.lexers.python import PythonLexer
 
             self._python = PygmentsLexer(PythonLexer)
@@ -154,7 +154,7 @@ class _Completers:
 
     def __call__(self) -> Completer:
         if self._by_mode is None:
-            from .completion import MentionCompleter, RuntimeCompleter, SlashCommandCompleter
+            from .completion import MentionCompleter, RuntimeCompleter, SlashCommandCompleter  # first TAB
 
             runtime = self.ctrl.runtime
             self._by_mode = {
@@ -273,8 +273,8 @@ class ReplFrontEnd:
 
     @property
     def renderer(self) -> RichRenderer:
-        if self._renderer is None:  # rich loads on the first event, not at start-up
-            from .render import RichRenderer
+        if self._renderer is None:
+            from .render import RichRenderer  # rich: with the first event, not at start-up
 
             self._renderer = RichRenderer(self._console, color=self.config.color)
         return self._renderer

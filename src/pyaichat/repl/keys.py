@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from prompt_toolkit.application import get_app
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.completion.base import get_common_complete_suffix
 from prompt_toolkit.enums import DEFAULT_BUFFER
@@ -84,21 +85,15 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
 
     @Condition
     def buffer_empty() -> bool:
-        from prompt_toolkit.application import get_app
-
         return get_app().current_buffer.text == ""
 
     @Condition
     def only_whitespace_before_cursor() -> bool:
-        from prompt_toolkit.application import get_app
-
         before = get_app().current_buffer.document.current_line_before_cursor
         return before == "" or before.isspace()
 
     @Condition
     def completion_selected() -> bool:
-        from prompt_toolkit.application import get_app
-
         state = get_app().current_buffer.complete_state
         return bool(state and state.current_completion)
 

@@ -90,14 +90,14 @@ class KernelHelper:
 
     # The capabilities (pydantic and all) load with the first request, not while the host waits to attach.
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ..capabilities import call
+        from ..capabilities import call  # first request
 
         config = self._config(request.get("settings") or {})
         result = call(self.session, str(request.get("name")), request.get("args") or {}, config=config)
         return {"result": result.model_dump()}
 
     def _digest(self, request: dict[str, Any]) -> str:
-        from ..capabilities.digest import session_digest
+        from ..capabilities.digest import session_digest  # first request
 
         config = self._config(request.get("settings") or {})
         text = session_digest(self.session, config, seen_error=self._reported_error)
@@ -105,7 +105,7 @@ class KernelHelper:
         return text
 
     def _names(self) -> list[list[str]]:
-        from ..capabilities.introspect import user_names
+        from ..capabilities.introspect import user_names  # first request
         from ..capabilities.summary import type_name
 
         ns = self.session.namespace
