@@ -7,20 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .registry import COMMANDS, Command
+from .registry import COMMANDS, Command, all_commands, names
 
 if TYPE_CHECKING:
     from .host import Controller
 
 __all__ = ["Command", "all_commands", "dispatch", "names"]
-
-
-def all_commands() -> list[Command]:
-    return sorted(COMMANDS.all(), key=lambda c: c.name)
-
-
-def names() -> list[str]:
-    return [c.name for c in all_commands()]
 
 
 def dispatch(ctrl: Controller, line: str) -> None:

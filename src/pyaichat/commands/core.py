@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..modes import Mode
-from .registry import COMMANDS, command
+from .registry import all_commands, command
 
 if TYPE_CHECKING:
     from .host import Controller
@@ -33,7 +33,7 @@ def _ask(ctrl: Controller, arg: str) -> None:
 
 @command("help", "/help", "Show keys and commands.")
 def _help(ctrl: Controller, arg: str) -> None:
-    rows = [f"  {c.usage:<22} {c.help}" for c in sorted(COMMANDS.all(), key=lambda c: c.name)]
+    rows = [f"  {c.usage:<22} {c.help}" for c in all_commands()]
     keys = [
         "Keys:",
         "  TAB (empty line)       switch Python ⇄ Assistant mode",

@@ -28,6 +28,14 @@ COMMANDS: Registry[Command] = Registry(
 )
 
 
+def all_commands() -> list[Command]:
+    return sorted(COMMANDS.all(), key=lambda c: c.name)
+
+
+def names() -> list[str]:
+    return [c.name for c in all_commands()]
+
+
 def command(name: str, usage: str = "", help: str = "") -> Callable[[Handler], Handler]:
     """Decorator: register ``handler(ctrl, arg)`` as ``/name``; its docstring is the help unless given."""
 
