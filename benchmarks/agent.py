@@ -33,10 +33,10 @@ os.environ["OPENAI_API_KEY"] = "sk-test"
 from fakes.fake_llm import FakeLLM  # noqa: E402
 from fakes.openai_server import ScriptedServer  # noqa: E402
 from pyaichat.agent.assistant import Assistant  # noqa: E402
-from pyaichat.agent.context import session_digest  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, load_litellm  # noqa: E402
 from pyaichat.agent.llm.loader import import_litellm, prime  # noqa: E402
 from pyaichat.agent.loop import Approval  # noqa: E402
+from pyaichat.capabilities.digest import session_digest  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 

@@ -3,8 +3,8 @@
 Starts a real ipykernel (``python -m ipykernel_launcher -f <file>``), puts a 10M-row DataFrame in it and
 measures, from this process:
 
-- the round trip of ``capabilities.call(session, "get_type", {"expr": "big"})`` (budget ≤ 5 ms median), and
-  of other capabilities, over the comm to pyaichat's helper inside the kernel; for comparison the same call
+- the round trip of ``runtime.call("get_type", {"expr": "big"})`` (budget ≤ 5 ms median), and of other
+  capabilities, over the comm to pyaichat's helper inside the kernel; for comparison the same call
   as a silent ``execute_request`` with a ``user_expressions`` evaluation (the other way to reach the helper);
 - bytes on the wire per call (request + reply, as serialized), next to the data's size;
 - start-up of ``pyaichat --existing <file>`` in a pseudo-terminal to its first prompt (budget ≤ 0.5 s), and
@@ -49,15 +49,16 @@ def describe(samples: list[float]) -> str:
     return f"median {statistics.median(samples):6.2f} ms  p90 {p90:6.2f} ms"
 
 
-def user_expression_call(session, name: str, args: dict) -> None:
+def user_expression_call(runtime, name: str, args: dict) -> None:
     """The same capability call as a silent execute with a user expression (no comm)."""
     request = json.dumps({"op": "call", "name": name, "args": args, "settings": {}})
     expr = (
-        "__import__('sys').modules['pyaichat.ipython.kernel_helper']._helper.handle("
+        "__import__('sys').modules['pyaichat.runtime.kernel_helper']._helper.handle("
         f"__import__('json').loads({request!r}))"
     )
-    msg_id = session.client.execute("", silent=True, store_history=False, user_expressions={"r": expr})
-    reply = session._shell_reply(msg_id, 10)
+    client = runtime.kernel.client
+    msg_id = client.execute("", silent=True, store_history=False, user_expressions={"r": expr})
+    reply = runtime.kernel.shell_reply(msg_id, 10)
     assert reply["content"]["user_expressions"]["r"]["status"] == "ok", reply["content"]
 
 
@@ -98,7 +99,6 @@ def startup(conn: Path, env: dict[str, str], runs: int = 5) -> tuple[list[float]
 
 def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from pyaichat.capabilities import call
     from pyaichat.config import Config
     from pyaichat.runtime import connect
 
@@ -106,9 +106,8 @@ def main() -> None:
     kernel = start_kernel(tmp, "kernel-bench.json")
     conn = kernel.connection_file
     try:
-        session = connect.attach(str(conn), color=False, timeout=60)
-        session.config = Config(audit=False)
-        session.run(
+        runtime = connect.attach(str(conn), Config(audit=False, color=False), timeout=60)
+        runtime.run(
             f"import numpy as np, pandas as pd\nbig = pd.DataFrame({{'a': np.arange({ROWS}), 'b': 0.5}})"
         )
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {CALLS} calls each")
@@ -122,26 +121,26 @@ def main() -> None:
         ]
         budget = None
         for name, args in cases:
-            call(session, name, args)  # warm
-            samples = timed(lambda name=name, args=args: call(session, name, args), CALLS)
-            size = session.wire.total[-1]
+            runtime.call(name, args)  # warm
+            samples = timed(lambda name=name, args=args: runtime.call(name, args), CALLS)
+            size = runtime.kernel.wire.total[-1]
             print(f"comm  {name:<13} {describe(samples)}   {size:>6,} bytes on the wire (request+reply)")
             if name == "get_type":
                 budget = statistics.median(samples)
         run_n = max(CALLS // 20, 5)
-        samples = timed(lambda: call(session, "run_python", {"code": "print(big.b.mean())"}), run_n)
+        samples = timed(lambda: runtime.call("run_python", {"code": "print(big.b.mean())"}), run_n)
         print(
-            f"comm  {'run_python':<13} {describe(samples)}   {session.wire.total[-1]:>6,} bytes "
+            f"comm  {'run_python':<13} {describe(samples)}   {runtime.kernel.wire.total[-1]:>6,} bytes "
             f"(forks the kernel: {run_n} calls)"
         )
-        digest = timed(lambda: session.remote_digest(session.config, 40), max(CALLS // 10, 10))
-        print(f"comm  {'digest':<13} {describe(digest)}   {session.wire.total[-1]:>6,} bytes")
-        user_expression_call(session, "get_type", {"expr": "big"})
-        samples = timed(lambda: user_expression_call(session, "get_type", {"expr": "big"}), CALLS)
+        digest = timed(runtime.digest, max(CALLS // 10, 10))
+        print(f"comm  {'digest':<13} {describe(digest)}   {runtime.kernel.wire.total[-1]:>6,} bytes")
+        user_expression_call(runtime, "get_type", {"expr": "big"})
+        samples = timed(lambda: user_expression_call(runtime, "get_type", {"expr": "big"}), CALLS)
         print(f"user_expressions get_type {describe(samples)}   (silent execute_request instead of the comm)")
         verdict = "within" if budget is not None and budget <= 5 else "OVER"
         print(f"get_type round trip: {verdict} the 5 ms budget (median {budget:.2f} ms)")
-        session.close()
+        runtime.close()
 
         env = new_user_env(str(tmp), terminal=True)
         prompt, piped = startup(conn, env)

@@ -1,4 +1,4 @@
-"""Piped start-up of pyaichat against ``ipython --quick`` as PAIRED runs (design.md §4, issue 14).
+"""Piped start-up of pyaichat against ``ipython --quick`` as PAIRED runs.
 
 Each pair runs ``printf 'x=1\\n' | python -m pyaichat`` and ``printf 'x=1\\n' | ipython --quick --no-banner``
 back to back, in alternating order, and keeps the ratio of the two. On a machine shared with other work, load

@@ -1,4 +1,4 @@
-"""``python -X importtime -m pyaichat`` on the piped and the interactive path, summed by package (issue 14).
+"""``python -X importtime -m pyaichat`` on the piped and the interactive path, summed by package.
 
 Piped: ``x=1`` on stdin. Interactive: a pty (pexpect, 100x30), ended right after prompt_toolkit's first
 render (the full UI); stderr, where ``-X importtime`` writes, goes to a file so the screen stays clean.

@@ -8,8 +8,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from . import __version__
+from .config import load_config
+from .controller import Controller
 from .errors import ConfigError
+from .runtime import LocalRuntime
+from .session import Session
+from .version import __version__
 
 if TYPE_CHECKING:
     import argparse
@@ -17,7 +21,7 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """The one place the command line is declared (argparse loads only when there are flags to parse)."""
-    import argparse
+    import argparse  # only with flags: not at every start-up
 
     parser = argparse.ArgumentParser(
         prog="pyaichat",
@@ -65,10 +69,8 @@ def _main(argv: Sequence[str] | None) -> int:
     # Without flags there is nothing to parse; building the parser costs ~4 ms of start-up (it imports
     # shutil).
     flags = vars(build_parser().parse_args(argv)) if argv else {}
-    from .config_light import load_startup_config  # pydantic only if a value needs it
-
     try:
-        config = load_startup_config(
+        config = load_config(
             {key: flags.get(key) for key in ("model", "api_base", "max_steps", "color")},
             config_file=flags.get("config"),
         )
@@ -77,24 +79,20 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
 
     if flags.get("existing") is not None or flags.get("kernel"):  # the data lives in a Jupyter kernel
-        from .attach import run_attached
+        from .attach import run_attached  # Jupyter: only with these flags
 
         gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
         return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"))
-    from .session import Session
-
-    session = Session()
-    session.config = config
+    runtime = LocalRuntime(Session(config=config))
     try:
         if sys.stdin.isatty() and sys.stdout.isatty():
-            from .repl.app import run_repl
+            from .repl.app import run_repl  # the terminal front end: not when piped
 
-            return run_repl(config, session)
-        from .controller import Controller
-        from .piped import PlainFrontEnd, run_piped
+            return run_repl(config, runtime)
+        from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(Controller(config, session, PlainFrontEnd()))
+        return run_piped(Controller(config, runtime, PlainFrontEnd()))
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:

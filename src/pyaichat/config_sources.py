@@ -1,9 +1,7 @@
-"""Where settings come from (config file < ``PYAICHAT_*`` environment < command-line flags), no pydantic.
+"""Where settings come from (config file < ``PYAICHAT_*`` environment < command-line flags).
 
-Both loaders share this: ``config.load_config`` (validates with the pydantic ``Config``) and the start-up's
-``config_light.load_startup_config`` (checks plain values against the settings table itself and imports
-pydantic only when a value needs it). The variables to read and which of them are lists come from that table
-(``settings.py``), so both loaders see the same sources. Each value travels with the place it came from, so an
+``config.load_config`` merges these sources and checks the result. The variables to read and which of them are
+lists come from the settings table (``settings.py``). Each value travels with the place it came from, so an
 error can name the file and key, the variable or the flag.
 """
 
@@ -28,7 +26,7 @@ Sources = dict[str, tuple[Any, str]]
 
 def read_toml(path: Path) -> dict[str, Any]:
     try:
-        import tomllib
+        import tomllib  # only with a config file: not at every start-up
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
@@ -63,7 +61,7 @@ def env_layer(env: Mapping[str, str]) -> Sources:
 
 def config_file_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Path, bool]:
     """The config file to read and whether the user named it (then it must exist)."""
-    from pathlib import Path
+    from pathlib import Path  # only with a config file: not at every start-up
 
     if explicit:
         return Path(explicit).expanduser(), True

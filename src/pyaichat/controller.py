@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from .errors import PyAIChatError
 from .modes import Mode
+from .runtime import Runtime, as_runtime
 
-if TYPE_CHECKING:  # the event models (pydantic) load on the first event, not at start-up
+if TYPE_CHECKING:
     from .agent.assistant import Assistant
     from .agent.events import ApprovalRequiredEvent, Event
     from .config import Config
@@ -41,11 +42,13 @@ class FrontEnd(Protocol):
 
 
 class Controller:
-    """Routes each complete input to a slash command, the Python session or the assistant."""
+    """Routes each complete input to a slash command, the Python session or the assistant.
 
-    def __init__(self, config: Config, session: Session, frontend: FrontEnd) -> None:
+    ``runtime`` is where the user's session lives (a ``Session`` runs in this process)."""
+
+    def __init__(self, config: Config, runtime: Runtime | Session, frontend: FrontEnd) -> None:
         self.config = config
-        self.session = session
+        self.runtime = as_runtime(runtime)
         self.frontend = frontend
         self.mode = Mode.PYTHON
         self.should_exit = False
@@ -73,7 +76,7 @@ class Controller:
         if not stripped:
             return
         if stripped.startswith("/"):
-            from .commands import dispatch
+            from .commands import dispatch  # with the first slash command, not at start-up
 
             dispatch(self, stripped)
         elif self.mode is Mode.PYTHON:
@@ -84,15 +87,16 @@ class Controller:
     def run_python(self, source: str) -> ExecResult | None:
         """Run ``source`` in the session; a session that cannot run it (a dead kernel) is one sentence."""
         try:
-            return self.session.run(source)
+            return self.runtime.run(source)
         except PyAIChatError as exc:
-            from .agent.events import ErrorEvent
+            from .agent.events import ErrorEvent  # pydantic: not at start-up
 
             self.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return None
 
     def ask(self, question: str) -> None:
         """Answer a question with the assistant: events go to the front end, proposals through ``decide``."""
+        # the agent (pydantic, the loop) loads with the first question, not at start-up
         from .agent.assistant import DECLINED, EDITING, describe_run
         from .agent.events import ErrorEvent
         from .agent.loop import Approval
@@ -101,7 +105,7 @@ class Controller:
             decision = self.frontend.decide(event)
             if decision == "run":
                 try:
-                    return Approval("run", describe_run(self.session.run(event.code)))
+                    return Approval("run", describe_run(self.runtime.run(event.code)))
                 except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
                     self.emit(ErrorEvent(message=str(exc), kind="runtime"))
                     return Approval("run", f"The proposed code could not run: {exc}")
@@ -126,9 +130,9 @@ class Controller:
     def assistant(self) -> Assistant:
         """The session's assistant, created on first use (creating it imports no heavy library)."""
         if self._assistant is None:
-            from .agent.assistant import Assistant
+            from .agent.assistant import Assistant  # not at start-up
 
-            self._assistant = Assistant(self.config, self.session)
+            self._assistant = Assistant(self.config, self.runtime)
         return self._assistant
 
     # -- output ----------------------------------------------------------------------------------------------
@@ -136,6 +140,6 @@ class Controller:
         self.frontend.emit(event)
 
     def notice(self, text: str, level: Literal["info", "warning", "success"] = "info") -> None:
-        from .agent.events import NoticeEvent
+        from .agent.events import NoticeEvent  # pydantic: not at start-up
 
         self.emit(NoticeEvent(text=text, level=level))

@@ -13,8 +13,9 @@ class PyAIChatError(Exception):
     """Base of every error pyaichat raises on purpose. ``str(err)`` is one plain sentence for the user."""
 
 
-class ConfigError(PyAIChatError):
-    """The configuration (file, environment or flags) is invalid. The front end exits with status 2."""
+class ConfigError(PyAIChatError, ValueError):
+    """The configuration (file, environment, flags or an assignment) is invalid. The front end exits with
+    status 2. A ``ValueError`` too, as a bad value passed to any Python API is."""
 
     def __init__(self, message: str, *, source: str | None = None, key: str | None = None) -> None:
         self.source = source

@@ -27,7 +27,7 @@ def _state_home() -> str:
 
 
 def _path(text: str) -> Path:
-    from pathlib import Path
+    from pathlib import Path  # not at start-up (see above)
 
     return Path(text)
 

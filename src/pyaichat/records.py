@@ -1,7 +1,7 @@
 """What running user code leaves behind: frames, the last error, history entries and one run's result.
 
 These records are dataclasses, and creating a dataclass compiles its generated methods: ~3 ms for the four,
-which the first prompt does not need (issue 14). ``session`` therefore loads this module with the first run
+which the first prompt does not need. ``session`` therefore loads this module with the first run
 of user code, not at start-up.
 """
 

@@ -17,6 +17,8 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .config import Config
+
 if TYPE_CHECKING:
     from .records import ExecResult, FrameInfo, HistoryEntry, LastError
 
@@ -75,6 +77,21 @@ def needs_more_input(source: str) -> bool:
         return False
 
 
+def is_blank_tail(text: str) -> bool:
+    """True when the last line of a multi-line input is empty: the blank line that ends a block."""
+    return "\n" in text and not text.rsplit("\n", 1)[1].strip()
+
+
+def input_is_complete(text: str) -> bool:
+    """Would Enter at the end of ``text`` run it at an interactive prompt? Python's rules: a blank last line
+    ends a compound statement."""
+    if not text.strip():
+        return True
+    if is_blank_tail(text):
+        return not needs_more_input(text.rstrip(" \t") if text.rstrip(" \t").endswith("\n") else text + "\n")
+    return not needs_more_input(text)
+
+
 class Session:
     """A persistent namespace with REPL semantics.
 
@@ -82,11 +99,17 @@ class Session:
     history and the last error, and sets ``sys.last_*`` as the standard REPL does.
     """
 
-    def __init__(self, namespace: dict[str, Any] | None = None, *, echo: Callable[[Any], None] | None = None):
+    def __init__(
+        self,
+        namespace: dict[str, Any] | None = None,
+        *,
+        config: Config | None = None,
+        echo: Callable[[Any], None] | None = None,
+    ) -> None:
         self.namespace: dict[str, Any] = namespace if namespace is not None else {}
         self.namespace.setdefault("__name__", "__main__")
         self.namespace.setdefault("__builtins__", __builtins__)
-        self.config: Any = None  # the effective pyaichat Config, set by front ends (capabilities read it)
+        self.config = config if config is not None else Config()  # what capabilities over it may reveal
         self.history: list[HistoryEntry] = []
         self.last_error: LastError | None = None
         self._echo = echo or self._default_echo
@@ -181,7 +204,7 @@ class Session:
 
     # -- errors ----------------------------------------------------------------------------------------------
     def _record_error(self, exc: BaseException, source: str, number: int) -> LastError:
-        from .records import LastError
+        from .records import LastError  # not at start-up (as above)
 
         tb = _strip_own_frames(exc.__traceback__)
         exc.__traceback__ = tb
@@ -212,7 +235,7 @@ class Session:
 
     def record_exception(self, exc: BaseException, source: str | None = None) -> LastError:
         """Record an exception raised elsewhere (e.g. IPython's own run_cell) as the session's last error."""
-        from .records import LastError
+        from .records import LastError  # not at start-up
 
         formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         frames = _frames(exc.__traceback__)
@@ -284,7 +307,7 @@ def _strip_own_frames(tb: types.TracebackType | None) -> types.TracebackType | N
 
 
 def _frames(tb: types.TracebackType | None) -> list[FrameInfo]:
-    from .records import FrameInfo
+    from .records import FrameInfo  # not at start-up
 
     frames: list[FrameInfo] = []
     for frame, summary in zip(_walk(tb), traceback.extract_tb(tb), strict=False):

@@ -1,13 +1,12 @@
 """Every setting as plain data: the one declaration of names, kinds, defaults, bounds and descriptions.
 
-The pydantic ``config.Config`` takes each field's default, bounds and description from this table, and the
-start-up (``config_light``) checks plain values against it without importing pydantic. Plain data on purpose:
-no pydantic, and no ``dataclasses`` or ``NamedTuple`` (both generate and compile code as the class is made,
-that is at import), so loading the table costs the start-up next to nothing.
+``config.Config`` takes its slots, defaults and checks from this table (its annotations restate each kind for
+readers and type checkers; ``tests/core/test_config_values.py`` holds the two together), and
+``config_sources`` the environment variables to read. Plain data on purpose: no ``dataclasses`` or
+``NamedTuple`` (both generate and compile code as the class is made, that is at import), so loading the table
+costs the start-up next to nothing.
 
-Rules the table keeps (``tests/core/test_config_light.py`` holds ``Config`` to them): its order is the order
-of ``Config``'s fields (``config.describe_settings`` lists them in it); a setting whose default is ``None`` is
-optional (``X | None`` in ``Config``), any other is not.
+A setting whose default is ``None`` is optional (``X | None`` in ``Config``); any other is not.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 class Setting:
     """One setting: what the config file key, ``PYAICHAT_<NAME>`` and ``Config.<name>`` accept.
 
-    ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``SecretStr``),
+    ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``config.Secret``),
     ``choice`` (``Literal[*choices]``) or ``strlist`` (``list[str]``, from the environment comma-separated).
     """
 

@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from pyaichat.agent.context import (
-    MAX_VARS,
     approx_tokens,
     load_system_prompt,
     make_masker,
     mask_messages,
     pinned_names,
-    session_digest,
 )
+from pyaichat.capabilities.digest import MAX_VARS, session_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The start-up's import set must not grow back (issue 14).
+"""The start-up's import set must not grow back.
 
 Each path is started for real in a subprocess: piped (``python -m pyaichat`` with stdin from a pipe) and
 interactive (``python -m pyaichat`` in a pseudo-terminal, the module set taken at the moment the first full
@@ -34,7 +34,6 @@ NEVER_AT_START_UP = {
     "pandas",
     "tomllib",  # only with a config file
     "argparse",  # only with flags
-    "pyaichat.config",  # the pydantic model: only when a value needs it
     "pyaichat.agent.events",
     "pyaichat.agent.assistant",
     "pyaichat.capabilities",
@@ -48,10 +47,6 @@ NEVER_AT_FIRST_PROMPT = NEVER_AT_START_UP | {
     "pyaichat.repl.render",
     "pyaichat.records",  # dataclasses: loaded with the first run of user code (piped input runs at once)
     "dataclasses",
-    # prompt_toolkit's package __init__s run just after the first prompt (repl/startup_trims.py).
-    "prompt_toolkit.shortcuts.dialogs",
-    "prompt_toolkit.shortcuts.progress_bar",
-    "prompt_toolkit.shortcuts.choice_input",
 }
 
 PROBE = "import sys, json, gc; print(json.dumps([sorted(sys.modules), gc.isenabled()]))\n"
@@ -79,13 +74,20 @@ def test_piped_start_up_imports_nothing_on_the_list(tmp_path: Path) -> None:
     assert gc_enabled  # paused for the start-up only: user code runs with the collector on
 
 
-def test_plain_env_values_keep_pydantic_out_and_a_bad_one_brings_the_message(tmp_path: Path) -> None:
-    env = clean_env(tmp_path) | {"PYAICHAT_MODEL": "openai/x", "PYAICHAT_MAX_STEPS": "5", "NO_COLOR": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pyaichat"], input=PROBE, capture_output=True, text=True, env=env, timeout=60
+def test_settings_from_env_and_file_are_checked_without_pydantic_and_a_bad_one_is_one_line(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "config" / "pyaichat").mkdir(parents=True)
+    (tmp_path / "config" / "pyaichat" / "config.toml").write_text(
+        'secret_names = ["pin"]\nprivacy = "schema"\n'
     )
-    modules, _ = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert "pydantic" not in modules and "pyaichat.config" not in modules
+    env = clean_env(tmp_path) | {"PYAICHAT_MODEL": "openai/x", "PYAICHAT_MAX_STEPS": "5", "NO_COLOR": "1"}
+    probe = "import sys; print(sorted(m for m in ('pydantic', 'tomllib') if m in sys.modules))\n/model\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pyaichat"], input=probe, capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[:2] == ["['tomllib']", "Model: openai/x"]
 
     env["PYAICHAT_MAX_STEPS"] = "500"
     proc = subprocess.run(
@@ -98,49 +100,24 @@ def test_plain_env_values_keep_pydantic_out_and_a_bad_one_brings_the_message(tmp
     )
 
 
-# The configuration path on its own (the session, which parses user code, imports ``ast`` anyway).
-CONFIG_PROBE = """
-import json, sys
-from pyaichat.config_light import load_startup_config
-config = load_startup_config({"max_steps": 3})
-values = [type(config).__name__, config.model, config.max_steps, config.secret_names]
-print(json.dumps([*values, sorted(sys.modules)]))
-"""
-
-
-def test_plain_values_are_checked_against_the_table_without_pydantic_or_ast(tmp_path: Path) -> None:
-    (tmp_path / "config" / "pyaichat").mkdir(parents=True)
-    (tmp_path / "config" / "pyaichat" / "config.toml").write_text('secret_names = ["pin"]\n')
-    env = clean_env(tmp_path) | {"PYAICHAT_MODEL": "openai/x"}
-    proc = subprocess.run(
-        [sys.executable, "-c", CONFIG_PROBE], capture_output=True, text=True, env=env, timeout=60
-    )
-    assert proc.returncode == 0, proc.stderr
-    kind, model, max_steps, secret_names, modules = json.loads(proc.stdout)
-    assert (kind, model, max_steps, secret_names) == ("LazyConfig", "openai/x", 3, ["pin"])
-    assert "pyaichat.settings" in modules
-    # dataclasses: the table is plain data, no generated code to compile at import.
-    assert sorted({"pydantic", "pyaichat.config", "ast", "dataclasses"} & set(modules)) == []
-
-
 # Runs pyaichat's own entry point; the only addition is a look at sys.modules at the first full render, taken
-# before the work deferred to that moment (prompt_toolkit's package __init__s, the lexer) starts.
+# before the work left to that moment (the lexer's thread) starts.
 SNAPSHOT_AT_FIRST_RENDER = """
 import json, sys
-import pyaichat.repl.startup_trims as trims  # imports no prompt_toolkit: the start-up path stays as it is
+import pyaichat.repl.frontend as frontend
 
-original = trims.finish_package_inits  # the first thing the first full render calls
+original = frontend._start_up_done  # the first thing the first full render calls
 target = sys.argv[1]
 taken = []
 
-def finish_package_inits():
+def start_up_done(app):
     if not taken:
         taken.append(1)
         with open(target, "w") as fh:
             json.dump(sorted(sys.modules), fh)
-    original()
+    original(app)
 
-trims.finish_package_inits = finish_package_inits
+frontend._start_up_done = start_up_done
 sys.argv = ["pyaichat"]
 from pyaichat.cli import main
 sys.exit(main())
@@ -165,10 +142,6 @@ def test_interactive_first_prompt_imports_nothing_on_the_list(tmp_path: Path) ->
         child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
         child.send("import gc; gc.isenabled()\r")
         child.expect(r"True\r\n")  # the collector is back on before user code runs
-        child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
-        # prompt_toolkit, its package __init__s deferred past the first prompt, is whole for user code.
-        child.send("from prompt_toolkit.shortcuts import prompt; type(prompt).__name__\r")
-        child.expect(r"'function'\r\n")
         child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
         child.sendcontrol("d")
         child.expect(pexpect.EOF)

@@ -45,11 +45,11 @@ def ctrl(srv: ScriptedServer) -> Controller:
 
 
 def user_vars(ctrl: Controller) -> dict[str, Any]:
-    return {k: v for k, v in ctrl.session.namespace.items() if not k.startswith("_")}
+    return {k: v for k, v in ctrl.runtime.session.namespace.items() if not k.startswith("_")}
 
 
 def test_two_step_answer_with_native_tools(ctrl, srv):
-    ctrl.session.run("x = 41")
+    ctrl.runtime.run("x = 41")
     srv.tool("get_repr", {"expr": "x"}).text("x is 41, so x + 1 is **42**.")
     ctrl.ask("what is x + 1?")
     front = ctrl.frontend
@@ -71,7 +71,7 @@ def test_two_step_answer_with_native_tools(ctrl, srv):
 
 def test_text_protocol_when_configured(ctrl, srv):
     ctrl.config.tool_protocol = "text"
-    ctrl.session.run("x = 41")
+    ctrl.runtime.run("x = 41")
     srv.text('Checking.\n<tool name="get_repr">{"expr": "x"}</tool>').text("It is 41.")
     ctrl.ask("x?")
     assert ctrl.frontend.of("answer")[-1].text == "It is 41."
@@ -82,7 +82,7 @@ def test_text_protocol_when_configured(ctrl, srv):
 
 
 def test_a_server_refusing_tools_falls_back_to_the_text_protocol(ctrl, srv):
-    ctrl.session.run("x = 41")
+    ctrl.runtime.run("x = 41")
     srv.fault("400-tools")
     srv.text('<tool name="get_repr">{"expr": "x"}</tool>').text("41 it is.")
     ctrl.ask("x?")
@@ -102,7 +102,7 @@ def test_a_server_refusing_tools_falls_back_to_the_text_protocol(ctrl, srv):
 )
 def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, kind, words):
     ctrl.config.request_timeout = 0.5
-    ctrl.session.run("data = [1, 2, 3]")
+    ctrl.runtime.run("data = [1, 2, 3]")
     before = user_vars(ctrl)
     for fault in faults:
         srv.fault(fault, delay=1.5)
@@ -118,7 +118,7 @@ def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, 
     ctrl.config.request_timeout = 10
     ctrl.ask("again?")
     assert ctrl.frontend.of("answer")[-1].text == "data is [1, 2, 3]."
-    assert ctrl.session.run("len(data)").value == 3
+    assert ctrl.runtime.run("len(data)").value == 3
 
 
 def test_a_cut_stream_shows_its_partial_text_once_in_every_renderer(ctrl, srv):
@@ -161,7 +161,7 @@ def test_a_model_that_calls_tools_forever_stops_at_max_steps(ctrl, srv):
 
 
 def test_secrets_in_the_namespace_appear_in_no_request(ctrl, srv):
-    ctrl.session.run(
+    ctrl.runtime.run(
         f'OPENAI_API_KEY = "{SECRET_KEY}"\n'
         f'db_url = "postgresql://analyst:{SECRET_PASSWORD}@db.internal:5432/sales"\n'
         "rows = 3"
@@ -182,7 +182,7 @@ def test_secrets_in_the_namespace_appear_in_no_request(ctrl, srv):
 
 @pytest.mark.parametrize("decision", ["run", "edit", "no"])
 def test_approval_gate(ctrl, srv, decision):
-    ctrl.session.run("x = 21")
+    ctrl.runtime.run("x = 21")
     ctrl.frontend.decision = decision
     ctrl.set_mode(Mode.ASSISTANT)
     srv.tool("propose_code", {"code": "y = x * 2", "explanation": "Doubles x into y."})
@@ -191,13 +191,13 @@ def test_approval_gate(ctrl, srv, decision):
     (proposal,) = ctrl.frontend.of("approval_required")
     assert proposal.code == "y = x * 2"
     if decision == "run":
-        assert ctrl.session.namespace["y"] == 42 and ctrl.session.history[-1].source == "y = x * 2"
+        assert ctrl.runtime.session.namespace["y"] == 42 and ctrl.runtime.history[-1].source == "y = x * 2"
         assert "succeeded" in srv.bodies[1]["messages"][-1]["content"]
     elif decision == "edit":
-        assert "y" not in ctrl.session.namespace and ctrl.frontend.next_input == "y = x * 2"
+        assert "y" not in ctrl.runtime.session.namespace and ctrl.frontend.next_input == "y = x * 2"
         assert ctrl.mode is Mode.PYTHON and len(srv.requests) == 1
     else:
-        assert "y" not in ctrl.session.namespace
+        assert "y" not in ctrl.runtime.session.namespace
         assert "declined" in srv.bodies[1]["messages"][-1]["content"]
         assert ctrl.frontend.of("answer")[-1].text == "Reported back."
 

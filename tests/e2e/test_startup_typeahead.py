@@ -1,4 +1,4 @@
-"""Nothing typed during start-up is lost (issue 14): keys sent before anything is on screen all run, in order.
+"""Nothing typed during start-up is lost: keys sent before anything is on screen all run, in order.
 
 The start-up draws ``>>> `` itself, then loads prompt_toolkit, the lexer (after the first render) and the
 completer (on the first TAB). Keys typed through all of that wait in the terminal and reach the real prompt.

@@ -11,9 +11,9 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 import pyaichat
 from pyaichat.ipython import extension
-from pyaichat.ipython.history import is_question
 from pyaichat.ipython.magics import parse
 from pyaichat.ipython.transform import keep_question_mark
+from pyaichat.runtime.cells import is_question
 
 
 def post_run_callbacks(shell) -> list:

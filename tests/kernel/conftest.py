@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kernel_process import Kernel, attach, start_kernel
 
-from pyaichat.runtime.kernel import KernelSession
+from pyaichat.runtime.kernel import KernelRuntime
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def kernel(tmp_path: Path) -> Iterator[Kernel]:
 
 
 @pytest.fixture
-def session(shared_kernel: Kernel) -> Iterator[KernelSession]:
+def runtime(shared_kernel: Kernel) -> Iterator[KernelRuntime]:
     s = attach(shared_kernel)
     yield s
     s.close()

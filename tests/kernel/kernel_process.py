@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pyaichat.config import Config
 from pyaichat.runtime import connect
-from pyaichat.runtime.kernel import KernelSession
+from pyaichat.runtime.kernel import KernelRuntime
 
 START_TIMEOUT = 60.0
 
@@ -66,18 +66,18 @@ def start_kernel(directory: Path, name: str = "kernel-test.json", env: dict | No
     raise RuntimeError("the kernel did not write its connection file")
 
 
-def attach(kernel: Kernel, **config: object) -> KernelSession:
-    session = connect.attach(str(kernel.connection_file), color=False, timeout=START_TIMEOUT)
-    session.config = Config(audit=False, **config)
-    return session
+def attach(kernel: Kernel, **config: object) -> KernelRuntime:
+    return connect.attach(
+        str(kernel.connection_file), Config(audit=False, color=False, **config), timeout=START_TIMEOUT
+    )
 
 
-def kernel_eval(session: KernelSession, expression: str) -> str:
+def kernel_eval(runtime: KernelRuntime, expression: str) -> str:
     """Evaluate ``expression`` in the kernel without touching its history (a silent user expression)."""
-    msg_id = session.client.execute(
+    msg_id = runtime.kernel.client.execute(
         "", silent=True, store_history=False, user_expressions={"v": expression}, allow_stdin=False
     )
-    reply = session._shell_reply(msg_id, 30)
+    reply = runtime.kernel.shell_reply(msg_id, 30)
     assert reply is not None
     value = reply["content"]["user_expressions"]["v"]
     assert value["status"] == "ok", value

@@ -12,36 +12,35 @@ from fakes.openai_server import Reply
 from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
-from pyaichat.capabilities import call
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller
-from pyaichat.runtime.kernel import DEAD
+from pyaichat.runtime.connection import DEAD
 
 SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
 ROWS = 10_000_000
 
 
-def controller(session, srv, decision: str = "no") -> Controller:
+def controller(runtime, srv, decision: str = "no") -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
-    session.config = config
-    ctrl = Controller(config, session, Recorder(decision))
-    ctrl._assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    runtime.config = config
+    ctrl = Controller(config, runtime, Recorder(decision))
+    ctrl._assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     return ctrl
 
 
-def fingerprint(session, name: str) -> str:
+def fingerprint(runtime, name: str) -> str:
     """A content hash of a kernel variable, computed in the kernel."""
     return kernel_eval(
-        session, f"__import__('pandas').util.hash_pandas_object({name}, index=True).sum().item()"
+        runtime, f"__import__('pandas').util.hash_pandas_object({name}, index=True).sum().item()"
     )
 
 
-def test_question_answered_over_the_kernels_dataframe(session, srv):
-    session.run(
+def test_question_answered_over_the_kernels_dataframe(runtime, srv):
+    runtime.run(
         "import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's', 'e'], 'amount': [10, 20, 35]})"
     )
-    ctrl = controller(session, srv)
+    ctrl = controller(runtime, srv)
     srv.tool("get_repr", {"expr": "sales"}).text("The largest amount is 35, in region e.")
     ctrl.ask("what is the largest amount in @sales?")
     front = ctrl.frontend
@@ -55,16 +54,16 @@ def test_question_answered_over_the_kernels_dataframe(session, srv):
     tool_result = second["messages"][-1]["content"]
     assert "35" in tool_result and "region" in tool_result
     # the data exists only in the kernel: this process never held the DataFrame
-    assert "sales" not in globals() and not isinstance(session.namespace, dict)
+    assert "sales" not in globals() and not hasattr(runtime, "namespace")
 
 
-def test_last_exception_and_commands_from_the_kernel(session, srv):
-    session.run("def ratio(a, b):\n    return a / b")
-    session.run("values = [1, 0]\nratio(*values)")
-    result = call(session, "get_last_exception", {})
+def test_last_exception_and_commands_from_the_kernel(runtime, srv):
+    runtime.run("def ratio(a, b):\n    return a / b")
+    runtime.run("values = [1, 0]\nratio(*values)")
+    result = runtime.call("get_last_exception", {})
     assert result.ok
     assert "ZeroDivisionError" in result.text and "a / b" in result.text and "ratio(*values)" in result.text
-    ctrl = controller(session, srv)
+    ctrl = controller(runtime, srv)
     dispatch(ctrl, "/last_error")
     dispatch(ctrl, "/inspect values")
     dispatch(ctrl, "/history 2")
@@ -72,18 +71,18 @@ def test_last_exception_and_commands_from_the_kernel(session, srv):
     assert "ZeroDivisionError" in notices[0]
     assert notices[1].startswith("values: list")
     assert "[3] values = [1, 0]" in notices[2] and "ZeroDivisionError" in notices[2]
-    digest = session.remote_digest(ctrl.config, 40)
+    digest = runtime.digest()
     assert "Last error" in digest and "ZeroDivisionError" in digest
 
 
-def test_capabilities_in_the_kernel_are_read_only_and_masked(session):
-    session.run(
+def test_capabilities_in_the_kernel_are_read_only_and_masked(runtime):
+    runtime.run(
         "import pandas as pd\n"
         f"api_key = {SECRET_KEY!r}\n"
         "frame = pd.DataFrame({'a': range(5), 'b': list('vwxyz')})\n"
         "conf = {'token': 'abc', 'url': 'postgres://bob:hunter22@db/x'}"
     )
-    before = fingerprint(session, "frame"), kernel_eval(session, "repr(conf)")
+    before = fingerprint(runtime, "frame"), kernel_eval(runtime, "repr(conf)")
     calls = [
         ("get_repr", {"expr": "api_key"}),
         ("eval_expr", {"expr": "api_key"}),
@@ -94,21 +93,21 @@ def test_capabilities_in_the_kernel_are_read_only_and_masked(session):
     ]
     raw = []
     for name, args in calls:
-        reply = session._request({"op": "call", "name": name, "args": args, "settings": {}})
+        reply = runtime.kernel.request({"op": "call", "name": name, "args": args, "settings": {}})
         raw.append(json.dumps(reply))
     assert all(SECRET_KEY not in r and "hunter22" not in r for r in raw)  # masked before leaving the kernel
     results = [json.loads(r)["result"] for r in raw]
     assert results[3]["ok"] and "10" in results[3]["text"]
     # results[4] (an inplace=True drop) may run, but on the sandbox's own copy: the fingerprints below tell
     assert results[5]["ok"] and "109" in results[5]["text"]  # the fork saw its own copy-on-write change
-    assert (fingerprint(session, "frame"), kernel_eval(session, "repr(conf)")) == before
-    assert kernel_eval(session, "api_key") == repr(SECRET_KEY)
+    assert (fingerprint(runtime, "frame"), kernel_eval(runtime, "repr(conf)")) == before
+    assert kernel_eval(runtime, "api_key") == repr(SECRET_KEY)
 
 
-def test_ten_million_rows_summarised_without_transferring_them(session):
-    session.run(f"import numpy as np, pandas as pd\nbig = pd.DataFrame({{'a': np.arange({ROWS}), 'b': 0.5}})")
-    assert kernel_eval(session, "big.memory_usage(deep=True).sum().item()") == str(ROWS * 16 + 132)
-    limit = session.config.max_output_chars
+def test_ten_million_rows_summarised_without_transferring_them(runtime):
+    runtime.run(f"import numpy as np, pandas as pd\nbig = pd.DataFrame({{'a': np.arange({ROWS}), 'b': 0.5}})")
+    assert kernel_eval(runtime, "big.memory_usage(deep=True).sum().item()") == str(ROWS * 16 + 132)
+    limit = runtime.config.max_output_chars
     sizes = {}
     for name, args in [
         ("get_type", {"expr": "big"}),
@@ -118,36 +117,36 @@ def test_ten_million_rows_summarised_without_transferring_them(session):
         ("eval_expr", {"expr": "big.b.sum()"}),
         ("run_python", {"code": "print(big.describe())"}),
     ]:
-        result = call(session, name, args)
+        result = runtime.call(name, args)
         assert result.ok, (name, result.error)
-        sizes[name] = session.wire.total[-1]
+        sizes[name] = runtime.kernel.wire.total[-1]
         # a call's bytes on the wire are bounded by the output limit (plus the protocol's fixed overhead),
         # not by the 160 MB of data
         assert sizes[name] < 2 * limit + 2000, (name, sizes[name])
-    assert "10,000,000" in call(session, "get_type", {"expr": "big"}).text
-    assert "5000000.0" in call(session, "eval_expr", {"expr": "big.b.sum()"}).text
-    digest = session.remote_digest(session.config, 40)
+    assert "10,000,000" in runtime.call("get_type", {"expr": "big"}).text
+    assert "5000000.0" in runtime.call("eval_expr", {"expr": "big.b.sum()"}).text
+    digest = runtime.digest()
     assert "big: DataFrame 10,000,000×2" in digest and len(digest) < 4000
-    small = Config(audit=False, max_output_chars=300)
-    result = call(session, "get_dir", {"expr": "big"}, config=small)
-    assert result.ok and result.truncated and session.wire.total[-1] < 2 * 300 + 2000
+    runtime.config = Config(audit=False, max_output_chars=300)
+    result = runtime.call("get_dir", {"expr": "big"})
+    assert result.ok and result.truncated and runtime.kernel.wire.total[-1] < 2 * 300 + 2000
 
 
-def test_approved_proposal_runs_in_the_kernel(session, srv):
-    session.run("counter = 1")
-    ctrl = controller(session, srv, decision="run")
+def test_approved_proposal_runs_in_the_kernel(runtime, srv):
+    runtime.run("counter = 1")
+    ctrl = controller(runtime, srv, decision="run")
     srv.tool("propose_code", {"code": "counter += 41", "explanation": "add 41"}).text("Done: counter is 42.")
     ctrl.ask("make counter 42")
-    assert kernel_eval(session, "counter") == "42"
+    assert kernel_eval(runtime, "counter") == "42"
     tool_msg = srv.bodies[-1]["messages"][-1]["content"]
     assert "ran the proposed code" in tool_msg and "succeeded" in tool_msg
 
 
 def test_kernel_dying_mid_turn_is_one_sentence_and_the_session_stays_up(kernel, srv, capsys):
-    session = attach(kernel)
+    runtime = attach(kernel)
     try:
-        session.run("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})")
-        ctrl = controller(session, srv)
+        runtime.run("import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})")
+        ctrl = controller(runtime, srv)
         # the model "thinks" for a moment; the kernel dies meanwhile, then the model asks for a capability
         srv.enqueue(
             Reply(fault="slow", delay=1.5, tool_calls=[{"name": "get_repr", "arguments": {"expr": "df"}}])
@@ -178,16 +177,16 @@ def test_kernel_dying_mid_turn_is_one_sentence_and_the_session_stays_up(kernel, 
         assert front.of("notice")[-1].text == DEAD
         assert "Traceback" not in capsys.readouterr().err
     finally:
-        session.close()
+        runtime.close()
 
 
-def test_calls_into_the_kernel_are_audited_here_with_their_origin(session):
+def test_calls_into_the_kernel_are_audited_here_with_their_origin(runtime):
     from pyaichat.capabilities import audit
 
-    session.run("audited_value = 3")
-    session.config = Config(audit=True)
-    call(session, "get_type", {"expr": "audited_value"}, origin="user")
-    call(session, "get_repr", {"expr": "no_such_name_here"})
+    runtime.run("audited_value = 3")
+    runtime.config = Config(audit=True)
+    runtime.call("get_type", {"expr": "audited_value"}, origin="user")
+    runtime.call("get_repr", {"expr": "no_such_name_here"})
     first, second = audit.read_last(2)
     assert (first["capability"], first["ok"], first["origin"]) == ("get_type", True, "user")
     assert (second["capability"], second["ok"], second["origin"]) == ("get_repr", False, "assistant")
@@ -208,10 +207,10 @@ def test_an_error_raised_before_pyaichat_attached_is_the_last_error(kernel):
         assert reply["content"]["status"] == "error"
     finally:
         other.stop_channels()
-    session = attach(kernel)
+    runtime = attach(kernel)
     try:
-        result = call(session, "get_last_exception", {})
+        result = runtime.call("get_last_exception", {})
         assert result.ok and "KeyError: 'b'" in result.text and "totals['b']" in result.text
-        assert "totals['b']" in session.remote_digest(session.config, 40)  # backfilled history
+        assert "totals['b']" in runtime.digest()  # backfilled history
     finally:
-        session.close()
+        runtime.close()

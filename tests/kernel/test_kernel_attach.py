@@ -13,15 +13,16 @@ import pytest
 from kernel_process import attach, kernel_eval, start_kernel
 from prompt_toolkit.document import Document
 
-from pyaichat.capabilities import call
+from pyaichat.config import Config
+from pyaichat.repl.completion import MentionCompleter, RuntimeCompleter
 from pyaichat.runtime import KernelUnavailable, connect
-from pyaichat.runtime.kernel import NOT_INSTALLED, NOT_IPYTHON
+from pyaichat.runtime.connection import NOT_INSTALLED, NOT_IPYTHON
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_run_streams_output_results_and_tracebacks(session, capsys):
-    result = session.run(
+def test_run_streams_output_results_and_tracebacks(runtime, capsys):
+    result = runtime.run(
         "import sys\nprint('to out'); print('to err', file=sys.stderr)\nsq = [i * i for i in range(4)]\nsq"
     )
     out, err = capsys.readouterr()
@@ -30,7 +31,7 @@ def test_run_streams_output_results_and_tracebacks(session, capsys):
     assert result.ok and isinstance(result.number, int) and result.number >= 1
     assert "[0, 1, 4, 9]" in result.output
 
-    failed = session.run("sq[10]")
+    failed = runtime.run("sq[10]")
     out, err = capsys.readouterr()
     assert not failed.ok and failed.error is not None
     assert failed.error.type_name == "IndexError" and "out of range" in failed.error.message
@@ -38,29 +39,27 @@ def test_run_streams_output_results_and_tracebacks(session, capsys):
     assert failed.number == result.number + 1
 
 
-def test_display_data_and_input(session, capsys, monkeypatch):
-    session.run("from IPython.display import display\ndisplay({'a': 1})")
+def test_display_data_and_input(runtime, capsys, monkeypatch):
+    runtime.run("from IPython.display import display\ndisplay({'a': 1})")
     assert "{'a': 1}" in capsys.readouterr().out
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("Ada\n"))
-    result = session.run("name = input('who? ')\nprint('hello', name)")
+    result = runtime.run("name = input('who? ')\nprint('hello', name)")
     out = capsys.readouterr().out
     assert result.ok
     assert "who? " in out and "hello Ada" in out
-    assert kernel_eval(session, "name") == "'Ada'"
+    assert kernel_eval(runtime, "name") == "'Ada'"
 
 
-def test_completion_comes_from_the_kernel(session):
-    session.run("kernel_only_value = {'k': 1}")
-    matches, start, end = session.complete("kernel_only_va", 14)
-    assert "kernel_only_value" in matches and start == 0 and end == 14
-    from pyaichat.repl.kernel_completion import KernelCompleter, KernelMentionCompleter
-
-    got = [c.text for c in KernelCompleter(session).get_completions(Document("kernel_only_value.ke"), None)]
+def test_completion_comes_from_the_kernel(runtime):
+    runtime.run("kernel_only_value = {'k': 1}")
+    found = runtime.complete("kernel_only_va", 14)
+    assert "kernel_only_value" in [c.text for c in found] and {c.start for c in found} == {-14}
+    got = [c.text for c in RuntimeCompleter(runtime).get_completions(Document("kernel_only_value.ke"), None)]
     assert "keys" in got
-    mentions = list(KernelMentionCompleter(session).get_completions(Document("why @kernel_on"), None))
+    mentions = list(MentionCompleter(runtime).get_completions(Document("why @kernel_on"), None))
     assert [(m.text, m.display_meta_text) for m in mentions] == [("kernel_only_value", "dict")]
-    assert "kernel_only_value" not in globals() and "kernel_only_value" in session.namespace
+    assert "kernel_only_value" not in globals() and ("kernel_only_value", "dict") in runtime.user_names()
 
 
 def test_helper_leaves_no_trace_in_the_users_namespace_or_history(shared_kernel, capsys):
@@ -70,8 +69,8 @@ def test_helper_leaves_no_trace_in_the_users_namespace_or_history(shared_kernel,
         count_before = probe.run("len(In)").output
         second = attach(shared_kernel)
         for name in ("get_type", "get_repr", "list_globals"):
-            call(second, name, {} if name == "list_globals" else {"expr": "before_names"})
-        second.remote_digest(second.config, 40)
+            second.call(name, {} if name == "list_globals" else {"expr": "before_names"})
+        second.digest()
         second.close()
         capsys.readouterr()
         probe.run("%who")
@@ -106,12 +105,12 @@ def test_connection_file_rules_like_jupyter_console(shared_kernel, tmp_path, mon
     assert connect.find_connection_file(str(older)) == str(older)
     with pytest.raises(KernelUnavailable, match="No kernel connection file matches"):
         connect.find_connection_file("kernel-missing.json")
-    session = connect.attach(None, color=False)  # the newest file, as `jupyter console --existing`
+    runtime = connect.attach(None, Config(color=False))  # the newest file, as `jupyter console --existing`
     try:
-        assert session.connection_file == str(newer)
-        assert session.run("6 * 7").output.strip() == "42"
+        assert runtime.kernel.connection_file == str(newer)
+        assert runtime.run("6 * 7").output.strip() == "42"
     finally:
-        session.close()
+        runtime.close()
 
 
 def _pyaichat(args: list[str], stdin: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
@@ -168,25 +167,25 @@ def test_kernel_without_pyaichat_gets_one_sentence_and_python_still_runs(tmp_pat
     env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
     kernel = start_kernel(tmp_path, env=env)
     try:
-        session = attach(kernel)
+        runtime = attach(kernel)
         try:
-            assert session.helper_problem == NOT_INSTALLED
-            result = call(session, "get_type", {"expr": "x"})
+            assert runtime.kernel.helper_problem == NOT_INSTALLED
+            result = runtime.call("get_type", {"expr": "x"})
             assert not result.ok and result.error == NOT_INSTALLED
-            assert NOT_INSTALLED in session.remote_digest(session.config, 40)
-            assert session.run("print(40 + 2)").ok
+            assert NOT_INSTALLED in runtime.digest()
+            assert runtime.run("print(40 + 2)").ok
             assert "42" in capsys.readouterr().out
         finally:
-            session.close()
+            runtime.close()
     finally:
         kernel.kill()
 
 
-def test_a_kernel_that_is_not_ipython_gets_one_sentence(session):
-    session.kernel_info = {"language_info": {"name": "R"}, "implementation": "IRkernel"}
-    session.load_helper()
-    assert session.helper_problem == NOT_IPYTHON
-    result = call(session, "list_globals", {})
+def test_a_kernel_that_is_not_ipython_gets_one_sentence(runtime):
+    runtime.kernel.kernel_info = {"language_info": {"name": "R"}, "implementation": "IRkernel"}
+    runtime.kernel.load_helper()
+    assert runtime.kernel.helper_problem == NOT_IPYTHON
+    result = runtime.call("list_globals", {})
     assert not result.ok and result.error == NOT_IPYTHON
 
 
@@ -212,21 +211,21 @@ def test_exit_in_the_kernel_ends_pyaichat_as_in_jupyter_console(kernel):
     done = _pyaichat(["--existing", str(kernel.connection_file)], script)
     assert done.returncode == 0, done.stderr
     assert "before" in done.stdout and "after" not in done.stdout
-    session = attach(kernel)
+    runtime = attach(kernel)
     try:
-        assert session.run("print('still', 'here')").output == "still here\n"
+        assert runtime.run("print('still', 'here')").output == "still here\n"
     finally:
-        session.close()
+        runtime.close()
     done = _pyaichat(["--existing", str(kernel.connection_file)], "exit()\nprint('after')\n")
     assert done.returncode == 0 and "after" not in done.stdout, done.stderr
     kernel.proc.wait(20)
 
 
-def test_a_different_pyaichat_in_the_kernel_gets_one_sentence(session, monkeypatch):
-    import pyaichat.runtime.kernel as kernel_module
+def test_a_different_pyaichat_in_the_kernel_gets_one_sentence(runtime, monkeypatch):
+    import pyaichat.runtime.connection as connection_module
 
-    monkeypatch.setattr(kernel_module, "PROTOCOL", kernel_module.PROTOCOL + 1)
-    session.load_helper()
-    assert "install the same version in the kernel's environment" in (session.helper_problem or "")
-    result = call(session, "get_type", {"expr": "x"})
-    assert not result.ok and result.error == session.helper_problem
+    monkeypatch.setattr(connection_module, "PROTOCOL", connection_module.PROTOCOL + 1)
+    runtime.kernel.load_helper()
+    assert "install the same version in the kernel's environment" in (runtime.kernel.helper_problem or "")
+    result = runtime.call("get_type", {"expr": "x"})
+    assert not result.ok and result.error == runtime.kernel.helper_problem

@@ -13,27 +13,27 @@ from rich.console import Console
 from pyaichat.repl.frontend import Repl
 
 
-def make_repl(session, pipe) -> Repl:
+def make_repl(runtime, pipe) -> Repl:
     console = Console(file=io.StringIO(), width=100, no_color=True, highlight=False)
     return Repl(
-        session.config, session, input=pipe, output=DummyOutput(), console=console, history=InMemoryHistory()
+        runtime.config, runtime, input=pipe, output=DummyOutput(), console=console, history=InMemoryHistory()
     )
 
 
-def test_kernel_decides_when_enter_runs(session):
-    assert session.is_complete("x = 1") is True
-    assert session.is_complete("for i in range(2):") is False
-    assert session.is_complete("for i in range(2):\n    print(i)\n") is True  # the blank line ends it
-    assert session.is_complete("%%time") is False  # a cell magic waits for its body
-    assert session.is_complete("%%time\nx = 1") is False
-    assert session.is_complete("%%time\nx = 1\n") is True
-    assert session.is_complete("1/") is True  # invalid: run it and show the error
+def test_kernel_decides_when_enter_runs(runtime):
+    assert runtime.is_complete("x = 1") is True
+    assert runtime.is_complete("for i in range(2):") is False
+    assert runtime.is_complete("for i in range(2):\n    print(i)\n") is True  # the blank line ends it
+    assert runtime.is_complete("%%time") is False  # a cell magic waits for its body
+    assert runtime.is_complete("%%time\nx = 1") is False
+    assert runtime.is_complete("%%time\nx = 1\n") is True
+    assert runtime.is_complete("1/") is True  # invalid: run it and show the error
 
 
-def test_prompt_reads_a_cell_magic_and_completes_from_the_kernel(session, capsys):
-    session.run("prompt_probe_value = 7")
+def test_prompt_reads_a_cell_magic_and_completes_from_the_kernel(runtime, capsys):
+    runtime.run("prompt_probe_value = 7")
     with create_pipe_input() as pipe:
-        repl = make_repl(session, pipe)
+        repl = make_repl(runtime, pipe)
         pipe.send_text("%%capture captured\r")  # Enter in a cell magic opens a new line
         pipe.send_text("print('inside')\r")
         pipe.send_text("\r")  # the blank line runs it

@@ -38,7 +38,7 @@ class Harness:
 
     @property
     def namespace(self) -> dict[str, Any]:
-        return self.repl.ctrl.session.namespace
+        return self.repl.ctrl.runtime.session.namespace
 
     def output(self) -> str:
         return self.screen.getvalue()

@@ -40,7 +40,7 @@ def test_ctrl_c_at_the_prompt_clears_the_buffer_and_keeps_going(harness):
     harness.send(f"x = 'typed but dropped'{CTRL_C}y = 2\r{CTRL_D}")
     assert harness.repl.run() == 0
     assert "x" not in harness.namespace and harness.namespace["y"] == 2
-    assert [e.source for e in harness.ctrl.session.history] == ["y = 2"]
+    assert [e.source for e in harness.ctrl.runtime.history] == ["y = 2"]
 
 
 def test_system_exit_from_user_code_propagates(harness):
@@ -174,6 +174,17 @@ def test_no_color_and_vi_mode_follow_the_config():
         default = make_repl(Config(), pipe)
         assert default.prompt.color_depth is None
         assert default.prompt.editing_mode == EditingMode.EMACS
+
+
+@pytest.mark.parametrize("mode", ["vi", "emacs"])
+def test_the_editing_mode_edits_the_line(mode: str) -> None:
+    with create_pipe_input() as pipe:
+        repl = make_repl(Config(editing_mode=mode), pipe)
+        if mode == "vi":  # insert "hello", Esc to normal mode, 0 to the line start, x deletes the "h"
+            pipe.send_text("hello\x1b0x\r")
+        else:  # Emacs: Ctrl-A to the line start, Ctrl-D deletes the "h"
+            pipe.send_text("hello\x01\x04\r")
+        assert repl.read() == "ello"
 
 
 def test_history_is_persisted_in_the_state_directory():

@@ -9,18 +9,26 @@ import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from pyaichat.repl.completion import MentionCompleter, PythonCompleter, Unresolvable, resolve_path
+from pyaichat.repl.completion import MentionCompleter, RuntimeCompleter
+from pyaichat.runtime import LocalRuntime
+from pyaichat.runtime.completion import Unresolvable, resolve_path
+from pyaichat.runtime.completion import complete as complete_in
+from pyaichat.session import Session
 
 
 def complete(namespace: dict, text: str, **kwargs) -> list[str]:
-    completer = PythonCompleter(lambda: namespace, **kwargs)
+    """What TAB offers at the end of ``text``: through the REPL's completer and the local runtime (or, with
+    ``dir_timeout``, the runtime's completion itself)."""
+    if kwargs:
+        return [c.text for c in complete_in(namespace, text, **kwargs)]
+    completer = RuntimeCompleter(LocalRuntime(Session(namespace)))
     return [
         c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))
     ]
 
 
 def mentions(namespace: dict, text: str) -> list[str]:
-    completer = MentionCompleter(lambda: namespace)
+    completer = MentionCompleter(LocalRuntime(Session(namespace)))
     return [
         c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))
     ]

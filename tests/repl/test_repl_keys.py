@@ -7,7 +7,8 @@ from prompt_toolkit.document import Document
 from repl_keyseq import ALT_ENTER, BACKTAB, PASTE_END, PASTE_START
 
 from pyaichat.controller import Mode
-from pyaichat.repl.keys import input_is_complete, next_indent
+from pyaichat.repl.keys import next_indent
+from pyaichat.session import input_is_complete
 
 
 class Thing:

@@ -118,9 +118,9 @@ def test_privacy_names_refuses_and_schema_hides_values(session) -> None:
 
 
 def test_value_of_returns_the_object(session) -> None:
-    from pyaichat.capabilities.registry import _context
+    from pyaichat.capabilities.registry import CapabilityContext
 
-    ctx = _context(session)
+    ctx = CapabilityContext(session, session.config)
     assert ev_mod.value_of(ctx, "df.shape") == (3, 2)
     with pytest.raises(pyaichat.errors.CapabilityError):
         ev_mod.value_of(ctx, "[1 for _ in x]")

@@ -7,14 +7,14 @@ no terminal code. It also keeps what ``/trace``, ``/sent``, ``/cost`` and ``/sav
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..capabilities import all_capabilities, call, tool_schemas
+from ..capabilities import all_capabilities, tool_schemas
 from ..capabilities.summary import one_line
 from ..errors import LLMError
+from ..runtime import Runtime, as_runtime
 from .budget import Budget, Limits, Prompt, Remembered
 from .context import (
     Memory,
@@ -23,7 +23,6 @@ from .context import (
     make_masker,
     memoize,
     pinned_section,
-    session_digest,
 )
 from .events import ApprovalRequiredEvent, ErrorEvent, Event
 from .llm import LITELLM, LLM, LiteLLMClient, Loader, Usage
@@ -40,18 +39,19 @@ LLMFactory = Callable[["Config"], LLM]
 
 
 class Assistant:
-    """Answers questions about a live ``Session`` with the model ``config`` names (read at every question)."""
+    """Answers questions about the user's session (a ``Runtime``, or a ``Session`` in this process) with the
+    model ``config`` names (read at every question)."""
 
     def __init__(
         self,
         config: Config,
-        session: Session,
+        runtime: Runtime | Session,
         *,
         llm_factory: LLMFactory | None = None,
         loader: Loader = LITELLM,
     ) -> None:
         self.config = config
-        self.session = session
+        self.runtime = as_runtime(runtime)
         self.memory = Memory()
         self.turns: list[TurnResult] = []  # every turn of the session, for /save and /cost
         self._factory: LLMFactory = llm_factory or LiteLLMClient
@@ -59,7 +59,6 @@ class Assistant:
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
-        self._seen_error: object = None  # the last error the model was already told about
         self._schemas: tuple[tuple[int, ...], list[dict[str, Any]]] | None = None
         self._tallied: tuple[int, Usage, int] = (0, Usage(), 0)
 
@@ -142,18 +141,16 @@ class Assistant:
 
     # -- the session, seen only through these ----------------------------------------------------------------
     def _look(self, name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
-        """One tool call: a capability over the session (bounded, masked, audited)."""
-        return _call_capability(self.session, name, args, images=images)
+        """One tool call: a capability where the data lives (bounded, masked, audited)."""
+        return self.runtime.call(name, args, images=images)
 
     def _picture(self) -> str:
-        """The session digest for this question, noting an error that is new since the previous one."""
-        digest = session_digest(self.session, self.config, seen_error=self._seen_error)
-        self._seen_error = self.session.last_error
-        return digest
+        """The session digest for this question (the runtime marks an error new since the previous one)."""
+        return self.runtime.digest()
 
     def _describe(self, ref: str) -> str:
         """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""
-        result = call(self.session, "get_repr", {"expr": ref})
+        result = self.runtime.call("get_repr", {"expr": ref})
         return result.text if result.ok else f"({result.error})"
 
     def clear(self) -> None:
@@ -251,13 +248,3 @@ def describe_run(result: ExecResult) -> str:
 
 DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
 EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."
-
-
-_CALL_TAKES_IMAGES = "images" in inspect.signature(call).parameters
-
-
-def _call_capability(session: Any, name: str, args: dict[str, Any], *, images: bool) -> ToolOutcome:
-    """``capabilities.call``, telling it whether the model can see images where ``call`` takes that word."""
-    if _CALL_TAKES_IMAGES:
-        return call(session, name, args, images=images)
-    return call(session, name, args)

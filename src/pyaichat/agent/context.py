@@ -1,15 +1,14 @@
-"""What the model sees: the system prompt, a session digest, pinned ``@names`` and the conversation memory.
+"""What the model sees: the system prompt, pinned ``@names`` and the conversation memory (the session
+digest, rebuilt every turn, comes from the runtime: ``capabilities.digest``).
 
-The digest is rebuilt every turn and bounded by construction (at most ``MAX_VARS`` variables are summarised,
-each in one line; the rest are only counted), so its size and cost do not grow with the data. The memory keeps
-whole turns (``agent.budget`` fits them into each request). Every message leaves through ``mask_messages``
-(the one masking function), so ``/sent`` shows exactly what the provider received.
+The memory keeps whole turns (``agent.budget`` fits them into each request). Every message leaves
+through ``mask_messages`` (the one masking function), so ``/sent`` shows exactly what the provider
+received.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -21,13 +20,8 @@ from ..capabilities.redact import masker_for
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..session import Session
 
-MAX_VARS = 40
-RECENT_INPUTS = 5
-_LINE = 110
 _PIN = re.compile(r"(?<![\w@])@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 # -- system prompt -------------------------------------------------------------------------------------------
@@ -93,115 +87,6 @@ def mask_messages(messages: Iterable[Mapping[str, Any]], mask: Callable[[str], s
             new["tool_calls"] = calls
         out.append(new)
     return out
-
-
-# -- session digest ------------------------------------------------------------------------------------------
-def _user_names(namespace: Mapping[str, Any]) -> list[str]:
-    try:
-        from ..capabilities.introspect import user_names
-    except ImportError:  # pragma: no cover - the capabilities package always has it
-        return [n for n in namespace if isinstance(n, str) and not n.startswith("_")]
-    return user_names(namespace)
-
-
-def _one_line(value: Any, privacy: str) -> str:
-    try:
-        from ..capabilities.summary import one_line
-    except ImportError:  # pragma: no cover
-        return type(value).__name__
-    return one_line(value, privacy, width=_LINE)
-
-
-def _short(text: str, limit: int = _LINE) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _ordered_names(session: Session, names: list[str]) -> list[str]:
-    """Names used in the latest inputs first, then the most recently defined ones."""
-    present = set(names)
-    first: list[str] = []
-    for entry in reversed(session.history[-RECENT_INPUTS * 2 :]):
-        for ident in _IDENT.findall(entry.source):
-            if ident in present and ident not in first:
-                first.append(ident)
-    seen = set(first)
-    return first + [n for n in reversed(names) if n not in seen]
-
-
-def session_digest(
-    session: Session, config: Config | None, max_vars: int = MAX_VARS, *, seen_error: object = None
-) -> str:
-    """A bounded picture of the session: variables, the last few inputs and the last error."""
-    from ..runtime import remote
-
-    runtime = remote(session)
-    if runtime is not None:  # the data lives in a kernel: the digest is built there
-        return runtime.remote_digest(config, max_vars)
-    privacy = getattr(config, "privacy", "sample")
-    names = _user_names(session.namespace)
-    lines = ["## Session (live; rebuilt for this question)", f"Variables ({len(names):,}):"]
-    if not names:
-        lines.append("  (none yet)")
-    shown = _ordered_names(session, names)[:max_vars]
-    from ..capabilities.redact import masker_for
-
-    is_secret = masker_for(config).is_secret_name
-    for name in shown:
-        if is_secret(name):
-            lines.append(f"  {name}: <redacted: secret-looking name>")
-        else:
-            lines.append(f"  {name}: {_one_line(session.namespace.get(name), privacy)}")
-    if len(names) > len(shown):
-        lines.append(f"  … and {len(names) - len(shown):,} more (list_globals shows them)")
-
-    recent = session.history[-RECENT_INPUTS:]
-    if recent:
-        lines.append("Recent inputs:")
-        for entry in recent:
-            first, *more = entry.source.strip().splitlines() or [""]
-            src = _short(first, 90) + (f"  (+{len(more)} lines)" if more else "")
-            outcome = ("✗ " if not entry.ok else "") + _short(entry.summary, 90) if entry.summary else ""
-            lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
-    lines.extend(_error_lines(session, seen_error))
-    return "\n".join(lines)
-
-
-def _error_lines(session: Session, seen_error: object = None) -> list[str]:
-    err = getattr(session, "last_error", None)
-    if err is None:
-        return []
-    where = f"input [{err.input_number}]" if err.input_number else ""
-    if seen_error is not None and err is not seen_error:
-        where += ", new since the previous question" if where else "new since the previous question"
-    where = f" ({where})" if where else ""
-    lines = [f"Last error{where}: {_short(err.headline(), 300)}"]
-    if err.segment:
-        lines.append(f"  failing expression: {_short(err.segment, 200)}")
-    if err.source and len(err.source) < 1200:
-        src = "\n".join("    " + line for line in err.source.strip().splitlines()[:12])
-        lines.append("  input:\n" + src)
-    frames = err.frames[-4:]
-    if frames:
-        lines.append("  innermost frames:")
-        for fr in frames:
-            lines.append(
-                f"    {_short(_module_path(fr.filename), 60)}:{fr.lineno} in {fr.name}: {_short(fr.line, 80)}"
-            )
-    return lines
-
-
-def _module_path(filename: str) -> str:
-    """A library frame's file from its package on (``pandas/core/frame.py``): the model needs no more, and
-    the install path (often with the user's name in it) is not its business."""
-    for marker in ("site-packages/", "dist-packages/"):
-        at = filename.rfind(marker)
-        if at >= 0:
-            return filename[at + len(marker) :]
-    home = os.path.expanduser("~")
-    if home not in ("", "/") and filename.startswith(home + os.sep):
-        return "~" + filename[len(home) :]
-    return filename
 
 
 def pinned_names(question: str) -> list[str]:

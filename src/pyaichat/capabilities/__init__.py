@@ -1,14 +1,14 @@
 """Read-only capabilities over a live session (see ``registry``). ``call`` is the public entry point.
 
-Imports inside the package go one way: ``registry`` imports none of the modules that register into it; this
-``__init__`` tells it how to load them (``builtin`` and ``plugins``) on first use.
+The capabilities register themselves into ``registry.CAPABILITIES`` when their modules are imported; the
+registry imports them (``builtin``, then the plugins) on its first look-up.
 """
 
-from . import registry as _registry
 from .registry import (
     Capability,
     CapabilityContext,
     CapabilityResult,
+    NoArgs,
     all_capabilities,
     call,
     capability,
@@ -21,6 +21,7 @@ __all__ = [
     "Capability",
     "CapabilityContext",
     "CapabilityResult",
+    "NoArgs",
     "all_capabilities",
     "call",
     "capability",
@@ -28,12 +29,3 @@ __all__ = [
     "register",
     "tool_schemas",
 ]
-
-
-def _load_capabilities() -> None:
-    from . import builtin, plugins  # noqa: F401  (importing ``builtin`` registers the built-in capabilities)
-
-    plugins.load_all()
-
-
-_registry.load_capabilities = _load_capabilities

@@ -52,10 +52,6 @@ class DirArgs(ExprArgs):
     include_private: bool = Field(False, description="also list names starting with an underscore")
 
 
-class NoArgs(_Args):
-    pass
-
-
 # -- shared helpers ------------------------------------------------------------------------------------------
 def user_names(namespace: Mapping[str, Any]) -> list[str]:
     """The user's own variables in ``namespace``: no modules, dunders, ``_``-private names, IPython's

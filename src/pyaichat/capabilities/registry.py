@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import CapabilityError, CapabilityTimeout
-from ..runtime import remote
+from ..registry import Registry
+from . import audit
 from .redact import Masker, masker_for
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 class CapabilityResult(BaseModel):
-    """The structured outcome of one capability call (design.md §3 "Python API")."""
+    """The structured outcome of one capability call (part of the public Python API)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -41,6 +42,8 @@ class CapabilityResult(BaseModel):
 
 
 class NoArgs(BaseModel):
+    """The arguments of a capability that takes none (any argument given is an error)."""
+
     model_config = ConfigDict(extra="forbid")
 
 
@@ -91,12 +94,15 @@ class Capability:
         }
 
 
-_REGISTRY: dict[str, Capability] = {}
+# The built-in capabilities register themselves when ``builtin`` imports their modules; then the plugins load.
+CAPABILITIES: Registry[Capability] = Registry(
+    ("pyaichat.capabilities.builtin", "pyaichat.capabilities.plugins:load_all")
+)
+_REGISTRY = CAPABILITIES.entries  # the entries themselves: ``plugins`` restores them when a plugin fails
 
 
 def register(cap: Capability) -> Capability:
-    _REGISTRY[cap.name] = cap
-    return cap
+    return CAPABILITIES.add(cap.name, cap)
 
 
 def capability(name: str, args_model: type[BaseModel] = NoArgs, **kwargs: Any):
@@ -111,43 +117,15 @@ def capability(name: str, args_model: type[BaseModel] = NoArgs, **kwargs: Any):
 
 
 def get(name: str) -> Capability | None:
-    _ensure_loaded()
-    return _REGISTRY.get(name)
+    return CAPABILITIES.get(name)
 
 
 def all_capabilities() -> list[Capability]:
-    _ensure_loaded()
-    return list(_REGISTRY.values())
+    return CAPABILITIES.all()
 
 
 def tool_schemas() -> list[dict[str, Any]]:
     return [cap.tool_schema() for cap in all_capabilities()]
-
-
-_loaded = False
-
-
-# Registers the built-in capabilities, then the plugins. Installed by the package's ``__init__`` so that this
-# module imports none of the modules that register into it: the package's imports stay one-way.
-def load_capabilities() -> None:
-    """Replaced by ``pyaichat.capabilities.__init__``."""
-
-
-def _ensure_loaded() -> None:
-    """Register the built-in capabilities and the plugins on first use (keeps start-up light)."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    load_capabilities()
-
-
-def _context(session: Session, config: Config | None = None) -> CapabilityContext:
-    from ..config import Config
-    from ..config_light import real_config
-
-    config = config or getattr(session, "config", None)
-    return CapabilityContext(session=session, config=real_config(config) if config else Config())
 
 
 def call(
@@ -158,13 +136,12 @@ def call(
     config: Config | None = None,
     origin: str = "assistant",
 ) -> CapabilityResult:
-    """Run capability ``name`` with ``args``; never raises (a denial or failure is ``ok=False``).
+    """Run capability ``name`` with ``args`` over a local ``session``; never raises (a denial or failure is
+    ``ok=False``).
 
-    ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
-    log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends).
+    ``config`` overrides ``session.config``; ``origin`` is recorded in the audit log (``assistant`` for tool
+    calls, ``user`` for ``/inspect`` and friends).
     """
-    if remote(session) is not None:  # the runtime seam: the data lives in another process (a kernel)
-        return _call_remote(session, name, args, config, origin)
     started = time.perf_counter()
     masker: Masker | None = None
     ctx: CapabilityContext | None = None
@@ -185,11 +162,11 @@ def call(
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
         if ctx is not None and ctx.config.audit:
-            _audit(session, masker, name, args, result, origin)
+            record_call(session, masker, name, args, result, origin)
         return result
 
     try:
-        ctx = _context(session, config)
+        ctx = CapabilityContext(session=session, config=config or session.config)
         masker = masker_for(ctx.config)
         cap = get(name)
         if cap is None or not cap.executable:
@@ -213,37 +190,10 @@ def call(
         return done(False, error=f"{name} failed: {type(exc).__name__}")
 
 
-def _call_remote(
-    session: Any, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
-) -> CapabilityResult:
-    """``call`` for a remote runtime (``pyaichat.runtime``): the capability runs where the data lives, masked
-    and bounded there; here its text is masked once more (this machine's secrets) and audited."""
-    try:
-        ctx = _context(session, config)
-        masker = masker_for(ctx.config)
-    except Exception as exc:
-        return CapabilityResult(name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}")
-    if args is not None and not isinstance(args, Mapping):
-        result = CapabilityResult(name=name, ok=False, error=f"Arguments for {name} must be a JSON object.")
-    else:
-        data = session.remote_call(name, args, ctx.config, origin)
-        try:
-            data["text"] = masker.mask_text(str(data.get("text") or ""))
-            data["error"] = masker.mask_text(data["error"]) if data.get("error") else None
-            result = CapabilityResult(**{**data, "name": name})
-        except Exception as exc:  # a malformed answer from the other process is a failed call, not a crash
-            result = CapabilityResult(
-                name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}"
-            )
-    if ctx.config.audit:
-        _audit(session, masker, name, args, result, origin)
-    return result
-
-
-def _audit(
+def record_call(
     session: Any, masker: Masker | None, name: str, args: Any, result: CapabilityResult, origin: str
 ) -> None:
-    from . import audit
+    """Append one call to the audit log, its arguments masked (``session`` identifies whose call it was)."""
 
     try:
         shown = masker.mask_value(dict(args or {})) if masker else {}

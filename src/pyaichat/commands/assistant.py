@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..agent.events import CodeEvent
-from . import command
+from .registry import command
 
 if TYPE_CHECKING:
     from .host import Controller

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import all_commands, command
+from ..modes import Mode
+from .registry import all_commands, command
 
 if TYPE_CHECKING:
     from .host import Controller
@@ -12,16 +13,12 @@ if TYPE_CHECKING:
 
 @command("py", "/py", "Switch to Python mode.")
 def _py(ctrl: Controller, arg: str) -> None:
-    from ..modes import Mode
-
     ctrl.set_mode(Mode.PYTHON)
     ctrl.notice("Python mode.")
 
 
 @command("ai", "/ai", "Switch to Assistant mode (questions in plain words).")
 def _ai(ctrl: Controller, arg: str) -> None:
-    from ..modes import Mode
-
     ctrl.set_mode(Mode.ASSISTANT)
     ctrl.notice("Assistant mode: ask in plain words. /py or TAB on an empty line goes back.")
 
@@ -74,7 +71,7 @@ def _history(ctrl: Controller, arg: str) -> None:
     except ValueError:
         ctrl.notice("Usage: /history [n] — n is a number of entries.", level="warning")
         return
-    entries = ctrl.session.history[-count:] if count > 0 else []
+    entries = list(ctrl.runtime.history)[-count:] if count > 0 else []
     if not entries:
         ctrl.notice("No inputs yet.")
         return

@@ -13,11 +13,12 @@ if TYPE_CHECKING:
     from ..agent.events import Event
     from ..config import Config
     from ..modes import Mode
+    from ..runtime import Runtime
 
 
 class Controller(Protocol):
     config: Config
-    session: Any  # a ``Session`` or a remote runtime that looks like one
+    runtime: Runtime
     frontend: Any  # has ``interactive: bool``
 
     @property

@@ -1,14 +1,16 @@
 """Commands that show what the assistant would see, without an LLM: /tools, /inspect, /last_error, /audit.
 
-They go through ``capabilities.call`` like the assistant does, so the user sees the same bounded, masked text
-under the same privacy level (and the calls appear in the audit log marked ``user``).
+They go through the runtime's capability calls like the assistant does, so the user sees the same bounded,
+masked text under the same privacy level (and the calls appear in the audit log marked ``user``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import command
+from ..capabilities import CapabilityResult, all_capabilities, audit, plugins
+from ..capabilities.sandbox import walls_report
+from .registry import command
 
 if TYPE_CHECKING:
     from .host import Controller
@@ -16,16 +18,12 @@ if TYPE_CHECKING:
 _DOC_LINES = 8
 
 
-def _call(ctrl: Controller, name: str, args: dict | None = None):
-    from ..capabilities import call
-
-    return call(ctrl.session, name, args or {}, config=ctrl.config, origin="user")
+def _call(ctrl: Controller, name: str, args: dict | None = None) -> CapabilityResult:
+    return ctrl.runtime.call(name, args or {}, origin="user")
 
 
 @command("tools", "/tools", "List the capabilities the assistant can use, with one line each.")
 def _tools(ctrl: Controller, arg: str) -> None:
-    from ..capabilities import all_capabilities, plugins
-
     caps = all_capabilities()
     width = max((len(c.name) for c in caps), default=0)
     lines = [f"{len(caps)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"]
@@ -36,8 +34,6 @@ def _tools(ctrl: Controller, arg: str) -> None:
         lines.append(f"  {cap.name:<{width}}  ({params}) {cap.summary}{origin}{gate}")
     for problem in plugins.errors:
         lines.append(f"  ! {problem}")
-    from ..capabilities.sandbox import walls_report
-
     lines.append("Sandbox walls:")
     lines.extend(f"  {line}" for line in walls_report(ctrl.config.sandbox_isolation))
     ctrl.notice("\n".join(lines))
@@ -74,8 +70,6 @@ def _last_error(ctrl: Controller, arg: str) -> None:
 
 @command("audit", "/audit [n]", "Show the last n capability calls from the audit log (default 10).")
 def _audit(ctrl: Controller, arg: str) -> None:
-    from ..capabilities import audit
-
     try:
         count = int(arg) if arg else 10
     except ValueError:

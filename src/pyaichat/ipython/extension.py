@@ -12,13 +12,17 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from IPython.core.error import UsageError
+
+from ..agent import llm
 from ..agent.events import ErrorEvent, StateEvent
 from ..config import Config, load_config
 from ..controller import Controller
 from ..errors import ConfigError, PyAIChatError
+from ..runtime.cells import CellRecorder
 from ..session import Session
+from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
-from .history import CellRecorder
 from .magics import AIMagics
 from .transform import keep_question_mark
 
@@ -37,7 +41,7 @@ def shell_overrides(shell: Any) -> dict[str, Any]:
         section = shell.config.get(CONFIG_SECTION, {})
     except Exception:
         return {}
-    return {key: value for key, value in dict(section).items() if key in Config.model_fields}
+    return {key: value for key, value in dict(section).items() if key in SETTINGS}
 
 
 class Extension:
@@ -47,8 +51,7 @@ class Extension:
         self.shell = shell
         self.config_error: ConfigError | None = None
         config = self._load_config()
-        self.session = Session(namespace=shell.user_ns)
-        self.session.config = config
+        self.session = Session(namespace=shell.user_ns, config=config)
         self.frontend = IPythonFrontEnd(shell, config)
         self.controller = Controller(config, self.session, self.frontend)
         self.frontend.controller = self.controller
@@ -62,7 +65,7 @@ class Extension:
             config = load_config(shell_overrides(self.shell))
         except ConfigError as exc:  # keep IPython usable; every %ai repeats the sentence until it is fixed
             self.config_error = exc
-            return Config.model_construct()
+            return Config()
         self.config_error = None
         return config
 
@@ -72,12 +75,10 @@ class Extension:
             return
         config = self._load_config()
         if self.config_error is not None:
-            from IPython.core.error import UsageError
-
             raise UsageError(str(self.config_error))
         current = self.controller.config  # shared by controller, session and assistant: update it in place
-        for key in Config.model_fields:
-            setattr(current, key, getattr(config, key))
+        for key, value in config.values().items():
+            setattr(current, key, value)
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -88,8 +89,8 @@ class Extension:
         if keep_question_mark not in shell.input_transformers_cleanup:
             shell.input_transformers_cleanup.append(keep_question_mark)
         self.recorder.backfill(shell)
-        if getattr(shell, "pt_app", None) is not None:
-            from .prompt import TwoModePrompt
+        if getattr(shell, "pt_app", None) is not None:  # a terminal IPython (not a kernel or a notebook)
+            from .prompt import TwoModePrompt  # prompt_toolkit: terminal only
 
             self.prompt = TwoModePrompt(shell, self.controller)
             self.prompt.install()
@@ -122,8 +123,6 @@ class Extension:
     # -- asking ----------------------------------------------------------------------------------------------
     def answer(self, request: Request) -> None:
         """Run one ``%ai`` request: a slash command, or a question with per-question overrides."""
-        from IPython.core.error import UsageError
-
         self._retry_config()
         if request.text.startswith("/"):
             if request.overrides:
@@ -135,22 +134,18 @@ class Extension:
         for key, value in request.overrides.items():
             try:
                 setattr(config, key, value)
-            except ValueError:  # pydantic's ValidationError is a ValueError
+            except ConfigError:
                 _restore(config, saved)
                 raise UsageError(f"%ai cannot use {value!r} for --{key.replace('_', '-')}.") from None
         try:
             if not config.model:
-                from ..agent.llm import NO_MODEL
-
-                raise UsageError(NO_MODEL)
+                raise UsageError(llm.NO_MODEL)
             self.frontend.begin()
             self._run(lambda: self._ask(request.text))
         finally:
             _restore(config, saved)
 
     def _ask(self, question: str) -> None:
-        from ..agent import llm
-
         if not llm.is_loaded():
             self.frontend.emit(StateEvent(state="starting", detail="loading the model library"))
             llm.load_litellm()  # waits for the warm-up thread; Ctrl-C ends the wait, not the import

@@ -12,6 +12,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
+from IPython.display import Markdown, display
+
 from ..controller import Decision, Mode
 
 if TYPE_CHECKING:
@@ -79,7 +81,7 @@ class DisplayRenderer:
             if event.text.strip():
                 print(event.text.strip())
         elif kind == "tool_start":
-            from ..repl.render import call_label  # the same one-line picture of a call as the REPL
+            from ..repl.render import call_label  # rich: with the first event; the REPL's picture of a call
 
             self._calls[event.call_id] = call_label(event.name, event.args)
         elif kind == "tool_end":
@@ -88,7 +90,7 @@ class DisplayRenderer:
             error = "" if event.ok else f": {event.error or 'failed'}"
             print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
         elif kind == "usage":
-            from ..repl.render import format_usage
+            from ..repl.render import format_usage  # rich: with the first event
 
             print(format_usage(event.prompt_tokens, event.completion_tokens, event.cost_usd, event.model))
         # state: nothing to show between two output lines in a notebook
@@ -100,8 +102,6 @@ class DisplayRenderer:
             print("Interrupted.")
 
     def _update(self, *, force: bool) -> None:
-        from IPython.display import Markdown, display
-
         now = time.monotonic()
         if not force and self._handle is not None and now - self._last_update < _UPDATE_EVERY_S:
             return
@@ -124,8 +124,6 @@ class DisplayRenderer:
 
     @staticmethod
     def _markdown(text: str) -> None:
-        from IPython.display import Markdown, display
-
         display(Markdown(text))
 
 
@@ -147,7 +145,7 @@ class IPythonFrontEnd:
             if self.jupyter:
                 self._renderer = DisplayRenderer()
             else:
-                from ..repl.render import RichRenderer
+                from ..repl.render import RichRenderer  # rich: terminal only, with the first event
 
                 self._renderer = RichRenderer(color=self._color)
         return self._renderer

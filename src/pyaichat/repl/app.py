@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..session import Session
+    from ..runtime import Runtime
 
 _EARLY_PROMPT = {True: "\x1b[0;32;1m>>> \x1b[0m", False: ">>> "}
 
@@ -24,7 +24,7 @@ _EARLY_PROMPT = {True: "\x1b[0;32;1m>>> \x1b[0m", False: ">>> "}
 def early_prompt(color: bool) -> Callable[[], None]:
     """Draw ``>>> `` now and hold typed keys unechoed; the returned function undoes that (call it once)."""
     try:
-        import termios
+        import termios  # POSIX only
     except ImportError:  # not POSIX: no early prompt
         return lambda: None
     try:
@@ -53,16 +53,13 @@ def early_prompt(color: bool) -> Callable[[], None]:
     return restore
 
 
-def run_repl(config: Config, session: Session, **kwargs: Any) -> int:
+def run_repl(config: Config, runtime: Runtime, **kwargs: Any) -> int:
     """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals)."""
     restore = early_prompt(config.color) if not kwargs else (lambda: None)
     try:
-        from .startup_trims import defer_package_inits
+        from .frontend import Repl  # prompt_toolkit: after the early prompt is on screen
 
-        defer_package_inits()  # prompt_toolkit's package __init__s run once the first prompt is drawn
-        from .frontend import Repl
-
-        repl = Repl(config, session, **kwargs)
+        repl = Repl(config, runtime, **kwargs)
     finally:
         restore()
     return repl.run()

@@ -1,270 +1,56 @@
-"""Completion from the live namespace that never runs user code with side effects.
-
-Names, attribute paths (``df.col``) and dict keys (``d["ke``) are completed from ``session.namespace``.
-Attribute paths are resolved with ``inspect.getattr_static``: properties and unknown descriptors are never
-called, only C-level slot/getset descriptors and pandas' axis properties, which only read memory. The one
-call that may run foreign code is an overridden ``__dir__`` (pandas adds column names there); it runs in a
-worker thread with a deadline, so a hanging ``__dir__`` cannot freeze the prompt.
-"""
+"""prompt_toolkit completers over the runtime: the runtime completes (a local namespace or a Jupyter kernel),
+these only adapt its answers to the prompt. Loaded on the first TAB, not at start-up."""
 
 from __future__ import annotations
 
-import builtins
-import inspect
-import itertools
-import keyword
 import re
-import threading
-import types
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-Namespace = Callable[[], dict[str, Any]]
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
-_PATH = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
-_KEY_RE = re.compile(rf"(?<![\w.])(?P<path>{_PATH})\[\s*(?P<quote>['\"])(?P<prefix>[^'\"\\]*)$")
-_ATTR_RE = re.compile(rf"(?<![\w.])(?P<path>{_PATH})\.(?P<prefix>\w*)$")
-_NAME_RE = re.compile(r"(?<![\w.])(?P<prefix>[A-Za-z_]\w*)$")
-MENTION_PATTERN = _MENTION_RE = re.compile(r"(?<![\w@])@(?P<prefix>\w*)$")
-
-#: Descriptor types whose ``__get__`` only reads memory (C slots and C getters), so resolving them is safe.
-_SAFE_DESCRIPTORS: tuple[type, ...] = (types.MemberDescriptorType, types.GetSetDescriptorType)
-#: Third-party descriptor types known to be pure reads (``df.columns``, ``df.index``).
-_SAFE_DESCRIPTOR_MODULES = ("pandas._libs.properties",)
-_MAX_KEYS = 2000
-DIR_TIMEOUT = 0.2
+MENTION_PATTERN = re.compile(r"(?<![\w@])@(?P<prefix>\w*)$")
 
 
-class Unresolvable(Exception):
-    """The path cannot be resolved without running code we do not trust."""
+class RuntimeCompleter(Completer):
+    """Python mode: the runtime's completions for the text before the cursor."""
 
-
-def resolve_path(namespace: dict[str, Any], path: str) -> Any:
-    """The object named by a dotted ``path``, found without calling properties or ``__getattr__``."""
-    first, *rest = path.split(".")
-    if first in namespace:
-        obj = namespace[first]
-    elif hasattr(builtins, first):
-        obj = getattr(builtins, first)
-    else:
-        raise Unresolvable(first)
-    for name in rest:
-        obj = static_attr(obj, name)
-    return obj
-
-
-def static_attr(obj: Any, name: str) -> Any:
-    """``getattr(obj, name)`` for attributes that can be read without running Python-level code."""
-    try:
-        attr = inspect.getattr_static(obj, name)
-    except AttributeError:
-        raise Unresolvable(name) from None
-    if isinstance(obj, (type, types.ModuleType)):
-        # Class and module attributes: unwrap the classic wrappers, never trigger other descriptors.
-        # (a property or other descriptor is returned as the descriptor object: completing its own attributes
-        # is harmless, and nothing is triggered)
-        if isinstance(attr, (staticmethod, classmethod)):
-            return attr.__func__
-        return attr
-    own = _instance_dict(obj)
-    if own is not None and own.get(name, _MISSING) is attr:
-        return attr  # a value stored on the instance: returned as is, whatever its type
-    kind = type(attr)
-    if isinstance(attr, _SAFE_DESCRIPTORS) or kind.__module__.startswith(_SAFE_DESCRIPTOR_MODULES):
-        try:
-            return getattr(obj, name)
-        except Exception:
-            raise Unresolvable(name) from None
-    if isinstance(attr, (types.FunctionType, staticmethod, classmethod)):
-        return attr.__func__ if isinstance(attr, (staticmethod, classmethod)) else attr
-    if not _is_plain(attr):
-        raise Unresolvable(name)  # a property or unknown descriptor would run code
-    return attr
-
-
-_MISSING = object()
-
-
-def _instance_dict(obj: Any) -> dict[str, Any] | None:
-    """``obj.__dict__`` through the C-level getter (as getattr_static reads it), never ``__getattr__``."""
-    try:
-        own = object.__getattribute__(obj, "__dict__")
-    except Exception:
-        return None
-    return own if isinstance(own, dict) else None
-
-
-def _is_plain(attr: Any) -> bool:
-    """True for values stored as they are (no ``__get__`` that could run code on access)."""
-    return not hasattr(type(attr), "__get__") or isinstance(
-        attr, (types.FunctionType, types.BuiltinFunctionType)
-    )
-
-
-def run_bounded(fn: Callable[[], Any], timeout: float = DIR_TIMEOUT) -> Any:
-    """Run ``fn`` in a daemon thread; ``None`` if it fails or does not finish within ``timeout``."""
-    box: list[Any] = []
-
-    def target() -> None:
-        try:
-            box.append(fn())
-        except BaseException:
-            pass
-
-    worker = threading.Thread(target=target, name="pyaichat-complete", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    return box[0] if box else None
-
-
-def attribute_names(obj: Any, timeout: float = DIR_TIMEOUT) -> set[str]:
-    """Attribute names: static ones (``__dict__``, the MRO) plus those of a bounded custom ``__dir__``."""
-    names: set[str] = set()
-    own = _instance_dict(obj)
-    if own is not None:
-        names.update(k for k in own if isinstance(k, str))
-    klass = obj if isinstance(obj, type) else type(obj)
-    for base in getattr(klass, "__mro__", (klass,)):
-        names.update(k for k in vars(base) if isinstance(k, str))
-    if isinstance(obj, type):
-        names.update(k for k in vars(type(obj)) if isinstance(k, str) and not k.startswith("__"))
-    custom_dir = inspect.getattr_static(type(obj), "__dir__", None)
-    if custom_dir is not None and custom_dir is not object.__dir__ and not isinstance(obj, types.ModuleType):
-        extra = run_bounded(lambda: list(dir(obj)), timeout)
-        if isinstance(extra, list):
-            names.update(k for k in extra if isinstance(k, str))
-    return names
-
-
-def mapping_keys(obj: Any) -> list[str] | None:
-    """String keys of a plain dict or the column names of a pandas DataFrame; ``None`` for anything else."""
-    if isinstance(obj, dict) and inspect.getattr_static(type(obj), "keys", None) is dict.keys:
-        keys: Iterable[Any] = list(itertools.islice(dict.keys(obj), _MAX_KEYS))
-    elif type(obj).__name__ == "DataFrame" and type(obj).__module__.startswith("pandas"):
-        try:
-            keys = list(itertools.islice(static_attr(obj, "columns"), _MAX_KEYS))
-        except Unresolvable:
-            return None
-    else:
-        return None
-    return [k for k in keys if isinstance(k, str)]
-
-
-def _inside_string(line_before: str) -> bool:
-    """A cheap check that the cursor is inside a string literal (then names are not completed)."""
-    quote = None
-    i = 0
-    while i < len(line_before):
-        ch = line_before[i]
-        if quote:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#":
-            return True  # a comment: nothing to complete either
-        i += 1
-    return quote is not None
-
-
-def _type_name(value: Any) -> str:
-    return type(value).__name__
-
-
-class PythonCompleter(Completer):
-    """Completes names, attributes and dict keys from the live namespace (returned by ``namespace()``)."""
-
-    def __init__(self, namespace: Namespace, dir_timeout: float = DIR_TIMEOUT) -> None:
-        self.namespace = namespace
-        self.dir_timeout = dir_timeout
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
-        line = document.current_line_before_cursor
         try:
-            yield from self._complete(line)
-        except Exception:  # completion must never break the prompt
+            found = self.runtime.complete(document.text, document.cursor_position)
+        except Exception:  # completion must never break the prompt (a dead kernel completes nothing)
             return
-
-    def _complete(self, line: str) -> Iterator[Completion]:
-        match = _KEY_RE.search(line)
-        if match:
-            yield from self._keys(match)
-            return
-        if _inside_string(line):
-            return
-        match = _ATTR_RE.search(line)
-        if match:
-            yield from self._attributes(match.group("path"), match.group("prefix"))
-            return
-        match = _NAME_RE.search(line)
-        if match:
-            yield from self._names(match.group("prefix"))
-
-    def _keys(self, match: re.Match[str]) -> Iterator[Completion]:
-        try:
-            obj = resolve_path(self.namespace(), match.group("path"))
-        except Unresolvable:
-            return
-        keys = mapping_keys(obj)
-        prefix, quote = match.group("prefix"), match.group("quote")
-        for key in sorted(keys or ()):
-            if key.startswith(prefix) and quote not in key and "\\" not in key:
-                yield Completion(f"{key}{quote}]", start_position=-len(prefix), display=key)
-
-    def _attributes(self, path: str, prefix: str) -> Iterator[Completion]:
-        try:
-            obj = resolve_path(self.namespace(), path)
-        except Unresolvable:
-            return
-        names = attribute_names(obj, self.dir_timeout)
-        for name in sorted(names, key=_sort_key):
-            if name.startswith(prefix) and (prefix.startswith("_") or not name.startswith("_")):
-                yield Completion(name, start_position=-len(prefix))
-
-    def _names(self, prefix: str) -> Iterator[Completion]:
-        ns = self.namespace()
-        seen: set[str] = set()
-        groups: list[tuple[Iterable[str], str | None]] = [
-            (ns.keys(), None),
-            (keyword.kwlist, "keyword"),
-            (dir(builtins), "builtin"),
-        ]
-        for names, meta in groups:
-            for name in sorted((n for n in names if isinstance(n, str)), key=_sort_key):
-                if name in seen or not name.startswith(prefix):
-                    continue
-                if name.startswith("_") and not prefix.startswith("_"):
-                    continue
-                seen.add(name)
-                yield Completion(name, start_position=-len(prefix), display_meta=meta or _type_name(ns[name]))
+        for item in found:
+            yield Completion(
+                item.text, start_position=item.start, display=item.display, display_meta=item.meta
+            )
 
 
 class MentionCompleter(Completer):
-    """Assistant mode: ``@name`` completes variable names from the namespace (and nothing else)."""
+    """Assistant mode: ``@name`` completes the runtime's variable names, with their type names."""
 
-    def __init__(self, namespace: Namespace) -> None:
-        self.namespace = namespace
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
-        match = _MENTION_RE.search(document.current_line_before_cursor)
+        match = MENTION_PATTERN.search(document.current_line_before_cursor)
         if not match:
             return
         prefix = match.group("prefix")
-        ns = self.namespace()
-        for name in sorted((n for n in ns if isinstance(n, str)), key=_sort_key):
-            if name.startswith(prefix) and not name.startswith("_") and name.isidentifier():
-                if isinstance(ns[name], types.ModuleType):
-                    continue
-                yield Completion(name, start_position=-len(prefix), display_meta=_type_name(ns[name]))
-
-
-def _sort_key(name: str) -> tuple[int, str]:
-    return (name.startswith("_"), name.lower())
+        try:
+            names = self.runtime.user_names()
+        except Exception:
+            return
+        for name, kind in sorted(names, key=lambda item: item[0].lower()):
+            if name.startswith(prefix):
+                yield Completion(name, start_position=-len(prefix), display_meta=kind)
 
 
 class SlashCommandCompleter(Completer):

@@ -23,14 +23,13 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.lexers import DynamicLexer, Lexer
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.patch_stdout import patch_stdout
-from prompt_toolkit.shortcuts.prompt import PromptSession  # not the package: see run_repl
+from prompt_toolkit.shortcuts import PromptSession
 from prompt_toolkit.styles import Style
 
 from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
 from ..paths import state_file
 from .keys import build_key_bindings
-from .startup_trims import finish_package_inits, vi_bindings_built_on_first_use
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
 
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
+    from ..runtime import Runtime
     from ..session import Session
     from .render import RichRenderer
 
@@ -135,7 +135,7 @@ class _ModeLexer:
 
     def _load(self, app: Application[Any] | None) -> None:
         try:
-            from prompt_toolkit.lexers import PygmentsLexer
+            from prompt_toolkit.lexers import PygmentsLexer  # after the first prompt (see above)
             from pygments.lexers.python import PythonLexer
 
             self._python = PygmentsLexer(PythonLexer)
@@ -146,8 +146,7 @@ class _ModeLexer:
 
 
 class _Completers:
-    """The completer for the current mode; ``completion`` (and its compiled patterns) loads on the first TAB,
-    not at start-up."""
+    """The completer for the current mode; ``completion`` loads on the first TAB, not at start-up."""
 
     def __init__(self, ctrl: Controller) -> None:
         self.ctrl = ctrl
@@ -155,21 +154,12 @@ class _Completers:
 
     def __call__(self) -> Completer:
         if self._by_mode is None:
-            from .completion import MentionCompleter, PythonCompleter, SlashCommandCompleter
+            from .completion import MentionCompleter, RuntimeCompleter, SlashCommandCompleter  # first TAB
 
-            ctrl = self.ctrl
-            python: Completer
-            mention: Completer
-            if hasattr(ctrl.session, "complete"):  # the namespace lives in a Jupyter kernel: it completes
-                from .kernel_completion import KernelCompleter, KernelMentionCompleter
-
-                python, mention = KernelCompleter(ctrl.session), KernelMentionCompleter(ctrl.session)
-            else:
-                namespace = lambda: ctrl.session.namespace  # noqa: E731 - the namespace may be replaced
-                python, mention = PythonCompleter(namespace), MentionCompleter(namespace)
+            runtime = self.ctrl.runtime
             self._by_mode = {
-                Mode.PYTHON: SlashCommandCompleter(python, _command_names),
-                Mode.ASSISTANT: SlashCommandCompleter(mention, _command_names),
+                Mode.PYTHON: SlashCommandCompleter(RuntimeCompleter(runtime), _command_names),
+                Mode.ASSISTANT: SlashCommandCompleter(MentionCompleter(runtime), _command_names),
             }
         return self._by_mode[self.ctrl.mode]
 
@@ -190,35 +180,33 @@ def build_prompt_session(
     """The main prompt: mode-dependent message, lexer and completer, our key bindings, history and toolbar."""
     config = ctrl.config
     lexer = _ModeLexer(ctrl)
-    with vi_bindings_built_on_first_use():
-        session: PromptSession[str] = PromptSession(
-            message=lambda: prompt_message(ctrl),
-            multiline=True,
-            prompt_continuation=continuation,
-            key_bindings=build_key_bindings(ctrl),
-            completer=DynamicCompleter(_Completers(ctrl)),
-            complete_while_typing=False,
-            lexer=DynamicLexer(lexer),
-            history=history if history is not None else InMemoryHistory(),
-            enable_history_search=False,
-            search_ignore_case=True,
-            bottom_toolbar=lambda: toolbar(ctrl),
-            editing_mode=EditingMode.VI if config.editing_mode == "vi" else EditingMode.EMACS,
-            color_depth=None if config.color else ColorDepth.DEPTH_1_BIT,
-            style=STYLE if config.color else PLAIN_STYLE,
-            tempfile_suffix=".py",
-            input=input,
-            output=output,
-        )
-    session.app.after_render += _start_up_done  # first: the lexer's thread then imports nothing alongside
+    session: PromptSession[str] = PromptSession(
+        message=lambda: prompt_message(ctrl),
+        multiline=True,
+        prompt_continuation=continuation,
+        key_bindings=build_key_bindings(ctrl),
+        completer=DynamicCompleter(_Completers(ctrl)),
+        complete_while_typing=False,
+        lexer=DynamicLexer(lexer),
+        history=history if history is not None else InMemoryHistory(),
+        enable_history_search=False,
+        search_ignore_case=True,
+        bottom_toolbar=lambda: toolbar(ctrl),
+        editing_mode=EditingMode.VI if config.editing_mode == "vi" else EditingMode.EMACS,
+        color_depth=None if config.color else ColorDepth.DEPTH_1_BIT,
+        style=STYLE if config.color else PLAIN_STYLE,
+        tempfile_suffix=".py",
+        input=input,
+        output=output,
+    )
+    session.app.after_render += _start_up_done
     session.app.after_render += lexer.on_render
     return session
 
 
 def _start_up_done(app: Application[Any]) -> None:
-    """The first prompt is on screen: prompt_toolkit's deferred package ``__init__``s run, and garbage
-    collection, paused by ``cli.main`` for the start-up, resumes (both before any user code runs)."""
-    finish_package_inits()
+    """The first prompt is on screen: garbage collection, paused by ``cli.main`` for the start-up, resumes
+    (before any user code runs)."""
     gc.enable()
 
 
@@ -285,8 +273,8 @@ class ReplFrontEnd:
 
     @property
     def renderer(self) -> RichRenderer:
-        if self._renderer is None:  # rich loads on the first event, not at start-up
-            from .render import RichRenderer
+        if self._renderer is None:
+            from .render import RichRenderer  # rich: with the first event, not at start-up
 
             self._renderer = RichRenderer(self._console, color=self.config.color)
         return self._renderer
@@ -326,7 +314,7 @@ class Repl:
     def __init__(
         self,
         config: Config,
-        session: Session,
+        runtime: Runtime | Session,
         *,
         input: Input | None = None,
         output: Output | None = None,
@@ -334,7 +322,7 @@ class Repl:
         history: History | None = None,
     ) -> None:
         self.frontend = ReplFrontEnd(config, console=console, input=input, output=output)
-        self.ctrl = Controller(config, session, self.frontend)
+        self.ctrl = Controller(config, runtime, self.frontend)
         self.frontend.ctrl = self.ctrl
         self.prompt = build_prompt_session(
             self.ctrl, history=history if history is not None else make_history(), input=input, output=output

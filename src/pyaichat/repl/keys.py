@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from prompt_toolkit.application import get_app
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.completion.base import get_common_complete_suffix
 from prompt_toolkit.enums import DEFAULT_BUFFER
@@ -24,7 +25,6 @@ from prompt_toolkit.filters import (
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from ..controller import Mode
-from ..session import needs_more_input
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
@@ -34,20 +34,6 @@ if TYPE_CHECKING:
 
 INDENT = "    "
 _DEDENT_RE = re.compile(r"^\s*(return|pass|break|continue|raise)\b")
-
-
-def is_blank_tail(text: str) -> bool:
-    """True when the last line of a multi-line input is empty: the blank line that ends a block."""
-    return "\n" in text and not text.rsplit("\n", 1)[1].strip()
-
-
-def input_is_complete(text: str) -> bool:
-    """Python mode: would Enter at the end of ``text`` run it (``session.needs_more_input`` decides)."""
-    if not text.strip():
-        return True
-    if is_blank_tail(text):
-        return not needs_more_input(text.rstrip(" \t") if text.rstrip(" \t").endswith("\n") else text + "\n")
-    return not needs_more_input(text)
 
 
 def next_indent(document: Document) -> str:
@@ -99,21 +85,15 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
 
     @Condition
     def buffer_empty() -> bool:
-        from prompt_toolkit.application import get_app
-
         return get_app().current_buffer.text == ""
 
     @Condition
     def only_whitespace_before_cursor() -> bool:
-        from prompt_toolkit.application import get_app
-
         before = get_app().current_buffer.document.current_line_before_cursor
         return before == "" or before.isspace()
 
     @Condition
     def completion_selected() -> bool:
-        from prompt_toolkit.application import get_app
-
         state = get_app().current_buffer.complete_state
         return bool(state and state.current_completion)
 
@@ -146,12 +126,6 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
     def _accept_completion(event: KeyPressEvent) -> None:
         event.current_buffer.complete_state = None
 
-    def complete(text: str) -> bool:
-        """The session decides when it can (a Jupyter kernel knows its cell magics), else Python's rules."""
-        check = getattr(ctrl.session, "is_complete", None)
-        verdict = check(text) if check is not None else None
-        return input_is_complete(text) if verdict is None else verdict
-
     @kb.add("enter", filter=main & ~(has_completions & completion_selected))
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
@@ -161,7 +135,7 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
             return
         document = buffer.document
         at_end = document.is_cursor_at_the_end or not document.text_after_cursor.strip()
-        if (document.line_count == 1 or at_end) and complete(document.text):
+        if (document.line_count == 1 or at_end) and ctrl.runtime.is_complete(document.text):
             if at_end:
                 buffer.text = buffer.text.rstrip()  # drop the blank line and indentation that ended a block
             buffer.validate_and_handle()

@@ -1,6 +1,6 @@
 """Rich rendering of the event stream, for the interactive REPL and the IPython extension.
 
-Front ends only render events (design.md §2); this module turns each event type into terminal output on a
+Front ends only render events; this module turns each event type into terminal output on a
 rich ``Console`` it is given, so the same renderer serves prompt_toolkit and IPython. It never imports
 prompt_toolkit.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.live import Live
 from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
@@ -24,8 +25,6 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from rich.live import Live
-
     from ..agent.events import Event
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
@@ -243,8 +242,6 @@ class RichRenderer:
         if self._live is None:
             if not self.console.is_terminal:
                 return  # nothing to animate on a file or pipe: the final answer is printed whole
-            from rich.live import Live
-
             self._live = Live(
                 self._live_view(),
                 console=self.console,

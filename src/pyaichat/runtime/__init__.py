@@ -1,52 +1,101 @@
-"""Where the user's namespace lives: the runtime seam.
+"""Where the user's namespace lives: the ``Runtime`` protocol, the one way every front end, slash command and
+the assistant reach the user's session.
 
-Two runtimes answer the same questions:
+Two runtimes implement it:
 
-- **local** — a ``pyaichat.Session`` in this process (the REPL, piped mode, the IPython extension).
-  Capabilities and the session digest run directly over its namespace.
-- **kernel** — a Jupyter kernel reached with ``jupyter_client`` (``runtime.kernel.KernelSession``, host side),
-  with a small helper loaded into the kernel (``ipython.kernel_helper``, a front end inside the kernel)
-  that runs the very same capability and digest code over the kernel's ``user_ns``, so masking and bounds
-  apply before anything leaves the kernel. This package imports neither the capabilities nor the agent.
+- ``local.LocalRuntime`` — a ``pyaichat.Session`` in this process (the REPL, piped mode, the IPython
+  extension); capabilities and the session digest run directly over its namespace.
+- ``kernel.KernelRuntime`` — a Jupyter kernel reached with ``jupyter_client`` (``--existing``/``--kernel``).
+  ``kernel_helper``, loaded into the kernel, runs the very same capability and digest code over the kernel's
+  ``user_ns``, so masking and bounds apply before anything leaves the kernel. Its modules load only with those
+  flags (``connect``).
 
-The seam is one small protocol, checked by attribute (no import of this package's heavy parts): a session
-object that has ``remote_call`` is *remote*. ``capabilities.call`` forwards to it and the digest asks it, so
-the agent, the controller, the commands and every front end use a remote session exactly like a local one.
+``capabilities.call(session, name, args)`` stays the public entry point for a local ``Session``; a runtime's
+``call`` adds nothing a caller has to know about.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import PyAIChatError
+from ..session import Session
+from .local import LocalRuntime
 
 if TYPE_CHECKING:
+    from ..capabilities.registry import CapabilityResult
     from ..config import Config
+    from ..records import ExecResult, HistoryEntry, LastError
+    from .completion import Completion
+
+__all__ = ["KernelUnavailable", "LocalRuntime", "Runtime", "as_runtime"]
 
 
-class RemoteRuntime(Protocol):
-    """A session whose namespace lives in another process."""
+class Runtime(Protocol):
+    """The user's session, wherever it runs. Nothing here raises for a problem the user can fix: a runtime
+    that cannot answer (a dead kernel) raises ``PyAIChatError`` from ``run`` and degrades everywhere else."""
 
-    def remote_call(
-        self, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
-    ) -> dict[str, Any]:
-        """Run capability ``name`` where the data lives and return the fields of its ``CapabilityResult``;
-        never raises (failures are ``ok: False`` with a sentence in ``error``)."""
+    config: Config  # bounds what capabilities reveal; the same object the front end shows and changes
+
+    def run(self, source: str) -> ExecResult:
+        """Run one input as the interactive interpreter would, printing its output here."""
         ...
 
-    def remote_digest(self, config: Config | None, max_vars: int) -> str:
-        """The bounded session digest, built where the data lives."""
+    @property
+    def history(self) -> Sequence[HistoryEntry]:
+        """Numbered inputs with short summaries of what they did, oldest first."""
+        ...
+
+    @property
+    def last_error(self) -> LastError | None:
+        """The last exception an input run through this runtime raised."""
+        ...
+
+    def complete(self, text: str, cursor: int) -> list[Completion]:
+        """Completions for ``text`` at ``cursor`` (names, attributes, keys), computed without side effects."""
+        ...
+
+    def is_complete(self, text: str) -> bool:
+        """Would Enter run ``text``, or does it need more lines?"""
+        ...
+
+    def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        origin: str = "assistant",
+        images: bool = False,
+    ) -> CapabilityResult:
+        """Run capability ``name`` where the data lives: bounded, masked, audited; never raises. ``images``:
+        the model can see pictures, so a capability may add some (``CapabilityResult.images``)."""
+        ...
+
+    def digest(self) -> str:
+        """The bounded picture of the session for the next question (an error new since the previous
+        digest is marked as such)."""
+        ...
+
+    def user_names(self) -> list[tuple[str, str]]:
+        """The user's variables with their type names (``@name`` completion)."""
+        ...
+
+    def describe(self) -> str | None:
+        """One line saying where the session runs, when it is not simply this process."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the runtime holds (a kernel it started is shut down)."""
         ...
 
 
-def remote(session: Any) -> RemoteRuntime | None:
-    """``session`` itself when it is a remote runtime, else ``None`` (one attribute lookup: cheap enough for
-    every capability call)."""
-    return session if getattr(type(session), "remote_call", None) is not None else None
+def as_runtime(target: Runtime | Session) -> Runtime:
+    """``target`` as a runtime: a ``Session`` (the public Python API) runs in this process."""
+    return LocalRuntime(target) if isinstance(target, Session) else target
 
 
-# The comm target of pyaichat's helper inside a kernel (``ipython.kernel_helper``) and its request protocol.
+# The comm target of pyaichat's helper inside a kernel (``kernel_helper``) and its request protocol.
 COMM_TARGET = "pyaichat"
 PROTOCOL = 1
 
@@ -61,11 +110,9 @@ CAPABILITY_SETTINGS = (
 )
 
 
-def capability_settings(config: Config | None) -> dict[str, Any]:
+def capability_settings(config: Config) -> dict[str, Any]:
     """The part of ``config`` that bounds a capability call, as plain JSON values."""
-    if config is None:
-        return {}
-    return {key: getattr(config, key) for key in CAPABILITY_SETTINGS if hasattr(config, key)}
+    return {key: getattr(config, key) for key in CAPABILITY_SETTINGS}
 
 
 class KernelUnavailable(PyAIChatError):

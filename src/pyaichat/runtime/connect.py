@@ -1,4 +1,4 @@
-"""Find or start the kernel and connect a ``KernelSession`` to it (``--existing`` / ``--kernel``).
+"""Find or start the kernel and connect a ``KernelRuntime`` to it (``--existing`` / ``--kernel``).
 
 ``--existing`` follows ``jupyter console --existing``: no argument means the most recent ``kernel-*.json`` in
 Jupyter's runtime directory; a bare name is looked up there (and in the current directory); a path is used as
@@ -8,9 +8,13 @@ is. ``--kernel NAME`` starts a kernel of that kernelspec, which pyaichat shuts d
 from __future__ import annotations
 
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..config import Config
 from . import KernelUnavailable
+
+if TYPE_CHECKING:
+    from .kernel import KernelRuntime
 
 NO_JUPYTER_CLIENT = "Attaching to a Jupyter kernel needs jupyter_client: pip install 'pyaichat[kernel]'."
 
@@ -18,7 +22,7 @@ NO_JUPYTER_CLIENT = "Attaching to a Jupyter kernel needs jupyter_client: pip ins
 def find_connection_file(name: str | None) -> str:
     """The connection file for ``--existing [name]``, with ``jupyter console``'s rules."""
     try:
-        from jupyter_client.connect import find_connection_file as find
+        from jupyter_client.connect import find_connection_file as find  # optional dependency
     except ImportError:
         raise KernelUnavailable(NO_JUPYTER_CLIENT)
     try:
@@ -35,12 +39,14 @@ def find_connection_file(name: str | None) -> str:
         )
 
 
-def attach(connection_file: str | None, *, color: bool = True, timeout: float = 10.0) -> Any:
+def attach(connection_file: str | None, config: Config, *, timeout: float = 10.0) -> KernelRuntime:
     """Connect to a running kernel through its connection file and load pyaichat's helper into it."""
     path = find_connection_file(connection_file)
+    # jupyter_client (and pyzmq) are optional: imported once the check above found them
     from jupyter_client.blocking.client import BlockingKernelClient
 
-    from .kernel import KernelSession
+    from .connection import KernelConnection
+    from .kernel import KernelRuntime
 
     client = BlockingKernelClient(connection_file=path)
     try:
@@ -48,23 +54,24 @@ def attach(connection_file: str | None, *, color: bool = True, timeout: float = 
     except (OSError, ValueError, KeyError) as exc:
         raise KernelUnavailable(f"Cannot read the kernel connection file {path}: {exc}.")
     client.start_channels()
-    session = KernelSession(client, color=color, connection_file=path)
+    kernel = KernelConnection(client, color=config.color, connection_file=path)
     try:
-        session.connect(timeout)
+        kernel.connect(timeout)
     except BaseException:
         client.stop_channels()
         raise
-    return session
+    return KernelRuntime(kernel, config)
 
 
-def start(kernel_name: str, *, color: bool = True, timeout: float = 60.0) -> Any:
-    """Start a local kernel of kernelspec ``kernel_name``; the session shuts it down on ``close()``."""
-    try:
+def start(kernel_name: str, config: Config, *, timeout: float = 60.0) -> KernelRuntime:
+    """Start a local kernel of kernelspec ``kernel_name``; the runtime shuts it down on ``close()``."""
+    try:  # optional dependency
         from jupyter_client.kernelspec import NoSuchKernel
         from jupyter_client.manager import KernelManager
     except ImportError:
         raise KernelUnavailable(NO_JUPYTER_CLIENT)
-    from .kernel import KernelSession
+    from .connection import KernelConnection  # optional: imported once jupyter_client is known to be there
+    from .kernel import KernelRuntime
 
     manager = KernelManager(kernel_name=kernel_name)
     try:
@@ -77,10 +84,10 @@ def start(kernel_name: str, *, color: bool = True, timeout: float = 60.0) -> Any
         raise KernelUnavailable(f"The kernel {kernel_name!r} could not start: {exc}.")
     client = manager.client()
     client.start_channels()
-    session = KernelSession(client, manager, color=color)
+    kernel = KernelConnection(client, manager, color=config.color)
     try:
-        session.connect(timeout)
+        kernel.connect(timeout)
     except BaseException:
-        session.close()
+        kernel.close()
         raise
-    return session
+    return KernelRuntime(kernel, config)

@@ -8,26 +8,24 @@ meanwhile ends the wait with one sentence.
 
 from __future__ import annotations
 
-import re
+import getpass
 import sys
 import time
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
+
+import zmq
 
 from . import KernelUnavailable
+from .connection import POLL_S, KernelConnection
 
-if TYPE_CHECKING:
-    from .kernel import KernelSession
-
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-POLL_S = 0.25  # how often a wait checks that the kernel is still alive
 OUTPUT_KEEP = 2000  # characters of a run's output kept for the history summary and the assistant
 
 
 class CellRun:
     """One ``execute_request``: multiplexes IOPub, stdin and the shell reply until the kernel is idle."""
 
-    def __init__(self, session: KernelSession, msg_id: str) -> None:
-        self.session = session
+    def __init__(self, kernel: KernelConnection, msg_id: str) -> None:
+        self.kernel = kernel
         self.msg_id = msg_id
         self.reply: dict[str, Any] | None = None
         self.idle = False
@@ -43,9 +41,7 @@ class CellRun:
         self.replied_at = 0.0
 
     def wait(self) -> None:
-        import zmq
-
-        client = self.session.client
+        client = self.kernel.client
         poller = zmq.Poller()
         sockets = {
             client.iopub_channel.socket: self._on_iopub,
@@ -69,15 +65,15 @@ class CellRun:
                     if sock in ready:
                         handler(channels[sock].get_msg(timeout=0))
                 if self.restarted_at and self.reply is None and time.monotonic() - self.restarted_at > 5:
-                    self.session._reset_after_restart()
+                    self.kernel.reset_after_restart()
                     raise KernelUnavailable(
                         "The kernel restarted while running this input; its variables are gone."
                     )
                 if time.monotonic() - last_check > POLL_S * 2 or not ready:
                     last_check = time.monotonic()
-                    if not self.session.alive():
-                        self.session.out.flush()
-                        raise self.session.dead(while_running=True)
+                    if not self.kernel.alive():
+                        self.kernel.out.flush()
+                        raise self.kernel.dead(while_running=True)
             except KeyboardInterrupt:
                 self._interrupts += 1
                 if self._interrupts > 2:  # the kernel ignores interrupts: stop waiting, keep the REPL
@@ -85,8 +81,8 @@ class CellRun:
                         "The kernel did not stop after three interrupts; it is still busy "
                         "(pyaichat stopped waiting for it)."
                     )
-                self.session.interrupt()
-        self.session.out.flush()
+                self.kernel.interrupt()
+        self.kernel.out.flush()
 
     def _mine(self, msg: dict[str, Any]) -> bool:
         return msg.get("parent_header", {}).get("msg_id") == self.msg_id
@@ -97,12 +93,12 @@ class CellRun:
         if kind == "status" and content.get("execution_state") == "starting":
             # a new kernel process: our request may still reach it (queued by the socket), or be lost with
             # the old one; wait() gives it a few seconds
-            self.session._restarted = True
+            self.kernel.restarted = True
             self.restarted_at = self.restarted_at or time.monotonic()
             return
         if not self._mine(msg):
             return
-        s = self.session
+        s = self.kernel
         if kind == "stream":
             target = s.err if content.get("name") == "stderr" else s.out
             self._write(target, content.get("text", ""))
@@ -132,18 +128,16 @@ class CellRun:
             if payload.get("source") == "ask_exit":
                 self.exit_requested = True
             elif payload.get("source") == "page":
-                self._write(self.session.out, _display_text(payload.get("data") or {}) + "\n")
+                self._write(self.kernel.out, _display_text(payload.get("data") or {}) + "\n")
 
     def _on_stdin(self, msg: dict[str, Any]) -> None:
         if msg["header"]["msg_type"] != "input_request":
             return
         content = msg["content"]
-        s = self.session
+        s = self.kernel
         s.out.flush()
         try:
             if content.get("password"):
-                import getpass
-
                 text = getpass.getpass(content.get("prompt", ""))
             else:
                 s.out.write(content.get("prompt", ""))
@@ -159,7 +153,7 @@ class CellRun:
         s.client.input(text)
 
     def _write(self, target: TextIO, text: str) -> None:
-        text = self.session.plain(text)
+        text = self.kernel.plain(text)
         target.write(text)
         target.flush()
         if self._kept_size < OUTPUT_KEEP:
@@ -173,10 +167,3 @@ def _display_text(data: dict[str, Any]) -> str:
         return str(data["text/plain"])
     kinds = ", ".join(sorted(data)) or "nothing"
     return f"[{kinds} output: not shown in the terminal]"
-
-
-def isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except Exception:
-        return False

@@ -1,243 +1,68 @@
-"""The kernel runtime, host side: a ``Session`` look-alike whose namespace lives in a Jupyter kernel.
+"""The kernel runtime, host side: the user's session in a Jupyter kernel (``--existing`` / ``--kernel``).
 
-``KernelSession`` speaks the Jupyter messaging protocol through ``jupyter_client`` (nothing invented):
-
-- ``run(source)`` is an ``execute_request``; stdout/stderr, results, display data and tracebacks stream
-  back on IOPub and are written here as they arrive; ``input()`` in the kernel is answered on the stdin
-  channel; Ctrl-C interrupts the *kernel* (``interrupt_kernel`` when we started it, an
-  ``interrupt_request`` otherwise).
-- capabilities and the session digest (``remote_call``/``remote_digest``, the runtime seam) are requests to
-  pyaichat's helper inside the kernel (``ipython.kernel_helper``) over a comm; only their bounded, masked text
-  comes back.
-- a dead or restarted kernel is a ``KernelUnavailable`` with one sentence; nothing here exits the REPL.
+- ``run(source)`` is an ``execute_request`` (``execute.CellRun``): output streams back as it arrives,
+  ``input()`` in the kernel is answered here, Ctrl-C interrupts the *kernel*;
+- completion and "is this input complete?" are the kernel's own ``complete_request`` and
+  ``is_complete_request`` (it knows its magics);
+- capabilities, the digest, names and history are requests to pyaichat's helper inside the kernel
+  (``kernel_helper``); only their bounded, masked text comes back, and it is masked once more here with this
+  machine's secret settings and audited here, where the user asked.
 """
 
 from __future__ import annotations
 
-import ast
-import itertools
-import sys
 import time
-import uuid
-from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from ..config import Config
 from ..records import ExecResult, HistoryEntry, LastError
-from . import COMM_TARGET, PROTOCOL, KernelUnavailable, capability_settings
-from .execute import ANSI, POLL_S, CellRun, isatty
+from ..session import input_is_complete
+from . import KernelUnavailable, capability_settings
+from .completion import Completion
+from .connection import ANSI, RESTARTED, KernelConnection
+from .execute import CellRun
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..capabilities.registry import CapabilityResult
 
-_INSTALL = "__import__('pyaichat.ipython.kernel_helper', fromlist=['install']).install()"
-
-NOT_INSTALLED = (
-    "pyaichat is not installed in the kernel's Python environment, so the assistant cannot look at the "
-    "kernel's data: install it there with `<kernel python> -m pip install pyaichat` (Python mode works)."
-)
-NOT_IPYTHON = (
-    "This kernel is not an IPython kernel (ipykernel), so there is no user namespace for the assistant to "
-    "look at (Python mode still runs in it)."
-)
-DEAD = "The kernel is not running (it died or was shut down); start it again and reattach with --existing."
-DEAD_OWN = "The kernel pyaichat started has died (its variables are gone); restart pyaichat for a new one."
-RESTARTED = "The kernel restarted: its variables are gone."
+WHERE = "The session's variables live in a Jupyter kernel; every tool runs there."
 
 
-@dataclass
-class WireStats:
-    """Bytes of the last helper request and its reply, as serialized for the wire (benchmarks, tests)."""
+class KernelRuntime:
+    """A ``Runtime`` whose namespace lives in a Jupyter kernel."""
 
-    sent: int = 0
-    received: int = 0
-    calls: int = 0
-    total: deque[int] = field(default_factory=lambda: deque(maxlen=1000))  # per call, the latest last
-
-
-class KernelSession:
-    """The user's session in a Jupyter kernel. Quacks like ``pyaichat.Session`` for every front end."""
-
-    def __init__(
-        self,
-        client: Any,
-        manager: Any = None,
-        *,
-        color: bool = True,
-        out: TextIO | None = None,
-        err: TextIO | None = None,
-        connection_file: str | None = None,
-    ) -> None:
-        self.client = client
-        self.manager = manager
-        self.connection_file = connection_file
-        self.config: Any = None
-        self.color = color
-        self._out, self._err = out, err
-        self.last_error: LastError | None = None  # the kernel's own last error stays in the kernel
-        self.namespace = KernelNamespace(self)
-        self.wire = WireStats()
-        self.kernel_info: dict[str, Any] = {}
-        self._ids = itertools.count(1)
-        self._comm_id: str | None = None
-        self._token: str | None = None
-        self._helper_problem: str | None = None
-        self._restarted = False
-        self._counter = 0
+    def __init__(self, kernel: KernelConnection, config: Config | None = None) -> None:
+        self.kernel = kernel
+        self.config = config if config is not None else Config()
+        self._last_error: LastError | None = None
         self._completed_once = False  # the first completion of a kernel imports jedi
 
-    # -- connecting ------------------------------------------------------------------------------------------
-    def connect(self, timeout: float = 10.0) -> None:
-        """Wait until the kernel answers on shell *and* IOPub (a SUB socket drops what is published before it
-        has joined), then load the helper."""
-        deadline = time.monotonic() + timeout
-        while True:
-            msg_id = self.client.kernel_info()
-            reply = self._shell_reply(msg_id, min(1.0, max(deadline - time.monotonic(), 0.05)))
-            if reply is not None:
-                self.kernel_info = reply["content"]
-                if self._iopub_heard(msg_id, 0.5):
-                    break
-            if time.monotonic() > deadline:
-                raise KernelUnavailable(f"The kernel did not answer within {timeout:g} s; is it running?")
-            if self.manager is not None and not self.alive():  # (a heartbeat needs a moment to start)
-                raise self.dead()
-        self.load_helper()
-
-    def _iopub_heard(self, parent_id: str, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while (left := end - time.monotonic()) > 0:
-            try:
-                msg = self.client.iopub_channel.get_msg(timeout=left)
-            except Exception:
-                return False
-            if msg.get("parent_header", {}).get("msg_id") == parent_id:
-                self._drain_iopub()
-                return True
-        return False
-
-    def load_helper(self) -> None:
-        """Load pyaichat's helper with a silent user expression (no count, no history, nothing in ``user_ns``)
-        and open the comm to it. Problems become one sentence the capabilities return."""
-        self._comm_id = None
-        info = self.kernel_info
-        language = (info.get("language_info") or {}).get("name", "")
-        if info and (language != "python" or info.get("implementation") not in ("ipython", None)):
-            self._helper_problem = NOT_IPYTHON
-            return
-        msg_id = self.client.execute(
-            "", silent=True, store_history=False, user_expressions={"pyaichat": _INSTALL}, allow_stdin=False
-        )
-        reply = self._shell_reply(msg_id, 15.0)
-        if reply is None:  # busy with another client's cell: the next capability call loads it
-            if not self.alive():
-                raise self.dead()
-            return
-        value = (reply["content"].get("user_expressions") or {}).get("pyaichat", {})
-        if value.get("status") != "ok":
-            ename = value.get("ename", "")
-            self._helper_problem = (
-                NOT_INSTALLED
-                if ename in ("ModuleNotFoundError", "ImportError")
-                else NOT_IPYTHON
-                if ename in ("NotIPython", "NameError")
-                else f"pyaichat's helper could not start in the kernel ({ename}: {value.get('evalue', '')})."
-            )
-            return
-        hello = ast.literal_eval(value["data"]["text/plain"])
-        if hello.get("protocol") != PROTOCOL:
-            self._helper_problem = (
-                f"pyaichat {hello.get('version')} in the kernel does not match pyaichat {__version__} here: "
-                "install the same version in the kernel's environment."
-            )
-            return
-        self._token = hello["token"]
-        self._helper_problem = None
-        comm_id = uuid.uuid4().hex
-        self._send_shell("comm_open", {"comm_id": comm_id, "target_name": COMM_TARGET, "data": {"id": 0}})
-        self._comm_id = comm_id
-        opened = self._await_comm(0, 10.0)
-        if opened.get("token") != self._token:  # pragma: no cover - a second helper would be a bug
-            raise KernelUnavailable("pyaichat's helper in the kernel answered for another session.")
-
-    # -- liveness --------------------------------------------------------------------------------------------
-    def alive(self) -> bool:
-        try:
-            if self.manager is not None:
-                return bool(self.manager.is_alive())
-            return bool(self.client.is_alive())
-        except Exception:
-            return False
-
-    def dead(self, *, while_running: bool = False) -> KernelUnavailable:
-        """The one sentence for a kernel that is gone (it depends on who started it)."""
-        if while_running:
-            return KernelUnavailable(
-                "The kernel died while running this input"
-                + ("; restart pyaichat for a new one." if self.manager else "; start it again and reattach.")
-            )
-        return KernelUnavailable(DEAD_OWN if self.manager is not None else DEAD)
-
-    def interrupt(self) -> None:
-        """Interrupt the code running in the kernel (not pyaichat)."""
-        if self.manager is not None:
-            self.manager.interrupt_kernel()
-        else:  # a kernel started elsewhere: ask it to interrupt itself (works across machines)
-            self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
-
-    def close(self) -> None:
-        """Stop our channels; shut the kernel down only when pyaichat started it."""
-        try:
-            self.client.stop_channels()
-        finally:
-            if self.manager is not None:
-                self.manager.shutdown_kernel(now=False)
-
     # -- Python mode -----------------------------------------------------------------------------------------
-    def describe(self) -> str:
-        """One line saying which kernel this is (shown when the REPL starts)."""
-        info = self.kernel_info.get("language_info") or {}
-        what = f"{info.get('name', 'a')} {info.get('version', '')}".strip()
-        if self.manager is not None:
-            kind = getattr(self.manager, "kernel_name", "")
-            return f"started a {kind} kernel ({what}); Ctrl-D exits and shuts it down"
-        name = self.connection_file.rsplit("/", 1)[-1] if self.connection_file else "a kernel"
-        return f"attached to {name} ({what}); Ctrl-D detaches and leaves it running"
-
-    @property
-    def helper_problem(self) -> str | None:
-        """Why the assistant cannot look inside this kernel (one sentence), or ``None``."""
-        return self._helper_problem
-
-    @property
-    def next_number(self) -> int:
-        return self._counter + 1
-
     def run(self, source: str) -> ExecResult:
         """Run ``source`` in the kernel like ``jupyter console`` does, streaming its output here."""
-        if not self.alive():
-            raise self.dead()
-        self._drain_iopub()
-        if self._restarted:
-            self._reset_after_restart()
-            self.err.write(RESTARTED + "\n")
+        kernel = self.kernel
+        if not kernel.alive():
+            raise kernel.dead()
+        kernel.drain_iopub()
+        if kernel.restarted:
+            kernel.reset_after_restart()
+            kernel.err.write(RESTARTED + "\n")
         started = time.perf_counter()
-        msg_id = self.client.execute(source, allow_stdin=True)
-        run = CellRun(self, msg_id)
+        msg_id = kernel.client.execute(source, allow_stdin=True)
+        run = CellRun(kernel, msg_id)
         run.wait()
         count = run.reply.get("execution_count") if run.reply else None
         if isinstance(count, int):
-            if count <= self._counter or self._restarted:  # counts only grow in one kernel process
-                self._reset_after_restart()
-                self.err.write(RESTARTED + "\n")
-            self._counter = count
-        result = ExecResult(ok=run.ok, number=count or self.next_number, output="".join(run.kept))
+            if count <= kernel.execution_count or kernel.restarted:  # counts only grow in one kernel process
+                kernel.reset_after_restart()
+                kernel.err.write(RESTARTED + "\n")
+            kernel.execution_count = count
+        result = ExecResult(ok=run.ok, number=count or kernel.execution_count + 1, output="".join(run.kept))
         result.duration_ms = (time.perf_counter() - started) * 1000
         result.interrupted = run.ename == "KeyboardInterrupt"
         if run.ename and not result.interrupted:
-            result.error = LastError(
+            result.error = self._last_error = LastError(
                 type_name=run.ename,
                 message=run.evalue,
                 frames=[],
@@ -252,232 +77,110 @@ class KernelSession:
         return result
 
     @property
-    def history(self) -> list[HistoryEntry]:
+    def history(self) -> Sequence[HistoryEntry]:
         """The kernel's recent inputs with short summaries (as the helper recorded them)."""
         try:
-            reply = self._request({"op": "history", "count": 200})
+            reply = self.kernel.request({"op": "history", "count": 200})
         except KernelUnavailable:
             return []
         return [HistoryEntry(**entry) for entry in reply.get("history", [])]
 
-    def complete(self, code: str, cursor_pos: int) -> tuple[list[str], int, int]:
-        """The kernel's completions (``complete_request``): matches and the span they replace."""
-        msg_id = self.client.complete(code, cursor_pos)
+    @property
+    def last_error(self) -> LastError | None:
+        """The last error of an input run from here (the kernel's own record stays in the kernel)."""
+        return self._last_error
+
+    def complete(self, text: str, cursor: int) -> list[Completion]:
+        """The kernel's completions (``complete_request``), each replacing the span the kernel names."""
+        msg_id = self.kernel.client.complete(text, cursor)
         # IPython's first completion imports jedi (~1 s, several on a busy machine): wait longer for that one.
-        reply = self._shell_reply(msg_id, 3.0 if self._completed_once else 10.0)
+        reply = self.kernel.shell_reply(msg_id, 3.0 if self._completed_once else 10.0)
         if reply is None:
-            return [], cursor_pos, cursor_pos
+            return []
         self._completed_once = True
         content = reply["content"]
         if content.get("status") != "ok":
-            return [], cursor_pos, cursor_pos
-        start = content.get("cursor_start", cursor_pos)
-        end = content.get("cursor_end", cursor_pos)
-        return list(content.get("matches") or []), start, end
+            return []
+        start = content.get("cursor_start", cursor)
+        return [Completion(match, start - cursor) for match in content.get("matches") or []]
 
-    def is_complete(self, text: str) -> bool | None:
+    def is_complete(self, text: str) -> bool:
         """Would Enter run ``text``? The kernel decides (``is_complete_request``: it knows cell magics such as
-        ``%%time``); ``None`` when it does not answer at once (busy), so the caller decides locally. A blank
-        last line is the blank line that ends a block, as in IPython."""
+        ``%%time``); when it does not answer at once (busy), Python's own rules do. A blank last line is the
+        blank line that ends a block, as in IPython."""
         if not text.strip():
             return True
         lines = text.rsplit("\n", 1)
         code = text.rstrip(" \t") + "\n" if len(lines) == 2 and not lines[1].strip() else text
-        msg_id = self.client.is_complete(code)
-        reply = self._shell_reply(msg_id, 0.5)
-        if reply is None:
-            return None
-        status = reply["content"].get("status")
-        return None if status == "unknown" else status != "incomplete"
+        reply = self.kernel.shell_reply(self.kernel.client.is_complete(code), 0.5)
+        status = reply["content"].get("status") if reply is not None else "unknown"
+        return input_is_complete(text) if status == "unknown" else status != "incomplete"
 
     def user_names(self) -> list[tuple[str, str]]:
         """The kernel's user variables and their type names (for ``@name`` completion)."""
-        reply = self._request({"op": "names"})
+        reply = self.kernel.request({"op": "names"})
         return [(name, kind) for name, kind in reply.get("names", [])]
 
-    # -- the runtime seam ------------------------------------------------------------------------------------
-    def remote_call(
-        self, name: str, args: Mapping[str, Any] | None, config: Config | None, origin: str
-    ) -> dict[str, Any]:
-        """The capability's result fields, computed in the kernel (``capabilities.call`` wraps them)."""
-        started = time.perf_counter()
-        settings = capability_settings(config or self.config)
-        timeout = float(settings.get("tool_timeout", 2.0)) * 2 + 5.0
-        try:
-            reply = self._request(
-                {"op": "call", "name": name, "args": dict(args or {}), "settings": settings}, timeout
-            )
-            data = dict(reply.get("result") or {"ok": False, "error": reply.get("error") or "No answer."})
-        except KernelUnavailable as exc:
-            data = {"ok": False, "error": str(exc)}
-        data["name"] = name
-        data["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        return data
+    # -- the assistant's view --------------------------------------------------------------------------------
+    def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        origin: str = "assistant",
+        images: bool = False,
+    ) -> CapabilityResult:
+        """The capability computed in the kernel, masked again with this machine's settings and audited."""
+        # pydantic and the masks: with the first question, not while attaching
+        from ..capabilities.redact import masker_for
+        from ..capabilities.registry import CapabilityResult, record_call
 
-    def remote_digest(self, config: Config | None, max_vars: int) -> str:
-        settings = capability_settings(config or self.config)
-        where = "The session's variables live in a Jupyter kernel; every tool runs there."
+        started = time.perf_counter()
+        masker = masker_for(self.config)
+        if args is not None and not isinstance(args, Mapping):
+            result = CapabilityResult(
+                name=name, ok=False, error=f"Arguments for {name} must be a JSON object."
+            )
+        else:
+            settings = capability_settings(self.config)
+            timeout = float(settings["tool_timeout"]) * 2 + 5.0
+            request = {
+                "op": "call",
+                "name": name,
+                "args": dict(args or {}),
+                "settings": settings,
+                "images": images,
+            }
+            try:
+                reply = self.kernel.request(request, timeout)
+                data = dict(reply.get("result") or {"ok": False, "error": reply.get("error") or "No answer."})
+            except KernelUnavailable as exc:
+                data = {"ok": False, "error": str(exc)}
+            data["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            try:
+                data["text"] = masker.mask_text(str(data.get("text") or ""))
+                data["error"] = masker.mask_text(data["error"]) if data.get("error") else None
+                result = CapabilityResult(**{**data, "name": name})
+            except Exception as exc:  # a malformed answer from the kernel is a failed call, not a crash
+                result = CapabilityResult(
+                    name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}"
+                )
+        if self.config.audit:
+            record_call(self, masker, name, args, result, origin)
+        return result
+
+    def digest(self) -> str:
+        """The digest the helper builds in the kernel (it remembers which error the previous one showed)."""
         try:
-            reply = self._request({"op": "digest", "settings": settings, "max_vars": max_vars})
+            reply = self.kernel.request({"op": "digest", "settings": capability_settings(self.config)})
         except KernelUnavailable as exc:
-            return f"## Session\n{where}\n{exc}"
+            return f"## Session\n{WHERE}\n{exc}"
         text = reply.get("text") or reply.get("error") or ""
         head, _, rest = text.partition("\n")  # the digest's own heading, then where the session lives
-        return f"{head}\n{where}\n{rest}"
+        return f"{head}\n{WHERE}\n{rest}"
 
-    # -- talking to the helper -------------------------------------------------------------------------------
-    def _request(self, data: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
-        """One request to the helper over the comm, and its reply (reloading the helper once if the kernel
-        was restarted under us)."""
-        if self._restarted:
-            self._reset_after_restart()
-        for attempt in (1, 2):
-            if self._comm_id is None:
-                if self._helper_problem:
-                    raise KernelUnavailable(self._helper_problem)
-                self.load_helper()
-                if self._comm_id is None:
-                    raise KernelUnavailable(self._helper_problem or str(self.dead()))
-            self._drain_iopub()
-            if self._restarted:
-                self._reset_after_restart()
-                continue
-            request_id = next(self._ids)
-            msg_id, self.wire.sent = self._send_shell(
-                "comm_msg", {"comm_id": self._comm_id, "data": {**data, "id": request_id}}
-            )
-            try:
-                return self._await_comm(request_id, timeout, msg_id)
-            except _Restarted:
-                if attempt == 2:
-                    raise KernelUnavailable(RESTARTED)
-                self._reset_after_restart()
-        raise self.dead()  # pragma: no cover
+    def describe(self) -> str:
+        return self.kernel.describe()
 
-    def _send_shell(self, msg_type: str, content: dict[str, Any]) -> tuple[str, int]:
-        msg = self.client.session.msg(msg_type, content)
-        self.client.shell_channel.send(msg)
-        return msg["header"]["msg_id"], _wire_size(self.client.session, msg)
-
-    def _await_comm(self, request_id: int, timeout: float, msg_id: str | None = None) -> dict[str, Any]:
-        """The helper's reply to ``request_id``. The kernel goes idle after handling our message; idle
-        without a reply means no helper handled it: a new kernel process behind the same ports."""
-        deadline = time.monotonic() + timeout
-        channel = self.client.iopub_channel
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                if not self.alive():
-                    raise self.dead()
-                raise (
-                    _Restarted()
-                    if self._probe_restart()
-                    else KernelUnavailable("The kernel did not answer in time (it may be busy running code).")
-                )
-            try:
-                msg = channel.get_msg(timeout=min(POLL_S, left))
-            except Exception:
-                if not self.alive():
-                    raise self.dead()
-                continue
-            kind = msg["header"]["msg_type"]
-            content = msg["content"]
-            if kind == "comm_msg" and content.get("comm_id") == self._comm_id:
-                reply = content.get("data") or {}
-                if reply.get("id") == request_id:
-                    self.wire.received = _wire_size(self.client.session, msg)
-                    self.wire.calls += 1
-                    self.wire.total.append(self.wire.sent + self.wire.received)
-                    return reply
-            elif (kind == "status" and content.get("execution_state") == "starting") or (
-                kind == "status"
-                and msg_id is not None
-                and content.get("execution_state") == "idle"
-                and msg.get("parent_header", {}).get("msg_id") == msg_id
-            ):
-                raise _Restarted()
-            elif kind == "comm_close" and content.get("comm_id") == self._comm_id:
-                self._comm_id = None
-                raise _Restarted()
-
-    def _probe_restart(self) -> bool:
-        """After a silent timeout: is it a new kernel process (our helper gone)?"""
-        try:
-            self.load_helper()
-        except KernelUnavailable:
-            return False
-        return self._comm_id is not None
-
-    def _reset_after_restart(self) -> None:
-        self._restarted = False
-        self._comm_id = None
-        self._counter = 0
-
-    def _shell_reply(self, msg_id: str, timeout: float) -> dict[str, Any] | None:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                msg = self.client.shell_channel.get_msg(timeout=min(left, POLL_S))
-            except Exception:
-                if not self.alive():
-                    return None
-                continue
-            if msg.get("parent_header", {}).get("msg_id") == msg_id:
-                return msg
-        return None
-
-    def _drain_iopub(self) -> None:
-        """Drop what other clients' cells published meanwhile (noticing a restart on the way)."""
-        channel = self.client.iopub_channel
-        while channel.msg_ready():
-            msg = channel.get_msg(timeout=0)
-            if msg["header"]["msg_type"] == "status" and msg["content"].get("execution_state") == "starting":
-                self._restarted = True
-
-    # -- output ----------------------------------------------------------------------------------------------
-    @property
-    def out(self) -> TextIO:
-        return self._out or sys.stdout
-
-    @property
-    def err(self) -> TextIO:
-        return self._err or sys.stderr
-
-    def plain(self, text: str) -> str:
-        """Kernel text without colour codes unless the terminal shows colours."""
-        if self.color and isatty(self.out):
-            return text
-        return ANSI.sub("", text)
-
-
-class _Restarted(Exception):
-    """The kernel process behind the connection is a new one."""
-
-
-class KernelNamespace(Mapping):
-    """The kernel's user names, read-only, for code that only needs names (values stay in the kernel)."""
-
-    def __init__(self, session: KernelSession) -> None:
-        self._session = session
-
-    def _names(self) -> dict[str, str]:
-        try:
-            return dict(self._session.user_names())
-        except KernelUnavailable:
-            return {}
-
-    def __getitem__(self, name: str) -> str:
-        return f"<{self._names()[name]} in the kernel>"
-
-    def __iter__(self):
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-
-def _wire_size(session: Any, msg: dict[str, Any]) -> int:
-    """Bytes the message takes on the wire: its four JSON frames, the signature and the delimiter."""
-    pack = session.pack
-    frames = (msg["header"], msg.get("parent_header") or {}, msg.get("metadata") or {}, msg["content"])
-    return sum(len(pack(f)) for f in frames) + 64 + len(b"<IDS|MSG>")
+    def close(self) -> None:
+        self.kernel.close()

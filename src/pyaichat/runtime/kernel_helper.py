@@ -1,24 +1,33 @@
-"""The helper pyaichat loads *inside* a Jupyter kernel: its own capabilities over the kernel's namespace.
+"""The helper pyaichat loads *inside* a Jupyter kernel: the kernel runtime's far end.
 
-The host (``runtime.kernel``) loads it with one silent ``user_expressions`` evaluation — no execution count,
-no history entry, no name bound in ``user_ns`` — and then talks to it over a comm (target ``pyaichat``). Its
-state lives in this module (in ``sys.modules``), so ``%who``, ``dir()`` and ``In``/``Out`` never see it.
+The host (``connection.KernelConnection``) loads it with one silent ``user_expressions`` evaluation — no
+execution count, no history entry, no name bound in ``user_ns`` — and then talks to it over a comm (target
+``pyaichat``). Its state lives in this module (in ``sys.modules``), so ``%who``, ``dir()`` and ``In``/``Out``
+never see it.
 
-Every request runs the public API the local runtime runs — ``capabilities.call`` over a ``Session`` that *is*
-the kernel's ``user_ns`` (the same dict), ``agent.context.session_digest`` — so bounds, privacy levels,
-masking and the read-only guarantee are applied here, before anything leaves the kernel, and ``run_python``
-forks on the kernel's machine. IPython's cell events feed the session's history and last error, exactly as
-in the IPython extension (``ipython.history.CellRecorder``).
+Every request runs what the local runtime runs — ``capabilities.call`` and ``capabilities.digest`` over a
+``Session`` whose namespace *is* the kernel's ``user_ns`` (the same dict) — so bounds, privacy levels, masking
+and the read-only guarantee are applied here, before anything leaves the kernel, and ``run_python`` forks on
+the kernel's machine. IPython's cell events feed the session's history and last error, exactly as in the
+IPython extension (``cells.CellRecorder``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import uuid
+from dataclasses import asdict
 from typing import Any
 
-from ..runtime import COMM_TARGET, PROTOCOL
+from IPython import get_ipython
+
+from ..config import Config
+from ..session import Session
+from ..version import __version__
+from . import COMM_TARGET, PROTOCOL
+from .cells import CellRecorder, record_error
 
 _helper: KernelHelper | None = None
 
@@ -31,9 +40,6 @@ class KernelHelper:
     """One per kernel process: the session over ``user_ns`` and the handlers of the host's requests."""
 
     def __init__(self, shell: Any) -> None:
-        from ..ipython.history import CellRecorder, record_error
-        from ..session import Session
-
         self.shell = shell
         self.token = uuid.uuid4().hex  # tells the host whether the kernel it talks to is still the same one
         self.session = Session(namespace=shell.user_ns)
@@ -45,8 +51,8 @@ class KernelHelper:
             record_error(self.session, last, _last_source(shell))
         shell.events.register("pre_run_cell", self.recorder.pre_run_cell)
         shell.events.register("post_run_cell", self.recorder.post_run_cell)
-        self._configs: dict[str, Any] = {}
-        self._seen_error: object = None
+        self._configs: dict[str, Config] = {}
+        self._reported_error: object = None  # the last error the previous digest told about
 
     # -- requests --------------------------------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -68,53 +74,50 @@ class KernelHelper:
             return {"error": f"pyaichat's kernel helper failed: {type(exc).__name__}: {exc}"}
 
     def hello(self) -> dict[str, Any]:
-        from .. import __version__
-
         return {"token": self.token, "pid": os.getpid(), "version": __version__, "protocol": PROTOCOL}
 
-    def _config(self, settings: dict[str, Any]) -> Any:
-        """A ``Config`` for the host's capability settings (cached: validating one costs more than a call).
+    def _config(self, settings: dict[str, Any]) -> Config:
+        """A ``Config`` for the host's capability settings (cached: the host sends the same ones every time).
         Auditing happens on the host, which knows who asked."""
-        import json
-
         key = json.dumps(settings, sort_keys=True, default=str)
         config = self._configs.get(key)
         if config is None:
-            from ..config import Config
-
             config = Config(**settings, audit=False)
             if len(self._configs) > 8:
                 self._configs.clear()
             self._configs[key] = config
         return config
 
+    # The capabilities (pydantic and all) load with the first request, not while the host waits to attach.
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ..capabilities import call
+        from ..capabilities import call  # first request
 
         config = self._config(request.get("settings") or {})
-        result = call(self.session, str(request.get("name")), request.get("args") or {}, config=config)
+        result = call(
+            self.session,
+            str(request.get("name")),
+            request.get("args") or {},
+            config=config,
+            images=bool(request.get("images")),
+        )
         return {"result": result.model_dump()}
 
     def _digest(self, request: dict[str, Any]) -> str:
-        from ..agent.context import MAX_VARS, session_digest
+        from ..capabilities.digest import session_digest  # first request
 
         config = self._config(request.get("settings") or {})
-        text = session_digest(
-            self.session, config, int(request.get("max_vars") or MAX_VARS), seen_error=self._seen_error
-        )
-        self._seen_error = self.session.last_error
+        text = session_digest(self.session, config, seen_error=self._reported_error)
+        self._reported_error = self.session.last_error
         return text
 
     def _names(self) -> list[list[str]]:
-        from ..capabilities.introspect import user_names
+        from ..capabilities.introspect import user_names  # first request
         from ..capabilities.summary import type_name
 
         ns = self.session.namespace
         return [[name, type_name(ns.get(name))] for name in user_names(ns)][:5000]
 
     def _history(self, count: int) -> list[dict[str, Any]]:
-        from dataclasses import asdict
-
         entries = self.session.history[-count:] if count > 0 else []
         return [asdict(e) for e in entries]
 
@@ -141,7 +144,7 @@ def _last_source(shell: Any) -> str | None:
 def _comm_manager(shell: Any) -> Any:
     """ipykernel ≥ 6.11 manages comms through the ``comm`` package; older ones keep their own manager."""
     try:
-        from comm import get_comm_manager
+        from comm import get_comm_manager  # optional: present with ipykernel ≥ 6.11
     except ImportError:
         return shell.kernel.comm_manager
     return get_comm_manager()
@@ -153,8 +156,6 @@ def install() -> dict[str, Any]:
     Evaluated by the host as a silent user expression, so it must bind nothing in the user's namespace.
     """
     global _helper
-    from IPython import get_ipython
-
     shell = get_ipython()
     if shell is None or not hasattr(shell, "user_ns"):
         raise NotIPython("This kernel is not an IPython kernel.")

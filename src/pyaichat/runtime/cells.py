@@ -1,14 +1,16 @@
-"""Feed IPython's cells into ``Session.history`` and ``Session.last_error``.
+"""IPython's executed cells, recorded into a ``Session``'s history and last error.
 
 IPython runs cells itself, so ``Session.run`` never sees them; ``pre_run_cell``/``post_run_cell`` callbacks
-record each input (as typed), a short summary of its result, and its exception, which is what the assistant's
-context reads. Questions (``%ai …`` cells) are not recorded as inputs: the conversation memory has them.
+record each input (as typed), a short summary of its result, and its exception, which is what the
+assistant's context reads. Questions (``%ai …`` cells) are not recorded as inputs: the conversation memory
+has them. Used by the IPython extension and by the kernel helper, both inside a running IPython.
 """
 
 from __future__ import annotations
 
 import os
 import reprlib
+import sys
 import time
 import types
 from typing import Any
@@ -39,10 +41,11 @@ def summarise_value(value: Any) -> str:
 
 def _user_traceback(exc: BaseException) -> types.TracebackType | None:
     """The traceback without IPython's own leading frames (``run_code``): it starts at the user's cell."""
-    import IPython
-
-    root = os.path.dirname(IPython.__file__)
     tb = exc.__traceback__
+    ipython = sys.modules.get("IPython")  # the cell ran in IPython: it is loaded (no import here)
+    if ipython is None or not ipython.__file__:
+        return tb
+    root = os.path.dirname(ipython.__file__)
     while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename.startswith(root):
         tb = tb.tb_next
     return tb

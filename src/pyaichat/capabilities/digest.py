@@ -1,0 +1,117 @@
+"""The session digest: a bounded picture of a live session — its variables, latest inputs and last error —
+rebuilt for every question and sent with it.
+
+Bounded by construction: at most ``MAX_VARS`` variables are summarised, each in one line
+(``summary.one_line``, which never runs anything lazy), the rest are only counted, so its size and cost do
+not grow with the data.
+It reads the session the way the capabilities do (masking secret-looking names), which is why it lives here:
+the local runtime builds it in this process, the kernel helper inside a kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from .introspect import user_names
+from .redact import masker_for
+from .summary import one_line
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..session import Session
+
+MAX_VARS = 40
+RECENT_INPUTS = 5
+_LINE = 110
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def session_digest(
+    session: Session, config: Config, max_vars: int = MAX_VARS, *, seen_error: object = None
+) -> str:
+    """Variables (those used in the latest inputs first), the last few inputs and the last error; an error
+    that is not ``seen_error`` (the one the previous digest showed) is marked as new."""
+    names = user_names(session.namespace)
+    lines = ["## Session (live; rebuilt for this question)", f"Variables ({len(names):,}):"]
+    if not names:
+        lines.append("  (none yet)")
+    shown = _ordered_names(session, names)[:max_vars]
+    is_secret = masker_for(config).is_secret_name
+    for name in shown:
+        if is_secret(name):
+            lines.append(f"  {name}: <redacted: secret-looking name>")
+        else:
+            lines.append(f"  {name}: {_one_line(session.namespace.get(name), config.privacy)}")
+    if len(names) > len(shown):
+        lines.append(f"  … and {len(names) - len(shown):,} more (list_globals shows them)")
+
+    recent = session.history[-RECENT_INPUTS:]
+    if recent:
+        lines.append("Recent inputs:")
+        for entry in recent:
+            first, *more = entry.source.strip().splitlines() or [""]
+            src = _short(first, 90) + (f"  (+{len(more)} lines)" if more else "")
+            outcome = ("✗ " if not entry.ok else "") + _short(entry.summary, 90) if entry.summary else ""
+            lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
+    lines.extend(_error_lines(session, seen_error))
+    return "\n".join(lines)
+
+
+def _one_line(value: Any, privacy: str) -> str:
+    return one_line(value, privacy, width=_LINE)
+
+
+def _short(text: str, limit: int = _LINE) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ordered_names(session: Session, names: list[str]) -> list[str]:
+    """Names used in the latest inputs first, then the most recently defined ones."""
+    present = set(names)
+    first: list[str] = []
+    for entry in reversed(session.history[-RECENT_INPUTS * 2 :]):
+        for ident in _IDENT.findall(entry.source):
+            if ident in present and ident not in first:
+                first.append(ident)
+    seen = set(first)
+    return first + [n for n in reversed(names) if n not in seen]
+
+
+def _error_lines(session: Session, seen_error: object = None) -> list[str]:
+    err = session.last_error
+    if err is None:
+        return []
+    where = f"input [{err.input_number}]" if err.input_number else ""
+    if seen_error is not None and err is not seen_error:
+        where += ", new since the previous question" if where else "new since the previous question"
+    where = f" ({where})" if where else ""
+    lines = [f"Last error{where}: {_short(err.headline(), 300)}"]
+    if err.segment:
+        lines.append(f"  failing expression: {_short(err.segment, 200)}")
+    if err.source and len(err.source) < 1200:
+        src = "\n".join("    " + line for line in err.source.strip().splitlines()[:12])
+        lines.append("  input:\n" + src)
+    frames = err.frames[-4:]
+    if frames:
+        lines.append("  innermost frames:")
+        for fr in frames:
+            lines.append(
+                f"    {_short(_module_path(fr.filename), 60)}:{fr.lineno} in {fr.name}: {_short(fr.line, 80)}"
+            )
+    return lines
+
+
+def _module_path(filename: str) -> str:
+    """A library frame's file from its package on (``pandas/core/frame.py``): the model needs no more, and
+    the install path (often with the user's name in it) is not its business."""
+    for marker in ("site-packages/", "dist-packages/"):
+        at = filename.rfind(marker)
+        if at >= 0:
+            return filename[at + len(marker) :]
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and filename.startswith(home + os.sep):
+        return "~" + filename[len(home) :]
+    return filename

@@ -1,0 +1,194 @@
+"""The package's import graph, read from the source: no cycles, and the layers import one way.
+
+Every ``import`` statement counts — at module level, inside functions and classes, under ``try`` — except
+those in an ``if TYPE_CHECKING:`` block, which never run. ``from package import name`` is an import of the
+submodule ``package.name`` when there is one, else of the package itself; the implicit import of a module's
+parent packages is not an edge (a parent is always on its way in before its child).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "pyaichat"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(path): path for path in SRC.rglob("*.py")}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _statements(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement under ``node`` that can run (``if TYPE_CHECKING:`` bodies left out)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+        return
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        children: list[ast.AST] = list(node.orelse)
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
+        yield from _statements(child)
+
+
+def imports_of(name: str) -> set[str]:
+    """The pyaichat modules that module ``name`` imports."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _statements(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                origin = ".".join(base + ([node.module] if node.module else []))
+            else:
+                origin = node.module or ""
+            targets = [
+                f"{origin}.{alias.name}" if f"{origin}.{alias.name}" in MODULES else origin
+                for alias in node.names
+            ]
+        found.update(t for t in targets if t in MODULES and t != name)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    return {name: imports_of(name) for name in MODULES}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle_and_only_cycles() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"d"}, "f": {"g"}, "g": {"f"}}
+    assert sorted(cycles(edges)) == [["a", "b", "c"], ["f", "g"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    found = cycles(graph())
+    assert found == [], "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+# -- layers --------------------------------------------------------------------------------------------------
+FRONT_ENDS = ("pyaichat.repl", "pyaichat.ipython", "pyaichat.commands", "pyaichat.cli", "pyaichat.attach")
+
+
+def _importers_of(edges: dict[str, set[str]], layer: str, targets: tuple[str, ...]) -> dict[str, list[str]]:
+    return {
+        name: sorted(t for t in imported if t.startswith(targets))
+        for name, imported in edges.items()
+        if (name == layer or name.startswith(layer + ".")) and any(t.startswith(targets) for t in imported)
+    }
+
+
+def test_the_layers_import_one_way() -> None:
+    """session → capabilities → runtime → agent → front ends: a lower layer never imports a higher one."""
+    edges = graph()
+    assert _importers_of(edges, "pyaichat.session", ("pyaichat.capabilities", "pyaichat.runtime")) == {}
+    assert (
+        _importers_of(edges, "pyaichat.capabilities", ("pyaichat.runtime", "pyaichat.agent", *FRONT_ENDS))
+        == {}
+    )
+    assert (
+        _importers_of(edges, "pyaichat.runtime", ("pyaichat.agent", "pyaichat.controller", *FRONT_ENDS)) == {}
+    )
+    assert _importers_of(edges, "pyaichat.agent", FRONT_ENDS) == {}
+
+
+def test_plain_start_up_modules_do_not_import_the_kernel_runtime() -> None:
+    edges = graph()
+    kernel = ("pyaichat.runtime.kernel", "pyaichat.runtime.connect", "pyaichat.runtime.execute")
+    for name in (
+        "pyaichat.cli",
+        "pyaichat.controller",
+        "pyaichat.piped",
+        "pyaichat.session",
+        "pyaichat.runtime",
+    ):
+        assert not [i for i in edges[name] if i.startswith(kernel)], name
+
+
+def third_party_imports(name: str) -> set[str]:
+    """The top-level packages outside pyaichat that module ``name`` imports."""
+    found: set[str] = set()
+    for node in _statements(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found - {"pyaichat"}
+
+
+def test_each_heavy_library_has_one_home() -> None:
+    """litellm only in the LLM client, RestrictedPython only in the sandbox, rich only in rendering,
+    prompt_toolkit and IPython only in the front ends (and in the helper a kernel loads: its IPython end)."""
+    homes = {
+        "litellm": ("pyaichat.agent.llm",),
+        "RestrictedPython": ("pyaichat.capabilities.sandbox",),
+        "rich": ("pyaichat.repl.render",),
+        "prompt_toolkit": ("pyaichat.repl", "pyaichat.ipython"),
+        "IPython": ("pyaichat.ipython", "pyaichat.runtime.kernel_helper"),
+    }
+    strays = {
+        library: sorted(n for n in MODULES if library in third_party_imports(n) and not n.startswith(home))
+        for library, home in homes.items()
+    }
+    assert strays == {library: [] for library in homes}
