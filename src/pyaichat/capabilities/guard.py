@@ -74,7 +74,9 @@ def guarded(func: Callable[[], T], budget: float = USER_CODE_BUDGET) -> T:
         _local.deadline = outer
 
 
-def safe(func: Callable[[], T], fallback: Callable[[BaseException], T], budget: float = USER_CODE_BUDGET) -> T:
+def safe(
+    func: Callable[[], T], fallback: Callable[[BaseException], T], budget: float = USER_CODE_BUDGET
+) -> T:
     """``guarded(func)``, turning any failure (or overtime) into ``fallback(exc)``."""
     try:
         return guarded(func, budget)

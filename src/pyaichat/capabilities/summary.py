@@ -168,8 +168,9 @@ def _gen_state(value: Any) -> str:
 
 # -- get_type ------------------------------------------------------------------------------------------------
 def type_details(value: Any, privacy: str) -> list[str]:
-    """The lines ``get_type`` adds after the class and MRO: an adapter's (shape, dtypes, device, partitions …),
-    else the length of a sized object (its ``__len__`` runs under ``guarded``: an explicit request)."""
+    """The lines ``get_type`` adds after the class and MRO: an adapter's (shape, dtypes, device,
+    partitions …), else the length of a sized object (its ``__len__`` runs under ``guarded``: an explicit
+    request)."""
     lvl = level(privacy)
     if lvl < SCHEMA:
         return []

@@ -1,9 +1,9 @@
 """One adapter per data library, found by the module of the value's type — never by importing the library.
 
-``adapter_for(value)`` walks the type's MRO and takes the first class whose top-level module (``pandas`` for
-``pandas.core.frame``, ``duckdb`` for ``_duckdb``) has an adapter here, then imports that adapter module (which
-itself imports no data library: a value can only be a polars frame if the user already imported polars, so
-adapters read ``sys.modules``). The answer is cached per type.
+``adapter_for(value)`` walks the type's MRO and takes the first class whose top-level module (``pandas``
+for ``pandas.core.frame``, ``duckdb`` for ``_duckdb``) has an adapter here, then imports that adapter module
+(which itself imports no data library: a value can only be a polars frame if the user already imported
+polars, so adapters read ``sys.modules``). The answer is cached per type.
 
 An adapter module offers any of these functions; each returns ``None`` for a value it does not know (a polars
 ``Expr`` is not a frame), which falls back to the generic summary. ``lvl`` is at least ``SCHEMA``: the

@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 LAZY = "lazy: not computed"
+_PLAIN = (bool, int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
 
 
 def module(name: str) -> Any:
@@ -70,14 +71,15 @@ def cell(value: Any, width: int) -> str:
     """One table cell: plain values as text, anything else by its type (no user ``__repr__`` runs here)."""
     if value is None:
         return "null"
-    if isinstance(value, (bool, int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)):
+    if isinstance(value, _PLAIN):
         return cut(str(value), width)
     if isinstance(value, str):
         return cut(value.replace("\n", "\\n"), width)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return cut(repr(bytes(value[:width])), width)
     if isinstance(value, (list, tuple)) and len(value) <= 20:
-        return cut("[" + ", ".join(cell(v, 20) for v in value[:8]) + (", …" if len(value) > 8 else "") + "]", width)
+        more = ", …" if len(value) > 8 else ""
+        return cut("[" + ", ".join(cell(v, 20) for v in value[:8]) + more + "]", width)
     if isinstance(value, dict) and len(value) <= 20:
         inner = ", ".join(f"{k}: {cell(v, 20)}" for k, v in itertools.islice(value.items(), 6))
         return cut("{" + inner + "}", width)
@@ -133,5 +135,3 @@ def nbytes_text(n: Any) -> str:
 
 def secret(name: Any) -> bool:
     return isinstance(name, str) and is_secret_name(name)
-
-

@@ -126,7 +126,8 @@ def _divisions(value: Any, lvl: int) -> str:
     if lvl < SAMPLE:
         return f"divisions: known ({len(divisions) - 1:,} ranges of the index)"
     shown = ", ".join(map(str, itertools.islice(divisions, 4)))
-    return f"divisions: known, from {divisions[0]} to {divisions[-1]} ({shown}{', …' if len(divisions) > 4 else ''})"
+    more = ", …" if len(divisions) > 4 else ""
+    return f"divisions: known, from {divisions[0]} to {divisions[-1]} ({shown}{more})"
 
 
 def _frame_details(value: Any, kind: str, lvl: int) -> list[str]:

@@ -124,5 +124,3 @@ def _describe_series_unguarded(s: Any, lvl: int) -> str:
         else:
             out += [f"first {head}:", s.head(head).to_string(), f"last {tail}:", s.tail(tail).to_string()]
     return "\n".join(out)
-
-
