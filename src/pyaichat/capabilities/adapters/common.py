@@ -71,6 +71,8 @@ def cell(value: Any, width: int) -> str:
     """One table cell: plain values as text, anything else by its type (no user ``__repr__`` runs here)."""
     if value is None:
         return "null"
+    if isinstance(value, float):
+        return f"{value:.6g}"
     if isinstance(value, _PLAIN):
         return cut(str(value), width)
     if isinstance(value, str):
