@@ -153,6 +153,9 @@ def session_digest(
             lines.append(f"  {name}: {_one_line(session.namespace.get(name), privacy)}")
     if len(names) > len(shown):
         lines.append(f"  … and {len(names) - len(shown):,} more (list_globals shows them)")
+    from ..capabilities.adapters.matplotlib import open_figures_line
+
+    lines.extend(filter(None, [open_figures_line(session.namespace)]))
 
     recent = session.history[-RECENT_INPUTS:]
     if recent:

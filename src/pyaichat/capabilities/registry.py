@@ -38,6 +38,7 @@ class CapabilityResult(BaseModel):
     truncated: bool = False
     error: str | None = None
     duration_ms: float = 0.0
+    images: tuple[str, ...] = ()  # PNG data URLs (get_figure), only when the call asked for images
 
 
 class NoArgs(BaseModel):
@@ -50,6 +51,8 @@ class CapabilityContext:
 
     session: Session
     config: Config
+    images: bool = False  # the caller can send images to the model: a capability may attach PNGs
+    attached: list[str] = field(default_factory=list)  # data URLs a capability attached
 
     @property
     def namespace(self) -> Mapping[str, Any]:
@@ -157,11 +160,13 @@ def call(
     *,
     config: Config | None = None,
     origin: str = "assistant",
+    images: bool = False,
 ) -> CapabilityResult:
     """Run capability ``name`` with ``args``; never raises (a denial or failure is ``ok=False``).
 
     ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
-    log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends).
+    log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends); ``images`` lets a capability
+    attach PNGs (``get_figure``) for a model that takes images.
     """
     if remote(session) is not None:  # the runtime seam: the data lives in another process (a kernel)
         return _call_remote(session, name, args, config, origin)
@@ -183,6 +188,7 @@ def call(
             error=error,
             truncated=truncated or cut,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            images=tuple(ctx.attached) if ctx is not None and ok else (),
         )
         if ctx is not None and ctx.config.audit:
             _audit(session, masker, name, args, result, origin)
@@ -190,6 +196,7 @@ def call(
 
     try:
         ctx = _context(session, config)
+        ctx.images = images
         masker = masker_for(ctx.config)
         cap = get(name)
         if cap is None or not cap.executable:
