@@ -21,11 +21,11 @@ def _backing(variable: Any) -> str:
     if isinstance_of(data, "numpy", "ndarray"):
         return "in memory"
     if isinstance_of(data, "dask.array", "Array"):
-        return f"Dask array, chunks {data.chunksize} (lazy: not computed)"
+        return f"lazy: not computed (Dask, chunks {data.chunksize})"
     name = type(data).__name__
     if "Index" in name:  # a coordinate backed by a pandas index: in memory
         return "in memory"
-    return f"{name} (lazy: not loaded from its file)"
+    return "lazy: not loaded from its file"
 
 
 def _dims(sizes: Any) -> str:
