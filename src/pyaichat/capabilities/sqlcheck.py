@@ -62,7 +62,7 @@ class Token:
 def tokens(sql: str, backslashes: bool = False) -> list[Token]:
     """The statement's tokens. Raise ``CapabilityError`` for an unterminated string, quoted identifier or
     comment (the database would read the rest differently from us). ``backslashes``: read ``\\'`` inside
-    a string as an escaped quote, as MySQL does."""
+    a string as an escaped quote and ``[`` as plain punctuation, as MySQL and PostgreSQL do."""
     out: list[Token] = []
     i, n = 0, len(sql)
     while i < n:
@@ -77,7 +77,7 @@ def tokens(sql: str, backslashes: bool = False) -> list[Token]:
             end = _block_comment_end(sql, i)
             out.append(Token("comment", sql[i + 2 : end - 2]))
             i = end
-        elif ch in "'\"`[" or (ch in "eE" and sql.startswith("'", i + 1)):
+        elif ch in "'\"`" or (ch == "[" and not backslashes) or (ch in "eE" and sql.startswith("'", i + 1)):
             i = _quoted(sql, i, out, backslashes)
         elif ch == "$" and (m := re.match(r"\$([A-Za-z_]\w*)?\$", sql[i:])):
             tag = m.group(0)
