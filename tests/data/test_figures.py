@@ -69,7 +69,7 @@ def test_why_is_my_plot_empty_and_why_are_my_bars_stacked():
 
 
 def test_a_log_scale_hiding_values_and_images_and_colour_bars():
-    fig, ax = plt.subplots()
+    _fig, ax = plt.subplots()
     ax.plot([0, 1, 2], [-1, 10, 100], label="growth")
     ax.set_yscale("log")
     fig2, ax2 = plt.subplots()
@@ -82,7 +82,7 @@ def test_a_log_scale_hiding_values_and_images_and_colour_bars():
 
 
 def test_a_figure_can_be_picked_by_number_label_or_variable():
-    fig, ax = plt.subplots(num="first")
+    _fig, ax = plt.subplots(num="first")
     ax.plot([1, 2])
     fig2 = plt.figure(num="second")
     session = make_session(f=fig2, ax=ax)
