@@ -173,14 +173,37 @@ def _rows_text(part: Any, n: int) -> str:
 
 
 def _tree(value: Any, limit: int) -> list[str]:
+    """The expression tree, one node a line, built here node by node (Dask's own ``tree_repr`` prints every
+    operand, e.g. all of a thousand ``Delayed``: too slow to look at)."""
+    lines: list[str] = []
+    more = [0]
+
+    def visit(node: Any, depth: int) -> None:
+        if len(lines) >= limit:
+            more[0] += 1
+            return
+        params = []
+        for name, op in zip(getattr(node, "_parameters", ()), getattr(node, "operands", ()), strict=False):
+            if op is None or isinstance(op, (bool, int, float, str)):
+                params.append(f"{name}={op!r}")
+            elif (
+                isinstance(op, (list, tuple))
+                and len(op) <= 6
+                and all(isinstance(x, (int, float, str)) for x in op)
+            ):
+                params.append(f"{name}={list(op)!r}")
+        text = type(node).__name__ + (": " + " ".join(params) if params else "")
+        lines.append("  " * (depth + 1) + text[:120])
+        for child in node.dependencies():
+            visit(child, depth + 1)
+
     try:
-        lines = str(value.expr.tree_repr()).splitlines()
+        visit(value.expr, 0)
     except Exception:
-        return []
-    shown = ["  " + line[:120] for line in lines[:limit]]
-    if len(lines) > limit:
-        shown.append(f"  … {len(lines) - limit} more lines")
-    return shown
+        return lines
+    if more[0]:
+        lines.append(f"  … {more[0]} more nodes")
+    return lines
 
 
 # -- arrays --------------------------------------------------------------------------------------------------

@@ -159,11 +159,14 @@ def one_line(value: Any, lvl: int) -> str | None:
         return None
     try:
         with closing(_cursor(value)) as cur:
-            where = _where(cur)
-            names = [n for n, _ in cur.execute(_OBJECTS + " LIMIT 6").fetchall()]
-            total = cur.execute(f"SELECT count(*) FROM ({_OBJECTS})").fetchone()[0]
+            rows = cur.execute(
+                f"SELECT name, count(*) OVER (), (SELECT path FROM duckdb_databases() WHERE database_name = "
+                f"current_database()) FROM ({_OBJECTS}) AS o(name, kind) ORDER BY name LIMIT 6"
+            ).fetchall()
+            where = (rows[0][2] if rows else _where(cur)) or "an in-memory database"
     except Exception:
         return "DuckDB connection (closed or not readable)"
+    names, total = [r[0] for r in rows], (rows[0][1] if rows else 0)
     return f"DuckDB connection to {where}: {names_line(names, total)} (query_sql reads it)"
 
 

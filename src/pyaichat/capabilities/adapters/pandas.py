@@ -70,7 +70,15 @@ def masked_table(part: Any) -> Any:
 
 
 def _has_objects(dtypes: Any) -> bool:
-    return any(getattr(dtype, "kind", "") == "O" for dtype in dtypes)
+    """Columns whose cells may be any Python object (their ``__repr__`` is user code). String and
+    categorical-of-string columns are not: printing them runs no user code, and tracing would slow it 5x."""
+    return any(_may_hold_objects(dtype) for dtype in dtypes)
+
+
+def _may_hold_objects(dtype: Any) -> bool:
+    if getattr(dtype, "name", "") == "category":
+        return _may_hold_objects(dtype.categories.dtype)
+    return getattr(dtype, "kind", "") == "O" and getattr(dtype, "name", "") not in ("str", "string")
 
 
 def _describe_frame(df: Any, lvl: int) -> str:
