@@ -59,7 +59,7 @@ def test_adapters_query_sql_and_get_figure_run_in_the_kernel(data_kernel):
     assert listed.ok
     assert "ddf: Dask DataFrame ?×2 (4 partitions, lazy: not computed)" in listed.text
     assert "lf: polars LazyFrame ?×1 (lazy: not computed): a Int64" in listed.text
-    assert "conn: sqlite3 Connection to shop.db: 1 table/views: sales" in listed.text
+    assert "conn: sqlite3 Connection to shop.db: 1 table/view: sales" in listed.text
     assert "rows: not known without computing" in call(session, "get_type", {"expr": "ddf"}).text
     rows = call(session, "query_sql", {"connection": "conn", "sql": "SELECT * FROM sales ORDER BY amount"})
     assert rows.ok and "south   30" in rows.text and "pending" not in rows.text

@@ -33,7 +33,9 @@ def ask(srv: ScriptedServer, namespace: dict, question: str) -> tuple[str, str, 
 
 def test_a_question_about_a_dask_frame_computes_nothing(srv, partitions):
     ddf = partitions.frame(4)
-    srv.tool("get_type", {"expr": "ddf"}).text("It has 4 partitions; its row count is not known until computed.")
+    srv.tool("get_type", {"expr": "ddf"}).text(
+        "It has 4 partitions; its row count is not known until computed."
+    )
     picture, tool_result, result = ask(srv, {"ddf": ddf}, "how many rows does ddf have?")
     assert "ddf: Dask DataFrame ?×3 (4 partitions, lazy: not computed): id int64, amount float64" in picture
     assert "rows: not known without computing every partition" in tool_result
@@ -60,7 +62,7 @@ def test_a_question_about_a_database_reads_it_read_only(srv, tmp_path):
     sql = "SELECT region, sum(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"
     srv.tool("query_sql", {"connection": "conn", "sql": sql}).text("south sells most (30).")
     picture, tool_result, result = ask(srv, {"conn": conn}, "which region sells most?")
-    assert "conn: sqlite3 Connection to shop.db: 1 table/views: sales (query_sql reads it)" in picture
+    assert "conn: sqlite3 Connection to shop.db: 1 table/view: sales (query_sql reads it)" in picture
     assert "south   30" in tool_result and "pending" not in tool_result
     assert result.answer == "south sells most (30)."
     assert conn.in_transaction and conn.execute("SELECT count(*) FROM sales").fetchone() == (4,)

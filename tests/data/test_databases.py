@@ -182,7 +182,7 @@ def test_duckdb_is_described_and_queried_in_a_read_only_transaction(duck):
     assert pending.fetchone() == (0,)
     session = session_with(db=duck)
     assert (
-        "db: DuckDB connection to an in-memory database: 1 table/views: sales"
+        "db: DuckDB connection to an in-memory database: 1 table/view: sales"
         in call(session, "list_globals", {}).text
     )
     assert "sales: id BIGINT, region VARCHAR, amount DOUBLE" in call(session, "get_repr", {"expr": "db"}).text

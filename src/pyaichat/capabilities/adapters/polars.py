@@ -82,7 +82,7 @@ def describe(value: Any, lvl: int) -> str | None:
         return "\n".join(out)
     if kind == "LazyFrame":
         schema = value.collect_schema()
-        out = [f"polars LazyFrame ({LAZY}: rows are not known until collect())", "schema:"]
+        out = [f"polars LazyFrame ({LAZY}; rows are not known until collect())", "schema:"]
         out += columns_block(schema.items(), len(schema), 60 if lvl >= FULL else 30)
         if lvl >= SAMPLE:
             plan = value.explain(optimized=False).strip().splitlines()

@@ -69,7 +69,7 @@ def catalog_lines(cat: Catalog, lvl: int) -> list[str]:
 def names_line(names: list[str], total: int, limit: int = 6) -> str:
     shown = ", ".join(names[:limit])
     return (
-        f"{total:,} table{'s' if total != 1 else ''}/views"
+        f"{total:,} {'table/view' if total == 1 else 'tables/views'}"
         + (f": {shown}" if shown else "")
         + (", …" if total > limit else "")
     )
