@@ -21,6 +21,7 @@ import types
 from collections import deque
 from typing import Any
 
+from . import adapters
 from .guard import PICTURE_BUDGET, Overtime, bounded, failure, guarded, overran, remember_overrun
 from .redact import REDACTED, is_secret_name
 
@@ -191,12 +192,9 @@ def brepr(value: Any, lim: Limits, depth: int = 0) -> str:
         return short_header(value)
     if isinstance(value, _CONTAINERS):
         return _container(value, lim, depth)
-    from .adapters import adapter_for
-
-    if adapter_for(value) is not None:
-        from .summary import one_line
-
-        return "<" + one_line(value, "schema", 80) + ">"
+    known = adapters.one_line(value, max(lim.level, SCHEMA))  # a data library's own summary, never its repr
+    if known is not None:
+        return "<" + cut(" ".join(known.split()), 80) + ">"
     if is_iterator(value) or isinstance(value, (types.GeneratorType, types.CoroutineType)):
         return f"<{type_name(value)} (iterator, not consumed)>"
     n = known_len(value) if lim.picture else safe_len(value)

@@ -38,6 +38,8 @@ def details(value: Any, lvl: int) -> list[str] | None:
 
 
 def describe(value: Any, lvl: int) -> str | None:
+    if isinstance_of(value, "numpy", "generic"):
+        return one_line(value, lvl)
     if not is_ndarray(value):
         return None
     a = value
