@@ -42,3 +42,20 @@ def test_a_spark_frame_is_never_counted():
         assert "count() would run a Spark job" in describe(df)
     finally:
         spark.stop()
+        _stop_jvm()
+
+
+def _stop_jvm() -> None:
+    """``stop()`` leaves the JVM running as a child of this process until it exits: end and reap it."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    gateway.shutdown()
+    proc = getattr(gateway, "proc", None)
+    if proc is not None:
+        proc.terminate()
+        proc.wait(10)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
