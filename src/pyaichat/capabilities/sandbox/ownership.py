@@ -134,11 +134,11 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
                 parts.append(tuple(map(str, obj.columns))[:1000])
                 parts.append(tuple(str(d) for d in obj.dtypes)[:1000])
                 for name in list(obj.columns)[:200]:
-                    parts.append(_array_digest(obj[name].to_numpy()))
+                    parts.append(_pandas_digest(obj[name]))
             elif hasattr(obj, "to_numpy"):
-                parts.append(_array_digest(obj.to_numpy()))
+                parts.append(_pandas_digest(obj))
             if hasattr(obj, "index"):
-                parts.append(_array_digest(obj.index.to_numpy()))
+                parts.append(_pandas_digest(obj.index))
             return ("pd", *parts)
         if t in (list, tuple, deque) or isinstance(obj, (list, tuple)):
             return ("seq", len(obj), tuple(id(x) for x in list(obj)[:10_000]),
@@ -158,6 +158,16 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
     except Exception:
         return ("unreadable", t.__name__)
     return None
+
+
+def _pandas_digest(values: Any) -> str:
+    """An extension array (Arrow-backed strings, categoricals) gives fresh objects on every ``to_numpy()``:
+    its values are compared, not their identities."""
+    arr = values.to_numpy()
+    if arr.dtype == object and values.dtype != object:
+        flat = arr.ravel()[:10_000].tolist()
+        return hashlib.blake2b(repr(flat).encode(), digest_size=16).hexdigest()
+    return _array_digest(arr)
 
 
 def _array_digest(arr: Any) -> str:
