@@ -29,6 +29,7 @@ from .sqldb import (
     interrupt_after,
     names_line,
     stopped,
+    tables_for,
 )
 
 _EXPLAIN = re.compile(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
@@ -61,21 +62,20 @@ def _where(cur: Any) -> str:
 
 
 def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
-    with closing(_cursor(conn)) as cur:
-        objects = cur.execute(_OBJECTS).fetchall()
-        shown = [name for name, _ in objects[:max_tables]]
-        columns: dict[str, list[tuple[str, str]]] = {name: [] for name in shown}
-        if shown:
-            rows = cur.execute(
-                "SELECT table_name, column_name, data_type FROM duckdb_columns() "
-                "WHERE database_name = current_database() AND table_name IN (SELECT unnest(?)) "
-                "ORDER BY table_name, column_index",
-                [shown],
-            ).fetchall()
-            for table, column, kind in rows:
-                columns.setdefault(table, []).append((column, kind))
-    tables = [Table(name, kind, columns.get(name, [])) for name, kind in objects[:max_tables]]
-    return Catalog(tables, len(objects))
+    with closing(_cursor(conn)) as cur:  # one query: each catalog function scans every table
+        rows = cur.execute(
+            f"WITH o(name, kind) AS ({_OBJECTS}), "
+            f"f AS (SELECT * FROM o ORDER BY name LIMIT {int(max_tables)}) "
+            "SELECT f.name, f.kind, (SELECT count(*) FROM o), c.column_name, c.data_type FROM f "
+            "LEFT JOIN duckdb_columns() c ON c.table_name = f.name AND c.database_name = current_database() "
+            "ORDER BY f.name, c.column_index"
+        ).fetchall()
+    tables: dict[str, Table] = {}
+    for name, kind, _, column, dtype in rows:
+        table = tables.setdefault(name, Table(name, kind, []))
+        if column is not None:
+            table.columns.append((column, dtype))
+    return Catalog(list(tables.values()), rows[0][2] if rows else 0)
 
 
 def _check_sources(cur: Any, sql: str) -> None:
@@ -186,7 +186,7 @@ def describe(value: Any, lvl: int) -> str | None:
     try:
         with closing(_cursor(value)) as cur:
             head = f"DuckDB connection to {_where(cur)}"
-        cat = catalog(value)
+        cat = catalog(value, tables_for(lvl))
     except Exception as exc:
         return f"DuckDB connection (not readable: {exc})"
     hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""

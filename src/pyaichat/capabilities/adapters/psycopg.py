@@ -15,7 +15,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped
+from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
 
 CATALOG_SQL = """
 SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
@@ -149,7 +149,7 @@ def describe(value: Any, lvl: int) -> str | None:
         return "psycopg Connection (closed)"
     head = f"psycopg Connection to PostgreSQL {_where(value)} ({_state(value)})"
     try:
-        cat = catalog(value)
+        cat = catalog(value, tables_for(lvl))
     except CapabilityError as exc:
         return f"{head}\ntables: not readable ({exc})"
     hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""

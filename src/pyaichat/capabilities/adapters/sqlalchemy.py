@@ -24,7 +24,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped
+from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
 
 
 def _engine(value: Any) -> Any:
@@ -159,7 +159,7 @@ def describe(value: Any, lvl: int) -> str | None:
         return None
     head = (one_line(value, lvl) or "").split(" (")[0]
     try:
-        cat = catalog(value)
+        cat = catalog(value, tables_for(lvl))
     except CapabilityError as exc:
         return f"{head}\ntables: not readable ({exc})"
     except Exception as exc:

@@ -23,7 +23,13 @@ from typing import Any
 from ...errors import CapabilityError
 from .common import FULL, SAMPLE, table
 
-MAX_TABLES = 30  # described with their columns; the rest are named only
+MAX_TABLES = 20  # described with their columns at sample (60 at full); the rest are counted
+
+
+def tables_for(lvl: int) -> int:
+    return 60 if lvl >= FULL else MAX_TABLES
+
+
 MAX_COLUMNS = 15
 
 

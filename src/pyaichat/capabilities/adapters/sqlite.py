@@ -22,7 +22,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, names_line
+from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, names_line, tables_for
 
 _MEMORY_COPY_LIMIT = 64 * 2**20  # bytes of an in-memory database copied to read it
 
@@ -228,7 +228,7 @@ def describe(value: Any, lvl: int) -> str | None:
         return one_line(value, lvl)
     head = f"sqlite3 Connection to {_where(value)}"
     try:
-        cat = catalog(value)
+        cat = catalog(value, tables_for(lvl))
     except (CapabilityError, sqlite3.Error) as exc:
         return f"{head}\ntables: not readable ({exc})"
     hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
