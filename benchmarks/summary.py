@@ -1,11 +1,14 @@
-"""Cost of what the assistant sees: ``list_globals`` and ``get_repr`` as the data grows (design.md §4).
+"""Cost of what the assistant sees: ``list_globals`` and ``get_repr`` as the data grows (design.md §4), and
+every data-library adapter (time and tokens of one summary at ``sample``; budget ≤ 5 ms, ≤ 300 tokens), and
+the session picture over lazy data (a Dask frame over minutes of work, databases of 500 tables; ≤ 50 ms).
 
 Namespaces of 10 / 1,000 / 10,000 variables, DataFrames of 1k / 100k / 10M rows and a 1e7-element list, each
 measured through ``pyaichat.capabilities.call`` (validation, deadline thread, masking, audit off) and through
 the bare ``summary.describe`` / ``one_line`` the session digest uses. Prints median time and output size; the
 cost must stay flat as the data grows.
 
-Usage: python benchmarks/summary.py [runs]   (default 15 runs per figure; needs pandas and numpy, ~1 GB RAM)
+Usage: python benchmarks/summary.py [runs]   (default 15 runs per figure; needs pandas and numpy, ~1 GB RAM;
+the adapter table needs the ``data`` extra, and skips a library that is not installed)
 """
 
 from __future__ import annotations
@@ -93,5 +96,132 @@ def main() -> None:
     print(row("list of 1e7 floats", session_for({"big": [1.5] * 10**7, "x": 1}), "big"))
 
 
+def data_objects(tmp: str) -> list[tuple[str, Callable[[], Any]]]:
+    """One object per adapter, built lazily (a missing library skips its row)."""
+
+    def dask_frame() -> Any:
+        import dask
+        import dask.dataframe as dd
+
+        def slow(i: int) -> pd.DataFrame:  # 1,000 partitions of 1 s each: minutes of work, never run
+            time.sleep(1)
+            return frame(10)
+
+        return dd.from_delayed([dask.delayed(slow)(i) for i in range(1000)], meta=frame(0))
+
+    def polars_lazy() -> Any:
+        import polars as pl
+
+        return (
+            pl.from_pandas(frame(100_000))
+            .lazy()
+            .filter(pl.col("amount") > 0.5)
+            .with_columns(x=pl.col("id") * 2)
+        )
+
+    def polars_frame() -> Any:
+        import polars as pl
+
+        return pl.from_pandas(frame(1_000_000))
+
+    def arrow_table() -> Any:
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(frame(1_000_000))
+
+    def xarray_file() -> Any:
+        import xarray as xr
+
+        path = f"{tmp}/x.nc"
+        xr.Dataset({"t": (("time", "site"), np.random.rand(1000, 50))}, attrs={"title": "demo"}).to_netcdf(
+            path, engine="scipy"
+        )
+        return xr.open_dataset(path, engine="scipy")
+
+    def sparse() -> Any:
+        import scipy.sparse as sp
+
+        rows = np.arange(100_000)
+        return sp.csr_matrix((np.ones(100_000), (rows, rows % 5000)), shape=(100_000, 5000))
+
+    def sqlite_500() -> Any:
+        import sqlite3
+
+        conn = sqlite3.connect(f"{tmp}/wide.db", check_same_thread=False)
+        conn.executescript(
+            "BEGIN;"
+            + "".join(f"CREATE TABLE t{i} (id INTEGER, v REAL, s TEXT);" for i in range(500))
+            + "COMMIT;"
+        )
+        return conn
+
+    def duckdb_500() -> Any:
+        import duckdb
+
+        conn = duckdb.connect()
+        for i in range(500):
+            conn.execute(f"CREATE TABLE t{i} (id INTEGER, v DOUBLE, s VARCHAR)")
+        return conn
+
+    def figure() -> Any:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(2, 2)
+        for ax in axes.flat:
+            ax.plot(np.arange(10_000), np.random.rand(10_000), label="a")
+            ax.bar(range(10), range(10))
+            ax.legend()
+        return fig
+
+    def torch_tensor() -> Any:
+        import torch
+
+        return torch.rand(1000, 1000)
+
+    return [
+        ("pandas DataFrame 1M rows", lambda: frame(1_000_000)),
+        ("numpy array 1e7", lambda: np.arange(10_000_000)),
+        ("Dask DataFrame 1,000 slow parts", dask_frame),
+        ("polars LazyFrame", polars_lazy),
+        ("polars DataFrame 1M rows", polars_frame),
+        ("pyarrow Table 1M rows", arrow_table),
+        ("xarray Dataset from a file", xarray_file),
+        ("scipy sparse 100k×5k", sparse),
+        ("sqlite3 500 tables", sqlite_500),
+        ("DuckDB 500 tables", duckdb_500),
+        ("matplotlib Figure 2×2", figure),
+        ("torch Tensor 1000×1000", torch_tensor),
+    ]
+
+
+def adapters() -> None:
+    import tempfile
+
+    from pyaichat.agent.context import approx_tokens, session_digest
+
+    print()
+    print("adapters at privacy=sample: describe (get_repr's text) and one_line (the session picture)")
+    print(f"{'object':<32} {'describe ms':>12} {'tokens':>7} {'one_line ms':>12} {'tokens':>7}")
+    namespace: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, build in data_objects(tmp):
+            try:
+                value = build()
+            except ImportError as exc:
+                print(f"{label:<32} skipped ({exc.name} not installed)")
+                continue
+            namespace[f"v{len(namespace)}"] = value
+            d_ms, text = median_ms(lambda value=value: describe(value))
+            o_ms, line = median_ms(lambda value=value: one_line(value))
+            print(f"{label:<32} {d_ms:>12} {approx_tokens(text):>7} {o_ms:>12} {approx_tokens(line):>7}")
+        session = session_for(namespace)
+        dg_ms, digest = median_ms(lambda: session_digest(session, session.config))
+        print(f"session picture with all of them: {dg_ms} ms, {approx_tokens(digest)} tokens")
+
+
 if __name__ == "__main__":
     main()
+    adapters()

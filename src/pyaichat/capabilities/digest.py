@@ -14,6 +14,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from .adapters.matplotlib import open_figures_line
 from .introspect import user_names
 from .redact import masker_for
 from .summary import one_line
@@ -46,6 +47,9 @@ def session_digest(
             lines.append(f"  {name}: {_one_line(session.namespace.get(name), config.privacy)}")
     if len(names) > len(shown):
         lines.append(f"  … and {len(names) - len(shown):,} more (list_globals shows them)")
+    figures = open_figures_line(session.namespace)
+    if figures:
+        lines.append(figures)
 
     recent = session.history[-RECENT_INPUTS:]
     if recent:

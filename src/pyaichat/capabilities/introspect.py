@@ -127,8 +127,10 @@ def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
 
 @capability("get_type", ExprArgs)
 def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
-    """Return the type of a value: class name, module and a short MRO; for a DataFrame also per-column dtypes,
-    for a Series or array its dtype and shape. Use it to learn what kind of object a name holds."""
+    """Return the type of a value: class, module, a short MRO and what its library knows without computing.
+    That is columns and dtypes of a DataFrame (pandas, polars, Arrow, Dask, Spark), shape, dtype and device
+    of an array or tensor, partitions of a lazy frame, the tables of a database connection. Use it to learn
+    what kind of object a name holds."""
     value = resolve(ctx, args.expr)
     cls = type(value)
     mro = [c.__qualname__ for c in cls.__mro__[1:6] if c is not object]
@@ -137,17 +139,7 @@ def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
         f"module: {cls.__module__}",
         f"mro: {' → '.join([cls.__qualname__, *mro, 'object'])}" if cls is not object else "mro: object",
     ]
-    if summary.level(ctx.privacy) >= summary.SCHEMA:
-        if summary.is_dataframe(value):
-            lines.append(f"shape: {value.shape[0]:,} rows × {value.shape[1]:,} columns")
-            lines.append("dtypes:")
-            lines.append(summary._frame_columns(value, 100))
-        elif summary.is_series(value) or summary.is_ndarray(value) or summary.is_index(value):
-            lines.append(f"shape: {value.shape}, dtype: {value.dtype}")
-        else:
-            n = summary.safe_len(value) if not summary._is_iterator(value) else None
-            if n is not None:
-                lines.append(f"length: {n:,}")
+    lines += summary.type_details(value, ctx.privacy)
     return "\n".join(lines)
 
 
@@ -325,7 +317,7 @@ def _failing_locals(ctx: CapabilityContext, exc: BaseException, segment: str | N
     if not frames:
         return []
     inner = frames[-1]
-    user = next((f for f in reversed(frames) if summary._is_user_code(f.f_code.co_filename)), None)
+    user = next((f for f in reversed(frames) if summary.is_user_code(f.f_code.co_filename)), None)
     out = []
     if user is not inner:
         out += _frame_locals(ctx, inner, None, library=True)

@@ -39,6 +39,7 @@ class CapabilityResult(BaseModel):
     truncated: bool = False
     error: str | None = None
     duration_ms: float = 0.0
+    images: tuple[str, ...] = ()  # PNG data URLs (get_figure), only when the call asked for images
 
 
 class NoArgs(BaseModel):
@@ -53,6 +54,8 @@ class CapabilityContext:
 
     session: Session
     config: Config
+    images: bool = False  # the caller can send images to the model: a capability may attach PNGs
+    attached: list[str] = field(default_factory=list)  # data URLs a capability attached
 
     @property
     def namespace(self) -> Mapping[str, Any]:
@@ -135,12 +138,14 @@ def call(
     *,
     config: Config | None = None,
     origin: str = "assistant",
+    images: bool = False,
 ) -> CapabilityResult:
     """Run capability ``name`` with ``args`` over a local ``session``; never raises (a denial or failure is
     ``ok=False``).
 
-    ``config`` overrides ``session.config``; ``origin`` is recorded in the audit log (``assistant`` for tool
-    calls, ``user`` for ``/inspect`` and friends).
+    ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
+    log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends); ``images`` lets a capability
+    attach PNGs (``get_figure``) for a model that takes images.
     """
     started = time.perf_counter()
     masker: Masker | None = None
@@ -160,13 +165,14 @@ def call(
             error=error,
             truncated=truncated or cut,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            images=tuple(ctx.attached) if ctx is not None and ok else (),
         )
         if ctx is not None and ctx.config.audit:
             record_call(session, masker, name, args, result, origin)
         return result
 
     try:
-        ctx = CapabilityContext(session=session, config=config or session.config)
+        ctx = CapabilityContext(session=session, config=config or session.config, images=images)
         masker = masker_for(ctx.config)
         cap = get(name)
         if cap is None or not cap.executable:

@@ -207,11 +207,11 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
                 parts.append(tuple(map(str, obj.columns))[:1000])
                 parts.append(tuple(str(d) for d in obj.dtypes)[:1000])
                 for name in list(obj.columns)[:200]:
-                    parts.append(_array_digest(obj[name].to_numpy()))
+                    parts.append(_pandas_digest(obj[name]))
             elif hasattr(obj, "to_numpy"):
-                parts.append(_array_digest(obj.to_numpy()))
+                parts.append(_pandas_digest(obj))
             if hasattr(obj, "index"):
-                parts.append(_array_digest(obj.index.to_numpy()))
+                parts.append(_pandas_digest(obj.index))
             return ("pd", *parts)
         if t in (list, tuple, deque) or isinstance(obj, (list, tuple)):
             return ("seq", len(obj), tuple(id(x) for x in list(obj)[:10_000]),
@@ -231,6 +231,20 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
     except Exception:
         return ("unreadable", t.__name__)
     return None
+
+
+_PLAIN_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def _pandas_digest(values: Any) -> str:
+    """An extension array (Arrow-backed strings, categoricals) gives fresh objects on every ``to_numpy()``:
+    plain values are compared by value, anything else (a category that is a user object) by identity, so no
+    user ``__repr__`` runs."""
+    arr = values.to_numpy()
+    if arr.dtype == object and values.dtype != object:
+        flat = [x if type(x) in _PLAIN_SCALARS else ("id", id(x)) for x in arr.ravel()[:10_000].tolist()]
+        return hashlib.blake2b(repr(flat).encode(), digest_size=16).hexdigest()
+    return _array_digest(arr)
 
 
 def _array_digest(arr: Any) -> str:

@@ -1,0 +1,193 @@
+"""DuckDB: a connection is described by its database's tables and views; ``query_sql`` reads it through a
+connection of our own in a read-only transaction.
+
+``connection.cursor()`` is DuckDB's way to a second connection to the same database (its own transaction,
+its own result): the user's connection, their open transaction and their pending result are never touched.
+The query runs in ``BEGIN TRANSACTION READ ONLY`` (DuckDB refuses every write), always rolled back, and
+``interrupt()`` stops it at the deadline. DuckDB can also read files and URLs from SQL (``read_csv('…')``,
+``FROM 'x.parquet'``, extensions): besides ``sqlcheck``, the parsed statement (``json_serialize_sql``) may
+name only tables and views of the catalog, common table expressions and a few table functions that generate
+data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import closing
+from typing import Any
+
+from ...errors import CapabilityError
+from .common import SCHEMA, isinstance_of
+from .sqldb import (
+    MAX_TABLES,
+    Catalog,
+    Result,
+    Table,
+    catalog_lines,
+    fetch,
+    interrupt_after,
+    names_line,
+    stopped,
+    tables_for,
+)
+
+_EXPLAIN = re.compile(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
+_PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "repeat", "pragma_table_info"})
+_OBJECTS = (
+    "SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
+    "AND NOT internal UNION ALL SELECT view_name, 'view' FROM duckdb_views() "
+    "WHERE database_name = current_database() AND NOT internal ORDER BY 1"
+)
+
+
+def _is_connection(value: Any) -> bool:
+    return isinstance_of(value, "duckdb", "DuckDBPyConnection")
+
+
+def _cursor(conn: Any) -> Any:
+    try:
+        return conn.cursor()
+    except Exception as exc:
+        raise CapabilityError(
+            f"The DuckDB connection cannot be read ({type(exc).__name__}: it may be closed)."
+        )
+
+
+def _where(cur: Any) -> str:
+    row = cur.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return row[0] if row and row[0] else "an in-memory database"
+
+
+def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+    with closing(_cursor(conn)) as cur:  # one query: each catalog function scans every table
+        rows = cur.execute(
+            f"WITH o(name, kind) AS ({_OBJECTS}), "
+            f"f AS (SELECT * FROM o ORDER BY name LIMIT {int(max_tables)}) "
+            "SELECT f.name, f.kind, (SELECT count(*) FROM o), c.column_name, c.data_type FROM f "
+            "LEFT JOIN duckdb_columns() c ON c.table_name = f.name AND c.database_name = current_database() "
+            "ORDER BY f.name, c.column_index"
+        ).fetchall()
+    tables: dict[str, Table] = {}
+    for name, kind, _, column, dtype in rows:
+        table = tables.setdefault(name, Table(name, kind, []))
+        if column is not None:
+            table.columns.append((column, dtype))
+    return Catalog(list(tables.values()), rows[0][2] if rows else 0)
+
+
+def _check_sources(cur: Any, sql: str) -> None:
+    """Refuse a statement naming anything but the catalog's tables, its own CTEs and pure table functions."""
+    parsed = json.loads(cur.execute("SELECT json_serialize_sql(?)", [_explained(sql)]).fetchone()[0])
+    if parsed.get("error"):
+        raise CapabilityError(
+            f"DuckDB could not parse the query: {parsed.get('error_message', 'syntax error')}."
+        )
+    known = {name.lower() for name, _ in cur.execute(_OBJECTS).fetchall()}
+    ctes: set[str] = set()
+    sources: list[tuple[str, str]] = []
+    _walk(parsed, ctes, sources)
+    for kind, name in sources:
+        low = (name or "").lower()
+        if kind == "TABLE_FUNCTION" and low not in _PURE_TABLE_FUNCTIONS:
+            raise CapabilityError(
+                f"The query calls the table function {name}(), which may read files: not allowed."
+            )
+        if kind == "BASE_TABLE" and low not in known and low not in ctes and not _is_catalog_view(low):
+            raise CapabilityError(
+                f"{name!r} is not a table or view of this database (DuckDB would look for a file or a Python "
+                "variable of that name): only the database's own tables can be read."
+            )
+
+
+def _is_catalog_view(name: str) -> bool:
+    return name.startswith(("duckdb_", "information_schema", "pg_catalog")) or name in ("tables", "columns")
+
+
+def _explained(sql: str) -> str:
+    """The statement an ``EXPLAIN [ANALYZE]`` explains (DuckDB serializes only the statement itself)."""
+    return _EXPLAIN.sub("", sql, count=1)
+
+
+def _walk(node: Any, ctes: set[str], sources: list[tuple[str, str]]) -> None:
+    if isinstance(node, dict):
+        cte_map = node.get("cte_map")
+        if isinstance(cte_map, dict):
+            for entry in cte_map.get("map", []) or []:
+                key = entry.get("key") if isinstance(entry, dict) else None
+                if isinstance(key, str):
+                    ctes.add(key.lower())
+        kind = node.get("type")
+        if kind == "BASE_TABLE":
+            sources.append((kind, str(node.get("table_name", ""))))
+        elif kind == "TABLE_FUNCTION":
+            func = node.get("function") or {}
+            sources.append((kind, str(func.get("function_name", "?"))))
+        for value in node.values():
+            _walk(value, ctes, sources)
+    elif isinstance(node, list):
+        for value in node:
+            _walk(value, ctes, sources)
+
+
+def query(conn: Any, sql: str, limit: int, timeout: float) -> Result:
+    with closing(_cursor(conn)) as cur:
+        _check_sources(cur, sql)
+        cur.execute("BEGIN TRANSACTION READ ONLY")
+        try:
+            with interrupt_after(timeout, cur.interrupt) as fired:
+                try:
+                    cur.execute(sql)
+                    columns, rows, more = fetch(cur, limit)
+                except Exception as exc:
+                    if fired.is_set():
+                        raise stopped(timeout)
+                    raise CapabilityError(f"DuckDB refused the query: {exc}")
+        finally:
+            try:
+                cur.execute("ROLLBACK")
+            except Exception:
+                pass
+    return Result(columns, rows, more, "a separate DuckDB connection in a READ ONLY transaction, rolled back")
+
+
+# -- the adapter ---------------------------------------------------------------------------------------------
+def one_line(value: Any, lvl: int) -> str | None:
+    if not _is_connection(value):
+        return None
+    try:
+        with closing(_cursor(value)) as cur:
+            rows = cur.execute(
+                f"SELECT name, count(*) OVER (), (SELECT path FROM duckdb_databases() WHERE database_name = "
+                f"current_database()) FROM ({_OBJECTS}) AS o(name, kind) ORDER BY name LIMIT 6"
+            ).fetchall()
+            where = (rows[0][2] if rows else _where(cur)) or "an in-memory database"
+    except Exception:
+        return "DuckDB connection (closed or not readable)"
+    names, total = [r[0] for r in rows], (rows[0][1] if rows else 0)
+    return f"DuckDB connection to {where}: {names_line(names, total)} (query_sql reads it)"
+
+
+def details(value: Any, lvl: int) -> list[str] | None:
+    if not _is_connection(value):
+        return None
+    with closing(_cursor(value)) as cur:
+        return [
+            f"database: {_where(cur)}",
+            "tables: get_repr lists them with their columns; query_sql reads rows",
+        ]
+
+
+def describe(value: Any, lvl: int) -> str | None:
+    if not _is_connection(value):
+        return None
+    try:
+        with closing(_cursor(value)) as cur:
+            head = f"DuckDB connection to {_where(cur)}"
+        cat = catalog(value, tables_for(lvl))
+    except Exception as exc:
+        return f"DuckDB connection (not readable: {exc})"
+    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

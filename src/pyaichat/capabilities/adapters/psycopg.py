@@ -1,0 +1,156 @@
+"""psycopg 3: a PostgreSQL connection is described from libpq's local connection info; its tables are read,
+and ``query_sql`` runs, through a connection of our own that the server holds read-only.
+
+The session picture asks nothing of the server (a network round trip per question is a cost of unknown size):
+database, host, user and transaction state are local to libpq. ``get_repr`` and ``query_sql`` open a second
+connection with the same parameters (the password from libpq, never shown) and
+``default_transaction_read_only=on`` and ``statement_timeout`` set at connection time, so the server refuses
+any write and cancels the query at the tool deadline; it is closed after every call. The user's connection,
+its open transaction and its cursors are never used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import CapabilityError
+from .common import SCHEMA, isinstance_of
+from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
+
+CATALOG_SQL = """
+SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
+       (SELECT reltuples::bigint FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace
+         WHERE n.nspname = c.table_schema AND k.relname = c.table_name)
+FROM information_schema.columns c
+JOIN information_schema.tables t USING (table_catalog, table_schema, table_name)
+WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema')
+  AND (c.table_schema, c.table_name) IN (
+      SELECT table_schema, table_name FROM information_schema.tables
+      WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
+      ORDER BY table_schema, table_name LIMIT %(limit)s)
+ORDER BY c.table_schema, c.table_name, c.ordinal_position
+"""
+COUNT_SQL = """
+SELECT count(*) FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
+"""
+
+
+def _is_connection(value: Any) -> bool:
+    return isinstance_of(value, "psycopg", "Connection", "AsyncConnection")
+
+
+def _where(conn: Any) -> str:
+    info = conn.info
+    host = info.host or "local socket"
+    if host.startswith("/"):
+        host = "local socket"
+    return f"{info.dbname}@{host}:{info.port} as {info.user}"
+
+
+def _state(conn: Any) -> str:
+    if conn.closed:
+        return "closed"
+    status = getattr(conn.info.transaction_status, "name", str(conn.info.transaction_status)).lower()
+    return {"idle": "idle", "intrans": "in a transaction", "inerror": "in a failed transaction"}.get(
+        status, status
+    )
+
+
+def open_reader(conn: Any, timeout: float) -> Any:
+    """A new connection with the user's parameters, held read-only by the server, with a statement timeout."""
+    import psycopg
+
+    if conn.closed:
+        raise CapabilityError("The psycopg connection is closed.")
+    params = conn.info.get_parameters()
+    password = conn.info.password
+    options = f"-c default_transaction_read_only=on -c statement_timeout={max(int(timeout * 1000), 1)}"
+    try:
+        return psycopg.connect(
+            **params,
+            **({"password": password} if password else {}),
+            options=options,
+            autocommit=False,
+            connect_timeout=max(int(timeout), 2),
+        )
+    except psycopg.Error as exc:
+        raise CapabilityError(f"Could not open a read-only connection to the database: {exc}".strip())
+
+
+def read_catalog(cur: Any, max_tables: int) -> Catalog:
+    """The tables of a PostgreSQL database from a DB-API cursor (also used through SQLAlchemy)."""
+    cur.execute(COUNT_SQL)
+    total = cur.fetchone()[0]
+    cur.execute(CATALOG_SQL, {"limit": max_tables})
+    tables: dict[tuple[str, str], Table] = {}
+    for schema, name, kind, column, dtype, estimate in cur.fetchall():
+        label = name if schema == "public" else f"{schema}.{name}"
+        table = tables.get((schema, name))
+        if table is None:
+            rows = f"(~{int(estimate):,} rows, estimate)" if estimate is not None and estimate >= 0 else ""
+            table = tables[(schema, name)] = Table(label, "view" if "VIEW" in kind else "table", [], rows)
+        table.columns.append((column, dtype))
+    return Catalog(list(tables.values()), total)
+
+
+def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+    with open_reader(conn, timeout) as reader, reader.cursor() as cur:
+        cat = read_catalog(cur, max_tables)
+        reader.rollback()
+    return cat
+
+
+def query(conn: Any, sql: str, limit: int, timeout: float) -> Result:
+    import psycopg
+
+    with open_reader(conn, timeout) as reader:
+        try:
+            with reader.cursor() as cur:
+                cur.execute(sql.encode(), prepare=False)  # bytes: taken as is (no %-placeholders)
+                columns, rows, more = fetch(cur, limit)
+        except psycopg.errors.QueryCanceled:
+            raise stopped(timeout)
+        except psycopg.Error as exc:
+            raise CapabilityError(f"PostgreSQL refused the query: {str(exc).strip()}")
+        finally:
+            reader.rollback()
+    held = "a separate connection with default_transaction_read_only=on and statement_timeout, rolled back"
+    return Result(columns, rows, more, held)
+
+
+# -- the adapter ---------------------------------------------------------------------------------------------
+def one_line(value: Any, lvl: int) -> str | None:
+    if isinstance_of(value, "psycopg", "Cursor", "ServerCursor", "AsyncCursor"):
+        return "psycopg Cursor (never read by the assistant: its position is kept)"
+    if not _is_connection(value):
+        return None
+    if value.closed:
+        return "psycopg Connection (closed)"
+    return f"psycopg Connection to PostgreSQL {_where(value)} ({_state(value)}; get_repr lists its tables)"
+
+
+def details(value: Any, lvl: int) -> list[str] | None:
+    if not _is_connection(value):
+        return None
+    if value.closed:
+        return ["connection: closed"]
+    info = value.info
+    return [
+        f"database: {_where(value)}, server version {info.server_version}",
+        f"state: {_state(value)}; autocommit: {value.autocommit}",
+        "tables: get_repr lists them with their columns; query_sql reads rows",
+    ]
+
+
+def describe(value: Any, lvl: int) -> str | None:
+    if not _is_connection(value):
+        return one_line(value, lvl)
+    if value.closed:
+        return "psycopg Connection (closed)"
+    head = f"psycopg Connection to PostgreSQL {_where(value)} ({_state(value)})"
+    try:
+        cat = catalog(value, tables_for(lvl))
+    except CapabilityError as exc:
+        return f"{head}\ntables: not readable ({exc})"
+    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

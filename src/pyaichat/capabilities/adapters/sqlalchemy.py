@@ -1,0 +1,168 @@
+"""SQLAlchemy: an Engine or Connection is described by its URL (password masked) without touching the
+network; its tables are read, and ``query_sql`` runs, on a connection of our own from the engine's pool.
+
+A user's ``Connection`` may hold an open transaction: it is never used; its ``engine`` gives a separate
+pooled connection. On it the database holds the query read-only as far as the dialect allows:
+
+- PostgreSQL: ``SET TRANSACTION READ ONLY`` and ``SET LOCAL statement_timeout`` (the server cancels at the
+  deadline);
+- SQLite: ``PRAGMA query_only`` (set back before the connection returns to the pool) and a progress handler
+  that interrupts at the deadline; an in-memory SQLite database lives only in the user's own connection and
+  is not reached;
+- MySQL/MariaDB: ``SET TRANSACTION READ ONLY``;
+- any other dialect: ``sqlcheck`` and a rollback only (the answer says so).
+
+The transaction is always rolled back.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ...errors import CapabilityError
+from .common import SCHEMA, isinstance_of
+from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
+
+
+def _engine(value: Any) -> Any:
+    if isinstance_of(value, "sqlalchemy.engine", "Engine"):
+        return value
+    if isinstance_of(value, "sqlalchemy.engine", "Connection"):
+        return value.engine
+    return None
+
+
+def masked_url(engine: Any) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def _memory_sqlite(engine: Any) -> bool:
+    return engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
+
+
+@contextmanager
+def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
+    """A pooled connection of our own in a read-only transaction: ``(connection, how it is held, -)``."""
+    if _memory_sqlite(engine):
+        raise CapabilityError(
+            "This SQLAlchemy engine holds an in-memory SQLite database, which exists only in the user's own "
+            "connection: the assistant cannot reach it."
+        )
+    dialect = engine.dialect.name
+    try:
+        conn = engine.connect()
+    except Exception as exc:
+        raise CapabilityError(f"Could not connect to the database: {type(exc).__name__}: {exc}".strip())
+    sqlite_raw = None
+    try:
+        held = "a separate pooled connection, rolled back (no read-only mode known for this database)"
+        interrupt: Any = None
+        if dialect == "postgresql":
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(int(timeout * 1000), 1)}")
+            held = "a separate connection in a READ ONLY transaction with statement_timeout, rolled back"
+        elif dialect == "sqlite":
+            sqlite_raw = conn.connection.driver_connection
+            sqlite_raw.execute("PRAGMA query_only = ON")
+            deadline = time.monotonic() + timeout
+            sqlite_raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+            held = "a separate connection with PRAGMA query_only, rolled back"
+        elif dialect in ("mysql", "mariadb"):
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            held = "a separate connection in a READ ONLY transaction, rolled back"
+        yield conn, held, interrupt
+    finally:
+        try:
+            conn.rollback()
+            if sqlite_raw is not None:
+                sqlite_raw.set_progress_handler(None, 0)
+                sqlite_raw.execute("PRAGMA query_only = OFF")
+        except Exception:
+            conn.invalidate()  # never back into the pool in a state we cannot vouch for
+        conn.close()
+
+
+def catalog(value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+    engine = _engine(value)
+    import sqlalchemy
+
+    with reader(engine, timeout) as (conn, _, _):
+        if engine.dialect.name == "postgresql":
+            from .psycopg import read_catalog
+
+            raw = conn.connection.driver_connection
+            with raw.cursor() as cur:
+                return read_catalog(cur, max_tables)
+        inspector = sqlalchemy.inspect(conn)
+        names = [(n, "table") for n in inspector.get_table_names()]
+        names += [(n, "view") for n in inspector.get_view_names()]
+        names.sort()
+        tables = []
+        for name, kind in names[:max_tables]:
+            cols = [(c["name"], str(c["type"])) for c in inspector.get_columns(name)]
+            tables.append(Table(name, kind, cols))
+    return Catalog(tables, len(names))
+
+
+def query(value: Any, sql: str, limit: int, timeout: float) -> Result:
+    engine = _engine(value)
+    with reader(engine, timeout) as (conn, held, _):
+        try:
+            # the driver's own cursor, without parameters: no driver reads '%' or ':x' in it as a placeholder
+            cursor = conn.connection.driver_connection.cursor()
+            try:
+                cursor.execute(sql)
+                columns, rows, more = fetch(cursor, limit)
+            finally:
+                cursor.close()
+        except Exception as exc:
+            text = str(getattr(exc, "orig", exc)).strip()
+            if "interrupted" in text or "statement timeout" in text or "canceling statement" in text:
+                raise stopped(timeout)
+            raise CapabilityError(f"The database refused the query: {text}")
+    return Result(columns, rows, more, held)
+
+
+# -- the adapter ---------------------------------------------------------------------------------------------
+def one_line(value: Any, lvl: int) -> str | None:
+    engine = _engine(value)
+    if engine is None:
+        return None
+    if engine is value:
+        pool = engine.pool
+        status = getattr(pool, "checkedout", None)
+        busy = f", {status()} connections checked out" if callable(status) else ""
+        return (
+            f"SQLAlchemy Engine {masked_url(engine)} ({engine.dialect.name}{busy}; get_repr lists its tables)"
+        )
+    state = "closed" if value.closed else ("in a transaction" if value.in_transaction() else "idle")
+    return f"SQLAlchemy Connection to {masked_url(engine)} ({state}; get_repr lists its tables)"
+
+
+def details(value: Any, lvl: int) -> list[str] | None:
+    engine = _engine(value)
+    if engine is None:
+        return None
+    return [
+        f"url: {masked_url(engine)}",
+        f"dialect: {engine.dialect.name} (driver {engine.dialect.driver})",
+        "tables: get_repr lists them with their columns; query_sql reads rows",
+    ]
+
+
+def describe(value: Any, lvl: int) -> str | None:
+    engine = _engine(value)
+    if engine is None:
+        return None
+    head = (one_line(value, lvl) or "").split(" (")[0]
+    try:
+        cat = catalog(value, tables_for(lvl))
+    except CapabilityError as exc:
+        return f"{head}\ntables: not readable ({exc})"
+    except Exception as exc:
+        return f"{head}\ntables: not readable ({type(exc).__name__}: {exc})"
+    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

@@ -1,0 +1,127 @@
+"""What the database adapters share: the catalog they describe, the result of a query, and a deadline that
+interrupts the database (not the Python thread).
+
+Every database adapter (``sqlite``, ``duckdb``, ``sqlalchemy``, ``psycopg``) offers, besides ``one_line`` /
+``details`` / ``describe``:
+
+- ``catalog(value, max_tables, timeout) -> Catalog``: tables and views with their columns and types, read
+  through a connection of our own, never the user's;
+- ``query(value, sql, limit, timeout) -> Result``: one statement already checked by ``sqlcheck``, run on a
+  connection of our own that the database itself holds read-only, interrupted at ``timeout``, always rolled
+  back; the user's connection, its open transaction and its cursors are never touched.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import CapabilityError
+from .common import FULL, SAMPLE, table
+
+MAX_TABLES = 20  # described with their columns at sample (60 at full); the rest are counted
+
+
+def tables_for(lvl: int) -> int:
+    return 60 if lvl >= FULL else MAX_TABLES
+
+
+MAX_COLUMNS = 15
+
+
+@dataclass
+class Table:
+    name: str
+    kind: str = "table"  # or "view"
+    columns: list[tuple[str, str]] = field(default_factory=list)
+    rows: str = ""  # an estimate the database keeps ("~1,200 rows"), never a count
+
+
+@dataclass
+class Catalog:
+    tables: list[Table]
+    total: int  # tables and views in all, also those not listed
+    where: str = ""  # "schema public" …
+
+
+@dataclass
+class Result:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    more: bool  # the row limit cut the result
+    held_by: str  # how the database held it read-only, said in the answer
+
+
+def catalog_lines(cat: Catalog, lvl: int) -> list[str]:
+    """``tables (N):`` then one line per table: name, kind, columns with types (bounded)."""
+    head = f"{cat.total:,} tables and views" + (f" in {cat.where}" if cat.where else "")
+    lines = [head + (":" if cat.tables else " (none)")]
+    max_cols = 40 if lvl >= FULL else MAX_COLUMNS
+    for t in cat.tables:
+        cols = ", ".join(f"{c} {k}" for c, k in itertools.islice(t.columns, max_cols))
+        more = f", … {len(t.columns) - max_cols} more" if len(t.columns) > max_cols else ""
+        kind = " (view)" if t.kind == "view" else ""
+        rows = f" {t.rows}" if t.rows else ""
+        lines.append(f"  {t.name}{kind}{rows}: {cols}{more}")
+    if cat.total > len(cat.tables):
+        lines.append(f"  … {cat.total - len(cat.tables):,} more (query_sql can list them from the catalog)")
+    return lines
+
+
+def names_line(names: list[str], total: int, limit: int = 6) -> str:
+    shown = ", ".join(names[:limit])
+    return (
+        f"{total:,} {'table/view' if total == 1 else 'tables/views'}"
+        + (f": {shown}" if shown else "")
+        + (", …" if total > limit else "")
+    )
+
+
+def result_lines(result: Result, lvl: int) -> list[str]:
+    n = len(result.rows)
+    head = f"{n:,} row{'s' if n != 1 else ''}" + (
+        " (row limit reached: more rows exist)" if result.more else ""
+    )
+    lines = [f"{head}; read-only: {result.held_by}"]
+    if result.columns:
+        lines += table(result.columns, result.rows, max(lvl, SAMPLE), max_cols=20)
+    return lines
+
+
+def fetch(cursor: Any, limit: int) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+    """Columns, up to ``limit`` rows and whether more exist, from a DB-API cursor that ran a statement."""
+    columns = [str(d[0]) for d in (cursor.description or [])]
+    if not columns:
+        return [], [], False
+    rows = [tuple(r) for r in cursor.fetchmany(limit + 1)]
+    return columns, rows[:limit], len(rows) > limit
+
+
+@contextmanager
+def interrupt_after(timeout: float, interrupt: Callable[[], Any]) -> Iterator[threading.Event]:
+    """Call ``interrupt()`` (the database's own cancel) if the block is still running after ``timeout``
+    seconds; the event tells whether it fired."""
+    fired = threading.Event()
+
+    def fire() -> None:
+        fired.set()
+        try:
+            interrupt()
+        except Exception:
+            pass
+
+    timer = threading.Timer(timeout, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield fired
+    finally:
+        timer.cancel()
+
+
+def stopped(timeout: float) -> CapabilityError:
+    return CapabilityError(f"The query was stopped by the database after {timeout:g} s (the tool deadline).")

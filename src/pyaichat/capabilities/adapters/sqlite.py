@@ -1,0 +1,235 @@
+"""sqlite3: a connection is described by its database's tables and views; ``query_sql`` reads it through a
+read-only connection of our own.
+
+The user's ``sqlite3.Connection`` is never used: it may hold an open transaction (their uncommitted rows), its
+cursors have positions, and by default it refuses every other thread. The file it opened is read from SQLite
+itself (``sqlite3_db_filename`` on the connection's handle, through ctypes: the Python object does not keep
+it), and a second connection opens that file with ``mode=ro`` plus ``PRAGMA query_only``, so SQLite refuses
+any write; a progress handler stops a query at the deadline. An in-memory database exists only inside the
+user's connection: it is copied with ``backup`` when that connection allows other threads, else it cannot be
+reached and the summary says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sqlite3
+import tempfile
+import time
+from contextlib import closing
+from typing import Any
+
+from ...errors import CapabilityError
+from .common import SCHEMA, isinstance_of
+from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, names_line, tables_for
+
+_MEMORY_COPY_LIMIT = 64 * 2**20  # bytes of an in-memory database copied to read it
+
+
+def _is_connection(value: Any) -> bool:
+    return isinstance_of(value, "sqlite3", "Connection")
+
+
+# -- which file ----------------------------------------------------------------------------------------------
+_db_filename: Any = None
+_layout_ok: bool | None = None
+
+
+def _handle(conn: Any) -> int | None:
+    """The ``sqlite3*`` of a connection: the first field after the object header in CPython's struct."""
+    return ctypes.c_void_p.from_address(id(conn) + object.__basicsize__).value
+
+
+def _check_layout() -> bool:
+    """Prove once, on a connection of our own to a known file, that the handle is where we read it."""
+    global _db_filename, _layout_ok
+    if _layout_ok is None:
+        _layout_ok = False
+        try:
+            import _sqlite3
+
+            func = ctypes.CDLL(_sqlite3.__file__).sqlite3_db_filename
+            func.restype, func.argtypes = ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_char_p]
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.realpath(os.path.join(tmp, "probe.db"))
+                probe = sqlite3.connect(path)
+                try:
+                    handle = _handle(probe)
+                    _layout_ok = bool(handle) and func(handle, b"main") == path.encode()
+                finally:
+                    probe.close()
+            _db_filename = func
+        except Exception:
+            _layout_ok = False
+    return _layout_ok
+
+
+def filename(conn: Any) -> str | None:
+    """The main database's file ("" for an in-memory one), ``None`` when closed or unknown."""
+    if not _check_layout():
+        return None
+    handle = _handle(conn)
+    if not handle:
+        return None  # closed
+    name = _db_filename(handle, b"main")
+    return None if name is None else os.fsdecode(name)
+
+
+# -- a read-only connection of our own -----------------------------------------------------------------------
+def open_reader(conn: Any, timeout: float = 0.2) -> sqlite3.Connection:
+    """A new read-only connection to the same database (``CapabilityError`` when that is impossible)."""
+    name = filename(conn)
+    if name is None:
+        raise CapabilityError("The sqlite3 connection is closed (or its database file cannot be found).")
+    if name:
+        uri = "file:" + _quote(name) + "?mode=ro"
+        reader = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+    else:
+        reader = _memory_copy(conn)
+    reader.execute("PRAGMA query_only = ON")
+    return reader
+
+
+def _quote(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path, safe="/")
+
+
+def _memory_copy(conn: Any) -> sqlite3.Connection:
+    try:
+        pages = (
+            conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
+        )
+    except sqlite3.ProgrammingError:
+        raise CapabilityError(
+            "This sqlite3 connection holds an in-memory database and only lets its own thread use it, so "
+            "the assistant cannot read it (a database file, or check_same_thread=False, would let it)."
+        )
+    if conn.in_transaction:  # a backup would wait for the user's own open transaction forever
+        raise CapabilityError(
+            "The in-memory database has an open transaction (uncommitted changes), so it cannot be copied "
+            "for reading without touching that transaction."
+        )
+    if pages > _MEMORY_COPY_LIMIT:
+        raise CapabilityError("The in-memory database is too large to copy for reading (over 64 MB).")
+    copy = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.backup(copy)
+    return copy
+
+
+# -- catalog and query ---------------------------------------------------------------------------------------
+def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+    with closing(open_reader(conn)) as reader:
+        entries = reader.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).fetchall()
+        tables = []
+        for name, kind in entries[:max_tables]:
+            cols = reader.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
+            tables.append(Table(name, kind, [(c, t or "any") for c, t in cols]))
+    return Catalog(tables, len(entries))
+
+
+_names_cache: dict[str, tuple[tuple[Any, ...], tuple[list[str], int]]] = {}
+
+
+def _stamp(path: str) -> tuple[Any, ...]:
+    """What changes when the database's committed schema may have changed: the file's and its WAL's stat."""
+    out: list[Any] = []
+    for name in (path, path + "-wal"):
+        try:
+            st = os.stat(name)
+            out += [st.st_mtime_ns, st.st_size, st.st_ino]
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def _names(conn: Any) -> tuple[list[str], int]:
+    """The first table names and how many there are: cached per file until the file changes (opening a
+    connection parses the whole schema: ~10 ms at 500 tables, too much for every question)."""
+    path = filename(conn)
+    stamp = _stamp(path) if path else None
+    if path and stamp is not None:
+        hit = _names_cache.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    answer = _read_names(conn)
+    if path and stamp is not None:
+        if len(_names_cache) > 64:
+            _names_cache.clear()
+        _names_cache[path] = (stamp, answer)
+    return answer
+
+
+def _read_names(conn: Any) -> tuple[list[str], int]:
+    with closing(open_reader(conn, timeout=0.05)) as reader:
+        rows = reader.execute(
+            "SELECT name, count(*) OVER () FROM sqlite_master WHERE type IN ('table','view') "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6"
+        ).fetchall()
+    return [n for n, _ in rows], (rows[0][1] if rows else 0)
+
+
+def query(conn: Any, sql: str, limit: int, timeout: float) -> Result:
+    deadline = time.monotonic() + timeout
+    with closing(open_reader(conn)) as reader:
+        reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        try:
+            cur = reader.execute(sql)
+            columns, rows, more = fetch(cur, limit)
+        except sqlite3.OperationalError as exc:
+            if "interrupted" in str(exc):
+                raise CapabilityError(
+                    f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
+                )
+            raise CapabilityError(f"SQLite refused the query: {exc}.")
+    return Result(columns, rows, more, "a separate read-only connection (mode=ro, query_only)")
+
+
+# -- the adapter ---------------------------------------------------------------------------------------------
+def _where(conn: Any) -> str:
+    name = filename(conn)
+    if name is None:
+        return "closed"
+    return os.path.basename(name) if name else "an in-memory database"
+
+
+def one_line(value: Any, lvl: int) -> str | None:
+    if isinstance_of(value, "sqlite3", "Cursor"):
+        return "sqlite3 Cursor (never read by the assistant: its position is kept)"
+    if not _is_connection(value):
+        return None
+    where = _where(value)
+    if where == "closed":
+        return "sqlite3 Connection (closed)"
+    try:
+        names, total = _names(value)
+    except (CapabilityError, sqlite3.Error):
+        if where == "an in-memory database":
+            return f"sqlite3 Connection to {where} (not reachable from the assistant)"
+        return f"sqlite3 Connection to {where} (get_repr lists its tables)"
+    return f"sqlite3 Connection to {where}: {names_line(names, total)} (query_sql reads it)"
+
+
+def details(value: Any, lvl: int) -> list[str] | None:
+    if not _is_connection(value):
+        return None
+    name = filename(value)
+    where = "closed" if name is None else (name or "in memory (:memory:)")
+    return [f"database: {where}", "tables: get_repr lists them with their columns; query_sql reads rows"]
+
+
+def describe(value: Any, lvl: int) -> str | None:
+    if not _is_connection(value):
+        return one_line(value, lvl)
+    head = f"sqlite3 Connection to {_where(value)}"
+    try:
+        cat = catalog(value, tables_for(lvl))
+    except (CapabilityError, sqlite3.Error) as exc:
+        return f"{head}\ntables: not readable ({exc})"
+    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

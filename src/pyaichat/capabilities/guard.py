@@ -1,0 +1,209 @@
+"""Running the user's code (a ``__repr__``, a property, a ``_repr_llm_``) under a deadline, safely.
+
+``guarded`` stops runaway *user* code from inside: a trace function checks the clock on every line of code
+typed at the prompt or in the user's own files and raises ``Overtime`` there. It never raises inside library
+code (the standard library, site-packages, pyaichat itself): an exception injected between a library's
+``lock.acquire()`` and its ``try`` leaves the lock or its thread pool broken for good — with Dask's threaded
+scheduler that is ``RuntimeError: release unlocked lock`` from ``queue.get``. Library calls are left to
+finish; the caller's own deadline (``registry.run_with_deadline`` for a capability, ``bounded`` here for the
+session picture) abandons them instead.
+
+``bounded`` runs a call in a helper thread under ``guarded`` and gives up waiting at its budget, so even code
+stuck in C or in a library cannot hold up the caller. The session picture uses it for the few user
+``__repr__`` it shows, and remembers an object that overran (``overran``/``remember_overrun``) so it is not
+asked again in this session.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import sysconfig
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+T = TypeVar("T")
+USER_CODE_BUDGET = 0.5  # seconds one user __repr__/__len__/_repr_llm_ may take on explicit request
+PICTURE_BUDGET = 0.025  # seconds one user __repr__ may take in the automatic session picture
+
+
+class Overtime(BaseException):
+    """Raised inside the user's own code that ran past its budget (never inside a library's)."""
+
+
+_local = threading.local()
+
+
+def guarded(func: Callable[[], T], budget: float = USER_CODE_BUDGET) -> T:
+    """Run ``func`` (which may call the user's Python code) and stop the user's code once ``budget`` seconds
+    have passed, by raising ``Overtime`` in a frame of the user's code.
+
+    Only the user's frames are traced (line by line, and opcode by opcode, since ``while True: pass`` makes
+    no line events on Python 3.10); library frames are not traced at all, which keeps pandas and friends fast
+    and means an exception is never injected into a library's critical section.
+    """
+    outer = getattr(_local, "deadline", None)
+    deadline = time.perf_counter() + budget
+    if outer is not None:
+        deadline = min(deadline, outer)
+
+    def in_user_frame(frame: Any, event: str, arg: Any) -> Any:
+        if time.perf_counter() > deadline:
+            raise Overtime
+        return in_user_frame
+
+    def on_call(frame: Any, event: str, arg: Any) -> Any:
+        if not is_user_code(frame.f_code.co_filename):
+            return None  # a library frame: never traced, never interrupted
+        frame.f_trace_opcodes = True
+        if time.perf_counter() > deadline:
+            raise Overtime
+        return in_user_frame
+
+    previous = sys.gettrace()
+    _local.deadline = deadline
+    sys.settrace(on_call)
+    try:
+        return func()
+    finally:
+        sys.settrace(previous)
+        _local.deadline = outer
+
+
+def safe(
+    func: Callable[[], T], fallback: Callable[[BaseException], T], budget: float = USER_CODE_BUDGET
+) -> T:
+    """``guarded(func)``, turning any failure (or overtime) into ``fallback(exc)``."""
+    try:
+        return guarded(func, budget)
+    except (Exception, Overtime) as exc:
+        return fallback(exc)
+
+
+def failure(what: str) -> Callable[[BaseException], str]:
+    """A fallback for ``safe`` that says what failed, in a few words."""
+
+    def describe_failure(exc: BaseException) -> str:
+        if isinstance(exc, Overtime):
+            return f"<{what} took too long>"
+        return f"<{what} raised {type(exc).__name__}>"
+
+    return describe_failure
+
+
+# -- whose code is it ----------------------------------------------------------------------------------------
+_user_code: dict[str, bool] = {}
+_LIBRARY_ROOTS: tuple[str, ...] = ()
+
+
+def _library_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    # pyaichat itself counts as library code, also when installed in editable mode.
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return tuple(sorted(r for r in roots if r))
+
+
+def is_user_code(filename: str) -> bool:
+    """True for code typed at the prompt or in the user's own files (traced line by line)."""
+    global _LIBRARY_ROOTS
+    if not _LIBRARY_ROOTS:
+        _LIBRARY_ROOTS = _library_roots() or ("\0",)
+    known = _user_code.get(filename)
+    if known is None:
+        library = filename.startswith(_LIBRARY_ROOTS) or filename.startswith("<frozen")
+        known = _user_code[filename] = not library
+    return known
+
+
+# -- a call that cannot hold up its caller -------------------------------------------------------------------
+class _Helper:
+    """A daemon thread that runs one bounded call at a time; abandoned (and replaced) when one overruns."""
+
+    _idle: ClassVar[list[_Helper]] = []
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[Callable[[], Any], float, list[Any], threading.Event] | None] = (
+            queue.SimpleQueue()
+        )
+        threading.Thread(target=self._run, name="pyaichat-bounded", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            func, budget, out, done = job
+            try:
+                out.append((True, guarded(func, budget)))
+            except BaseException as exc:
+                out.append((False, exc))
+            finally:
+                done.set()
+            del job, func, out
+
+    @classmethod
+    def take(cls) -> _Helper:
+        with cls._lock:
+            if cls._idle:
+                return cls._idle.pop()
+        return cls()
+
+    @classmethod
+    def give_back(cls, helper: _Helper) -> None:
+        with cls._lock:
+            if len(cls._idle) < 2:
+                cls._idle.append(helper)
+                return
+        helper.jobs.put(None)
+
+
+def bounded(func: Callable[[], T], budget: float = PICTURE_BUDGET) -> T:
+    """``func()`` in a helper thread under ``guarded``; raise ``Overtime`` if it has not finished after
+    ``budget`` seconds (the helper is abandoned and ends when the call does: nothing is interrupted inside a
+    library)."""
+    helper = _Helper.take()
+    out: list[Any] = []
+    done = threading.Event()
+    helper.jobs.put((func, budget, out, done))
+    if not done.wait(budget + 0.005):
+        helper.jobs.put(None)
+        raise Overtime
+    _Helper.give_back(helper)
+    ok, value = out[0]
+    if not ok:
+        raise value
+    return value
+
+
+# -- objects that overran once -------------------------------------------------------------------------------
+_overran: dict[int, tuple[type, Any]] = {}
+_OVERRAN_MAX = 4096
+
+
+def overran(value: Any) -> bool:
+    """True if ``value``'s own code overran its budget before in this session (it is not asked again)."""
+    entry = _overran.get(id(value))
+    if entry is None:
+        return False
+    cls, ref = entry
+    if type(value) is not cls or (ref is not None and ref() is not value):
+        del _overran[id(value)]  # another object now has that id
+        return False
+    return True
+
+
+def remember_overrun(value: Any) -> None:
+    """Remember ``value`` (weakly where it allows weak references, else by id and type)."""
+    if len(_overran) >= _OVERRAN_MAX:
+        _overran.clear()
+    try:
+        ref: Any = weakref.ref(value)
+    except TypeError:
+        ref = None
+    _overran[id(value)] = (type(value), ref)
