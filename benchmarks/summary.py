@@ -200,7 +200,8 @@ def data_objects(tmp: str) -> list[tuple[str, Callable[[], Any]]]:
 def adapters() -> None:
     import tempfile
 
-    from pyaichat.agent.context import approx_tokens, session_digest
+    from pyaichat.agent.context import approx_tokens
+    from pyaichat.capabilities.digest import session_digest
 
     print()
     print("adapters at privacy=sample: describe (get_repr's text) and one_line (the session picture)")

@@ -26,7 +26,7 @@ def test_start_up_modules_do_not_import_litellm():
 
 def controller(config: Config, loader: Loader) -> Controller:
     ctrl = Controller(config, Session(), frontend=None)  # type: ignore[arg-type]
-    ctrl._assistant = Assistant(config, ctrl.session, loader=loader)
+    ctrl._assistant = Assistant(config, ctrl.runtime, loader=loader)
     return ctrl
 
 

@@ -13,8 +13,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernel"))
 
 from kernel_process import attach, kernel_eval, start_kernel
 
-from pyaichat.capabilities import call
-
 pytestmark = pytest.mark.e2e
 
 SETUP = """
@@ -55,17 +53,21 @@ def data_kernel(tmp_path_factory: pytest.TempPathFactory):
 
 def test_adapters_query_sql_and_get_figure_run_in_the_kernel(data_kernel):
     session = data_kernel
-    listed = call(session, "list_globals", {})
+    listed = session.call("list_globals", {})
     assert listed.ok
     assert "ddf: Dask DataFrame ?×2 (4 partitions, lazy: not computed)" in listed.text
     assert "lf: polars LazyFrame ?×1 (lazy: not computed): a Int64" in listed.text
     assert "conn: sqlite3 Connection to shop.db: 1 table/view: sales" in listed.text
-    assert "rows: not known without computing" in call(session, "get_type", {"expr": "ddf"}).text
-    rows = call(session, "query_sql", {"connection": "conn", "sql": "SELECT * FROM sales ORDER BY amount"})
+    assert "rows: not known without computing" in session.call("get_type", {"expr": "ddf"}).text
+    rows = session.call("query_sql", {"connection": "conn", "sql": "SELECT * FROM sales ORDER BY amount"})
     assert rows.ok and "south   30" in rows.text and "pending" not in rows.text
-    figure = call(session, "get_figure", {})
+    figure = session.call("get_figure", {})
     assert figure.ok and "Figure 1 'sales'" in figure.text and "2 vertical bars" in figure.text
-    digest = session.remote_digest(session.config, 40)
+    assert figure.images == ()  # a PNG only for a model that sees images
+    pictured = session.call("get_figure", {}, images=True)
+    assert pictured.ok and len(pictured.images) == 1
+    assert pictured.images[0].startswith("data:image/png;base64,")
+    digest = session.digest()
     assert "Open figures (matplotlib): 1 'sales' (1 axes)" in digest
     assert kernel_eval(session, "len(built)") == "0"  # nothing was computed
     assert kernel_eval(session, "conn.in_transaction") == "True"  # the user's transaction is theirs

@@ -112,7 +112,7 @@ def test_a_png_only_when_asked_for_and_values_are_allowed():
 
 
 def test_the_session_picture_names_the_open_figures():
-    from pyaichat.agent.context import session_digest
+    from pyaichat.capabilities.digest import session_digest
 
     fig, ax = plt.subplots(num="sales")
     ax.plot([1, 2])

@@ -70,7 +70,7 @@ def test_the_session_picture_calls_no_python_len_and_bounds_a_slow_repr():
     remote, slow = RemoteLen(), SlowRepr()
     session = Session({"remote": remote, "slow": slow, "items": [1, 2, 3]})
     session.config = Config(audit=False)
-    from pyaichat.agent.context import session_digest
+    from pyaichat.capabilities.digest import session_digest
 
     started = time.perf_counter()
     first = session_digest(session, session.config)
