@@ -1,4 +1,4 @@
-"""Sandbox cost, printed as tables (no assertions; see design.md §4 for the budgets).
+"""Sandbox cost, printed as tables (no assertions; the budgets are in the README's sandbox section).
 
 1. Compute: 12 mixed snippets run with plain ``exec`` and in the sandbox (guards, checked operators;
    in-process mode adds deadline ticks), per-snippet ratio and the median ratio, for both isolation modes.

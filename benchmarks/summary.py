@@ -1,4 +1,4 @@
-"""Cost of what the assistant sees: ``list_globals`` and ``get_repr`` as the data grows (design.md §4), and
+"""Cost of what the assistant sees: ``list_globals`` and ``get_repr`` as the data grows, and
 every data-library adapter (time and tokens of one summary at ``sample``; budget ≤ 5 ms, ≤ 300 tokens), and
 the session picture over lazy data (a Dask frame over minutes of work, databases of 500 tables; ≤ 50 ms).
 

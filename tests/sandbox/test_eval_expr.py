@@ -68,7 +68,7 @@ def test_everything_else_is_not_fast(session, expr: str) -> None:
 
 
 def test_user_property_goes_to_the_sandbox_and_is_refused(session) -> None:
-    """Refused by the guards in-process and without the kernel wall; run behind it (issue 11)."""
+    """Refused by the guards in-process and without the kernel wall; run behind it."""
     from pyaichat.capabilities.sandbox import isolation_mode
     from pyaichat.capabilities.sandbox.confine import probe
 

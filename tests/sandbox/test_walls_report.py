@@ -1,4 +1,4 @@
-"""``/tools`` says which walls stand around ``run_python`` here (issue 11)."""
+"""``/tools`` says which walls stand around ``run_python`` here."""
 
 from __future__ import annotations
 

@@ -178,7 +178,7 @@ ESCAPES: list[tuple[str, str, str]] = [
 
 
 # Behind the kernel wall (fork mode, Landlock + seccomp) the session's own functions, methods and properties
-# may run (issue 11): these end harmless there instead of refused; test_kernel_walls.py shows what stops them.
+# may run: these end harmless there instead of refused; test_kernel_walls.py shows what stops them.
 RUN_BEHIND_THE_WALL = {
     "shell('true')",
     "list(map(shell, ['true']))",

@@ -1,5 +1,5 @@
 # ruff: noqa: SIM115  (files opened in the confined child are meant to fail)
-"""The kernel wall around the forked child (Landlock + seccomp, issue 11), proved from inside.
+"""The kernel wall around the forked child (Landlock + seccomp), proved from inside.
 
 Part 1 runs plain Python callables in the confined child with the RestrictedPython guards OFF (``run_forked``
 with the walls of ``confine.probe()``), so each test shows that the kernel itself refuses, with the errno.

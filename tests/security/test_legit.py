@@ -166,7 +166,7 @@ LEGIT: list[tuple[str, str, str]] = [
     ),
     ("print-sep-end", "print(1, 2, sep='-', end='!\\n')", "1-2!"),
     ("bytes-small", "print(bytes(3), bytearray(b'ab').upper())", "b'\\x00\\x00\\x00' bytearray(b'AB')"),
-    # A string result reads as text (issue 11, point 3), in both modes.
+    # A string result reads as text, in both modes.
     ("string-result-text", "df.to_string()", "city  sales  units\n0"),
     (
         "string-report-text",
@@ -188,7 +188,7 @@ def test_legit_snippet_runs(run, code: str, expected: str) -> None:
     assert expected in result.text, result.text
 
 
-# Refused while RestrictedPython was the only wall (issue 11); with the kernel wall up (fork mode on Linux)
+# Refused while RestrictedPython was the only wall; with the kernel wall up (fork mode on Linux)
 # they run. In-process mode keeps the old rules: the same snippets stay refused there.
 LEGIT_WALLED: list[tuple[str, str, str]] = [
     ("user-function", "helper(21)", "42"),

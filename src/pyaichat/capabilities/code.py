@@ -26,7 +26,7 @@ def run_python(ctx: CapabilityContext, args: CodeArgs) -> str:
     textwrap, copy, numpy and pandas. Changes stay inside the snippet (work on copies); 2 s time limit.
     On Linux the session's own functions, methods and classes may be called too. A string result comes
     back as plain text."""
-    from .sandbox import run
+    from .sandbox import run  # deferred: RestrictedPython loads with the first run, not with the tool list
 
     return run(ctx, args.code, "exec")
 
@@ -35,6 +35,6 @@ def run_python(ctx: CapabilityContext, args: CodeArgs) -> str:
 def eval_expr(ctx: CapabilityContext, args: ExprArgs) -> str:
     """Evaluate one read-only Python expression in the session and return a bounded summary of its value,
     e.g. df.shape, len(x), sorted(d)[:5], df['a'].mean(). Prefer it to run_python for a single fact."""
-    from .evaluate import evaluate
+    from .evaluate import evaluate  # deferred: as run_python's sandbox
 
     return evaluate(ctx, args.expr)

@@ -17,6 +17,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError
+from . import evaluate
+from .evaluate import parse_expression
+from .sandbox import evaluate_value
 from .summary import Overtime, guarded
 
 if TYPE_CHECKING:
@@ -43,8 +46,6 @@ _MISSING = object()
 def resolve(ctx: CapabilityContext, expr: str) -> Any:
     """Evaluate ``expr`` read-only against the session namespace (then builtins); raise
     ``CapabilityError``."""
-    from .evaluate import parse_expression
-
     expr = (expr or "").strip()
     if len(expr) > MAX_EXPR_CHARS:  # tighter than eval_expr's own limit: these name a value, not compute one
         raise CapabilityError(f"The expression is longer than {MAX_EXPR_CHARS} characters.")
@@ -64,9 +65,6 @@ class _NotAPath(Exception):
 
 
 def _evaluated(ctx: CapabilityContext, expr: str) -> Any:
-    from . import evaluate
-    from .sandbox import evaluate_value
-
     if ctx.privacy == "names":
         raise CapabilityError(
             f"At privacy level 'names' only names and attribute paths can be inspected, not {expr!r}."

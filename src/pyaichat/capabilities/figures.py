@@ -16,6 +16,7 @@ from ..errors import CapabilityError
 from .adapters import matplotlib as mpl
 from .brepr import SAMPLE, level
 from .expr import resolve
+from .introspect import user_names
 from .registry import CapabilityContext, capability
 
 MAX_FIGURES = 4
@@ -72,8 +73,6 @@ def _targets(ctx: CapabilityContext, which: str | None) -> list[tuple[Any, Any]]
 
 
 def _held(namespace: Mapping[str, Any]) -> list[Any]:
-    from .introspect import user_names
-
     return [namespace[n] for n in user_names(namespace) if mpl.is_figure(namespace.get(n))][:MAX_FIGURES]
 
 

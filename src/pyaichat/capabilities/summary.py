@@ -17,6 +17,7 @@ No data library is imported here: a value can only be a DataFrame if the user al
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import types
 from collections import deque
@@ -154,8 +155,6 @@ def _element_types(value: Any, peek: int = 5) -> str:
 
 
 def _gen_state(value: Any) -> str:
-    import inspect
-
     try:
         if isinstance(value, types.GeneratorType):
             return inspect.getgeneratorstate(value).removeprefix("GEN_").lower()

@@ -30,6 +30,7 @@ from .common import (
     secret,
     shape_text,
 )
+from .numpy import edges
 from .pandas import masked_table
 
 
@@ -233,8 +234,6 @@ def _array_describe(value: Any, lvl: int) -> str:
     if lvl >= SAMPLE:
         block = _persisted_block(value)
         if block is not None:
-            from .numpy import edges
-
             out += ["block 0 (already in memory):", edges(block, lvl)]
         else:
             out.append("values: none shown (lazy: not computed; nothing was run to look)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .common import SAMPLE, isinstance_of, module, shape_text
+from .numpy import edges
 
 
 def _is_array(value: Any) -> bool:
@@ -47,8 +48,6 @@ def describe(value: Any, lvl: int) -> str | None:
     if lvl >= SAMPLE and value.size:
         devices = _devices(value)
         if len(devices) == 1 and getattr(devices[0], "platform", "") == "cpu":
-            from .numpy import edges
-
             out += ["values:", edges(module("numpy").asarray(value), lvl)]
         else:
             out.append("values: not shown (not a single CPU device: looking would copy it to the host)")

@@ -58,7 +58,7 @@ def _state(conn: Any) -> str:
 
 def open_reader(conn: Any, timeout: float) -> Any:
     """A new connection with the user's parameters, held read-only by the server, with a statement timeout."""
-    import psycopg
+    import psycopg  # deferred: an adapter never imports its library (the user's object means it is loaded)
 
     if conn.closed:
         raise CapabilityError("The psycopg connection is closed.")
@@ -101,7 +101,7 @@ def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Ca
 
 
 def query(conn: Any, sql: str, limit: int, timeout: float) -> Result:
-    import psycopg
+    import psycopg  # deferred: an adapter never imports its library (the user's object means it is loaded)
 
     with open_reader(conn, timeout) as reader:
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
+from .psycopg import read_catalog
 from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
 
 
@@ -87,12 +88,10 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
 
 def catalog(value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
     engine = _engine(value)
-    import sqlalchemy
+    import sqlalchemy  # deferred: an adapter never imports its library (the user's engine means it is loaded)
 
     with reader(engine, timeout) as (conn, _, _):
         if engine.dialect.name == "postgresql":
-            from .psycopg import read_catalog
-
             raw = conn.connection.driver_connection
             with raw.cursor() as cur:
                 return read_catalog(cur, max_tables)

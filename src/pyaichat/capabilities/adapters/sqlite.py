@@ -12,6 +12,7 @@ reached and the summary says so.
 
 from __future__ import annotations
 
+import _sqlite3
 import ctypes
 import os
 import sqlite3
@@ -19,6 +20,7 @@ import tempfile
 import time
 from contextlib import closing
 from typing import Any
+from urllib.parse import quote
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
@@ -47,8 +49,6 @@ def _check_layout() -> bool:
     if _layout_ok is None:
         _layout_ok = False
         try:
-            import _sqlite3
-
             func = ctypes.CDLL(_sqlite3.__file__).sqlite3_db_filename
             func.restype, func.argtypes = ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_char_p]
             with tempfile.TemporaryDirectory() as tmp:
@@ -92,8 +92,6 @@ def open_reader(conn: Any, timeout: float = 0.2) -> sqlite3.Connection:
 
 
 def _quote(path: str) -> str:
-    from urllib.parse import quote
-
     return quote(path, safe="/")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .common import SAMPLE, isinstance_of, nbytes_text, shape_text
+from .numpy import edges
 
 
 def _is_tensor(value: Any) -> bool:
@@ -57,6 +58,4 @@ def _values(t: Any, lvl: int) -> str:
         array = t.detach().numpy()  # a view of the same memory: no copy
     except Exception as exc:  # bfloat16 and friends have no numpy view
         return f"values: not shown ({type(exc).__name__}: no zero-copy view of {t.dtype})"
-    from .numpy import edges
-
     return "values:\n" + edges(array, lvl)

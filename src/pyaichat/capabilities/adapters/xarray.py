@@ -14,6 +14,7 @@ from typing import Any
 from ..brepr import Limits, brepr
 from ..redact import REDACTED
 from .common import SAMPLE, SCHEMA, isinstance_of, nbytes_text, secret
+from .numpy import edges
 
 
 def _backing(variable: Any) -> str:
@@ -52,8 +53,6 @@ def _edges(var: Any, lvl: int) -> list[str]:
     data = getattr(var, "_data", None)
     if not isinstance_of(data, "numpy", "ndarray"):
         return []
-    from .numpy import edges
-
     return ["values:", edges(data, lvl)] if data.size else []
 
 
