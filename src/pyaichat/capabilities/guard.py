@@ -5,8 +5,8 @@ typed at the prompt or in the user's own files and raises ``Overtime`` there. It
 code (the standard library, site-packages, pyaichat itself): an exception injected between a library's
 ``lock.acquire()`` and its ``try`` leaves the lock or its thread pool broken for good — with Dask's threaded
 scheduler that is ``RuntimeError: release unlocked lock`` from ``queue.get``. Library calls are left to
-finish; the caller's own deadline (``registry.run_with_deadline`` for a capability, ``bounded`` here for the
-session picture) abandons them instead.
+finish; the caller's own deadline (``workers.within``: ``registry.run_with_deadline`` for a capability,
+``bounded`` here for the session picture) abandons them instead.
 
 ``bounded`` runs a call in a helper thread under ``guarded`` and gives up waiting at its budget, so even code
 stuck in C or in a library cannot hold up the caller. The session picture uses it for the few user
@@ -17,14 +17,15 @@ asked again in this session.
 from __future__ import annotations
 
 import os
-import queue
 import sys
 import sysconfig
 import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
+
+from ..workers import Abandoned, within
 
 T = TypeVar("T")
 USER_CODE_BUDGET = 0.5  # seconds one user __repr__/__len__/_repr_llm_ may take on explicit request
@@ -121,64 +122,13 @@ def is_user_code(filename: str) -> bool:
 
 
 # -- a call that cannot hold up its caller -------------------------------------------------------------------
-class _Helper:
-    """A daemon thread that runs one bounded call at a time; abandoned (and replaced) when one overruns."""
-
-    _idle: ClassVar[list[_Helper]] = []
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[tuple[Callable[[], Any], float, list[Any], threading.Event] | None] = (
-            queue.SimpleQueue()
-        )
-        threading.Thread(target=self._run, name="pyaichat-bounded", daemon=True).start()
-
-    def _run(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            func, budget, out, done = job
-            try:
-                out.append((True, guarded(func, budget)))
-            except BaseException as exc:
-                out.append((False, exc))
-            finally:
-                done.set()
-            del job, func, out
-
-    @classmethod
-    def take(cls) -> _Helper:
-        with cls._lock:
-            if cls._idle:
-                return cls._idle.pop()
-        return cls()
-
-    @classmethod
-    def give_back(cls, helper: _Helper) -> None:
-        with cls._lock:
-            if len(cls._idle) < 2:
-                cls._idle.append(helper)
-                return
-        helper.jobs.put(None)
-
-
 def bounded(func: Callable[[], T], budget: float = PICTURE_BUDGET) -> T:
-    """``func()`` in a helper thread under ``guarded``; raise ``Overtime`` if it has not finished after
-    ``budget`` seconds (the helper is abandoned and ends when the call does: nothing is interrupted inside a
-    library)."""
-    helper = _Helper.take()
-    out: list[Any] = []
-    done = threading.Event()
-    helper.jobs.put((func, budget, out, done))
-    if not done.wait(budget + 0.005):
-        helper.jobs.put(None)
-        raise Overtime
-    _Helper.give_back(helper)
-    ok, value = out[0]
-    if not ok:
-        raise value
-    return value
+    """``func()`` under ``guarded`` in a worker thread; ``Overtime`` if it has not finished after ``budget``
+    seconds (the worker is abandoned and ends when the call does: nothing is interrupted inside a library)."""
+    try:
+        return within(lambda: guarded(func, budget), budget + 0.005)
+    except Abandoned:
+        raise Overtime from None
 
 
 # -- objects that overran once -------------------------------------------------------------------------------

@@ -7,19 +7,17 @@ enforces the time and size limits, masks secrets, records the call, and always r
 
 from __future__ import annotations
 
-import contextvars
-import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import CapabilityError, CapabilityTimeout
 from ..registry import Registry
+from ..workers import Abandoned, within
 from . import audit
 from .redact import Masker, masker_for
 
@@ -231,79 +229,15 @@ def run_with_deadline(func: Callable[[], str], timeout: float) -> str:
 
     A thread cannot be killed, so this is the last resort: the places where a capability runs the user's code
     (attribute reads in ``expr.resolve``, ``dir``, ``repr``, ``len``, ``_repr_llm_``) run under
-    ``summary.guarded``, which stops runaway Python code from inside at about the same deadline; only code
-    stuck in C is left to finish on its own in the abandoned daemon thread. (Neither a trace function over the
-    whole call, which made every capability 2-3x slower, nor an asynchronous exception, which while pending on
-    a thread blocked in C breaks line tracing in every other thread, was acceptable.)
-
-    Workers are reused: starting a thread costs ~0.2 ms, several times a whole ``eval_expr``. A worker that
-    overstays (or whose caller was interrupted by Ctrl-C) is never handed another job.
+    ``guard.guarded``, which stops runaway Python code from inside at about the same deadline; only code
+    stuck in C or in a library is left to finish on its own in the abandoned daemon thread. (Neither a trace
+    function over the whole call, which made every capability 2-3x slower, nor an asynchronous exception,
+    which while pending on a thread blocked in C breaks line tracing in every other thread, was acceptable.)
     """
-    worker = _Worker.idle()
-    job = _Job(func)
-    worker.jobs.put(job)
     try:
-        finished = job.done.wait(timeout)
-    finally:
-        if job.done.is_set():
-            _Worker.release(worker)
-        else:
-            worker.jobs.put(None)  # abandoned: it ends once the job does
-    if not finished:
-        raise CapabilityTimeout(f"Stopped after {timeout:g} s: the object took too long to answer.")
-    if job.error is not None:
-        raise job.error
-    return job.value
-
-
-class _Job:
-    __slots__ = ("done", "error", "func", "value")
-
-    def __init__(self, func: Callable[[], Any]) -> None:
-        self.func = func
-        self.done = threading.Event()
-        self.value: Any = None
-        self.error: BaseException | None = None
-
-
-class _Worker:
-    """A daemon thread that runs capability jobs one at a time until it is handed ``None``."""
-
-    _pool: ClassVar[list[_Worker]] = []
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name="pyaichat-capability", daemon=True)
-        self.thread.start()
-
-    @classmethod
-    def idle(cls) -> _Worker:
-        with cls._lock:
-            if cls._pool:
-                return cls._pool.pop()
-        return cls()
-
-    @classmethod
-    def release(cls, worker: _Worker) -> None:
-        with cls._lock:
-            if len(cls._pool) < 2:
-                cls._pool.append(worker)
-                return
-        worker.jobs.put(None)
-
-    def _run(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            try:  # a fresh context per job, as a fresh thread had: no decimal precision carried over
-                job.value = contextvars.Context().run(job.func)
-            except BaseException as exc:
-                job.error = exc
-            finally:
-                job.done.set()
-            del job  # keep no reference to the last result while idle
+        return within(func, timeout)
+    except Abandoned:
+        raise CapabilityTimeout(f"Stopped after {timeout:g} s: the object took too long to answer.") from None
 
 
 def cap_text(text: str, limit: int, hidden: int = 0) -> tuple[str, bool]:

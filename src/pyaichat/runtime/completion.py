@@ -15,10 +15,11 @@ import inspect
 import itertools
 import keyword
 import re
-import threading
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
+
+from ..workers import within
 
 _PATH = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _KEY_RE = re.compile(rf"(?<![\w.])(?P<path>{_PATH})\[\s*(?P<quote>['\"])(?P<prefix>[^'\"\\]*)$")
@@ -115,19 +116,13 @@ def _is_plain(attr: Any) -> bool:
 
 
 def run_bounded(fn: Callable[[], Any], timeout: float = DIR_TIMEOUT) -> Any:
-    """Run ``fn`` in a daemon thread; ``None`` if it fails or does not finish within ``timeout``."""
-    box: list[Any] = []
-
-    def target() -> None:
-        try:
-            box.append(fn())
-        except BaseException:
-            pass
-
-    worker = threading.Thread(target=target, name="pyaichat-complete", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    return box[0] if box else None
+    """``fn()`` in a worker thread; ``None`` if it fails or does not finish within ``timeout``."""
+    try:
+        return within(fn, timeout)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # a custom __dir__ that fails or hangs: no completions from it
+        return None
 
 
 def attribute_names(obj: Any, timeout: float = DIR_TIMEOUT) -> set[str]:
