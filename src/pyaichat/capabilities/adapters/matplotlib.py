@@ -88,8 +88,10 @@ def _axis(ax: Any, which: str, lvl: int) -> str:
 
 
 def _title(ax: Any) -> str:
+    """``title 'Sales'`` (left / centre / right titles joined), or ``untitled``."""
     parts = [ax.get_title(loc) for loc in ("left", "center", "right")]
-    return " / ".join(repr(p) for p in parts if p) or "no title"
+    shown = " / ".join(repr(p) for p in parts if p)
+    return f"title {shown}" if shown else "untitled"
 
 
 def _lines(ax: Any, lvl: int, notes: list[str]) -> list[str]:
@@ -202,7 +204,7 @@ def describe_axes(ax: Any, lvl: int, index: int | None = None) -> list[str]:
         return [f"colour bar {_label(label)}{rng}"]
     notes: list[str] = []
     head = f"axes {index}" if index is not None else "axes"
-    out = [f"{head}: title {_title(ax)}; {_axis(ax, 'x', lvl)}; {_axis(ax, 'y', lvl)}"]
+    out = [f"{head}: {_title(ax)}; {_axis(ax, 'x', lvl)}; {_axis(ax, 'y', lvl)}"]
     body = _lines(ax, lvl, notes) + _bars(ax, lvl, notes) + _collections(ax, lvl) + _images(ax, lvl)
     other = len(ax.patches) - sum(len(c.patches) for c in ax.containers if type(c).__name__ == "BarContainer")
     if other > 0:
@@ -280,7 +282,8 @@ def one_line(value: Any, lvl: int) -> str | None:
         return f"matplotlib Figure{label} {w:.3g}×{h:.3g} in, {n} axes (get_figure describes it)"
     if is_axes(value):
         lines = len(value.get_lines())
-        return f"matplotlib Axes: title {_title(value)}, {lines} lines (get_figure describes it)"
+        noun = "line" if lines == 1 else "lines"
+        return f"matplotlib Axes: {_title(value)}, {lines} {noun} (get_figure describes it)"
     return None
 
 
