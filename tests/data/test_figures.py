@@ -123,3 +123,12 @@ def test_the_session_picture_names_the_open_figures():
     assert "Open figures (matplotlib): 1 'sales' (1 axes), 2 (0 axes) — get_figure describes them" in digest
     plt.close("all")
     assert "Open figures" not in session_digest(session, session.config)
+
+
+def test_an_untitled_axes_reads_as_such_in_the_session_picture():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4])
+    listed = call(make_session(ax=ax), "list_globals", {})
+    assert "ax: matplotlib Axes: untitled, 1 line (get_figure describes it)" in listed.text
+    described = call(make_session(), "get_figure", {})
+    assert "axes 1: untitled; x" in described.text
