@@ -136,7 +136,7 @@ class _ModeLexer:
     def _load(self, app: Application[Any] | None) -> None:
         try:
             from prompt_toolkit.lexers import PygmentsLexer  # after the first prompt (see above)
-            from pygments.lexers.python import PythonLexer
+            from pygments.lexers.python import PythonLexer  # likewise
 
             self._python = PygmentsLexer(PythonLexer)
         except Exception:  # no highlighting is better than no prompt

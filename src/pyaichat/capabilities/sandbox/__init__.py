@@ -33,8 +33,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
+from ..redact import masker_for
 from .compiler import compile_snippet
 from .confine import probe as probe_walls
+from .confine import status
 from .isolation import fork_available, run_forked
 from .modules import preimport
 from .runner import Request, Secrets, execute, prepare, value_of
@@ -61,8 +63,6 @@ def walls_report(setting: str) -> list[str]:
             "run_python: in-process, behind the RestrictedPython guards only (no kernel wall; "
             f"sandbox_isolation = {setting!r})"
         ]
-    from .confine import status
-
     walls = probe_walls()
     lines = ["run_python: a forked child (copy-on-write view of your data, deadline, resource limits)"]
     lines += [f"  {line}" for line in status()]
@@ -89,8 +89,6 @@ def secrets_for(ctx: CapabilityContext) -> Secrets:
     """The masker's notion of a secret, for the masker of the current settings and environment (reused while
     they stay the same, see ``redact.masker_for``)."""
     global _secrets_cache
-    from ..redact import masker_for
-
     masker = masker_for(ctx.config)
     cached = _secrets_cache
     if cached is not None and cached[0] is masker:
@@ -156,7 +154,7 @@ def preview_code(
 ) -> Preview:
     """What running ``source`` (proposed code, ordinary Python) would do to ``namespace``, found in a walled,
     forked child with ``run_python``'s deadline and limits (``preview.preview``); for the user's eyes only."""
-    from .preview import preview
+    from .preview import preview  # the preview engine loads with the first proposal, not with run_python
 
     return preview(
         namespace,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locations
 
 from ...errors import SandboxViolation
+from ..redact import Masker
 from .modules import module_allowed
 from .rules import (
     DUNDER_METHODS,
@@ -301,8 +302,6 @@ def compile_snippet(
 
 @functools.lru_cache(maxsize=32)
 def _secret_checker(secret_names: tuple[str, ...]) -> Callable[[str], bool]:
-    from ..redact import Masker
-
     return Masker(extra_names=list(secret_names), environ={}).is_secret_name
 
 

@@ -145,7 +145,7 @@ class UserObjects:
         flat = type(arr).__name__ == "flatiter"
         if not (flat or isinstance(arr, ndarray)):
             return False
-        import numpy as np
+        import numpy as np  # the session holds arrays (ndarray_type found numpy loaded): no cost
 
         target = arr.base if flat else arr
         return any(np.may_share_memory(target, user) for user in self._arrays)
