@@ -6,6 +6,7 @@ their own ``__repr__`` when rows are printed: those rows are printed under ``gua
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..guard import failure, safe
@@ -81,14 +82,22 @@ def _may_hold_objects(dtype: Any) -> bool:
     return getattr(dtype, "kind", "") == "O" and getattr(dtype, "name", "") not in ("str", "string")
 
 
-def _describe_frame(df: Any, lvl: int) -> str:
-    if lvl >= SAMPLE and _has_objects(df.dtypes):  # object cells run their own __repr__: guard them
-        fallback = failure("repr of a DataFrame cell")
+def _with_cells_guarded(
+    describe: Callable[[Any, int], str], obj: Any, dtypes: Any, lvl: int, cell: str, rows: str
+) -> str:
+    """Object cells run their own ``__repr__``: a sample of them runs guarded, and one that fails leaves the
+    schema with a sentence saying why the ``rows`` are not shown."""
+    if lvl >= SAMPLE and _has_objects(dtypes):
+        fallback = failure(f"repr of a {cell}")
         return safe(
-            lambda: _describe_frame_unguarded(df, lvl),
-            lambda exc: _describe_frame_unguarded(df, SCHEMA) + f"\nrows not shown: {fallback(exc)}",
+            lambda: describe(obj, lvl),
+            lambda exc: describe(obj, SCHEMA) + f"\n{rows} not shown: {fallback(exc)}",
         )
-    return _describe_frame_unguarded(df, lvl)
+    return describe(obj, lvl)
+
+
+def _describe_frame(df: Any, lvl: int) -> str:
+    return _with_cells_guarded(_describe_frame_unguarded, df, df.dtypes, lvl, "DataFrame cell", "rows")
 
 
 def _describe_frame_unguarded(df: Any, lvl: int) -> str:
@@ -112,13 +121,7 @@ def _describe_frame_unguarded(df: Any, lvl: int) -> str:
 
 
 def _describe_series(s: Any, lvl: int) -> str:
-    if lvl >= SAMPLE and _has_objects([s.dtype]):
-        fallback = failure("repr of a Series value")
-        return safe(
-            lambda: _describe_series_unguarded(s, lvl),
-            lambda exc: _describe_series_unguarded(s, SCHEMA) + f"\nvalues not shown: {fallback(exc)}",
-        )
-    return _describe_series_unguarded(s, lvl)
+    return _with_cells_guarded(_describe_series_unguarded, s, [s.dtype], lvl, "Series value", "values")
 
 
 def _describe_series_unguarded(s: Any, lvl: int) -> str:
