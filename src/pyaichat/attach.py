@@ -8,6 +8,7 @@ module only when one of the two flags is given, so plain start-up loads nothing 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from .config import Config
 from .controller import Controller
@@ -17,7 +18,9 @@ from .repl.app import run_repl
 from .runtime import connect
 
 
-def run_attached(config: Config, *, existing: str | None = None, kernel: str | None = None) -> int:
+def run_attached(
+    config: Config, *, existing: str | None = None, kernel: str | None = None, first: Sequence[str] = ()
+) -> int:
     """Attach to (or start) the kernel, run the REPL or piped mode over it, and detach at the end."""
     try:
         runtime = connect.start(kernel, config) if kernel else connect.attach(existing or None, config)
@@ -31,8 +34,8 @@ def run_attached(config: Config, *, existing: str | None = None, kernel: str | N
             print(f"pyaichat: {runtime.kernel.helper_problem}", file=sys.stderr)
         if sys.stdin.isatty() and sys.stdout.isatty():
             print(f"pyaichat: {runtime.describe()}.")
-            return run_repl(config, runtime)
-        return run_piped(Controller(config, runtime, PlainFrontEnd()))
+            return run_repl(config, runtime, first=first)
+        return run_piped(Controller(config, runtime, PlainFrontEnd()), first=first)
     except SystemExit as exc:  # exit() in the kernel, or in pyaichat itself
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:

@@ -33,6 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
     parser.add_argument("--no-color", dest="color", action="store_false", default=None, help="no colours")
     parser.add_argument("--version", action="version", version=f"pyaichat {__version__}")
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="SNAPSHOT",
+        help="bring back the last session's conversation and inputs, and the variables of SNAPSHOT (default: "
+        "the last session's own last /snapshot, if it took one)",
+    )
     kernel = parser.add_mutually_exclusive_group()
     kernel.add_argument(
         "--existing",
@@ -78,25 +86,38 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"pyaichat: {exc}", file=sys.stderr)
         return 2
 
+    first = _first_inputs(flags)
     if flags.get("existing") is not None or flags.get("kernel"):  # the data lives in a Jupyter kernel
         from .attach import run_attached  # Jupyter: only with these flags
 
         gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
-        return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"))
+        return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"), first=first)
     runtime = LocalRuntime(Session(config=config))
     try:
         if sys.stdin.isatty() and sys.stdout.isatty():
             from .repl.app import run_repl  # the terminal front end: not when piped
 
-            return run_repl(config, runtime)
+            return run_repl(config, runtime, first=first)
         from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(Controller(config, runtime, PlainFrontEnd()))
+        return run_piped(Controller(config, runtime, PlainFrontEnd()), first=first)
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:
         return 130
+
+
+def _first_inputs(flags: dict[str, object]) -> list[str]:
+    """What runs before the first prompt: ``--resume [SNAPSHOT]`` is the ``/resume`` command."""
+    resume = flags.get("resume")
+    if resume is None:
+        return []
+    if not resume:
+        return ["/resume"]
+    import shlex  # only with --resume FILE
+
+    return [f"/resume {shlex.quote(str(resume))}"]
 
 
 def _exit_code(exc: SystemExit) -> int:

@@ -90,6 +90,7 @@ class Config:
     secret_names: list[str]
     secret_patterns: list[str]
     audit: bool
+    autosave: Literal["auto", "on", "off"]
     budget_usd: float | None
     color: bool
     editing_mode: Literal["emacs", "vi"]

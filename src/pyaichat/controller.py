@@ -15,7 +15,9 @@ from .runtime import Runtime, as_runtime
 if TYPE_CHECKING:
     from .agent.assistant import Assistant
     from .agent.events import ApprovalRequiredEvent, Event
+    from .agent.loop import Approval
     from .config import Config
+    from .journal import Journal
     from .records import ExecResult
     from .session import Session
 
@@ -29,6 +31,7 @@ class FrontEnd(Protocol):
     """What the shared core needs from a front end."""
 
     interactive: bool
+    remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
 
     def emit(self, event: Event) -> None: ...
 
@@ -54,6 +57,10 @@ class Controller:
         self.should_exit = False
         self.mode_listeners: list = []
         self._assistant: Assistant | None = None
+        self._journal: Journal | None = None
+        self._remembered: tuple[object, ...] | None = None  # what the resume file last held
+        self._remember_failed = False
+        self._snapshot: str | None = None  # the last /snapshot's file, for /resume without one
 
     # -- modes -----------------------------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
@@ -75,14 +82,17 @@ class Controller:
         stripped = text.strip()
         if not stripped:
             return
-        if stripped.startswith("/"):
-            from .commands import dispatch  # with the first slash command, not at start-up
+        try:
+            if stripped.startswith("/"):
+                from .commands import dispatch  # with the first slash command, not at start-up
 
-            dispatch(self, stripped)
-        elif self.mode is Mode.PYTHON:
-            self.run_python(text)
-        else:
-            self.ask(stripped)
+                dispatch(self, stripped)
+            elif self.mode is Mode.PYTHON:
+                self.run_python(text)
+            else:
+                self.ask(stripped)
+        finally:
+            self.remember()
 
     def run_python(self, source: str) -> ExecResult | None:
         """Run ``source`` in the session; a session that cannot run it (a dead kernel) is one sentence."""
@@ -97,26 +107,11 @@ class Controller:
     def ask(self, question: str) -> None:
         """Answer a question with the assistant: events go to the front end, proposals through ``decide``."""
         # the agent (pydantic, the loop) loads with the first question, not at start-up
-        from .agent.assistant import DECLINED, EDITING, describe_run
         from .agent.events import ErrorEvent
-        from .agent.loop import Approval
 
-        def approve(event: ApprovalRequiredEvent) -> Approval:
-            decision = self.frontend.decide(event)
-            if decision == "run":
-                try:
-                    return Approval("run", describe_run(self.runtime.run(event.code)))
-                except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
-                    self.emit(ErrorEvent(message=str(exc), kind="runtime"))
-                    return Approval("run", f"The proposed code could not run: {exc}")
-            if decision == "edit":
-                self.frontend.set_next_input(event.code)
-                self.set_mode(Mode.PYTHON)
-                return Approval("edit", EDITING)
-            return Approval("no", DECLINED)
-
+        before = self._last_input()
         try:
-            self.assistant.ask(question, self.emit, approve)
+            result = self.assistant.ask(question, self.emit, self._approve)
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
             self.emit(
                 ErrorEvent(
@@ -125,6 +120,133 @@ class Controller:
                     kind="internal",
                 )
             )
+            return
+        if result is not None:
+            self.journal.question(result, before, self._last_input())
+
+    # -- a proposal: preview, choice, run ------------------------------------------------------------------
+    def _approve(self, event: ApprovalRequiredEvent) -> Approval:
+        """The user's choice on proposed code, made after seeing what it would do."""
+        from .agent.assistant import DECLINED, EDITING
+        from .agent.loop import Approval
+
+        self._preview(event)
+        decision = self.frontend.decide(event)
+        if decision == "run":
+            return self._run_approved(event)
+        if decision == "edit":
+            self.frontend.set_next_input(event.code)
+            self.set_mode(Mode.PYTHON)
+            return Approval("edit", EDITING)
+        return Approval("no", DECLINED)
+
+    def _preview(self, event: ApprovalRequiredEvent) -> None:
+        """Show what the proposal would do, found in a walled copy of the session (Ctrl-C skips it). Only the
+        front end sees it: the model is told the user's choice and nothing of the preview."""
+        from .agent.events import PreviewEvent, StateEvent
+        from .capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
+
+        self.emit(StateEvent(state="previewing", detail="what the code would do · Ctrl-C skips"))
+        try:
+            found = Preview.from_dict(self.runtime.preview(event.code))
+        except KeyboardInterrupt:
+            found = Preview("skipped", reason="Preview skipped (Ctrl-C); nothing ran.")
+        except PyAIChatError as exc:  # e.g. the kernel died: still offer the choice
+            found = Preview("unavailable", reason=f"No preview: {exc}")
+        self.emit(StateEvent(state="idle"))
+        lines = found.lines() if found.status != "skipped" else [("note", found.reason or "")]
+        self.emit(PreviewEvent(call_id=event.call_id, status=found.status, lines=lines))
+
+    def _run_approved(self, event: ApprovalRequiredEvent) -> Approval:
+        """Run approved code in the session, keeping what ``/undo`` needs, and record it for ``/save``."""
+        from .agent.assistant import describe_run
+        from .agent.events import ErrorEvent
+        from .agent.loop import Approval
+
+        try:
+            result = self.runtime.run_proposal(event.code)
+        except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
+            self.emit(ErrorEvent(message=str(exc), kind="runtime"))
+            return Approval("run", f"The proposed code could not run: {exc}")
+        self.journal.approve(event.code, self.config.model, result.number, event.explanation)
+        return Approval("run", describe_run(result), input_number=result.number)
+
+    def _last_input(self) -> int:
+        history = self.runtime.history
+        return history[-1].number if history else 0
+
+    # -- the session kept for --resume -----------------------------------------------------------------------
+    def remember(self) -> None:
+        """Keep the conversation and the numbered inputs for ``--resume``, written atomically after every
+        input that changed them (a crash loses at most the input that crashed). Never fails an input."""
+        if self.config.autosave == "off" or (self.config.autosave == "auto" and not self.frontend.remembers):
+            return
+        history = self.runtime.history
+        turns = self._assistant.memory.turns if self._assistant is not None else []
+        key = (history[-1].number if history else 0, len(history), len(turns), self._snapshot)
+        if key == self._remembered or not (history or turns):
+            return
+        self._remembered = key
+        from dataclasses import asdict
+
+        from .persist.resume import save_resume  # with the first input, not at start-up
+
+        try:
+            save_resume([asdict(t) for t in turns], history, config=self.config, snapshot=self._snapshot)
+        except (PyAIChatError, OSError) as exc:
+            if not self._remember_failed:
+                self._remember_failed = True
+                self.notice(f"The session cannot be kept for --resume: {exc}", level="warning")
+
+    def snapshot_taken(self, path: str) -> None:
+        """``/snapshot`` wrote ``path`` ("": the runtime's default file): ``/resume`` without a file loads it
+        back with the conversation."""
+        self._snapshot = path
+
+    def resume(self, path: str | None) -> None:
+        """Bring back the last session's conversation and inputs, then the variables of ``path`` (a snapshot)
+        or, without one, of the last session's own last ``/snapshot``. Each part is all or nothing and says in
+        one sentence what came back or why not."""
+        from .agent.context import Turn
+        from .persist.resume import load_resume  # with /resume or --resume only
+
+        said: list[str] = []
+        snapshot = path
+        try:
+            last = load_resume()
+        except PyAIChatError as exc:
+            if path is None:
+                self.notice(str(exc), level="warning")
+                return
+            said.append(str(exc))
+        else:
+            self.assistant.memory.turns[:0] = [
+                Turn(t["question"], t["messages"], t["answer"]) for t in last.turns
+            ]
+            said.append(last.text())
+            if last.history and not self.runtime.adopt_history(last.history_entries()):
+                said.append(
+                    "The old inputs are not in /history: inputs already ran here, or the kernel or IPython "
+                    "numbers its own."
+                )
+            snapshot = path if path is not None else last.snapshot
+        self.notice(" ".join(said), level="success")
+        if snapshot is not None:  # "": the runtime's default snapshot file
+            try:
+                self.notice(self.runtime.load_variables(snapshot or None), level="success")
+            except PyAIChatError as exc:
+                self.notice(str(exc), level="warning")
+                return
+            self._snapshot = snapshot
+
+    @property
+    def journal(self) -> Journal:
+        """Where the questions and approved proposals are recorded for ``/save`` (created on first use)."""
+        if self._journal is None:
+            from .journal import Journal  # with the first question, not at start-up
+
+            self._journal = Journal()
+        return self._journal
 
     @property
     def assistant(self) -> Assistant:

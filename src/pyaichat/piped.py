@@ -6,8 +6,9 @@ IPython's time, and its output has no colour codes.
 
 from __future__ import annotations
 
+import itertools
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from .controller import Controller, Decision, Mode
@@ -24,6 +25,7 @@ class PlainFrontEnd:
     """Renders events as plain text on a stream; never runs proposed code."""
 
     interactive = False
+    remembers = False  # a script must not replace the interactive session --resume brings back
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
@@ -57,6 +59,10 @@ class PlainFrontEnd:
             if event.explanation:
                 self._line(event.explanation)
             self._line(event.code)
+        elif kind == "preview":
+            self._end_stream()
+            for _, line in event.lines:
+                self._line(line)
         elif kind == "tool_start":
             pass  # steps are visible with /trace; plain output keeps only answers
         self.out.flush()
@@ -138,9 +144,10 @@ def _ends_block(source: str) -> bool:
     return not needs_more_input(source + "\n")
 
 
-def run_piped(ctrl: Controller, stream: TextIO | None = None) -> int:
-    """Read every input from ``stream`` (stdin) and handle it; exit status 0 at end of input."""
-    for source in iter_inputs(stream or sys.stdin, ctrl):
+def run_piped(ctrl: Controller, stream: TextIO | None = None, first: Sequence[str] = ()) -> int:
+    """Read every input from ``stream`` (stdin) and handle it, after ``first`` (``--resume`` is ``/resume``);
+    exit status 0 at end of input."""
+    for source in itertools.chain(first, iter_inputs(stream or sys.stdin, ctrl)):
         ctrl.handle(source)
         sys.stdout.flush()
         if ctrl.should_exit:

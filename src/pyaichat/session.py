@@ -114,6 +114,16 @@ class Session:
         self.last_error: LastError | None = None
         self._echo = echo or self._default_echo
         self._counter = 0
+        self.numbered_here = True  # False where IPython numbers the inputs (``runtime.cells``)
+
+    def adopt_history(self, entries: list[HistoryEntry]) -> bool:
+        """Take a resumed session's inputs as this one's first, numbering on after them; only before any
+        input ran here, and only where this session numbers its inputs (IPython numbers its own)."""
+        if not self.numbered_here or self._counter or self.history or not entries:
+            return False
+        self.history.extend(entries)
+        self._counter = max(entry.number for entry in entries)
+        return True
 
     # -- execution -------------------------------------------------------------------------------------------
     @property

@@ -119,6 +119,13 @@ SETTINGS = _table(
     Setting("secret_names", "strlist", factory=list, description="extra name patterns to treat as secret"),
     Setting("secret_patterns", "strlist", factory=list, description="extra regexes to mask in any text"),
     Setting("audit", "bool", default=True, description="append every capability call to audit.jsonl"),
+    Setting(
+        "autosave",
+        "choice",
+        default="auto",
+        choices=("auto", "on", "off"),
+        description="keep the conversation and inputs for --resume (auto: not for piped input)",
+    ),
     Setting("budget_usd", "float", gt=0, description="stop asking once the session has cost this much"),
     Setting(
         "color",

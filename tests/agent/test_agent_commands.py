@@ -45,5 +45,8 @@ def test_commands_after_a_turn(ctrl, recorder, fake, session, tmp_path):
 
 
 def test_save_reports_an_unwritable_path(ctrl, recorder, tmp_path):
-    dispatch(ctrl, f"/save {tmp_path}/missing/dir/t.md")
-    assert recorder.of("notice")[-1].level == "warning" and "Cannot write" in recorder.of("notice")[-1].text
+    (tmp_path / "blocker").write_text("a file where a folder would go")
+    dispatch(ctrl, f"/save {tmp_path}/blocker/dir/t.md")
+    last = recorder.of("notice")[-1]
+    assert last.level == "warning" and "Cannot create the folder" in last.text
+    assert not (tmp_path / "blocker" / "dir").exists()

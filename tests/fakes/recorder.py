@@ -11,6 +11,7 @@ class Recorder:
     """A front end that records events and answers proposals with a fixed decision."""
 
     interactive = False
+    remembers = False
 
     def __init__(self, decision: str = "no") -> None:
         self.events: list[Any] = []

@@ -137,9 +137,7 @@ def test_percent_script_reads_back_as_the_same_cells(work, tmp_path):
 
 
 def test_transcript_is_what_save_has_always_written():
-    from pyaichat.agent.assistant import Assistant
     from pyaichat.agent.loop import StepRecord, TurnResult
-    from pyaichat.config import Config
 
     results = [
         TurnResult(
@@ -154,10 +152,13 @@ def test_transcript_is_what_save_has_always_written():
         ),
         TurnResult(question="and?", answer="", error="The model could not be reached."),
     ]
-    assistant = Assistant(Config(model="fake/model", audit=False), Session())
-    assistant.turns = results
     turns = [AssistantTurn.from_result(r, after_input=0) for r in results]
-    assert to_transcript(turns) == assistant.transcript()
+    assert to_transcript(turns) == (
+        "# pyaichat transcript\n\n## Question 1\n\nwhy?\n\nSteps:\n"
+        "- `get_repr(df)` → 1,234 chars\n- `eval_expr(x.y)` → 5 chars (failed)\n\n"
+        "### Answer\n\nbecause\n\n_stopped by max_steps_\n\n"
+        "## Question 2\n\nand?\n\n### Answer\n\n(no answer)\n\n_Error: The model could not be reached._\n"
+    )
 
 
 def test_unknown_format_and_unwritable_place(tmp_path, work):

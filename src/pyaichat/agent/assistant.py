@@ -2,7 +2,7 @@
 
 Front ends (the REPL, piped mode, later the IPython extension) hold one ``Assistant`` through the
 ``Controller`` and call ``ask(question, emit, approve)``; everything they show comes back as events. It holds
-no terminal code. It also keeps what ``/trace``, ``/sent``, ``/cost`` and ``/save`` report.
+no terminal code. It also keeps what ``/trace``, ``/sent`` and ``/cost`` report.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ class Assistant:
         self.runtime = as_runtime(runtime)
         self.memory = Memory()
         self.turns: list[TurnResult] = []  # every turn of the session, for /save and /cost
+        self.notes: list[str] = []  # what the user's commands changed since the last question (an /undo)
         self._factory: LLMFactory = llm_factory or LiteLLMClient
         self._loader = loader
         self._llm: LLM | None = None
@@ -111,8 +112,10 @@ class Assistant:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
         mask = memoize(make_masker(self.config))
+        told, self.notes = self.notes, []
+        since = "## Since your last answer\n" + "\n".join(told) if told else ""
         context = "\n\n".join(
-            part for part in (self._picture(), pinned_section(question, self._describe)) if part
+            part for part in (self._picture(), since, pinned_section(question, self._describe)) if part
         )
         # The system message (and the tool schemas) are the same bytes at every step and turn of the session,
         # so prompt caches reuse them; what changes each turn, the session picture, goes with the question.
@@ -205,25 +208,6 @@ class Assistant:
         if self.config.budget_usd is not None:
             text += f" Budget: ${self.config.budget_usd:g}."
         return text
-
-    def transcript(self) -> str:
-        """The session's questions, steps and answers as Markdown (``/save``)."""
-        out = ["# pyaichat transcript", ""]
-        for n, turn in enumerate(self.turns, 1):
-            out += [f"## Question {n}", "", turn.question, ""]
-            tools = [s for s in turn.steps if s.kind == "tool"]
-            if tools:
-                out.append("Steps:")
-                out += [
-                    f"- `{s.name}({s.detail})` → {s.size:,} chars{'' if s.ok else ' (failed)'}" for s in tools
-                ]
-                out.append("")
-            out += ["### Answer", "", turn.answer or "(no answer)", ""]
-            if turn.note:
-                out += [f"_{turn.note}_", ""]
-            if turn.error:
-                out += [f"_Error: {turn.error}_", ""]
-        return "\n".join(out)
 
 
 def _dollars(amount: float) -> str:

@@ -78,6 +78,18 @@ class ApprovalRequiredEvent(_Event):
     explanation: str = ""
 
 
+class PreviewEvent(_Event):
+    """What running a proposal would do, found before the user chooses (``Preview.lines()``: kind, text).
+    ``status``: ``running`` (a status line while it runs), ``previewed``, ``incomplete``, ``unavailable`` or
+    ``skipped`` (Ctrl-C). For the user's eyes only: the agent loop never sees it, so it never reaches the
+    model."""
+
+    type: Literal["preview"] = "preview"
+    call_id: str
+    status: str
+    lines: list[tuple[str, str]] = Field(default_factory=list)
+
+
 class UsageEvent(_Event):
     type: Literal["usage"] = "usage"
     prompt_tokens: int = 0
@@ -119,6 +131,7 @@ Event = Annotated[
     | AnswerChunkEvent
     | AnswerEvent
     | ApprovalRequiredEvent
+    | PreviewEvent
     | UsageEvent
     | ErrorEvent
     | NoticeEvent

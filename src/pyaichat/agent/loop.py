@@ -74,6 +74,7 @@ class Approval:
 
     decision: str  # "run" | "edit" | "no"
     observation: str
+    input_number: int | None = None  # the input the approved code ran as
 
 
 @dataclass

@@ -2,20 +2,29 @@
 
 The capabilities register themselves into ``registry.CAPABILITIES`` when their modules are imported; the
 registry imports them (``builtin``, then the plugins) on its first look-up.
+
+The registry (and pydantic with it) loads when one of its names is first asked for, not with the package:
+the light modules here (``redact``, ``summary``) serve the start-up path, e.g. masking what ``--resume``
+keeps after the first input, without the ~100 ms of pydantic.
 """
 
-from .registry import (
-    Capability,
-    CapabilityContext,
-    CapabilityResult,
-    NoArgs,
-    all_capabilities,
-    call,
-    capability,
-    get,
-    register,
-    tool_schemas,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .registry import (
+        Capability,
+        CapabilityContext,
+        CapabilityResult,
+        NoArgs,
+        all_capabilities,
+        call,
+        capability,
+        get,
+        register,
+        tool_schemas,
+    )
 
 __all__ = [
     "Capability",
@@ -29,3 +38,11 @@ __all__ = [
     "register",
     "tool_schemas",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import registry  # pydantic: with the first capability, not with the package
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

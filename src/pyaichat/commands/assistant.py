@@ -1,8 +1,7 @@
-"""Commands about the assistant: forget (/clear), look back (/trace, /sent, /cost) and keep (/save)."""
+"""Commands about the assistant: forget (/clear) and look back (/trace, /sent, /cost)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..agent.events import CodeEvent
@@ -36,17 +35,3 @@ def _sent(ctrl: Controller, arg: str) -> None:
 @command("cost", "/cost", "Show the session's token use and cost.")
 def _cost(ctrl: Controller, arg: str) -> None:
     ctrl.notice(ctrl.assistant.cost_text())
-
-
-@command("save", "/save <file>", "Write the conversation as a Markdown transcript.")
-def _save(ctrl: Controller, arg: str) -> None:
-    if not arg:
-        ctrl.notice("Usage: /save <file>", level="warning")
-        return
-    path = Path(arg).expanduser()
-    try:
-        path.write_text(ctrl.assistant.transcript(), encoding="utf-8")
-    except OSError as exc:
-        ctrl.notice(f"Cannot write {path}: {exc.strerror or exc}.", level="warning")
-        return
-    ctrl.notice(f"Transcript saved to {path}.", level="success")

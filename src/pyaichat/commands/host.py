@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..agent.assistant import Assistant
     from ..agent.events import Event
     from ..config import Config
+    from ..journal import Journal
     from ..modes import Mode
     from ..runtime import Runtime
 
@@ -23,6 +24,13 @@ class Controller(Protocol):
 
     @property
     def assistant(self) -> Assistant: ...
+
+    @property
+    def journal(self) -> Journal: ...
+
+    def snapshot_taken(self, path: str) -> None: ...
+
+    def resume(self, path: str | None) -> None: ...
 
     def set_mode(self, mode: Mode) -> None: ...
 

@@ -1,5 +1,5 @@
 """The slash-command registry: each area registers its commands with ``@command`` in its own module (``core``,
-``inspect``, ``assistant``), which the registry imports on its first look-up."""
+``inspect``, ``assistant``, ``work``), which the registry imports on its first look-up."""
 
 from __future__ import annotations
 
@@ -24,7 +24,12 @@ class Command:
 
 
 COMMANDS: Registry[Command] = Registry(
-    ("pyaichat.commands.core", "pyaichat.commands.inspect", "pyaichat.commands.assistant")
+    (
+        "pyaichat.commands.core",
+        "pyaichat.commands.inspect",
+        "pyaichat.commands.assistant",
+        "pyaichat.commands.work",
+    )
 )
 
 

@@ -69,6 +69,8 @@ class DisplayRenderer:
             self.shown_proposals.add(event.call_id)
             body = f"{event.explanation.strip()}\n\n" if event.explanation.strip() else ""
             self._markdown(f"**Proposed code (not run yet)**\n\n{body}```python\n{event.code.rstrip()}\n```")
+        elif kind == "preview":
+            print("\n".join(line for _, line in event.lines))
         elif kind == "code":
             title = f"**{event.title}**\n\n" if event.title else ""
             self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
@@ -134,6 +136,7 @@ class IPythonFrontEnd:
         self.shell = shell
         self.jupyter = is_jupyter(shell)
         self.interactive = is_terminal(shell)
+        self.remembers = True
         self.controller: Controller | None = None  # set by the extension; proposals switch it to Python mode
         self._color = bool(config.color) and getattr(shell, "colors", "").lower() != "nocolor"
         self._renderer: Renderer | None = None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Callable
 from typing import BinaryIO
 
@@ -23,7 +22,7 @@ def temp_name(target: str, pid: int | None = None) -> str:
     """``.<name>.<pid>.<random>.tmp`` next to ``target``: hidden, and naming the process that writes it."""
     directory, name = os.path.split(os.path.abspath(target))
     pid = os.getpid() if pid is None else pid
-    return os.path.join(directory, f".{name}.{pid}.{secrets.token_hex(4)}{_TMP_SUFFIX}")
+    return os.path.join(directory, f".{name}.{pid}.{os.urandom(4).hex()}{_TMP_SUFFIX}")
 
 
 def atomic_write(

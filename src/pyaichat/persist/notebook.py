@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
-from .. import __version__
+from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
 

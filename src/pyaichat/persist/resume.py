@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
-from .. import __version__, paths
+from ..paths import state_dir
+from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
 
@@ -32,7 +33,7 @@ MAX_INPUTS = 1000  # the newest inputs kept
 
 
 def default_path() -> str:
-    return os.path.join(str(paths.state_dir()), FILE_NAME)
+    return os.path.join(str(state_dir()), FILE_NAME)
 
 
 @dataclass

@@ -15,7 +15,7 @@ import os
 import secrets
 import stat
 
-from .. import paths
+from ..paths import ensure_state_dir, state_dir
 from . import PersistError
 
 KEY_FILE = "snapshot.key"
@@ -24,7 +24,7 @@ MAC_BYTES = 32  # HMAC-SHA256
 
 
 def key_path() -> str:
-    return os.path.join(str(paths.state_dir()), KEY_FILE)
+    return os.path.join(str(state_dir()), KEY_FILE)
 
 
 def load_key(*, create: bool) -> bytes | None:
@@ -35,9 +35,9 @@ def load_key(*, create: bool) -> bytes | None:
     except FileNotFoundError:
         if not create:
             return None
-    directory = paths.ensure_state_dir()
+    directory = ensure_state_dir()
     if directory is None:
-        raise PersistError(f"Cannot create the state folder {paths.state_dir()} to keep the snapshot key.")
+        raise PersistError(f"Cannot create the state folder {state_dir()} to keep the snapshot key.")
     tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

@@ -25,7 +25,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from .. import __version__, paths
+from ..paths import state_dir
+from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
 from .saveable import candidates, is_file
@@ -37,7 +38,7 @@ DEFAULT_NAME = "last.snapshot"
 
 def default_path() -> str:
     """Where ``/snapshot`` without a file name writes: the state directory."""
-    return os.path.join(str(paths.state_dir()), DEFAULT_NAME)
+    return os.path.join(str(state_dir()), DEFAULT_NAME)
 
 
 # -- reports ------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -53,13 +53,16 @@ def early_prompt(color: bool) -> Callable[[], None]:
     return restore
 
 
-def run_repl(config: Config, runtime: Runtime, **kwargs: Any) -> int:
-    """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals)."""
-    restore = early_prompt(config.color) if not kwargs else (lambda: None)
+def run_repl(config: Config, runtime: Runtime, *, first: Sequence[str] = (), **kwargs: Any) -> int:
+    """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals). ``first``:
+    inputs handled before the first prompt (``--resume`` is ``/resume``), which then has no early prompt."""
+    restore = early_prompt(config.color) if not kwargs and not first else (lambda: None)
     try:
         from .frontend import Repl  # prompt_toolkit: after the early prompt is on screen
 
         repl = Repl(config, runtime, **kwargs)
     finally:
         restore()
+    for text in first:
+        repl.execute(text)
     return repl.run()

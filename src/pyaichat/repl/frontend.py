@@ -254,6 +254,7 @@ class ReplFrontEnd:
     """The controller's ``FrontEnd`` in a terminal: rich rendering, approval prompt, pre-filled input."""
 
     interactive = True
+    remembers = True
 
     def __init__(
         self,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
+_PREVIEW_STYLES = {"head": "bold", "in_place": "yellow", "output": "dim", "note": "yellow"}
 _CODE_THEME = "monokai"
 
 
@@ -207,6 +208,15 @@ class RichRenderer:
                 expand=False,
             )
         )
+
+    def _on_preview(self, event: Any) -> None:
+        """What the proposal would do, under its panel (the status line said it was running)."""
+        self._status = None
+        self._stop_live()
+        text = Text()
+        for kind, line in event.lines:
+            text.append(line + "\n", style=_PREVIEW_STYLES.get(kind, ""))
+        self._print(text.rstrip() or Text("No preview.", style="dim"))
 
     # -- live region -----------------------------------------------------------------------------------------
     def _print(self, renderable: Any) -> None:

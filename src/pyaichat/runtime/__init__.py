@@ -89,6 +89,37 @@ class Runtime(Protocol):
         """Let go of what the runtime holds (a kernel it started is shut down)."""
         ...
 
+    # -- proposals and the work that lasts: each runs where the data is ------------------------------------
+    def preview(self, source: str) -> dict[str, Any]:
+        """What running the proposed ``source`` would do (``Preview.to_dict()``), found in a walled, forked
+        copy of the session; nothing runs in the session itself. For the user's eyes only."""
+        ...
+
+    def run_proposal(self, source: str) -> ExecResult:
+        """Run approved code as ``run`` does, keeping what ``undo`` needs: the old objects of the names it
+        creates, rebinds or deletes (kept, not copied, until the next proposal or ``undo``)."""
+        ...
+
+    def undo(self) -> tuple[bool, str]:
+        """Put the last approved proposal's names back, or refuse and change nothing; one sentence either
+        way (``ok`` is whether anything was undone)."""
+        ...
+
+    def adopt_history(self, entries: list[HistoryEntry]) -> bool:
+        """Take a resumed session's inputs as this one's first (numbering continues after them); False
+        where it cannot (inputs already ran, or the kernel or IPython numbers its own)."""
+        ...
+
+    def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
+        """Snapshot the session's variables (``persist.snapshot``); one sentence with the size and time
+        and what could not be saved. Raises ``PyAIChatError`` (one sentence) when nothing was written."""
+        ...
+
+    def load_variables(self, path: str | None) -> str:
+        """Load a snapshot this user saved into the session, all or nothing; one sentence saying what came
+        back. Raises ``PyAIChatError`` (one sentence) when nothing was loaded."""
+        ...
+
 
 def as_runtime(target: Runtime | Session) -> Runtime:
     """``target`` as a runtime: a ``Session`` (the public Python API) runs in this process."""

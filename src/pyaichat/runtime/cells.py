@@ -67,6 +67,7 @@ class CellRecorder:
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        session.numbered_here = False  # IPython's execution count numbers the inputs
         self._started = time.perf_counter()
 
     def pre_run_cell(self, info: Any) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
+from ..errors import PyAIChatError
 from ..records import ExecResult, HistoryEntry, LastError
 from ..session import input_is_complete
 from . import KernelUnavailable, capability_settings
@@ -184,3 +185,39 @@ class KernelRuntime:
 
     def close(self) -> None:
         self.kernel.close()
+
+    # -- proposals and the work that lasts: the helper runs them in the kernel, where the data is ----------
+    def _work(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One such request; a refusal or a dead kernel is a ``PyAIChatError`` with one sentence."""
+        request = {**request, "settings": capability_settings(self.config)}
+        reply = self.kernel.request(request, float(self.config.tool_timeout) * 2 + 30.0)
+        if reply.get("error"):
+            raise PyAIChatError(str(reply["error"]))
+        return reply
+
+    def preview(self, source: str) -> dict[str, Any]:
+        return dict(self._work({"op": "preview", "code": source}).get("preview") or {})
+
+    def run_proposal(self, source: str) -> ExecResult:
+        self._work({"op": "checkpoint", "code": source})
+        try:
+            return self.run(source)
+        finally:
+            try:
+                self._work({"op": "finish"})
+            except PyAIChatError:
+                pass  # the kernel died meanwhile: there is nothing left to undo
+
+    def undo(self) -> tuple[bool, str]:
+        reply = self._work({"op": "undo"})
+        return bool(reply.get("ok")), str(reply.get("text") or "")
+
+    def adopt_history(self, entries: list[HistoryEntry]) -> bool:
+        return False  # the kernel numbers its own inputs
+
+    def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
+        request = {"op": "save_variables", "path": path, "include_secrets": include_secrets}
+        return str(self._work(request).get("text") or "")
+
+    def load_variables(self, path: str | None) -> str:
+        return str(self._work({"op": "load_variables", "path": path}).get("text") or "")

@@ -19,17 +19,22 @@ import os
 import sys
 import uuid
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython import get_ipython
 
 from ..config import Config
+from ..errors import PyAIChatError
 from ..session import Session
 from ..version import __version__
 from . import COMM_TARGET, PROTOCOL
 from .cells import CellRecorder, record_error
 
+if TYPE_CHECKING:
+    from ..persist.undo import Checkpoint
+
 _helper: KernelHelper | None = None
+_WORK = ("preview", "checkpoint", "finish", "undo", "save_variables", "load_variables")
 
 
 class NotIPython(RuntimeError):
@@ -53,6 +58,7 @@ class KernelHelper:
         shell.events.register("post_run_cell", self.recorder.post_run_cell)
         self._configs: dict[str, Config] = {}
         self._reported_error: object = None  # the last error the previous digest told about
+        self._undo: Checkpoint | None = None  # the last approved proposal's, for /undo
 
     # -- requests --------------------------------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +75,11 @@ class KernelHelper:
                 return {"history": self._history(int(request.get("count", 20)))}
             if op == "hello":
                 return self.hello()
+            if op in _WORK:
+                return self._work(op, request)
             return {"error": f"pyaichat's kernel helper does not know the request {op!r}."}
+        except PyAIChatError as exc:  # a refusal for the user (a foreign snapshot, a full disk): one sentence
+            return {"error": str(exc)}
         except Exception as exc:  # a bug here must not break the kernel's shell loop
             return {"error": f"pyaichat's kernel helper failed: {type(exc).__name__}: {exc}"}
 
@@ -120,6 +130,49 @@ class KernelHelper:
     def _history(self, count: int) -> list[dict[str, Any]]:
         entries = self.session.history[-count:] if count > 0 else []
         return [asdict(e) for e in entries]
+
+    # -- proposals and the work that lasts, run here where the data is -------------------------------------
+    # Each loads its module with its first request: the host attaches without waiting for them.
+    def _work(self, op: str, request: dict[str, Any]) -> dict[str, Any]:
+        namespace = self.session.namespace
+        config = self._config(request.get("settings") or {})
+        if op == "preview":
+            from ..capabilities.sandbox import preview_code
+
+            code = str(request.get("code") or "")
+            return {"preview": preview_code(config, namespace, code, self._transform).to_dict()}
+        if op == "checkpoint":
+            from ..persist.undo import checkpoint
+
+            self._undo = None  # the previous proposal's old objects are released now
+            self._undo = checkpoint(namespace, str(request.get("code") or ""))
+            return {}
+        if op == "finish":
+            from ..persist.undo import finish
+
+            if self._undo is not None and self._undo.changes is None:
+                finish(namespace, self._undo)
+            return {}
+        if op == "undo":
+            from ..persist.undo import undo
+
+            if self._undo is None:
+                return {"ok": False, "text": "Nothing to undo: no approved proposal has run in this kernel."}
+            done = undo(namespace, self._undo)
+            return {"ok": done.ok, "text": done.text}
+        path = request.get("path") or None
+        if op == "save_variables":
+            from ..persist.snapshot import save_snapshot
+
+            secrets = bool(request.get("include_secrets"))
+            return {"text": save_snapshot(namespace, path, config=config, include_secrets=secrets).text()}
+        from ..persist.snapshot import load_snapshot  # op == "load_variables"
+
+        return {"text": load_snapshot(path, namespace).text()}
+
+    def _transform(self, source: str) -> str:
+        """Proposed code as IPython would run it (magics become calls)."""
+        return str(self.shell.transform_cell(source))
 
     # -- the comm --------------------------------------------------------------------------------------------
     def on_comm_open(self, comm: Any, open_msg: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from ..session import Session, input_is_complete
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from ..config import Config
+    from ..persist.undo import Checkpoint
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
 
@@ -20,6 +21,7 @@ class LocalRuntime:
     def __init__(self, session: Session) -> None:
         self.session = session
         self._reported_error: object = None  # the last error the previous digest told about
+        self._undo: Checkpoint | None = None  # the last approved proposal's, for /undo
 
     @property
     def config(self) -> Config:
@@ -77,3 +79,44 @@ class LocalRuntime:
 
     def close(self) -> None:
         pass
+
+    # -- proposals and the work that lasts (each loads its module with its first use) ----------------------
+    def preview(self, source: str) -> dict[str, Any]:
+        from ..capabilities.sandbox import preview_code  # with the first proposal
+
+        return preview_code(self.config, self.session.namespace, source).to_dict()
+
+    def run_proposal(self, source: str) -> ExecResult:
+        from ..persist.undo import checkpoint, finish  # with the first approved proposal
+
+        namespace = self.session.namespace
+        self._undo = None  # the previous proposal's old objects are released now
+        taken = checkpoint(namespace, source)
+        try:
+            return self.session.run(source)
+        finally:
+            finish(namespace, taken)
+            self._undo = taken
+
+    def undo(self) -> tuple[bool, str]:
+        from ..persist.undo import undo  # with the first /undo
+
+        if self._undo is None:
+            return False, "Nothing to undo: no approved proposal has run since the session started."
+        done = undo(self.session.namespace, self._undo)
+        return done.ok, done.text
+
+    def adopt_history(self, entries: list[HistoryEntry]) -> bool:
+        return self.session.adopt_history(entries)
+
+    def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
+        from ..persist.snapshot import save_snapshot  # with the first /snapshot
+
+        return save_snapshot(
+            self.session.namespace, path, config=self.config, include_secrets=include_secrets
+        ).text()
+
+    def load_variables(self, path: str | None) -> str:
+        from ..persist.snapshot import load_snapshot  # with the first /resume of variables
+
+        return load_snapshot(path, self.session.namespace).text()

@@ -185,6 +185,7 @@ def run_forked(
     size = 0
     timed_out = False
     answered = False  # the child sent its result and closed the pipe
+    left = True  # the wait ended by an exception (Ctrl-C): the child is stopped, not waited for
     try:
         while True:
             remaining = timeout - (time.monotonic() - started)
@@ -202,9 +203,10 @@ def run_forked(
             size += len(chunk)
             if size > MAX_RESULT_BYTES:
                 break
+        left = False
     finally:
         os.close(read_fd)
-        killed = timed_out or size > MAX_RESULT_BYTES
+        killed = left or timed_out or size > MAX_RESULT_BYTES
         status = _reap_later(pid) if answered else _reap(pid, kill=killed)
     if timed_out:
         raise CapabilityTimeout(f"The code did not finish within {timeout:g} s and was stopped.")

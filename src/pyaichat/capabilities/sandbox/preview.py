@@ -71,6 +71,38 @@ class Preview:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def lines(self) -> list[tuple[str, str]]:
+        """What the proposal panel shows, as ``(kind, text)`` lines: ``head``, ``effect``, ``in_place`` (an
+        effect undo cannot take back), ``output`` or ``note``; each front end styles the kinds its own way."""
+        if self.status == "unavailable":
+            return [("note", self.reason or "No preview here; nothing unapproved runs.")]
+        took = f"{self.duration_ms:,.0f} ms" if self.duration_ms is not None else "not timed"
+        head = f"Preview (ran on a walled copy of your session in {took}; nothing has changed yet):"
+        out: list[tuple[str, str]] = [("head", head)]
+        verbs = {"created": "new", "rebound": "rebinds", "deleted": "deletes", "changed": "changes"}
+        for e in self.effects:
+            before, after = e.before or "", e.after or ""
+            shape = f"{before} → {after}" if before and after else (before or after)
+            detail = f" ({e.detail})" if e.detail else ""
+            if e.change == "changed":
+                line = f"  changes {e.name} in place: {shape}{detail} — /undo cannot take this back"
+                out.append(("in_place", line))
+            else:
+                out.append(("effect", f"  {verbs.get(e.change, e.change)} {e.name}: {shape}{detail}"))
+        if self.effects_omitted:
+            out.append(("effect", f"  … and {self.effects_omitted:,} more"))
+        if not self.effects:
+            out.append(("effect", "  no variable created, rebound, deleted or changed"))
+        if self.output.strip():
+            cut = " (cut)" if self.output_truncated else ""
+            out.append(("output", f"  printed{cut}:"))
+            out += [("output", f"    {line}") for line in self.output.rstrip().splitlines()[:12]]
+        if self.error:
+            out.append(("note", f"  it raised {self.error}"))
+        if self.reason:
+            out.append(("note", f"  {self.reason}"))
+        return out
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Preview:
         fields = dict(data)

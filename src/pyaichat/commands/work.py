@@ -1,0 +1,105 @@
+"""Commands for work that lasts: take back a proposal (/undo), save the session as a notebook, a script or a
+transcript (/save), keep its variables (/snapshot) and bring a session back (/resume)."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from ..errors import PyAIChatError
+from .registry import command
+
+if TYPE_CHECKING:
+    from .host import Controller
+
+
+@command(
+    "undo",
+    "/undo",
+    "Put back the names the last approved proposal created, rebound or deleted (not in-place changes).",
+)
+def _undo(ctrl: Controller, arg: str) -> None:
+    ok, text = ctrl.runtime.undo()
+    ctrl.notice(text, level="success" if ok else "warning")
+    if ok:  # the model must not go on believing the proposal's effects still stand
+        ctrl.assistant.notes.append(f"The user undid the last approved proposal with /undo. {text}")
+
+
+@command(
+    "save",
+    "/save <file>",
+    "Save the session: .ipynb a runnable notebook, .py a percent-format script, .md the conversation.",
+)
+def _save(ctrl: Controller, arg: str) -> None:
+    from ..persist import PersistError
+    from ..persist.notebook import export  # with the first /save
+
+    if not arg:
+        ctrl.notice("Usage: /save <file.ipynb | file.py | file.md>", level="warning")
+        return
+    journal = ctrl.journal
+    try:
+        report = export(arg, ctrl.runtime.history, journal.turns, journal.approved, config=ctrl.config)
+    except PersistError as exc:
+        ctrl.notice(str(exc), level="warning")
+        return
+    except ImportError as exc:
+        missing = exc.name or "nbformat"
+        ctrl.notice(
+            f"Saving a notebook needs {missing}: pip install 'pyaichat[persist]' (or use .py or .md).",
+            level="warning",
+        )
+        return
+    ctrl.notice(report.text(), level="success")
+
+
+@command(
+    "snapshot",
+    "/snapshot [--include-secrets] [file]",
+    "Save the session's variables (default: in the state directory; secret-named ones only if asked).",
+)
+def _snapshot(ctrl: Controller, arg: str) -> None:
+    words = _words(ctrl, arg)
+    if words is None:
+        return
+    include_secrets = "--include-secrets" in words
+    rest = [w for w in words if w != "--include-secrets"]
+    if len(rest) > 1 or any(w.startswith("--") for w in rest):
+        ctrl.notice("Usage: /snapshot [--include-secrets] [file]", level="warning")
+        return
+    path = rest[0] if rest else None
+    try:
+        text = ctrl.runtime.save_variables(path, include_secrets=include_secrets)
+    except PyAIChatError as exc:
+        ctrl.notice(str(exc), level="warning")
+        return
+    except ImportError as exc:
+        needed = exc.name or "cloudpickle"
+        ctrl.notice(f"Snapshots need {needed}: pip install 'pyaichat[persist]'.", level="warning")
+        return
+    ctrl.snapshot_taken(path or "")  # "": the runtime's default file
+    ctrl.notice(text, level="success")
+
+
+@command(
+    "resume",
+    "/resume [file]",
+    "Bring back the last session's conversation and inputs, and the variables of a snapshot file (default: "
+    "the last session's own last /snapshot).",
+)
+def _resume(ctrl: Controller, arg: str) -> None:
+    words = _words(ctrl, arg)
+    if words is None:
+        return
+    if len(words) > 1:
+        ctrl.notice("Usage: /resume [file]", level="warning")
+        return
+    ctrl.resume(words[0] if words else None)
+
+
+def _words(ctrl: Controller, arg: str) -> list[str] | None:
+    try:
+        return shlex.split(arg)
+    except ValueError as exc:
+        ctrl.notice(f"Cannot read the arguments: {exc}.", level="warning")
+        return None
