@@ -27,7 +27,7 @@ _SUMMARY_CHARS = 200
 OUTPUT_CHARS = 20_000  # characters of one input's text output kept in its history entry (for notebooks)
 
 
-class _Tee(io.TextIOBase):
+class Tee(io.TextIOBase):
     """Writes through to the real stream; keeps the first ``keep`` characters (the history entry's output)
     and counts the rest, so a cut can say how much is missing."""
 
@@ -57,6 +57,10 @@ class _Tee(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self._target, "encoding", "utf-8")
+
+    @property
+    def target(self) -> Any:
+        return self._target
 
     def fileno(self) -> int:
         return self._target.fileno()
@@ -138,7 +142,7 @@ class Session:
         number = self._counter
         filename = INPUT_FILENAME.format(n=number)
         _register_source(filename, source)
-        tee_out, tee_err = _Tee(sys.stdout), _Tee(sys.stderr)
+        tee_out, tee_err = Tee(sys.stdout), Tee(sys.stderr)
         result = ExecResult(ok=True, number=number)
         started = time.perf_counter()
         real_out, real_err = sys.stdout, sys.stderr
@@ -167,10 +171,10 @@ class Session:
             result.duration_ms = (time.perf_counter() - started) * 1000
         out, err = tee_out.text(), tee_err.text()
         result.output = out[:_SUMMARY_CHARS] + err[:_SUMMARY_CHARS]
-        value_repr = _safe_repr(result.value) if result.has_value else None
+        value_repr = safe_repr(result.value) if result.has_value else None
         if result.has_value:  # echoed outside the tee: the summary shows the value once, not twice
             self._echo(result.value)
-        stdout, stderr, shown = _bounded(
+        stdout, stderr, shown = bounded_outputs(
             (out, tee_out.total), (err, tee_err.total), (value_repr, len(value_repr or ""))
         )
         self.history.append(
@@ -264,7 +268,7 @@ class Session:
         return self.last_error
 
 
-def _safe_repr(value: Any) -> str | None:
+def safe_repr(value: Any) -> str | None:
     """``repr(value)``, or ``None`` when its ``__repr__`` fails (the summary then names the type)."""
     try:
         return repr(value)
@@ -272,7 +276,7 @@ def _safe_repr(value: Any) -> str | None:
         return None
 
 
-def _bounded(*parts: tuple[str | None, int], limit: int = OUTPUT_CHARS) -> list[str | None]:
+def bounded_outputs(*parts: tuple[str | None, int], limit: int = OUTPUT_CHARS) -> list[str | None]:
     """Each (kept text, full length) cut so that together they hold at most ``limit`` characters; a cut
     part ends with a line saying how many characters were not kept."""
     out: list[str | None] = []

@@ -133,3 +133,66 @@ def test_jupyter_proposal_becomes_the_next_cell(new_shell, scripted, capsys):
     assert "```python\nx = 1\n```" in shown
     assert "x" not in shell.user_ns
     assert "✓ propose_code(code=x = 1, explanation=Define x.)" in capsys.readouterr().out
+
+
+def test_the_preview_shows_before_the_proposal_goes_into_the_next_input(aip, scripted, capsys):
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    run(aip, "sales = {'q2': 0}\nrows = [1]")
+    extension.get(aip).controller.set_mode(Mode.ASSISTANT)
+    scripted.tool("propose_code", {"code": "rows = rows + [2]\nprint('two rows')", "explanation": "Add."})
+    scripted.text("Done.")
+    run(aip, "%ai add a row")
+    out = capsys.readouterr().out
+    if probe().complete:
+        assert "rebinds rows: list of 1 item → list of 2 items" in out and "two rows" in out, out
+    else:
+        assert "No preview" in out
+    assert aip.user_ns["rows"] == [1]
+    assert "rebinds rows" not in json.dumps(scripted.bodies)
+
+
+def test_running_the_proposed_cell_approves_it_and_undo_takes_it_back(aip, scripted, capsys, tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    run(aip, "prices = [3, 1, 2]")
+    original = aip.user_ns["prices"]
+    ext = extension.get(aip)
+    ext.controller.set_mode(Mode.ASSISTANT)
+    scripted.tool("propose_code", {"code": "prices = sorted(prices)\nprint(prices)", "explanation": "Sort."})
+    scripted.text("Run the cell I put in your input.")
+    run(aip, "%ai sort the prices")
+    assert run(aip, aip.rl_next_input).success  # the user runs the proposed cell as it is
+    assert aip.user_ns["prices"] == [1, 2, 3]
+    run(aip, "%ai /undo")
+    assert "restored prices" in capsys.readouterr().out
+    assert aip.user_ns["prices"] is original
+    path = tmp_path / "ipy.ipynb"
+    run(aip, f"%ai /save {path}")
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    sorted_cell = next(c for c in code if c.source.startswith("prices = sorted"))
+    assert sorted_cell.metadata["pyaichat"]["source"] == "assistant"
+    assert sorted_cell.outputs[0]["text"] == "[1, 2, 3]\n"  # the cell's own printed output, captured
+    assert any("sort the prices" in c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_an_edited_proposal_is_the_users_own_code_and_not_undone(aip, scripted, capsys):
+    run(aip, "n = 1")
+    ext = extension.get(aip)
+    ext.controller.set_mode(Mode.ASSISTANT)
+    scripted.tool("propose_code", {"code": "n = 2"}).text("Put it in your input.")
+    run(aip, "%ai make n two")
+    run(aip, "n = 3")  # the user typed something else
+    run(aip, "%ai /undo")
+    assert "Nothing to undo" in capsys.readouterr().out and aip.user_ns["n"] == 3
+
+
+def test_snapshot_and_resume_in_ipython(aip, scripted, capsys, tmp_path):
+    pytest.importorskip("cloudpickle")
+    run(aip, "table = {'a': 1}")
+    path = tmp_path / "ipy.snap"
+    run(aip, f"%ai /snapshot {path}")
+    assert "Saved 1 variable" in capsys.readouterr().out
+    del aip.user_ns["table"]
+    run(aip, f"%ai /resume {path}")
+    assert "Loaded 1 variable" in capsys.readouterr().out and aip.user_ns["table"] == {"a": 1}

@@ -214,3 +214,32 @@ def test_an_error_raised_before_pyaichat_attached_is_the_last_error(kernel):
         assert "totals['b']" in runtime.digest()  # backfilled history
     finally:
         runtime.close()
+
+
+def test_preview_undo_and_snapshot_run_in_the_kernel(runtime, srv, tmp_path):
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    runtime.run("import pandas as pd\norders = pd.DataFrame({'id': ['1', '2']})\nkept = [1]")
+    original = kernel_eval(runtime, "id(orders)")
+    ctrl = controller(runtime, srv, decision="run")
+    code = "orders = orders.assign(id=orders['id'].astype(int))\nextra = 1"
+    srv.tool("propose_code", {"code": code}).text("Converted.")
+    ctrl.ask("convert the ids")
+    (preview,) = ctrl.frontend.of("preview")
+    text = "\n".join(line for _, line in preview.lines)
+    if probe().complete:  # the preview forked where the data is: in the kernel
+        assert preview.status == "previewed" and "rebinds orders" in text and "id int64" in text, text
+    assert "rebinds orders" not in json.dumps(srv.bodies)
+    assert kernel_eval(runtime, "orders['id'].dtype.name") == "'int64'"
+    dispatch(ctrl, "/undo")
+    assert "restored orders" in ctrl.frontend.of("notice")[-1].text
+    assert kernel_eval(runtime, "id(orders)") == original and kernel_eval(runtime, "'extra' in dir()") == "False"
+
+    path = tmp_path / "kernel.snap"
+    dispatch(ctrl, f"/snapshot {path}")
+    saved = ctrl.frontend.of("notice")[-1].text
+    assert saved.startswith("Saved ") and str(path) in saved  # written by the kernel, where the data is
+    runtime.run("del kept")
+    dispatch(ctrl, f"/resume {path}")
+    assert ctrl.frontend.of("notice")[-1].text.startswith("Loaded ")
+    assert kernel_eval(runtime, "kept") == "[1]"

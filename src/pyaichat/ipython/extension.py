@@ -19,6 +19,7 @@ from ..agent.events import ErrorEvent, StateEvent
 from ..config import Config, load_config
 from ..controller import Controller
 from ..errors import ConfigError, PyAIChatError
+from ..runtime import LocalRuntime
 from ..runtime.cells import CellRecorder
 from ..session import Session
 from ..settings import SETTINGS
@@ -27,6 +28,7 @@ from .magics import AIMagics
 from .transform import keep_question_mark
 
 if TYPE_CHECKING:
+    from ..agent.events import ApprovalRequiredEvent
     from .magics import Request
 
 # c.PyAIChat.model = "…" in ipython_config.py, or --PyAIChat.model=… on IPython's command line
@@ -53,7 +55,9 @@ class Extension:
         config = self._load_config()
         self.session = Session(namespace=shell.user_ns, config=config)
         self.frontend = IPythonFrontEnd(shell, config)
-        self.controller = Controller(config, self.session, self.frontend)
+        self.runtime = LocalRuntime(self.session)
+        self.controller = Controller(config, self.runtime, self.frontend)
+        self._proposal: ApprovalRequiredEvent | None = None  # the proposal the running cell approves
         self.frontend.controller = self.controller
         self.recorder = CellRecorder(self.session)
         self.magics = AIMagics(shell, self)
@@ -86,6 +90,8 @@ class Extension:
         shell.register_magics(self.magics)
         shell.events.register("pre_run_cell", self.recorder.pre_run_cell)
         shell.events.register("post_run_cell", self.recorder.post_run_cell)
+        shell.events.register("pre_run_cell", self.pre_run_cell)
+        shell.events.register("post_run_cell", self.post_run_cell)
         if keep_question_mark not in shell.input_transformers_cleanup:
             shell.input_transformers_cleanup.append(keep_question_mark)
         self.recorder.backfill(shell)
@@ -112,6 +118,8 @@ class Extension:
         for name, callback in (
             ("pre_run_cell", self.recorder.pre_run_cell),
             ("post_run_cell", self.recorder.post_run_cell),
+            ("pre_run_cell", self.pre_run_cell),
+            ("post_run_cell", self.post_run_cell),
         ):
             try:
                 shell.events.unregister(name, callback)
@@ -119,6 +127,25 @@ class Extension:
                 pass
         while keep_question_mark in shell.input_transformers_cleanup:
             shell.input_transformers_cleanup.remove(keep_question_mark)
+
+    # -- the cell that runs a proposal -----------------------------------------------------------------------
+    # IPython puts a proposal into the next input; running that cell unchanged is the approval: it is
+    # checkpointed for /undo and recorded as the assistant's code for /save. An edited cell is the user's own.
+    def pre_run_cell(self, info: Any) -> None:
+        pending, self.frontend.pending = self.frontend.pending, None
+        source = getattr(info, "raw_cell", None) or ""
+        if pending is not None and source.strip() == pending.code.strip():
+            self._proposal = pending
+            self.runtime.begin_proposal(source)
+
+    def post_run_cell(self, result: Any) -> None:
+        proposal, self._proposal = self._proposal, None
+        if proposal is None:
+            return
+        self.runtime.end_proposal()
+        number = getattr(result, "execution_count", None)
+        model = self.controller.config.model
+        self.controller.journal.approve(proposal.code, model, number, proposal.explanation)
 
     # -- asking ----------------------------------------------------------------------------------------------
     def answer(self, request: Request) -> None:

@@ -141,6 +141,7 @@ class IPythonFrontEnd:
         self._color = bool(config.color) and getattr(shell, "colors", "").lower() != "nocolor"
         self._renderer: Renderer | None = None
         self._next_input: str | None = None
+        self.pending: ApprovalRequiredEvent | None = None  # the proposal put into the next input
 
     @property
     def renderer(self) -> Renderer:
@@ -161,6 +162,7 @@ class IPythonFrontEnd:
         if proposal.call_id not in self.renderer.shown_proposals:
             self.renderer.render(proposal)
         self.set_next_input(proposal.code)  # the assistant then tells the user where the code went
+        self.pending = proposal  # running that cell as it is approves it (``Extension``: undo, /save)
         return "edit"
 
     def set_next_input(self, code: str) -> None:

@@ -213,10 +213,8 @@ class RichRenderer:
         """What the proposal would do, under its panel (the status line said it was running)."""
         self._status = None
         self._stop_live()
-        text = Text()
-        for kind, line in event.lines:
-            text.append(line + "\n", style=_PREVIEW_STYLES.get(kind, ""))
-        self._print(text.rstrip() or Text("No preview.", style="dim"))
+        text = Text("\n").join(Text(line, style=_PREVIEW_STYLES.get(kind, "")) for kind, line in event.lines)
+        self._print(text if text.plain else Text("No preview.", style="dim"))
 
     # -- live region -----------------------------------------------------------------------------------------
     def _print(self, renderable: Any) -> None:

@@ -16,7 +16,7 @@ import types
 from typing import Any
 
 from ..records import HistoryEntry, LastError
-from ..session import Session, short
+from ..session import Session, Tee, bounded_outputs, safe_repr, short
 
 _BACKFILL = 20  # inputs typed before the extension was loaded that are copied into the history
 _LOAD_MAGICS = ("%load_ext", "%reload_ext", "%unload_ext")
@@ -69,11 +69,32 @@ class CellRecorder:
         self.session = session
         session.numbered_here = False  # IPython's execution count numbers the inputs
         self._started = time.perf_counter()
+        self._tees: tuple[Tee, Tee] | None = None
 
     def pre_run_cell(self, info: Any) -> None:
         self._started = time.perf_counter()
+        self._capture()
+
+    # The cell's text output, for a saved notebook: sys.stdout/stderr write through a ``Tee`` while the cell
+    # runs (what the user sees, and Jupyter's own output, are unchanged), put back after it.
+    def _capture(self) -> None:
+        self._release()
+        self._tees = (Tee(sys.stdout), Tee(sys.stderr))
+        sys.stdout, sys.stderr = self._tees
+
+    def _release(self) -> tuple[str, int, str, int]:
+        tees, self._tees = self._tees, None
+        if tees is None:
+            return "", 0, "", 0
+        out, err = tees
+        if sys.stdout is out:  # a cell that replaced the stream itself keeps its own
+            sys.stdout = out.target
+        if sys.stderr is err:
+            sys.stderr = err.target
+        return out.text(), out.total, err.text(), err.total
 
     def post_run_cell(self, result: Any) -> None:
+        out, out_total, err, err_total = self._release()
         source = getattr(result.info, "raw_cell", None) or ""
         if not source.strip() or is_question(source) or source.lstrip().startswith(_LOAD_MAGICS):
             return
@@ -88,7 +109,11 @@ class CellRecorder:
             summary = "KeyboardInterrupt"
         else:
             summary = summarise_value(result.result) if result.result is not None else ""
-        self.session.history.append(HistoryEntry(number, source, error is None, summary, duration))
+        shown = safe_repr(result.result) if result.result is not None else None
+        stdout, stderr, value = bounded_outputs((out, out_total), (err, err_total), (shown, len(shown or "")))
+        self.session.history.append(
+            HistoryEntry(number, source, error is None, summary, duration, stdout or "", stderr or "", value)
+        )
 
     def backfill(self, shell: Any) -> None:
         """Copy the last inputs typed before the extension was loaded (with their ``Out`` values)."""

@@ -87,16 +87,27 @@ class LocalRuntime:
         return preview_code(self.config, self.session.namespace, source).to_dict()
 
     def run_proposal(self, source: str) -> ExecResult:
-        from ..persist.undo import checkpoint, finish  # with the first approved proposal
-
-        namespace = self.session.namespace
-        self._undo = None  # the previous proposal's old objects are released now
-        taken = checkpoint(namespace, source)
+        self.begin_proposal(source)
         try:
             return self.session.run(source)
         finally:
-            finish(namespace, taken)
-            self._undo = taken
+            self.end_proposal()
+
+    # IPython runs the approved code itself (the user runs the cell it was put in): the extension calls
+    # these two around that cell.
+    def begin_proposal(self, source: str) -> None:
+        """Approved code is about to run: remember what ``undo`` would put back."""
+        from ..persist.undo import checkpoint  # with the first approved proposal
+
+        self._undo = None  # the previous proposal's old objects are released now
+        self._undo = checkpoint(self.session.namespace, source)
+
+    def end_proposal(self) -> None:
+        """It ran (or failed part-way): find what it created, rebound, deleted or changed in place."""
+        from ..persist.undo import finish
+
+        if self._undo is not None and self._undo.changes is None:
+            finish(self.session.namespace, self._undo)
 
     def undo(self) -> tuple[bool, str]:
         from ..persist.undo import undo  # with the first /undo

@@ -83,7 +83,7 @@ class Preview:
         for e in self.effects:
             before, after = e.before or "", e.after or ""
             shape = f"{before} → {after}" if before and after else (before or after)
-            detail = f" ({e.detail})" if e.detail else ""
+            detail = f" ({e.detail})" if e.detail and e.detail != "changed in place" else ""
             if e.change == "changed":
                 line = f"  changes {e.name} in place: {shape}{detail} — /undo cannot take this back"
                 out.append(("in_place", line))

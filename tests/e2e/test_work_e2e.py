@@ -1,0 +1,223 @@
+"""A proposal's life and the work that lasts, end to end through the real litellm HTTP path against the
+scripted server: the preview before the choice (never sent to the model), /undo, /save as a notebook that
+runs in a real kernel, /snapshot and --resume across two processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fakes.openai_server import ScriptedServer
+from fakes.recorder import Recorder
+from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.capabilities.sandbox.confine import probe
+from pyaichat.commands import dispatch
+from pyaichat.config import Config
+from pyaichat.controller import Controller, Mode
+from pyaichat.session import Session
+
+pytestmark = pytest.mark.e2e
+WALLED = probe().complete
+needs_walls = pytest.mark.skipif(not WALLED, reason="the preview needs the kernel walls (Linux Landlock+seccomp)")
+
+
+def make_ctrl(srv: ScriptedServer, decision: str = "run", **settings: Any) -> Controller:
+    config = Config(
+        model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4, **settings
+    )
+    session = Session(config=config, echo=lambda value: None)
+    c = Controller(config, session, Recorder(decision))
+    c._assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    c.set_mode(Mode.ASSISTANT)
+    return c
+
+
+def ns(ctrl: Controller) -> dict[str, Any]:
+    return ctrl.runtime.session.namespace
+
+
+def preview_text(ctrl: Controller) -> str:
+    (event,) = ctrl.frontend.of("preview")
+    return "\n".join(text for _, text in event.lines)
+
+
+@needs_walls
+def test_the_preview_shows_each_kind_of_effect_and_never_reaches_the_model(srv):
+    ctrl = make_ctrl(srv, decision="no")
+    ctrl.run_python("import pandas as pd\norders = pd.DataFrame({'id': ['1', '2'], 'total': [9.5, 3.0]})")
+    ctrl.run_python("tmp = [1, 2, 3]\nlog = []")
+    code = "orders = orders.assign(id=orders['id'].astype(int))\nmerged = orders.copy()\ndel tmp\nlog.append('x')"
+    srv.tool("propose_code", {"code": code, "explanation": "Fix the ids."}).text("Declined, fine.")
+    before = ns(ctrl)["orders"]
+    ctrl.ask("fix the ids")
+    text = preview_text(ctrl)
+    assert "rebinds orders: DataFrame 2 × 2 (id str" in text or "rebinds orders: DataFrame 2 × 2 (id object" in text
+    assert "id int64" in text
+    assert "new merged: DataFrame 2 × 2" in text
+    assert "deletes tmp: list" in text
+    assert "changes log in place" in text and "cannot take this back" in text
+    (event,) = ctrl.frontend.of("preview")
+    assert event.status == "previewed" and any(kind == "in_place" for kind, _ in event.lines)
+    # the preview ran in a walled copy: nothing in the session changed, and the model saw none of it
+    assert ns(ctrl)["orders"] is before and ns(ctrl)["log"] == [] and "merged" not in ns(ctrl)
+    sent = json.dumps(srv.bodies)
+    assert "Preview" not in sent and "cannot take this back" not in sent and "declined" in sent
+    kinds = [e.type for e in ctrl.frontend.events]
+    assert kinds.index("approval_required") < kinds.index("preview") < kinds.index("answer")
+
+
+def test_without_the_walls_the_preview_is_unavailable_and_nothing_runs(srv, tmp_path):
+    ctrl = make_ctrl(srv, decision="no", sandbox_isolation="inprocess")
+    marker = tmp_path / "ran.txt"
+    srv.tool("propose_code", {"code": f"open({str(marker)!r}, 'w').write('ran')"}).text("OK.")
+    ctrl.ask("write the marker")
+    (event,) = ctrl.frontend.of("preview")
+    assert event.status == "unavailable" and "nothing unapproved runs" in preview_text(ctrl)
+    assert not marker.exists()
+    assert ctrl.frontend.of("approval_required")  # the choice is still offered
+
+
+@needs_walls
+def test_undo_restores_the_old_objects_and_tells_the_model(srv):
+    ctrl = make_ctrl(srv)
+    ctrl.run_python("df = [3, 1, 2]\nold = 1")
+    original = ns(ctrl)["df"]
+    srv.tool("propose_code", {"code": "df = sorted(df)\nnew = 5\ndel old"}).text("Sorted.")
+    ctrl.ask("sort df")
+    assert ns(ctrl)["df"] == [1, 2, 3] and ns(ctrl)["new"] == 5 and "old" not in ns(ctrl)
+    dispatch(ctrl, "/undo")
+    notice = ctrl.frontend.of("notice")[-1]
+    assert notice.level == "success" and "restored df" in notice.text and "removed new" in notice.text
+    assert ns(ctrl)["df"] is original and ns(ctrl)["old"] == 1 and "new" not in ns(ctrl)
+    dispatch(ctrl, "/undo")
+    assert "already undone" in ctrl.frontend.of("notice")[-1].text
+    srv.text("Right, df is unsorted again.")
+    ctrl.ask("what now?")
+    question = srv.bodies[-1]["messages"][-1]["content"]
+    assert "The user undid the last approved proposal with /undo" in question
+
+
+@needs_walls
+def test_undo_refuses_an_in_place_change_and_changes_nothing(srv):
+    ctrl = make_ctrl(srv)
+    ctrl.run_python("items = [1, 2]")
+    srv.tool("propose_code", {"code": "items.append(3)\ncount = len(items)"}).text("Appended.")
+    ctrl.ask("append 3")
+    dispatch(ctrl, "/undo")
+    notice = ctrl.frontend.of("notice")[-1]
+    assert notice.level == "warning" and "in place" in notice.text and "nothing was changed" in notice.text
+    assert ns(ctrl)["items"] == [1, 2, 3] and ns(ctrl)["count"] == 3
+
+
+def test_undo_with_nothing_to_undo(srv):
+    ctrl = make_ctrl(srv)
+    dispatch(ctrl, "/undo")
+    assert "Nothing to undo" in ctrl.frontend.of("notice")[-1].text
+
+
+def test_save_writes_a_notebook_that_runs_in_a_real_kernel_to_the_same_results(srv, tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    ctrl = make_ctrl(srv, sandbox_isolation="inprocess")  # approval runs without a preview
+    ctrl.run_python("values = [4, 5, 6]")
+    ctrl.run_python("print('sum', sum(values))")
+    srv.tool("propose_code", {"code": "mean = sum(values) / len(values)\nmean", "explanation": "Mean."})
+    srv.text("The mean is **5.0**.")
+    ctrl.ask("what is the mean?")
+    ctrl.run_python("mean * 2")
+    path = tmp_path / "work.ipynb"
+    dispatch(ctrl, f"/save {path}")
+    assert ctrl.frontend.of("notice")[-1].level == "success"
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.source for c in code] == [
+        "values = [4, 5, 6]",
+        "print('sum', sum(values))",
+        "mean = sum(values) / len(values)\nmean",
+        "mean * 2",
+    ]
+    assert code[2].metadata["pyaichat"]["model"] == "openai/test"
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "what is the mean?" in markdown and "The mean is **5.0**." in markdown
+    saved_outputs = [_text(c) for c in code]
+    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    assert [_text(c) for c in code] == saved_outputs == ["", "sum 15\n", "5.0", "10.0"]
+
+    script = tmp_path / "work.py"
+    dispatch(ctrl, f"/save {script}")
+    text = script.read_text()
+    assert "# %%" in text and "mean = sum(values) / len(values)" in text
+    transcript = tmp_path / "work.md"
+    dispatch(ctrl, f"/save {transcript}")
+    assert "## Question 1" in transcript.read_text()
+    dispatch(ctrl, f"/save {tmp_path / 'work.docx'}")
+    assert "use a .ipynb, .py or .md file name" in ctrl.frontend.of("notice")[-1].text
+
+
+def _text(cell: Any) -> str:
+    out = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            out.append(o.text)
+        elif o.output_type == "execute_result":
+            out.append(o.data["text/plain"])
+    return "".join(out)
+
+
+def _piped(args: list[str], text: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pyaichat", *args],
+        input=text,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_resume_in_a_second_process_brings_back_variables_history_and_conversation(srv, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
+    env.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        PYAICHAT_MODEL="openai/test",
+        PYAICHAT_API_BASE=srv.base_url,
+        PYAICHAT_AUTOSAVE="on",  # piped input keeps nothing by default
+        PYAICHAT_AUDIT="false",
+        OPENAI_API_KEY="sk-test",
+    )
+    srv.text("x holds 41.")
+    first = _piped([], "x = 41\nhandle = open(__file__ if '__file__' in dir() else 'f', 'w')\n"
+                   "/ask what is x?\n/snapshot vars.snap\n", env, tmp_path)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert "Saved 1 variable to" in first.stdout and "Not saved: handle (open file" in first.stdout
+
+    srv.text("You asked about x before; it is 41.")
+    second = _piped(["--resume", "vars.snap"], "x + 1\n/history\n/ask what did I ask?\n", env, tmp_path)
+    assert second.returncode == 0, second.stderr
+    out = second.stdout
+    assert "Resumed the session saved" in out and "1 question and 2 inputs" in out
+    assert "Loaded 1 variable from" in out and "42" in out
+    assert "[1] x = 41" in out and "[3] x + 1" in out  # numbering continues after the old inputs
+    messages = srv.bodies[-1]["messages"]
+    assert any(m["role"] == "user" and m["content"] == "what is x?" for m in messages)
+    assert any(m["role"] == "assistant" and m.get("content") == "x holds 41." for m in messages)
+
+
+def test_resume_refuses_a_foreign_snapshot_in_one_sentence(srv, tmp_path):
+    ctrl = make_ctrl(srv)
+    forged = tmp_path / "forged.snapshot"
+    forged.write_bytes(b"not a pyaichat snapshot at all")
+    dispatch(ctrl, f"/resume {forged}")
+    last = ctrl.frontend.of("notice")[-1]
+    assert last.level == "warning" and "\n" not in last.text and "nothing was loaded" in last.text.lower()
