@@ -151,6 +151,9 @@ def test_the_layers_import_one_way() -> None:
         _importers_of(edges, "pyaichat.runtime", ("pyaichat.agent", "pyaichat.controller", *FRONT_ENDS)) == {}
     )
     assert _importers_of(edges, "pyaichat.agent", FRONT_ENDS) == {}
+    # the work that lasts takes plain data: the REPL, IPython and the kernel helper all call it
+    higher = ("pyaichat.runtime", "pyaichat.agent", "pyaichat.controller", *FRONT_ENDS)
+    assert _importers_of(edges, "pyaichat.persist", higher) == {}
 
 
 def test_plain_start_up_modules_do_not_import_the_kernel_runtime() -> None:

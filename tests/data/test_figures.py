@@ -126,7 +126,7 @@ def test_the_session_picture_names_the_open_figures():
 
 
 def test_an_untitled_axes_reads_as_such_in_the_session_picture():
-    fig, ax = plt.subplots()
+    _, ax = plt.subplots()
     ax.plot([1, 2], [3, 4])
     listed = call(make_session(ax=ax), "list_globals", {})
     assert "ax: matplotlib Axes: untitled, 1 line (get_figure describes it)" in listed.text

@@ -168,3 +168,80 @@ def test_streamed_answer_tool_lines_and_approval_in_a_real_terminal(tmp_path):
         finally:
             child.close()
     assert child.exitstatus == 0
+
+
+def test_preview_approve_and_undo_in_a_real_terminal(tmp_path):
+    """The proposal's life on a real terminal: its effects shown before the choice, run, then /undo."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from fakes.openai_server import ScriptedServer
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    with ScriptedServer() as server:
+        server.tool("propose_code", {"code": "d = sorted(d)", "explanation": "Sort it."})
+        server.text("Sorted.")
+        child = spawn(
+            tmp_path,
+            PYAICHAT_MODEL="openai/scripted",
+            PYAICHAT_API_BASE=server.base_url,
+            OPENAI_API_KEY="sk-test",
+        )
+        child.timeout = 60  # the first question pays litellm's import in the child
+        try:
+            type_line(child, "d = [3, 1, 2]")
+            child.expect(NEW_PY)
+            child.send("\t")
+            child.expect_exact(AI_PROMPT)
+            type_line(child, "sort d")
+            child.expect_exact("Sort it.")
+            if probe().complete:
+                child.expect_exact("Preview (ran on a walled copy")
+                child.expect(r"rebinds d: list of 3 items")
+            else:
+                child.expect_exact("No preview")
+            child.expect(r"Run it\?.*\[r\]un / \[e\]dit / \[n\]o")
+            child.send("r")
+            child.expect(NEW_AI)
+            type_line(child, "/undo")
+            child.expect_exact("Undone: restored d.")
+            child.send("\t")
+            child.expect_exact(PY_PROMPT)
+            type_line(child, "d")
+            child.expect(output("[3, 1, 2]"))
+            child.expect(NEW_PY)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+    assert child.exitstatus == 0
+
+
+def test_snapshot_exit_and_resume_in_a_real_terminal(tmp_path):
+    """A terminal session keeps itself for --resume: its inputs, numbering and (with /snapshot) variables."""
+    first = spawn(tmp_path)
+    try:
+        type_line(first, "total = 40 + 2")
+        first.expect(NEW_PY)
+        type_line(first, "/snapshot")
+        first.expect(r"Saved 1 variable to .*last\.snapshot")
+        first.expect(NEW_PY)
+        first.sendcontrol("d")
+        first.expect(pexpect.EOF)
+    finally:
+        first.close()
+    second = spawn(tmp_path, "--resume", wait=False)
+    try:
+        second.expect_exact("Resumed the session saved")
+        second.expect_exact("Loaded 1 variable")
+        second.expect(NEW_PY)
+        type_line(second, "total")
+        second.expect(output("42"))
+        second.expect(NEW_PY)
+        type_line(second, "/history")
+        second.expect_exact("[1] total = 40 + 2")
+        second.expect_exact("[2] total")
+        second.expect(NEW_PY)
+        second.sendcontrol("d")
+        second.expect(pexpect.EOF)
+    finally:
+        second.close()
+    assert second.exitstatus == 0

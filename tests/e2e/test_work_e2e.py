@@ -27,7 +27,7 @@ from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
 WALLED = probe().complete
-needs_walls = pytest.mark.skipif(not WALLED, reason="the preview needs the kernel walls (Linux Landlock+seccomp)")
+needs_walls = pytest.mark.skipif(not WALLED, reason="the preview needs the kernel walls (Landlock, seccomp)")
 
 
 def make_ctrl(srv: ScriptedServer, decision: str = "run", **settings: Any) -> Controller:
@@ -55,13 +55,13 @@ def test_the_preview_shows_each_kind_of_effect_and_never_reaches_the_model(srv):
     ctrl = make_ctrl(srv, decision="no")
     ctrl.run_python("import pandas as pd\norders = pd.DataFrame({'id': ['1', '2'], 'total': [9.5, 3.0]})")
     ctrl.run_python("tmp = [1, 2, 3]\nlog = []")
-    code = "orders = orders.assign(id=orders['id'].astype(int))\nmerged = orders.copy()\ndel tmp\nlog.append('x')"
+    code = "orders = orders.assign(id=orders['id'].astype(int))\nmerged = orders.copy()\n"
+    code += "del tmp\nlog.append('x')"
     srv.tool("propose_code", {"code": code, "explanation": "Fix the ids."}).text("Declined, fine.")
     before = ns(ctrl)["orders"]
     ctrl.ask("fix the ids")
     text = preview_text(ctrl)
-    assert "rebinds orders: DataFrame 2 × 2 (id str" in text or "rebinds orders: DataFrame 2 × 2 (id object" in text
-    assert "id int64" in text
+    assert "rebinds orders: DataFrame 2 × 2 (id " in text and "→ DataFrame 2 × 2 (id int64" in text
     assert "new merged: DataFrame 2 × 2" in text
     assert "deletes tmp: list" in text
     assert "changes log in place" in text and "cannot take this back" in text
