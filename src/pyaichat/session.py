@@ -65,6 +65,9 @@ class Tee(io.TextIOBase):
     def fileno(self) -> int:
         return self._target.fileno()
 
+    def __getattr__(self, name: str) -> Any:  # ``buffer``, ``reconfigure``…: the real stream's, not captured
+        return getattr(self._target, name)
+
 
 def short(text: str, limit: int = _SUMMARY_CHARS) -> str:
     text = " ".join(text.split())

@@ -88,8 +88,6 @@ class Extension:
     def install(self) -> None:
         shell = self.shell
         shell.register_magics(self.magics)
-        shell.events.register("pre_run_cell", self.recorder.pre_run_cell)
-        shell.events.register("post_run_cell", self.recorder.post_run_cell)
         shell.events.register("pre_run_cell", self.pre_run_cell)
         shell.events.register("post_run_cell", self.post_run_cell)
         if keep_question_mark not in shell.input_transformers_cleanup:
@@ -116,8 +114,6 @@ class Extension:
         if manager.registry.get(type(self.magics).__name__) is self.magics:
             del manager.registry[type(self.magics).__name__]
         for name, callback in (
-            ("pre_run_cell", self.recorder.pre_run_cell),
-            ("post_run_cell", self.recorder.post_run_cell),
             ("pre_run_cell", self.pre_run_cell),
             ("post_run_cell", self.post_run_cell),
         ):
@@ -128,10 +124,11 @@ class Extension:
         while keep_question_mark in shell.input_transformers_cleanup:
             shell.input_transformers_cleanup.remove(keep_question_mark)
 
-    # -- the cell that runs a proposal -----------------------------------------------------------------------
+    # -- each cell: recorded into the session's history; the one that runs a proposal -----------------------
     # IPython puts a proposal into the next input; running that cell unchanged is the approval: it is
     # checkpointed for /undo and recorded as the assistant's code for /save. An edited cell is the user's own.
     def pre_run_cell(self, info: Any) -> None:
+        self.recorder.pre_run_cell(info)
         pending, self.frontend.pending = self.frontend.pending, None
         source = getattr(info, "raw_cell", None) or ""
         if pending is not None and source.strip() == pending.code.strip():
@@ -139,6 +136,7 @@ class Extension:
             self.runtime.begin_proposal(source)
 
     def post_run_cell(self, result: Any) -> None:
+        self.recorder.post_run_cell(result)
         proposal, self._proposal = self._proposal, None
         if proposal is None:
             return

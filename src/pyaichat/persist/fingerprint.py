@@ -16,6 +16,11 @@ No user code runs: no ``__eq__``, ``__hash__``, ``__len__``, ``__repr__`` or pro
 data libraries are looked up in ``sys.modules`` (an object of theirs exists, so they are loaded), never
 imported. What is too big for the budget, or opaque (a C object with no visible state), is reported as
 unchecked rather than guessed.
+
+Why not the sandbox's fingerprints: undo runs in the user's own process, with no forked child whose page
+records say what was written (the preview's ``forms``), and it must not miss an in-place change that sampling
+(the in-process safety net's ``ownership.fingerprint``) could: so this one checksums every byte within its
+budget, once per approved proposal.
 """
 
 from __future__ import annotations

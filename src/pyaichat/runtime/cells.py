@@ -69,24 +69,24 @@ class CellRecorder:
         self.session = session
         session.numbered_here = False  # IPython's execution count numbers the inputs
         self._started = time.perf_counter()
-        self._tees: tuple[Tee, Tee] | None = None
+        self._tees: list[tuple[Tee, Tee]] = []
 
     def pre_run_cell(self, info: Any) -> None:
         self._started = time.perf_counter()
         self._capture()
 
     # The cell's text output, for a saved notebook: sys.stdout/stderr write through a ``Tee`` while the cell
-    # runs (what the user sees, and Jupyter's own output, are unchanged), put back after it.
+    # runs (what the user sees, and Jupyter's own output, are unchanged), put back after it. Cells nest (a
+    # cell magic such as ``%%capture`` runs its body as a cell of its own), so the tees are a stack.
     def _capture(self) -> None:
-        self._release()
-        self._tees = (Tee(sys.stdout), Tee(sys.stderr))
-        sys.stdout, sys.stderr = self._tees
+        tees = (Tee(sys.stdout), Tee(sys.stderr))
+        self._tees.append(tees)
+        sys.stdout, sys.stderr = tees
 
     def _release(self) -> tuple[str, int, str, int]:
-        tees, self._tees = self._tees, None
-        if tees is None:
+        if not self._tees:
             return "", 0, "", 0
-        out, err = tees
+        out, err = self._tees.pop()
         if sys.stdout is out:  # a cell that replaced the stream itself keeps its own
             sys.stdout = out.target
         if sys.stderr is err:

@@ -6,6 +6,10 @@ builtin base's own methods —, an instance's own ``__dict__``); anything else i
 is an address range (numpy arrays, the blocks of a pandas frame, a ``bytearray``, a CPU tensor); the bytes of
 it that share a page with other memory (its edges, or all of it when smaller than a page) are hashed, the
 whole pages are left to ``pages``.
+
+Why not ``persist.fingerprint`` or ``ownership.fingerprint``: in the forked child the kernel records which
+pages the code wrote (``pages``), so hashing data here would only repeat that at memory speed; what the
+preview needs besides is the value-free before → after line (``Form``), which neither of the others makes.
 """
 
 from __future__ import annotations

@@ -5,6 +5,13 @@ In-process, ``UserObjects`` answers "is this object reachable from the user's va
 done on first need, and ``freeze`` makes the user's numpy arrays read-only for the length of a run (numpy then
 refuses every write itself, whatever path a call takes: ``out`` in any position, ``copyto(dst=…)``, a view
 made during the run, a memmap's file); ``fingerprint`` is the safety net compared before and after each run.
+
+Why its own fingerprint (there are three, each shaped by where it runs): this one runs around *every*
+in-process sandbox call, behind guards that already refuse writes, so it must be cheap on any session —
+large arrays are sampled. The preview's (``forms``) runs in a forked child and leaves the data to the
+kernel's copy-on-write page records, so it fingerprints structure only; undo's (``persist.fingerprint``) runs
+once per approved proposal in the real process, with no fork to tell it which pages changed, so it checksums
+every byte it can within a budget and says what it could not check.
 """
 
 from __future__ import annotations
