@@ -14,6 +14,7 @@ Loading checks every field first and returns nothing unless all of it is sound.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -92,7 +93,7 @@ def save_resume(
     from ..capabilities.redact import masker_for
 
     started = time.perf_counter()
-    mask = masker_for(config).mask_text
+    mask = _remembered_masks(masker_for(config))
     kept_turns = [_mask_turn(_turn(t), mask) for t in list(turns)[-MAX_TURNS:]]
     kept_inputs = [_mask_entry(_entry(e), mask) for e in list(history)[-MAX_INPUTS:]]
     document = {
@@ -107,6 +108,19 @@ def save_resume(
     target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
     size = atomic_write(target, lambda fh: fh.write(data), private=True)
     return ResumeReport(target, len(kept_turns), len(kept_inputs), size, time.perf_counter() - started)
+
+
+_masks: tuple[Any, Callable[[str], str]] | None = None
+
+
+def _remembered_masks(masker: Any) -> Callable[[str], str]:
+    """The masker's ``mask_text``, remembering its answers: the file is rewritten after every input with the
+    same old turns and inputs, which need masking once, not at every save (``masker_for`` returns the same
+    masker while the settings stay the same)."""
+    global _masks
+    if _masks is None or _masks[0] is not masker:
+        _masks = (masker, functools.lru_cache(maxsize=20_000)(masker.mask_text))
+    return _masks[1]
 
 
 def _turn(turn: Mapping[str, Any]) -> dict[str, Any]:
