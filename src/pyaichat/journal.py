@@ -27,3 +27,8 @@ class Journal:
 
     def approve(self, code: str, model: str | None, input_number: int | None, explanation: str = "") -> None:
         self.approved.append(ApprovedProposal(code, model, ApprovedProposal.now(), input_number, explanation))
+
+    def undone(self, text: str) -> None:
+        """``/undo`` took back the last approved proposal: a saved notebook keeps its cell but skips it."""
+        if self.approved:
+            self.approved[-1].undone = text

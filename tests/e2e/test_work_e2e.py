@@ -221,3 +221,29 @@ def test_resume_refuses_a_foreign_snapshot_in_one_sentence(srv, tmp_path):
     dispatch(ctrl, f"/resume {forged}")
     last = ctrl.frontend.of("notice")[-1]
     assert last.level == "warning" and "\n" not in last.text and "nothing was loaded" in last.text.lower()
+
+
+@needs_walls
+def test_an_undone_proposal_is_kept_in_the_notebook_but_skipped_so_it_runs_to_the_sessions_state(
+    srv, tmp_path
+):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    ctrl = make_ctrl(srv)
+    ctrl.run_python("level = 1")
+    srv.tool("propose_code", {"code": "level = 2"}).text("Raised.")
+    ctrl.ask("raise the level")
+    dispatch(ctrl, "/undo")
+    ctrl.run_python("level")
+    path = tmp_path / "undone.ipynb"
+    dispatch(ctrl, f"/save {path}")
+    nb = nbformat.read(path, as_version=4)
+    undone = next(c for c in nb.cells if c.cell_type == "code" and c.source == "level = 2")
+    assert undone.metadata["tags"] == ["skip-execution"]
+    assert "restored level" in undone.metadata["pyaichat"]["undone"]
+    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    assert last.source == "level" and last.outputs[0]["data"]["text/plain"] == "1"  # as in the session
+    script = tmp_path / "undone.py"
+    dispatch(ctrl, f"/save {script}")
+    assert "\n# level = 2\n" in script.read_text()  # run as a script, the undone line does not run either

@@ -23,6 +23,7 @@ def _undo(ctrl: Controller, arg: str) -> None:
     ctrl.notice(text, level="success" if ok else "warning")
     if ok:  # the model must not go on believing the proposal's effects still stand
         ctrl.assistant.notes.append(f"The user undid the last approved proposal with /undo. {text}")
+        ctrl.journal.undone(text)
 
 
 @command(

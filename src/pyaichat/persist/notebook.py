@@ -39,6 +39,7 @@ class ApprovedProposal:
     approved_at: str
     input_number: int | None
     explanation: str = ""
+    undone: str | None = None  # what /undo said when it took this back: the saved cell does not run again
 
     @staticmethod
     def now() -> str:
@@ -168,13 +169,18 @@ def _error_parts(entry: Any) -> tuple[str, str]:
 
 
 def _assistant_meta(p: ApprovedProposal) -> dict[str, Any]:
-    return {"source": "assistant", "model": p.model, "approved_at": p.approved_at}
+    meta = {"source": "assistant", "model": p.model, "approved_at": p.approved_at}
+    return {**meta, "undone": p.undone} if p.undone else meta
 
 
-def _tags(entry: Any) -> list[str]:
+def _tags(entry: Any, proposal: ApprovedProposal | None = None) -> list[str]:
+    """An undone proposal and an interrupted cell are skipped when the notebook runs (so it runs to the
+    session's state); a failed cell is marked as one that raises."""
+    if (proposal is not None and proposal.undone) or (entry is not None and _interrupted(entry)):
+        return ["skip-execution"]
     if entry is None or _field(entry, "ok", True):
         return []
-    return ["skip-execution"] if _interrupted(entry) else ["raises-exception"]
+    return ["raises-exception"]
 
 
 # -- .ipynb --------------------------------------------------------------------------------------------------
@@ -202,7 +208,7 @@ def to_notebook(
         metadata: dict[str, Any] = {}
         if cell.proposal is not None:
             metadata["pyaichat"] = _assistant_meta(cell.proposal)
-        tags = _tags(cell.entry)
+        tags = _tags(cell.entry, cell.proposal)
         if tags:
             metadata["tags"] = tags
         number = _field(cell.entry, "number") if cell.entry is not None else None
@@ -267,13 +273,16 @@ def to_percent_script(
             parts.append(_markdown_cell(m(cell.source)))
             continue
         meta = []
-        tags = _tags(cell.entry)
+        tags = _tags(cell.entry, cell.proposal)
         if tags:
             meta.append(f"tags={json.dumps(tags)}")
         if cell.proposal is not None:
             meta.append(f"pyaichat={json.dumps(_assistant_meta(cell.proposal), ensure_ascii=False)}")
         header = "# %%" + ("".join(" " + item for item in meta))
-        parts.append(f"{header}\n{m(cell.source).rstrip()}\n")
+        source = m(cell.source).rstrip()
+        if cell.proposal is not None and cell.proposal.undone:  # run as a script, it must not run either
+            source = "\n".join("# " + line for line in source.splitlines())
+        parts.append(f"{header}\n{source}\n")
     return "\n".join(parts)
 
 

@@ -95,7 +95,7 @@ class Preview:
             out.append(("effect", "  no variable created, rebound, deleted or changed"))
         if self.output.strip():
             cut = " (cut)" if self.output_truncated else ""
-            out.append(("output", f"  printed{cut}:"))
+            out.append(("output", f"  output{cut}:"))
             out += [("output", f"    {line}") for line in self.output.rstrip().splitlines()[:12]]
         if self.error:
             out.append(("note", f"  it raised {self.error}"))
