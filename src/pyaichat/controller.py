@@ -127,8 +127,8 @@ class Controller:
     # -- a proposal: preview, choice, run ------------------------------------------------------------------
     def _approve(self, event: ApprovalRequiredEvent) -> Approval:
         """The user's choice on proposed code, made after seeing what it would do."""
-        from .agent.assistant import DECLINED, EDITING
-        from .agent.loop import Approval
+        from .agent.assistant import DECLINED, EDITING  # the agent: with the first question
+        from .agent.loop import Approval  # likewise
 
         self._preview(event)
         decision = self.frontend.decide(event)
@@ -143,7 +143,7 @@ class Controller:
     def _preview(self, event: ApprovalRequiredEvent) -> None:
         """Show what the proposal would do, found in a walled copy of the session (Ctrl-C skips it). Only the
         front end sees it: the model is told the user's choice and nothing of the preview."""
-        from .agent.events import PreviewEvent, StateEvent
+        from .agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
         from .capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
 
         self.emit(StateEvent(state="previewing", detail="what the code would do · Ctrl-C skips"))
@@ -159,9 +159,9 @@ class Controller:
 
     def _run_approved(self, event: ApprovalRequiredEvent) -> Approval:
         """Run approved code in the session, keeping what ``/undo`` needs, and record it for ``/save``."""
-        from .agent.assistant import describe_run
-        from .agent.events import ErrorEvent
-        from .agent.loop import Approval
+        from .agent.assistant import describe_run  # the agent: with the first question
+        from .agent.events import ErrorEvent  # pydantic: with the first question
+        from .agent.loop import Approval  # likewise
 
         try:
             result = self.runtime.run_proposal(event.code)
@@ -187,7 +187,7 @@ class Controller:
         if key == self._remembered or not (history or turns):
             return
         self._remembered = key
-        from dataclasses import asdict
+        from dataclasses import asdict  # with the first input, like the records it reads
 
         from .persist.resume import save_resume  # with the first input, not at start-up
 
@@ -207,30 +207,28 @@ class Controller:
         """Bring back the last session's conversation and inputs, then the variables of ``path`` (a snapshot)
         or, without one, of the last session's own last ``/snapshot``. Each part is all or nothing and says in
         one sentence what came back or why not."""
-        from .agent.context import Turn
+        from .agent.context import Turn  # the agent: with /resume only
         from .persist.resume import load_resume  # with /resume or --resume only
 
-        said: list[str] = []
         snapshot = path
         try:
             last = load_resume()
-        except PyAIChatError as exc:
+        except PyAIChatError as exc:  # no earlier session, or a damaged one: the variables may still load
+            self.notice(str(exc), level="warning")
             if path is None:
-                self.notice(str(exc), level="warning")
                 return
-            said.append(str(exc))
         else:
             self.assistant.memory.turns[:0] = [
                 Turn(t["question"], t["messages"], t["answer"]) for t in last.turns
             ]
-            said.append(last.text())
+            said = last.text()
             if last.history and not self.runtime.adopt_history(last.history_entries()):
-                said.append(
-                    "The old inputs are not in /history: inputs already ran here, or the kernel or IPython "
+                said += (
+                    " The old inputs are not in /history: inputs already ran here, or the kernel or IPython "
                     "numbers its own."
                 )
+            self.notice(said, level="success")
             snapshot = path if path is not None else last.snapshot
-        self.notice(" ".join(said), level="success")
         if snapshot is not None:  # "": the runtime's default snapshot file
             try:
                 self.notice(self.runtime.load_variables(snapshot or None), level="success")

@@ -23,6 +23,21 @@ def type_line(child, text: str) -> None:
     child.send("\r")
 
 
+def spawn_asking(tmp_path, server):
+    """pyaichat with the scripted server as its model (litellm's OpenAI client wants some key)."""
+    base = server.base_url
+    child = spawn(tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=base, OPENAI_API_KEY="sk-t")
+    child.timeout = 60  # the first question pays litellm's import in the child
+    return child
+
+
+def to_assistant_mode(child) -> None:
+    """After a Python input: wait for the next prompt, then TAB into Assistant mode."""
+    child.expect(NEW_PY)
+    child.send("\t")
+    child.expect_exact(AI_PROMPT)
+
+
 def test_python_mode_toggle_question_block_ctrl_c_and_ctrl_d(tmp_path):
     child = spawn(tmp_path)
     try:
@@ -136,18 +151,10 @@ def test_streamed_answer_tool_lines_and_approval_in_a_real_terminal(tmp_path):
         server.text("The dict `d` has **one** key, `alpha`.")
         server.tool("propose_code", {"code": "d['beta'] = 2", "explanation": "Add the missing key."})
         server.text("Added.")
-        child = spawn(
-            tmp_path,
-            PYAICHAT_MODEL="openai/scripted",
-            PYAICHAT_API_BASE=server.base_url,
-            OPENAI_API_KEY="sk-test",
-        )
-        child.timeout = 60  # the first question pays litellm's import in the child
+        child = spawn_asking(tmp_path, server)
         try:
             type_line(child, "d = {'alpha': 1}")
-            child.expect(NEW_PY)
-            child.send("\t")
-            child.expect_exact(AI_PROMPT)
+            to_assistant_mode(child)
             type_line(child, "what is in @d?")
             child.expect(r"✓ get_repr\(d\) \d+ ms")
             child.expect(r"has.*one.*key")
@@ -179,18 +186,10 @@ def test_preview_approve_and_undo_in_a_real_terminal(tmp_path):
     with ScriptedServer() as server:
         server.tool("propose_code", {"code": "d = sorted(d)", "explanation": "Sort it."})
         server.text("Sorted.")
-        child = spawn(
-            tmp_path,
-            PYAICHAT_MODEL="openai/scripted",
-            PYAICHAT_API_BASE=server.base_url,
-            OPENAI_API_KEY="sk-test",
-        )
-        child.timeout = 60  # the first question pays litellm's import in the child
+        child = spawn_asking(tmp_path, server)
         try:
             type_line(child, "d = [3, 1, 2]")
-            child.expect(NEW_PY)
-            child.send("\t")
-            child.expect_exact(AI_PROMPT)
+            to_assistant_mode(child)
             type_line(child, "sort d")
             child.expect_exact("Sort it.")
             if probe().complete:

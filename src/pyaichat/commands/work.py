@@ -19,7 +19,11 @@ if TYPE_CHECKING:
     "Put back the names the last approved proposal created, rebound or deleted (not in-place changes).",
 )
 def _undo(ctrl: Controller, arg: str) -> None:
-    ok, text = ctrl.runtime.undo()
+    try:
+        ok, text = ctrl.runtime.undo()
+    except PyAIChatError as exc:  # a kernel without pyaichat's helper, or a dead one
+        ctrl.notice(f"Cannot undo: {exc}", level="warning")
+        return
     ctrl.notice(text, level="success" if ok else "warning")
     if ok:  # the model must not go on believing the proposal's effects still stand
         ctrl.assistant.notes.append(f"The user undid the last approved proposal with /undo. {text}")
@@ -32,7 +36,7 @@ def _undo(ctrl: Controller, arg: str) -> None:
     "Save the session: .ipynb a runnable notebook, .py a percent-format script, .md the conversation.",
 )
 def _save(ctrl: Controller, arg: str) -> None:
-    from ..persist import PersistError
+    from ..persist import PersistError  # with the first /save
     from ..persist.notebook import export  # with the first /save
 
     if not arg:

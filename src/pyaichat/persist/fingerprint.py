@@ -200,7 +200,7 @@ def _array_digest(arr: Any, ctx: Context) -> Any:
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
         ctx.keep.append(arr.copy())  # the items stay alive, so the pointers below stay theirs
-        import ctypes
+        import ctypes  # only for a bytearray's or tensor's raw bytes
 
         raw = (ctypes.c_char * arr.nbytes).from_address(arr.ctypes.data) if arr.nbytes else b""
         return _digest_bytes(memoryview(raw).cast("B"), ctx)

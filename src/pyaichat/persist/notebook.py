@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
+from ..capabilities.redact import masker_for
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
@@ -193,8 +194,8 @@ def to_notebook(
 ) -> Any:
     """An nbformat v4 notebook (validated) of the session."""
     try:
-        import nbformat
-        from nbformat import v4
+        import nbformat  # optional dependency: pyaichat[persist]
+        from nbformat import v4  # optional dependency: pyaichat[persist]
     except ImportError as exc:
         raise PersistError(
             "Saving a notebook needs the nbformat package: pip install 'pyaichat[persist]'."
@@ -228,7 +229,7 @@ def to_notebook(
 
 
 def _outputs(entry: Any, number: int | None, m: Callable[[str], str]) -> list[Any]:
-    from nbformat import v4
+    from nbformat import v4  # optional dependency: pyaichat[persist]
 
     out = []
     stdout, stderr = _field(entry, "stdout", "") or "", _field(entry, "stderr", "") or ""
@@ -338,7 +339,7 @@ def export(
     turns, proposals = list(turns), list(proposals)
     cells = 0
     if kind == "ipynb":
-        import nbformat
+        import nbformat  # optional dependency: pyaichat[persist]
 
         nb = to_notebook(entries, turns, proposals, mask=mask)
         cells = len(nb.cells)
@@ -358,6 +359,5 @@ def _plain(entry: Any) -> Any:
 
 
 def _mask_for(config: Any) -> Callable[[str], str]:
-    from ..capabilities.redact import masker_for
 
     return masker_for(config).mask_text

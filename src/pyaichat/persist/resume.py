@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
+from ..capabilities.redact import masker_for
 from ..paths import state_dir
+from ..records import HistoryEntry
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
@@ -55,7 +57,6 @@ class ResumeState:
 
     def history_entries(self) -> list[Any]:
         """The inputs as ``records.HistoryEntry`` objects, ready for ``Session.history``."""
-        from ..records import HistoryEntry
 
         return [HistoryEntry(**entry) for entry in self.history]
 
@@ -90,7 +91,6 @@ def save_resume(
     snapshot: str | None = None,
 ) -> ResumeReport:
     """Write the conversation memory and input history (``HistoryEntry`` objects or dicts) atomically."""
-    from ..capabilities.redact import masker_for
 
     started = time.perf_counter()
     mask = _remembered_masks(masker_for(config))

@@ -13,6 +13,8 @@ import sys
 import types
 from typing import Any
 
+from ..capabilities.redact import masker_for
+
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
 
@@ -66,8 +68,7 @@ def candidates(
     namespace: dict[str, Any], *, config: Any = None, include_secrets: bool = False
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The variables a snapshot would hold, and those it leaves out with the reason, in namespace order."""
-    from ..capabilities.introspect import user_names
-    from ..capabilities.redact import masker_for
+    from ..capabilities.introspect import user_names  # pydantic: with the first /snapshot
 
     masker = masker_for(config)
     users = set(user_names(namespace))

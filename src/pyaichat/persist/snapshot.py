@@ -121,7 +121,7 @@ def _pickler_class() -> type:
     global _PICKLER
     if _PICKLER is None:
         try:
-            import cloudpickle
+            import cloudpickle  # optional dependency: pyaichat[persist]
         except ImportError as exc:
             raise PersistError(
                 "Snapshots need the cloudpickle package: pip install 'pyaichat[persist]'."

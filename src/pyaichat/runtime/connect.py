@@ -14,7 +14,7 @@ from ..config import Config
 from . import KernelUnavailable
 
 if TYPE_CHECKING:
-    from .kernel import KernelRuntime
+    from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
 
 NO_JUPYTER_CLIENT = "Attaching to a Jupyter kernel needs jupyter_client: pip install 'pyaichat[kernel]'."
 
@@ -45,8 +45,8 @@ def attach(connection_file: str | None, config: Config, *, timeout: float = 10.0
     # jupyter_client (and pyzmq) are optional: imported once the check above found them
     from jupyter_client.blocking.client import BlockingKernelClient
 
-    from .connection import KernelConnection
-    from .kernel import KernelRuntime
+    from .connection import KernelConnection  # Jupyter: only with --existing/--kernel
+    from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
 
     client = BlockingKernelClient(connection_file=path)
     try:
@@ -66,12 +66,12 @@ def attach(connection_file: str | None, config: Config, *, timeout: float = 10.0
 def start(kernel_name: str, config: Config, *, timeout: float = 60.0) -> KernelRuntime:
     """Start a local kernel of kernelspec ``kernel_name``; the runtime shuts it down on ``close()``."""
     try:  # optional dependency
-        from jupyter_client.kernelspec import NoSuchKernel
-        from jupyter_client.manager import KernelManager
+        from jupyter_client.kernelspec import NoSuchKernel  # only with --kernel
+        from jupyter_client.manager import KernelManager  # only with --kernel
     except ImportError:
         raise KernelUnavailable(NO_JUPYTER_CLIENT)
     from .connection import KernelConnection  # optional: imported once jupyter_client is known to be there
-    from .kernel import KernelRuntime
+    from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
 
     manager = KernelManager(kernel_name=kernel_name)
     try:

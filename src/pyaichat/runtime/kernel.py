@@ -134,7 +134,7 @@ class KernelRuntime:
         """The capability computed in the kernel, masked again with this machine's settings and audited."""
         # pydantic and the masks: with the first question, not while attaching
         from ..capabilities.redact import masker_for
-        from ..capabilities.registry import CapabilityResult, record_call
+        from ..capabilities.registry import CapabilityResult, record_call  # pydantic: first question
 
         started = time.perf_counter()
         masker = masker_for(self.config)
@@ -199,7 +199,10 @@ class KernelRuntime:
         return dict(self._work({"op": "preview", "code": source}).get("preview") or {})
 
     def run_proposal(self, source: str) -> ExecResult:
-        self._work({"op": "checkpoint", "code": source})
+        try:
+            self._work({"op": "checkpoint", "code": source})
+        except PyAIChatError:  # no helper in this kernel: the code still runs, /undo will say why not
+            return self.run(source)
         try:
             return self.run(source)
         finally:

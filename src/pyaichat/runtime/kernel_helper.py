@@ -122,7 +122,7 @@ class KernelHelper:
 
     def _names(self) -> list[list[str]]:
         from ..capabilities.introspect import user_names  # first request
-        from ..capabilities.summary import type_name
+        from ..capabilities.summary import type_name  # first request
 
         ns = self.session.namespace
         return [[name, type_name(ns.get(name))] for name in user_names(ns)][:5000]
@@ -137,24 +137,24 @@ class KernelHelper:
         namespace = self.session.namespace
         config = self._config(request.get("settings") or {})
         if op == "preview":
-            from ..capabilities.sandbox import preview_code
+            from ..capabilities.sandbox import preview_code  # first proposal
 
             code = str(request.get("code") or "")
             return {"preview": preview_code(config, namespace, code, self._transform).to_dict()}
         if op == "checkpoint":
-            from ..persist.undo import checkpoint
+            from ..persist.undo import checkpoint  # first approved proposal
 
             self._undo = None  # the previous proposal's old objects are released now
             self._undo = checkpoint(namespace, str(request.get("code") or ""))
             return {}
         if op == "finish":
-            from ..persist.undo import finish
+            from ..persist.undo import finish  # first approved proposal
 
             if self._undo is not None and self._undo.changes is None:
                 finish(namespace, self._undo)
             return {}
         if op == "undo":
-            from ..persist.undo import undo
+            from ..persist.undo import undo  # first /undo
 
             if self._undo is None:
                 return {"ok": False, "text": "Nothing to undo: no approved proposal has run in this kernel."}
@@ -162,7 +162,7 @@ class KernelHelper:
             return {"ok": done.ok, "text": done.text}
         path = request.get("path") or None
         if op == "save_variables":
-            from ..persist.snapshot import save_snapshot
+            from ..persist.snapshot import save_snapshot  # first /snapshot
 
             secrets = bool(request.get("include_secrets"))
             return {"text": save_snapshot(namespace, path, config=config, include_secrets=secrets).text()}

@@ -104,7 +104,7 @@ class LocalRuntime:
 
     def end_proposal(self) -> None:
         """It ran (or failed part-way): find what it created, rebound, deleted or changed in place."""
-        from ..persist.undo import finish
+        from ..persist.undo import finish  # with the first approved proposal
 
         if self._undo is not None and self._undo.changes is None:
             finish(self.session.namespace, self._undo)
