@@ -196,3 +196,15 @@ def test_snapshot_and_resume_in_ipython(aip, scripted, capsys, tmp_path):
     del aip.user_ns["table"]
     run(aip, f"%ai /resume {path}")
     assert "Loaded 1 variable" in capsys.readouterr().out and aip.user_ns["table"] == {"a": 1}
+
+
+def test_a_proposal_with_a_magic_previews_as_ipython_would_run_it(aip, scripted, capsys):
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    extension.get(aip).controller.set_mode(Mode.ASSISTANT)
+    scripted.tool("propose_code", {"code": "%time total = 6 * 7"}).text("Put it in your input.")
+    run(aip, "%ai time it")
+    out = capsys.readouterr().out
+    assert "new total: int" in out and "SyntaxError" not in out, out

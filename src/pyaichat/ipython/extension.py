@@ -56,6 +56,7 @@ class Extension:
         self.session = Session(namespace=shell.user_ns, config=config)
         self.frontend = IPythonFrontEnd(shell, config)
         self.runtime = LocalRuntime(self.session)
+        self.runtime.transform = shell.transform_cell  # a proposal's %magics preview as IPython runs them
         self.controller = Controller(config, self.runtime, self.frontend)
         self._proposal: ApprovalRequiredEvent | None = None  # the proposal the running cell approves
         self.frontend.controller = self.controller

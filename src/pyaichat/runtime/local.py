@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..session import Session, input_is_complete
@@ -22,6 +22,8 @@ class LocalRuntime:
         self.session = session
         self._reported_error: object = None  # the last error the previous digest told about
         self._undo: Checkpoint | None = None  # the last approved proposal's, for /undo
+        # how proposed code becomes Python before a preview runs it (IPython sets its ``transform_cell``)
+        self.transform: Callable[[str], str] | None = None
 
     @property
     def config(self) -> Config:
@@ -84,7 +86,7 @@ class LocalRuntime:
     def preview(self, source: str) -> dict[str, Any]:
         from ..capabilities.sandbox import preview_code  # with the first proposal
 
-        return preview_code(self.config, self.session.namespace, source).to_dict()
+        return preview_code(self.config, self.session.namespace, source, self.transform).to_dict()
 
     def run_proposal(self, source: str) -> ExecResult:
         self.begin_proposal(source)
