@@ -183,7 +183,8 @@ class Controller:
             return
         history = self.runtime.history
         turns = self._assistant.memory.turns if self._assistant is not None else []
-        key = (history[-1].number if history else 0, len(history), len(turns), self._snapshot)
+        notes = self._assistant.notes if self._assistant is not None else []
+        key = (history[-1].number if history else 0, len(history), len(turns), tuple(notes), self._snapshot)
         if key == self._remembered or not (history or turns):
             return
         self._remembered = key
@@ -192,7 +193,8 @@ class Controller:
         from .persist.resume import save_resume  # with the first input, not at start-up
 
         try:
-            save_resume([asdict(t) for t in turns], history, config=self.config, snapshot=self._snapshot)
+            turns_data = [asdict(t) for t in turns]
+            save_resume(turns_data, history, config=self.config, snapshot=self._snapshot, notes=notes)
         except (PyAIChatError, OSError) as exc:
             if not self._remember_failed:
                 self._remember_failed = True
@@ -221,6 +223,7 @@ class Controller:
             self.assistant.memory.turns[:0] = [
                 Turn(t["question"], t["messages"], t["answer"]) for t in last.turns
             ]
+            self.assistant.notes[:0] = last.notes  # e.g. an /undo the model has not been told of yet
             said = last.text()
             if last.history and not self.runtime.adopt_history(last.history_entries()):
                 said += (

@@ -247,3 +247,19 @@ def test_an_undone_proposal_is_kept_in_the_notebook_but_skipped_so_it_runs_to_th
     script = tmp_path / "undone.py"
     dispatch(ctrl, f"/save {script}")
     assert "\n# level = 2\n" in script.read_text()  # run as a script, the undone line does not run either
+
+
+@needs_walls
+def test_an_undo_the_model_was_not_told_of_yet_survives_a_resume(srv):
+    first = make_ctrl(srv, autosave="on")
+    first.run_python("level = 1")
+    srv.tool("propose_code", {"code": "level = 2"}).text("Raised.")
+    first.handle("raise the level")
+    first.handle("/undo")  # and the session ends before the next question
+    second = make_ctrl(srv, autosave="on")
+    second.handle("/resume")
+    assert "1 question and 2 inputs" in second.frontend.of("notice")[0].text
+    srv.text("The level is 1 again.")
+    second.handle("what is the level?")
+    question = srv.bodies[-1]["messages"][-1]["content"]
+    assert "The user undid the last approved proposal with /undo" in question and "restored level" in question

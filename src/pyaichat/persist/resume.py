@@ -19,7 +19,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 from ..capabilities.redact import masker_for
@@ -48,6 +48,7 @@ class ResumeState:
     history: list[dict[str, Any]]
     saved: str
     snapshot: str | None = None
+    notes: list[str] = field(default_factory=list)  # told to the model with the next question (an /undo)
 
     def text(self) -> str:
         return (
@@ -89,6 +90,7 @@ def save_resume(
     path: str | os.PathLike[str] | None = None,
     config: Any = None,
     snapshot: str | None = None,
+    notes: Iterable[str] = (),
 ) -> ResumeReport:
     """Write the conversation memory and input history (``HistoryEntry`` objects or dicts) atomically."""
 
@@ -101,6 +103,7 @@ def save_resume(
         "pyaichat": __version__,
         "saved": time.strftime("%Y-%m-%d %H:%M:%S %z"),
         "snapshot": snapshot,
+        "notes": [mask(str(note)) for note in notes],
         "turns": kept_turns,
         "history": kept_inputs,
     }
@@ -206,6 +209,7 @@ def load_resume(path: str | os.PathLike[str] | None = None) -> ResumeState:
         history=document["history"],
         saved=str(document.get("saved") or "?"),
         snapshot=document.get("snapshot") if isinstance(document.get("snapshot"), str) else None,
+        notes=list(document.get("notes") or []),
     )
 
 
@@ -226,6 +230,9 @@ def _problem(document: dict[str, Any]) -> str | None:
     turns, history = document.get("turns"), document.get("history")
     if not isinstance(turns, list) or not isinstance(history, list):
         return "its turns or inputs are missing"
+    notes = document.get("notes") or []
+    if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+        return "its notes are malformed"
     for i, turn in enumerate(turns, 1):
         if not (
             isinstance(turn, dict)
