@@ -109,7 +109,7 @@ class Controller:
         # the agent (pydantic, the loop) loads with the first question, not at start-up
         from .agent.events import ErrorEvent
 
-        before = self._last_input()
+        before = self.runtime.last_input_number
         try:
             result = self.assistant.ask(question, self.emit, self._approve)
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
@@ -122,7 +122,7 @@ class Controller:
             )
             return
         if result is not None:
-            self.journal.question(result, before, self._last_input())
+            self.journal.question(result, before, self.runtime.last_input_number)
 
     # -- a proposal: preview, choice, run ------------------------------------------------------------------
     def _approve(self, event: ApprovalRequiredEvent) -> Approval:
@@ -171,17 +171,13 @@ class Controller:
         self.journal.approve(event.code, self.config.model, result.number, event.explanation)
         return Approval("run", describe_run(result), input_number=result.number)
 
-    def _last_input(self) -> int:
-        history = self.runtime.history
-        return history[-1].number if history else 0
-
     # -- the session kept for --resume -----------------------------------------------------------------------
     def remember(self) -> None:
         """Keep the conversation and the numbered inputs for ``--resume``, written atomically after every
         input that changed them (a crash loses at most the input that crashed). Never fails an input."""
         if self.config.autosave == "off" or (self.config.autosave == "auto" and not self.frontend.remembers):
             return
-        history = self.runtime.history
+        history = self.runtime.history if self.runtime.keeps_inputs else []
         turns = self._assistant.memory.turns if self._assistant is not None else []
         notes = self._assistant.notes if self._assistant is not None else []
         key = (history[-1].number if history else 0, len(history), len(turns), tuple(notes), self._snapshot)

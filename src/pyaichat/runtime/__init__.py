@@ -105,6 +105,17 @@ class Runtime(Protocol):
         way (``ok`` is whether anything was undone)."""
         ...
 
+    @property
+    def last_input_number(self) -> int:
+        """The number of the last input (0 before any), known here without asking the kernel."""
+        ...
+
+    @property
+    def keeps_inputs(self) -> bool:
+        """Whether the resume file should keep this session's inputs: only where a resumed session can
+        number on after them (a plain session here; not IPython's or a kernel's, which number their own)."""
+        ...
+
     def adopt_history(self, entries: list[HistoryEntry]) -> bool:
         """Take a resumed session's inputs as this one's first (numbering continues after them); False
         where it cannot (inputs already ran, or the kernel or IPython numbers its own)."""

@@ -215,6 +215,14 @@ class KernelRuntime:
         reply = self._work({"op": "undo"})
         return bool(reply.get("ok")), str(reply.get("text") or "")
 
+    @property
+    def last_input_number(self) -> int:
+        return self.kernel.execution_count  # of the inputs run from here: the kernel is not asked
+
+    @property
+    def keeps_inputs(self) -> bool:
+        return False  # the kernel numbers its own inputs (and fetching them each time would cost a request)
+
     def adopt_history(self, entries: list[HistoryEntry]) -> bool:
         return False  # the kernel numbers its own inputs
 

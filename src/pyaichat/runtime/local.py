@@ -119,6 +119,15 @@ class LocalRuntime:
         done = undo(self.session.namespace, self._undo)
         return done.ok, done.text
 
+    @property
+    def last_input_number(self) -> int:
+        history = self.session.history
+        return history[-1].number if history else 0
+
+    @property
+    def keeps_inputs(self) -> bool:
+        return self.session.numbered_here
+
     def adopt_history(self, entries: list[HistoryEntry]) -> bool:
         return self.session.adopt_history(entries)
 
