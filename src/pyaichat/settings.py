@@ -124,7 +124,7 @@ SETTINGS = _table(
         "choice",
         default="auto",
         choices=("auto", "on", "off"),
-        description="keep the conversation and inputs for --resume (auto: not for piped input)",
+        description="keep the conversation and inputs for --resume (auto: in a terminal, not piped)",
     ),
     Setting("budget_usd", "float", gt=0, description="stop asking once the session has cost this much"),
     Setting(

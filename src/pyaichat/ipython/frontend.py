@@ -136,7 +136,9 @@ class IPythonFrontEnd:
         self.shell = shell
         self.jupyter = is_jupyter(shell)
         self.interactive = is_terminal(shell)
-        self.remembers = True
+        # a terminal keeps its session for --resume; notebooks do not (several open at once would replace
+        # each other's, and the one the user resumes)
+        self.remembers = self.interactive
         self.controller: Controller | None = None  # set by the extension; proposals switch it to Python mode
         self._color = bool(config.color) and getattr(shell, "colors", "").lower() != "nocolor"
         self._renderer: Renderer | None = None
