@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -12,6 +13,18 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C must raise ``KeyboardInterrupt`` here and in every process a test starts, as in a terminal.
+
+    A job started in the background by a non-interactive shell inherits SIGINT as *ignored*; Python then
+    installs no handler, a test that interrupts ``while True: pass`` with SIGINT spins for ever, and so does a
+    REPL child a pty test presses Ctrl-C in (an ignored signal stays ignored across ``exec``). Installing
+    Python's default handler here fixes both: a caught signal is reset to the default in children.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
