@@ -1,10 +1,10 @@
 """Install llama-cpp-python (the realmodel tests' model server) built for a CPU baseline every machine runs.
 
-Why not a plain ``pip install``: pip compiles llama.cpp with its default ``GGML_NATIVE=ON`` (``-march=native``),
-so a build on a virtual machine whose CPU *reports* AMX uses llama.cpp's AMX kernels; when the hypervisor does
-not grant the AMX tile state, the first matrix product (``tilezero``) kills the server with a general
-protection fault. And pip caches the wheel it built keyed by the source archive alone, so a machine that once
-built a native wheel reuses it whatever flags come later.
+Why not a plain ``pip install``: pip compiles llama.cpp with its default ``GGML_NATIVE=ON``
+(``-march=native``), so a build on a virtual machine whose CPU *reports* AMX uses llama.cpp's AMX kernels;
+when the hypervisor does not grant the AMX tile state, the first matrix product (``tilezero``) kills the
+server with a general protection fault. And pip caches the wheel it built keyed by the source archive alone,
+so a machine that once built a native wheel reuses it whatever flags come later.
 
 So this script builds the wheel itself with fixed, portable flags (x86-64: AVX2/FMA/F16C, no AVX-512, no AMX;
 other machines: llama.cpp's generic baseline), never through pip's cache (``--no-cache-dir``), and keeps the
@@ -15,8 +15,8 @@ machine): a wheel built with other flags can never be picked up. It then install
     .venv/bin/python scripts/install_llama_cpp.py            # portable (what the tests use)
     .venv/bin/python scripts/install_llama_cpp.py --native   # -march=native, for comparison (benchmarks)
 
-The version is the one ``pyproject.toml`` pins in the ``test`` extra, so the later ``pip install -e '.[test]'``
-finds it satisfied and builds nothing.
+The version is the one ``pyproject.toml`` pins in the ``test`` extra, so the later
+``pip install -e '.[test]'`` finds it satisfied and builds nothing.
 """
 
 from __future__ import annotations

@@ -68,6 +68,17 @@ class LLMTimeout(LLMTransportError):
     retryable = True
 
 
+class LLMConnectionClosed(LLMTransportError):
+    """The server took the request, then closed the connection without a (whole) answer. A server on this
+    machine that does this has usually crashed (a local model server killed by a signal mid-request)."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, local: bool = False) -> None:
+        super().__init__(message)
+        self.local = local
+
+
 class LLMStreamCut(LLMTransportError):
     """The streamed reply stopped in the middle."""
 

@@ -51,8 +51,10 @@ def state_dir() -> Path:
 
 
 def _ensure(directory: str) -> bool:
+    """Create the state directory ``0700`` when it is new: what it holds (history, audit, the resume file,
+    snapshots, discovery records) is the user's alone."""
     try:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
     except OSError:
         return False
     return os.path.isdir(directory)

@@ -20,6 +20,7 @@ from pyaichat.config import Config
 from pyaichat.errors import (
     LLMAuthError,
     LLMConnectError,
+    LLMConnectionClosed,
     LLMContextTooLong,
     LLMError,
     LLMMalformedReply,
@@ -99,11 +100,28 @@ def make(lib: Any, name: str, message: str, status: int | None = None) -> Except
         ),
         (
             "MidStreamFallbackError",
-            "peer closed connection without sending complete message body",
+            "incomplete chunked read",
             None,
             LLMStreamCut,
             "stream_cut",
             "broke off",
+        ),
+        (
+            "MidStreamFallbackError",
+            "peer closed connection without sending complete message body",
+            None,
+            LLMConnectionClosed,
+            "connection",
+            "closed the connection in the middle of its reply; it runs on this machine, so it may have "
+            "crashed",
+        ),
+        (
+            "InternalServerError",
+            "OpenAIException - Connection error. Server disconnected without sending a response.",
+            None,
+            LLMConnectionClosed,
+            "connection",
+            "closed the connection without answering; it runs on this machine, so it may have crashed",
         ),
         (
             "MidStreamFallbackError",
@@ -146,6 +164,36 @@ def test_litellm_errors_map_to_one_plain_sentence(lib, name, message, status, cl
     text = str(mapped)
     assert words in text
     assert "\n" not in text and "Traceback" not in text and text.endswith((".", "?"))
+
+
+def test_a_remote_provider_that_hangs_up_is_not_called_crashed(lib):
+    exc = make(
+        lib, "InternalServerError", "Connection error. Server disconnected without sending a response."
+    )
+    mapped = map_error(
+        exc, lib, model="openai/test", api_base="https://api.example.com/v1", timeout=30, sent_tools=False
+    )
+    assert type(mapped) is LLMConnectionClosed and mapped.retryable and not mapped.local
+    assert "closed the connection" in str(mapped) and "crash" not in str(mapped)
+
+
+def test_a_server_found_dead_on_retry_is_reported_as_closed_not_unreachable():
+    from pyaichat.agent.llm.client import Retry
+
+    failures = iter(
+        [
+            LLMConnectionClosed("The model server at X closed the connection without answering.", local=True),
+            LLMConnectError("Cannot reach the provider at X: is the server running and the address right?"),
+        ]
+    )
+
+    def attempt(on_text, seconds_left):
+        raise next(failures)
+
+    with pytest.raises(LLMConnectionClosed) as info:
+        Retry(retries=2, backoff=0.0, sleep=lambda s: None).run(attempt, lambda piece: None, timeout=30)
+    assert str(info.value).startswith("The model server at X closed the connection")
+    assert "nothing answers there any more" in str(info.value) and "Cannot reach" not in str(info.value)
 
 
 def test_an_unknown_exception_is_a_provider_error_with_its_own_words(lib):

@@ -264,7 +264,47 @@ def test_piped_session_answers_reports_faults_and_never_runs_proposals(srv):
     assert "Traceback" not in out.stderr and "Give Feedback" not in out.stdout + out.stderr
     assert srv.bodies[2]["messages"][-1]["content"].endswith("41")
     assert "declined" in srv.bodies[4]["messages"][-1]["content"]
-    assert srv.requests[0].headers.get("Authorization") == "Bearer sk-wrong"
+    chats = [r for r in srv.requests if r.path.endswith("/chat/completions")]
+    assert len(chats) == 5 and all(r.headers.get("Authorization") == "Bearer sk-wrong" for r in chats)
+
+
+def _dying_server() -> tuple[int, threading.Thread]:
+    """A model server on 127.0.0.1 that answers look-ups (404), takes the first chat request and dies with
+    it, as a llama.cpp server killed by a signal does: the connection closes unanswered and the port then
+    refuses."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        while True:
+            conn, _ = listener.accept()
+            with conn:
+                head = conn.recv(65536)
+                if head.startswith(b"GET"):
+                    conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    continue
+            listener.close()  # took the request, answered nothing: gone
+            return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener.getsockname()[1], thread
+
+
+def test_a_local_server_that_dies_during_a_request_is_named_not_called_unreachable():
+    port, server = _dying_server()
+    base = f"http://127.0.0.1:{port}/v1"
+    env = {"PYAICHAT_MODEL": "openai/local", "PYAICHAT_API_BASE": base, "OPENAI_API_KEY": "sk-test"}
+    out = _run_piped("x = 1\n/ask what is x?\nprint(x + 1)\n", env)
+    server.join(5)
+    assert out.returncode == 0, out.stderr
+    assert f"The model server at {base} closed the connection without answering" in out.stdout
+    assert "it runs on this machine, so it may have crashed" in out.stdout
+    assert "Cannot reach" not in out.stdout and "Traceback" not in out.stderr
+    assert out.stdout.strip().endswith("2")  # the session went on
 
 
 def test_piped_without_a_model_says_how_to_set_one():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,7 +36,7 @@ class Recorded:
     path: str
     raw: str
     body: dict[str, Any] | None
-    headers: dict[str, str]
+    headers: Mapping[str, str]  # the request's own ``HTTPMessage``: names match in any case, as in HTTP
     server_ms: float = 0.0  # time the server spent answering (benchmarks subtract it)
 
 
@@ -179,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         srv = self.owner
-        record = Recorded(self.path, raw, body, dict(self.headers.items()))
+        record = Recorded(self.path, raw, body, self.headers)
         srv.requests.append(record)
         started = time.perf_counter()
         try:

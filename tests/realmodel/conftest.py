@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from realmodel.local_server import LocalModelServer, pyaichat_env, server_available
+from realmodel.local_server import LocalModelServer, ServerDied, pyaichat_env, server_available
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,10 +44,26 @@ def model_server(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtu
         pytest.skip(why_not)
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     server = LocalModelServer(log_path=log)
-    server.start()
+    try:
+        server.start()  # includes one real completion: a server that cannot compute fails here, named
+    except ServerDied as exc:
+        pytest.fail(str(exc), pytrace=False)
     request.config._realmodel_server = server  # for the failure report hook
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _server_still_alive(request: pytest.FixtureRequest):
+    """A server that died in an earlier test fails the next one at once, named, instead of every later test
+    failing with "cannot reach the provider"."""
+    if "model_server" not in request.fixturenames:
+        yield
+        return
+    server: LocalModelServer = request.getfixturevalue("model_server")
+    if server.dead():
+        pytest.fail(server.death("in an earlier test"), pytrace=False)
+    yield
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -56,6 +72,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = outcome.get_result()
     server = getattr(item.config, "_realmodel_server", None)
     if report.when == "call" and report.failed and server is not None:
+        if server.dead(wait=2.0):
+            report.sections.append(("model server", server.death("during this test")))
         report.sections.append((f"model server log (tail; full log: {server.log_path})", server.log_tail(80)))
 
 

@@ -57,6 +57,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class ServerDied(RuntimeError):
+    """The model server process ended: the message says with which signal or status, and shows its log."""
+
+
 @dataclass
 class LocalModelServer:
     log_path: Path
@@ -111,15 +115,55 @@ class LocalModelServer:
         deadline = began + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(
-                    f"the model server exited with {self.process.returncode}:\n{self.log_tail()}"
-                )
+                raise ServerDied(self.death("while starting"))
             if self._ready():
                 self.started_in = time.monotonic() - began
+                self.check_completion()
                 return self
             time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"the model server did not start within {START_TIMEOUT:.0f} s:\n{self.log_tail()}")
+
+    def check_completion(self, timeout: float = 120.0) -> str:
+        """One real chat completion, so that a server that starts but cannot compute (a build whose CPU
+        instructions this machine refuses dies at its first matrix product) is found before any test runs,
+        and named as dead rather than "cannot reach the provider" later. Returns the reply's text."""
+        body = json.dumps(
+            {"model": ALIAS, "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 4}
+        ).encode()
+        request = urllib.request.Request(
+            f"{self.base_url}/chat/completions", data=body, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as resp:
+                reply = json.loads(resp.read())
+        except (OSError, ValueError) as exc:
+            if self.dead(wait=5.0):
+                raise ServerDied(self.death("during its first completion")) from exc
+            self.stop()
+            raise RuntimeError(f"the model server failed its first completion ({exc}):\n{self.log_tail()}")
+        return str(reply["choices"][0]["message"].get("content") or "")
+
+    def dead(self, wait: float = 0.0) -> bool:
+        """Has the server process ended (waiting up to ``wait`` seconds for a dying one to be reaped)?"""
+        if self.process is None:
+            return False
+        try:
+            self.process.wait(wait) if wait else self.process.poll()
+        except subprocess.TimeoutExpired:
+            return False
+        return self.process.returncode is not None
+
+    def death(self, when: str) -> str:
+        """How the server ended, in one sentence with its log's last lines: "the llama.cpp server died with
+        SIGSEGV during its first completion: …"."""
+        code = self.process.returncode if self.process is not None else None
+        if code is not None and code < 0:
+            how = f"died with {signal.Signals(-code).name}"
+        else:
+            how = f"exited with status {code}"
+        log = f"the last lines of its log ({self.log_path}):\n{self.log_tail(25)}"
+        return f"the llama.cpp server {how} {when}; {log}"
 
     def _ready(self) -> bool:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import subprocess
 import sys
 
@@ -16,7 +17,8 @@ from pyaichat.agent.events import ApprovalRequiredEvent
 from pyaichat.config import Config
 from pyaichat.controller import Mode
 from pyaichat.paths import state_dir
-from pyaichat.repl.frontend import Repl, ask_decision, make_history, prompt_message, toolbar
+from pyaichat.repl.frontend import Repl, ask_decision, prompt_message, toolbar
+from pyaichat.repl.history import make_history
 from pyaichat.session import Session
 
 
@@ -189,17 +191,42 @@ def test_the_editing_mode_edits_the_line(mode: str) -> None:
 
 def test_history_is_persisted_in_the_state_directory():
     with create_pipe_input() as pipe:
-        repl = Repl(Config(), Session(), input=pipe, output=DummyOutput(), history=make_history())
+        repl = Repl(Config(), Session(), input=pipe, output=DummyOutput())
         pipe.send_text(f"value = 7\r{CTRL_D}")
         assert repl.run() == 0
     assert "value = 7" in (state_dir() / "history").read_text()
+
+
+def test_history_file_is_private_and_masks_secrets_while_recall_keeps_the_real_text():
+    typed = 'api_key = "sk-live-abcdefghijklmnopqrstuvwxyz0123"'
+    with create_pipe_input() as pipe:
+        repl = Repl(Config(), Session(), input=pipe, output=DummyOutput())
+        pipe.send_text(f"{typed}\r")
+        assert repl.read() == typed
+        pipe.send_text("\x1b[A\r")  # up-arrow, Enter: the same session recalls what was typed
+        assert repl.read() == typed
+    path = state_dir() / "history"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    on_disk = path.read_text()
+    assert "sk-live" not in on_disk and "abcdefghijklmnop" not in on_disk
+    assert "api_key = " in on_disk and "<redacted" in on_disk
+
+
+def test_an_existing_world_readable_history_is_made_private(tmp_path):
+    path = state_dir() / "history"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n# 2025-01-01 00:00:00.000000\n+x = 1\n")
+    path.chmod(0o644)
+    history = make_history(str)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert list(history.load_history_strings()) == ["x = 1"]
 
 
 def test_history_falls_back_to_memory_when_state_dir_cannot_be_created(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
-    assert type(make_history()).__name__ == "InMemoryHistory"
+    assert type(make_history(str)).__name__ == "InMemoryHistory"
 
 
 def loaded_after(statement: str, modules: set[str]) -> list[str]:

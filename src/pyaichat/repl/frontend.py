@@ -16,7 +16,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.completion import Completer, DynamicCompleter
 from prompt_toolkit.enums import EditingMode
 from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
@@ -28,12 +28,10 @@ from prompt_toolkit.styles import Style
 
 from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
-from ..paths import state_file
+from .history import make_history
 from .keys import build_key_bindings
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
     from rich.console import Console
@@ -62,29 +60,6 @@ STYLE = Style.from_dict(
 PLAIN_STYLE = Style.from_dict(
     {"bottom-toolbar": "reverse", "bottom-toolbar.mode": "bold", "question": "bold"}
 )
-
-
-# -- history -------------------------------------------------------------------------------------------------
-class _SafeFileHistory(FileHistory):
-    """A ``FileHistory`` that degrades to memory-only when the file cannot be read or written."""
-
-    def load_history_strings(self) -> Iterable[str]:
-        try:
-            return list(super().load_history_strings())
-        except OSError:
-            return []
-
-    def store_string(self, string: str) -> None:
-        try:
-            super().store_string(string)
-        except OSError:
-            pass
-
-
-def make_history() -> History:
-    """History persisted in ``state_dir()/history``; in memory when the state directory cannot be created."""
-    path = state_file("history")
-    return InMemoryHistory() if path is None else _SafeFileHistory(path)
 
 
 # -- prompt pieces -------------------------------------------------------------------------------------------
@@ -326,8 +301,18 @@ class Repl:
         self.ctrl = Controller(config, runtime, self.frontend)
         self.frontend.ctrl = self.ctrl
         self.prompt = build_prompt_session(
-            self.ctrl, history=history if history is not None else make_history(), input=input, output=output
+            self.ctrl,
+            history=history if history is not None else make_history(self._mask_for_disk),
+            input=input,
+            output=output,
         )
+
+    def _mask_for_disk(self, line: str) -> str:
+        """What the history file keeps of ``line``: masked as the resume file masks it, with the current
+        settings' secret names and patterns."""
+        from ..capabilities.redact import masker_for  # with the first line stored, not at start-up
+
+        return masker_for(self.ctrl.config).mask_text(line)
 
     def read(self) -> str:
         """One complete input (raises ``KeyboardInterrupt`` for Ctrl-C, ``EOFError`` for Ctrl-D).

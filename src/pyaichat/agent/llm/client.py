@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...errors import LLMError, LLMToolsRefused, NoModelConfigured
+from ...errors import LLMConnectError, LLMConnectionClosed, LLMError, LLMToolsRefused, NoModelConfigured
 from .errors import NO_MODEL, map_error
 from .loader import LITELLM, Loader
 from .types import Cut, LLMReply, Messages, OnText, ProtocolName, Request, ToolCall, Tools, Usage
@@ -50,10 +50,18 @@ class Retry:
             return on_text(piece)
 
         tries = 0
+        closed: LLMConnectionClosed | None = None
         while True:
             try:
                 return attempt(relay, max(deadline - time.monotonic(), 0.1))
             except LLMError as exc:
+                if isinstance(exc, LLMConnectError) and closed is not None:
+                    # it hung up on us, and now nothing listens: say the first, which says why
+                    raise LLMConnectionClosed(
+                        f"{closed} Asked again, nothing answers there any more.", local=closed.local
+                    ) from exc
+                if isinstance(exc, LLMConnectionClosed):
+                    closed = exc
                 wait = self.backoff * (2**tries)
                 time_left = deadline - time.monotonic() > wait + 0.5
                 if not exc.retryable or shown or tries >= self.retries or not time_left:

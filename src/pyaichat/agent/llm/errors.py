@@ -10,13 +10,16 @@ exceeded" is a plain ``BadRequestError`` whose words say so.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...errors import (
     LLMAuthError,
     LLMBadRequest,
     LLMConnectError,
+    LLMConnectionClosed,
     LLMContextTooLong,
     LLMError,
     LLMMalformedReply,
@@ -44,6 +47,17 @@ _UNREACHABLE = (
     "no route to host",
     "temporary failure in name resolution",
 )
+# The server took the request and hung up: httpx's RemoteProtocolError ("Server disconnected without sending a
+# response", "peer closed connection without sending complete message body"), a reset. litellm reports them as
+# "Connection error." (even as HTTP 500); the words are in the exception's causes.
+_CLOSED = (
+    "server disconnected",
+    "peer closed connection",
+    "connection reset by peer",
+    "remote end closed connection",
+    "connection aborted",
+    "errno 104",
+)
 _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*)+")
 
 
@@ -55,11 +69,30 @@ def map_error(
     status = getattr(exc, "status_code", None)
     low = f"{exc} {getattr(exc, 'original_exception', None) or ''}".lower()
     where = f"at {api_base}" if api_base else f"for {model}"
+    causes = _causes(exc)
+    closed = any(words in causes for words in _CLOSED)
+    local = is_local(api_base, model)
 
     if isinstance(exc, x.MidStreamFallbackError):
         if "expecting" in low or "json" in low:
             return LLMMalformedReply(f"The provider {where} sent a reply that is not valid JSON; try again.")
+        if closed and local:
+            return LLMConnectionClosed(
+                f"The model server {where} closed the connection in the middle of its reply; it runs on this "
+                "machine, so it may have crashed: check its log.",
+                local=True,
+            )
         return LLMStreamCut(f"The provider {where} broke off its reply in the middle; ask again.")
+    if closed:
+        if local:
+            return LLMConnectionClosed(
+                f"The model server {where} closed the connection without answering; it runs on this machine, "
+                "so it may have crashed: check its log.",
+                local=True,
+            )
+        return LLMConnectionClosed(
+            f"The provider {where} closed the connection without answering; try again in a moment."
+        )
     if isinstance(exc, x.ContextWindowExceededError) or "context length" in low or "context window" in low:
         return LLMContextTooLong(
             f"The conversation is too long for {model}'s context window; /clear starts afresh."
@@ -104,6 +137,41 @@ def map_error(
     if "connection" in low:
         return LLMNetworkError(f"Cannot reach the provider {where}; check the network.")
     return LLMProviderError(f"The model call failed: {_first_sentence(str(exc))}")
+
+
+def _causes(exc: BaseException) -> str:
+    """The words of ``exc`` and of the exceptions it was raised from (litellm's message hides httpx's)."""
+    words: list[str] = []
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo and len(seen) < 12:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        words.append(f"{type(current).__name__}: {current}")
+        original = getattr(current, "original_exception", None)
+        todo.extend(
+            [
+                current.__cause__,
+                current.__context__,
+                original if isinstance(original, BaseException) else None,
+            ]
+        )
+    return " ".join(words).lower()
+
+
+def is_local(api_base: str | None, model: str) -> bool:
+    """Does the model server run on this machine (a loopback address, or Ollama's default)?"""
+    if not api_base:
+        return model.startswith(("ollama/", "ollama_chat/"))
+    host = urlsplit(api_base if "//" in api_base else f"http://{api_base}").hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _first_sentence(text: str, limit: int = 200) -> str:
