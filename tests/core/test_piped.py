@@ -184,3 +184,14 @@ def test_history_command_shows_numbered_inputs(capsys: pytest.CaptureFixture[str
     assert "[1] x = 2" in out.getvalue() and "[2] x * 21\n      → 42" in out.getvalue()
     ctrl.handle("/history lots")
     assert "Usage: /history [n]" in out.getvalue()
+
+
+def test_a_saved_script_runs_past_an_input_that_did_not_parse(tmp_path: Path) -> None:
+    script = tmp_path / "analysis.py"
+    out = run_cli(f"x = = 2\nrows = [1, 2, 3]\nrows[5]\ntotal = sum(rows)\n/save {script}\n")
+    assert out.returncode == 0 and script.is_file(), out.stderr
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr  # it used to stop at once: SyntaxError on "x = = 2"
+    assert done.stdout.strip() == "IndexError: list index out of range"

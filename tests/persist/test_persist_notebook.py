@@ -4,6 +4,8 @@ runs in a real kernel (nbclient) to the same outputs the session showed."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,11 +131,39 @@ def test_percent_script_reads_back_as_the_same_cells(work, tmp_path):
     back = jupytext.reads(text, fmt="py:percent")
     nb = to_notebook(s.history, turns, proposals)
     assert [c.cell_type for c in back.cells] == [c.cell_type for c in nb.cells]
-    assert [c.source for c in back.cells] == [c.source for c in nb.cells]
+    raised = [i for i, c in enumerate(nb.cells) if "raises-exception" in c.metadata.get("tags", [])]
+    assert len(raised) == 1  # df.missing: in the script it runs inside try, so that the script goes on
+    assert [c.source for i, c in enumerate(back.cells) if i not in raised] == [
+        c.source for i, c in enumerate(nb.cells) if i not in raised
+    ]
+    assert back.cells[raised[0]].source.startswith("try:\n    df.missing\nexcept Exception as error:")
     marked = [c.metadata for c in back.cells if "pyaichat" in c.metadata]
     meta = {"source": "assistant", "model": "openai/test-model", "approved_at": APPROVED_AT}
     assert marked == [{"pyaichat": meta}]
     assert [c.metadata.get("tags") for c in back.cells if "tags" in c.metadata] == [["raises-exception"]]
+
+
+def test_the_saved_script_runs_to_the_sessions_state(tmp_path, capsys):
+    """``python FILE.py`` gets past an input that failed to parse, one that raised after doing some work,
+    and an undone proposal, and ends where the session stood."""
+    s = Session()
+    for src in [
+        "x = = 2",  # does not parse: a comment in the script
+        "total = 10\ntotal += 5\n1 / 0",  # raised after binding total: runs inside try
+        'label = """two\n  lines"""',  # a multi-line string stays as it was
+        "total *= 2",
+        "undone = 1",  # approved, then /undo: commented out
+        "print(total, repr(label), 'undone' in globals())",
+    ]:
+        s.run(src)
+    capsys.readouterr()
+    proposals = [ApprovedProposal("undone = 1", "m", APPROVED_AT, 5, undone="took back undone")]
+    path = tmp_path / "session.py"
+    path.write_text(to_percent_script(s.history, [], proposals))
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ZeroDivisionError: division by zero", "30 'two\\n  lines' False"]
+    assert "# x = = 2" in path.read_text()
 
 
 def test_transcript_is_what_save_has_always_written():

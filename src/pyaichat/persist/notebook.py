@@ -14,9 +14,12 @@ the ``skip-execution`` tag, so the notebook runs top to bottom with ``nbclient``
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import os
 import time
+import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
@@ -280,11 +283,59 @@ def to_percent_script(
         if cell.proposal is not None:
             meta.append(f"pyaichat={json.dumps(_assistant_meta(cell.proposal), ensure_ascii=False)}")
         header = "# %%" + ("".join(" " + item for item in meta))
-        source = m(cell.source).rstrip()
-        if cell.proposal is not None and cell.proposal.undone:  # run as a script, it must not run either
-            source = "\n".join("# " + line for line in source.splitlines())
-        parts.append(f"{header}\n{source}\n")
+        parts.append(f"{header}\n{_as_script(m(cell.source).rstrip(), tags)}\n")
     return "\n".join(parts)
+
+
+def _as_script(source: str, tags: list[str]) -> str:
+    """A cell as ``python FILE.py`` must run it to reach the session's state, as the notebook does.
+
+    A skipped cell (an undone proposal, an interrupted input) and code Python cannot compile (an input that
+    failed to parse, an IPython magic or ``!`` command) become comments, the way Jupytext writes magics.
+    An input that raised in the session runs inside ``try``: it raises again, says so, and the script goes on
+    with whatever the cell did before raising, as the session did (a notebook runs it under the
+    ``raises-exception`` tag).
+    """
+    if "skip-execution" in tags or not _compiles(source):
+        return _commented(source)
+    if "raises-exception" in tags:
+        wrapped = "\n".join(
+            [
+                "try:",
+                _indented(source),
+                "except Exception as error:  # it raised in the session too; go on, as the session did",
+                '    print(f"{type(error).__name__}: {error}")',
+            ]
+        )
+        return wrapped if _compiles(wrapped) else _commented(source)
+    return source
+
+
+def _indented(source: str) -> str:
+    """``source`` indented one level, except lines that begin inside a multi-line string (indenting those
+    would change the string)."""
+    inside: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            inside.update(range(token.start[0] + 1, token.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return "\n".join(
+        line if (row in inside or not line.strip()) else "    " + line
+        for row, line in enumerate(source.splitlines(), 1)
+    )
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _commented(source: str) -> str:
+    return "\n".join(("# " + line).rstrip() for line in source.splitlines())
 
 
 def _markdown_cell(text: str) -> str:
