@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pexpect
 
+from timeouts import PTY_WAIT
+
 PY_PROMPT = ">>> "
 AI_PROMPT = "ai> "
 # A *new* prompt: prompt_toolkit turns bracketed paste on at the start of every prompt, then draws it
@@ -17,7 +19,7 @@ AI_PROMPT = "ai> "
 # move). pexpect compiles patterns with DOTALL.
 NEW_PY = r"\x1b\[\?2004h.*?>>>[ \x1b]"
 NEW_AI = r"\x1b\[\?2004h.*?ai>[ \x1b]"
-TIMEOUT = 20
+TIMEOUT = PTY_WAIT
 
 
 def output(*lines: str) -> str:
@@ -29,7 +31,11 @@ def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str) -> pe
     """pyaichat as a new user starts it (no config, no provider keys) in a 100x30 xterm; ``wait`` for the
     full prompt."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_", "ANTHROPIC_"))}
+    env.pop("PAGER", None)
+    env.pop("LESS", None)
     env.update(
+        # long command output is paged in a terminal; a test that wants the pager passes PAGER="less"
+        PAGER=env_extra.pop("PAGER", "cat"),
         XDG_STATE_HOME=str(tmp_path / "state"),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         TERM="xterm",

@@ -53,6 +53,9 @@ class PlainFrontEnd:
             if event.title:
                 self._line(event.title)
             self._line(event.code)
+        elif kind == "page":
+            self._end_stream()
+            self._line(event.plain_text())
         elif kind == "approval_required":
             self._end_stream()
             self._line("Proposed code (not run in piped mode):")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from pyaichat.commands import dispatch, names
+from pyaichat.commands.assistant import expand_sent
 
 
 def test_assistant_commands_are_registered():
@@ -30,9 +31,13 @@ def test_commands_after_a_turn(ctrl, recorder, fake, session, tmp_path):
     dispatch(ctrl, "/trace")
     assert "→ get_repr(x)" in recorder.of("notice")[0].text
     dispatch(ctrl, "/sent")
-    codes = recorder.of("code")
-    assert [c.title for c in codes] == ["Request 1 of 2", "Request 2 of 2"]
-    assert json.loads(codes[1].code)["messages"] == fake.requests[1]["messages"]
+    (page,) = recorder.of("page")
+    assert [s.title for s in page.sections] == ["Request 1 of 2", "Request 2 of 2"]
+    shown = [json.loads(s.code) for s in page.sections]
+    assert expand_sent(shown)[1]["messages"] == fake.requests[1]["messages"]
+    # each part once: the second request names the first's tools and its messages, then adds its own
+    assert shown[1]["tools"] == f"(the same {len(fake.requests[0]['tools'])} tools as request 1)"
+    assert shown[1]["messages"][0] == f"(messages 1–{len(fake.requests[0]['messages'])}: as in request 1)"
     dispatch(ctrl, "/cost")
     assert "200 prompt + 20 completion tokens" in recorder.of("notice")[-1].text
     target = tmp_path / "t.md"

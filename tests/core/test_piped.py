@@ -14,6 +14,7 @@ from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.piped import PlainFrontEnd, iter_inputs
 from pyaichat.session import Session
+from timeouts import HANG_GUARD
 
 
 def run_cli(stdin: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -24,7 +25,7 @@ def run_cli(stdin: str, *args: str, env: dict[str, str] | None = None) -> subpro
         capture_output=True,
         text=True,
         env=full_env,
-        timeout=60,
+        timeout=HANG_GUARD,
     )
 
 
@@ -98,7 +99,7 @@ def test_piped_start_does_not_import_heavy_modules(module: str) -> None:
         "main([])\n"
         f"print({module!r} in sys.modules)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout + proc.stderr
 
 
@@ -191,7 +192,7 @@ def test_a_saved_script_runs_past_an_input_that_did_not_parse(tmp_path: Path) ->
     out = run_cli(f"x = = 2\nrows = [1, 2, 3]\nrows[5]\ntotal = sum(rows)\n/save {script}\n")
     assert out.returncode == 0 and script.is_file(), out.stderr
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=HANG_GUARD, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr  # it used to stop at once: SyntaxError on "x = = 2"
     assert done.stdout.strip() == "IndexError: list index out of range"

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from timeouts import HANG_GUARD
+
 # Heavy libraries, and our own modules that pull them in or are only needed later.
 NEVER_AT_START_UP = {
     "pydantic",
@@ -65,7 +67,7 @@ def test_piped_start_up_imports_nothing_on_the_list(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         env=clean_env(tmp_path),
-        timeout=60,
+        timeout=HANG_GUARD,
     )
     assert proc.returncode == 0, proc.stderr
     modules, gc_enabled = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -84,14 +86,24 @@ def test_settings_from_env_and_file_are_checked_without_pydantic_and_a_bad_one_i
     env = clean_env(tmp_path) | {"PYAICHAT_MODEL": "openai/x", "PYAICHAT_MAX_STEPS": "5", "NO_COLOR": "1"}
     probe = "import sys; print(sorted(m for m in ('pydantic', 'tomllib') if m in sys.modules))\n/model\n"
     proc = subprocess.run(
-        [sys.executable, "-m", "pyaichat"], input=probe, capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "pyaichat"],
+        input=probe,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=HANG_GUARD,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[:2] == ["['tomllib']", "Model: openai/x"]
 
     env["PYAICHAT_MAX_STEPS"] = "500"
     proc = subprocess.run(
-        [sys.executable, "-m", "pyaichat"], input=PROBE, capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "pyaichat"],
+        input=PROBE,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=HANG_GUARD,
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == (

@@ -24,9 +24,11 @@ from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.commands import dispatch
+from pyaichat.commands.assistant import expand_sent
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.session import Session
+from timeouts import HANG_GUARD
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,7 +66,7 @@ def test_two_step_answer_with_native_tools(ctrl, srv):
     assert front.of("usage")[-1].prompt_tokens == 22
     # /sent shows exactly what the provider received.
     dispatch(ctrl, "/sent")
-    shown = [json.loads(c.code) for c in front.of("code")]
+    shown = expand_sent([json.loads(s.code) for s in front.of("page")[-1].sections])
     assert [s["messages"] for s in shown] == [b["messages"] for b in srv.bodies]
     assert [s.get("tools") for s in shown] == [b.get("tools") for b in srv.bodies]
 
@@ -240,7 +242,12 @@ def _run_piped(stdin: str, env_extra: dict[str, str]) -> subprocess.CompletedPro
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_"))}
     env.update(env_extra)
     return subprocess.run(
-        [sys.executable, "-m", "pyaichat"], input=stdin, capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-m", "pyaichat"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=HANG_GUARD,
     )
 
 

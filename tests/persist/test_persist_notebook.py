@@ -21,6 +21,7 @@ from pyaichat.persist.notebook import (
     to_percent_script,
     to_transcript,
 )
+from timeouts import HANG_GUARD
 
 nbformat = pytest.importorskip("nbformat")
 
@@ -160,7 +161,7 @@ def test_the_saved_script_runs_to_the_sessions_state(tmp_path, capsys):
     proposals = [ApprovedProposal("undone = 1", "m", APPROVED_AT, 5, undone="took back undone")]
     path = tmp_path / "session.py"
     path.write_text(to_percent_script(s.history, [], proposals))
-    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["ZeroDivisionError: division by zero", "30 'two\\n  lines' False"]
     assert "# x = = 2" in path.read_text()

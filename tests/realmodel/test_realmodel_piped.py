@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from pyaichat.agent.repetition import LINE_REPEATS
+from pyaichat.commands.assistant import expand_sent
 from realmodel.local_server import N_CTX
 
 DATA = (
@@ -34,10 +35,12 @@ def sent_bodies(text: str) -> list[dict[str, Any]]:
     """The JSON bodies ``/sent`` printed (each after a "Request i of n" line)."""
     bodies = []
     decoder = json.JSONDecoder()
-    for m in re.finditer(r"^Request \d+ of \d+\n", text, re.M):
+    for m in re.finditer(r"^Request (\d+) of \d+\n", text, re.M):
+        if m.group(1) == "1":  # a new /sent: its references are to its own requests
+            bodies.append([])
         body, _ = decoder.raw_decode(text[m.end() :])
-        bodies.append(body)
-    return bodies
+        bodies[-1].append(body)
+    return [body for shown in bodies for body in expand_sent(shown)]
 
 
 def trace_steps(text: str) -> list[tuple[int, int]]:

@@ -123,6 +123,67 @@ class CodeEvent(_Event):
     title: str = ""
 
 
+class PageSection(BaseModel):
+    """One part of a ``PageEvent``: a title, then rows (a term and its description, the description wrapped
+    under its own column), plain text, or code to highlight."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    title: str = ""
+    rows: list[tuple[str, str]] = Field(default_factory=list)
+    text: str = ""
+    code: str = ""
+    language: str = "text"
+
+
+class PageEvent(_Event):
+    """Long output of a command (``/help``, ``/sent``, ``/history``…). A terminal front end pages it when it
+    is taller than the screen, as ``git`` and IPython's ``?`` do; others print it (``plain_text``)."""
+
+    type: Literal["page"] = "page"
+    sections: list[PageSection]
+
+    def plain_text(self, width: int = 100) -> str:
+        """The page as plain text ``width`` columns wide: rows aligned, descriptions wrapped under their own
+        column (a term too wide for the column gets its description on the next line)."""
+        out: list[str] = []
+        for section in self.sections:
+            if section.title:
+                out.append(section.title)
+            if section.rows:
+                out.extend(_rows_text(section.rows, width))
+            if section.text:
+                out.append(section.text.rstrip("\n"))
+            if section.code:
+                out.append(section.code.rstrip("\n"))
+        return "\n".join(out)
+
+
+TERM_COLUMN = 26  # the widest term that keeps its description on the same line
+
+
+def _rows_text(rows: list[tuple[str, str]], width: int) -> list[str]:
+    return [(left + right).rstrip() for left, right in row_lines(rows, width)]
+
+
+def row_lines(rows: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
+    """``rows`` laid out ``width`` columns wide, as (left, right) pieces per line: the left piece is the
+    indented term (or blanks under it), the right one a piece of the wrapped description."""
+    import textwrap  # with the first page shown
+
+    column = min(max((len(term) for term, _ in rows), default=0), TERM_COLUMN) + 4
+    lines: list[tuple[str, str]] = []
+    for term, text in rows:
+        wrapped = textwrap.wrap(text, max(20, width - column)) or [""]
+        if len(term) + 4 > column:  # too wide: the description starts on the next line, under its column
+            lines.append((f"  {term}", ""))
+            lines.extend((" " * column, piece) for piece in wrapped)
+        else:
+            lines.append((f"  {term}".ljust(column), wrapped[0]))
+            lines.extend((" " * column, piece) for piece in wrapped[1:])
+    return lines
+
+
 Event = Annotated[
     StateEvent
     | ThinkingEvent
@@ -135,6 +196,7 @@ Event = Annotated[
     | UsageEvent
     | ErrorEvent
     | NoticeEvent
-    | CodeEvent,
+    | CodeEvent
+    | PageEvent,
     Field(discriminator="type"),
 ]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
-from ..agent.events import CodeEvent
+from ..agent.events import PageEvent, PageSection
 from .registry import command
 
 if TYPE_CHECKING:
@@ -24,12 +25,62 @@ def _trace(ctrl: Controller, arg: str) -> None:
 
 @command("sent", "/sent", "Show exactly what the provider received in the last turn (after masking).")
 def _sent(ctrl: Controller, arg: str) -> None:
-    bodies = ctrl.assistant.sent_json()
+    bodies = [json.loads(body) for body in ctrl.assistant.sent_json()]
     if not bodies:
         ctrl.notice("Nothing has been sent to a provider yet.")
         return
+    sections = [
+        PageSection(
+            title=f"Request {n} of {len(bodies)}", code=json.dumps(view, indent=2, ensure_ascii=False)
+        )
+        for n, view in enumerate(sent_view(bodies), 1)
+    ]
+    ctrl.emit(PageEvent(sections=sections))
+
+
+def sent_view(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request bodies of a turn as ``/sent`` shows them, each part once: a tool list the same as an
+    earlier request's is named, not repeated, and the messages a request shares with the one before it are
+    one line (each request repeats the whole conversation so far and every tool schema: a two-step question
+    was 645 lines). Nothing else changes; ``expand_sent`` gives the bodies back."""
+    shown: list[dict[str, Any]] = []
+    tool_lists: list[tuple[int, Any]] = []
+    previous: list[Any] = []
     for n, body in enumerate(bodies, 1):
-        ctrl.emit(CodeEvent(code=body, language="json", title=f"Request {n} of {len(bodies)}"))
+        view = dict(body)
+        tools = body.get("tools")
+        if tools is not None:
+            first = next((m for m, seen in tool_lists if seen == tools), None)
+            if first is None:
+                tool_lists.append((n, tools))
+            else:
+                view["tools"] = f"(the same {len(tools)} tools as request {first})"
+        messages = list(body.get("messages") or [])
+        shared = len(previous) if previous and messages[: len(previous)] == previous else 0
+        if shared:
+            view["messages"] = [f"(messages 1–{shared}: as in request {n - 1})", *messages[shared:]]
+        previous = messages
+        shown.append(view)
+    return shown
+
+
+def expand_sent(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request bodies again from what ``sent_view`` showed (for whoever reads ``/sent`` back)."""
+    bodies: list[dict[str, Any]] = []
+    for view in shown:
+        body = dict(view)
+        tools = view.get("tools")
+        if isinstance(tools, str) and tools.startswith("(the same "):
+            first = int(tools.rsplit(" ", 1)[1].rstrip(")"))
+            body["tools"] = bodies[first - 1]["tools"]
+        messages = list(view.get("messages") or [])
+        if messages and isinstance(messages[0], str) and messages[0].startswith("(messages 1–"):
+            shared = int(messages[0].split("–", 1)[1].split(":", 1)[0])
+            messages = bodies[-1]["messages"][:shared] + messages[1:]
+        if "messages" in view:
+            body["messages"] = messages
+        bodies.append(body)
+    return bodies
 
 
 @command("cost", "/cost", "Show the session's token use and cost.")

@@ -31,21 +31,25 @@ def _ask(ctrl: Controller, arg: str) -> None:
     ctrl.ask(arg)
 
 
+KEYS = [
+    ("TAB (empty line)", "switch Python ⇄ Assistant mode"),
+    ("Shift-TAB", "switch mode and keep the typed text"),
+    ("TAB", "complete names, attributes and keys; indent at line start"),
+    ("Enter", "run when complete; Alt-Enter always inserts a newline"),
+    ("Ctrl-R", "search history"),
+    ("Ctrl-C", "clear the input, or stop what runs"),
+    ("Ctrl-D", "exit (on an empty line)"),
+]
+
+
 @command("help", "/help", "Show keys and commands.")
 def _help(ctrl: Controller, arg: str) -> None:
-    rows = [f"  {c.usage:<22} {c.help}" for c in all_commands()]
-    keys = [
-        "Keys:",
-        "  TAB (empty line)       switch Python ⇄ Assistant mode",
-        "  Shift-TAB              switch mode and keep the typed text",
-        "  TAB                    complete names, attributes and keys; indent at line start",
-        "  Enter                  run when complete; Alt-Enter always inserts a newline",
-        "  Ctrl-R                 search history      Ctrl-C  clear input / stop      Ctrl-D  exit",
-    ]
-    text = "Commands:\n" + "\n".join(rows)
+    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /help
+
+    sections = [PageSection(title="Commands:", rows=[(c.usage, c.help) for c in all_commands()])]
     if ctrl.frontend.interactive:
-        text += "\n" + "\n".join(keys)
-    ctrl.notice(text)
+        sections.append(PageSection(title="Keys:", rows=KEYS))
+    ctrl.emit(PageEvent(sections=sections))
 
 
 @command("model", "/model [name]", "Show the model, or switch to another for the next question.")

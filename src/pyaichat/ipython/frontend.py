@@ -79,6 +79,8 @@ class DisplayRenderer:
             print(f"Error: {event.message}", file=sys.stderr)
         elif kind == "notice":
             print(event.text)
+        elif kind == "page":  # a notebook scrolls: no pager
+            print(event.plain_text())
         elif kind == "thinking":
             if event.text.strip():
                 print(event.text.strip())

@@ -142,6 +142,36 @@ class RichRenderer:
             Panel(syntax, title=event.title or None, title_align="left", border_style="blue", expand=False)
         )
 
+    def _on_page(self, event: Any) -> None:
+        """Long command output: through the pager when it is taller than the screen (in a terminal)."""
+        from ..agent.events import row_lines  # the layout every front end shares
+
+        width = max(20, self.console.width - 2)
+        parts: list[Any] = []
+        for section in event.sections:
+            if section.title:
+                parts.append(Text(section.title, style="bold"))
+            for left, right in row_lines(section.rows, width) if section.rows else []:
+                parts.append(Text.assemble((left, "cyan"), right))
+            if section.text:
+                parts.append(Text(section.text.rstrip("\n")))
+            if section.code:
+                code = section.code.rstrip("\n")
+                parts.append(Syntax(code, section.language or "text", theme=_CODE_THEME, word_wrap=True))
+        group = Group(*parts)
+        if self.console.is_terminal:
+            with self.console.capture() as captured:
+                self.console.print(group)
+            text = captured.get()
+            if text.count("\n") >= self.console.height - 1:
+                from .pager import page  # subprocess: with the first long page
+
+                self._flush_answer()
+                self._stop_live()
+                if page(text):
+                    return
+        self._print(group)
+
     def _on_thinking(self, event: Any) -> None:
         if event.text.strip():
             self._print(Text(event.text.strip(), style="dim italic"))

@@ -77,10 +77,9 @@ def map_error(
         if "expecting" in low or "json" in low:
             return LLMMalformedReply(f"The provider {where} sent a reply that is not valid JSON; try again.")
         if closed and local:
-            return LLMConnectionClosed(
-                f"The model server {where} closed the connection in the middle of its reply; it runs on this "
-                "machine, so it may have crashed: check its log.",
-                local=True,
+            return LLMStreamCut(
+                f"The model server {where} broke off its reply and closed the connection; it runs on this "
+                "machine, so it may have crashed: check its log."
             )
         return LLMStreamCut(f"The provider {where} broke off its reply in the middle; ask again.")
     if closed:
