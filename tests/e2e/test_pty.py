@@ -244,3 +244,21 @@ def test_snapshot_exit_and_resume_in_a_real_terminal(tmp_path):
     finally:
         second.close()
     assert second.exitstatus == 0
+
+
+@pytest.mark.skipif(not __import__("shutil").which("less"), reason="no less on this machine")
+def test_help_taller_than_the_screen_is_paged_and_q_returns_to_the_prompt(tmp_path):
+    child = spawn(tmp_path, PAGER="less")  # LESS unset: pyaichat's default FRXK, as git's
+    try:
+        type_line(child, "/help")
+        child.expect("Commands:")
+        child.expect(r"\r\n:")  # less's prompt: the page is longer than the 30-line screen
+        assert "exit (on an empty line)" not in child.before  # the last key is past the first screen
+        child.send("G")  # to the end
+        child.expect("exit \\(on an empty line\\)")
+        child.send("q")
+        child.expect(NEW_PY)
+        type_line(child, "6 * 7")
+        child.expect(output("42"))
+    finally:
+        child.close(force=True)
