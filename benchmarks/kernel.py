@@ -4,8 +4,9 @@ Starts a real ipykernel (``python -m ipykernel_launcher -f <file>``), puts a 10M
 measures, from this process:
 
 - the round trip of ``runtime.call("get_type", {"expr": "big"})`` (budget ≤ 5 ms median), and of other
-  capabilities, over the comm to pyaichat's helper inside the kernel; for comparison the same call
-  as a silent ``execute_request`` with a ``user_expressions`` evaluation (the other way to reach the helper);
+  capabilities, the digest and the tool schemas, over the comm to pyaichat's helper inside the kernel; for
+  comparison the same call as a silent ``execute_request`` with a ``user_expressions`` evaluation (the other
+  way to reach the helper);
 - bytes on the wire per call (request + reply, as serialized), next to the data's size;
 - start-up of ``pyaichat --existing <file>`` in a pseudo-terminal to its first prompt (budget ≤ 0.5 s), and
   ``printf 'x=1\\n' | pyaichat --existing <file>`` from start to exit.
@@ -51,7 +52,11 @@ def describe(samples: list[float]) -> str:
 
 def user_expression_call(runtime, name: str, args: dict) -> None:
     """The same capability call as a silent execute with a user expression (no comm)."""
-    request = json.dumps({"op": "call", "name": name, "args": args, "settings": {}})
+    from pyaichat.runtime.link import settings_of
+
+    request = json.dumps(
+        {"op": "call", "args": {"name": name, "args": args}, "settings": settings_of(runtime.config)}
+    )
     expr = (
         "__import__('sys').modules['pyaichat.runtime.kernel_helper']._helper.handle("
         f"__import__('json').loads({request!r}))"
@@ -135,6 +140,11 @@ def main() -> None:
         )
         digest = timed(runtime.digest, max(CALLS // 10, 10))
         print(f"comm  {'digest':<13} {describe(digest)}   {runtime.kernel.wire.total[-1]:>6,} bytes")
+        tools = timed(runtime.tools, max(CALLS // 10, 10))
+        print(
+            f"comm  {'tools':<13} {describe(tools)}   {runtime.kernel.wire.total[-1]:>6,} bytes "
+            "(the tool schemas, asked from the kernel once per question)"
+        )
         user_expression_call(runtime, "get_type", {"expr": "big"})
         samples = timed(lambda: user_expression_call(runtime, "get_type", {"expr": "big"}), CALLS)
         print(f"user_expressions get_type {describe(samples)}   (silent execute_request instead of the comm)")

@@ -42,8 +42,15 @@ class Kernel:
 
 
 def start_kernel(directory: Path, name: str = "kernel-test.json", env: dict | None = None) -> Kernel:
-    """Start an ipykernel that writes its connection file to ``directory/name``; wait for the file."""
+    """Start an ipykernel that writes its connection file to ``directory/name``; wait for the file.
+
+    The kernel gets configuration and state directories of its own under ``directory``: what runs in it
+    (the audit log, a snapshot's default file) never reaches the user's real ones."""
     conn = directory / name
+    env = dict(os.environ if env is None else env)
+    env.update(
+        XDG_CONFIG_HOME=str(directory / "kernel-config"), XDG_STATE_HOME=str(directory / "kernel-state")
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "ipykernel_launcher", "-f", str(conn), "--IPKernelApp.log_level=ERROR"],
         stdin=subprocess.DEVNULL,

@@ -16,6 +16,7 @@ from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime.connection import DEAD
+from pyaichat.runtime.link import settings_of
 
 SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
 ROWS = 10_000_000
@@ -92,11 +93,15 @@ def test_capabilities_in_the_kernel_are_read_only_and_masked(runtime):
         ("run_python", {"code": "frame.loc[0, 'a'] = 99\nconf['url'] = 'x'\nprint(frame.a.sum(), api_key)"}),
     ]
     raw = []
-    for name, args in calls:
-        reply = runtime.kernel.request({"op": "call", "name": name, "args": args, "settings": {}})
-        raw.append(json.dumps(reply))
+    for name, args in calls:  # the replies as they cross the wire, before this process touches them
+        request = {
+            "op": "call",
+            "args": {"name": name, "args": args},
+            "settings": settings_of(runtime.config),
+        }
+        raw.append(json.dumps(runtime.kernel.request(request)))
     assert all(SECRET_KEY not in r and "hunter22" not in r for r in raw)  # masked before leaving the kernel
-    results = [json.loads(r)["result"] for r in raw]
+    results = [json.loads(r)["value"] for r in raw]
     assert results[3]["ok"] and "10" in results[3]["text"]
     # results[4] (an inplace=True drop) may run, but on the sandbox's own copy: the fingerprints below tell
     assert results[5]["ok"] and "109" in results[5]["text"]  # the fork saw its own copy-on-write change
@@ -180,17 +185,23 @@ def test_kernel_dying_mid_turn_is_one_sentence_and_the_session_stays_up(kernel, 
         runtime.close()
 
 
-def test_calls_into_the_kernel_are_audited_here_with_their_origin(runtime):
+def test_calls_into_the_kernel_are_audited_once_where_they_run_with_their_origin(runtime, srv):
     from pyaichat.capabilities import audit
 
     runtime.run("audited_value = 3")
     runtime.config = Config(audit=True)
     runtime.call("get_type", {"expr": "audited_value"}, origin="user")
     runtime.call("get_repr", {"expr": "no_such_name_here"})
-    first, second = audit.read_last(2)
+    path, (first, second) = runtime.audit_log(2)
     assert (first["capability"], first["ok"], first["origin"]) == ("get_type", True, "user")
     assert (second["capability"], second["ok"], second["origin"]) == ("get_repr", False, "assistant")
     assert first["args"] == {"expr": "audited_value"}
+    # recorded in the kernel's own state directory, and only there
+    assert "kernel-state" in path and path != str(audit.log_path()) and audit.read_last(2) == []
+    ctrl = controller(runtime, srv)
+    dispatch(ctrl, "/audit 2")
+    shown = ctrl.frontend.of("notice")[-1].text
+    assert path in shown and "get_type(expr='audited_value')" in shown and "[user]" in shown
 
 
 def test_an_error_raised_before_pyaichat_attached_is_the_last_error(kernel):

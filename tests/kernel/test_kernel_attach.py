@@ -60,6 +60,7 @@ def test_completion_comes_from_the_kernel(runtime):
     mentions = list(MentionCompleter(runtime).get_completions(Document("why @kernel_on"), None))
     assert [(m.text, m.display_meta_text) for m in mentions] == [("kernel_only_value", "dict")]
     assert "kernel_only_value" not in globals() and ("kernel_only_value", "dict") in runtime.user_names()
+    assert not {"In", "Out", "exit", "quit", "get_ipython"} & {name for name, _ in runtime.user_names()}
 
 
 def test_helper_leaves_no_trace_in_the_users_namespace_or_history(shared_kernel, capsys):

@@ -17,7 +17,7 @@ from pyaichat.session import Session
 
 def _tools_text(config: Config) -> str:
     out = io.StringIO()
-    Controller(config, Session(), PlainFrontEnd(out=out)).handle("/tools")
+    Controller(config, Session(config=config), PlainFrontEnd(out=out)).handle("/tools")
     return out.getvalue()
 
 

@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..capabilities import all_capabilities, tool_schemas
 from ..capabilities.summary import one_line
 from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
@@ -60,7 +59,6 @@ class Assistant:
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
-        self._schemas: tuple[tuple[int, ...], list[dict[str, Any]]] | None = None
         self._tallied: tuple[int, Usage, int] = (0, Usage(), 0)
 
     # -- set-up ----------------------------------------------------------------------------------------------
@@ -136,11 +134,8 @@ class Assistant:
         return result
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
-        """The registry's tool schemas, rebuilt only when the capabilities change (pydantic is slow)."""
-        key = tuple(id(c) for c in all_capabilities())
-        if self._schemas is None or key != self._schemas[0]:
-            self._schemas = (key, tool_schemas())
-        return self._schemas[1]
+        """The tools of the runtime, as it describes them where they run (a kernel has its own plugins)."""
+        return self.runtime.tools().schemas()
 
     # -- the session, seen only through these ----------------------------------------------------------------
     def _look(self, name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:

@@ -7,7 +7,6 @@ enforces the time and size limits, masks secrets, records the call, and always r
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from ..registry import Registry
 from ..workers import Abandoned, within
 from . import audit
 from .redact import Masker, masker_for
+from .toolbox import Tool, first_sentence
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -78,21 +78,20 @@ class Capability:
     @property
     def summary(self) -> str:
         """The first sentence of the description, on one line (for ``/tools``)."""
-        text = " ".join(self.description.split())
-        end = re.search(r"\.\s+(?=[A-Z])", text)
-        return text if end is None else text[: end.start() + 1]
+        return first_sentence(self.description)
 
-    def tool_schema(self) -> dict[str, Any]:
-        """OpenAI-style function schema, which litellm translates for other providers."""
+    def tool(self) -> Tool:
+        """The capability as a plain record (``toolbox.Tool``): what a runtime tells about its tools."""
         params = self.args_model.model_json_schema()
         params.pop("title", None)
         for prop in params.get("properties", {}).values():
             prop.pop("title", None)
         params.setdefault("properties", {})
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description.strip(), "parameters": params},
-        }
+        return Tool(self.name, self.description.strip(), params, self.source, self.executable)
+
+    def tool_schema(self) -> dict[str, Any]:
+        """OpenAI-style function schema, which litellm translates for other providers."""
+        return self.tool().schema()
 
 
 # The built-in capabilities register themselves when ``builtin`` imports their modules; then the plugins load.

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..capabilities import CapabilityResult, all_capabilities, audit, plugins
-from ..capabilities.sandbox import walls_report
+from ..capabilities import CapabilityResult, audit
+from ..errors import PyAIChatError
 from .registry import command
 
 if TYPE_CHECKING:
@@ -24,18 +24,18 @@ def _call(ctrl: Controller, name: str, args: dict | None = None) -> CapabilityRe
 
 @command("tools", "/tools", "List the capabilities the assistant can use, with one line each.")
 def _tools(ctrl: Controller, arg: str) -> None:
-    caps = all_capabilities()
-    width = max((len(c.name) for c in caps), default=0)
-    lines = [f"{len(caps)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"]
-    for cap in caps:
-        params = ", ".join(cap.args_model.model_json_schema().get("properties", {}))
-        origin = "" if cap.source == "builtin" else f"  [{cap.source}]"
-        gate = "" if cap.executable else "  [needs your approval]"
-        lines.append(f"  {cap.name:<{width}}  ({params}) {cap.summary}{origin}{gate}")
-    for problem in plugins.errors:
+    box = ctrl.runtime.tools()  # described where they run (a kernel has its own plugins and walls)
+    width = max((len(t.name) for t in box.tools), default=0)
+    lines = [f"{len(box.tools)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"]
+    for tool in box.tools:
+        params = ", ".join(tool.parameters.get("properties", {}))
+        origin = "" if tool.source == "builtin" else f"  [{tool.source}]"
+        gate = "" if tool.executable else "  [needs your approval]"
+        lines.append(f"  {tool.name:<{width}}  ({params}) {tool.summary}{origin}{gate}")
+    for problem in box.problems:
         lines.append(f"  ! {problem}")
     lines.append("Sandbox walls:")
-    lines.extend(f"  {line}" for line in walls_report(ctrl.config.sandbox_isolation))
+    lines.extend(f"  {line}" for line in ctrl.runtime.sandbox_walls())
     ctrl.notice("\n".join(lines))
 
 
@@ -75,10 +75,14 @@ def _audit(ctrl: Controller, arg: str) -> None:
     except ValueError:
         ctrl.notice("Usage: /audit [n] — n is a number of entries.", level="warning")
         return
-    entries = audit.read_last(count)
+    try:
+        path, entries = ctrl.runtime.audit_log(count)  # the log is kept where the capabilities run
+    except PyAIChatError as exc:
+        ctrl.notice(f"Cannot read the audit log: {exc}", level="warning")
+        return
     if not entries:
         state = "" if ctrl.config.audit else " (the audit log is off: audit = false)"
-        ctrl.notice(f"No capability calls recorded in {audit.log_path()}{state}.")
+        ctrl.notice(f"No capability calls recorded in {path}{state}.")
         return
-    header = f"Last {len(entries)} capability call{'s' if len(entries) != 1 else ''} ({audit.log_path()}):"
+    header = f"Last {len(entries)} capability call{'s' if len(entries) != 1 else ''} ({path}):"
     ctrl.notice("\n".join([header, *(audit.format_entry(e) for e in entries)]))

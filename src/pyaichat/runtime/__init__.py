@@ -1,17 +1,26 @@
-"""Where the user's namespace lives: the ``Runtime`` protocol, the one way every front end, slash command and
-the assistant reach the user's session.
+"""Where the user's namespace lives: the ``Runtime`` protocol, the one way every front end, slash command, the
+assistant and an MCP server reach the user's session.
 
 Two runtimes implement it:
 
 - ``local.LocalRuntime`` — a ``pyaichat.Session`` in this process (the REPL, piped mode, the IPython
   extension); capabilities and the session digest run directly over its namespace.
 - ``kernel.KernelRuntime`` — a Jupyter kernel reached with ``jupyter_client`` (``--existing``/``--kernel``).
-  ``kernel_helper``, loaded into the kernel, runs the very same capability and digest code over the kernel's
-  ``user_ns``, so masking and bounds apply before anything leaves the kernel. Its modules load only with those
-  flags (``connect``).
+  Inside the kernel, pyaichat's helper runs a ``LocalRuntime`` over the kernel's ``user_ns``; the host sends
+  it the operations declared in ``link.OPERATIONS`` and carries the answers back, so masking, bounds and the
+  audit apply once, in the kernel, before anything leaves it. Its modules load only with those flags
+  (``connect``).
 
-``capabilities.call(session, name, args)`` stays the public entry point for a local ``Session``; a runtime's
-``call`` adds nothing a caller has to know about.
+Serving tools (the assistant, ``/tools``, an MCP server) takes two members, on any runtime:
+
+- ``tools()`` — a ``capabilities.toolbox.Toolbox``: for each tool its ``name``, ``description``,
+  ``parameters`` (the JSON schema of its arguments) and ``executable`` (``False`` for the approval gate
+  ``propose_code``, which only the assistant handles; every executable tool is read-only), plus the plugins
+  that could not load. It comes from where the tools run: a kernel's own registry, with its own plugins.
+- ``call(name, args, origin=...)`` — one tool call, bounded, masked and audited where it runs; never
+  raises. ``origin`` is written to the audit log (``assistant``, ``user``, or e.g. ``mcp:<client>``).
+
+``capabilities.call(session, name, args)`` stays the public entry point for a local ``Session``.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from .local import LocalRuntime
 
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
+    from ..capabilities.toolbox import Toolbox
     from ..config import Config
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
@@ -77,6 +87,18 @@ class Runtime(Protocol):
         digest is marked as such)."""
         ...
 
+    def tools(self) -> Toolbox:
+        """The tools a model may use here, described where they run (see the module's docstring)."""
+        ...
+
+    def sandbox_walls(self) -> list[str]:
+        """Which walls stand around ``run_python`` where it runs, one line each (``/tools``)."""
+        ...
+
+    def audit_log(self, count: int) -> tuple[str, list[dict[str, Any]]]:
+        """Where the audit log of this runtime's calls is, and its last ``count`` entries, oldest first."""
+        ...
+
     def user_names(self) -> list[tuple[str, str]]:
         """The user's variables with their type names (``@name`` completion)."""
         ...
@@ -93,6 +115,15 @@ class Runtime(Protocol):
     def preview(self, source: str) -> dict[str, Any]:
         """What running the proposed ``source`` would do (``Preview.to_dict()``), found in a walled, forked
         copy of the session; nothing runs in the session itself. For the user's eyes only."""
+        ...
+
+    def begin_proposal(self, source: str) -> None:
+        """Approved ``source`` is about to run: remember what ``undo`` would put back (IPython runs the
+        approved cell itself and calls this and ``end_proposal`` around it)."""
+        ...
+
+    def end_proposal(self) -> None:
+        """The approved code ran (or failed part-way): find what it created, rebound, deleted or changed."""
         ...
 
     def run_proposal(self, source: str) -> ExecResult:
@@ -135,26 +166,6 @@ class Runtime(Protocol):
 def as_runtime(target: Runtime | Session) -> Runtime:
     """``target`` as a runtime: a ``Session`` (the public Python API) runs in this process."""
     return LocalRuntime(target) if isinstance(target, Session) else target
-
-
-# The comm target of pyaichat's helper inside a kernel (``kernel_helper``) and its request protocol.
-COMM_TARGET = "pyaichat"
-PROTOCOL = 1
-
-# Settings the capabilities read; only these travel to the kernel (never the model, the API key or the base).
-CAPABILITY_SETTINGS = (
-    "privacy",
-    "max_output_chars",
-    "tool_timeout",
-    "sandbox_isolation",
-    "secret_names",
-    "secret_patterns",
-)
-
-
-def capability_settings(config: Config) -> dict[str, Any]:
-    """The part of ``config`` that bounds a capability call, as plain JSON values."""
-    return {key: getattr(config, key) for key in CAPABILITY_SETTINGS}
 
 
 class KernelUnavailable(PyAIChatError):

@@ -249,11 +249,16 @@ def _names(namespace: Mapping[str, Any], prefix: str) -> Iterator[Completion]:
             yield Completion(name, -len(prefix), meta=meta or _type_name(namespace[name]))
 
 
+# What IPython binds in a user namespace that is not the user's (as ``capabilities.introspect`` leaves out).
+_IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
+
+
 def user_names(namespace: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Public variables (no modules) with their type names, sorted: what ``@name`` completes."""
+    """Public variables (no modules, nothing IPython put there) with their type names, sorted: what ``@name``
+    completes."""
     found = []
     for name in sorted((n for n in namespace if isinstance(n, str)), key=_sort_key):
-        if not name.startswith("_") and name.isidentifier():
+        if not name.startswith("_") and name.isidentifier() and name not in _IPYTHON_NAMES:
             value = namespace[name]
             if not isinstance(value, types.ModuleType):
                 found.append((name, _type_name(value)))

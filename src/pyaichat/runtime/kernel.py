@@ -4,34 +4,33 @@
   ``input()`` in the kernel is answered here, Ctrl-C interrupts the *kernel*;
 - completion and "is this input complete?" are the kernel's own ``complete_request`` and
   ``is_complete_request`` (it knows its magics);
-- capabilities, the digest, names and history are requests to pyaichat's helper inside the kernel
-  (``kernel_helper``); only their bounded, masked text comes back, and it is masked once more here with this
-  machine's secret settings and audited here, where the user asked.
+- everything else — capabilities and their tools, the digest, names, history, proposals' previews and undo,
+  snapshots — is an operation of ``link.OPERATIONS``: one request to the local runtime that pyaichat's helper
+  runs inside the kernel (``kernel_helper``), inherited from ``link.LinkedRuntime``. It is bounded, masked and
+  audited there, where the data is; only its bounded answer comes back.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..errors import PyAIChatError
-from ..records import ExecResult, HistoryEntry, LastError
+from ..records import ExecResult, LastError
 from ..session import input_is_complete
-from . import KernelUnavailable, capability_settings
 from .completion import Completion
 from .connection import ANSI, RESTARTED, KernelConnection
 from .execute import CellRun
+from .link import LinkedRuntime
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
-
-WHERE = "The session's variables live in a Jupyter kernel; every tool runs there."
+    from ..records import HistoryEntry
 
 
-class KernelRuntime:
-    """A ``Runtime`` whose namespace lives in a Jupyter kernel."""
+class KernelRuntime(LinkedRuntime):
+    """A ``Runtime`` whose namespace lives in a Jupyter kernel: the members of ``link.AT_THE_HOST`` are
+    written here, every other one is an operation sent to the kernel (``link.OPERATIONS``)."""
 
     def __init__(self, kernel: KernelConnection, config: Config | None = None) -> None:
         self.kernel = kernel
@@ -78,15 +77,6 @@ class KernelRuntime:
         return result
 
     @property
-    def history(self) -> Sequence[HistoryEntry]:
-        """The kernel's recent inputs with short summaries (as the helper recorded them)."""
-        try:
-            reply = self.kernel.request({"op": "history", "count": 200})
-        except KernelUnavailable:
-            return []
-        return [HistoryEntry(**entry) for entry in reply.get("history", [])]
-
-    @property
     def last_error(self) -> LastError | None:
         """The last error of an input run from here (the kernel's own record stays in the kernel)."""
         return self._last_error
@@ -117,103 +107,28 @@ class KernelRuntime:
         status = reply["content"].get("status") if reply is not None else "unknown"
         return input_is_complete(text) if status == "unknown" else status != "incomplete"
 
-    def user_names(self) -> list[tuple[str, str]]:
-        """The kernel's user variables and their type names (for ``@name`` completion)."""
-        reply = self.kernel.request({"op": "names"})
-        return [(name, kind) for name, kind in reply.get("names", [])]
-
-    # -- the assistant's view --------------------------------------------------------------------------------
-    def call(
-        self,
-        name: str,
-        args: Mapping[str, Any] | None = None,
-        *,
-        origin: str = "assistant",
-        images: bool = False,
-    ) -> CapabilityResult:
-        """The capability computed in the kernel, masked again with this machine's settings and audited."""
-        # pydantic and the masks: with the first question, not while attaching
-        from ..capabilities.redact import masker_for
-        from ..capabilities.registry import CapabilityResult, record_call  # pydantic: first question
-
-        started = time.perf_counter()
-        masker = masker_for(self.config)
-        if args is not None and not isinstance(args, Mapping):
-            result = CapabilityResult(
-                name=name, ok=False, error=f"Arguments for {name} must be a JSON object."
-            )
-        else:
-            settings = capability_settings(self.config)
-            timeout = float(settings["tool_timeout"]) * 2 + 5.0
-            request = {
-                "op": "call",
-                "name": name,
-                "args": dict(args or {}),
-                "settings": settings,
-                "images": images,
-            }
-            try:
-                reply = self.kernel.request(request, timeout)
-                data = dict(reply.get("result") or {"ok": False, "error": reply.get("error") or "No answer."})
-            except KernelUnavailable as exc:
-                data = {"ok": False, "error": str(exc)}
-            data["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            try:
-                data["text"] = masker.mask_text(str(data.get("text") or ""))
-                data["error"] = masker.mask_text(data["error"]) if data.get("error") else None
-                result = CapabilityResult(**{**data, "name": name})
-            except Exception as exc:  # a malformed answer from the kernel is a failed call, not a crash
-                result = CapabilityResult(
-                    name=name, ok=False, error=f"{name} failed: {type(exc).__name__}: {exc}"
-                )
-        if self.config.audit:
-            record_call(self, masker, name, args, result, origin)
-        return result
-
-    def digest(self) -> str:
-        """The digest the helper builds in the kernel (it remembers which error the previous one showed)."""
-        try:
-            reply = self.kernel.request({"op": "digest", "settings": capability_settings(self.config)})
-        except KernelUnavailable as exc:
-            return f"## Session\n{WHERE}\n{exc}"
-        text = reply.get("text") or reply.get("error") or ""
-        head, _, rest = text.partition("\n")  # the digest's own heading, then where the session lives
-        return f"{head}\n{WHERE}\n{rest}"
-
     def describe(self) -> str:
         return self.kernel.describe()
 
     def close(self) -> None:
         self.kernel.close()
 
-    # -- proposals and the work that lasts: the helper runs them in the kernel, where the data is ----------
-    def _work(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One such request; a refusal or a dead kernel is a ``PyAIChatError`` with one sentence."""
-        request = {**request, "settings": capability_settings(self.config)}
-        reply = self.kernel.request(request, float(self.config.tool_timeout) * 2 + 30.0)
-        if reply.get("error"):
-            raise PyAIChatError(str(reply["error"]))
-        return reply
+    def exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self.kernel.request(request, timeout)
 
-    def preview(self, source: str) -> dict[str, Any]:
-        return dict(self._work({"op": "preview", "code": source}).get("preview") or {})
-
+    # -- proposals: the bookkeeping travels, the approved code runs as any input does ------------------------
     def run_proposal(self, source: str) -> ExecResult:
         try:
-            self._work({"op": "checkpoint", "code": source})
+            self.begin_proposal(source)
         except PyAIChatError:  # no helper in this kernel: the code still runs, /undo will say why not
             return self.run(source)
         try:
             return self.run(source)
         finally:
             try:
-                self._work({"op": "finish"})
+                self.end_proposal()
             except PyAIChatError:
                 pass  # the kernel died meanwhile: there is nothing left to undo
-
-    def undo(self) -> tuple[bool, str]:
-        reply = self._work({"op": "undo"})
-        return bool(reply.get("ok")), str(reply.get("text") or "")
 
     @property
     def last_input_number(self) -> int:
@@ -225,10 +140,3 @@ class KernelRuntime:
 
     def adopt_history(self, entries: list[HistoryEntry]) -> bool:
         return False  # the kernel numbers its own inputs
-
-    def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
-        request = {"op": "save_variables", "path": path, "include_secrets": include_secrets}
-        return str(self._work(request).get("text") or "")
-
-    def load_variables(self, path: str | None) -> str:
-        return str(self._work({"op": "load_variables", "path": path}).get("text") or "")

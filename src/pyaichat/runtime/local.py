@@ -1,4 +1,8 @@
-"""The local runtime: the user's ``Session`` in this process, with the capabilities and the digest over it."""
+"""The local runtime: the user's ``Session`` in this process, with the capabilities and the digest over it.
+
+It is also what runs inside a Jupyter kernel, over the kernel's ``user_ns``: the kernel runtime sends it the
+operations of ``link.OPERATIONS``, so an operation written here works in both places.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,14 @@ from ..session import Session, input_is_complete
 
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
+    from ..capabilities.toolbox import Toolbox
     from ..config import Config
     from ..persist.undo import Checkpoint
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
+
+
+_toolbox: tuple[tuple[Any, ...], Toolbox] | None = None  # the registry's tools, and the set they describe
 
 
 class LocalRuntime:
@@ -24,6 +32,8 @@ class LocalRuntime:
         self._undo: Checkpoint | None = None  # the last approved proposal's, for /undo
         # how proposed code becomes Python before a preview runs it (IPython sets its ``transform_cell``)
         self.transform: Callable[[str], str] | None = None
+        # one sentence the digest adds under its heading when the session is not simply this process's
+        self.where: str | None = None
 
     @property
     def config(self) -> Config:
@@ -69,7 +79,31 @@ class LocalRuntime:
 
         text = session_digest(self.session, self.config, seen_error=self._reported_error)
         self._reported_error = self.session.last_error
+        if self.where:
+            head, _, rest = text.partition("\n")
+            text = f"{head}\n{self.where}\n{rest}"
         return text
+
+    def tools(self) -> Toolbox:
+        global _toolbox
+        from ..capabilities import all_capabilities, plugins  # pydantic: with the first question
+        from ..capabilities.toolbox import Toolbox
+
+        capabilities = all_capabilities()
+        key = (tuple(map(id, capabilities)), tuple(plugins.errors))
+        if _toolbox is None or _toolbox[0] != key:  # a schema takes pydantic a while: made once per set
+            _toolbox = (key, Toolbox(tuple(cap.tool() for cap in capabilities), key[1]))
+        return _toolbox[1]
+
+    def sandbox_walls(self) -> list[str]:
+        from ..capabilities.sandbox import walls_report  # with the first /tools
+
+        return walls_report(self.config.sandbox_isolation)
+
+    def audit_log(self, count: int) -> tuple[str, list[dict[str, Any]]]:
+        from ..capabilities import audit  # with the first /audit
+
+        return str(audit.log_path()), audit.read_last(count)
 
     def user_names(self) -> list[tuple[str, str]]:
         from .completion import user_names  # on the first TAB, not at start-up

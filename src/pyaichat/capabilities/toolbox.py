@@ -1,0 +1,87 @@
+"""What a runtime says about its tools: one plain record per capability, made where the capabilities run.
+
+The assistant, ``/tools`` and an MCP server never read the registry themselves: they ask their runtime
+(``Runtime.tools()``). A local runtime answers from this process's registry; a kernel's runtime answers from
+inside the kernel, which may have other plugins installed. The records hold no pydantic and no functions, so
+they cross a kernel's wire as JSON and load here without the registry.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text``, on one line (a tool's summary)."""
+    text = " ".join(text.split())
+    end = re.search(r"\.\s+(?=[A-Z])", text)
+    return text if end is None else text[: end.start() + 1]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One capability as a model (or an outside agent) sees it."""
+
+    name: str
+    description: str  # written for the model
+    parameters: dict[str, Any]  # the JSON schema of the arguments (an object)
+    source: str = "builtin"  # "builtin", or "plugin <distribution>"
+    # False for an approval gate (propose_code): the assistant asks the person, ``call`` refuses it
+    executable: bool = True
+
+    @property
+    def summary(self) -> str:
+        return first_sentence(self.description)
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI-style function schema, which litellm translates for other providers."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "source": self.source,
+            "executable": self.executable,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Tool:
+        return cls(
+            name=str(data["name"]),
+            description=str(data["description"]),
+            parameters=dict(data["parameters"]),
+            source=str(data.get("source", "builtin")),
+            executable=bool(data.get("executable", True)),
+        )
+
+
+@dataclass(frozen=True)
+class Toolbox:
+    """A runtime's tools, in the registry's order, and the plugins that could not load there."""
+
+    tools: tuple[Tool, ...] = ()
+    problems: tuple[str, ...] = field(default=())  # one sentence each (``/tools`` shows them)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Every tool's function schema: what the assistant sends with each request."""
+        return [tool.schema() for tool in self.tools]
+
+    def get(self, name: str) -> Tool | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tools": [tool.to_dict() for tool in self.tools], "problems": list(self.problems)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Toolbox:
+        return cls(
+            tools=tuple(Tool.from_dict(tool) for tool in data.get("tools") or ()),
+            problems=tuple(str(p) for p in data.get("problems") or ()),
+        )
