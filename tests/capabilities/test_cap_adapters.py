@@ -11,6 +11,7 @@ modules, and removed again after each test.
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import textwrap
@@ -295,3 +296,40 @@ def test_a_plugin_cannot_replace_a_builtin_adapter_and_a_broken_one_is_reported(
     assert "fake_adapter_module:NotAnAdapter is not an Adapter" in problems
     assert "ModuleNotFoundError" in problems and "'not a module!'" in problems
 
+
+@pytest.mark.parametrize("isolation", ["fork", "inprocess"])
+def test_what_run_python_returns_is_described_by_its_adapter_also_in_the_forked_child(sensors, isolation):
+    if isolation == "fork" and not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    session = session_with(probe=sensors.Sensor("p", "V", [1.0, 2.0]))
+    config = Config(audit=False, sandbox_isolation=isolation)
+    assert "probe: Sensor 'p'" in call(session, "list_globals", {}, config=config).text  # workers now idle
+    result = call(session, "run_python", {"code": "probe"}, config=config)
+    assert result.ok, result.error
+    assert result.text == "Sensor 'p': 2 readings in V\nlatest reading: 2.0 V"
+    nested = call(session, "run_python", {"code": "[probe]"}, config=config)
+    assert nested.ok and "[<Sensor 'p': 2 readings in V>]" in nested.text
+    assert session.namespace["probe"].round_trips == 0
+
+
+def test_a_bounded_call_works_in_a_forked_child_of_a_process_with_idle_workers():
+    """A fork copies only the forking thread: the parent's idle workers are not in the child."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    from pyaichat.workers import within
+
+    assert within(lambda: 1, 1.0) == 1  # leaves an idle worker behind in this process
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without running anything of the test runner's
+        try:
+            answer = str(within(lambda: 2, 1.0)).encode()
+        except BaseException as exc:
+            answer = type(exc).__name__.encode()
+        os.write(write, answer)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    assert answer == b"2"
