@@ -1,6 +1,8 @@
-"""Cost of what the assistant sees: ``list_globals`` and ``get_repr`` as the data grows, and
-every data-library adapter (time and tokens of one summary at ``sample``; budget ≤ 5 ms, ≤ 300 tokens), and
-the session picture over lazy data (a Dask frame over minutes of work, databases of 500 tables; ≤ 50 ms).
+"""Cost of what the assistant sees: ``list_globals`` and ``get_repr`` as the data grows, the session picture
+with 10,000 variables and a 10M-row DataFrame (≤ 50 ms), every data-library adapter (time and tokens of one
+summary at ``sample``; budget ≤ 5 ms, ≤ 300 tokens) and a third party's (``tests/plugin_pkg``, bounded in a
+worker thread), and the session picture over lazy data (a Dask frame over minutes of work, databases of 500
+tables; ≤ 50 ms).
 
 Namespaces of 10 / 1,000 / 10,000 variables, DataFrames of 1k / 100k / 10M rows and a 1e7-element list, each
 measured through ``pyaichat.capabilities.call`` (validation, deadline thread, masking, audit off) and through
@@ -94,6 +96,18 @@ def main() -> None:
     for rows in (1_000, 100_000, 10_000_000):
         print(row(f"DataFrame {rows:,} rows", session_for({"df": frame(rows), "x": 1}), "df"))
     print(row("list of 1e7 floats", session_for({"big": [1.5] * 10**7, "x": 1}), "big"))
+    picture()
+
+
+def picture() -> None:
+    from pyaichat.agent.context import approx_tokens
+    from pyaichat.capabilities.digest import session_digest
+
+    session = session_for({**variables(10_000), "df": frame(10_000_000)})
+    session.run("small = df.head()")
+    dg_ms, digest = median_ms(lambda: session_digest(session, session.config))
+    tokens = approx_tokens(digest)
+    print(f"session picture, 10,000 variables + 10M-row DataFrame: {dg_ms} ms, {tokens} tokens")
 
 
 def data_objects(tmp: str) -> list[tuple[str, Callable[[], Any]]]:
@@ -181,6 +195,11 @@ def data_objects(tmp: str) -> list[tuple[str, Callable[[], Any]]]:
 
         return torch.rand(1000, 1000)
 
+    def sensor() -> Any:
+        import demo_sensors  # tests/plugin_pkg: described by a third party's adapter (entry point)
+
+        return demo_sensors.Sensor("probe", "°C", [float(i) for i in range(100_000)])
+
     return [
         ("pandas DataFrame 1M rows", lambda: frame(1_000_000)),
         ("numpy array 1e7", lambda: np.arange(10_000_000)),
@@ -194,6 +213,7 @@ def data_objects(tmp: str) -> list[tuple[str, Callable[[], Any]]]:
         ("DuckDB 500 tables", duckdb_500),
         ("matplotlib Figure 2×2", figure),
         ("torch Tensor 1000×1000", torch_tensor),
+        ("plugin adapter (demo_sensors)", sensor),
     ]
 
 

@@ -1,10 +1,12 @@
 """Named entries that the modules defining them register, loaded on first use: the one mechanism behind the
-capabilities (``capabilities.registry``) and the slash commands (``commands.registry``).
+capabilities (``capabilities.registry``), the slash commands (``commands.registry``) and the adapters
+(``capabilities.adapters.registry``).
 
 A registry names its *providers* up front, as import paths: a module (importing it registers what it
 defines, e.g. with a decorator) or ``module:function`` (called after the import, e.g. to load plugins). The
 first look-up imports them, so the start-up imports none of them, and a provider imports the registry, never
-the other way round.
+the other way round. Third-party entries come from entry-point groups (``pyaichat.capabilities``,
+``pyaichat.adapters``), read by ``installed_entry_points``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Iterable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 T = TypeVar("T")
 
@@ -61,3 +66,20 @@ class Registry(Generic[T]):
             finally:
                 self._loading = False
                 self._loaded = True
+
+
+_installed: Any = None  # every installed entry point (``importlib.metadata.entry_points()``), read once
+_installed_lock = threading.Lock()
+
+
+def installed_entry_points(group: str) -> list[EntryPoint]:
+    """The entry points of ``group`` in the installed distributions. All groups come from one scan of the
+    distributions' metadata (tens of milliseconds), made once per process; a failure to read it raises,
+    each time, for the caller to report."""
+    global _installed
+    with _installed_lock:
+        if _installed is None:
+            from importlib.metadata import entry_points  # with the first plugin look-up, not at start-up
+
+            _installed = entry_points()  # Python 3.10-3.11: grouped, and ``select`` reads across groups
+        return list(_installed.select(group=group))

@@ -11,6 +11,7 @@ Standard library only: completion loads it at the first TAB.
 from __future__ import annotations
 
 import contextvars
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -76,6 +77,17 @@ class _Worker:
                 cls._idle.append(worker)
                 return
         worker.jobs.put(None)
+
+    @classmethod
+    def forget_all(cls) -> None:
+        """In a forked child: the parent's workers are not there (``fork`` copies only the forking thread),
+        and their lock may have been held by one of them."""
+        cls._idle = []
+        cls._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # the sandbox's child describes its result with bounded calls too
+    os.register_at_fork(after_in_child=_Worker.forget_all)
 
 
 def within(func: Callable[[], T], timeout: float) -> T:

@@ -71,3 +71,14 @@ def test_adapters_query_sql_and_get_figure_run_in_the_kernel(data_kernel):
     assert "Open figures (matplotlib): 1 'sales' (1 axes)" in digest
     assert kernel_eval(session, "len(built)") == "0"  # nothing was computed
     assert kernel_eval(session, "conn.in_transaction") == "True"  # the user's transaction is theirs
+
+
+def test_a_third_party_adapter_describes_its_library_in_the_kernel(data_kernel):
+    session = data_kernel
+    assert session.run("import demo_sensors\nprobe = demo_sensors.Sensor('probe-7', 'V', [1.5, 2.5])").ok
+    listed = session.call("list_globals", {})
+    assert listed.ok and "probe: Sensor 'probe-7': 2 readings in V" in listed.text
+    shown = session.call("get_repr", {"expr": "probe"})
+    assert shown.ok and "latest reading: 2.5 V" in shown.text
+    assert kernel_eval(session, "probe.round_trips") == "0"  # described by the adapter, in the kernel
+    assert "demo_sensors  [plugin pyaichat-demo-plugin]" in session.tools().adapters  # the kernel's, by wire

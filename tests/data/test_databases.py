@@ -12,14 +12,19 @@ import time
 import pytest
 
 from pyaichat.capabilities import call
-from pyaichat.capabilities.adapters import duckdb as duck_adapter
-from pyaichat.capabilities.adapters import psycopg as pg_adapter
-from pyaichat.capabilities.adapters import sqlalchemy as sa_adapter
-from pyaichat.capabilities.adapters import sqlite as sqlite_adapter
+from pyaichat.capabilities.adapters import DatabaseAdapter, database_for
 from pyaichat.capabilities.summary import describe, one_line
 from pyaichat.config import Config
 from pyaichat.errors import CapabilityError
 from pyaichat.session import Session
+
+
+def reader(connection) -> DatabaseAdapter:
+    """The database adapter ``query_sql`` would use for ``connection`` (its second wall, reached directly)."""
+    database = database_for(connection)
+    assert database is not None
+    return database
+
 
 WRITES = [
     "INSERT INTO sales (region, amount) VALUES ('x', 1)",
@@ -99,7 +104,7 @@ def test_writes_are_refused_before_they_are_sent(sales_db, sql):
 @pytest.mark.parametrize("sql", WRITES)
 def test_and_held_by_the_database_if_they_got_through(sales_db, sql):
     with pytest.raises(CapabilityError, match="SQLite refused the query"):
-        sqlite_adapter.query(sales_db, sql, 10, 2.0)
+        reader(sales_db).query(sales_db, sql, 10, 2.0)
     assert sales_db.execute("SELECT count(*) FROM sales").fetchone() == (100,)
 
 
@@ -136,6 +141,17 @@ def test_row_limit_and_refusals_are_plain_sentences(sales_db):
     assert not not_db.ok and "not a database connection" in not_db.error
     two = q(session, "conn", "SELECT 1; SELECT 2")
     assert not two.ok and "one SQL statement" in two.error
+
+
+def test_a_cursor_is_not_taken_for_its_connection(sales_db):
+    """A library's adapter knows more of its types than it can query: a cursor is refused by its type,
+    before anything reads it as a connection (its position is the user's)."""
+    cursor = sales_db.execute("SELECT id FROM sales ORDER BY id")
+    assert cursor.fetchone() == (1,)
+    result = q(session_with(cur=cursor), "cur", "SELECT 1")
+    assert not result.ok and "cur is a sqlite3.Cursor, not a database connection" in result.error
+    assert database_for(cursor) is None and database_for(sales_db) is not None
+    assert cursor.fetchone() == (2,)
 
 
 def test_an_in_memory_sqlite_database_of_another_thread_is_said_unreachable():
@@ -214,13 +230,13 @@ def test_duckdb_never_reads_files_or_urls(duck, sql):
 
 def test_duckdb_refuses_files_and_writes_even_past_the_statement_check(duck):
     with pytest.raises(CapabilityError, match="may read files"):
-        duck_adapter.query(duck, "SELECT * FROM read_text('/etc/passwd')", 10, 2.0)
+        reader(duck).query(duck, "SELECT * FROM read_text('/etc/passwd')", 10, 2.0)
     with pytest.raises(CapabilityError, match="not a table or view of this database"):
-        duck_adapter.query(duck, "SELECT * FROM '/etc/passwd'", 10, 2.0)
+        reader(duck).query(duck, "SELECT * FROM '/etc/passwd'", 10, 2.0)
     with pytest.raises(CapabilityError):
-        duck_adapter.query(duck, "INSERT INTO sales VALUES (1, 'x', 1)", 10, 2.0)
+        reader(duck).query(duck, "INSERT INTO sales VALUES (1, 'x', 1)", 10, 2.0)
     with pytest.raises(CapabilityError, match="stopped by the database"):
-        duck_adapter.query(duck, "SELECT count(*) FROM range(10000000000) a, range(100) b", 10, 0.3)
+        reader(duck).query(duck, "SELECT count(*) FROM range(10000000000) a, range(100) b", 10, 0.3)
 
 
 # -- SQLAlchemy and psycopg against PostgreSQL ---------------------------------------------------------------
@@ -270,10 +286,10 @@ def test_postgresql_through_psycopg_and_sqlalchemy(pg_shop):
         assert not q(session, name, "SELECT nextval('sales_id_seq')").ok
         stopped = q(session, name, "SELECT count(*) FROM generate_series(1, 1000000000)", tool_timeout=0.5)
         assert not stopped.ok and "stopped by the database" in stopped.error
-    for adapter, target in ((pg_adapter, conn), (sa_adapter, engine)):
+    for target in (conn, engine):
         for sql in ("INSERT INTO sales (region) VALUES ('x')", "SELECT nextval('sales_id_seq')"):
             with pytest.raises(CapabilityError, match="read-only transaction"):
-                adapter.query(target, sql, 10, 2.0)
+                reader(target).query(target, sql, 10, 2.0)
     assert cursor.fetchone() == (2,) and conn.info.transaction_status.name == "INTRANS"
     conn.commit()
     user_sa.commit()

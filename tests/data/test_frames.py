@@ -209,7 +209,7 @@ def test_adapters_are_found_by_module_without_importing_anything():
         from pyaichat.capabilities.adapters import adapter_for
         class Frame: pass
         Frame.__module__ = "polars.dataframe.frame"  # a look-alike: found by module, imports nothing
-        assert adapter_for(Frame()).__name__.endswith(".polars")
+        assert type(adapter_for(Frame())).__name__ == "PolarsAdapter"
         one_line(Frame()); one_line([1]); one_line(object())
         heavy = ("polars", "pandas", "numpy", "dask", "duckdb", "matplotlib")
         print(sorted(m for m in heavy if m in sys.modules))

@@ -23,20 +23,11 @@ from typing import Any
 
 from . import adapters
 from .guard import PICTURE_BUDGET, Overtime, bounded, failure, guarded, overran, remember_overrun
+from .privacy import FULL, SCHEMA
 from .redact import REDACTED, is_secret_name
 
-PRIVACY_LEVELS = ("names", "schema", "sample", "full")
-NAMES, SCHEMA, SAMPLE, FULL = range(4)
 LARGE = 10_000
 _CONTAINERS = (list, tuple, dict, set, frozenset, deque)
-
-
-def level(privacy: str) -> int:
-    """Numeric privacy level; unknown values are treated as the strictest."""
-    try:
-        return PRIVACY_LEVELS.index(privacy)
-    except ValueError:
-        return 0
 
 
 # -- small helpers -------------------------------------------------------------------------------------------
@@ -192,7 +183,10 @@ def brepr(value: Any, lim: Limits, depth: int = 0) -> str:
         return short_header(value)
     if isinstance(value, _CONTAINERS):
         return _container(value, lim, depth)
-    known = adapters.one_line(value, max(lim.level, SCHEMA))  # a data library's own summary, never its repr
+    try:  # a data library's own summary, never its repr
+        known = adapters.one_line(value, max(lim.level, SCHEMA), lim.picture)
+    except adapters.Degraded:  # a third party's adapter failed: the generic repr below
+        known = None
     if known is not None:
         return "<" + cut(" ".join(known.split()), 80) + ">"
     if is_iterator(value) or isinstance(value, (types.GeneratorType, types.CoroutineType)):

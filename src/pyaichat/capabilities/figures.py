@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
 from .adapters import matplotlib as mpl
-from .brepr import SAMPLE, level
 from .expr import resolve
 from .introspect import user_names
+from .privacy import SAMPLE, level
 from .registry import CapabilityContext, capability
 
 MAX_FIGURES = 4

@@ -7,9 +7,10 @@ breaking the assistant, and a plugin can never replace a built-in capability of 
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
 
+from ..registry import installed_entry_points
 from .registry import _REGISTRY, Capability
 
 GROUP = "pyaichat.capabilities"
@@ -19,7 +20,7 @@ errors: list[str] = []
 
 def _entry_points() -> list[EntryPoint]:
     try:
-        return list(entry_points(group=GROUP))
+        return installed_entry_points(GROUP)
     except Exception as exc:  # broken metadata of some unrelated distribution
         errors.append(f"Could not read installed plugins: {type(exc).__name__}: {exc}.")
         return []

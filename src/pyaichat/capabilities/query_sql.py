@@ -3,9 +3,10 @@
 1. ``sqlcheck`` refuses anything but one ``SELECT``/``WITH … SELECT``/``VALUES``/``EXPLAIN`` before it is
    sent (writes, DDL, ``COPY``, ``ATTACH``, ``PRAGMA``, ``SET``, ``INSTALL``/``LOAD``, file-reading and
    state-changing functions, several statements);
-2. the database holds it read-only on a connection of our own (the adapter's ``query``: ``mode=ro`` +
-   ``query_only`` for SQLite, a ``READ ONLY`` transaction for DuckDB and PostgreSQL) and stops it at the
-   deadline (SQLite's progress handler, DuckDB's ``interrupt``, PostgreSQL's ``statement_timeout``).
+2. the database holds it read-only on a connection of our own (the ``DatabaseAdapter``'s ``query``:
+   ``mode=ro`` + ``query_only`` for SQLite, a ``READ ONLY`` transaction for DuckDB and PostgreSQL) and
+   stops it at the deadline (SQLite's progress handler, DuckDB's ``interrupt``, PostgreSQL's
+   ``statement_timeout``).
 
 The user's connection, its open transaction and its cursors are never used. Privacy: nothing at ``names``;
 only a plain ``EXPLAIN`` (no rows) at ``schema``; rows from ``sample`` up, secret-named columns masked.
@@ -17,10 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
 from . import sqlcheck
-from .adapters import adapter_for
+from .adapters import database_for
 from .adapters.sqldb import result_lines
-from .brepr import SAMPLE, SCHEMA, level, type_name
+from .brepr import type_name
 from .expr import resolve
+from .privacy import SAMPLE, SCHEMA, level
 from .registry import CapabilityContext, capability
 
 KNOWN = "sqlite3, DuckDB, a SQLAlchemy Engine or Connection, or a psycopg connection"
@@ -53,14 +55,13 @@ def query_sql(ctx: CapabilityContext, args: QuerySqlArgs) -> str:
             "connection lists its tables and columns)."
         )
     value = resolve(ctx, args.connection)
-    adapter = adapter_for(value)
-    run = getattr(adapter, "query", None) if adapter is not None else None
-    if run is None:
+    database = database_for(value)
+    if database is None:
         raise CapabilityError(
             f"{args.connection} is a {type_name(value)}, not a database connection ({KNOWN})."
         )
     timeout = max(ctx.config.tool_timeout * 0.8, 0.1)  # the database stops first, so the answer says why
-    result = run(value, sql, args.limit, timeout)
+    result = database.query(value, sql, args.limit, timeout)
     if explain:
         plan = ["\n".join(str(c) for c in row if c is not None) for row in result.rows]
         return f"plan ({result.held_by}):\n" + "\n".join(plan)

@@ -3,7 +3,8 @@
 Three promises hold for every value, however large, lazy or hostile:
 
 * **Looking never runs anything.** Data-library values are described by their adapter (``adapters``), from
-  metadata: a Dask frame is never computed, a LazyFrame never collected, a database never written.
+  metadata: a Dask frame is never computed, a LazyFrame never collected, a database never written. A third
+  party's adapter that fails or overruns leaves the value to the generic description, with a short note.
 * **Bounded cost and size.** ``one_line`` — the session picture and ``list_globals``, rebuilt for every
   question — calls nothing whose cost is unknown (no ``__len__`` written in Python, no property; a user
   ``__repr__`` only with a small budget, and not again once it overran). ``describe`` — ``get_repr``, an
@@ -27,11 +28,6 @@ from . import adapters
 from .adapters.numpy import is_dtype, is_ndarray
 from .adapters.pandas import frame_columns, is_dataframe, is_index, is_series
 from .brepr import (
-    FULL,
-    NAMES,
-    PRIVACY_LEVELS,
-    SAMPLE,
-    SCHEMA,
     Limits,
     attributes,
     brepr,
@@ -41,13 +37,13 @@ from .brepr import (
     is_environ,
     is_iterator,
     known_len,
-    level,
     safe_len,
     signature_text,
     static,
     type_name,
 )
 from .guard import Overtime, failure, guarded, is_user_code, safe
+from .privacy import FULL, NAMES, PRIVACY_LEVELS, SAMPLE, SCHEMA, level
 
 __all__ = [
     "FULL",
@@ -119,9 +115,16 @@ def _one_line(value: Any, lvl: int, picture: bool) -> str:
             kinds = _element_types(value)
             return head + (f" of {kinds}" if kinds else "")
         return f"{head}: {brepr(value, Limits(SAMPLE, picture), 1)}"
-    known = adapters.one_line(value, lvl)
-    if known is not None:
-        return known
+    try:
+        known = adapters.one_line(value, lvl, picture)
+    except adapters.Degraded as failed:  # a third party's adapter: the generic line, and why
+        return f"{_generic_line(value, lvl, picture)} {failed.note}"
+    return known if known is not None else _generic_line(value, lvl, picture)
+
+
+def _generic_line(value: Any, lvl: int, picture: bool) -> str:
+    """The line of a value no adapter describes."""
+    tname = type_name(value)
     if isinstance(value, types.ModuleType):
         return f"module {value.__name__}"
     if isinstance(value, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
@@ -173,14 +176,17 @@ def type_details(value: Any, privacy: str) -> list[str]:
     lvl = level(privacy)
     if lvl < SCHEMA:
         return []
+    note: list[str] = []
     try:
         known = adapters.details(value, lvl)
+    except adapters.Degraded as failed:
+        known, note = None, [failed.note]
     except Exception as exc:
         return [f"(details failed: {type(exc).__name__})"]
     if known is not None:
         return known
     n = safe_len(value) if not is_iterator(value) else None
-    return [f"length: {n:,}"] if n is not None else []
+    return ([f"length: {n:,}"] if n is not None else []) + note
 
 
 # -- multi-line description ----------------------------------------------------------------------------------
@@ -203,10 +209,17 @@ def _describe(value: Any, lvl: int) -> str:
         llm = _repr_llm(value)
         if llm is not None:
             return llm
-    known = adapters.describe(value, lvl)
-    if known is not None:
-        return known
-    header = one_line(value, "schema", 200, explicit=True)
+    try:
+        known = adapters.describe(value, lvl)
+    except adapters.Degraded as failed:  # a third party's adapter: the generic description, and why
+        header = cut(" ".join(_generic_line(value, SCHEMA, False).split()), 200)  # not asked again
+        return f"{_generic(value, lvl, header)}\n{failed.note}"
+    return known if known is not None else _generic(value, lvl)
+
+
+def _generic(value: Any, lvl: int, header: str | None = None) -> str:
+    """The description of a value no adapter describes: its header, its bounded repr, its attributes."""
+    header = header or one_line(value, "schema", 200, explicit=True)
     if lvl == SCHEMA:
         attrs = attributes(value, lvl)
         return header + (f"\nattributes: {attrs}" if attrs else "")

@@ -64,10 +64,12 @@ class Tool:
 
 @dataclass(frozen=True)
 class Toolbox:
-    """A runtime's tools, in the registry's order, and the plugins that could not load there."""
+    """A runtime's tools, in the registry's order, its plugin adapters, and the plugins that could not load
+    there."""
 
     tools: tuple[Tool, ...] = ()
     problems: tuple[str, ...] = field(default=())  # one sentence each (``/tools`` shows them)
+    adapters: tuple[str, ...] = field(default=())  # "sensors  [plugin sensors-pyaichat]", one per adapter
 
     def schemas(self) -> list[dict[str, Any]]:
         """Every tool's function schema: what the assistant sends with each request."""
@@ -77,11 +79,16 @@ class Toolbox:
         return next((tool for tool in self.tools if tool.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tools": [tool.to_dict() for tool in self.tools], "problems": list(self.problems)}
+        return {
+            "tools": [tool.to_dict() for tool in self.tools],
+            "problems": list(self.problems),
+            "adapters": list(self.adapters),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Toolbox:
         return cls(
             tools=tuple(Tool.from_dict(tool) for tool in data.get("tools") or ()),
             problems=tuple(str(p) for p in data.get("problems") or ()),
+            adapters=tuple(str(a) for a in data.get("adapters") or ()),
         )

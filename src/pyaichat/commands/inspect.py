@@ -32,6 +32,9 @@ def _tools(ctrl: Controller, arg: str) -> None:
         origin = "" if tool.source == "builtin" else f"  [{tool.source}]"
         gate = "" if tool.executable else "  [needs your approval]"
         lines.append(f"  {tool.name:<{width}}  ({params}) {tool.summary}{origin}{gate}")
+    if box.adapters:
+        lines.append("Adapters from plugins (how the assistant sees their types):")
+        lines.extend(f"  {adapter}" for adapter in box.adapters)
     for problem in box.problems:
         lines.append(f"  ! {problem}")
     lines.append("Sandbox walls:")

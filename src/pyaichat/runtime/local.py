@@ -87,12 +87,14 @@ class LocalRuntime:
     def tools(self) -> Toolbox:
         global _toolbox
         from ..capabilities import all_capabilities, plugins  # pydantic: with the first question
+        from ..capabilities.adapters import registry as adapters
         from ..capabilities.toolbox import Toolbox
 
         capabilities = all_capabilities()
-        key = (tuple(map(id, capabilities)), tuple(plugins.errors))
+        added = tuple(f"{entry.module}  [{entry.source}]" for entry in adapters.PLUGIN_ADAPTERS.all())
+        key = (tuple(map(id, capabilities)), (*plugins.errors, *adapters.problems), added)
         if _toolbox is None or _toolbox[0] != key:  # a schema takes pydantic a while: made once per set
-            _toolbox = (key, Toolbox(tuple(cap.tool() for cap in capabilities), key[1]))
+            _toolbox = (key, Toolbox(tuple(cap.tool() for cap in capabilities), key[1], key[2]))
         return _toolbox[1]
 
     def sandbox_walls(self) -> list[str]:

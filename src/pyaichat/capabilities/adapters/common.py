@@ -10,8 +10,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..brepr import FULL, SAMPLE, SCHEMA, count, cut, type_name
+from ..brepr import count, cut, type_name
+from ..privacy import FULL, SAMPLE, SCHEMA
 from ..redact import REDACTED, is_secret_name
+from .protocol import LAZY
 
 __all__ = [
     "FULL",
@@ -34,7 +36,6 @@ __all__ = [
     "type_name",
 ]
 
-LAZY = "lazy: not computed"
 _PLAIN = (bool, int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
 
 

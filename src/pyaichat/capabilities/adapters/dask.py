@@ -32,6 +32,7 @@ from .common import (
 )
 from .numpy import edges
 from .pandas import masked_table
+from .protocol import Adapter
 
 
 def _frame_kind(value: Any) -> str | None:
@@ -241,36 +242,37 @@ def _array_describe(value: Any, lvl: int) -> str:
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------
-def one_line(value: Any, lvl: int) -> str | None:
-    kind = _frame_kind(value)
-    if kind:
-        return _frame_line(value, kind, lvl)
-    if _is_array(value):
-        return _array_line(value)
-    if isinstance_of(value, "dask.delayed", "Delayed"):
-        return f"Dask Delayed ({LAZY})"
-    if isinstance_of(value, "dask.bag", "Bag"):
-        return f"Dask Bag, {number(value.npartitions)} partitions ({LAZY})"
-    return None
+class DaskAdapter(Adapter):
+    """DataFrame, Series, Index, Array, Delayed and Bag."""
 
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        kind = _frame_kind(value)
+        if kind:
+            return _frame_line(value, kind, lvl)
+        if _is_array(value):
+            return _array_line(value)
+        if isinstance_of(value, "dask.delayed", "Delayed"):
+            return f"Dask Delayed ({LAZY})"
+        if isinstance_of(value, "dask.bag", "Bag"):
+            return f"Dask Bag, {number(value.npartitions)} partitions ({LAZY})"
+        return None
 
-def details(value: Any, lvl: int) -> list[str] | None:
-    kind = _frame_kind(value)
-    if kind:
-        return _frame_details(value, kind, lvl)
-    if _is_array(value):
-        return [
-            f"shape: {shape_text(value.shape)} (? = not known without computing), dtype: {value.dtype}",
-            f"chunks: {value.chunksize} per block, {number(value.npartitions)} blocks",
-        ]
-    line = one_line(value, lvl)
-    return [line] if line else None
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        kind = _frame_kind(value)
+        if kind:
+            return _frame_details(value, kind, lvl)
+        if _is_array(value):
+            return [
+                f"shape: {shape_text(value.shape)} (? = not known without computing), dtype: {value.dtype}",
+                f"chunks: {value.chunksize} per block, {number(value.npartitions)} blocks",
+            ]
+        line = self.one_line(value, lvl)
+        return [line] if line else None
 
-
-def describe(value: Any, lvl: int) -> str | None:
-    kind = _frame_kind(value)
-    if kind:
-        return _frame_describe(value, kind, lvl)
-    if _is_array(value):
-        return _array_describe(value, lvl)
-    return one_line(value, lvl)
+    def describe(self, value: Any, lvl: int) -> str | None:
+        kind = _frame_kind(value)
+        if kind:
+            return _frame_describe(value, kind, lvl)
+        if _is_array(value):
+            return _array_describe(value, lvl)
+        return self.one_line(value, lvl)

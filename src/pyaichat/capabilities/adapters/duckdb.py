@@ -19,6 +19,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
+from .protocol import DatabaseAdapter
 from .sqldb import (
     MAX_TABLES,
     Catalog,
@@ -59,23 +60,6 @@ def _where(cur: Any) -> str:
         "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchone()
     return row[0] if row and row[0] else "an in-memory database"
-
-
-def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
-    with closing(_cursor(conn)) as cur:  # one query: each catalog function scans every table
-        rows = cur.execute(
-            f"WITH o(name, kind) AS ({_OBJECTS}), "
-            f"f AS (SELECT * FROM o ORDER BY name LIMIT {int(max_tables)}) "
-            "SELECT f.name, f.kind, (SELECT count(*) FROM o), c.column_name, c.data_type FROM f "
-            "LEFT JOIN duckdb_columns() c ON c.table_name = f.name AND c.database_name = current_database() "
-            "ORDER BY f.name, c.column_index"
-        ).fetchall()
-    tables: dict[str, Table] = {}
-    for name, kind, _, column, dtype in rows:
-        table = tables.setdefault(name, Table(name, kind, []))
-        if column is not None:
-            table.columns.append((column, dtype))
-    return Catalog(list(tables.values()), rows[0][2] if rows else 0)
 
 
 def _check_sources(cur: Any, sql: str) -> None:
@@ -132,62 +116,85 @@ def _walk(node: Any, ctes: set[str], sources: list[tuple[str, str]]) -> None:
             _walk(value, ctes, sources)
 
 
-def query(conn: Any, sql: str, limit: int, timeout: float) -> Result:
-    with closing(_cursor(conn)) as cur:
-        _check_sources(cur, sql)
-        cur.execute("BEGIN TRANSACTION READ ONLY")
-        try:
-            with interrupt_after(timeout, cur.interrupt) as fired:
-                try:
-                    cur.execute(sql)
-                    columns, rows, more = fetch(cur, limit)
-                except Exception as exc:
-                    if fired.is_set():
-                        raise stopped(timeout)
-                    raise CapabilityError(f"DuckDB refused the query: {exc}")
-        finally:
-            try:
-                cur.execute("ROLLBACK")
-            except Exception:
-                pass
-    return Result(columns, rows, more, "a separate DuckDB connection in a READ ONLY transaction, rolled back")
-
-
 # -- the adapter ---------------------------------------------------------------------------------------------
-def one_line(value: Any, lvl: int) -> str | None:
-    if not _is_connection(value):
-        return None
-    try:
-        with closing(_cursor(value)) as cur:
+class DuckDBAdapter(DatabaseAdapter):
+    """DuckDB connections."""
+
+    def is_database(self, value: Any) -> bool:
+        return _is_connection(value)
+
+    def catalog(self, value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+        with closing(_cursor(value)) as cur:  # one query: each catalog function scans every table
             rows = cur.execute(
-                f"SELECT name, count(*) OVER (), (SELECT path FROM duckdb_databases() WHERE database_name = "
-                f"current_database()) FROM ({_OBJECTS}) AS o(name, kind) ORDER BY name LIMIT 6"
+                f"WITH o(name, kind) AS ({_OBJECTS}), "
+                f"f AS (SELECT * FROM o ORDER BY name LIMIT {int(max_tables)}) "
+                "SELECT f.name, f.kind, (SELECT count(*) FROM o), c.column_name, c.data_type FROM f "
+                "LEFT JOIN duckdb_columns() c "
+                "ON c.table_name = f.name AND c.database_name = current_database() "
+                "ORDER BY f.name, c.column_index"
             ).fetchall()
-            where = (rows[0][2] if rows else _where(cur)) or "an in-memory database"
-    except Exception:
-        return "DuckDB connection (closed or not readable)"
-    names, total = [r[0] for r in rows], (rows[0][1] if rows else 0)
-    return f"DuckDB connection to {where}: {names_line(names, total)} (query_sql reads it)"
+        tables: dict[str, Table] = {}
+        for name, kind, _, column, dtype in rows:
+            table = tables.setdefault(name, Table(name, kind, []))
+            if column is not None:
+                table.columns.append((column, dtype))
+        return Catalog(list(tables.values()), rows[0][2] if rows else 0)
 
-
-def details(value: Any, lvl: int) -> list[str] | None:
-    if not _is_connection(value):
-        return None
-    with closing(_cursor(value)) as cur:
-        return [
-            f"database: {_where(cur)}",
-            "tables: get_repr lists them with their columns; query_sql reads rows",
-        ]
-
-
-def describe(value: Any, lvl: int) -> str | None:
-    if not _is_connection(value):
-        return None
-    try:
+    def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         with closing(_cursor(value)) as cur:
-            head = f"DuckDB connection to {_where(cur)}"
-        cat = catalog(value, tables_for(lvl))
-    except Exception as exc:
-        return f"DuckDB connection (not readable: {exc})"
-    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
-    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()
+            _check_sources(cur, sql)
+            cur.execute("BEGIN TRANSACTION READ ONLY")
+            try:
+                with interrupt_after(timeout, cur.interrupt) as fired:
+                    try:
+                        cur.execute(sql)
+                        columns, rows, more = fetch(cur, limit)
+                    except Exception as exc:
+                        if fired.is_set():
+                            raise stopped(timeout)
+                        raise CapabilityError(f"DuckDB refused the query: {exc}")
+            finally:
+                try:
+                    cur.execute("ROLLBACK")
+                except Exception:
+                    pass
+        return Result(
+            columns, rows, more, "a separate DuckDB connection in a READ ONLY transaction, rolled back"
+        )
+
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if not _is_connection(value):
+            return None
+        try:
+            with closing(_cursor(value)) as cur:
+                rows = cur.execute(
+                    "SELECT name, count(*) OVER (), (SELECT path FROM duckdb_databases() "
+                    f"WHERE database_name = current_database()) FROM ({_OBJECTS}) AS o(name, kind) "
+                    "ORDER BY name LIMIT 6"
+                ).fetchall()
+                where = (rows[0][2] if rows else _where(cur)) or "an in-memory database"
+        except Exception:
+            return "DuckDB connection (closed or not readable)"
+        names, total = [r[0] for r in rows], (rows[0][1] if rows else 0)
+        return f"DuckDB connection to {where}: {names_line(names, total)} (query_sql reads it)"
+
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if not _is_connection(value):
+            return None
+        with closing(_cursor(value)) as cur:
+            return [
+                f"database: {_where(cur)}",
+                "tables: get_repr lists them with their columns; query_sql reads rows",
+            ]
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if not _is_connection(value):
+            return None
+        try:
+            with closing(_cursor(value)) as cur:
+                head = f"DuckDB connection to {_where(cur)}"
+            cat = self.catalog(value, tables_for(lvl))
+        except Exception as exc:
+            return f"DuckDB connection (not readable: {exc})"
+        hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+        return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

@@ -10,6 +10,7 @@ from typing import Any
 
 from .common import SAMPLE, isinstance_of, module, shape_text
 from .numpy import edges
+from .protocol import Adapter
 
 
 def _is_array(value: Any) -> bool:
@@ -23,32 +24,34 @@ def _devices(a: Any) -> list[Any]:
         return []
 
 
-def one_line(value: Any, lvl: int) -> str | None:
-    if not _is_array(value):
-        return None
-    devices = _devices(value)
-    where = str(devices[0]) if len(devices) == 1 else f"{len(devices)} devices"
-    return f"jax Array {shape_text(tuple(value.shape))} {value.dtype} on {where}"
+class JaxAdapter(Adapter):
+    """JAX arrays."""
 
-
-def details(value: Any, lvl: int) -> list[str] | None:
-    if not _is_array(value):
-        return None
-    devices = _devices(value)
-    return [
-        f"shape: {tuple(value.shape)}, dtype: {value.dtype}, weak_type: {getattr(value, 'weak_type', '?')}",
-        f"devices: {', '.join(map(str, devices[:8]))}; sharding: {type(value.sharding).__name__}",
-    ]
-
-
-def describe(value: Any, lvl: int) -> str | None:
-    if not _is_array(value):
-        return None
-    out = [one_line(value, lvl) or "", *(details(value, lvl) or [])]
-    if lvl >= SAMPLE and value.size:
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if not _is_array(value):
+            return None
         devices = _devices(value)
-        if len(devices) == 1 and getattr(devices[0], "platform", "") == "cpu":
-            out += ["values:", edges(module("numpy").asarray(value), lvl)]
-        else:
-            out.append("values: not shown (not a single CPU device: looking would copy it to the host)")
-    return "\n".join(out)
+        where = str(devices[0]) if len(devices) == 1 else f"{len(devices)} devices"
+        return f"jax Array {shape_text(tuple(value.shape))} {value.dtype} on {where}"
+
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if not _is_array(value):
+            return None
+        devices = _devices(value)
+        return [
+            f"shape: {tuple(value.shape)}, dtype: {value.dtype}, "
+            f"weak_type: {getattr(value, 'weak_type', '?')}",
+            f"devices: {', '.join(map(str, devices[:8]))}; sharding: {type(value.sharding).__name__}",
+        ]
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if not _is_array(value):
+            return None
+        out = [self.one_line(value, lvl) or "", *(self.details(value, lvl) or [])]
+        if lvl >= SAMPLE and value.size:
+            devices = _devices(value)
+            if len(devices) == 1 and getattr(devices[0], "platform", "") == "cpu":
+                out += ["values:", edges(module("numpy").asarray(value), lvl)]
+            else:
+                out.append("values: not shown (not a single CPU device: looking would copy it to the host)")
+        return "\n".join(out)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .common import SAMPLE, isinstance_of
+from .protocol import Adapter
 
 MAX_AXES = 12
 MAX_ARTISTS = 8
@@ -274,27 +275,28 @@ def open_figures_line(namespace: Mapping[str, Any] | None = None) -> str | None:
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------
-def one_line(value: Any, lvl: int) -> str | None:
-    if is_figure(value):
-        w, h = value.get_size_inches()
-        n = len(value.get_axes())
-        label = f" {value.get_label()!r}" if value.get_label() else ""
-        return f"matplotlib Figure{label} {w:.3g}×{h:.3g} in, {n} axes (get_figure describes it)"
-    if is_axes(value):
-        lines = len(value.get_lines())
-        noun = "line" if lines == 1 else "lines"
-        return f"matplotlib Axes: {_title(value)}, {lines} {noun} (get_figure describes it)"
-    return None
+class MatplotlibAdapter(Adapter):
+    """Figures and axes (get_figure describes them in full)."""
 
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if is_figure(value):
+            w, h = value.get_size_inches()
+            n = len(value.get_axes())
+            label = f" {value.get_label()!r}" if value.get_label() else ""
+            return f"matplotlib Figure{label} {w:.3g}×{h:.3g} in, {n} axes (get_figure describes it)"
+        if is_axes(value):
+            lines = len(value.get_lines())
+            noun = "line" if lines == 1 else "lines"
+            return f"matplotlib Axes: {_title(value)}, {lines} {noun} (get_figure describes it)"
+        return None
 
-def details(value: Any, lvl: int) -> list[str] | None:
-    line = one_line(value, lvl)
-    return [line] if line else None
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        line = self.one_line(value, lvl)
+        return [line] if line else None
 
-
-def describe(value: Any, lvl: int) -> str | None:
-    if is_figure(value):
-        return "\n".join(describe_figure(value, lvl))
-    if is_axes(value):
-        return "\n".join(describe_axes(value, lvl))
-    return None
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if is_figure(value):
+            return "\n".join(describe_figure(value, lvl))
+        if is_axes(value):
+            return "\n".join(describe_axes(value, lvl))
+        return None

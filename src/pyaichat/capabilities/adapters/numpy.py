@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .common import FULL, SAMPLE, isinstance_of, module
+from .protocol import Adapter
 
 
 def is_ndarray(value: Any) -> bool:
@@ -20,33 +21,34 @@ def is_dtype(value: Any) -> bool:
     return isinstance_of(value, "numpy", "dtype")
 
 
-def one_line(value: Any, lvl: int) -> str | None:
-    if is_ndarray(value):
-        return f"ndarray shape {value.shape}, dtype {value.dtype}"
-    if is_dtype(value):
-        return f"numpy dtype {value}"
-    if isinstance_of(value, "numpy", "generic"):
-        kind = type(value).__name__
-        return kind if lvl < SAMPLE else f"{kind} {value.item()!r}"[:100]
-    return None
+class NumpyAdapter(Adapter):
+    """Arrays, dtypes and numpy scalars."""
 
-
-def details(value: Any, lvl: int) -> list[str] | None:
-    if is_ndarray(value):
-        return [f"shape: {value.shape}, dtype: {value.dtype}"]
-    return None
-
-
-def describe(value: Any, lvl: int) -> str | None:
-    if isinstance_of(value, "numpy", "generic"):
-        return one_line(value, lvl)
-    if not is_ndarray(value):
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if is_ndarray(value):
+            return f"ndarray shape {value.shape}, dtype {value.dtype}"
+        if is_dtype(value):
+            return f"numpy dtype {value}"
+        if isinstance_of(value, "numpy", "generic"):
+            kind = type(value).__name__
+            return kind if lvl < SAMPLE else f"{kind} {value.item()!r}"[:100]
         return None
-    a = value
-    out = [f"ndarray: shape {a.shape}, dtype {a.dtype}, {a.size:,} elements"]
-    if lvl >= SAMPLE and a.size:
-        out.append(edges(a, lvl))
-    return "\n".join(out)
+
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if is_ndarray(value):
+            return [f"shape: {value.shape}, dtype: {value.dtype}"]
+        return None
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if isinstance_of(value, "numpy", "generic"):
+            return self.one_line(value, lvl)
+        if not is_ndarray(value):
+            return None
+        a = value
+        out = [f"ndarray: shape {a.shape}, dtype {a.dtype}, {a.size:,} elements"]
+        if lvl >= SAMPLE and a.size:
+            out.append(edges(a, lvl))
+        return "\n".join(out)
 
 
 def edges(a: Any, lvl: int) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from ..guard import failure, safe
 from ..redact import REDACTED
 from .common import FULL, SAMPLE, SCHEMA, columns_block, columns_inline, isinstance_of, secret
+from .protocol import Adapter
 
 
 def is_dataframe(value: Any) -> bool:
@@ -26,33 +27,34 @@ def is_index(value: Any) -> bool:
     return isinstance_of(value, "pandas", "Index")
 
 
-def one_line(value: Any, lvl: int) -> str | None:
-    if is_dataframe(value):
-        rows, cols = value.shape
-        return f"DataFrame {rows:,}×{cols}: {columns_inline(value.dtypes.items(), cols)}"
-    if is_series(value):
-        name = f" {value.name!r}" if value.name is not None else ""
-        return f"Series{name}, {len(value):,} values, dtype {value.dtype}"
-    if is_index(value):
-        return f"{type(value).__name__}, {len(value):,} entries, dtype {value.dtype}"
-    return None
+class PandasAdapter(Adapter):
+    """DataFrame, Series and Index."""
 
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if is_dataframe(value):
+            rows, cols = value.shape
+            return f"DataFrame {rows:,}×{cols}: {columns_inline(value.dtypes.items(), cols)}"
+        if is_series(value):
+            name = f" {value.name!r}" if value.name is not None else ""
+            return f"Series{name}, {len(value):,} values, dtype {value.dtype}"
+        if is_index(value):
+            return f"{type(value).__name__}, {len(value):,} entries, dtype {value.dtype}"
+        return None
 
-def details(value: Any, lvl: int) -> list[str] | None:
-    if is_dataframe(value):
-        rows, cols = value.shape
-        return [f"shape: {rows:,} rows × {cols:,} columns", "dtypes:", frame_columns(value, 100)]
-    if is_series(value) or is_index(value):
-        return [f"shape: {value.shape}, dtype: {value.dtype}"]
-    return None
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if is_dataframe(value):
+            rows, cols = value.shape
+            return [f"shape: {rows:,} rows × {cols:,} columns", "dtypes:", frame_columns(value, 100)]
+        if is_series(value) or is_index(value):
+            return [f"shape: {value.shape}, dtype: {value.dtype}"]
+        return None
 
-
-def describe(value: Any, lvl: int) -> str | None:
-    if is_dataframe(value):
-        return _describe_frame(value, lvl)
-    if is_series(value):
-        return _describe_series(value, lvl)
-    return None
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if is_dataframe(value):
+            return _describe_frame(value, lvl)
+        if is_series(value):
+            return _describe_series(value, lvl)
+        return None
 
 
 def frame_columns(df: Any, max_cols: int) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
+from .protocol import DatabaseAdapter
 from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
 
 CATALOG_SQL = """
@@ -93,64 +94,70 @@ def read_catalog(cur: Any, max_tables: int) -> Catalog:
     return Catalog(list(tables.values()), total)
 
 
-def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
-    with open_reader(conn, timeout) as reader, reader.cursor() as cur:
-        cat = read_catalog(cur, max_tables)
-        reader.rollback()
-    return cat
-
-
-def query(conn: Any, sql: str, limit: int, timeout: float) -> Result:
-    import psycopg  # deferred: an adapter never imports its library (the user's object means it is loaded)
-
-    with open_reader(conn, timeout) as reader:
-        try:
-            with reader.cursor() as cur:
-                cur.execute(sql.encode(), prepare=False)  # bytes: taken as is (no %-placeholders)
-                columns, rows, more = fetch(cur, limit)
-        except psycopg.errors.QueryCanceled:
-            raise stopped(timeout)
-        except psycopg.Error as exc:
-            raise CapabilityError(f"PostgreSQL refused the query: {str(exc).strip()}")
-        finally:
-            reader.rollback()
-    held = "a separate connection with default_transaction_read_only=on and statement_timeout, rolled back"
-    return Result(columns, rows, more, held)
-
-
 # -- the adapter ---------------------------------------------------------------------------------------------
-def one_line(value: Any, lvl: int) -> str | None:
-    if isinstance_of(value, "psycopg", "Cursor", "ServerCursor", "AsyncCursor"):
-        return "psycopg Cursor (never read by the assistant: its position is kept)"
-    if not _is_connection(value):
-        return None
-    if value.closed:
-        return "psycopg Connection (closed)"
-    return f"psycopg Connection to PostgreSQL {_where(value)} ({_state(value)}; get_repr lists its tables)"
+class PsycopgAdapter(DatabaseAdapter):
+    """psycopg 3 connections (and their cursors, which are never read)."""
 
+    def is_database(self, value: Any) -> bool:
+        return _is_connection(value)
 
-def details(value: Any, lvl: int) -> list[str] | None:
-    if not _is_connection(value):
-        return None
-    if value.closed:
-        return ["connection: closed"]
-    info = value.info
-    return [
-        f"database: {_where(value)}, server version {info.server_version}",
-        f"state: {_state(value)}; autocommit: {value.autocommit}",
-        "tables: get_repr lists them with their columns; query_sql reads rows",
-    ]
+    def catalog(self, value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+        with open_reader(value, timeout) as reader, reader.cursor() as cur:
+            cat = read_catalog(cur, max_tables)
+            reader.rollback()
+        return cat
 
+    def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
+        import psycopg  # deferred: never imported to check (the user's connection means it is loaded)
 
-def describe(value: Any, lvl: int) -> str | None:
-    if not _is_connection(value):
-        return one_line(value, lvl)
-    if value.closed:
-        return "psycopg Connection (closed)"
-    head = f"psycopg Connection to PostgreSQL {_where(value)} ({_state(value)})"
-    try:
-        cat = catalog(value, tables_for(lvl))
-    except CapabilityError as exc:
-        return f"{head}\ntables: not readable ({exc})"
-    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
-    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()
+        with open_reader(value, timeout) as reader:
+            try:
+                with reader.cursor() as cur:
+                    cur.execute(sql.encode(), prepare=False)  # bytes: taken as is (no %-placeholders)
+                    columns, rows, more = fetch(cur, limit)
+            except psycopg.errors.QueryCanceled:
+                raise stopped(timeout)
+            except psycopg.Error as exc:
+                raise CapabilityError(f"PostgreSQL refused the query: {str(exc).strip()}")
+            finally:
+                reader.rollback()
+        held = (
+            "a separate connection with default_transaction_read_only=on and statement_timeout, rolled back"
+        )
+        return Result(columns, rows, more, held)
+
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if isinstance_of(value, "psycopg", "Cursor", "ServerCursor", "AsyncCursor"):
+            return "psycopg Cursor (never read by the assistant: its position is kept)"
+        if not _is_connection(value):
+            return None
+        if value.closed:
+            return "psycopg Connection (closed)"
+        return (
+            f"psycopg Connection to PostgreSQL {_where(value)} ({_state(value)}; get_repr lists its tables)"
+        )
+
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if not _is_connection(value):
+            return None
+        if value.closed:
+            return ["connection: closed"]
+        info = value.info
+        return [
+            f"database: {_where(value)}, server version {info.server_version}",
+            f"state: {_state(value)}; autocommit: {value.autocommit}",
+            "tables: get_repr lists them with their columns; query_sql reads rows",
+        ]
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if not _is_connection(value):
+            return self.one_line(value, lvl)
+        if value.closed:
+            return "psycopg Connection (closed)"
+        head = f"psycopg Connection to PostgreSQL {_where(value)} ({_state(value)})"
+        try:
+            cat = self.catalog(value, tables_for(lvl))
+        except CapabilityError as exc:
+            return f"{head}\ntables: not readable ({exc})"
+        hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+        return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

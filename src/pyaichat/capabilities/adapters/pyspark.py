@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .common import LAZY, SAMPLE, columns_block, columns_inline, isinstance_of
+from .protocol import Adapter
 
 
 def _is_frame(value: Any) -> bool:
@@ -27,13 +28,6 @@ def _cached(df: Any) -> str:
         return "caching unknown"
 
 
-def one_line(value: Any, lvl: int) -> str | None:
-    if not _is_frame(value):
-        return None
-    cols = _fields(value)
-    return f"Spark DataFrame ?×{len(cols)} ({LAZY}, {_cached(value)}): {columns_inline(cols, len(cols))}"
-
-
 def _partitions(df: Any) -> str:
     try:
         return f"{df.rdd.getNumPartitions():,}"
@@ -41,22 +35,30 @@ def _partitions(df: Any) -> str:
         return "?"
 
 
-def details(value: Any, lvl: int) -> list[str] | None:
-    if not _is_frame(value):
-        return None
-    cols = _fields(value)
-    return [
-        f"rows: not counted ({LAZY}; count() would run a Spark job)",
-        f"partitions: {_partitions(value)}, {_cached(value)}",
-        "schema:",
-        *columns_block(cols, len(cols), 100),
-    ]
+class SparkAdapter(Adapter):
+    """Spark DataFrames."""
 
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if not _is_frame(value):
+            return None
+        cols = _fields(value)
+        return f"Spark DataFrame ?×{len(cols)} ({LAZY}, {_cached(value)}): {columns_inline(cols, len(cols))}"
 
-def describe(value: Any, lvl: int) -> str | None:
-    if not _is_frame(value):
-        return None
-    out = ["Spark DataFrame", *(details(value, lvl) or [])]
-    if lvl >= SAMPLE:
-        out.append("rows: none shown (taking rows runs a job)")
-    return "\n".join(out)
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if not _is_frame(value):
+            return None
+        cols = _fields(value)
+        return [
+            f"rows: not counted ({LAZY}; count() would run a Spark job)",
+            f"partitions: {_partitions(value)}, {_cached(value)}",
+            "schema:",
+            *columns_block(cols, len(cols), 100),
+        ]
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if not _is_frame(value):
+            return None
+        out = ["Spark DataFrame", *(self.details(value, lvl) or [])]
+        if lvl >= SAMPLE:
+            out.append("rows: none shown (taking rows runs a job)")
+        return "\n".join(out)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
+from .protocol import DatabaseAdapter
 from .psycopg import read_catalog
 from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
 
@@ -86,82 +87,83 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
         conn.close()
 
 
-def catalog(value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
-    engine = _engine(value)
-    import sqlalchemy  # deferred: an adapter never imports its library (the user's engine means it is loaded)
-
-    with reader(engine, timeout) as (conn, _, _):
-        if engine.dialect.name == "postgresql":
-            raw = conn.connection.driver_connection
-            with raw.cursor() as cur:
-                return read_catalog(cur, max_tables)
-        inspector = sqlalchemy.inspect(conn)
-        names = [(n, "table") for n in inspector.get_table_names()]
-        names += [(n, "view") for n in inspector.get_view_names()]
-        names.sort()
-        tables = []
-        for name, kind in names[:max_tables]:
-            cols = [(c["name"], str(c["type"])) for c in inspector.get_columns(name)]
-            tables.append(Table(name, kind, cols))
-    return Catalog(tables, len(names))
-
-
-def query(value: Any, sql: str, limit: int, timeout: float) -> Result:
-    engine = _engine(value)
-    with reader(engine, timeout) as (conn, held, _):
-        try:
-            # the driver's own cursor, without parameters: no driver reads '%' or ':x' in it as a placeholder
-            cursor = conn.connection.driver_connection.cursor()
-            try:
-                cursor.execute(sql)
-                columns, rows, more = fetch(cursor, limit)
-            finally:
-                cursor.close()
-        except Exception as exc:
-            text = str(getattr(exc, "orig", exc)).strip()
-            if "interrupted" in text or "statement timeout" in text or "canceling statement" in text:
-                raise stopped(timeout)
-            raise CapabilityError(f"The database refused the query: {text}")
-    return Result(columns, rows, more, held)
-
-
 # -- the adapter ---------------------------------------------------------------------------------------------
-def one_line(value: Any, lvl: int) -> str | None:
-    engine = _engine(value)
-    if engine is None:
-        return None
-    if engine is value:
-        pool = engine.pool
-        status = getattr(pool, "checkedout", None)
-        busy = f", {status()} connections checked out" if callable(status) else ""
-        return (
-            f"SQLAlchemy Engine {masked_url(engine)} ({engine.dialect.name}{busy}; get_repr lists its tables)"
-        )
-    state = "closed" if value.closed else ("in a transaction" if value.in_transaction() else "idle")
-    return f"SQLAlchemy Connection to {masked_url(engine)} ({state}; get_repr lists its tables)"
+class SQLAlchemyAdapter(DatabaseAdapter):
+    """SQLAlchemy engines and connections."""
 
+    def is_database(self, value: Any) -> bool:
+        return _engine(value) is not None
 
-def details(value: Any, lvl: int) -> list[str] | None:
-    engine = _engine(value)
-    if engine is None:
-        return None
-    return [
-        f"url: {masked_url(engine)}",
-        f"dialect: {engine.dialect.name} (driver {engine.dialect.driver})",
-        "tables: get_repr lists them with their columns; query_sql reads rows",
-    ]
+    def catalog(self, value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+        engine = _engine(value)
+        import sqlalchemy  # deferred: never imported to check (the user's engine means it is loaded)
 
+        with reader(engine, timeout) as (conn, _, _):
+            if engine.dialect.name == "postgresql":
+                raw = conn.connection.driver_connection
+                with raw.cursor() as cur:
+                    return read_catalog(cur, max_tables)
+            inspector = sqlalchemy.inspect(conn)
+            names = [(n, "table") for n in inspector.get_table_names()]
+            names += [(n, "view") for n in inspector.get_view_names()]
+            names.sort()
+            tables = []
+            for name, kind in names[:max_tables]:
+                cols = [(c["name"], str(c["type"])) for c in inspector.get_columns(name)]
+                tables.append(Table(name, kind, cols))
+        return Catalog(tables, len(names))
 
-def describe(value: Any, lvl: int) -> str | None:
-    engine = _engine(value)
-    if engine is None:
-        return None
-    head = (one_line(value, lvl) or "").split(" (")[0]
-    try:
-        cat = catalog(value, tables_for(lvl))
-    except CapabilityError as exc:
-        return f"{head}\ntables: not readable ({exc})"
-    except Exception as exc:
-        return f"{head}\ntables: not readable ({type(exc).__name__}: {exc})"
-    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
-    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()
+    def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
+        engine = _engine(value)
+        with reader(engine, timeout) as (conn, held, _):
+            try:
+                # the driver's own cursor, without parameters: no driver reads '%' or ':x' as a placeholder
+                cursor = conn.connection.driver_connection.cursor()
+                try:
+                    cursor.execute(sql)
+                    columns, rows, more = fetch(cursor, limit)
+                finally:
+                    cursor.close()
+            except Exception as exc:
+                text = str(getattr(exc, "orig", exc)).strip()
+                if "interrupted" in text or "statement timeout" in text or "canceling statement" in text:
+                    raise stopped(timeout)
+                raise CapabilityError(f"The database refused the query: {text}")
+        return Result(columns, rows, more, held)
+
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        engine = _engine(value)
+        if engine is None:
+            return None
+        if engine is value:
+            pool = engine.pool
+            status = getattr(pool, "checkedout", None)
+            busy = f", {status()} connections checked out" if callable(status) else ""
+            where = f"{masked_url(engine)} ({engine.dialect.name}{busy}; get_repr lists its tables)"
+            return f"SQLAlchemy Engine {where}"
+        state = "closed" if value.closed else ("in a transaction" if value.in_transaction() else "idle")
+        return f"SQLAlchemy Connection to {masked_url(engine)} ({state}; get_repr lists its tables)"
+
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        engine = _engine(value)
+        if engine is None:
+            return None
+        return [
+            f"url: {masked_url(engine)}",
+            f"dialect: {engine.dialect.name} (driver {engine.dialect.driver})",
+            "tables: get_repr lists them with their columns; query_sql reads rows",
+        ]
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        engine = _engine(value)
+        if engine is None:
+            return None
+        head = (self.one_line(value, lvl) or "").split(" (")[0]
+        try:
+            cat = self.catalog(value, tables_for(lvl))
+        except CapabilityError as exc:
+            return f"{head}\ntables: not readable ({exc})"
+        except Exception as exc:
+            return f"{head}\ntables: not readable ({type(exc).__name__}: {exc})"
+        hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+        return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

@@ -1,14 +1,11 @@
 """What the database adapters share: the catalog they describe, the result of a query, and a deadline that
 interrupts the database (not the Python thread).
 
-Every database adapter (``sqlite``, ``duckdb``, ``sqlalchemy``, ``psycopg``) offers, besides ``one_line`` /
-``details`` / ``describe``:
-
-- ``catalog(value, max_tables, timeout) -> Catalog``: tables and views with their columns and types, read
-  through a connection of our own, never the user's;
-- ``query(value, sql, limit, timeout) -> Result``: one statement already checked by ``sqlcheck``, run on a
-  connection of our own that the database itself holds read-only, interrupted at ``timeout``, always rolled
-  back; the user's connection, its open transaction and its cursors are never touched.
+Every database adapter (``sqlite``, ``duckdb``, ``sqlalchemy``, ``psycopg``) is a ``DatabaseAdapter``
+(``protocol``): besides describing its connections it reads their ``catalog`` (tables and views with their
+columns and types) and runs one checked ``query``, both through a connection of its own that the database
+itself holds read-only, interrupted at the deadline and always rolled back; the user's connection, its open
+transaction and its cursors are never touched.
 """
 
 from __future__ import annotations

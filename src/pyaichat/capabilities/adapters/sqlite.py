@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
+from .protocol import DatabaseAdapter
 from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, names_line, tables_for
 
 _MEMORY_COPY_LIMIT = 64 * 2**20  # bytes of an in-memory database copied to read it
@@ -118,19 +119,6 @@ def _memory_copy(conn: Any) -> sqlite3.Connection:
 
 
 # -- catalog and query ---------------------------------------------------------------------------------------
-def catalog(conn: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
-    with closing(open_reader(conn)) as reader:
-        entries = reader.execute(
-            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
-            "AND name NOT LIKE 'sqlite_%' ORDER BY name"
-        ).fetchall()
-        tables = []
-        for name, kind in entries[:max_tables]:
-            cols = reader.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
-            tables.append(Table(name, kind, [(c, t or "any") for c, t in cols]))
-    return Catalog(tables, len(entries))
-
-
 _names_cache: dict[str, tuple[tuple[Any, ...], tuple[list[str], int]]] = {}
 
 
@@ -172,23 +160,6 @@ def _read_names(conn: Any) -> tuple[list[str], int]:
     return [n for n, _ in rows], (rows[0][1] if rows else 0)
 
 
-def query(conn: Any, sql: str, limit: int, timeout: float) -> Result:
-    deadline = time.monotonic() + timeout
-    with closing(open_reader(conn)) as reader:
-        reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
-        try:
-            cur = reader.execute(sql)
-            columns, rows, more = fetch(cur, limit)
-        except sqlite3.OperationalError as exc:
-            if "interrupted" in str(exc):
-                raise CapabilityError(
-                    f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
-                )
-            raise CapabilityError(f"SQLite refused the query: {exc}.")
-    return Result(columns, rows, more, "a separate read-only connection (mode=ro, query_only)")
-
-
-# -- the adapter ---------------------------------------------------------------------------------------------
 def _where(conn: Any) -> str:
     name = filename(conn)
     if name is None:
@@ -196,38 +167,70 @@ def _where(conn: Any) -> str:
     return os.path.basename(name) if name else "an in-memory database"
 
 
-def one_line(value: Any, lvl: int) -> str | None:
-    if isinstance_of(value, "sqlite3", "Cursor"):
-        return "sqlite3 Cursor (never read by the assistant: its position is kept)"
-    if not _is_connection(value):
-        return None
-    where = _where(value)
-    if where == "closed":
-        return "sqlite3 Connection (closed)"
-    try:
-        names, total = _names(value)
-    except (CapabilityError, sqlite3.Error):
-        if where == "an in-memory database":
-            return f"sqlite3 Connection to {where} (not reachable from the assistant)"
-        return f"sqlite3 Connection to {where} (get_repr lists its tables)"
-    return f"sqlite3 Connection to {where}: {names_line(names, total)} (query_sql reads it)"
+# -- the adapter ---------------------------------------------------------------------------------------------
+class SqliteAdapter(DatabaseAdapter):
+    """sqlite3 connections (and their cursors, which are never read)."""
 
+    def is_database(self, value: Any) -> bool:
+        return _is_connection(value)
 
-def details(value: Any, lvl: int) -> list[str] | None:
-    if not _is_connection(value):
-        return None
-    name = filename(value)
-    where = "closed" if name is None else (name or "in memory (:memory:)")
-    return [f"database: {where}", "tables: get_repr lists them with their columns; query_sql reads rows"]
+    def catalog(self, value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
+        with closing(open_reader(value)) as reader:
+            entries = reader.execute(
+                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            ).fetchall()
+            tables = []
+            for name, kind in entries[:max_tables]:
+                cols = reader.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
+                tables.append(Table(name, kind, [(c, t or "any") for c, t in cols]))
+        return Catalog(tables, len(entries))
 
+    def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
+        deadline = time.monotonic() + timeout
+        with closing(open_reader(value)) as reader:
+            reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+            try:
+                cur = reader.execute(sql)
+                columns, rows, more = fetch(cur, limit)
+            except sqlite3.OperationalError as exc:
+                if "interrupted" in str(exc):
+                    raise CapabilityError(
+                        f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
+                    )
+                raise CapabilityError(f"SQLite refused the query: {exc}.")
+        return Result(columns, rows, more, "a separate read-only connection (mode=ro, query_only)")
 
-def describe(value: Any, lvl: int) -> str | None:
-    if not _is_connection(value):
-        return one_line(value, lvl)
-    head = f"sqlite3 Connection to {_where(value)}"
-    try:
-        cat = catalog(value, tables_for(lvl))
-    except (CapabilityError, sqlite3.Error) as exc:
-        return f"{head}\ntables: not readable ({exc})"
-    hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
-    return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if isinstance_of(value, "sqlite3", "Cursor"):
+            return "sqlite3 Cursor (never read by the assistant: its position is kept)"
+        if not _is_connection(value):
+            return None
+        where = _where(value)
+        if where == "closed":
+            return "sqlite3 Connection (closed)"
+        try:
+            names, total = _names(value)
+        except (CapabilityError, sqlite3.Error):
+            if where == "an in-memory database":
+                return f"sqlite3 Connection to {where} (not reachable from the assistant)"
+            return f"sqlite3 Connection to {where} (get_repr lists its tables)"
+        return f"sqlite3 Connection to {where}: {names_line(names, total)} (query_sql reads it)"
+
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if not _is_connection(value):
+            return None
+        name = filename(value)
+        where = "closed" if name is None else (name or "in memory (:memory:)")
+        return [f"database: {where}", "tables: get_repr lists them with their columns; query_sql reads rows"]
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if not _is_connection(value):
+            return self.one_line(value, lvl)
+        head = f"sqlite3 Connection to {_where(value)}"
+        try:
+            cat = self.catalog(value, tables_for(lvl))
+        except (CapabilityError, sqlite3.Error) as exc:
+            return f"{head}\ntables: not readable ({exc})"
+        hint = "query_sql(connection, sql) runs one read-only SELECT" if lvl > SCHEMA else ""
+        return "\n".join([head, *catalog_lines(cat, lvl), hint]).rstrip()

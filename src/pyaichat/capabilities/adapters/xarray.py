@@ -15,6 +15,7 @@ from ..brepr import Limits, brepr
 from ..redact import REDACTED
 from .common import SAMPLE, SCHEMA, isinstance_of, nbytes_text, secret
 from .numpy import edges
+from .protocol import Adapter
 
 
 def _backing(variable: Any) -> str:
@@ -56,30 +57,6 @@ def _edges(var: Any, lvl: int) -> list[str]:
     return ["values:", edges(data, lvl)] if data.size else []
 
 
-def one_line(value: Any, lvl: int) -> str | None:
-    if isinstance_of(value, "xarray", "DataArray"):
-        name = f" {value.name!r}" if value.name is not None else ""
-        return f"xarray DataArray{name} ({_dims(value.sizes)}) {value.dtype}, {_backing(value.variable)}"
-    if isinstance_of(value, "xarray", "Dataset"):
-        names = ", ".join(map(str, itertools.islice(value.data_vars, 6)))
-        more = ", …" if len(value.data_vars) > 6 else ""
-        return f"xarray Dataset ({_dims(value.sizes)}), {len(value.data_vars)} variables: {names}{more}"
-    return None
-
-
-def details(value: Any, lvl: int) -> list[str] | None:
-    if isinstance_of(value, "xarray", "DataArray"):
-        return [
-            f"dims: {_dims(value.sizes)}",
-            f"dtype: {value.dtype}, {nbytes_text(value.nbytes)} when loaded, {_backing(value.variable)}",
-            "coordinates:",
-            *(_var_line(n, c.variable) for n, c in itertools.islice(value.coords.items(), 20)),
-        ]
-    if isinstance_of(value, "xarray", "Dataset"):
-        return _dataset_lines(value, SCHEMA)
-    return None
-
-
 def _dataset_lines(ds: Any, lvl: int) -> list[str]:
     lines = [f"dims: {_dims(ds.sizes)}", f"data variables ({len(ds.data_vars)}):"]
     lines += [_var_line(n, v.variable) for n, v in itertools.islice(ds.data_vars.items(), 30)]
@@ -90,13 +67,38 @@ def _dataset_lines(ds: Any, lvl: int) -> list[str]:
     return lines + _attrs(dict(ds.attrs), lvl)
 
 
-def describe(value: Any, lvl: int) -> str | None:
-    if isinstance_of(value, "xarray", "DataArray"):
-        out = [f"xarray DataArray {value.name!r}", *(details(value, lvl) or [])]
-        out += _attrs(dict(value.attrs), lvl)
-        if lvl >= SAMPLE:
-            out += [f"values: {REDACTED}"] if secret(value.name) else _edges(value.variable, lvl)
-        return "\n".join(out)
-    if isinstance_of(value, "xarray", "Dataset"):
-        return "\n".join(["xarray Dataset", *_dataset_lines(value, lvl)])
-    return None
+class XarrayAdapter(Adapter):
+    """DataArray and Dataset."""
+
+    def one_line(self, value: Any, lvl: int) -> str | None:
+        if isinstance_of(value, "xarray", "DataArray"):
+            name = f" {value.name!r}" if value.name is not None else ""
+            return f"xarray DataArray{name} ({_dims(value.sizes)}) {value.dtype}, {_backing(value.variable)}"
+        if isinstance_of(value, "xarray", "Dataset"):
+            names = ", ".join(map(str, itertools.islice(value.data_vars, 6)))
+            more = ", …" if len(value.data_vars) > 6 else ""
+            return f"xarray Dataset ({_dims(value.sizes)}), {len(value.data_vars)} variables: {names}{more}"
+        return None
+
+    def details(self, value: Any, lvl: int) -> list[str] | None:
+        if isinstance_of(value, "xarray", "DataArray"):
+            return [
+                f"dims: {_dims(value.sizes)}",
+                f"dtype: {value.dtype}, {nbytes_text(value.nbytes)} when loaded, {_backing(value.variable)}",
+                "coordinates:",
+                *(_var_line(n, c.variable) for n, c in itertools.islice(value.coords.items(), 20)),
+            ]
+        if isinstance_of(value, "xarray", "Dataset"):
+            return _dataset_lines(value, SCHEMA)
+        return None
+
+    def describe(self, value: Any, lvl: int) -> str | None:
+        if isinstance_of(value, "xarray", "DataArray"):
+            out = [f"xarray DataArray {value.name!r}", *(self.details(value, lvl) or [])]
+            out += _attrs(dict(value.attrs), lvl)
+            if lvl >= SAMPLE:
+                out += [f"values: {REDACTED}"] if secret(value.name) else _edges(value.variable, lvl)
+            return "\n".join(out)
+        if isinstance_of(value, "xarray", "Dataset"):
+            return "\n".join(["xarray Dataset", *_dataset_lines(value, lvl)])
+        return None

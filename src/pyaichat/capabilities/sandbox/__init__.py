@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
+from ..adapters import load_imported
 from ..redact import masker_for
 from .compiler import compile_snippet
 from .confine import probe as probe_walls
@@ -129,6 +130,7 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
     namespace = ctx.namespace
     if isolation == "fork":
         preimport(set(compiled.imports))
+        load_imported()  # the adapters that may describe its result: a child must import nothing
         started = time.monotonic()
         try:
             job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
