@@ -299,3 +299,12 @@ def test_postgresql_through_psycopg_and_sqlalchemy(pg_shop):
     conn.close()
     user_sa.close()
     engine.dispose()
+
+
+def test_a_database_with_one_table_says_one_table(tmp_path):
+    conn = sqlite3.connect(tmp_path / "one.db")
+    conn.execute("CREATE TABLE only_one (x INTEGER)")
+    session = session_with(conn=conn)
+    text = call(session, "get_repr", {"expr": "conn"}).text
+    conn.close()
+    assert "1 table or view" in text and "1 tables" not in text

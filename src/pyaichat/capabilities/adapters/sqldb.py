@@ -55,7 +55,9 @@ class Result:
 
 def catalog_lines(cat: Catalog, lvl: int) -> list[str]:
     """``tables (N):`` then one line per table: name, kind, columns with types (bounded)."""
-    head = f"{cat.total:,} tables and views" + (f" in {cat.where}" if cat.where else "")
+    head = f"{cat.total:,} {'table or view' if cat.total == 1 else 'tables and views'}" + (
+        f" in {cat.where}" if cat.where else ""
+    )
     lines = [head + (":" if cat.tables else " (none)")]
     max_cols = 40 if lvl >= FULL else MAX_COLUMNS
     for t in cat.tables:
