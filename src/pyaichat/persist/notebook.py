@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 from ..capabilities.redact import masker_for
+from ..extras import install_command
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
@@ -201,7 +202,8 @@ def to_notebook(
         from nbformat import v4  # optional dependency: pyaichat[persist]
     except ImportError as exc:
         raise PersistError(
-            "Saving a notebook needs the nbformat package: pip install 'pyaichat[persist]'."
+            f"Saving a notebook needs the nbformat package: {install_command('persist')} (or save as .py or "
+            ".md)."
         ) from exc
     m = mask or _mask_for(None)
     cells = [v4.new_markdown_cell(m(_title()))]

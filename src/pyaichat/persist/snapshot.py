@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from ..extras import install_command
 from ..paths import state_dir
 from ..version import __version__
 from . import PersistError
@@ -124,7 +125,7 @@ def _pickler_class() -> type:
             import cloudpickle  # optional dependency: pyaichat[persist]
         except ImportError as exc:
             raise PersistError(
-                "Snapshots need the cloudpickle package: pip install 'pyaichat[persist]'."
+                f"Snapshots need the cloudpickle package: {install_command('persist')}."
             ) from exc
 
         class SnapshotPickler(cloudpickle.Pickler):

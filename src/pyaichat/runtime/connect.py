@@ -11,12 +11,15 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from ..config import Config
+from ..extras import install_command
 from . import KernelUnavailable
 
 if TYPE_CHECKING:
     from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
 
-NO_JUPYTER_CLIENT = "Attaching to a Jupyter kernel needs jupyter_client: pip install 'pyaichat[kernel]'."
+
+def no_jupyter_client() -> str:
+    return f"Attaching to a Jupyter kernel needs jupyter_client: {install_command('kernel')}."
 
 
 def find_connection_file(name: str | None) -> str:
@@ -24,7 +27,7 @@ def find_connection_file(name: str | None) -> str:
     try:
         from jupyter_client.connect import find_connection_file as find  # optional dependency
     except ImportError:
-        raise KernelUnavailable(NO_JUPYTER_CLIENT)
+        raise KernelUnavailable(no_jupyter_client())
     try:
         return find(name) if name else find()
     except OSError:
@@ -69,7 +72,7 @@ def start(kernel_name: str, config: Config, *, timeout: float = 60.0) -> KernelR
         from jupyter_client.kernelspec import NoSuchKernel  # only with --kernel
         from jupyter_client.manager import KernelManager  # only with --kernel
     except ImportError:
-        raise KernelUnavailable(NO_JUPYTER_CLIENT)
+        raise KernelUnavailable(no_jupyter_client())
     from .connection import KernelConnection  # optional: imported once jupyter_client is known to be there
     from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
 

@@ -1,0 +1,57 @@
+"""How to install one of pyaichat's optional extras, said the way that works for this installation.
+
+``pip install 'pyaichat[persist]'`` fetches pyaichat from the package index; for someone who installed from a
+clone that is the wrong command (it replaces their checkout, or finds nothing). The installed distribution's
+``direct_url.json`` (PEP 610) says where it came from: a local folder gets ``pip install -e
+'<folder>[extra]'`` (or without ``-e``), the index gets the usual line. Either way through this very
+interpreter (``python -m pip``), so the extra lands in the environment that runs pyaichat.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from urllib.parse import unquote, urlsplit
+
+__all__ = ["install_command"]
+
+
+def install_command(extra: str) -> str:
+    """The shell command that installs ``pyaichat[extra]`` here."""
+    pip = f"{_shown(sys.executable)} -m pip install"
+    source = _local_source()
+    if source is None:
+        return f"{pip} 'pyaichat[{extra}]'"
+    folder, editable = source
+    return f"{pip} {'-e ' if editable else ''}'{_shown(folder)}[{extra}]'"
+
+
+def _local_source() -> tuple[str, bool] | None:
+    """(folder, editable) when pyaichat was installed from a local folder; ``None`` otherwise."""
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution  # with the first hint only
+
+        text = distribution("pyaichat").read_text("direct_url.json")
+    except (ImportError, PackageNotFoundError, OSError):
+        return None
+    try:
+        info = json.loads(text or "")
+    except ValueError:
+        return None
+    url = info.get("url", "") if isinstance(info, dict) else ""
+    if not url.startswith("file:") or "dir_info" not in info:
+        return None
+    folder = unquote(urlsplit(url).path)
+    return folder, bool(info["dir_info"].get("editable"))
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory when it lies inside it (``.venv/bin/python``, ``.``)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    if relative == ".":
+        return "."
+    return relative if not relative.startswith("..") else path

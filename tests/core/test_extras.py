@@ -1,0 +1,58 @@
+"""Install hints name the command that works for this installation: from a clone, the clone; from the index,
+the package."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from pyaichat import extras
+
+
+class _Dist:
+    def __init__(self, direct_url: dict | None) -> None:
+        self._text = None if direct_url is None else json.dumps(direct_url)
+
+    def read_text(self, name: str) -> str | None:
+        return self._text if name == "direct_url.json" else None
+
+
+@pytest.fixture
+def installed(monkeypatch):
+    def use(direct_url: dict | None) -> None:
+        import importlib.metadata
+
+        monkeypatch.setattr(importlib.metadata, "distribution", lambda name: _Dist(direct_url))
+
+    return use
+
+
+def test_an_editable_clone_is_told_to_install_the_extra_from_the_clone(installed, tmp_path, monkeypatch):
+    clone = tmp_path / "pyaichat"
+    clone.mkdir()
+    monkeypatch.chdir(clone)
+    installed({"url": clone.as_uri(), "dir_info": {"editable": True}})
+    assert extras.install_command("persist").endswith("-m pip install -e '.[persist]'")
+
+
+def test_a_folder_install_elsewhere_names_the_folder(installed, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = "/opt/src/pyaichat"
+    installed({"url": f"file://{folder}", "dir_info": {}})
+    assert extras.install_command("kernel").endswith(f"-m pip install '{folder}[kernel]'")
+
+
+def test_an_index_install_gets_the_package_line_through_this_interpreter(installed):
+    installed(None)
+    command = extras.install_command("persist")
+    assert command.endswith("-m pip install 'pyaichat[persist]'")
+    assert command.split(" -m pip")[0] in (sys.executable, __import__("os").path.relpath(sys.executable))
+
+
+def test_this_checkout_says_the_clone_command():
+    # the test venv installs pyaichat with pip install -e from this checkout (the README's test command)
+    assert "-e '" in extras.install_command("persist") and "pyaichat[persist]" not in extras.install_command(
+        "persist"
+    )
