@@ -209,6 +209,20 @@ def test_a_notebook_with_nothing_yet_is_valid(tmp_path):
     assert json.loads(Path(report.path).read_text())["metadata"]["kernelspec"]["name"] == "python3"
 
 
+def test_the_save_report_says_how_to_run_what_it_wrote(tmp_path, monkeypatch):
+    import importlib.util
+
+    notebook = export(tmp_path / "s.ipynb")
+    # ipykernel and nbclient are both in the test extras
+    assert notebook.text().endswith(f"Run it with: jupyter execute {notebook.path}")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "ipykernel" else real(n, *a))
+    assert "(needs ipykernel: " in notebook.text() and "-m pip install ipykernel)" in notebook.text()
+    script = export(tmp_path / "s.py")
+    assert script.text().endswith(f"Run it with: python {script.path}")
+    assert "Run it" not in export(tmp_path / "s.md").text()
+
+
 def _text_outputs(cell) -> dict[str, str]:
     """A code cell's outputs as text by kind (a kernel may split one stream into several messages)."""
     out: dict[str, str] = {}

@@ -18,6 +18,7 @@ import ast
 import io
 import json
 import os
+import sys
 import time
 import tokenize
 from collections.abc import Callable, Iterable, Sequence
@@ -94,7 +95,21 @@ class ExportReport:
 
     def text(self) -> str:
         what = "the transcript" if self.fmt == "md" else f"{self.cells} cells"
-        return f"Wrote {what} to {self.path} ({self.size:,} bytes)."
+        return f"Wrote {what} to {self.path} ({self.size:,} bytes).{self._how_to_run()}"
+
+    def _how_to_run(self) -> str:
+        """How to run what was saved: a notebook needs a kernel (ipykernel) and something that executes it."""
+        if self.fmt == "py":
+            return f" Run it with: python {self.path}"
+        if self.fmt != "ipynb":
+            return ""
+        import importlib.util  # with /save FILE.ipynb only
+
+        missing = [name for name in ("ipykernel", "nbclient") if importlib.util.find_spec(name) is None]
+        run = f" Run it with: jupyter execute {self.path}"
+        if missing:
+            run += f" (needs {' and '.join(missing)}: {sys.executable} -m pip install {' '.join(missing)})"
+        return run
 
 
 # -- the timeline -------------------------------------------------------------------------------------------
