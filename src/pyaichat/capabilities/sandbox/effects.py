@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import layout
 from .forms import IMMUTABLE, Buffer, Form, Former, digest, size_text
 from .pages import PAGE, Pages
 
@@ -59,7 +60,7 @@ class Snapshot:
     and compared in the child after the run."""
 
     def __init__(self, namespace: Mapping[str, Any]) -> None:
-        self.former = Former()
+        self.former = Former(layout.namespace_ids(namespace))
         self.pinned: list[Any] = []
         self.looks: dict[str, _Look] = {}
         for name in list(namespace)[:MAX_NAMES]:

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...errors import CapabilityTimeout
+from ..guard import is_user_code
 from . import shared_memory
 from .confine import everywhere, probe
 from .effects import Effect, Snapshot
@@ -62,6 +63,7 @@ class Preview:
     output_truncated: bool = False
     duration_ms: float | None = None  # the code's own run time in the child
     total_ms: float = 0.0  # what the user waited for the preview
+    stopped_after: float | None = None  # seconds: the deadline the code ran into (``incomplete``)
 
     @property
     def in_place(self) -> list[Effect]:
@@ -76,9 +78,13 @@ class Preview:
         effect undo cannot take back), ``output`` or ``note``; each front end styles the kinds its own way."""
         if self.status == "unavailable":
             return [("note", self.reason or "No preview here; nothing unapproved runs.")]
-        took = f"{self.duration_ms:,.0f} ms" if self.duration_ms is not None else "not timed"
-        head = f"Preview (ran on a walled copy of your session in {took}; nothing has changed yet):"
-        out: list[tuple[str, str]] = [("head", head)]
+        if self.duration_ms is not None:
+            where = f"ran on a walled copy of your session in {self.duration_ms:,.0f} ms"
+        elif self.stopped_after is not None:
+            where = f"stopped after {self.stopped_after:.1f} s on a walled copy of your session"
+        else:
+            where = "on a walled copy of your session"
+        out: list[tuple[str, str]] = [("head", f"Preview ({where}; nothing has changed yet):")]
         verbs = {"created": "new", "rebound": "rebinds", "deleted": "deletes", "changed": "changes"}
         for e in self.effects:
             before, after = e.before or "", e.after or ""
@@ -91,7 +97,7 @@ class Preview:
                 out.append(("effect", f"  {verbs.get(e.change, e.change)} {e.name}: {shape}{detail}"))
         if self.effects_omitted:
             out.append(("effect", f"  … and {self.effects_omitted:,} more"))
-        if not self.effects:
+        if not self.effects and self.duration_ms is not None:  # else the code never got to its end
             out.append(("effect", "  no variable created, rebound, deleted or changed"))
         if self.output.strip():
             cut = " (cut)" if self.output_truncated else ""
@@ -176,7 +182,7 @@ def preview(
             job, timeout, everywhere(probe()), require_walls=True, open_in_child=open_in_child
         )
     except CapabilityTimeout:
-        return done(Preview("incomplete", _overran(timeout)))
+        return done(Preview("incomplete", _overran(timeout), stopped_after=timeout))
     except OSError as exc:  # fork itself failed: no memory for the page tables, a process limit
         return done(Preview("unavailable", f"No preview: the session could not be forked ({exc.strerror})."))
     if not outcome.get("ok"):
@@ -195,14 +201,51 @@ def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]
 
 
 def _overran(timeout: float) -> str:
-    text = f"The code did not finish within {timeout:.1f} s, the preview's deadline, and was stopped"
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
-    if any(not t.name.startswith("pyaichat-") for t in others):
-        text += (
-            " (the session runs other threads, which a forked copy does not have: code that waits for them "
-            "cannot finish in a preview)"
-        )
-    return text + "."
+    """What happened, in plain words; threads are named only when the session runs threads of the user's
+    own code (a forked copy has none of them, and code waiting on one waits for ever) — not for the threads
+    libraries keep (litellm's logging, IPython's history, a kernel's sockets), which ordinary code never
+    waits on."""
+    text = (
+        f"The code was still running when the preview's {timeout:.1f} s ran out, so it was stopped there and "
+        "what it would change is not known; running it for real has no such limit."
+    )
+    names = users_threads()
+    if names:
+        which = f"thread {names[0]}" if len(names) == 1 else "threads " + ", ".join(names[:3])
+        text += f" It may be waiting for your session's {which}, which the walled copy does not have."
+    return text
+
+
+def users_threads() -> list[str]:
+    """The names of the live threads (other than this one and pyaichat's own) that run the user's code: their
+    target or ``run`` is the user's, or their stack is in it now (a pool thread running the user's task)."""
+    frames = sys._current_frames()
+    found = []
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.name.startswith("pyaichat-"):
+            continue
+        if not thread.is_alive():
+            continue
+        if _started_by_user(thread) or _in_users_code(frames.get(thread.ident or -1)):
+            found.append(thread.name)
+    return found
+
+
+def _started_by_user(thread: threading.Thread) -> bool:
+    run = type(thread).run
+    target = thread.__dict__.get("_target") if run is threading.Thread.run else run
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    return isinstance(code, types.CodeType) and is_user_code(code.co_filename)
+
+
+def _in_users_code(frame: types.FrameType | None) -> bool:
+    for _ in range(64):
+        if frame is None:
+            return False
+        if is_user_code(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _Output:
