@@ -411,7 +411,7 @@ def test_form_lines() -> None:
 
 def test_pandas_internals_are_what_the_effects_read() -> None:
     """The snapshot reads pandas' block arrays; if a pandas release renamed them, writes would go unseen."""
-    from pyaichat.capabilities.sandbox.ownership import pandas_parts
+    from pyaichat.capabilities.layout import pandas_parts
 
     frame = pd.DataFrame({"a": [1, 2], "b": [1.0, 2.0]})
     parts = pandas_parts(frame)

@@ -26,7 +26,8 @@ here:
   them are compared one by one.
 
 No user code runs here — no ``__len__``, ``__iter__``, ``__eq__``, ``__hash__``, ``__repr__``, property or
-``__getattr__`` of a user class: library attributes are read only on the library's own types. No library is
+``__getattr__`` of a user class, not even the ``__class__`` that ``isinstance`` would ask (types are checked
+with ``issubclass(type(obj), …)``): library attributes are read only on the library's own types. No library is
 imported: an object of numpy, pandas, pyarrow or torch exists only if the user loaded it (``sys.modules``).
 """
 
@@ -38,6 +39,7 @@ import sys
 import types
 from collections import deque
 from collections.abc import Mapping
+from itertools import islice
 from typing import Any
 
 MAX_PARTS = 2_000  # parts of one pandas object (a frame of many unconsolidated columns has a block each)
@@ -87,7 +89,7 @@ def ndarray_type() -> type | None:
 
 def is_ndarray(obj: Any) -> bool:
     ndarray = ndarray_type()
-    return ndarray is not None and isinstance(obj, ndarray)  # memmap and other subclasses too
+    return ndarray is not None and issubclass(type(obj), ndarray)  # memmap and other subclasses too
 
 
 # -- memory --------------------------------------------------------------------------------------------------
@@ -140,13 +142,14 @@ def _arrow_memory(obj: Any) -> list[tuple[int, int]] | None:
     pa = sys.modules.get("pyarrow")
     if pa is None:
         return None
-    if isinstance(obj, pa.Buffer):
+    cls = type(obj)
+    if issubclass(cls, pa.Buffer):
         return [(obj.address, obj.address + obj.size)] if obj.size else []
-    if isinstance(obj, pa.Array):
+    if issubclass(cls, pa.Array):
         return [(b.address, b.address + b.size) for b in obj.buffers() if b is not None and b.size]
-    if isinstance(obj, pa.ChunkedArray):
+    if issubclass(cls, pa.ChunkedArray):
         return [span for chunk in obj.chunks for span in _arrow_memory(chunk) or ()]
-    if isinstance(obj, (pa.Table, pa.RecordBatch)):
+    if issubclass(cls, (pa.Table, pa.RecordBatch)):
         return [span for column in obj.columns for span in _arrow_memory(column) or ()]
     return None
 
@@ -164,36 +167,41 @@ def is_pandas(obj: Any) -> bool:
     return library(type(obj)) == "pandas"
 
 
-def pandas_parts(obj: Any) -> list[Any]:
+def pandas_parts(obj: Any) -> list[Any] | None:
     """What holds a pandas object's data, read from its internals: a frame's or series' block arrays (ndarrays
     or extension arrays), its index and (a frame's) columns; an index's values (a ``RangeIndex`` has none it
     has not computed: its start, stop and step are its data); the arrays behind an extension array; a
-    ``MultiIndex``'s codes and levels; an indexer's (``df.loc``) frame. Scalars and code are left out."""
+    ``MultiIndex``'s codes and levels; an indexer's (``df.loc``) frame. Scalars and code are left out.
+    ``None`` for a pandas object that holds no data of its own in a known layout (a ``GroupBy``, a dtype)."""
     out: list[Any] = []
     blocks = pandas_blocks(obj)
     if blocks is not None:
         out.extend(blocks)
         for attr in ("index", "columns"):
             part = getattr(obj, attr, None)
-            if part is not None and not isinstance(part, CODE):
+            if part is not None and not issubclass(type(part), CODE):
                 out.append(part)
         return out
     if hasattr(type(obj), "obj") and type(obj).__name__.endswith("Indexer"):  # df.loc, df.iloc, df.at …
         target = getattr(obj, "obj", None)
         return [target] if target is not None else []
+    if not _is_index_or_array(obj):
+        return None
     for attr in _BACKING:
         part = _stored(obj, attr)
-        if part is None or isinstance(part, (*ATOMS, *CODE)):
+        if part is None or issubclass(type(part), (*ATOMS, *CODE)):
             continue
-        if attr in ("_codes", "_levels") and isinstance(part, (list, tuple)):  # MultiIndex: FrozenLists
-            out.extend(list.__iter__(part) if isinstance(part, list) else tuple.__iter__(part))
+        base = builtin_base(type(part))
+        if attr in ("_codes", "_levels") and (base is list or base is tuple):  # MultiIndex: FrozenLists
+            out.extend(builtin_items(part, base))
         else:
             out.append(part)
-    if hasattr(type(obj), "categories") and not isinstance(obj, type):  # a Categorical's categories (Index)
+    if hasattr(type(obj), "categories"):  # a Categorical's categories (an Index)
         categories = getattr(obj, "categories", None)
         if categories is not None:
             out.append(categories)
-    return out[:MAX_PARTS]
+    unique = {id(part): part for part in out}  # a Categorical's ``_codes`` is its ``_ndarray``
+    return list(unique.values())[:MAX_PARTS]
 
 
 def pandas_blocks(obj: Any) -> list[Any] | None:
@@ -204,6 +212,14 @@ def pandas_blocks(obj: Any) -> list[Any] | None:
     return list(arrays[:MAX_PARTS]) if isinstance(arrays, (list, tuple)) else None
 
 
+def _is_index_or_array(obj: Any) -> bool:
+    pd = sys.modules.get("pandas")
+    api = getattr(pd, "api", None)
+    array = getattr(getattr(api, "extensions", None), "ExtensionArray", None)
+    kinds = tuple(k for k in (getattr(pd, "Index", None), array) if isinstance(k, type))
+    return bool(kinds) and issubclass(type(obj), kinds)
+
+
 def range_of(obj: Any) -> tuple[int, int, int] | None:
     """A ``RangeIndex``'s start, stop and step (its whole data), else ``None``."""
     if type(obj).__name__ != "RangeIndex" or not is_pandas(obj):
@@ -212,9 +228,10 @@ def range_of(obj: Any) -> tuple[int, int, int] | None:
 
 
 def _stored(obj: Any, attr: str) -> Any:
-    """``obj.attr`` if reading it computes nothing (a library's cached property read only once computed)."""
+    """``obj.attr`` if it is stored, not derived: a library's cached property is neither computed (a
+    ``RangeIndex``'s ``_data``) nor read once computed (a cache filled by a read is not a change)."""
     descriptor = getattr(type(obj), attr, None)
-    if type(descriptor).__name__ == "CachedProperty" and attr not in (getattr(obj, "_cache", None) or {}):
+    if type(descriptor).__name__ in ("CachedProperty", "cached_property"):
         return None
     try:
         return getattr(obj, attr, None)
@@ -238,17 +255,17 @@ def builtin_len(obj: Any, base: type) -> int:
     return base.__len__(obj)  # type: ignore[attr-defined, no-any-return]
 
 
-def builtin_items(obj: Any, base: type) -> list[Any]:
-    """``obj``'s elements (a dict's values) through ``base``'s own iterator, whatever the subclass
-    overrides."""
-    if base is dict:
-        return list(dict.values(obj))
-    return list(base.__iter__(obj))  # type: ignore[attr-defined]
+def builtin_items(obj: Any, base: type, limit: int | None = None) -> list[Any]:
+    """``obj``'s elements (a dict's values), the first ``limit`` of them, through ``base``'s own iterator,
+    whatever the subclass overrides."""
+    items = dict.values(obj) if base is dict else base.__iter__(obj)  # type: ignore[attr-defined]
+    return list(items if limit is None else islice(items, limit))
 
 
-def builtin_keys(obj: Any) -> list[Any]:
-    """A dict's (or dict subclass's) keys, through ``dict``'s own iterator."""
-    return list(dict.__iter__(obj))
+def builtin_keys(obj: Any, limit: int | None = None) -> list[Any]:
+    """A dict's (or dict subclass's) keys, the first ``limit`` of them, through ``dict``'s own iterator."""
+    keys = dict.__iter__(obj)
+    return list(keys if limit is None else islice(keys, limit))
 
 
 def instance_state(obj: Any, slots: bool = True) -> dict[str, Any] | None:

@@ -67,7 +67,7 @@ class Snapshot:
             if name in SKIPPED:
                 continue
             obj = namespace[name]
-            if isinstance(obj, IMMUTABLE):  # most of a large namespace: nothing to compare but identity
+            if issubclass(type(obj), IMMUTABLE):  # most of a large namespace: nothing to compare but identity
                 self.looks[name] = _Look(obj, None, [])
                 continue
             form, buffers = self.former.look(obj, self.pinned)

@@ -140,17 +140,18 @@ class Former:
         if t is dict and id(obj) not in self.namespaces:
             return self._dict(obj, ctx, depth)
         name = t.__name__
-        if isinstance(obj, (str, bytes)):
-            return Form(name, (len(obj),), "chars" if isinstance(obj, str) else "bytes")
-        if isinstance(obj, IMMUTABLE):
+        if issubclass(t, (str, bytes)):
+            return Form(name, (len(obj),), "chars" if issubclass(t, str) else "bytes")
+        if issubclass(t, IMMUTABLE):
             return Form(_kind(obj))
         if id(obj) in self.namespaces:  # where names live: compared name by name, not as this object's state
             return Form(name, inner=("namespace", id(obj)))
-        if self.ndarray is not None and isinstance(obj, self.ndarray):
+        if self.ndarray is not None and issubclass(t, self.ndarray):
             return self._array(obj, ctx)
-        library = layout.library(t)
-        if library == "pandas":
-            return self._pandas(obj, ctx)
+        if layout.library(t) == "pandas":
+            parts = _pandas_closure(obj)
+            if parts is not None:
+                return self._pandas(obj, parts, ctx)
         spans = layout.memory_of(obj)  # a bytearray, an array.array, Arrow data, a CPU tensor
         if spans is not None:
             return self._memory(obj, spans, ctx)
@@ -165,7 +166,7 @@ class Former:
             ctx.pinned.append(members)
             return Form(name, (size,), "items", inner=(size, frozenset(map(id, members))))
         if base is not None:
-            items = _Items(layout.builtin_len(obj, base), iter(layout.builtin_items(obj, base)))
+            items = _Items(layout.builtin_len(obj, base), iter(layout.builtin_items(obj, base, MAX_ITEMS)))
             return Form(name, (len(items),), "items", inner=self._items(items, ctx, depth))
         attrs = layout.instance_state(obj)
         if attrs is not None:
@@ -177,10 +178,11 @@ class Former:
         return Form(name)
 
     def _dict(self, obj: dict[Any, Any], ctx: _Context, depth: int) -> Form:
-        size = dict.__len__(obj)
-        keys = tuple(islice(dict.__iter__(obj), MAX_ITEMS))
+        size = layout.builtin_len(obj, dict)
+        keys = tuple(layout.builtin_keys(obj, MAX_ITEMS))
         ctx.pinned.append(keys)
-        inner = (size, tuple(map(id, keys)), self._items(_Items(size, iter(dict.values(obj))), ctx, depth))
+        values = _Items(size, iter(layout.builtin_items(obj, dict, MAX_ITEMS)))
+        inner = (size, tuple(map(id, keys)), self._items(values, ctx, depth))
         return Form(type(obj).__name__, (size,), "keys", "", None, inner)
 
     def _items(self, items: Any, ctx: _Context, depth: int) -> tuple[Any, ...]:
@@ -196,7 +198,7 @@ class Former:
         return tuple(
             self._form(value, ctx, depth + 1).inner
             for value in values[:MAX_NESTED]
-            if not isinstance(value, IMMUTABLE)
+            if not issubclass(type(value), IMMUTABLE)
         )
 
     def _array(self, arr: Any, ctx: _Context) -> Form:
@@ -207,12 +209,11 @@ class Former:
             type(arr).__name__, tuple(arr.shape), dtypes=str(arr.dtype), nbytes=int(arr.nbytes), inner=inner
         )
 
-    def _pandas(self, obj: Any, ctx: _Context) -> Form:
-        """A pandas object: the identities of everything that holds its data (its blocks, the arrays behind
-        them — an Arrow column's data is replaced, not written, when a cell is set —, its index and columns),
-        the buffers among them, its shape, columns and dtypes."""
+    def _pandas(self, obj: Any, parts: list[Any], ctx: _Context) -> Form:
+        """A pandas object: the identities of everything that holds its data (``parts``: its blocks, the
+        arrays behind them — an Arrow column's data is replaced, not written, when a cell is set —, its index
+        and columns), the buffers among them, its shape, columns and dtypes."""
         name = type(obj).__name__
-        parts = _pandas_closure(obj)
         ctx.pinned.extend(parts)
         inner: list[Any] = [tuple(map(id, parts))]
         for part in parts:
@@ -250,23 +251,25 @@ class Former:
         return Form(name, shape, dtypes=dtype, nbytes=nbytes, inner=(shape, dtype, tuple(spans)))
 
 
-def _pandas_closure(obj: Any) -> list[Any]:
+def _pandas_closure(obj: Any) -> list[Any] | None:
     """The pandas parts of ``obj`` and, inside them, the parts of pandas parts (an extension array's backing
-    arrays, an index's values), breadth first and bounded."""
+    arrays, an index's values), breadth first and bounded; ``None`` when ``obj`` holds no data in a layout
+    ``layout`` knows."""
+    parts = layout.pandas_parts(obj)
+    if parts is None:
+        return None
     found: list[Any] = []
     seen: set[int] = set()
-    todo = [obj]
-    for _ in range(3):
-        nxt: list[Any] = []
-        for holder in todo:
-            for part in layout.pandas_parts(holder):
-                if id(part) in seen or len(found) >= layout.MAX_PARTS:
-                    continue
-                seen.add(id(part))
-                found.append(part)
-                if layout.is_pandas(part):
-                    nxt.append(part)
-        todo = nxt
+    for level in range(3):
+        inner: list[Any] = []
+        for part in parts:
+            if id(part) in seen or len(found) >= layout.MAX_PARTS:
+                continue
+            seen.add(id(part))
+            found.append(part)
+            if level < 2 and layout.is_pandas(part):
+                inner.extend(layout.pandas_parts(part) or ())
+        parts = inner
     return found
 
 
