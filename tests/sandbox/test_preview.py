@@ -353,9 +353,10 @@ def test_devices_and_proc_stay_closed(fx: Fixture) -> None:
 
 
 def test_walls_down_means_unavailable_and_nothing_runs(fx: Fixture, monkeypatch) -> None:
-    monkeypatch.setattr(
-        preview_mod, "probe", lambda: confine.Walls(0, False, (), ("this kernel has no Landlock",))
-    )
+    import pyaichat.capabilities.sandbox as sandbox
+
+    down = confine.Walls(0, False, (), ("this kernel has no Landlock",))
+    monkeypatch.setattr(sandbox, "probe_walls", lambda: down)  # what the sandbox's policy is chosen from
     monkeypatch.setattr(preview_mod, "run_forked", _must_not_run)
     found = fx.preview("lst.append(4)")
     assert found.status == "unavailable" and found.effects == [] and found.duration_ms is None

@@ -10,8 +10,9 @@ memmap the code writes changes neither the session nor the file. What comes back
 of it is meant for the model: the code's effects on each name (``effects``), what it printed, how long it
 took, and its exception if it raised one.
 
-Where it cannot run, nothing runs and ``reason`` says why in one sentence: no kernel walls here (in-process
-mode, another OS, an old kernel), the session holds GPU state a forked copy cannot use. Where it ran but could
+Where it cannot run, nothing runs and ``reason`` says why in one sentence: no kernel walls here (the
+in-process policy, another OS, an old kernel: ``SandboxPolicy.preview_unavailable``), the session holds GPU
+state a forked copy cannot use. Where it ran but could
 not finish — it needs the network or a write, it overran the deadline, its process died — ``status`` is
 ``incomplete`` and ``reason`` says so; effects up to that point are still listed.
 
@@ -38,9 +39,10 @@ from ..guard import is_user_code
 from . import shared_memory
 from .confine import everywhere, probe
 from .effects import Effect, Snapshot
-from .isolation import fork_available, run_forked
+from .isolation import run_forked
 from .pages import Pages
 from .pages import open_in_child as open_proc_files
+from .policy import SandboxPolicy, forked
 
 PREVIEW_FILENAME = "<proposal>"
 MAX_EFFECTS = 500
@@ -116,17 +118,11 @@ class Preview:
         return cls(**fields)
 
 
-def unavailable_reason(isolation: str) -> str | None:
+def unavailable_reason(policy: SandboxPolicy) -> str | None:
     """Why no preview can run here (None: it can), without running anything."""
-    if isolation == "inprocess" or not fork_available():
-        where = "sandbox_isolation = 'inprocess'" if fork_available() else f"no fork on {sys.platform}"
-        return (
-            f"No preview: it needs a forked child behind the kernel walls ({where}); nothing unapproved runs."
-        )
-    walls = probe()
-    if not walls.complete:
-        why = "; ".join(walls.why_not) or "the kernel walls are not up"
-        return f"No preview: the kernel walls it needs are not up here ({why}); nothing unapproved runs."
+    reason = policy.preview_unavailable()
+    if reason:
+        return reason
     torch = sys.modules.get("torch")
     cuda = getattr(torch, "cuda", None)
     try:
@@ -142,22 +138,25 @@ def preview(
     source: str,
     *,
     timeout: float,
-    isolation: str = "fork",
+    policy: SandboxPolicy | None = None,
     max_output_chars: int = 4000,
     transform: Callable[[str], str] | None = None,
 ) -> Preview:
-    """Run ``source`` in a walled, forked child against ``namespace`` and say what it would do. ``isolation``:
-    the sandbox's mode (``fork`` or ``inprocess``); ``transform`` turns front-end syntax (IPython's
-    ``%magic``) into Python first. Never raises for a problem of the code or the platform."""
+    """Run ``source`` in a walled, forked child against ``namespace`` and say what it would do. ``policy``:
+    the sandbox's (``sandbox.policy_for``; by default the forked child behind this kernel's walls; the
+    in-process policy previews nothing); ``transform`` turns front-end syntax (IPython's ``%magic``) into
+    Python first. Never raises for a problem of the code or the platform."""
     started = time.monotonic()
+    policy = policy if policy is not None else forked(probe())
 
     def done(result: Preview) -> Preview:
         result.total_ms = round((time.monotonic() - started) * 1000, 1)
         return result
 
-    reason = unavailable_reason(isolation)
+    reason = unavailable_reason(policy)
     if reason:
         return done(Preview("unavailable", reason))
+    walls = policy.walls  # type: ignore[attr-defined]  (only a walled forked child gets here)
     try:
         body, last = _compile(transform(source) if transform else source)
     except SyntaxError as exc:
@@ -178,9 +177,7 @@ def preview(
         return {"ok": True, "preview": _run(namespace, snapshot, body, last, fds, max_output_chars)}
 
     try:
-        outcome = run_forked(
-            job, timeout, everywhere(probe()), require_walls=True, open_in_child=open_in_child
-        )
+        outcome = run_forked(job, timeout, everywhere(walls), require_walls=True, open_in_child=open_in_child)
     except CapabilityTimeout:
         return done(Preview("incomplete", _overran(timeout), stopped_after=timeout))
     except OSError as exc:  # fork itself failed: no memory for the page tables, a process limit
