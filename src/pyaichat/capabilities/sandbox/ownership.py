@@ -81,6 +81,11 @@ class UserObjects:
                 continue
         return ids
 
+    def __bool__(self) -> bool:
+        """Whether there is anything to protect (in a forked child, or for a snippet that names no user
+        variable, there is not)."""
+        return bool(self._roots)
+
     def __contains__(self, obj: Any) -> bool:
         ids = self._ids
         if ids is None:
