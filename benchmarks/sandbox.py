@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable
 
 from pyaichat.capabilities.sandbox import confine, shared_memory
-from pyaichat.capabilities.sandbox.compiler import compile_snippet
+from pyaichat.capabilities.sandbox.guards import Guards
 from pyaichat.capabilities.sandbox.isolation import run_forked
-from pyaichat.capabilities.sandbox.policy import Guards
+from pyaichat.capabilities.sandbox.policy import IN_PROCESS, ForkedChild
 from pyaichat.capabilities.sandbox.runner import Request, Secrets, prepare
 
 SNIPPETS: list[tuple[str, str]] = [
@@ -102,15 +102,18 @@ def plain(source: str) -> Callable[[], object]:
 
 
 WALLS = confine.probe()
+FORKED = ForkedChild(WALLS)
+
+
+UNWALLED = ForkedChild(confine.Walls(0, False, ()))
 
 
 def sandboxed(source: str, mode: str, walled: bool = False) -> Callable[[], object]:
-    compiled = compile_snippet(source, inprocess=mode == "inprocess", walled=walled)
+    policy = IN_PROCESS if mode == "inprocess" else FORKED if walled else UNWALLED
+    compiled = policy.compile(source)
 
     def run() -> None:
-        guards = Guards(
-            mode, NO_SECRETS.is_secret_name, NO_SECRETS.looks_secret, time.monotonic() + 60, walled=walled
-        )
+        guards = Guards(policy, NO_SECRETS.is_secret_name, NO_SECRETS.looks_secret, time.monotonic() + 60)
         env = guards.globals({})
         exec(compiled.code, env)
 
@@ -130,7 +133,7 @@ def walled_child_time(source: str, repeat: int) -> float:
 
 
 def forked_end_to_end(source: str) -> Callable[[], object]:
-    req = Request(source, "exec", "fork", 60.0, "sample", 4000, walled=WALLS.complete)
+    req = Request(source, "exec", FORKED, 60.0, "sample", 4000)
     return lambda: run_forked(prepare(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
 
 
@@ -168,13 +171,13 @@ def bare_fork() -> None:
 
 def trivial_forked_run() -> None:
     """What ``sandbox.run`` does for a trivial snippet in fork mode, without the kernel walls."""
-    req = Request("1", "exec", "fork", 60.0, "sample", 4000)
+    req = Request("1", "exec", UNWALLED, 60.0, "sample", 4000)
     run_forked(prepare(req, {}, NO_SECRETS), 60.0)
 
 
 def trivial_confined_run() -> None:
     """The same with the walls (as ``sandbox.run`` does it where the kernel has them)."""
-    req = Request("1", "exec", "fork", 60.0, "sample", 4000, walled=WALLS.complete)
+    req = Request("1", "exec", FORKED, 60.0, "sample", 4000)
     out = run_forked(prepare(req, {}, NO_SECRETS), 60.0, WALLS, WALLS.complete)
     assert out.get("ok"), out
 

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from pyaichat.capabilities import call, guard
+from pyaichat.capabilities.summary import type_name
 from pyaichat.config import Config
 from pyaichat.session import Session
 
@@ -116,3 +117,125 @@ def test_a_user_repr_that_computes_a_dask_frame_is_abandoned_not_broken(partitio
     assert errors == []
     partitions.seconds = 0.0
     assert len(partitions.frame(2)) == 20
+
+
+class Blocking:
+    """A ``__len__`` that is a remote call which does not come back (until ``release``), a property that is
+    another, and a ``__repr__`` that is fine: every call counted."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.calls: list[str] = []
+
+    def __len__(self) -> int:
+        self.calls.append("len")
+        self.gate.wait(30)
+        return 3
+
+    @property
+    def rows(self) -> int:
+        self.calls.append("rows")
+        self.gate.wait(30)
+        return 3
+
+    def __repr__(self) -> str:
+        self.calls.append("repr")
+        return "Blocking()"
+
+
+def test_an_object_that_overran_is_asked_once_and_never_again_by_any_capability():
+    """get_type asks the slow ``__len__`` once, bounded (not until the tool's deadline), and says so; then
+    get_repr, list_globals, get_dir and eval_expr ask nothing of it, and say why in one sentence."""
+    remote = Blocking()
+    session = Session({"remote": remote})
+    session.config = Config(audit=False, tool_timeout=5.0)
+    try:
+        typed = call(session, "get_type", {"expr": "remote"})
+        assert typed.ok, typed.error  # abandoned at its budget, well before the 5 s deadline
+        assert typed.text.splitlines()[-1] == (
+            f"Its __len__ took too long (over {guard.USER_CODE_BUDGET:g} s) and was abandoned; "
+            "Blocking's own code is not asked again in this session."
+        )
+        sentence = (
+            "Blocking's own code is not asked again: its __len__ took longer than "
+            f"{guard.USER_CODE_BUDGET:g} s earlier in this session."
+        )
+        shown = call(session, "get_repr", {"expr": "remote"})
+        assert shown.ok and shown.text == f"{type_name(remote)}: {sentence}"
+        assert call(session, "eval_expr", {"expr": "remote"}).text == f"{type_name(remote)}: {sentence}"
+        assert "skipped: it was too slow before" in call(session, "list_globals", {}).text
+        assert call(session, "get_dir", {"expr": "remote"}).ok
+        again = call(session, "get_type", {"expr": "remote"})
+        assert again.ok and again.text.splitlines()[-1] == sentence
+        assert remote.calls == ["len"]
+    finally:
+        remote.gate.set()
+
+
+def test_a_property_that_overran_leaves_its_object_unasked():
+    remote = Blocking()
+    session = Session({"remote": remote})
+    session.config = Config(audit=False, tool_timeout=5.0)
+    try:
+        read = call(session, "get_repr", {"expr": "remote.rows"})
+        assert not read.ok and "Reading remote.rows took too long" in read.error
+        assert "not asked again in this session" in read.error
+        assert call(session, "get_repr", {"expr": "remote"}).text.endswith("earlier in this session.")
+        assert remote.calls == ["rows"]
+    finally:
+        remote.gate.set()
+
+
+class Counted:
+    """A ``__len__`` and ``__repr__`` written in Python that answer at once, and a property: counted."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __len__(self) -> int:
+        self.calls.append("len")
+        return 4
+
+    def __repr__(self) -> str:
+        self.calls.append("repr")
+        return "Counted(4)"
+
+    @property
+    def total(self) -> int:
+        self.calls.append("total")
+        return 10
+
+
+def test_get_type_and_get_repr_ask_the_object_once_and_run_no_property():
+    counted = Counted()
+    session = Session({"counted": counted})
+    session.config = Config(audit=False)
+    typed = call(session, "get_type", {"expr": "counted"})
+    assert typed.ok and typed.text.splitlines()[-1] == "length: 4"
+    assert counted.calls == ["len"]
+    counted.calls.clear()
+    shown = call(session, "get_repr", {"expr": "counted"})
+    assert shown.ok and shown.text == f"{type_name(counted)}, 4 items\nCounted(4)", shown.text
+    assert counted.calls == ["len", "repr"]  # one ask: the two together, once each
+
+
+def test_a_container_subclass_is_read_through_its_base_type():
+    calls: list[str] = []
+
+    class Remote(list):
+        def __len__(self) -> int:
+            calls.append("len")
+            return 0
+
+        def __iter__(self):
+            calls.append("iter")
+            return iter(())
+
+    rows = Remote([1, 2, 3])
+    session = Session({"rows": rows})
+    session.config = Config(audit=False)
+    assert call(session, "get_type", {"expr": "rows"}).text.splitlines()[-1] == "length: 3"
+    shown = call(session, "get_repr", {"expr": "rows"}).text
+    assert shown == f"{type_name(rows)}, 3 items of int\nRemote([1, 2, 3])", shown
+    assert f"rows: {type_name(rows)}, 3 items: Remote([1, 2, 3])" in call(session, "list_globals", {}).text
+    assert calls == []

@@ -214,6 +214,75 @@ def test_preview_approve_and_undo_in_a_real_terminal(tmp_path):
     assert child.exitstatus == 0
 
 
+def _proposal_screen(tmp_path, setup: list[str], code: str, **env: str) -> str:
+    """What the terminal shows from the proposal of ``code`` (after ``setup`` typed in Python mode and a
+    first question, so litellm's own threads are running) to its "Run it?" question, which gets "n"."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from fakes.openai_server import ScriptedServer
+
+    with ScriptedServer() as server:
+        server.text("Hello.")
+        server.tool("propose_code", {"code": code, "explanation": "As asked."})
+        server.text("Not run.")
+        base = server.base_url
+        child = spawn(
+            tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=base, OPENAI_API_KEY="sk-t", **env
+        )
+        child.timeout = 60  # the first question pays litellm's import in the child
+        try:
+            for line in setup:
+                type_line(child, line)
+                child.expect(NEW_PY)
+            child.send("\t")
+            child.expect_exact(AI_PROMPT)
+            type_line(child, "hello")
+            child.expect_exact("Hello.")
+            child.expect(NEW_AI)
+            type_line(child, "do it")
+            child.expect_exact("As asked.")
+            child.expect(r"Run it\?.*\[r\]un / \[e\]dit / \[n\]o")
+            screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
+            child.send("n")
+            child.expect_exact("Not run.")
+            child.expect(NEW_AI)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close()
+    return screen
+
+
+def test_the_preview_reports_a_new_name_once_with_the_namespace_held_by_an_object(tmp_path):
+    """An object that holds the namespace (``g = globals()`` here; IPython's ``exit`` and the kernel's
+    ``ZMQExitAutocall`` hold the shell, which holds it) must not read as changed in place by every
+    proposal."""
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    setup = ["import pandas as pd", "df = pd.DataFrame({'price': [1.5, 2.5]})", "g = globals()"]
+    screen = _proposal_screen(tmp_path, setup, "total = df.price.sum()")
+    assert "new total: float64" in screen, screen
+    assert "in place" not in screen and "cannot take this back" not in screen, screen
+
+
+def test_a_slow_proposal_says_what_happened_in_plain_words(tmp_path):
+    """The preview's deadline: no "in not timed", and no blaming of threads the user did not start (litellm's
+    logging threads run after the first question)."""
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    screen = _proposal_screen(tmp_path, [], "import time; time.sleep(8); y = 1", PYAICHAT_TOOL_TIMEOUT="1")
+    flat = " ".join(screen.split())
+    assert "Preview (stopped after 0.8 s on a walled copy of your session; nothing has changed yet):" in flat
+    assert (
+        "The code was still running when the preview's 0.8 s ran out, so it was stopped there and what it "
+        "would change is not known; running it for real has no such limit." in flat
+    ), flat
+    assert "not timed" not in flat and "thread" not in flat and "no variable created" not in flat, flat
+
+
 def test_snapshot_exit_and_resume_in_a_real_terminal(tmp_path):
     """A terminal session keeps itself for --resume: its inputs, numbering and (with /snapshot) variables."""
     first = spawn(tmp_path)

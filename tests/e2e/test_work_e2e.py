@@ -263,3 +263,38 @@ def test_an_undo_the_model_was_not_told_of_yet_survives_a_resume(srv):
     second.handle("what is the level?")
     question = srv.bodies[-1]["messages"][-1]["content"]
     assert "The user undid the last approved proposal with /undo" in question and "restored level" in question
+
+
+@needs_walls
+def test_piped_a_slow_proposal_says_what_happened_in_plain_words(srv, tmp_path):
+    """Piped, after a first question (litellm's logging threads are running, and they are not the user's):
+    the preview says the code was stopped at its limit and nothing else; no "not timed", no threads."""
+    srv.text("Hello.")
+    srv.tool(
+        "propose_code", {"code": "import time; time.sleep(8); y = 1", "explanation": "Wait, then set y."}
+    )
+    srv.text("Not run.")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "OPENAI_"))}
+    env.update(
+        PYAICHAT_MODEL="openai/test",
+        PYAICHAT_API_BASE=srv.base_url,
+        OPENAI_API_KEY="sk-test",
+        PYAICHAT_TOOL_TIMEOUT="1",
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "pyaichat"],
+        input="/ask hello\n/ask wait and set y\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    preview = out.stdout.split("import time; time.sleep(8); y = 1\n", 1)[1].split("Not run.")[0]
+    assert preview == (
+        "Preview (stopped after 0.8 s on a walled copy of your session; nothing has changed yet):\n"
+        "  The code was still running when the preview's 0.8 s ran out, so it was stopped there and what it "
+        "would change is not known; running it for real has no such limit.\n"
+    ), out.stdout

@@ -103,3 +103,40 @@ def test_tab_on_an_empty_line_switches_to_assistant_mode(ipydir):
         child.expect(r"Out\[7\]:.*41")
     finally:
         child.close(force=True)
+
+
+def test_the_preview_in_terminal_ipython_shows_only_what_the_proposal_does(scripted, ipydir):
+    """IPython's own ``exit`` and ``quit`` hold the shell, which holds the namespace: a proposal that creates
+    ``total`` changes neither of them in place (the preview used to say so on every proposal)."""
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    pexpect = pytest.importorskip("pexpect")
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    scripted.tool("propose_code", {"code": "total = df.price.sum()", "explanation": "Sum them."})
+    env = ipython_env(ipydir, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm", **server_env(scripted))
+    child = pexpect.spawn(
+        IPYTHON,
+        ["--quick", "--no-banner", "--colors=nocolor"],
+        env=env,
+        encoding="utf-8",
+        dimensions=(40, 120),
+    )
+    child.timeout = 60  # the question pays litellm's import
+    try:
+        child.expect(r"In \[1\]:")
+        child.sendline("import pandas as pd; df = pd.DataFrame({'price': [1.5, 2.5]})")
+        child.expect(r"In \[2\]:")
+        child.sendline("%load_ext pyaichat")
+        child.expect(r"In \[3\]:")
+        child.sendline("%ai sum the prices")
+        child.expect_exact("Preview (")
+        child.expect(r"In \[4\]:")
+        screen = child.before
+        child.sendcontrol("u")  # the proposal waits in the input: not run
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert "new total: float64" in screen, screen
+    assert "in place" not in screen and "cannot take this back" not in screen, screen

@@ -147,3 +147,37 @@ def test_existing_kernel_answers_about_a_kernel_only_dataframe(tmp_path, jupyter
     assert child.exitstatus == 0
     # detaching leaves the kernel (and its data) running
     _as_another_client(connection_file, "assert orders.qty.sum() == 22")
+
+
+def test_the_preview_in_pyaichat_kernel_shows_only_what_the_proposal_does(tmp_path):
+    """``pyaichat --kernel``: the kernel's own ``exit`` and ``quit`` (``ZMQExitAutocall``, holding the shell,
+    which holds the namespace) are not changed in place by a proposal that creates ``total``."""
+    from pty_terminal import spawn
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    with ScriptedServer() as srv:
+        srv.tool("propose_code", {"code": "total = df.price.sum()", "explanation": "Sum them."})
+        srv.text("Not run.")
+        env = dict(PYAICHAT_MODEL="openai/test", PYAICHAT_API_BASE=srv.base_url, OPENAI_API_KEY="sk-test")
+        child = spawn(tmp_path, "--kernel", wait=False, **env)
+        child.timeout = 60  # the kernel's start, then litellm's import
+        try:
+            child.expect("started a python3 kernel")
+            child.expect(NEW_PY)
+            child.send("import pandas as pd; df = pd.DataFrame({'price': [1.5, 2.5]})\r")
+            child.expect(NEW_PY)
+            child.send("/ask sum the prices\r")
+            child.expect_exact("Sum them.")
+            child.expect(r"Run it\?.*\[r\]un / \[e\]dit / \[n\]o")
+            screen = child.before
+            child.send("n")
+            child.expect_exact("Not run.")
+            child.expect(NEW_PY)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert "new total: float64" in screen, screen
+    assert "in place" not in screen and "cannot take this back" not in screen, screen

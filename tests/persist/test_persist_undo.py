@@ -112,6 +112,31 @@ def test_reading_is_not_a_change(session, code):
     assert changes.in_place == [] and changes.rebound == [] and changes.deleted == []
 
 
+def test_the_namespace_held_by_an_object_is_compared_name_by_name(session):
+    """``g = globals()`` (or the shell's ``exit``, which holds the shell, which holds the namespace): a name
+    created through it is created, and undo takes it back; the holder did not change in place."""
+    ns = session.namespace
+    ns["g"] = ns
+    ns["shell"] = {"user_ns": ns}
+    cp, changes = approve(session, "g['y'] = 2\nshell['user_ns']['z'] = 3")
+    assert changes.created == ["y", "z"] and changes.in_place == [], changes
+    assert undo(ns, cp).ok and "y" not in ns and "z" not in ns
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "df.columns = ['b', 't']",
+        "df.index = pd.RangeIndex(10, 16)",
+        "cat = df.s.astype('category')\ndf['s'] = cat",
+        "df['m'] = pd.array([1, None, 3, 4, 5, 6], dtype='Int64')",
+    ],
+)
+def test_frame_changes_in_every_layout_are_found(session, code):
+    _, changes = approve(session, code)
+    assert changes.in_place == ["df"], changes
+
+
 def test_names_changed_again_since_are_not_clobbered(session):
     cp, _ = approve(session, "df = df.head(2)\nz = 1")
     session.run("df = df.head(1)")  # the user carries on with the new frame

@@ -6,32 +6,36 @@ import pytest
 
 from pyaichat.capabilities.sandbox import limits
 from pyaichat.capabilities.sandbox.compiler import compile_snippet
+from pyaichat.capabilities.sandbox.confine import Walls
+from pyaichat.capabilities.sandbox.policy import IN_PROCESS, ForkedChild
 from pyaichat.errors import SandboxViolation
 
 
 def test_error_names_line_and_segment() -> None:
     with pytest.raises(SandboxViolation) as info:
-        compile_snippet("a = 1\nb = a.__dict__", inprocess=False)
+        compile_snippet("a = 1\nb = a.__dict__")
     assert str(info.value) == "line 2, `a.__dict__`: private attributes are not available in the sandbox"
 
 
 def test_syntax_error_is_plain() -> None:
     with pytest.raises(SandboxViolation) as info:
-        compile_snippet("x = (", inprocess=False)
+        compile_snippet("x = (")
     assert str(info.value).startswith("line 1")
     assert "syntax error" in str(info.value)
 
 
 def test_used_names_and_imports() -> None:
-    compiled = compile_snippet("import math\ny = df.a + math.pi", inprocess=False)
+    compiled = compile_snippet("import math\ny = df.a + math.pi")
     assert {"df", "math"} <= compiled.names
     assert compiled.imports == frozenset({"math"})
     assert compiled.has_result is False
 
 
 def test_inprocess_code_has_ticks_and_checked_operators() -> None:
-    names_fork = set(compile_snippet("for i in x:\n    y = i * 2", inprocess=False).code.co_names)
-    names_inproc = set(compile_snippet("for i in x:\n    y = i * 2", inprocess=True).code.co_names)
+    """The policy chooses the compiler's dialect: deadline ticks in-process only."""
+    code = "for i in x:\n    y = i * 2"
+    names_fork = set(ForkedChild(Walls(0, False, ())).compile(code).code.co_names)
+    names_inproc = set(IN_PROCESS.compile(code).code.co_names)
     assert "_mul_" in names_fork and "_tick_" not in names_fork
     assert {"_mul_", "_tick_"} <= names_inproc
 
@@ -59,5 +63,5 @@ def test_checked_helpers_allow_normal_sizes() -> None:
 
 def test_result_assignment_is_not_reachable_from_code() -> None:
     with pytest.raises(SandboxViolation) as info:
-        compile_snippet("_result_ = 1", inprocess=False)
+        compile_snippet("_result_ = 1")
     assert str(info.value) == "line 1, `_result_`: names starting with _ are not available in the sandbox"

@@ -129,6 +129,17 @@ def test_drop_inplace_is_a_change_in_place(fx: Fixture) -> None:
 
 
 @needs_walls
+def test_a_cell_set_in_an_arrow_backed_column_is_a_change_in_place(fx: Fixture) -> None:
+    """pandas' default strings (with pyarrow) live in an Arrow array that setting a cell replaces, inside the
+    same column object: the preview compares what the column's data is, not only the column."""
+    found = fx.preview("df.loc[0, 'b'] = 'q'")
+    assert _effects(found)["df"][0] == "changed", found.effects
+    fx.session.namespace["names"] = fx.session.namespace["df"]["b"].copy()
+    found = fx.preview("names.iloc[1] = 'r'")
+    assert _effects(found)["names"][0] == "changed", found.effects
+
+
+@needs_walls
 def test_list_append_and_nested_changes(fx: Fixture) -> None:
     found = fx.preview("lst.append(4)\nd['x'].append(2)\nacct.items.append(3)")
     effects = _effects(found)
@@ -196,8 +207,88 @@ def test_timeout(fx: Fixture) -> None:
     fx.config = Config(audit=False, tool_timeout=0.6)
     found = fx.preview("lst.append(1)\nwhile True:\n    pass")
     assert found.status == "incomplete" and found.effects == []
-    assert found.reason.startswith("The code did not finish within 0.5 s, the preview's deadline")
+    assert found.reason == (
+        "The code was still running when the preview's 0.5 s ran out, so it was stopped there and what it "
+        "would change is not known; running it for real has no such limit."
+    )
     assert found.total_ms < 2000
+    text = "\n".join(line for _, line in found.lines())
+    assert "not timed" not in text and "no variable created" not in text and "thread" not in text
+    assert text.startswith(
+        "Preview (stopped after 0.5 s on a walled copy of your session; nothing has changed"
+    )
+
+
+class _LibraryThread:
+    """A thread a library started (its code is installed, not typed by the user), like litellm's logging
+    workers: the preview must not blame it."""
+
+    def __enter__(self) -> _LibraryThread:
+        import queue
+        import threading
+
+        self.jobs: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self.jobs.get, name="Thread-7 (worker)", daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.jobs.put(None)
+        self.thread.join(5)
+
+
+@needs_walls
+def test_a_slow_proposal_blames_threads_only_when_the_user_started_some(fx: Fixture) -> None:
+    import threading
+
+    fx.config = Config(audit=False, tool_timeout=0.6)
+    with _LibraryThread():  # litellm's logging threads, say: not the user's, so not the likely cause
+        found = fx.preview("import time\ntime.sleep(8)\ny = 1")
+    assert found.status == "incomplete" and "Thread-7" not in found.reason, found.reason
+
+    release = threading.Event()
+
+    def poll() -> None:  # code of the user's (this file is not an installed library)
+        release.wait()
+
+    worker = threading.Thread(target=poll, name="poller", daemon=True)
+    worker.start()
+    try:
+        found = fx.preview("import time\ntime.sleep(8)\ny = 1")
+    finally:
+        release.set()
+        worker.join(5)
+    assert found.reason.endswith(
+        "It may be waiting for your session's thread poller, which the walled copy does not have."
+    ), found.reason
+
+
+class _Shell:
+    """A shell's own object in the namespace (IPython's ``exit``/``quit``, ipykernel's ``ZMQExitAutocall``):
+    it holds the shell, which holds the namespace itself."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.shell = types.SimpleNamespace(user_ns=namespace, execution_count=3)
+
+
+@needs_walls
+def test_objects_that_hold_the_namespace_are_not_changed_by_the_names_it_gains(fx: Fixture) -> None:
+    """A new name is reported once, as new: the namespace it lands in is not an object of the session that
+    changed in place, whichever object reaches it (the shell's ``exit``, ``globals()`` kept in a name)."""
+    ns = fx.session.namespace
+    ns["exit"] = ns["quit"] = _Shell(ns)
+    ns["g"] = ns
+    ns["holder"] = {"namespaces": [ns]}
+    found = fx.preview("total = df.c.sum()\nimport json")
+    assert _effects(found) == {
+        "json": ("created", None, "module json", ""),
+        "total": ("created", None, "float64", ""),
+    }, found.effects
+    found = fx.preview("g['y'] = 2\nholder['namespaces'].append(1)")
+    assert _effects(found) == {
+        "holder": ("changed", "dict of 1 key", "dict of 1 key", "changed in place"),
+        "y": ("created", None, "int", ""),
+    }, found.effects
 
 
 @needs_walls
@@ -262,9 +353,10 @@ def test_devices_and_proc_stay_closed(fx: Fixture) -> None:
 
 
 def test_walls_down_means_unavailable_and_nothing_runs(fx: Fixture, monkeypatch) -> None:
-    monkeypatch.setattr(
-        preview_mod, "probe", lambda: confine.Walls(0, False, (), ("this kernel has no Landlock",))
-    )
+    import pyaichat.capabilities.sandbox as sandbox
+
+    down = confine.Walls(0, False, (), ("this kernel has no Landlock",))
+    monkeypatch.setattr(sandbox, "probe_walls", lambda: down)  # what the sandbox's policy is chosen from
     monkeypatch.setattr(preview_mod, "run_forked", _must_not_run)
     found = fx.preview("lst.append(4)")
     assert found.status == "unavailable" and found.effects == [] and found.duration_ms is None
@@ -320,7 +412,7 @@ def test_form_lines() -> None:
 
 def test_pandas_internals_are_what_the_effects_read() -> None:
     """The snapshot reads pandas' block arrays; if a pandas release renamed them, writes would go unseen."""
-    from pyaichat.capabilities.sandbox.ownership import pandas_parts
+    from pyaichat.capabilities.layout import pandas_parts
 
     frame = pd.DataFrame({"a": [1, 2], "b": [1.0, 2.0]})
     parts = pandas_parts(frame)

@@ -145,9 +145,9 @@ def test_fingerprint_safety_net_reports_a_slipped_mutation(monkeypatch, session,
     if mode != "inprocess":
         pytest.skip("the safety net guards in-process runs")
     from pyaichat.capabilities import call
-    from pyaichat.capabilities.sandbox import policy
+    from pyaichat.capabilities.sandbox import guards
 
-    monkeypatch.setattr(policy.Guards, "write", lambda self, obj: obj)  # simulate a hole in the write guard
+    monkeypatch.setattr(guards.Guards, "write", lambda self, obj: obj)  # simulate a hole in the write guard
     result = call(session, "run_python", {"code": "lst[0] = 99"})
     assert not result.ok
     assert "changed the session's variable lst" in result.error

@@ -4,12 +4,16 @@ Nothing builds a huge string first: strings are sliced before ``repr``, containe
 to a few items, large sized objects are described by type and length alone. Values a data-library adapter
 knows are shown by that adapter's one line, never by their own ``repr`` (a lazy frame's repr may compute).
 
-Two modes, chosen by ``Limits.picture``:
+Every call into an object's own code goes through ``guard.ask``: bounded, and never again in this session for
+an object that overran once, whichever capability asks. Builtin containers (subclasses too) are read through
+their base type (``layout``): their count and items cost nothing and run none of a subclass's code. Two modes,
+chosen by ``Limits.picture``:
 
 * the **session picture** (``list_globals`` and the digest rebuilt for every question) calls nothing whose
-  cost is unknown: ``len`` only where it is implemented in C, a user ``__repr__`` only through
-  ``guard.bounded`` with a small budget, and never again for an object that overran once;
-* an **explicit request** (``get_repr``) may run the user's ``__repr__``/``__len__`` under ``guard.guarded``.
+  cost is unknown: ``len`` only where it is implemented in C, a user ``__repr__`` only with a small budget;
+* an **explicit request** (``get_type``, ``get_repr``) asks the object itself once (``own_facts``: its
+  ``__len__`` written in Python and its ``__repr__``, together, under ``USER_CODE_BUDGET``); what it holds
+  (a container's items) is shown as the picture would.
 """
 
 from __future__ import annotations
@@ -19,15 +23,14 @@ import itertools
 import os
 import types
 from collections import deque
-from typing import Any
+from typing import Any, NamedTuple
 
-from . import adapters
-from .guard import PICTURE_BUDGET, Overtime, bounded, failure, guarded, overran, remember_overrun
+from . import adapters, layout
+from .guard import PICTURE_BUDGET, USER_CODE_BUDGET, NotAsked, Overtime, ask, failure, guarded
 from .privacy import FULL, SCHEMA
 from .redact import REDACTED, is_secret_name
 
 LARGE = 10_000
-_CONTAINERS = (list, tuple, dict, set, frozenset, deque)
 
 
 # -- small helpers -------------------------------------------------------------------------------------------
@@ -51,7 +54,7 @@ def count(n: int, noun: str) -> str:
 
 def is_environ(value: Any) -> bool:
     """``os.environ``, ``os.environb`` or a dict copy of the environment: only their size is ever shown."""
-    if isinstance(value, os._Environ):
+    if issubclass(type(value), os._Environ):
         return True
     if type(value) is not dict or len(value) < 3:
         return False
@@ -77,8 +80,12 @@ def static(obj: Any, name: str) -> Any:
 
 
 def known_len(value: Any) -> int | None:
-    """``len(value)`` only where ``__len__`` is implemented in C (lists, dicts, their subclasses, …): a
+    """``len(value)`` where it costs nothing and runs none of the user's code: a builtin container's count
+    through its base type (a subclass's own ``__len__`` is not called), or a ``__len__`` implemented in C. A
     ``__len__`` written in Python may be a remote call or a whole computation, so it is never called here."""
+    base = layout.builtin_base(type(value))
+    if base is not None:
+        return layout.builtin_len(value, base)
     method = static(type(value), "__len__")
     if not isinstance(method, (types.WrapperDescriptorType, types.MethodDescriptorType)):
         return None
@@ -89,22 +96,77 @@ def known_len(value: Any) -> int | None:
     return n if isinstance(n, int) else None
 
 
+def _python_len(value: Any) -> bool:
+    """The object has a ``__len__`` written in Python (its own code: asked, never just called)."""
+    return isinstance(static(type(value), "__len__"), types.FunctionType)
+
+
+class Facts(NamedTuple):
+    """What one ask of an object's own code found (``own_facts``): its length and repr, or why not."""
+
+    length: int | None
+    text: str | None  # its repr, cut, or a short ``<…>`` saying why there is none
+    note: str | None = None  # one sentence: it is not asked again in this session
+
+
+def own_facts(
+    value: Any, *, length: bool, text: bool, width: int = 400, budget: float = USER_CODE_BUDGET
+) -> Facts:
+    """The one bounded ask of ``value``'s own code for an explicit request: its length (when only a
+    ``__len__`` written in Python knows it) and its ``__repr__`` (with ``text``), computed together under
+    ``guard.ask``; an object that overran before is not asked, and ``note`` says so."""
+    n = known_len(value)
+    ask_len = length and n is None and _python_len(value) and not is_iterator(value)
+    if not (ask_len or text):
+        return Facts(n, None)
+    what = " and ".join(w for w, on in (("__len__", ask_len), ("__repr__", text)) if on)
+    describe = failure(f"repr of {type_name(value)}")
+
+    def both() -> tuple[int | None, str | None]:
+        got = n
+        if ask_len:
+            try:
+                found = len(value)
+                got = found if isinstance(found, int) else None
+            except Exception:
+                got = None
+        shown = None
+        if text:
+            try:
+                found_text = repr(value)
+                shown = cut(found_text if isinstance(found_text, str) else str(type(found_text)), width)
+            except Exception as exc:
+                shown = describe(exc)
+        return got, shown
+
+    try:
+        got, shown = ask(value, both, what, budget)
+    except NotAsked as exc:
+        return Facts(n, None, str(exc))
+    except Overtime:
+        note = (
+            f"its {what} took too long (over {budget:g} s) and was abandoned; "
+            f"{type(value).__qualname__}'s own code is not asked again in this session."
+        )
+        return Facts(n, None, note[:1].upper() + note[1:])
+    except Exception as exc:
+        return Facts(n, describe(exc) if text else None)
+    return Facts(got, shown)
+
+
 def safe_len(value: Any) -> int | None:
-    """``len(value)`` for sized objects, ``None`` when unsized, failing or too slow (never iterates). Runs a
-    ``__len__`` written in Python under ``guarded``: for explicit requests only."""
-    if not hasattr(type(value), "__len__"):
-        return None
-    try:
-        n = guarded(lambda: len(value))
-    except (Exception, Overtime):
-        return None
-    return n if isinstance(n, int) else None
+    """``len(value)`` for sized objects, ``None`` when unsized, failing, too slow or not asked again (never
+    iterates). Asks a ``__len__`` written in Python (``own_facts``): for explicit requests only."""
+    return own_facts(value, length=True, text=False).length
 
 
-def signature_text(obj: Any) -> str | None:
-    """``name(params)`` of a callable (``__signature__``/``__wrapped__`` may be user code: guarded)."""
+def signature_text(obj: Any, budget: float = USER_CODE_BUDGET) -> str | None:
+    """``name(params)`` of a callable. A function's or a class's is read under ``guarded``; a callable
+    object's may run its own code (``__signature__``, ``__getattr__``), so it is asked (``guard.ask``)."""
     try:
-        return guarded(lambda: _signature_text(obj))
+        if issubclass(type(obj), (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)):
+            return guarded(lambda: _signature_text(obj))
+        return ask(obj, lambda: _signature_text(obj), "signature", budget)
     except (Exception, Overtime):
         return None
 
@@ -129,22 +191,14 @@ def _signature_text(obj: Any) -> str | None:
 
 
 def user_repr(value: Any, picture: bool, width: int) -> str:
-    """``repr(value)`` of an object with its own ``__repr__``, bounded: in the picture through ``bounded``
-    with a small budget (an object that overran once is not asked again), else under ``guarded``."""
+    """``repr(value)`` of an object with its own ``__repr__``, asked (``guard.ask``): in the picture with a
+    small budget, else with ``USER_CODE_BUDGET``; an object that overran once is not asked again."""
     what = f"repr of {type_name(value)}"
-    if not picture:
-        try:
-            return cut(guarded(lambda: repr(value)), width)
-        except (Exception, Overtime) as exc:
-            return failure(what)(exc)
-    if overran(value):
-        return f"<{what} skipped: it was too slow before>"
     try:
-        text = bounded(lambda: repr(value), PICTURE_BUDGET)
-    except Overtime as exc:
-        remember_overrun(value)
-        return failure(what)(exc)
-    except Exception as exc:
+        text = ask(value, lambda: repr(value), "__repr__", PICTURE_BUDGET if picture else USER_CODE_BUDGET)
+    except NotAsked:
+        return f"<{what} skipped: it was too slow before>"
+    except (Overtime, Exception) as exc:
         return failure(what)(exc)
     return cut(text if isinstance(text, str) else str(type(text)), width)
 
@@ -163,25 +217,27 @@ class Limits:
         self.other = 400 if full else 120
 
 
-def brepr(value: Any, lim: Limits, depth: int = 0) -> str:
+def brepr(value: Any, lim: Limits, depth: int = 0, facts: Facts | None = None) -> str:
     """A bounded repr (sample/full levels only): reprlib-like, with secret-named keys and attributes
-    masked."""
+    masked. ``facts``: what the one ask of the object itself found (an explicit request's top level); what a
+    container holds is shown as the picture would."""
+    t = type(value)
     if is_environ(value):
         return "<environment variables: contents withheld>"
-    if value is None or isinstance(value, (bool, float, complex)):
+    if value is None or issubclass(t, (bool, float, complex)):
         return repr(value)
-    if isinstance(value, int):
+    if issubclass(t, int):
         if value.bit_length() > 256:
             return f"<int with about {int(value.bit_length() * 0.30103):,} digits>"
         return repr(value)
-    if isinstance(value, (str, bytes, bytearray)):
+    if issubclass(t, (str, bytes, bytearray)):
         limit = lim.string if depth else lim.string * 4
         if len(value) <= limit:
             return repr(value)
         return repr(value[:limit]) + f"…(+{len(value) - limit:,} more)"
     if depth >= lim.depth:
         return short_header(value)
-    if isinstance(value, _CONTAINERS):
+    if layout.builtin_base(t) is not None:
         return _container(value, lim, depth)
     try:  # a data library's own summary, never its repr
         known = adapters.one_line(value, max(lim.level, SCHEMA), lim.picture)
@@ -189,40 +245,52 @@ def brepr(value: Any, lim: Limits, depth: int = 0) -> str:
         known = None
     if known is not None:
         return "<" + cut(" ".join(known.split()), 80) + ">"
-    if is_iterator(value) or isinstance(value, (types.GeneratorType, types.CoroutineType)):
+    if is_iterator(value) or issubclass(t, (types.GeneratorType, types.CoroutineType)):
         return f"<{type_name(value)} (iterator, not consumed)>"
-    n = known_len(value) if lim.picture else safe_len(value)
+    if facts is None and not (lim.picture or depth):
+        facts = own_facts(value, length=True, text=has_custom_repr(value), width=lim.other)
+    if facts is not None and facts.note:
+        return f"<{type_name(value)}: {facts.note}>"
+    n = facts.length if facts is not None else known_len(value)
     if n is not None and n > LARGE:
         return f"<{type_name(value)} with {n:,} items>"
     if not has_custom_repr(value):
         return f"<{type_name(value)} object>"
-    return user_repr(value, lim.picture, lim.other)
+    if facts is not None and facts.text is not None:
+        return facts.text
+    return user_repr(value, True, lim.other)
 
 
 def _container(value: Any, lim: Limits, depth: int) -> str:
+    """A builtin container (or a subclass), read through its base type: none of a subclass's code runs."""
+    t = type(value)
+    base = layout.builtin_base(t)
+    assert base is not None
+    size = layout.builtin_len(value, base)
     n_items = max(lim.items // (depth + 1), 2)
-    if isinstance(value, dict):
+    if base is dict:
         parts = []
-        for k, v in itertools.islice(value.items(), n_items):
-            shown = REDACTED if isinstance(k, str) and is_secret_name(k) else brepr(v, lim, depth + 1)
+        keys = layout.builtin_keys(value, n_items)
+        for k, v in zip(keys, layout.builtin_items(value, dict, n_items), strict=False):
+            shown = REDACTED if type(k) is str and is_secret_name(k) else brepr(v, lim, depth + 1)
             parts.append(f"{brepr(k, lim, depth + 1)}: {shown}")
-        body = "{" + ", ".join(parts) + _more(len(value) - len(parts)) + "}"
-        return body if type(value) is dict else f"{type(value).__name__}({body})"
-    items = [brepr(v, lim, depth + 1) for v in itertools.islice(value, n_items)]
-    rest = _more(len(value) - len(items))
-    if isinstance(value, tuple) and hasattr(type(value), "_fields"):  # namedtuple: keep field names
-        pairs = [f"{f}={i}" for f, i in zip(type(value)._fields, items, strict=False)]
-        return f"{type(value).__name__}({', '.join(pairs)}{rest})"
-    if isinstance(value, (list, deque)):
+        body = "{" + ", ".join(parts) + _more(size - len(parts)) + "}"
+        return body if t is dict else f"{t.__name__}({body})"
+    items = [brepr(v, lim, depth + 1) for v in layout.builtin_items(value, base, n_items)]
+    rest = _more(size - len(items))
+    if base is tuple and hasattr(t, "_fields"):  # namedtuple: keep field names
+        pairs = [f"{f}={i}" for f, i in zip(t._fields, items, strict=False)]
+        return f"{t.__name__}({', '.join(pairs)}{rest})"
+    if base is list or base is deque:
         body = "[" + ", ".join(items) + rest + "]"
-    elif isinstance(value, tuple):
-        body = "(" + ", ".join(items) + ("," if len(value) == 1 else "") + rest + ")"
-    elif not value:
-        return "set()" if isinstance(value, set) else f"{type(value).__name__}()"
+    elif base is tuple:
+        body = "(" + ", ".join(items) + ("," if size == 1 else "") + rest + ")"
+    elif not size:
+        return "set()" if t is set else f"{t.__name__}()"
     else:
         body = "{" + ", ".join(items) + rest + "}"
-    exact = type(value) in (list, tuple, set)
-    return body if exact else f"{type(value).__name__}({body})"
+    exact = t in (list, tuple, set)
+    return body if exact else f"{t.__name__}({body})"
 
 
 def _more(n: int) -> str:
@@ -230,17 +298,14 @@ def _more(n: int) -> str:
 
 
 def short_header(value: Any) -> str:
-    n = known_len(value) if isinstance(value, _CONTAINERS) else None
+    n = known_len(value) if layout.builtin_base(type(value)) is not None else None
     return f"<{type_name(value)}" + (f", {n:,} items>" if n is not None else ">")
 
 
 def attributes(value: Any, lvl: int, limit: int = 12) -> str:
     """Instance attributes from ``__dict__`` (read statically): types at ``schema``, short values above."""
-    try:
-        attrs = object.__getattribute__(value, "__dict__")
-    except Exception:
-        return ""
-    if not isinstance(attrs, dict):
+    attrs = layout.instance_state(value, slots=False)
+    if not attrs:
         return ""
     parts = []
     for name, attr in itertools.islice(

@@ -1,9 +1,11 @@
 """Read-only evaluation of the ``expr`` argument of the introspection capabilities, least power first.
 
 1. A *path* — a name, dotted attributes, subscripts with literal keys (``df.columns``, ``d["a"][0]``,
-   ``np.add``, ``len``) — is read here directly: nothing is called or assigned; reading an attribute may run a
-   property, under ``summary.guarded`` (a property looping forever is stopped). Dict lookups check membership
-   first so a ``defaultdict`` never grows, and ``os.environ`` can be named but never looked into.
+   ``np.add``, ``len``) — is read here directly: nothing is called or assigned. Reading an attribute that is
+   the session's own code (a property, ``__getattr__``) or indexing with its own ``__getitem__`` is one
+   bounded ask of that object (``guard.ask``: abandoned at its budget, and never again in the session once it
+   overran); library properties run under ``summary.guarded``. Dict lookups check membership first so a
+   ``defaultdict`` never grows, and ``os.environ`` can be named but never looked into.
 2. Anything else (``df[df.a > 0]``, ``sorted(d)[:5]``) goes through ``eval_expr``'s machinery: its in-process
    fast path for allow-listed side-effect-free calls, else the sandbox's guarded evaluation (in-process,
    because an object cannot cross a fork), with every guard of ``run_python``.
@@ -14,13 +16,17 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import types
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError
 from . import evaluate
 from .evaluate import parse_expression
+from .guard import NotAsked, ask
 from .sandbox import evaluate_value
-from .summary import Overtime, guarded
+from .sandbox.origin import is_user_function, runs_user_code
+from .summary import Overtime, guarded, static
 
 if TYPE_CHECKING:
     from .registry import CapabilityContext
@@ -88,16 +94,36 @@ def _eval(node: ast.AST, namespace: Any, expr: str) -> Any:
             raise CapabilityError(f"Reading the special attribute {node.attr!r} is not allowed.")
         base = _eval(node.value, namespace, expr)
         _refuse_environ(base)
+        name = node.attr
         try:
-            return getattr(base, node.attr)
+            if runs_user_code(type(base), base, name):  # the session's own property or __getattr__
+                return _asked(base, lambda: getattr(base, name), f".{name}", expr)
+            return getattr(base, name)
         except AttributeError:
             raise CapabilityError(f"{ast.unparse(node.value)} has no attribute {node.attr!r}.")
     if isinstance(node, ast.Subscript):
         base = _eval(node.value, namespace, expr)
         _refuse_environ(base)
         key = _literal(node.slice, expr)
-        return _subscript(base, key, ast.unparse(node.value))
+        where = ast.unparse(node.value)
+        getitem = static(type(base), "__getitem__")
+        if isinstance(getitem, types.FunctionType) and is_user_function(getitem):  # the session's own code
+            return _asked(base, lambda: _subscript(base, key, where), "__getitem__", expr)
+        return _subscript(base, key, where)
     raise _NotAPath
+
+
+def _asked(owner: Any, read: Callable[[], Any], what: str, expr: str) -> Any:
+    """``read()``, which runs ``owner``'s own code: one bounded ask (``guard.ask``)."""
+    try:
+        return ask(owner, read, what)
+    except NotAsked as exc:
+        raise CapabilityError(f"{expr} was not read: {exc}") from None
+    except Overtime:
+        raise CapabilityError(
+            f"Reading {expr} took too long (a property or __getitem__ that does not finish); "
+            f"{type(owner).__qualname__}'s own code is not asked again in this session."
+        ) from None
 
 
 def _literal(node: ast.AST, expr: str) -> Any:

@@ -9,9 +9,14 @@ finish; the caller's own deadline (``workers.within``: ``registry.run_with_deadl
 ``bounded`` here for the session picture) abandons them instead.
 
 ``bounded`` runs a call in a helper thread under ``guarded`` and gives up waiting at its budget, so even code
-stuck in C or in a library cannot hold up the caller. The session picture uses it for the few user
-``__repr__`` it shows, and remembers an object that overran (``overran``/``remember_overrun``) so it is not
-asked again in this session.
+stuck in C or in a library cannot hold up the caller.
+
+``ask`` is how every capability runs an object's own code (its ``__len__``, ``__repr__``, ``_repr_llm_``, a
+property, ``__dir__``): once per look, through ``bounded`` — a ``__len__`` that is a slow remote call is
+abandoned at its budget instead of holding the tool until its deadline —, and never again in this session for
+an object that overran once, whichever capability asks (``NotAsked`` says so in one sentence). The session
+picture asks with a small budget (``PICTURE_BUDGET``), an explicit request (``get_type``, ``get_repr``) with
+``USER_CODE_BUDGET``.
 """
 
 from __future__ import annotations
@@ -131,24 +136,53 @@ def bounded(func: Callable[[], T], budget: float = PICTURE_BUDGET) -> T:
         raise Overtime from None
 
 
-# -- objects that overran once -------------------------------------------------------------------------------
-_overran: dict[int, tuple[type, Any]] = {}
+# -- the one bounded ask, and objects that overran once ------------------------------------------------------
+class NotAsked(Exception):
+    """The object's own code overran its budget before in this session, so it is not asked again."""
+
+    def __init__(self, value: Any, what: str, budget: float) -> None:
+        self.what, self.budget = what, budget
+        super().__init__(
+            f"{type(value).__qualname__}'s own code is not asked again: its {what} took longer than "
+            f"{budget:g} s earlier in this session."
+        )
+
+
+def ask(value: Any, func: Callable[[], T], what: str, budget: float = USER_CODE_BUDGET) -> T:
+    """``func()``, which runs ``value``'s own code (``what``: ``__len__``, ``__repr__``, ``.prop``), under
+    ``bounded``; ``Overtime`` at ``budget``, and ``value`` is then remembered: asked again, by any capability,
+    it raises ``NotAsked``."""
+    found = _overran_entry(value)
+    if found is not None:
+        raise NotAsked(value, found[2], found[3])
+    try:
+        return bounded(func, budget)
+    except Overtime:
+        remember_overrun(value, what, budget)
+        raise
+
+
+_overran: dict[int, tuple[type, Any, str, float]] = {}
 _OVERRAN_MAX = 4096
 
 
 def overran(value: Any) -> bool:
     """True if ``value``'s own code overran its budget before in this session (it is not asked again)."""
+    return _overran_entry(value) is not None
+
+
+def _overran_entry(value: Any) -> tuple[type, Any, str, float] | None:
     entry = _overran.get(id(value))
     if entry is None:
-        return False
-    cls, ref = entry
+        return None
+    cls, ref = entry[0], entry[1]
     if type(value) is not cls or (ref is not None and ref() is not value):
         del _overran[id(value)]  # another object now has that id
-        return False
-    return True
+        return None
+    return entry
 
 
-def remember_overrun(value: Any) -> None:
+def remember_overrun(value: Any, what: str = "__repr__", budget: float = PICTURE_BUDGET) -> None:
     """Remember ``value`` (weakly where it allows weak references, else by id and type)."""
     if len(_overran) >= _OVERRAN_MAX:
         _overran.clear()
@@ -156,4 +190,4 @@ def remember_overrun(value: Any) -> None:
         ref: Any = weakref.ref(value)
     except TypeError:
         ref = None
-    _overran[id(value)] = (type(value), ref)
+    _overran[id(value)] = (type(value), ref, what, budget)

@@ -18,8 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
-from . import summary
+from . import layout, summary
 from .expr import resolve
+from .guard import NotAsked, ask
 from .redact import REDACTED, Masker, masker_for
 from .registry import CapabilityContext, capability
 
@@ -161,8 +162,12 @@ def get_dir(ctx: CapabilityContext, args: DirArgs) -> str:
     """List the members of an object grouped into methods and attributes (public ones unless include_private).
     Attributes are read statically, so properties are not run. Use it to find what you can call or read."""
     value = resolve(ctx, args.expr)
+    note = None
     try:
-        names = sorted({str(n) for n in summary.guarded(lambda: dir(value), budget=1.0)})
+        names = sorted({str(n) for n in _dir(value)})
+    except NotAsked as exc:  # its own __dir__ overran before: the members its class and __dict__ declare
+        note = str(exc)
+        names = sorted({str(n) for n in [*dir(type(value)), *(layout.instance_state(value) or ())]})
     except (Exception, summary.Overtime) as exc:
         raise CapabilityError(f"dir({args.expr}) failed: {type(exc).__name__}.")
     if not args.include_private:
@@ -185,7 +190,17 @@ def get_dir(ctx: CapabilityContext, args: DirArgs) -> str:
     out.append(f"attributes ({len(attributes)}): " + (", ".join(attributes) or "none"))
     if dynamic:
         out.append(f"dynamic attributes ({len(dynamic)}): " + ", ".join(dynamic))
+    if note:
+        out.append(f"(only the members its class and attributes declare: {note})")
     return "\n".join(out)
+
+
+def _dir(value: Any) -> list[str]:
+    """``dir(value)``; a ``__dir__`` written by the user is the object's own code: asked once, bounded."""
+    own = summary.static(type(value), "__dir__")
+    if isinstance(own, types.FunctionType) and summary.is_user_code(own.__code__.co_filename):
+        return list(ask(value, lambda: list(dir(value)), "__dir__"))
+    return list(summary.guarded(lambda: dir(value), budget=1.0))
 
 
 @capability("get_doc", ExprArgs)

@@ -7,8 +7,10 @@ Three promises hold for every value, however large, lazy or hostile:
   party's adapter that fails or overruns leaves the value to the generic description, with a short note.
 * **Bounded cost and size.** ``one_line`` — the session picture and ``list_globals``, rebuilt for every
   question — calls nothing whose cost is unknown (no ``__len__`` written in Python, no property; a user
-  ``__repr__`` only with a small budget, and not again once it overran). ``describe`` — ``get_repr``, an
-  explicit request — may run the user's ``__repr__``/``__len__``/``_repr_llm_`` under ``guard.guarded``.
+  ``__repr__`` only with a small budget). ``describe`` and ``type_details`` — ``get_repr``, ``get_type``,
+  explicit requests — ask the object's own code once (its ``_repr_llm_``, or its ``__len__`` and
+  ``__repr__`` together), bounded (``guard.ask``); nothing else of a user class runs, and an object that
+  overran once is not asked again in the session by any capability: the tool says so in one sentence.
 * **Privacy levels** (``names`` < ``schema`` < ``sample`` < ``full``): ``names`` gives the type only;
   ``schema`` adds lengths, shapes, columns and dtypes but no value of any element, cell or string; ``sample``
   adds a few values; ``full`` larger bounded reprs.
@@ -19,15 +21,14 @@ No data library is imported here: a value can only be a DataFrame if the user al
 from __future__ import annotations
 
 import inspect
-import itertools
 import types
-from collections import deque
 from typing import Any
 
-from . import adapters
+from . import adapters, layout
 from .adapters.numpy import is_dtype, is_ndarray
 from .adapters.pandas import frame_columns, is_dataframe, is_index, is_series
 from .brepr import (
+    Facts,
     Limits,
     attributes,
     brepr,
@@ -37,12 +38,23 @@ from .brepr import (
     is_environ,
     is_iterator,
     known_len,
+    own_facts,
     safe_len,
     signature_text,
     static,
     type_name,
 )
-from .guard import Overtime, failure, guarded, is_user_code, safe
+from .guard import (
+    PICTURE_BUDGET,
+    USER_CODE_BUDGET,
+    NotAsked,
+    Overtime,
+    ask,
+    failure,
+    guarded,
+    is_user_code,
+    safe,
+)
 from .privacy import FULL, NAMES, PRIVACY_LEVELS, SAMPLE, SCHEMA, level
 
 __all__ = [
@@ -72,88 +84,117 @@ __all__ = [
     "type_name",
 ]
 
-_CONTAINERS = (list, tuple, dict, set, frozenset, deque)
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType)
 
 
 # -- one line ------------------------------------------------------------------------------------------------
-def one_line(value: Any, privacy: str = "sample", width: int = 100, *, explicit: bool = False) -> str:
+def one_line(
+    value: Any,
+    privacy: str = "sample",
+    width: int = 100,
+    *,
+    explicit: bool = False,
+    facts: Facts | None = None,
+) -> str:
     """A single line such as ``DataFrame 10,000,000×3: a int64, b object`` or ``list, 5 items: [1, 2, …]``.
 
-    Built for the session picture: nothing of unknown cost runs unless ``explicit`` (a header of
-    ``get_repr``, where the user's ``__len__`` may run under ``guarded``).
+    Built for the session picture: nothing of unknown cost runs unless ``explicit`` (a header of ``get_repr``:
+    the length comes from ``facts``, the one ask of the object itself, else from asking its ``__len__``).
     """
     lvl = level(privacy)
     try:
-        text = _one_line(value, lvl, not explicit)
+        text = _one_line(value, lvl, not explicit, facts)
     except Exception as exc:  # a summary must never fail
         text = f"{type_name(value)} (summary failed: {type(exc).__name__})"
     return cut(" ".join(text.split()), width)
 
 
-def _one_line(value: Any, lvl: int, picture: bool) -> str:
+def _is(value: Any, kinds: type | tuple[type, ...]) -> bool:
+    """``isinstance`` by the type alone: ``isinstance`` asks a failing object for its ``__class__``, which a
+    user class may make a property."""
+    return issubclass(type(value), kinds)
+
+
+def _one_line(value: Any, lvl: int, picture: bool, facts: Facts | None = None) -> str:
     tname = type_name(value)
     if lvl <= NAMES:
         return tname
     if is_environ(value):
         return f"environment variables ({len(value)}, contents withheld)"
-    if isinstance(value, type):
+    if _is(value, type):
         return f"class {value.__qualname__}" + (
             f" (from {value.__module__})" if value.__module__ != "__main__" else ""
         )
-    if value is None or isinstance(value, (bool, int, float, complex)):
+    if value is None or _is(value, (bool, int, float, complex)):
         return tname if lvl == SCHEMA else f"{tname} {brepr(value, Limits(lvl, picture))}"
-    if isinstance(value, (str, bytes, bytearray)):
-        size = f"{len(value):,} {'chars' if isinstance(value, str) else 'bytes'}"
+    if _is(value, (str, bytes, bytearray)):
+        size = f"{len(value):,} {'chars' if _is(value, str) else 'bytes'}"
         if lvl == SCHEMA:
             return f"{tname}, {size}"
         return f"{tname}, {size}: {value[:60]!r}{'…' if len(value) > 60 else ''}"
-    if isinstance(value, _CONTAINERS):
-        noun = "key" if isinstance(value, dict) else "item"
-        head = f"{tname}, {count(len(value), noun)}"
+    base = layout.builtin_base(type(value))
+    if base is not None:  # read through the base type: a subclass's own __len__/__iter__ never runs
+        noun = "key" if base is dict else "item"
+        head = f"{tname}, {count(layout.builtin_len(value, base), noun)}"
         if lvl == SCHEMA:
-            kinds = _element_types(value)
+            kinds = _element_types(value, base)
             return head + (f" of {kinds}" if kinds else "")
         return f"{head}: {brepr(value, Limits(SAMPLE, picture), 1)}"
     try:
         known = adapters.one_line(value, lvl, picture)
     except adapters.Degraded as failed:  # a third party's adapter: the generic line, and why
-        return f"{_generic_line(value, lvl, picture)} {failed.note}"
-    return known if known is not None else _generic_line(value, lvl, picture)
+        return f"{_generic_line(value, lvl, picture, facts)} {failed.note}"
+    return known if known is not None else _generic_line(value, lvl, picture, facts)
 
 
-def _generic_line(value: Any, lvl: int, picture: bool) -> str:
+def _generic_line(value: Any, lvl: int, picture: bool, facts: Facts | None = None) -> str:
     """The line of a value no adapter describes."""
     tname = type_name(value)
-    if isinstance(value, types.ModuleType):
+    if _is(value, types.ModuleType):
         return f"module {value.__name__}"
-    if isinstance(value, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+    if _is(value, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
         name = getattr(value, "__name__", "")
         return f"{type(value).__name__} {name} ({_gen_state(value)}, never consumed)"
-    if isinstance(value, _FUNCTIONS):
+    if _is(value, _FUNCTIONS):
         sig = signature_text(value)
-        kind = "function" if isinstance(value, types.FunctionType) else tname
+        kind = "function" if _is(value, types.FunctionType) else tname
         return f"{kind} {sig or getattr(value, '__name__', '')}"
     if is_iterator(value):
         return f"{tname} (iterator, never consumed)"
     if callable(value) and not has_custom_repr(value):
         dynamic = static(type(value), "__getattr__") is not None  # a proxy: asking it may be a remote call
-        sig = None if picture and dynamic else signature_text(value)
+        budget = PICTURE_BUDGET if picture else USER_CODE_BUDGET
+        sig = None if picture and dynamic else signature_text(value, budget)
         return f"{tname} callable" + (f" {sig}" if sig else "")
-    n = known_len(value) if picture else safe_len(value)
+    n = known_len(value) if picture else (facts or own_facts(value, length=True, text=False)).length
     head = tname + (f", {n:,} items" if n is not None else "")
     if lvl == SCHEMA or not has_custom_repr(value):
         return head if has_custom_repr(value) else head + " object"
     return f"{head}: {brepr(value, Limits(SAMPLE, picture), 1)}"
 
 
-def _element_types(value: Any, peek: int = 5) -> str:
+def asks_itself(value: Any) -> bool:
+    """Whether describing ``value`` asks its own code (``_generic_line``'s last case: an object of no builtin
+    kind, with its own ``__repr__`` or a ``__len__`` written in Python)."""
+    t = type(value)
+    if issubclass(t, (type, bool, int, float, complex, str, bytes, bytearray, types.ModuleType, *_FUNCTIONS)):
+        return False
+    if value is None or layout.builtin_base(t) is not None:
+        return False
+    if issubclass(t, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)) or is_iterator(
+        value
+    ):
+        return False
+    return not (callable(value) and not has_custom_repr(value))
+
+
+def _element_types(value: Any, base: type, peek: int = 5) -> str:
     """Types (not values) of the first few elements: safe at the ``schema`` level."""
-    if isinstance(value, dict):
-        keys = sorted({type(k).__name__ for k in itertools.islice(value.keys(), peek)})
-        vals = sorted({type(v).__name__ for v in itertools.islice(value.values(), peek)})
+    if base is dict:
+        keys = sorted({type(k).__name__ for k in layout.builtin_keys(value, peek)})
+        vals = sorted({type(v).__name__ for v in layout.builtin_items(value, dict, peek)})
         return f"{'|'.join(keys)} → {'|'.join(vals)}" if keys else ""
-    kinds = sorted({type(v).__name__ for v in itertools.islice(value, peek)})
+    kinds = sorted({type(v).__name__ for v in layout.builtin_items(value, base, peek)})
     return "|".join(kinds)
 
 
@@ -171,8 +212,8 @@ def _gen_state(value: Any) -> str:
 # -- get_type ------------------------------------------------------------------------------------------------
 def type_details(value: Any, privacy: str) -> list[str]:
     """The lines ``get_type`` adds after the class and MRO: an adapter's (shape, dtypes, device,
-    partitions …), else the length of a sized object (its ``__len__`` runs under ``guarded``: an explicit
-    request)."""
+    partitions …), else the length of a sized object — its ``__len__``, when written in Python, asked once
+    and bounded (``own_facts``); an object that overran before is not asked, and a line says so."""
     lvl = level(privacy)
     if lvl < SCHEMA:
         return []
@@ -185,8 +226,10 @@ def type_details(value: Any, privacy: str) -> list[str]:
         return [f"(details failed: {type(exc).__name__})"]
     if known is not None:
         return known
-    n = safe_len(value) if not is_iterator(value) else None
-    return ([f"length: {n:,}"] if n is not None else []) + note
+    facts = own_facts(value, length=True, text=False)
+    if facts.note:
+        return [facts.note, *note]
+    return ([f"length: {facts.length:,}"] if facts.length is not None else []) + note
 
 
 # -- multi-line description ----------------------------------------------------------------------------------
@@ -212,27 +255,49 @@ def _describe(value: Any, lvl: int) -> str:
     try:
         known = adapters.describe(value, lvl)
     except adapters.Degraded as failed:  # a third party's adapter: the generic description, and why
-        header = cut(" ".join(_generic_line(value, SCHEMA, False).split()), 200)  # not asked again
-        return f"{_generic(value, lvl, header)}\n{failed.note}"
-    return known if known is not None else _generic(value, lvl)
+        facts = _facts(value, lvl)
+        if facts is not None and facts.note:
+            return f"{type_name(value)}: {facts.note}\n{failed.note}"
+        header = cut(" ".join(_generic_line(value, SCHEMA, False, facts).split()), 200)  # not asked again
+        return f"{_generic(value, lvl, header, facts)}\n{failed.note}"
+    if known is not None:
+        return known
+    facts = _facts(value, lvl)
+    if facts is not None and facts.note:
+        return f"{type_name(value)}: {facts.note}"
+    return _generic(value, lvl, facts=facts)
 
 
-def _generic(value: Any, lvl: int, header: str | None = None) -> str:
+def _facts(value: Any, lvl: int) -> Facts | None:
+    """The one ask of the object itself (its length and repr together), for an object that has its own."""
+    if not asks_itself(value):
+        return None
+    want_text = lvl >= SAMPLE and has_custom_repr(value)
+    return own_facts(value, length=True, text=want_text, width=Limits(lvl).other)
+
+
+def _generic(value: Any, lvl: int, header: str | None = None, facts: Facts | None = None) -> str:
     """The description of a value no adapter describes: its header, its bounded repr, its attributes."""
-    header = header or one_line(value, "schema", 200, explicit=True)
+    header = header or one_line(value, "schema", 200, explicit=True, facts=facts)
     if lvl == SCHEMA:
         attrs = attributes(value, lvl)
         return header + (f"\nattributes: {attrs}" if attrs else "")
-    if isinstance(value, (str, bytes, bytearray, *_CONTAINERS)):
+    if _is(value, (str, bytes, bytearray)) or layout.builtin_base(type(value)) is not None:
         return f"{header}\n{brepr(value, Limits(lvl))}"
-    body = brepr(value, Limits(lvl))
+    body = brepr(value, Limits(lvl), facts=facts)
     attrs = "" if has_custom_repr(value) else attributes(value, lvl)
     return f"{header}\n{body}" + (f"\nattributes: {attrs}" if attrs else "")
 
 
 def _repr_llm(value: Any) -> str | None:
-    """The object's own ``_repr_llm_()`` (looked up on the type, so ``__getattr__`` is never triggered)."""
+    """The object's own ``_repr_llm_()`` (looked up on the type, so ``__getattr__`` is never triggered),
+    asked once and bounded (``guard.ask``)."""
     if static(type(value), "_repr_llm_") is None:
         return None
-    text = safe(lambda: value._repr_llm_(), failure("_repr_llm_"))
+    try:
+        text = ask(value, lambda: value._repr_llm_(), "_repr_llm_")
+    except NotAsked as exc:
+        return f"{type_name(value)}: {exc}"
+    except (Exception, Overtime) as exc:
+        return failure("_repr_llm_")(exc)
     return text if isinstance(text, str) else None

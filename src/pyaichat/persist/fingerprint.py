@@ -12,10 +12,13 @@ one pass over the data at memory speed, nothing more:
 - plain objects are fingerprinted through their ``__dict__``/``__slots__``; functions and classes by the
   identity of what they hold; modules not at all (a library's state is not the user's variable).
 
-No user code runs: no ``__eq__``, ``__hash__``, ``__len__``, ``__repr__`` or property of a user object; the
-data libraries are looked up in ``sys.modules`` (an object of theirs exists, so they are loaded), never
-imported. What is too big for the budget, or opaque (a C object with no visible state), is reported as
-unchecked rather than guessed.
+No user code runs: no ``__eq__``, ``__hash__``, ``__len__``, ``__repr__`` or property of a user object; what
+holds an object's data (pandas' blocks and extension arrays, Arrow and other buffers, an instance's own
+attributes, a builtin container's items through its base type) is ``capabilities.layout``'s knowledge, shared
+with the sandbox's two fingerprints; the data libraries are looked up in ``sys.modules`` (an object of theirs
+exists, so they are loaded), never imported. The session's namespace, reached from an object that holds it,
+is compared by identity: undo compares its names one by one. What is too big for the budget, or opaque (a C
+object with no visible state), is reported as unchecked rather than guessed.
 
 Why not the sandbox's fingerprints: undo runs in the user's own process, with no forked child whose page
 records say what was written (the preview's ``forms``), and it must not miss an in-place change that sampling
@@ -26,7 +29,6 @@ budget, once per approved proposal.
 from __future__ import annotations
 
 import array
-import collections
 import datetime
 import decimal
 import re
@@ -36,16 +38,15 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..capabilities import layout
+
 BYTE_BUDGET = 2_000_000_000  # bytes checksummed per fingerprint pass (~0.2 s at memory speed)
 ITEM_BUDGET = 2_000_000  # container items visited per pass
 MAX_DEPTH = 6
 _BLOCK = 4096
 _SLICE_BLOCKS = 256  # blocks per einsum call: 8 MB of data, a 1 MB temporary
 
-_CONTAINERS = (list, tuple, collections.deque, set, frozenset)
-_ATOMS = frozenset(
-    {int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis), type(NotImplemented)}
-)
+_ATOMS = frozenset(layout.ATOMS)
 # immutable values, and things whose state is not the user's data (modules, builtins)
 _SKIP = (
     types.ModuleType,
@@ -69,6 +70,7 @@ class Context:
     items_left: int = ITEM_BUDGET
     unchecked: bool = False  # something was too big or opaque: "not changed" cannot be promised
     keep: list[Any] = field(default_factory=list)
+    namespaces: frozenset[int] = frozenset()  # compared by identity (``layout.namespace_ids``)
     _seen: set[int] = field(default_factory=set)
 
 
@@ -82,36 +84,39 @@ def _fp(obj: Any, ctx: Context, depth: int) -> Any:
     if cls in _ATOMS or issubclass(cls, _SKIP):
         return None
     oid = id(obj)
+    if oid in ctx.namespaces:
+        return ("namespace", oid)
     if oid in ctx._seen:
         return ("seen", oid)
     ctx._seen.add(oid)
     if depth > MAX_DEPTH:
         ctx.unchecked = True
         return ("deep", oid)
-    module = getattr(cls, "__module__", "") or ""
-    if module.startswith("numpy"):
+    library = layout.library(cls)
+    if library == "numpy":
         np = sys.modules.get("numpy")
         if np is not None and issubclass(cls, np.ndarray):
             return _array_fp(obj, ctx)
         if np is not None and issubclass(cls, (np.generic, np.dtype)):
             return None  # numpy scalars and dtypes are immutable
-    if module.split(".", 1)[0] == "pandas":
-        found = _pandas_fp(obj, ctx, depth)
-        if found is not NotImplemented:
-            return found
-    if module.startswith("pyarrow"):
-        found = _arrow_fp(obj, ctx)
-        if found is not NotImplemented:
-            return found
-    base = next((b for b in _CONTAINERS if issubclass(cls, b)), None)
-    if base is not None:  # the base type's own iterator: a subclass's __iter__ is not run
-        items = list(base.__iter__(obj))
-        return (cls.__name__, _items_fp(items, ctx, depth, ordered=base not in (set, frozenset)))
-    if issubclass(cls, (dict, types.MappingProxyType)):
+    if library == "pandas":
+        parts = layout.pandas_parts(obj)
+        if parts is not None:
+            return _pandas_fp(obj, parts, ctx, depth)
+    base = layout.builtin_base(cls)
+    if base is dict or issubclass(cls, types.MappingProxyType):
         return (cls.__name__, _mapping_fp(obj, ctx, depth))
-    if issubclass(cls, (bytearray, array.array, memoryview)):
-        view = memoryview(obj)
-        return (cls.__name__, view.nbytes, _digest_bytes(view, ctx))
+    if base is not None:  # the base type's own iterator: a subclass's __iter__ is not run
+        items = layout.builtin_items(obj, base)
+        return (cls.__name__, _items_fp(items, ctx, depth, ordered=base not in (set, frozenset)))
+    if issubclass(cls, memoryview):
+        view = obj.cast("B") if obj.c_contiguous else memoryview(obj.tobytes())
+        return (cls.__name__, obj.nbytes, _digest_bytes(view, ctx))
+    spans = layout.memory_of(obj)  # a bytearray, an array.array, Arrow data, a CPU tensor
+    if spans is not None:
+        ctx.keep.append(obj)
+        digests = tuple((start, _digest_bytes(layout.raw(start, end), ctx)) for start, end in spans)
+        return (cls.__name__, digests)
     if issubclass(cls, types.FunctionType):
         return (
             "function",
@@ -122,7 +127,7 @@ def _fp(obj: Any, ctx: Context, depth: int) -> Any:
         )
     if issubclass(cls, type):
         return ("class", _mapping_fp(dict(vars(obj)), ctx, depth + 1, shallow=True))
-    state = _object_state(obj)
+    state = layout.instance_state(obj)
     if state is None:
         ctx.unchecked = True  # a C object with no visible state: we cannot tell
         return ("opaque", oid)
@@ -163,34 +168,13 @@ def _mapping_fp(mapping: Any, ctx: Context, depth: int, shallow: bool = False) -
 
 
 def _dict_ids(obj: Any, ctx: Context) -> Any:
-    d = getattr(obj, "__dict__", None)
-    return _mapping_fp(d, ctx, 0, shallow=True) if type(d) is dict else None
-
-
-def _object_state(obj: Any) -> dict[str, Any] | None:
-    """The instance's own attributes, read without running its code (no ``__getattr__``, no properties)."""
-    try:
-        d = object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        d = None
-    state = dict(dict.items(d)) if type(d) is dict else {}
-    for klass in type(obj).__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        for slot in (slots,) if isinstance(slots, str) else slots:
-            descriptor = klass.__dict__.get(slot)
-            if isinstance(descriptor, types.MemberDescriptorType):
-                try:
-                    state[f"{klass.__name__}.{slot}"] = descriptor.__get__(obj, type(obj))
-                except AttributeError:
-                    pass
-    if not state and type(d) is not dict:
-        return None
-    return state
+    attrs = layout.instance_state(obj, slots=False)
+    return _mapping_fp(attrs, ctx, 0, shallow=True) if attrs is not None else None
 
 
 # -- numpy --------------------------------------------------------------------------------------------------
 def _array_fp(arr: Any, ctx: Context) -> Any:
-    head = ("ndarray", arr.shape, arr.dtype.str, arr.strides, arr.__array_interface__["data"][0])
+    head = ("ndarray", arr.shape, arr.dtype.str, arr.strides, layout.array_span(arr)[0])
     return (*head, _array_digest(arr, ctx))
 
 
@@ -200,10 +184,7 @@ def _array_digest(arr: Any, ctx: Context) -> Any:
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
         ctx.keep.append(arr.copy())  # the items stay alive, so the pointers below stay theirs
-        import ctypes  # only for a bytearray's or tensor's raw bytes
-
-        raw = (ctypes.c_char * arr.nbytes).from_address(arr.ctypes.data) if arr.nbytes else b""
-        return _digest_bytes(memoryview(raw).cast("B"), ctx)
+        return _digest_bytes(layout.raw(*layout.array_span(arr)), ctx)  # the pointers themselves
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
         ctx.bytes_left -= arr.nbytes  # the copy costs a pass too
         arr = np.ascontiguousarray(arr)
@@ -246,76 +227,14 @@ def _digest_bytes(view: memoryview, ctx: Context) -> Any:
     return (n, crc, tail, zlib.crc32(view[words * 8 :]))
 
 
-# -- pandas and Arrow (read through their public attributes and array protocols) -----------------------------
-def _pandas_fp(obj: Any, ctx: Context, depth: int) -> Any:
-    pd = sys.modules.get("pandas")
-    if pd is None:
-        return NotImplemented
-    if isinstance(obj, pd.DataFrame):
-        columns = tuple(_values_fp(col.array, ctx) for _, col in obj.items())
-        return ("DataFrame", obj.shape, _index_fp(obj.columns, ctx), _index_fp(obj.index, ctx), columns)
-    if isinstance(obj, pd.Series):
-        return (
-            "Series",
-            str(obj.dtype),
-            obj.name if type(obj.name) in _ATOMS else id(obj.name),
-            _index_fp(obj.index, ctx),
-            _values_fp(obj.array, ctx),
-        )
-    if isinstance(obj, pd.Index):
-        return _index_fp(obj, ctx)
-    return NotImplemented
-
-
-def _index_fp(index: Any, ctx: Context) -> Any:
-    pd = sys.modules["pandas"]
-    if isinstance(index, pd.RangeIndex):
-        return ("RangeIndex", index.start, index.stop, index.step)
-    if isinstance(index, pd.MultiIndex):
-        return (
-            "MultiIndex",
-            tuple(_array_fp(c, ctx) for c in index.codes),
-            tuple(_index_fp(level, ctx) for level in index.levels),
-        )
-    return ("Index", str(index.dtype), _values_fp(index.array, ctx))
-
-
-def _values_fp(values: Any, ctx: Context) -> Any:
-    """One pandas column's data: the numpy or Arrow buffers behind it, without converting (no copy)."""
-    np = sys.modules["numpy"]
-    if isinstance(values, np.ndarray):
-        return _array_fp(values, ctx)
-    kind = (str(getattr(values, "dtype", "")), type(values).__name__)
-    backing = getattr(values, "_ndarray", None)  # numpy-backed: plain, datetime, timedelta, categorical codes
-    if isinstance(backing, np.ndarray):
-        extra = _index_fp(values.categories, ctx) if hasattr(values, "categories") else None
-        return (*kind, _array_fp(backing, ctx), extra)
-    data, mask = (
-        getattr(values, "_data", None),
-        getattr(values, "_mask", None),
-    )  # nullable ints, floats, bools
-    if isinstance(data, np.ndarray) and isinstance(mask, np.ndarray):
-        return (*kind, _array_fp(data, ctx), _array_fp(mask, ctx))
-    chunked = getattr(values, "_pa_array", None)  # Arrow-backed (pandas' default strings with pyarrow)
-    if chunked is not None:
-        found = _arrow_fp(chunked, ctx)
-        if found is not NotImplemented:
-            return (*kind, found)
-    ctx.bytes_left -= getattr(values, "nbytes", 0) or 0  # unknown layout: convert (a copy) and checksum
-    return (*kind, _array_fp(np.asarray(values), ctx))
-
-
-def _arrow_fp(obj: Any, ctx: Context) -> Any:
-    pa = sys.modules.get("pyarrow")
-    if pa is None:
-        return NotImplemented
-    if isinstance(obj, pa.ChunkedArray):
-        return ("ChunkedArray", str(obj.type), tuple(_arrow_fp(c, ctx) for c in obj.chunks))
-    if isinstance(obj, pa.Array):
-        buffers = tuple(
-            None if b is None else (b.address, _digest_bytes(memoryview(b), ctx)) for b in obj.buffers()
-        )
-        return ("Array", str(obj.type), obj.offset, len(obj), buffers)
-    if isinstance(obj, pa.Table):
-        return ("Table", tuple(obj.column_names), tuple(_arrow_fp(c, ctx) for c in obj.columns))
-    return NotImplemented
+# -- pandas (what holds its data: ``layout.pandas_parts``) -------------------------------------------------
+def _pandas_fp(obj: Any, parts: list[Any], ctx: Context, depth: int) -> Any:
+    """A frame, series, index or extension array: its shape and label, and each part that holds its data —
+    ndarrays checksummed, the others (extension arrays, indexes) by their own parts, Arrow data by its
+    buffers — with the part's identity (setting a cell of an Arrow-backed column replaces its array)."""
+    ctx.keep.append(parts)
+    name = getattr(obj, "name", None) if hasattr(type(obj), "name") else None
+    label = name if type(name) in _ATOMS else ("id", id(name))
+    shape = tuple(getattr(obj, "shape", ()) or ()) if hasattr(type(obj), "shape") else ()
+    inner = tuple((id(part), _fp(part, ctx, depth)) for part in parts)
+    return (type(obj).__name__, shape, label, layout.range_of(obj), inner)

@@ -23,6 +23,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..capabilities import layout
 from .fingerprint import Context, fingerprint
 
 MAX_WATCHED = 500  # names followed through functions and classes
@@ -91,7 +92,9 @@ def checkpoint(namespace: dict[str, Any], code: str) -> Checkpoint:
     bindings = {name: value for name, value in namespace.items() if tracked(name)}
     watched: dict[str, tuple[Any, Any]] = {}
     unchecked: set[str] = set()
-    ctx = Context()  # one budget for the whole pass; finish() walks the same objects in the same order
+    # one budget for the whole pass (finish() walks the same objects in the same order); the namespace itself
+    # is compared name by name, not as the state of an object that holds it (the shell's ``exit``)
+    ctx = Context(namespaces=layout.namespace_ids(namespace))
     for name in sorted(reachable_names(code, namespace)):
         if name not in bindings:
             continue
@@ -117,7 +120,7 @@ def finish(namespace: dict[str, Any], cp: Checkpoint) -> Changes:
         deleted=[n for n in before if n not in now],
     )
     unchecked = set(cp.unchecked_before)
-    ctx = Context()
+    ctx = Context(namespaces=layout.namespace_ids(namespace))
     for name, (obj, fp_before) in cp.watched.items():
         ctx.unchecked = False
         if fingerprint(obj, ctx) != fp_before:  # any difference is a change, even in a partial fingerprint

@@ -24,58 +24,61 @@ How runs are bounded (the README's "Sandbox" section says the same):
   worker thread finishes in the background. Writes to the user's objects are refused by the guards
   (``_write_``, mutating methods, ``inplace=True``, ``out=``) and a fingerprint of every user variable the
   snippet named is compared before and after as a safety net.
+
+Each of the two is one policy object (``policy``: ``ForkedChild``, ``InProcess``), chosen once per setting by
+``policy_for``; the compiler, the guards, the runner and the preview ask it whatever differs, and nothing
+else asks which mode it is.
 """
 
 from __future__ import annotations
 
-import time
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
-from ..adapters import load_imported
+from ...errors import CapabilityError, SandboxViolation
 from ..redact import masker_for
-from .compiler import compile_snippet
 from .confine import probe as probe_walls
-from .confine import status
-from .isolation import fork_available, run_forked
-from .modules import preimport
-from .runner import Request, Secrets, execute, prepare, value_of
-from .shared_memory import listable
+from .isolation import fork_available
+from .policy import IN_PROCESS, InProcess, SandboxPolicy, forked
+from .runner import Request, Secrets, value_of
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
     from .preview import Preview
 
-__all__ = ["evaluate_value", "isolation_mode", "preview_code", "run", "secrets_for", "walls_report"]
+__all__ = [
+    "evaluate_value",
+    "isolation_mode",
+    "policy_for",
+    "preview_code",
+    "run",
+    "secrets_for",
+    "walls_report",
+]
+
+
+def policy_for(setting: str) -> SandboxPolicy:
+    """The sandbox's policy for ``sandbox_isolation = setting`` (``policy``): ``auto`` and ``fork`` give the
+    forked child where the platform can fork (one object per kernel's walls), else the in-process policy."""
+    if setting == "inprocess":
+        return IN_PROCESS
+    if not fork_available():
+        return _NO_FORK
+    return forked(probe_walls())
+
+
+_NO_FORK = InProcess(f"no fork on {sys.platform}")
 
 
 def isolation_mode(setting: str) -> str:
     """``auto`` → ``fork`` where the platform can fork, else ``inprocess``."""
-    if setting == "inprocess" or not fork_available():
-        return "inprocess"
-    return "fork"
+    return policy_for(setting).name
 
 
 def walls_report(setting: str) -> list[str]:
     """Which walls stand around ``run_python`` here, one line each (``/tools``, the README)."""
-    if isolation_mode(setting) == "inprocess":
-        return [
-            "run_python: in-process, behind the RestrictedPython guards only (no kernel wall; "
-            f"sandbox_isolation = {setting!r})"
-        ]
-    walls = probe_walls()
-    lines = ["run_python: a forked child (copy-on-write view of your data, deadline, resource limits)"]
-    lines += [f"  {line}" for line in status()]
-    if walls.complete:
-        lines.append("  both walls up: the session's own functions, methods and classes may be called")
-    else:
-        lines.append("  a wall is down: the guards refuse calling the session's own functions")
-    if listable():
-        lines.append("  shared memory (memmap, mmap, multiprocessing): made private in the child")
-    else:
-        lines.append("  shared memory (memmap, mmap, multiprocessing): stays shared on this OS (no /proc)")
-    return lines
+    return policy_for(setting).report(setting)
 
 
 def own_deadline(tool_timeout: float) -> float:
@@ -106,42 +109,19 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
             "Running code is not allowed at privacy level 'names' (it would reveal values); "
             "raise the privacy setting to 'schema' or higher."
         )
-    isolation = isolation_mode(ctx.config.sandbox_isolation)
-    walls = probe_walls() if isolation == "fork" else None
-    walled = walls is not None and walls.complete
-    compiled = compile_snippet(
-        source,
-        inprocess=isolation == "inprocess",
-        mode=mode,
-        secret_names=tuple(ctx.config.secret_names),
-        walled=walled,
-    )  # fail fast, in the parent
+    policy = policy_for(ctx.config.sandbox_isolation)
+    secret_names = tuple(ctx.config.secret_names)
+    policy.compile(source, mode, secret_names)  # fail fast, in the parent
     req = Request(
         source=source,
         mode=mode,
-        isolation=isolation,
+        policy=policy,
         timeout=own_deadline(ctx.config.tool_timeout),
         privacy=ctx.privacy,
         limit=ctx.config.max_output_chars,
-        secret_names=tuple(ctx.config.secret_names),
-        walled=walled,
+        secret_names=secret_names,
     )
-    secrets = secrets_for(ctx)
-    namespace = ctx.namespace
-    if isolation == "fork":
-        preimport(set(compiled.imports))
-        load_imported()  # the adapters that may describe its result: a child must import nothing
-        started = time.monotonic()
-        try:
-            job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
-            outcome = run_forked(job, req.timeout, walls, require_walls=walled)
-        except CapabilityTimeout:
-            raise CapabilityTimeout(
-                f"The code did not finish within {time.monotonic() - started:.1f} s and was stopped "
-                "(its process was killed)."
-            ) from None
-    else:
-        outcome = execute(req, namespace, secrets)
+    outcome = policy.execute(req, ctx.namespace, secrets_for(ctx))
     if not outcome.get("ok"):
         message = str(outcome.get("error") or "the code failed")
         output = str(outcome.get("text") or "")
@@ -162,7 +142,7 @@ def preview_code(
         namespace,
         source,
         timeout=own_deadline(config.tool_timeout),
-        isolation=isolation_mode(config.sandbox_isolation),
+        policy=policy_for(config.sandbox_isolation),
         max_output_chars=config.max_output_chars,
         transform=transform,
     )
@@ -176,7 +156,7 @@ def evaluate_value(ctx: CapabilityContext, expr: str) -> object:
     req = Request(
         source=expr,
         mode="eval",
-        isolation="inprocess",
+        policy=IN_PROCESS,
         timeout=own_deadline(ctx.config.tool_timeout),
         privacy=ctx.privacy,
         limit=ctx.config.max_output_chars,

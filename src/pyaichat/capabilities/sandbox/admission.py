@@ -8,10 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...errors import SandboxViolation
-from .calls import ARG_WRITERS_ROOTS, IN_PLACE_FIRST_ARG, UfuncGuard, arg_guard
+from .guard_state import GuardState
 from .modules import ModuleProxy
 from .origin import is_user_function, type_verdict
-from .ownership import UserObjects
 from .placeholders import Hidden, Refused
 from .rules import DANGEROUS_ROOTS, INTERNALS, UNSAFE_BUILTIN_IDS
 
@@ -26,20 +25,8 @@ FRAMEISH = (
 BUILTIN_FUNCS = (types.BuiltinFunctionType, types.BuiltinMethodType)
 
 
-class AdmissionGuards:
+class AdmissionGuards(GuardState):
     """Values entering the sandbox, and the read-only view of the user's variables."""
-
-    # State the assembled ``Guards`` provides (see ``policy.Guards``).
-    mode: str
-    is_secret_name: Callable[[str], bool]
-    looks_secret: Callable[[str], bool]
-    deadline: float
-    user: UserObjects
-    walled: bool
-
-    # ---- ownership ---
-    def is_user(self, obj: Any) -> bool:
-        return self.mode == "inprocess" and obj in self.user
 
     # ---- values entering the sandbox ---
     def admit(self, value: Any, where: str) -> Any:
@@ -58,7 +45,7 @@ class AdmissionGuards:
             root = (getattr(value, "__module__", None) or "").split(".")[0]
             if root in DANGEROUS_ROOTS:
                 raise SandboxViolation(f"{where} is not available in the sandbox")
-            return self._call_guard(value, where) if self.mode == "inprocess" else value
+            return self.policy.library_call(value, where, self.is_user)
         if t in BUILTIN_FUNCS:
             if id(value) in UNSAFE_BUILTIN_IDS:
                 raise SandboxViolation(f"{where} is not available in the sandbox")
@@ -70,16 +57,16 @@ class AdmissionGuards:
                 root = (getattr(value, "__module__", None) or "").split(".")[0]
                 if root in DANGEROUS_ROOTS:
                     raise SandboxViolation(f"{where} is not available in the sandbox")
-            return self._call_guard(value, where) if self.mode == "inprocess" else value
+            return self.policy.library_call(value, where, self.is_user)
         if t is ModuleProxy or t is Hidden or t is Refused:
             return value
-        if t is memoryview and self.mode == "inprocess" and not value.readonly:
-            return value.toreadonly()  # a view of the session's memory (shared memory's ``.buf``): look only
+        if t is memoryview:
+            return self.policy.memory_view(value)
         verdict = type_verdict(t)
         if verdict:
             raise SandboxViolation(verdict)
-        if self.mode == "inprocess" and (t.__name__ in ("ufunc", "_ArrayFunctionDispatcher")):
-            return self._call_guard(value, where)
+        if t.__name__ in ("ufunc", "_ArrayFunctionDispatcher"):
+            return self.policy.library_call(value, where, self.is_user)
         return value
 
     # ---- the session's own code (only behind the kernel wall) ---
@@ -109,21 +96,6 @@ class AdmissionGuards:
             return self.admit(self._sanitize(value, 0, [10_000], values=True), what)
         except SandboxViolation as exc:
             raise SandboxViolation(f"{what} is not available in the sandbox ({exc})") from None
-
-    def _call_guard(self, value: Any, where: str) -> Any:
-        """In-process only: library functions that write into an argument (``np.copyto(a, …)``,
-        ``out=a``, ``random.shuffle(a)``, ``heapq.heappush(a, …)``) are refused when it is the user's."""
-        if where and not where.startswith("."):
-            root = where.split(".")[0]
-        else:
-            module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or ""
-            root = module.split(".")[0]
-        if root not in ARG_WRITERS_ROOTS:
-            return value
-        if type(value).__name__ == "ufunc":
-            return UfuncGuard(value, self.is_user)
-        first = getattr(value, "__name__", "") in IN_PLACE_FIRST_ARG
-        return arg_guard(value, self.is_user, first)
 
     def _sanitize(self, value: Any, depth: int, budget: list[int], values: bool = False) -> Any:
         """A copy of a dict (or list or tuple) with secret-named entries hidden and the session's functions

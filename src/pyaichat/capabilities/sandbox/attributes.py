@@ -10,11 +10,11 @@ from typing import Any
 
 from ...errors import SandboxViolation
 from .admission import FRAMEISH
-from .calls import checked_dispatch, checked_expression, mutating_error, no_inplace, no_path
+from .calls import checked_dispatch, checked_expression, mutating_error, no_path
 from .formatting import safe_format, safe_format_map, unbound_format, unbound_format_map
+from .guard_state import GuardState
 from .modules import ModuleProxy, check_attr_name
 from .origin import is_user_class, runs_user_code
-from .ownership import UserObjects
 from .placeholders import Hidden, Refused
 from .rules import (
     EXPRESSION_METHODS,
@@ -30,18 +30,8 @@ _MISSING = object()
 _GEN_OK = frozenset({"send", "throw", "close", "gi_running", "gi_suspended"})
 
 
-class AttributeGuards:
+class AttributeGuards(GuardState):
     """``obj.name``, ``getattr``, ``hasattr`` and ``obj[key]``."""
-
-    # State the assembled ``Guards`` provides (see ``policy.Guards``).
-    mode: str
-    is_secret_name: Callable[[str], bool]
-    looks_secret: Callable[[str], bool]
-    deadline: float
-    user: UserObjects
-    walled: bool
-    _secret_keys: dict[str, bool]
-    _sandbox_types: set[type]
 
     def check_name(self, name: Any) -> None:
         check_attr_name(name)
@@ -56,8 +46,7 @@ class AttributeGuards:
         slow = self._getattr_slow
         simple_types = {int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset, range,
                         slice, type(None)}  # fmt: skip
-        inprocess = self.mode == "inprocess"
-        special = {"format", "format_map"} | (MUTATING_METHODS if inprocess else set())
+        special = self.policy.getattr_special  # names that need a look even on plain types
         sandbox_types = self._sandbox_types
         user = self.user
 
@@ -119,11 +108,7 @@ class AttributeGuards:
                 f"reading .{name} would run the session's own code (a property); "
                 "it is not allowed in the sandbox"
             )
-        if (
-            name in MUTATING_METHODS
-            and self.mode == "inprocess"
-            and (isinstance(obj, type) or self.is_user(obj))
-        ):
+        if name in MUTATING_METHODS and self.policy.mutator_refused(obj, self.is_user):
             raise mutating_error(name)
         if name in NUMPY_OBJECT_BLOCKS and (getattr(t, "__module__", None) or "").startswith("numpy"):
             raise SandboxViolation(
@@ -149,8 +134,7 @@ class AttributeGuards:
                 value = checked_expression(value, name)
             elif name in STRING_DISPATCH:
                 value = checked_dispatch(value, name, self.check_name)
-            if self.mode == "inprocess" and self.is_user(obj):
-                value = no_inplace(value, name)
+            value = self.policy.pandas_method(value, name, obj, self.is_user)
         return value
 
     def getattr_builtin(self, obj: Any, name: Any, *default: Any) -> Any:

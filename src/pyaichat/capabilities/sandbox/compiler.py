@@ -146,6 +146,7 @@ class SandboxTransformer(RestrictingNodeTransformer):
     check_add = False  # ``+`` is not checked: doubling loops meet RLIMIT_AS (fork) or the deadline tick
     # Fork mode: ``n += 1`` on a local name stays native (the child owns every object).
     native_augassign = True
+    relaxed = False  # the checks behind the kernel wall (``_Checker``): a few dunder forms allowed
 
     def _tick_call(self, node: ast.AST) -> ast.Call:
         call = ast.Call(func=ast.Name("_tick_", ast.Load()), args=[], keywords=[])
@@ -237,10 +238,12 @@ class SandboxTransformer(RestrictingNodeTransformer):
         return node
 
 
-class _Walled(SandboxTransformer):
+class WalledTransformer(SandboxTransformer):
     """Fork mode behind the kernel wall: a snippet's own classes may define ordinary protocol methods and call
     ``super().__init__()``; ``obj.attr op= v`` and ``obj[k] op= v`` run natively with ``obj`` passed through
     ``_write_`` first (so modules, functions and foreign classes stay unwritable)."""
+
+    relaxed = True
 
     def check_name(self, node: ast.AST, name: str | None, allow_magic_methods: bool = False) -> None:
         if allow_magic_methods and name in DUNDER_METHODS and getattr(node, "col_offset", 0) != 0:
@@ -267,7 +270,9 @@ class _Walled(SandboxTransformer):
         return super().visit_AugAssign(node)
 
 
-class _Ticking(SandboxTransformer):
+class TickingTransformer(SandboxTransformer):
+    """In-process: a deadline check (``_tick_()``) in every loop body, function, comprehension and lambda."""
+
     ticks = True
     native_augassign = False
 
@@ -288,16 +293,16 @@ def _rp_error(message: str, source: str) -> SandboxViolation:
 
 def compile_snippet(
     source: str,
+    dialect: type[SandboxTransformer] = SandboxTransformer,
     *,
-    inprocess: bool,
     mode: str = "exec",
     secret_names: tuple[str, ...] = (),
-    walled: bool = False,
 ) -> Compiled:
-    """Check and compile ``source``; raise ``SandboxViolation`` naming the line and segment.
-    ``secret_names`` are the user's extra secret-name patterns (config ``secret_names``); ``walled``: the
-    code will run in a forked child behind the kernel wall (``confine``), which allows a little more."""
-    return _compile(source, inprocess, mode, secret_names, walled and not inprocess)
+    """Check and compile ``source``; raise ``SandboxViolation`` naming the line and segment. ``dialect``: the
+    transformer the sandbox's policy runs code under (``SandboxTransformer`` in a forked child,
+    ``WalledTransformer`` behind the kernel wall, which allows a little more, ``TickingTransformer``
+    in-process); ``secret_names`` are the user's extra secret-name patterns (config ``secret_names``)."""
+    return _compile(source, dialect, mode, secret_names)
 
 
 @functools.lru_cache(maxsize=32)
@@ -307,7 +312,7 @@ def _secret_checker(secret_names: tuple[str, ...]) -> Callable[[str], bool]:
 
 @functools.lru_cache(maxsize=256)
 def _compile(
-    source: str, inprocess: bool, mode: str, secret_names: tuple[str, ...] = (), walled: bool = False
+    source: str, dialect: type[SandboxTransformer], mode: str, secret_names: tuple[str, ...] = ()
 ) -> Compiled:
     if len(source) > MAX_SOURCE_CHARS:
         raise SandboxViolation(f"the code is longer than {MAX_SOURCE_CHARS:,} characters")
@@ -318,13 +323,12 @@ def _compile(
         raise SandboxViolation(f"{where}: syntax error: {exc.msg}") from None
     if mode == "eval" and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)):
         raise SandboxViolation("eval_expr takes one expression; use run_python for statements")
-    checker = _Checker(source, walled)
+    checker = _Checker(source, dialect.relaxed)
     checker.visit(tree)
     errors: list[str] = []
     warnings: list[str] = []
     used: dict[str, bool] = {}
-    kind = _Ticking if inprocess else _Walled if walled else SandboxTransformer
-    transformer = kind(errors, warnings, used)
+    transformer = dialect(errors, warnings, used)
     transformer.is_secret_key = _secret_checker(secret_names)
     transformer.visit(tree)
     if errors:

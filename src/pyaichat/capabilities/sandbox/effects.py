@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import layout
 from .forms import IMMUTABLE, Buffer, Form, Former, digest, size_text
 from .pages import PAGE, Pages
 
@@ -59,14 +60,14 @@ class Snapshot:
     and compared in the child after the run."""
 
     def __init__(self, namespace: Mapping[str, Any]) -> None:
-        self.former = Former()
+        self.former = Former(layout.namespace_ids(namespace))
         self.pinned: list[Any] = []
         self.looks: dict[str, _Look] = {}
         for name in list(namespace)[:MAX_NAMES]:
             if name in SKIPPED:
                 continue
             obj = namespace[name]
-            if isinstance(obj, IMMUTABLE):  # most of a large namespace: nothing to compare but identity
+            if issubclass(type(obj), IMMUTABLE):  # most of a large namespace: nothing to compare but identity
                 self.looks[name] = _Look(obj, None, [])
                 continue
             form, buffers = self.former.look(obj, self.pinned)

@@ -1,11 +1,13 @@
 """The value-free description of one object (``Form``: type, shape, dtypes, size) and a cheap fingerprint of
 its structure, with the data buffers it holds — what a preview compares before and after the proposed code.
 
-Looking runs nothing: only metadata of known types is read (numpy, pandas, builtin containers — through their
-builtin base's own methods —, an instance's own ``__dict__``); anything else is compared by identity. A buffer
-is an address range (numpy arrays, the blocks of a pandas frame, a ``bytearray``, a CPU tensor); the bytes of
-it that share a page with other memory (its edges, or all of it when smaller than a page) are hashed, the
-whole pages are left to ``pages``.
+Looking runs nothing: what holds an object's data, and how to read a plain object's own state without its
+code, is ``layout``'s knowledge (pandas' blocks and extension arrays, numpy and Arrow buffers, builtin
+containers through their base type's methods, an instance's ``__dict__`` and slots); anything else is
+compared by identity. A buffer is an address range; the bytes of it that share a page with other memory (its
+edges, or all of it when smaller than a page) are hashed, the whole pages are left to ``pages``. The session's
+namespace, reached from an object that holds it (the shell's ``exit``), is compared by identity: its names are
+compared one by one (``layout.namespace_ids``).
 
 Why not ``persist.fingerprint`` or ``ownership.fingerprint``: in the forked child the kernel records which
 pages the code wrote (``pages``), so hashing data here would only repeat that at memory speed; what the
@@ -14,16 +16,13 @@ preview needs besides is the value-free before → after line (``Form``), which 
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
-import sys
 import types
-from collections import deque
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, NamedTuple
 
-from .ownership import pandas_parts
+from .. import layout
 from .pages import PAGE
 
 MAX_ITEMS = 1_000  # element identities compared per container
@@ -31,8 +30,7 @@ MAX_NESTED = 50  # elements (values, attributes) looked into per container
 MAX_DEPTH = 3
 MAX_BUFFERS = 20_000
 MAX_COLUMNS_SHOWN = 6
-IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), range, frozenset, type, types.ModuleType,
-             types.FunctionType, types.BuiltinFunctionType, types.MethodType)  # fmt: skip
+IMMUTABLE = (*layout.ATOMS, frozenset, *layout.CODE)
 
 
 class Form(NamedTuple):
@@ -87,7 +85,7 @@ class _Context:
 
 
 def digest(start: int, end: int) -> bytes:
-    return hashlib.blake2b(ctypes.string_at(start, end - start), digest_size=16).digest()
+    return hashlib.blake2b(layout.raw(start, end), digest_size=16).digest()
 
 
 def _buffer(ctx: _Context, start: int, end: int) -> None:
@@ -101,24 +99,6 @@ def _buffer(ctx: _Context, start: int, end: int) -> None:
         parts = [(start, first_whole), (last_whole, end)]
         edges = tuple((lo, hi, digest(lo, hi)) for lo, hi in parts if hi > lo)
     ctx.buffers.append(Buffer(start, end, edges))
-
-
-def _array_bounds(arr: Any) -> tuple[int, int]:
-    """The bytes an ndarray's elements span (numpy's ``byte_bounds``, without importing numpy.lib)."""
-    start = end = int(arr.__array_interface__["data"][0])
-    for n, stride in zip(arr.shape, arr.strides, strict=False):
-        if n == 0:
-            return start, start
-        if stride < 0:
-            start += (n - 1) * stride
-        else:
-            end += (n - 1) * stride
-    return start, end + arr.itemsize
-
-
-def _ndarray_type() -> type | None:
-    np = sys.modules.get("numpy")
-    return getattr(np, "ndarray", None)
 
 
 class _Items:
@@ -137,10 +117,12 @@ class _Items:
 
 
 class Former:
-    """Takes the ``Form`` of objects, recording their buffers and pinning what the fingerprint names."""
+    """Takes the ``Form`` of objects, recording their buffers and pinning what the fingerprint names.
+    ``namespaces``: dicts compared by identity only (``layout.namespace_ids``)."""
 
-    def __init__(self) -> None:
-        self.ndarray = _ndarray_type()
+    def __init__(self, namespaces: frozenset[int] = frozenset()) -> None:
+        self.ndarray = layout.ndarray_type()
+        self.namespaces = namespaces
 
     def look(self, obj: Any, pinned: list[Any], buffers: bool = True) -> tuple[Form, list[Buffer]]:
         """``obj``'s form, and the buffers it holds (with ``buffers``: their edges are read and hashed)."""
@@ -155,41 +137,38 @@ class Former:
         t = type(obj)
         if t is list or t is tuple:  # the common cases first: a namespace may hold thousands
             return Form(t.__name__, (len(obj),), "items", "", None, self._items(obj, ctx, depth))
-        if t is dict:
+        if t is dict and id(obj) not in self.namespaces:
             return self._dict(obj, ctx, depth)
         name = t.__name__
-        if isinstance(obj, (str, bytes)):
-            return Form(name, (len(obj),), "chars" if isinstance(obj, str) else "bytes")
-        if isinstance(obj, IMMUTABLE):
+        if issubclass(t, (str, bytes)):
+            return Form(name, (len(obj),), "chars" if issubclass(t, str) else "bytes")
+        if issubclass(t, IMMUTABLE):
             return Form(_kind(obj))
-        if self.ndarray is not None and isinstance(obj, self.ndarray):
+        if id(obj) in self.namespaces:  # where names live: compared name by name, not as this object's state
+            return Form(name, inner=("namespace", id(obj)))
+        if self.ndarray is not None and issubclass(t, self.ndarray):
             return self._array(obj, ctx)
-        module = getattr(t, "__module__", "") or ""
-        if module.startswith("pandas"):
-            return self._pandas(obj, ctx, depth)
-        if module.startswith("torch") and hasattr(obj, "data_ptr"):
-            return self._tensor(obj, ctx)
-        if isinstance(obj, bytearray):
-            if obj:
-                holder = (ctypes.c_char * len(obj)).from_buffer(obj)
-                start = ctypes.addressof(holder)
-                del holder  # the export ends here: the code may still resize it
-                _buffer(ctx, start, start + len(obj))
-            return Form(name, (len(obj),), "bytes", inner=(len(obj),))
+        if layout.library(t) == "pandas":
+            parts = _pandas_closure(obj)
+            if parts is not None:
+                return self._pandas(obj, parts, ctx)
+        spans = layout.memory_of(obj)  # a bytearray, an array.array, Arrow data, a CPU tensor
+        if spans is not None:
+            return self._memory(obj, spans, ctx)
         # Subclasses are read through their builtin base: their own ``__len__`` or ``__iter__`` is the
         # session's code, and looking runs none of it.
-        for base in (list, tuple, deque):
-            if isinstance(obj, base):
-                items = _Items(base.__len__(obj), base.__iter__(obj))  # type: ignore[attr-defined]
-                return Form(name, (len(items),), "items", inner=self._items(items, ctx, depth))
-        if isinstance(obj, dict):
+        base = layout.builtin_base(t)
+        if base is dict:
             return self._dict(obj, ctx, depth)
-        if isinstance(obj, set):
-            size = set.__len__(obj)
-            members = tuple(set.__iter__(obj)) if size <= MAX_ITEMS else ()
+        if base is set or base is frozenset:
+            size = layout.builtin_len(obj, base)
+            members = tuple(layout.builtin_items(obj, base)) if size <= MAX_ITEMS else ()
             ctx.pinned.append(members)
             return Form(name, (size,), "items", inner=(size, frozenset(map(id, members))))
-        attrs = _instance_dict(obj)
+        if base is not None:
+            items = _Items(layout.builtin_len(obj, base), iter(layout.builtin_items(obj, base, MAX_ITEMS)))
+            return Form(name, (len(items),), "items", inner=self._items(items, ctx, depth))
+        attrs = layout.instance_state(obj)
         if attrs is not None:
             keys = tuple(islice(attrs, MAX_ITEMS))
             values = tuple(islice(attrs.values(), MAX_ITEMS))
@@ -199,10 +178,11 @@ class Former:
         return Form(name)
 
     def _dict(self, obj: dict[Any, Any], ctx: _Context, depth: int) -> Form:
-        size = dict.__len__(obj)
-        keys = tuple(islice(dict.__iter__(obj), MAX_ITEMS))
+        size = layout.builtin_len(obj, dict)
+        keys = tuple(layout.builtin_keys(obj, MAX_ITEMS))
         ctx.pinned.append(keys)
-        inner = (size, tuple(map(id, keys)), self._items(_Items(size, iter(dict.values(obj))), ctx, depth))
+        values = _Items(size, iter(layout.builtin_items(obj, dict, MAX_ITEMS)))
+        inner = (size, tuple(map(id, keys)), self._items(values, ctx, depth))
         return Form(type(obj).__name__, (size,), "keys", "", None, inner)
 
     def _items(self, items: Any, ctx: _Context, depth: int) -> tuple[Any, ...]:
@@ -218,29 +198,29 @@ class Former:
         return tuple(
             self._form(value, ctx, depth + 1).inner
             for value in values[:MAX_NESTED]
-            if not isinstance(value, IMMUTABLE)
+            if not issubclass(type(value), IMMUTABLE)
         )
 
     def _array(self, arr: Any, ctx: _Context) -> Form:
-        start, end = _array_bounds(arr)
+        start, end = layout.array_span(arr)
         _buffer(ctx, start, end)
         inner = (arr.shape, arr.dtype.str, arr.strides, start)
         return Form(
             type(arr).__name__, tuple(arr.shape), dtypes=str(arr.dtype), nbytes=int(arr.nbytes), inner=inner
         )
 
-    def _pandas(self, obj: Any, ctx: _Context, depth: int) -> Form:
+    def _pandas(self, obj: Any, parts: list[Any], ctx: _Context) -> Form:
+        """A pandas object: the identities of everything that holds its data (``parts``: its blocks, the
+        arrays behind them — an Arrow column's data is replaced, not written, when a cell is set —, its index
+        and columns), the buffers among them, its shape, columns and dtypes."""
         name = type(obj).__name__
-        parts = pandas_parts(obj)
         ctx.pinned.extend(parts)
         inner: list[Any] = [tuple(map(id, parts))]
         for part in parts:
-            for arr in self._arrays_of(part):
-                self._array(arr, ctx)
-        mgr = getattr(obj, "_mgr", None)  # the size is the data's, as ``memory_usage(index=False)`` says
-        arrays = getattr(mgr, "arrays", None) if mgr is not None else None
-        data = arrays if isinstance(arrays, (list, tuple)) else [obj]
-        nbytes = sum(int(getattr(a, "nbytes", 0) or 0) for a in data)
+            for start, end in layout.memory_of(part) or ():
+                _buffer(ctx, start, end)
+        blocks = layout.pandas_blocks(obj)  # the size is the data's, as ``memory_usage(index=False)`` says
+        nbytes = sum(int(getattr(a, "nbytes", 0) or 0) for a in (blocks if blocks is not None else [obj]))
         shape = tuple(getattr(obj, "shape", ()) or ())
         inner.append(shape)
         dtypes = ""
@@ -256,26 +236,41 @@ class Former:
             inner += [dtypes, str(getattr(obj, "name", ""))]
         return Form(name, shape, dtypes=dtypes, nbytes=nbytes or None, inner=tuple(inner))
 
-    def _arrays_of(self, part: Any) -> list[Any]:
-        if self.ndarray is None:
-            return []
-        if isinstance(part, self.ndarray):
-            return [part]
-        found = []
-        for attr in ("_ndarray", "_data", "_mask", "_codes"):  # numpy-backed, masked, categorical
-            value = getattr(part, attr, None)
-            if isinstance(value, self.ndarray):
-                found.append(value)
-        return found
+    def _memory(self, obj: Any, spans: list[tuple[int, int]], ctx: _Context) -> Form:
+        """A buffer holder numpy does not describe: a ``bytearray``, an ``array.array``, Arrow data, a CPU
+        tensor. Its spans are part of its fingerprint: memory that moved is compared no further."""
+        for start, end in spans:
+            _buffer(ctx, start, end)
+        nbytes = sum(end - start for start, end in spans)
+        name = type(obj).__name__
+        shape = getattr(obj, "shape", None) if layout.library(type(obj)) in ("torch", "pyarrow") else None
+        if shape is None:  # a run of bytes
+            return Form(name, (nbytes,), "bytes", inner=(nbytes, tuple(spans)))
+        shape = tuple(int(n) for n in shape)
+        dtype = str(getattr(obj, "dtype", ""))
+        return Form(name, shape, dtypes=dtype, nbytes=nbytes, inner=(shape, dtype, tuple(spans)))
 
-    def _tensor(self, tensor: Any, ctx: _Context) -> Form:
-        nbytes = int(tensor.nelement() * tensor.element_size())
-        if str(getattr(tensor, "device", "cpu")) == "cpu" and nbytes:
-            start = int(tensor.data_ptr())
-            _buffer(ctx, start, start + nbytes)
-        shape = tuple(int(n) for n in tensor.shape)
-        inner = (shape, str(tensor.dtype), tensor.data_ptr())
-        return Form(type(tensor).__name__, shape, dtypes=str(tensor.dtype), nbytes=nbytes, inner=inner)
+
+def _pandas_closure(obj: Any) -> list[Any] | None:
+    """The pandas parts of ``obj`` and, inside them, the parts of pandas parts (an extension array's backing
+    arrays, an index's values), breadth first and bounded; ``None`` when ``obj`` holds no data in a layout
+    ``layout`` knows."""
+    parts = layout.pandas_parts(obj)
+    if parts is None:
+        return None
+    found: list[Any] = []
+    seen: set[int] = set()
+    for level in range(3):
+        inner: list[Any] = []
+        for part in parts:
+            if id(part) in seen or len(found) >= layout.MAX_PARTS:
+                continue
+            seen.add(id(part))
+            found.append(part)
+            if level < 2 and layout.is_pandas(part):
+                inner.extend(layout.pandas_parts(part) or ())
+        parts = inner
+    return found
 
 
 def _kind(obj: Any) -> str:
@@ -286,12 +281,3 @@ def _kind(obj: Any) -> str:
     if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
         return f"function {getattr(obj, '__qualname__', getattr(obj, '__name__', ''))}"
     return type(obj).__name__
-
-
-def _instance_dict(obj: Any) -> dict[str, Any] | None:
-    """An instance's own ``__dict__``, read without running its ``__getattr__``."""
-    try:
-        found = object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        return None
-    return found if type(found) is dict else None

@@ -7,26 +7,18 @@ from __future__ import annotations
 import random as _random
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from ...errors import SandboxViolation
 from . import limits
-from .calls import IN_PLACE_FIRST_ARG, arg_guard, capped
+from .calls import capped
+from .guard_state import GuardState
 from .modules import ModuleProxy, denied_module, import_allowed, make_proxy, module_allowed
-from .ownership import UserObjects
 
 
-class ModuleGuards:
+class ModuleGuards(GuardState):
     """Module proxies and guarded ``import``."""
-
-    # State the assembled ``Guards`` provides (see ``policy.Guards``).
-    mode: str
-    is_secret_name: Callable[[str], bool]
-    looks_secret: Callable[[str], bool]
-    deadline: float
-    user: UserObjects
-    _proxies: dict[str, ModuleProxy]
 
     def proxy(self, mod: types.ModuleType) -> ModuleProxy:
         name = mod.__name__
@@ -40,12 +32,11 @@ class ModuleGuards:
 
     def _overrides(self, name: str, mod: types.ModuleType) -> dict[str, Any]:
         found = self._base_overrides(name, mod)
-        if self.mode == "inprocess":
-            for key in IN_PLACE_FIRST_ARG & found.keys():
-                found[key] = arg_guard(found[key], self.is_user, True)
-        return found
+        return self.policy.module_overrides(name, mod, found, self.is_user, self.deadline)
 
     def _base_overrides(self, name: str, mod: types.ModuleType) -> dict[str, Any]:
+        """What every policy replaces: ``operator``'s getters under the attribute rules, a private
+        ``random.Random``, ``math``'s big-number functions capped."""
         if name == "operator":
             return {"attrgetter": self._attrgetter, "methodcaller": self._methodcaller}
         if name == "random":
@@ -53,9 +44,6 @@ class ModuleGuards:
             return {
                 n: getattr(rng, n) for n in dir(rng) if not n.startswith("_") and callable(getattr(rng, n))
             }
-        if name == "numpy.random" and self.mode == "inprocess":
-            state, public = mod.RandomState(), set(dir(mod))
-            return {n: getattr(state, n) for n in dir(state) if not n.startswith("_") and n in public}
         if name == "math":
             return {
                 "factorial": capped(mod.factorial, "math.factorial", 100_000),
@@ -64,24 +52,7 @@ class ModuleGuards:
                 "prod": limits.materialising(mod.prod, "math.prod"),
                 "fsum": limits.materialising(mod.fsum, "math.fsum"),
             }
-        if name == "itertools" and self.mode == "inprocess":
-            return {"count": self._ticking(mod.count), "cycle": self._ticking(mod.cycle),
-                    "repeat": self._ticking(mod.repeat)}  # fmt: skip
         return {}
-
-    def _ticking(self, make: Callable[..., Iterable[Any]]) -> Callable[..., Iterable[Any]]:
-        """Infinite iterators, as generators that check the deadline, so a C consumer (``sum(count())``)
-        can be stopped in-process."""
-        tick = limits.make_tick(self.deadline)
-
-        def wrapper(*args: Any, **kwargs: Any) -> Iterable[Any]:
-            for n, item in enumerate(make(*args, **kwargs), 1):
-                if not n & 1023:
-                    tick()
-                yield item
-
-        wrapper.__name__ = getattr(make, "__name__", "iterator")
-        return wrapper
 
     def _attrgetter(self, *names: str) -> Callable[[Any], Any]:
         for name in names:

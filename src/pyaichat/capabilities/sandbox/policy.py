@@ -1,161 +1,288 @@
-"""The guard set of one run, assembled from one module per concern, and the dict the compiled code runs in.
+"""How the sandbox differs between a forked child and this process: one policy object, chosen once.
 
-Where to look: ``admission`` (values entering the sandbox, the view of the user's variables), ``attributes``
-(``obj.name``, ``getattr``, ``obj[key]``), ``writes`` (``_write_``), ``module_guards`` (imports and module
-proxies), ``calls`` (wrappers for library functions), ``formatting`` (format strings), ``origin`` (user code
-versus library code), ``placeholders`` (``Hidden``, ``Refused``); the allow- and deny-lists are data in
-``rules``. This module adds the builtins, ``print`` and the assembly.
+``policy_for(setting)`` (in the package) picks ``ForkedChild`` where the platform can fork — the code runs on
+a copy-on-write copy of the session, killed at its deadline, walled in by Landlock + seccomp where the kernel
+has them — or an ``InProcess`` policy (Windows, or ``sandbox_isolation = "inprocess"``) — the code runs next
+to the real objects, so the guards also protect everything reachable from the user's variables. Every rule
+and every guard is shared; what differs is a member of the policy, and nothing else in the sandbox asks
+which mode it is in. Forked child | in-process:
 
-Two modes share every rule. ``fork``: the code runs in a forked child, so the user's objects are a private
-copy-on-write copy and may be changed there. ``inprocess``: the code runs next to the real objects, so
-anything reachable from a user variable is also write-protected (``UserObjects``).
+- ``dialect`` (the compiler's transformer): plain, or ``WalledTransformer`` behind the wall |
+  ``TickingTransformer`` (a deadline check in every loop, function and comprehension);
+- ``execute``: ``run_forked`` (deadline, resource limits, walls) | here (``registry.call`` abandons it);
+- ``watch`` (what one run must leave as it found it): nothing, the child's objects are its own |
+  ``SessionWatch``: the user's objects the code names, their arrays frozen, fingerprints, a recursion cap;
+- the guard hooks — ``library_call``, ``memory_view``, ``mutator_refused``, ``pandas_method``,
+  ``module_overrides``, ``getattr_special``: everything as is | a library call writing into a user argument,
+  a writable view of the session's memory, a mutating method of a user object or class, ``inplace=True`` on
+  a user frame refused; ``numpy.random`` private and infinite iterators ticking;
+- ``report`` and ``preview_unavailable`` (what the user is told): the walls that stand | "in-process, behind
+  the guards only", and no preview.
 """
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-from ...errors import SandboxViolation
+from ...errors import CapabilityTimeout
+from ..adapters import load_imported
 from . import limits
-from .admission import AdmissionGuards
-from .attributes import AttributeGuards
-from .calls import apply_call, iter_unpack, unpack
-from .module_guards import ModuleGuards
-from .modules import ModuleProxy
-from .ownership import UserObjects
-from .placeholders import MODULE_TYPE, Hidden, Refused
-from .rules import FORBIDDEN_BUILTINS, PRIVATE_MESSAGE, SANDBOX_FILENAME, SANDBOX_MODULE
-from .writes import WriteGuards
+from .calls import ARG_WRITERS_ROOTS, IN_PLACE_FIRST_ARG, UfuncGuard, arg_guard, no_inplace
+from .compiler import Compiled, SandboxTransformer, TickingTransformer, WalledTransformer, compile_snippet
+from .confine import Walls, status
+from .isolation import run_forked
+from .modules import preimport
+from .ownership import UserObjects, fingerprint, thaw
+from .placeholders import Hidden
+from .rules import MUTATING_METHODS
+from .runner import Request, Secrets, execute, prepare
+from .shared_memory import listable
 
-__all__ = ["SANDBOX_FILENAME", "SANDBOX_MODULE", "Guards", "Hidden", "Refused"]
-
-
-@dataclass
-class Guards(AdmissionGuards, AttributeGuards, WriteGuards, ModuleGuards):
-    """Everything one run needs; ``globals()`` turns it into the dict the compiled code runs in."""
-
-    mode: str  # "fork" or "inprocess"
-    is_secret_name: Callable[[str], bool]
-    looks_secret: Callable[[str], bool]
-    deadline: float
-    # The kernel wall is up around this run (fork mode, Landlock + seccomp): the session's own functions,
-    # methods and properties may run, since the wall, not the guards, stops what they could do.
-    walled: bool = False
-    user: UserObjects = field(default_factory=lambda: UserObjects(()))
-    printed: list[str] = field(default_factory=list)
-    printed_size: int = 0
-    print_limit: int = 20_000
-    print_truncated: bool = False
-    _secret_keys: dict[str, bool] = field(default_factory=dict)
-    _sandbox_types: set[type] = field(default_factory=set)
-    _proxies: dict[str, ModuleProxy] = field(default_factory=dict)
-
-    def safe_type(self, *args: Any) -> Any:
-        if len(args) != 1:
-            raise SandboxViolation(
-                "type() with three arguments (making classes dynamically) is not available"
-            )
-        t = type(args[0])
-        if t is ModuleProxy:
-            return MODULE_TYPE
-        if issubclass(t, type):
-            return self.safe_type  # ``type(int)`` must not hand out the real metaclass
-        return t
-
-    def safe_dir(self, *args: Any) -> list[str]:
-        if not args:
-            raise SandboxViolation("dir() without an argument is not available in the sandbox")
-        obj = args[0]
-        return sorted(n for n in dir(obj) if not n.startswith("_"))
-
-    # ---- printing ---
-    def make_print(self) -> Callable[..., Any]:
-        guards = self
-
-        class Printer:
-            """RestrictedPython's ``_print_``: collects ``print`` output, capped; ``file=`` is refused."""
-
-            def __init__(self, _getattr: Any = None) -> None:
-                pass
-
-            def write(self, text: str) -> None:
-                if guards.printed_size >= guards.print_limit:
-                    guards.print_truncated = True
-                    return
-                text = str(text)[: guards.print_limit - guards.printed_size]
-                guards.printed.append(text)
-                guards.printed_size += len(text)
-
-            def __call__(self) -> str:
-                return "".join(guards.printed)
-
-            def _call_print(self, *objects: Any, **kwargs: Any) -> None:
-                if kwargs.get("file") is not None:
-                    raise SandboxViolation("print(file=...) is not available in the sandbox")
-                kwargs["file"] = self
-                kwargs.pop("flush", None)
-                print(*objects, **kwargs)
-
-        return Printer
-
-    # ---- assembly ---
-    def builtins(self) -> dict[str, Any]:
-        b = builtins
-        allowed = [
-            "abs", "all", "any", "ascii", "bin", "bool", "callable", "chr", "complex", "dict", "divmod",
-            "enumerate", "filter", "float", "format", "frozenset", "hash", "hex", "id", "int", "isinstance",
-            "issubclass", "iter", "len", "list", "map", "max", "min", "next", "object", "oct", "ord",
-            "property", "repr", "reversed", "round", "set", "slice", "sorted", "staticmethod", "classmethod",
-            "str", "sum", "super", "tuple", "zip", "None", "True", "False", "Ellipsis", "NotImplemented",
-        ]  # fmt: skip
-        out: dict[str, Any] = {name: getattr(b, name) for name in allowed}
-        for name in dir(b):
-            value = getattr(b, name)
-            if isinstance(value, type) and issubclass(value, BaseException):
-                out[name] = value
-        for name in limits.MATERIALISING_BUILTINS:
-            out[name] = limits.materialising(getattr(b, name), name)
-        out["range"] = limits.safe_range
-        out["bytes"] = limits.sized_buffer(bytes)
-        out["bytearray"] = limits.sized_buffer(bytearray)
-        out["pow"] = limits.pow_
-        out["type"] = self.safe_type
-        out["getattr"] = self.getattr_builtin
-        out["hasattr"] = self.hasattr_builtin
-        out["dir"] = self.safe_dir
-        for name, why in FORBIDDEN_BUILTINS.items():
-            out[name] = Refused(f"{name}() is not available in the sandbox ({why})")
-        out["__build_class__"] = b.__build_class__
-        out["__import__"] = self.guarded_import
-        return out
-
-    def globals(self, view: dict[str, Any]) -> dict[str, Any]:
-        self._getattr = self.make_getattr()
-        tick = limits.make_tick(self.deadline)
-        return {
-            **view,
-            "__builtins__": self.builtins(),
-            "__name__": SANDBOX_MODULE,
-            "__metaclass__": type,
-            "_getattr_": self._getattr,
-            "_getitem_": self.make_getitem(),
-            "_getiter_": iter,
-            "_iter_unpack_sequence_": iter_unpack,
-            "_unpack_sequence_": unpack,
-            "_write_": self.make_write(),
-            "_inplacevar_": limits.make_inplace(self.is_user),
-            "_apply_": apply_call,
-            "_print_": self.make_print(),
-            "_mul_": limits.mul,
-            "_pow_": limits.pow_,
-            "_lshift_": limits.lshift,
-            "_add_": limits.add,
-            "_tick_": tick,
-        }
+Owns = Callable[[Any], bool]  # "is this object the session's?" for the run at hand
+_NOBODY = UserObjects(())
 
 
-# Documentation helpers used by tests.
-PRIVATE = PRIVATE_MESSAGE
+class Watch:
+    """What one run must leave as it found it, and how it is held so: nothing in a forked child (the child's
+    objects are its own copy)."""
+
+    owns: UserObjects = _NOBODY
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        yield
+
+    def explain(self, exc: BaseException) -> str | None:
+        """A plainer message for an error the watch itself caused, else ``None``."""
+        return None
+
+    def changed(self) -> list[str]:
+        """The user's variables the run changed although it must not have (the safety net)."""
+        return []
+
+
+class SessionWatch(Watch):
+    """In-process: the user's objects the snippet names (``owns``) — writes to them are refused by the
+    guards; their numpy arrays are read-only while the code runs; a fingerprint of each is compared after."""
+
+    def __init__(self, namespace: Mapping[str, Any], view: Mapping[str, Any]) -> None:
+        self.namespace = namespace
+        originals = {n: namespace[n] for n in view if type(view[n]) is not Hidden}
+        self.owns = UserObjects(originals.values())
+        self.before = {n: fingerprint(v) for n, v in originals.items()}
+        self.frozen: list[tuple[int, Any]] = []
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        old_limit = sys.getrecursionlimit()
+        self.frozen = self.owns.freeze()
+        try:
+            sys.setrecursionlimit(min(old_limit, 2000))
+            yield
+        finally:
+            thaw(self.frozen)
+            sys.setrecursionlimit(old_limit)
+
+    def explain(self, exc: BaseException) -> str | None:
+        if self.frozen and isinstance(exc, ValueError) and "read-only" in str(exc):
+            return "this would write into the session's array; work on a copy (x.copy())"
+        return None
+
+    def changed(self) -> list[str]:
+        return [n for n, fp in self.before.items() if fingerprint(self.namespace[n]) != fp]
+
+
+class SandboxPolicy:
+    """The members every policy has (see the module docstring); ``ForkedChild`` and ``InProcess`` fill them
+    in."""
+
+    name = ""  # the setting's word: "fork" or "inprocess"
+    walled = False  # the kernel wall stands around the run: the session's own code may be called
+    dialect: type[SandboxTransformer] = SandboxTransformer
+    getattr_special: frozenset[str] = frozenset({"format", "format_map"})
+
+    # -- one run ---------------------------------------------------------------------------------------------
+    def compile(self, source: str, mode: str = "exec", secret_names: tuple[str, ...] = ()) -> Compiled:
+        return compile_snippet(source, self.dialect, mode=mode, secret_names=secret_names)
+
+    def execute(self, req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
+        """Run ``req`` against ``namespace``: ``runner.execute``'s dict; may raise ``CapabilityTimeout``."""
+        raise NotImplementedError
+
+    def watch(self, namespace: Mapping[str, Any], view: Mapping[str, Any]) -> Watch:
+        """What the run of the snippet (which sees ``view`` of ``namespace``) must leave as it found it."""
+        return Watch()
+
+    # -- guard hooks ---------------------------------------------------------------------------------------
+    def library_call(self, value: Any, where: str, owns: Owns) -> Any:
+        """A library function (or ufunc) entering the sandbox."""
+        return value
+
+    def memory_view(self, view: memoryview) -> Any:
+        return view
+
+    def mutator_refused(self, obj: Any, owns: Owns) -> bool:
+        """Whether reading a mutating method (``append``, ``update`` …) of ``obj`` is refused."""
+        return False
+
+    def pandas_method(self, method: Any, name: str, obj: Any, owns: Owns) -> Any:
+        """A pandas method read from ``obj``."""
+        return method
+
+    def module_overrides(
+        self, name: str, mod: Any, found: dict[str, Any], owns: Owns, deadline: float
+    ) -> dict[str, Any]:
+        """The members of module ``name`` the sandbox replaces, given the ones every policy replaces."""
+        return found
+
+    # -- what the user is told -----------------------------------------------------------------------------
+    def report(self, setting: str) -> list[str]:
+        """Which walls stand around ``run_python`` here, one line each (``/tools``)."""
+        raise NotImplementedError
+
+    def preview_unavailable(self) -> str | None:
+        """Why no preview of a proposal can run under this policy (``None``: it can)."""
+        raise NotImplementedError
+
+
+class ForkedChild(SandboxPolicy):
+    """The code runs in a forked child on a copy-on-write copy of the session (``isolation``); behind the
+    kernel walls (``walls.complete``) the guards relax what only they stood in for."""
+
+    name = "fork"
+
+    def __init__(self, walls: Walls) -> None:
+        self.walls = walls
+        self.walled = walls.complete
+        self.dialect = WalledTransformer if self.walled else SandboxTransformer
+
+    def execute(self, req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
+        preimport(set(self.compile(req.source, req.mode, req.secret_names).imports))
+        load_imported()  # the adapters that may describe its result: a child must import nothing
+        started = time.monotonic()
+        try:
+            job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
+            return run_forked(job, req.timeout, self.walls, require_walls=self.walled)
+        except CapabilityTimeout:
+            raise CapabilityTimeout(
+                f"The code did not finish within {time.monotonic() - started:.1f} s and was stopped "
+                "(its process was killed)."
+            ) from None
+
+    def report(self, setting: str) -> list[str]:
+        lines = ["run_python: a forked child (copy-on-write view of your data, deadline, resource limits)"]
+        lines += [f"  {line}" for line in status()]
+        if self.walled:
+            lines.append("  both walls up: the session's own functions, methods and classes may be called")
+        else:
+            lines.append("  a wall is down: the guards refuse calling the session's own functions")
+        where = "made private in the child" if listable() else "stays shared on this OS (no /proc)"
+        lines.append(f"  shared memory (memmap, mmap, multiprocessing): {where}")
+        return lines
+
+    def preview_unavailable(self) -> str | None:
+        if self.walled:
+            return None
+        why = "; ".join(self.walls.why_not) or "the kernel walls are not up"
+        return f"No preview: the kernel walls it needs are not up here ({why}); nothing unapproved runs."
+
+
+class InProcess(SandboxPolicy):
+    """The code runs in this process, next to the user's objects: the compiler adds deadline ticks, and the
+    guards refuse every write into what the user's variables reach (``SessionWatch``)."""
+
+    name = "inprocess"
+    dialect = TickingTransformer
+    getattr_special = frozenset({"format", "format_map"} | MUTATING_METHODS)
+
+    def __init__(self, why: str = "sandbox_isolation = 'inprocess'") -> None:
+        self.why = why  # the setting, or the platform that has no fork
+
+    def execute(self, req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
+        return execute(req, namespace, secrets)
+
+    def watch(self, namespace: Mapping[str, Any], view: Mapping[str, Any]) -> Watch:
+        return SessionWatch(namespace, view)
+
+    def library_call(self, value: Any, where: str, owns: Owns) -> Any:
+        """Library functions that write into an argument (``np.copyto(a, …)``, ``out=a``,
+        ``random.shuffle(a)``, ``heapq.heappush(a, …)``) are refused when it is the user's."""
+        if where and not where.startswith("."):
+            root = where.split(".")[0]
+        else:
+            module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "") or ""
+            root = module.split(".")[0]
+        if root not in ARG_WRITERS_ROOTS:
+            return value
+        if type(value).__name__ == "ufunc":
+            return UfuncGuard(value, owns)
+        first = getattr(value, "__name__", "") in IN_PLACE_FIRST_ARG
+        return arg_guard(value, owns, first)
+
+    def memory_view(self, view: memoryview) -> Any:
+        # a view of the session's memory (shared memory's ``.buf``): look only
+        return view if view.readonly else view.toreadonly()
+
+    def mutator_refused(self, obj: Any, owns: Owns) -> bool:
+        return isinstance(obj, type) or owns(obj)
+
+    def pandas_method(self, method: Any, name: str, obj: Any, owns: Owns) -> Any:
+        return no_inplace(method, name) if owns(obj) else method
+
+    def module_overrides(
+        self, name: str, mod: Any, found: dict[str, Any], owns: Owns, deadline: float
+    ) -> dict[str, Any]:
+        found = dict(found)
+        if name == "numpy.random":  # the module's global state is the session's: a private one instead
+            state, public = mod.RandomState(), set(dir(mod))
+            found.update({n: getattr(state, n) for n in dir(state) if not n.startswith("_") and n in public})
+        if name == "itertools":  # infinite iterators a C consumer would exhaust past any tick
+            found.update({n: _ticking(getattr(mod, n), deadline) for n in ("count", "cycle", "repeat")})
+        for key in IN_PLACE_FIRST_ARG & found.keys():
+            found[key] = arg_guard(found[key], owns, True)
+        return found
+
+    def report(self, setting: str) -> list[str]:
+        return [
+            "run_python: in-process, behind the RestrictedPython guards only (no kernel wall; "
+            f"sandbox_isolation = {setting!r})"
+        ]
+
+    def preview_unavailable(self) -> str | None:
+        where = f"a forked child behind the kernel walls ({self.why})"
+        return f"No preview: it needs {where}; nothing unapproved runs."
+
+
+IN_PROCESS = InProcess()
+
+
+_forked: list[ForkedChild] = []
+
+
+def forked(walls: Walls) -> ForkedChild:
+    """The forked-child policy for ``walls`` (``confine.probe``'s, cached there: one policy object)."""
+    for known in _forked:
+        if known.walls is walls:
+            return known
+    found = ForkedChild(walls)
+    _forked[:] = [*_forked[-3:], found]
+    return found
+
+
+def _ticking(make: Callable[..., Iterable[Any]], deadline: float) -> Callable[..., Iterable[Any]]:
+    """An infinite iterator as a generator that checks the deadline, so a C consumer (``sum(count())``) can be
+    stopped in-process."""
+    tick = limits.make_tick(deadline)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Iterable[Any]:
+        for n, item in enumerate(make(*args, **kwargs), 1):
+            if not n & 1023:
+                tick()
+            yield item
+
+    wrapper.__name__ = getattr(make, "__name__", "iterator")
+    return wrapper

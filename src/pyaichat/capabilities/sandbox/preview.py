@@ -10,8 +10,9 @@ memmap the code writes changes neither the session nor the file. What comes back
 of it is meant for the model: the code's effects on each name (``effects``), what it printed, how long it
 took, and its exception if it raised one.
 
-Where it cannot run, nothing runs and ``reason`` says why in one sentence: no kernel walls here (in-process
-mode, another OS, an old kernel), the session holds GPU state a forked copy cannot use. Where it ran but could
+Where it cannot run, nothing runs and ``reason`` says why in one sentence: no kernel walls here (the
+in-process policy, another OS, an old kernel: ``SandboxPolicy.preview_unavailable``), the session holds GPU
+state a forked copy cannot use. Where it ran but could
 not finish — it needs the network or a write, it overran the deadline, its process died — ``status`` is
 ``incomplete`` and ``reason`` says so; effects up to that point are still listed.
 
@@ -34,12 +35,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...errors import CapabilityTimeout
+from ..guard import is_user_code
 from . import shared_memory
 from .confine import everywhere, probe
 from .effects import Effect, Snapshot
-from .isolation import fork_available, run_forked
+from .isolation import run_forked
 from .pages import Pages
 from .pages import open_in_child as open_proc_files
+from .policy import SandboxPolicy, forked
 
 PREVIEW_FILENAME = "<proposal>"
 MAX_EFFECTS = 500
@@ -62,6 +65,7 @@ class Preview:
     output_truncated: bool = False
     duration_ms: float | None = None  # the code's own run time in the child
     total_ms: float = 0.0  # what the user waited for the preview
+    stopped_after: float | None = None  # seconds: the deadline the code ran into (``incomplete``)
 
     @property
     def in_place(self) -> list[Effect]:
@@ -76,9 +80,13 @@ class Preview:
         effect undo cannot take back), ``output`` or ``note``; each front end styles the kinds its own way."""
         if self.status == "unavailable":
             return [("note", self.reason or "No preview here; nothing unapproved runs.")]
-        took = f"{self.duration_ms:,.0f} ms" if self.duration_ms is not None else "not timed"
-        head = f"Preview (ran on a walled copy of your session in {took}; nothing has changed yet):"
-        out: list[tuple[str, str]] = [("head", head)]
+        if self.duration_ms is not None:
+            where = f"ran on a walled copy of your session in {self.duration_ms:,.0f} ms"
+        elif self.stopped_after is not None:
+            where = f"stopped after {self.stopped_after:.1f} s on a walled copy of your session"
+        else:
+            where = "on a walled copy of your session"
+        out: list[tuple[str, str]] = [("head", f"Preview ({where}; nothing has changed yet):")]
         verbs = {"created": "new", "rebound": "rebinds", "deleted": "deletes", "changed": "changes"}
         for e in self.effects:
             before, after = e.before or "", e.after or ""
@@ -91,7 +99,7 @@ class Preview:
                 out.append(("effect", f"  {verbs.get(e.change, e.change)} {e.name}: {shape}{detail}"))
         if self.effects_omitted:
             out.append(("effect", f"  … and {self.effects_omitted:,} more"))
-        if not self.effects:
+        if not self.effects and self.duration_ms is not None:  # else the code never got to its end
             out.append(("effect", "  no variable created, rebound, deleted or changed"))
         if self.output.strip():
             cut = " (cut)" if self.output_truncated else ""
@@ -110,17 +118,11 @@ class Preview:
         return cls(**fields)
 
 
-def unavailable_reason(isolation: str) -> str | None:
+def unavailable_reason(policy: SandboxPolicy) -> str | None:
     """Why no preview can run here (None: it can), without running anything."""
-    if isolation == "inprocess" or not fork_available():
-        where = "sandbox_isolation = 'inprocess'" if fork_available() else f"no fork on {sys.platform}"
-        return (
-            f"No preview: it needs a forked child behind the kernel walls ({where}); nothing unapproved runs."
-        )
-    walls = probe()
-    if not walls.complete:
-        why = "; ".join(walls.why_not) or "the kernel walls are not up"
-        return f"No preview: the kernel walls it needs are not up here ({why}); nothing unapproved runs."
+    reason = policy.preview_unavailable()
+    if reason:
+        return reason
     torch = sys.modules.get("torch")
     cuda = getattr(torch, "cuda", None)
     try:
@@ -136,22 +138,25 @@ def preview(
     source: str,
     *,
     timeout: float,
-    isolation: str = "fork",
+    policy: SandboxPolicy | None = None,
     max_output_chars: int = 4000,
     transform: Callable[[str], str] | None = None,
 ) -> Preview:
-    """Run ``source`` in a walled, forked child against ``namespace`` and say what it would do. ``isolation``:
-    the sandbox's mode (``fork`` or ``inprocess``); ``transform`` turns front-end syntax (IPython's
-    ``%magic``) into Python first. Never raises for a problem of the code or the platform."""
+    """Run ``source`` in a walled, forked child against ``namespace`` and say what it would do. ``policy``:
+    the sandbox's (``sandbox.policy_for``; by default the forked child behind this kernel's walls; the
+    in-process policy previews nothing); ``transform`` turns front-end syntax (IPython's ``%magic``) into
+    Python first. Never raises for a problem of the code or the platform."""
     started = time.monotonic()
+    policy = policy if policy is not None else forked(probe())
 
     def done(result: Preview) -> Preview:
         result.total_ms = round((time.monotonic() - started) * 1000, 1)
         return result
 
-    reason = unavailable_reason(isolation)
+    reason = unavailable_reason(policy)
     if reason:
         return done(Preview("unavailable", reason))
+    walls = policy.walls  # type: ignore[attr-defined]  (only a walled forked child gets here)
     try:
         body, last = _compile(transform(source) if transform else source)
     except SyntaxError as exc:
@@ -172,11 +177,9 @@ def preview(
         return {"ok": True, "preview": _run(namespace, snapshot, body, last, fds, max_output_chars)}
 
     try:
-        outcome = run_forked(
-            job, timeout, everywhere(probe()), require_walls=True, open_in_child=open_in_child
-        )
+        outcome = run_forked(job, timeout, everywhere(walls), require_walls=True, open_in_child=open_in_child)
     except CapabilityTimeout:
-        return done(Preview("incomplete", _overran(timeout)))
+        return done(Preview("incomplete", _overran(timeout), stopped_after=timeout))
     except OSError as exc:  # fork itself failed: no memory for the page tables, a process limit
         return done(Preview("unavailable", f"No preview: the session could not be forked ({exc.strerror})."))
     if not outcome.get("ok"):
@@ -195,14 +198,51 @@ def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]
 
 
 def _overran(timeout: float) -> str:
-    text = f"The code did not finish within {timeout:.1f} s, the preview's deadline, and was stopped"
-    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()]
-    if any(not t.name.startswith("pyaichat-") for t in others):
-        text += (
-            " (the session runs other threads, which a forked copy does not have: code that waits for them "
-            "cannot finish in a preview)"
-        )
-    return text + "."
+    """What happened, in plain words; threads are named only when the session runs threads of the user's
+    own code (a forked copy has none of them, and code waiting on one waits for ever) — not for the threads
+    libraries keep (litellm's logging, IPython's history, a kernel's sockets), which ordinary code never
+    waits on."""
+    text = (
+        f"The code was still running when the preview's {timeout:.1f} s ran out, so it was stopped there and "
+        "what it would change is not known; running it for real has no such limit."
+    )
+    names = users_threads()
+    if names:
+        which = f"thread {names[0]}" if len(names) == 1 else "threads " + ", ".join(names[:3])
+        text += f" It may be waiting for your session's {which}, which the walled copy does not have."
+    return text
+
+
+def users_threads() -> list[str]:
+    """The names of the live threads (other than this one and pyaichat's own) that run the user's code: their
+    target or ``run`` is the user's, or their stack is in it now (a pool thread running the user's task)."""
+    frames = sys._current_frames()
+    found = []
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.name.startswith("pyaichat-"):
+            continue
+        if not thread.is_alive():
+            continue
+        if _started_by_user(thread) or _in_users_code(frames.get(thread.ident or -1)):
+            found.append(thread.name)
+    return found
+
+
+def _started_by_user(thread: threading.Thread) -> bool:
+    run = type(thread).run
+    target = thread.__dict__.get("_target") if run is threading.Thread.run else run
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    return isinstance(code, types.CodeType) and is_user_code(code.co_filename)
+
+
+def _in_users_code(frame: types.FrameType | None) -> bool:
+    for _ in range(64):
+        if frame is None:
+            return False
+        if is_user_code(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _Output:

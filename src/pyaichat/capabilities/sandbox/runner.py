@@ -1,37 +1,38 @@
 """Run one compiled snippet against the user's variables and turn the outcome into bounded text.
 
-``execute`` is the same in both isolation modes; in fork mode it runs inside the child (see ``isolation``) and
-its dict result crosses the pipe as JSON.
+``execute`` is the same under every policy; under ``ForkedChild`` it runs inside the child (see ``isolation``)
+and its dict result crosses the pipe as JSON. What differs — the compiler's dialect, what the run must leave
+as it found it (``Watch``) — is asked of the request's policy (``policy``).
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import types
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityTimeout, SandboxViolation
 from ..summary import describe  # imported here, in the parent: a forked child must not import anything
 from . import limits
-from .compiler import RESULT_NAME, Compiled, compile_snippet
-from .ownership import UserObjects, fingerprint, thaw
-from .policy import SANDBOX_FILENAME, Guards, Hidden
+from .compiler import RESULT_NAME, Compiled
+from .guards import SANDBOX_FILENAME, Guards
+
+if TYPE_CHECKING:
+    from .policy import SandboxPolicy, Watch
 
 
 @dataclass(frozen=True)
 class Request:
     source: str
     mode: str  # "exec" (run_python) or "eval" (eval_expr)
-    isolation: str  # "fork" or "inprocess"
+    policy: SandboxPolicy  # a forked child or this process (``policy``)
     timeout: float
     privacy: str
     limit: int
     secret_names: tuple[str, ...] = ()
-    walled: bool = False  # fork mode with the kernel wall up (``confine``): the relaxed rules apply
 
 
 @dataclass(frozen=True)
@@ -93,54 +94,38 @@ def value_of(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> An
 @dataclass
 class _Prepared:
     req: Request
-    namespace: Mapping[str, Any]
     compiled: Compiled
     guards: Guards
     env: dict[str, Any]
-    before: dict[str, Any]  # in-process: fingerprints of the user's variables the snippet names
+    watch: Watch  # what the run must leave as it found it
 
 
 def _prepare(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> _Prepared:
-    inprocess = req.isolation == "inprocess"
-    walled = req.walled and not inprocess
-    compiled = compile_snippet(
-        req.source, inprocess=inprocess, mode=req.mode, secret_names=req.secret_names, walled=walled
-    )
-    deadline = time.monotonic() + req.timeout
+    policy = req.policy
+    compiled = policy.compile(req.source, req.mode, req.secret_names)
     guards = Guards(
-        mode=req.isolation,
-        walled=walled,
+        policy=policy,
         is_secret_name=secrets.is_secret_name,
         looks_secret=secrets.looks_secret,
-        deadline=deadline,
+        deadline=time.monotonic() + req.timeout,
         print_limit=max(req.limit * 2, 2000),
     )
     view = guards.view(namespace, compiled.names)
-    before: dict[str, Any] = {}
-    if inprocess:
-        originals = {n: namespace[n] for n in view if type(view[n]) is not Hidden}
-        guards.user = UserObjects(originals.values())
-        before = {n: fingerprint(v) for n, v in originals.items()}
+    watch = policy.watch(namespace, view)
+    guards.user = watch.owns
     env = guards.globals(view)
-    return _Prepared(req, namespace, compiled, guards, env, before)
+    return _Prepared(req, compiled, guards, env, watch)
 
 
 def _run(state: _Prepared, box: dict[str, Any] | None = None) -> dict[str, Any]:
-    req, namespace, compiled, guards, env, before = (
-        state.req, state.namespace, state.compiled, state.guards, state.env, state.before
-    )  # fmt: skip
-    inprocess = req.isolation == "inprocess"
+    req, compiled, guards, env, watch = state.req, state.compiled, state.guards, state.env, state.watch
     error: str | None = None
-    old_limit = sys.getrecursionlimit()
     caught: list[warnings.WarningMessage] = []
-    frozen = guards.user.freeze() if inprocess else []
     try:
-        if inprocess:
-            sys.setrecursionlimit(min(old_limit, 2000))
         # Library warnings become part of the output instead of reaching the user's terminal.
-        with warnings.catch_warnings(record=True) as caught:
+        with watch.running(), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("default")
-            exec(compiled.code, env)  # compiled by compile_snippet: restricted and guarded
+            exec(compiled.code, env)  # compiled by the policy's dialect: restricted and guarded
     except limits.Deadline:
         error = str(limits.timeout_error(req.timeout))
     except MemoryError:
@@ -150,23 +135,15 @@ def _run(state: _Prepared, box: dict[str, Any] | None = None) -> dict[str, Any]:
     except RecursionError:
         error = _locate(None, req.source, "RecursionError: maximum recursion depth exceeded")
     except BaseException as exc:  # the snippet's own error, reported like the REPL would
-        if frozen and isinstance(exc, ValueError) and "read-only" in str(exc):
-            message = "this would write into the session's array; work on a copy (x.copy())"
-        else:
-            message = f"{type(exc).__name__}: {exc}"
+        message = watch.explain(exc) or f"{type(exc).__name__}: {exc}"
         error = _locate(exc, req.source, message)
-    finally:
-        thaw(frozen)
-        if inprocess:
-            sys.setrecursionlimit(old_limit)
-    if inprocess:
-        changed = [n for n, fp in before.items() if fingerprint(namespace[n]) != fp]
-        if changed:
-            names = ", ".join(changed)
-            return _failure(
-                f"the run changed the session's variable {names} although the sandbox is read-only; "
-                "pyaichat could not undo it - check it before relying on it"
-            )
+    changed = watch.changed()
+    if changed:
+        names = ", ".join(changed)
+        return _failure(
+            f"the run changed the session's variable {names} although the sandbox is read-only; "
+            "pyaichat could not undo it - check it before relying on it"
+        )
     output = "".join(guards.printed)
     for w in caught[:5]:
         output += f"{w.category.__name__}: {str(w.message)[:300]}\n"

@@ -9,34 +9,26 @@ from typing import Any
 
 from ...errors import SandboxViolation
 from .admission import BUILTIN_FUNCS, FUNCS
+from .guard_state import GuardState
 from .modules import ModuleProxy
-from .ownership import UserObjects
 from .placeholders import Hidden, Refused
 from .rules import SANDBOX_MODULE
 
 
-class WriteGuards:
+class WriteGuards(GuardState):
     """The write guard and its fast path."""
-
-    # State the assembled ``Guards`` provides (see ``policy.Guards``).
-    mode: str
-    is_secret_name: Callable[[str], bool]
-    looks_secret: Callable[[str], bool]
-    deadline: float
-    user: UserObjects
-    _sandbox_types: set[type]
 
     def make_write(self) -> Callable[[Any], Any]:
         """RestrictedPython's ``_write_``: the target of ``obj.x = …``, ``obj[k] = …`` and ``del``."""
         plain = {dict, list, set, bytearray}
         sandbox_types = self._sandbox_types
-        inprocess = self.mode == "inprocess"
         user = self.user
+        watched = bool(user)  # the run's policy protects some of the session's objects here
         slow = self.write
 
         def guarded_write(obj: Any) -> Any:
             t = type(obj)
-            if t in sandbox_types or (t in plain and not (inprocess and obj in user)):
+            if t in sandbox_types or (t in plain and not (watched and obj in user)):
                 return obj
             if self._is_sandbox_type(t):  # instances of the snippet's own classes are always its own
                 return obj
