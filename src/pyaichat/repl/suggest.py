@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import get_app
-from prompt_toolkit.auto_suggest import Suggestion
+from prompt_toolkit.auto_suggest import AutoSuggest, Suggestion
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
@@ -96,7 +96,7 @@ class HistoryLines:
         self._lines = [line for line in merged if not (line in seen or seen.add(line))][:HISTORY_LINES]
 
 
-class GhostText:
+class GhostText(AutoSuggest):
     """Connects one buffer to the suggestion engine. ``engine`` returns the session's ``Suggester`` (or
     ``None`` when suggestions are off); ``allowed`` says whether the prompt is in Python mode."""
 
@@ -114,6 +114,8 @@ class GhostText:
         self._buffer: Buffer | None = None
         self._last: tuple[str, str] | None = None
         self._known: tuple[tuple[str, str], str] | None = None  # what the engine knew at the last change
+        self._shown: tuple[tuple[str, str] | None, str] | None = None  # what is on the buffer, and where
+        self._app: Any = None
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def attach(self, buffer: Buffer) -> None:
@@ -129,7 +131,7 @@ class GhostText:
         self.cancel()
 
     def cancel(self) -> None:
-        self._last = self._known = None
+        self._last = self._known = self._shown = None
         engine = self.engine()
         if engine is not None:
             engine.cancel()
@@ -143,9 +145,22 @@ class GhostText:
 
     # -- the buffer's events (the prompt's event loop) -------------------------------------------------
     def _changed(self, buffer: Buffer) -> None:
+        self._app = get_app()  # the prompt's app, for answers that arrive from the engine's thread
         text = self.suggest(buffer)
         if self.own_history and text:
             buffer.suggestion = Suggestion(text)
+            self._shown = (self._last, text)
+            buffer.on_suggestion_set.fire()
+
+    def get_suggestion(self, buffer: Buffer, document: Document) -> Suggestion | None:
+        """``AutoSuggest``'s question (prompt_toolkit asks it after each typed key): what is shown for
+        ``document`` already, so its answer never clears the ghost text."""
+        shown = self._shown
+        where = (document.text_before_cursor, document.text_after_cursor)
+        return Suggestion(shown[1]) if shown is not None and shown[0] == where else None
+
+    async def get_suggestion_async(self, buffer: Buffer, document: Document) -> Suggestion | None:
+        return self.get_suggestion(buffer, document)
 
     def _moved(self, buffer: Buffer) -> None:
         where = position(buffer.document)
@@ -187,14 +202,14 @@ class GhostText:
 
     def _deliver(self, before: str, after: str, text: str) -> None:
         """From the engine's thread: show ``text`` if the buffer is still where it was asked."""
-        try:
-            app = get_app()
-            loop = app.loop
-        except Exception:
-            return
+        app = self._app
+        loop = getattr(app, "loop", None)
         if loop is None or not app.is_running:
             return
-        loop.call_soon_threadsafe(self._show, before, after, text)
+        try:
+            loop.call_soon_threadsafe(self._show, before, after, text)
+        except RuntimeError:  # the prompt's loop has closed meanwhile
+            pass
 
     def _show(self, before: str, after: str, text: str) -> None:
         buffer = self._buffer
@@ -207,8 +222,10 @@ class GhostText:
         if buffer.suggestion is not None and buffer.suggestion.text:
             return  # history got there first
         buffer.suggestion = Suggestion(shown)
+        self._shown = ((before, after), shown)
         buffer.on_suggestion_set.fire()
-        get_app().invalidate()
+        if self._app is not None:
+            self._app.invalidate()
 
 
 # -- taking a suggestion ---------------------------------------------------------------------------------

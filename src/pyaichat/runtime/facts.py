@@ -53,10 +53,17 @@ def _paths(code: str) -> list[str]:
     current: list[str] = []
     after_dot = False
     previous: Any = None
+    depth = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
             kind, text = token.type, token.string
-            if kind == tokenize.NAME and not keyword.iskeyword(text):
+            if kind == tokenize.OP and text in "([{":
+                depth += 1
+            elif kind == tokenize.OP and text in ")]}":
+                depth = max(depth - 1, 0)
+            if kind == tokenize.OP and text == "=" and depth and len(current) == 1:
+                current = []  # a keyword argument's name (``on=``), not a value
+            elif kind == tokenize.NAME and not keyword.iskeyword(text):
                 if after_dot and current:
                     current.append(text)
                 elif not _follows_value(previous):

@@ -14,6 +14,9 @@ import warnings
 MAX_BLOCK_LINES = 8
 _FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z_]\w*$")
+_OPENS = re.compile(
+    r"\s*(?:async\s+)?(?:if|elif|else|for|while|def|class|with|try|except|finally|match|case)\b.*:$"
+)
 CURSOR = "<CURSOR>"
 
 
@@ -21,7 +24,7 @@ def wants_block(before: str) -> bool:
     """The rest of the block fits here: the line opens one (``for c in df:``) or is empty inside one."""
     line = before.rpartition("\n")[2]
     code = line.split("#", 1)[0].rstrip()
-    return code.endswith(":") or ("\n" in before and not line.strip())
+    return bool(_OPENS.match(code)) or ("\n" in before and not line.strip())
 
 
 def fit(reply: str, before: str, after: str = "", *, block: bool, echoes: bool) -> str:
@@ -65,7 +68,7 @@ def _block(text: str, before: str) -> str:
     """The first line, then the lines indented deeper than the block's own level, up to a blank line."""
     line = before.rpartition("\n")[2]
     level = len(line) - len(line.lstrip())
-    opens = line.split("#", 1)[0].rstrip().endswith(":")
+    opens = bool(_OPENS.match(line.split("#", 1)[0].rstrip()))
     first, *rest = text.split("\n")
     kept = [first]
     for piece in rest[: MAX_BLOCK_LINES - 1]:
@@ -89,17 +92,26 @@ def _before_suffix(text: str, after: str) -> str:
 
 
 def _reads_as_python(before: str, text: str) -> bool:
-    """``before + text`` is Python, complete or still open; prose is a syntax error. When the code before
-    the cursor is itself invalid (a typo), the answer cannot be judged and is let through."""
+    """``before + text`` is Python, complete or still open, or its first syntax error lies in the code before
+    the cursor (a typo there says nothing of the answer); prose is a syntax error inside the answer."""
+    code = before + text
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            codeop.compile_command(before + text, "<suggestion>", "exec")
+            codeop.compile_command(code, "<suggestion>", "exec")
             return True
-        except (SyntaxError, ValueError, OverflowError):
-            pass
-        try:
-            codeop.compile_command(before, "<input>", "exec")
-        except (SyntaxError, ValueError, OverflowError):
-            return True
-        return False
+        except SyntaxError as exc:
+            where = _offset(code, exc.lineno, exc.offset)
+            return where is not None and where < len(before)
+        except (ValueError, OverflowError):
+            return False
+
+
+def _offset(code: str, lineno: int | None, column: int | None) -> int | None:
+    """The index in ``code`` of a syntax error's line and column (both 1-based)."""
+    if not lineno:
+        return None
+    lines = code.split("\n")
+    if lineno > len(lines):
+        return len(code)
+    return sum(len(line) + 1 for line in lines[: lineno - 1]) + max((column or 1) - 1, 0)
