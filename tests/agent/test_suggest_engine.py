@@ -7,70 +7,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any
 
 import pytest
 
-from pyaichat.agent.llm.infill import CodeAnswer, CodeRequest
+from fakes.suggest_model import WAIT, Clock, Model, Screen
 from pyaichat.agent.suggest import Suggester
 from pyaichat.config import Config
 from pyaichat.errors import LLMAuthError, LLMBadRequest, LLMServerError
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
-
-WAIT = 30.0  # seconds before a test gives up waiting for an event: a failure bound, never a pass condition
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Model:
-    """Scripted answers in order: a text, an exception, or ``HOLD`` (waits until cancelled or released)."""
-
-    HOLD = object()
-
-    def __init__(self, *script: Any) -> None:
-        self.script = list(script)
-        self.requests: list[CodeRequest] = []
-        self.asked = threading.Semaphore(0)
-        self.cancelled = threading.Event()
-        self.release = threading.Event()
-
-    async def __call__(self, request: CodeRequest, timeout: float) -> CodeAnswer:
-        self.requests.append(request)
-        self.asked.release()
-        step = self.script.pop(0) if self.script else ""
-        if step is Model.HOLD:
-            try:
-                while not self.release.is_set():
-                    await asyncio.sleep(0.005)
-            except asyncio.CancelledError:
-                self.cancelled.set()
-                raise
-            step = "held answer"
-        if isinstance(step, BaseException):
-            raise step
-        return CodeAnswer(step, prompt_tokens=30, completion_tokens=5)
-
-    def wait_asked(self) -> None:
-        assert self.asked.acquire(timeout=WAIT), "the model was never asked"
-
-
-class Screen:
-    """What the front end was handed (from the engine's thread)."""
-
-    def __init__(self) -> None:
-        self.shown: list[tuple[str, str, str]] = []
-        self.arrived = threading.Event()
-
-    def __call__(self, before: str, after: str, text: str) -> None:
-        self.shown.append((before, after, text))
-        self.arrived.set()
 
 
 @pytest.fixture

@@ -25,8 +25,8 @@ from pyaichat.repl.frontend import Repl, toolbar
 from pyaichat.repl.suggest import first_word
 from pyaichat.session import Session
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
-from test_suggest_engine import WAIT, Model  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fakes.suggest_model import WAIT, Model
 
 RIGHT, END, ALT_RIGHT, ALT_F = "\x1b[C", "\x1b[F", "\x1b\x1b[C", "\x1bf"
 

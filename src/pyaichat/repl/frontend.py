@@ -325,7 +325,7 @@ class Repl:
         ctrl = self.ctrl
         self.ghost = GhostText(ctrl.active_suggester, lambda: ctrl.mode is Mode.PYTHON)
         self.ghost.attach(self.prompt.default_buffer)
-        self.prompt.auto_suggest = self.ghost  # prompt_toolkit's own question after a key gets the same answer
+        self.prompt.auto_suggest = self.ghost  # prompt_toolkit's own question after a key: the same answer
 
     def _mask_for_disk(self, line: str) -> str:
         """What the history file keeps of ``line``: masked as the resume file masks it, with the current
