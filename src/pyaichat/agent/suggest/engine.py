@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from ..llm.infill import CodeAnswer, CodeRequest
 
 PAUSE = 0.25  # seconds without a key before the model is asked
-TIMEOUT = 15.0  # seconds one suggestion request may take (less if request_timeout is lower)
+TIMEOUT = 30.0  # seconds one suggestion request may take (less if request_timeout is lower): a cold local
+# server can take that long for its first answer
 BACKOFF = (5.0, 60.0)  # seconds of quiet after a failure, doubling up to the second figure
 CACHE = 256  # answers kept, by position
 
