@@ -1,5 +1,6 @@
-"""Suggestions in a kernel session: the facts about the names on the line are gathered by the helper in the
-kernel, masked there and again here; the suggestion never waits for a kernel the prompt is talking to."""
+"""Suggestions in a kernel session: the facts about the names on the line are gathered by the local runtime in
+the kernel (an operation of ``runtime.link``), masked there; the suggestion never waits for a kernel the
+prompt is talking to."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def test_facts_come_from_the_kernels_objects_masked_before_they_leave_it(runtime
         "orders['ship' + '_country'] = ['FR']"
     )
     reply = runtime.kernel.request(
-        {"op": "suggestion_facts", "before": "orders.merge(api_key, ", "after": "", "settings": {}}
+        {"op": "suggestion_facts", "args": {"before": "orders.merge(api_key, ", "after": ""}, "settings": {}}
     )
     assert SECRET_KEY not in json.dumps(reply)
     found = runtime.suggestion_facts("orders.merge(api_key, ", "")
@@ -43,7 +44,8 @@ def test_a_kernel_the_prompt_is_talking_to_gives_no_facts_rather_than_a_wait(run
         worker.start()
         worker.join(WAIT)
         assert not worker.is_alive()
-    assert got == [{"facts": [], "inputs": []}]
+    assert len(got) == 1 and got[0]["facts"] == [] and got[0]["inputs"] == []
+    assert "busy" in got[0]["note"]
 
 
 def test_the_engine_asks_with_the_kernels_facts(runtime):
