@@ -216,6 +216,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-real-model", action="store_true")
+    parser.add_argument("--echo-only", action="store_true", help="only the keystroke echo and request rate")
     args = parser.parse_args()
 
     print(f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs\n")
@@ -247,6 +248,8 @@ def main() -> None:
         rate = 100 * requests / max(chars, 1)
         print(f"\nRequests per 100 typed characters: {rate:.1f} ({requests} for {chars})")
 
+        if args.echo_only:
+            return
         server.reset()
         for _ in range(50):
             server.text(".round(2)")
