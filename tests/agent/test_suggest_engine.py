@@ -207,3 +207,22 @@ def _settle(eng: Suggester) -> None:
     deadline = threading.Event()
     while eng._flight is not None and not deadline.wait(0.005):
         pass
+
+
+def test_nothing_from_the_engines_loop_is_printed_over_the_prompt(session: Session, capfd) -> None:
+    model, screen = Model("x"), Screen()
+    eng = engine(session, model)
+    try:
+        eng.edit("sales.", "", screen)
+        assert screen.arrived.wait(WAIT)
+        assert eng._loop is not None
+        complaint = {"message": "Unclosed client session", "client_session": object()}
+        asyncio.run_coroutine_threadsafe(_complain(eng._loop, complaint), eng._loop).result(WAIT)
+        assert eng.stats.loop_complaints == 1
+        assert "Unclosed" not in capfd.readouterr().err
+    finally:
+        eng.close()
+
+
+async def _complain(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    loop.call_exception_handler(context)  # what aiohttp does for a session dropped unclosed

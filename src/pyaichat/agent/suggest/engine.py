@@ -53,6 +53,7 @@ class SuggestStats:
         "failed",
         "last_failure",
         "last_ms",
+        "loop_complaints",
         "prompt_tokens",
         "requests",
     )
@@ -63,6 +64,7 @@ class SuggestStats:
         self.cost_usd: float | None = None
         self.last_failure: str | None = None
         self.last_ms: float | None = None  # the last answer's round trip
+        self.loop_complaints = 0  # what asyncio would have printed from the engine's loop (kept quiet)
 
 
 class _Pending:
@@ -217,6 +219,9 @@ class Suggester:
         import asyncio  # with the first suggestion (the REPL has it already: prompt_toolkit)
 
         loop = asyncio.new_event_loop()
+        # Nothing from this loop reaches the screen: a connection the HTTP library dropped unclosed, or any
+        # other complaint, would be printed over the prompt by asyncio's default handler.
+        loop.set_exception_handler(self._loop_complaint)
         ready = threading.Event()
 
         def run() -> None:
@@ -235,6 +240,9 @@ class Suggester:
 
         atexit.register(self.close)
         return loop
+
+    def _loop_complaint(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        self.stats.loop_complaints += 1
 
     def _arm(self) -> None:
         assert self._loop is not None
