@@ -29,6 +29,7 @@ def steps(directory: Path) -> list[tuple[str, Any]]:
         ("history", None),
         ("user_names", {}),
         ("audit_log", {"count": 2}),
+        ("suggestion_facts", {"before": "total = sum(items) + x", "after": ""}),
         ("preview", {"source": "x = x + 1"}),
         ("begin_proposal", {"source": "x = 42"}),
         ("code", "x = 42"),

@@ -99,6 +99,8 @@ class Config:
     temperature: float | None
     seed: int | None
     tool_protocol: Literal["auto", "native", "text"]
+    suggest_model: str | None
+    suggest_api_base: str | None
 
     __slots__ = tuple(SETTINGS)
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .agent.assistant import Assistant
     from .agent.events import ApprovalRequiredEvent, Event
     from .agent.loop import Approval
+    from .agent.suggest import Suggester
     from .config import Config
     from .journal import Journal
     from .records import ExecResult
@@ -61,6 +62,7 @@ class Controller:
         self._remembered: tuple[object, ...] | None = None  # what the resume file last held
         self._remember_failed = False
         self._snapshot: str | None = None  # the last /snapshot's file, for /resume without one
+        self._suggester: Suggester | None = None
 
     # -- modes -----------------------------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
@@ -253,6 +255,29 @@ class Controller:
 
             self._assistant = Assistant(self.config, self.runtime)
         return self._assistant
+
+    @property
+    def suggester(self) -> Suggester:
+        """The session's ghost-text suggestions (created on first use; idle until ``suggest_model`` is set,
+        and it starts no thread before its first request)."""
+        if self._suggester is None:
+            from .agent.suggest import Suggester  # standard library only
+
+            self._suggester = Suggester(lambda: self.config, self.runtime)
+        return self._suggester
+
+    @property
+    def suggester_if_any(self) -> Suggester | None:
+        return self._suggester
+
+    def active_suggester(self) -> Suggester | None:
+        """The suggester when a suggestion model is set (what a prompt asks on every keystroke)."""
+        return self.suggester if self.config.suggest_model else None
+
+    def close(self) -> None:
+        """The front end is done: stop the suggestions' thread (its open connections are closed)."""
+        if self._suggester is not None:
+            self._suggester.close()
 
     # -- output ----------------------------------------------------------------------------------------------
     def emit(self, event: Event) -> None:

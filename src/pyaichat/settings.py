@@ -164,6 +164,16 @@ SETTINGS = _table(
         choices=("auto", "native", "text"),
         description="tool calling: native function calls, the text protocol, or auto (by the model)",
     ),
+    Setting(
+        "suggest_model",
+        "str",
+        description="model for ghost-text suggestions in Python mode (unset: off); it gets what you type",
+    ),
+    Setting(
+        "suggest_api_base",
+        "str",
+        description="base URL for suggest_model (unset: api_base if the same provider, else its default)",
+    ),
 )
 
 # From the environment these are comma-separated.

@@ -138,10 +138,13 @@ sys.exit(main())
 
 @pytest.mark.e2e
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-def test_interactive_first_prompt_imports_nothing_on_the_list(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suggest", [None, "ollama/qwen2.5-coder:1.5b"])  # suggestions on: no litellm yet
+def test_interactive_first_prompt_imports_nothing_on_the_list(tmp_path: Path, suggest: str | None) -> None:
     pexpect = pytest.importorskip("pexpect")
     snapshot = tmp_path / "modules.json"
     env = clean_env(tmp_path) | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    if suggest:
+        env["PYAICHAT_SUGGEST_MODEL"] = suggest
     child = pexpect.spawn(
         sys.executable,
         ["-c", SNAPSHOT_AT_FIRST_RENDER, str(snapshot)],

@@ -1,14 +1,21 @@
 """A scripted OpenAI-compatible chat server for tests: stdlib only, 127.0.0.1, one thread per request.
 
 Replies are taken from a queue strictly in order (the fake never looks at the conversation to decide what to
-say), every request body is recorded, and faults are queued like replies: ``401``, ``429``, ``500``, ``slow``
-(answers after ``delay`` seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a stream that stops
-in the middle) and ``hang`` (streams its first text, then waits until ``release()``; for Ctrl-C tests).
+say), every request body is recorded, and faults are queued like replies: ``401``, ``404``, ``429``,
+``500``, ``slow`` (answers after ``delay`` seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a
+stream that stops in the middle) and ``hang`` (streams its first text, then waits until ``release()``; for
+Ctrl-C tests).
+
+``POST /v1/completions`` (text completion, ``prompt`` and ``suffix``: fill-in-the-middle) answers from the
+same queue. A client that hangs up while a ``slow`` reply waits is noticed: its request is marked
+``aborted`` and ``aborted`` (an event) is set.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -16,7 +23,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("401", "429", "500", "400-tools", "400-context", "slow", "malformed", "cut", "hang")
+FAULTS = ("401", "404", "429", "500", "400-tools", "400-context", "slow", "malformed", "cut", "hang")
 
 
 @dataclass
@@ -38,6 +45,7 @@ class Recorded:
     body: dict[str, Any] | None
     headers: Mapping[str, str]  # the request's own ``HTTPMessage``: names match in any case, as in HTTP
     server_ms: float = 0.0  # time the server spent answering (benchmarks subtract it)
+    aborted: bool = False  # the client hung up before the (slow) answer was written
 
 
 class ScriptedServer:
@@ -49,6 +57,7 @@ class ScriptedServer:
         self._stop = threading.Event()
         self._release = threading.Event()
         self.hanging = threading.Event()  # set once a "hang" reply has sent its first text
+        self.aborted = threading.Event()  # set once a client hung up on a slow reply
         self.requests: list[Recorded] = []
         self._httpd: ThreadingHTTPServer | None = None
         # what GET /props answers, like a llama.cpp server (None: 404, like most other servers)
@@ -132,6 +141,7 @@ class ScriptedServer:
         self.requests.clear()
         self._release.clear()
         self.hanging.clear()
+        self.aborted.clear()
         self.props = None
         self.gets.clear()
 
@@ -184,12 +194,14 @@ class _Handler(BaseHTTPRequestHandler):
         srv.requests.append(record)
         started = time.perf_counter()
         try:
-            self._answer(srv, body)
+            self._answer(srv, body, record)
         finally:
             record.server_ms = (time.perf_counter() - started) * 1000
 
-    def _answer(self, srv: ScriptedServer, body: dict[str, Any] | None) -> None:
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+    def _answer(self, srv: ScriptedServer, body: dict[str, Any] | None, record: Recorded) -> None:
+        path = self.path.rstrip("/")
+        text_completion = path.endswith("/completions") and not path.endswith("/chat/completions")
+        if not path.endswith("/chat/completions") and not text_completion:
             return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
         reply = srv._next()
         stream = bool(body and body.get("stream"))
@@ -197,6 +209,8 @@ class _Handler(BaseHTTPRequestHandler):
         kind = reply.fault
         if kind == "401":
             return self._json(401, _error("Incorrect API key provided: sk-te**st.", "invalid_api_key"))
+        if kind == "404":
+            return self._json(404, _error(f"The model {model!r} does not exist.", "model_not_found"))
         if kind == "429":
             return self._json(429, _error("Rate limit reached for requests.", "rate_limit_exceeded"))
         if kind == "500":
@@ -210,16 +224,34 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if kind == "400-tools":
             return self._json(400, _error("This model does not support tools.", "invalid_request_error"))
-        if kind == "slow":
-            srv._stop.wait(reply.delay)
+        if kind == "slow" and self._client_left(reply.delay):
+            record.aborted = True
+            srv.aborted.set()
+            self.close_connection = True
+            return None
         if kind == "malformed":
             data = b"this is {not json"
             if stream:
                 return self._chunked([b"data: {not json at all\n\n"], complete=True)
             return self._raw(200, data, "application/json")
+        if text_completion:
+            return self._json(200, _text_completion(reply, model))
         if stream:
             return self._stream(reply, model, body or {})
         return self._json(200, _completion(reply, model))
+
+    def _client_left(self, delay: float) -> bool:
+        """Wait ``delay`` seconds (or until the server stops); True as soon as the client hangs up."""
+        deadline = time.monotonic() + delay
+        while (left := deadline - time.monotonic()) > 0 and not self.owner._stop.is_set():
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.02))
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        return True
+                except OSError:
+                    return True
+        return False
 
     # -- responses -------------------------------------------------------------------------------------------
     def _json(self, status: int, payload: dict[str, Any]) -> None:
@@ -296,6 +328,17 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
         ],
+        "usage": _usage(reply),
+    }
+
+
+def _text_completion(reply: Reply, model: str) -> dict[str, Any]:
+    return {
+        "id": "cmpl-scripted",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "text": reply.text or "", "logprobs": None, "finish_reason": "stop"}],
         "usage": _usage(reply),
     }
 

@@ -20,7 +20,9 @@ def _clear(ctrl: Controller, arg: str) -> None:
 
 @command("trace", "/trace", "Show the steps of the last answer with durations and result sizes.")
 def _trace(ctrl: Controller, arg: str) -> None:
-    ctrl.notice(ctrl.assistant.trace_text())
+    engine = ctrl.suggester_if_any
+    quiet = engine.trace_line() if engine is not None else None  # a failed suggestion shows only here
+    ctrl.notice(ctrl.assistant.trace_text() + (f"\n{quiet}" if quiet else ""))
 
 
 @command("sent", "/sent", "Show exactly what the provider received in the last turn (after masking).")
@@ -85,4 +87,6 @@ def expand_sent(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @command("cost", "/cost", "Show the session's token use and cost.")
 def _cost(ctrl: Controller, arg: str) -> None:
-    ctrl.notice(ctrl.assistant.cost_text())
+    engine = ctrl.suggester_if_any
+    suggestions = engine.usage_line() if engine is not None else None
+    ctrl.notice(ctrl.assistant.cost_text() + (f"\n{suggestions}" if suggestions else ""))

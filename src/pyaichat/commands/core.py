@@ -36,6 +36,7 @@ KEYS = [
     ("Shift-TAB", "switch mode and keep the typed text"),
     ("TAB", "complete names, attributes and keys; indent at line start"),
     ("Enter", "run when complete; Alt-Enter always inserts a newline"),
+    ("→ or End", "take the dimmed suggestion after the cursor (/suggest); Alt-→ one word of it"),
     ("Ctrl-R", "search history"),
     ("Ctrl-C", "clear the input, or stop what runs"),
     ("Ctrl-D", "exit (on an empty line)"),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from ..agent.assistant import Assistant
     from ..agent.events import Event
+    from ..agent.suggest import Suggester
     from ..config import Config
     from ..journal import Journal
     from ..modes import Mode
@@ -27,6 +28,12 @@ class Controller(Protocol):
 
     @property
     def journal(self) -> Journal: ...
+
+    @property
+    def suggester(self) -> Suggester: ...
+
+    @property
+    def suggester_if_any(self) -> Suggester | None: ...
 
     def snapshot_taken(self, path: str) -> None: ...
 

@@ -29,6 +29,7 @@ COMMANDS: Registry[Command] = Registry(
         "pyaichat.commands.inspect",
         "pyaichat.commands.assistant",
         "pyaichat.commands.work",
+        "pyaichat.commands.suggest",
     )
 )
 

@@ -63,6 +63,7 @@ class Extension:
         self.recorder = CellRecorder(self.session)
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
+        self.suggestions: Any = None
 
     # -- configuration ---------------------------------------------------------------------------------------
     def _load_config(self) -> Config:
@@ -99,11 +100,18 @@ class Extension:
 
             self.prompt = TwoModePrompt(shell, self.controller)
             self.prompt.install()
+            from .suggest import IPythonSuggestions  # terminal only
+
+            self.suggestions = IPythonSuggestions(shell, self.controller)
+            self.suggestions.install()
         if self.config_error is not None:
             print(f"pyaichat: {self.config_error}", file=sys.stderr)
 
     def uninstall(self) -> None:
         shell = self.shell
+        if self.suggestions is not None:
+            self.suggestions.uninstall()
+            self.suggestions = None
         if self.prompt is not None:
             self.prompt.uninstall()
             self.prompt = None

@@ -140,6 +140,7 @@ class TwoModePrompt:
 
     # -- behaviour -------------------------------------------------------------------------------------------
     def _prompt_for_code(self) -> str:
+        self._refresh_toolbar()  # /suggest may have turned suggestions on or off since the last prompt
         text = self._original_prompt()
         if self.controller.mode is Mode.ASSISTANT:
             return as_question(text)
@@ -180,16 +181,31 @@ class TwoModePrompt:
         pt_app = getattr(self.shell, "pt_app", None)
         if pt_app is None:
             return
-        if mode is Mode.ASSISTANT:
-            if pt_app.bottom_toolbar is None:
-                pt_app.bottom_toolbar = self._toolbar_fn
-        elif pt_app.bottom_toolbar is self._toolbar_fn:
-            pt_app.bottom_toolbar = None
+        self._refresh_toolbar()
         if not callable(pt_app.message):  # emacs mode computes the prompt once per input: refresh it
             pt_app.message = PygmentsTokens(self.shell.prompts.in_prompt_tokens())
         pt_app.app.invalidate()
 
+    def _refresh_toolbar(self) -> None:
+        """A bottom toolbar in Assistant mode, and in Python mode while suggestions are on (it says which
+        model gets what is typed); none otherwise, as IPython has it."""
+        pt_app = getattr(self.shell, "pt_app", None)
+        if pt_app is None:
+            return
+        wanted = self.controller.mode is Mode.ASSISTANT or bool(self.controller.config.suggest_model)
+        if wanted and pt_app.bottom_toolbar is None:
+            pt_app.bottom_toolbar = self._toolbar_fn
+        elif not wanted and pt_app.bottom_toolbar is self._toolbar_fn:
+            pt_app.bottom_toolbar = None
+
     def _toolbar(self) -> list[tuple[str, str]]:
+        ctrl = self.controller
+        if ctrl.mode is Mode.PYTHON:
+            from ..repl.suggest import toolbar_part  # prompt_toolkit only, like this module
+
+            part = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
+            tab = [("bold", "TAB"), ("", " on empty line: ask ")]
+            return [("bold", " Python mode "), ("", "│ "), *part, *tab]
         model = self.controller.config.model or "no model"
         return [
             ("bold", " Assistant mode "),

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.completion import Completer, DynamicCompleter
-from prompt_toolkit.enums import EditingMode
+from prompt_toolkit.enums import DEFAULT_BUFFER, EditingMode
+from prompt_toolkit.filters import has_focus, is_done
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.layout.processors import ConditionalProcessor
 from prompt_toolkit.lexers import DynamicLexer, Lexer
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.patch_stdout import patch_stdout
@@ -30,6 +32,7 @@ from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
 from .history import make_history
 from .keys import build_key_bindings
+from .suggest import GhostLineProcessor, GhostText, ghost_bindings, toolbar_part
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -54,11 +57,19 @@ STYLE = Style.from_dict(
         "bottom-toolbar.mode": "bold",
         "bottom-toolbar.key": "bold",
         "question": "ansiyellow bold",
+        "bottom-toolbar.remote": "ansiyellow bold",  # suggestions: what is typed leaves this machine
     }
 )
-# Without colour the toolbar keeps prompt_toolkit's reverse video, the one emphasis a monochrome screen has.
+# Without colour the toolbar keeps prompt_toolkit's reverse video, the one emphasis a monochrome screen has;
+# ghost text is underlined (grey would look like typed text).
 PLAIN_STYLE = Style.from_dict(
-    {"bottom-toolbar": "reverse", "bottom-toolbar.mode": "bold", "question": "bold"}
+    {
+        "bottom-toolbar": "reverse",
+        "bottom-toolbar.mode": "bold",
+        "bottom-toolbar.remote": "bold",
+        "question": "bold",
+        "auto-suggestion": "underline",
+    }
 )
 
 
@@ -72,15 +83,18 @@ def continuation(width: int, line_number: int, is_soft_wrap: int) -> FormattedTe
 
 
 def toolbar(ctrl: Controller) -> FormattedText:
-    """Mode, model and the keys a newcomer needs; short enough for an 80-column terminal."""
+    """Mode, model and the keys a newcomer needs; short enough for an 80-column terminal. With suggestions
+    on (Python mode), which model gets what is typed, and whether that leaves this machine."""
     model = ctrl.config.model or "no model"
+    suggesting = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
     hint = "@name: pin a value" if ctrl.mode is Mode.ASSISTANT else "Alt-Enter: newline"
     return FormattedText(
         [
             ("class:bottom-toolbar.mode", f" {ctrl.mode.label} "),
             ("", f"│ {model} │ "),
+            *suggesting,
             ("class:bottom-toolbar.key", "TAB"),
-            ("", f": switch mode · {hint} · /help "),
+            ("", ": switch mode · /help " if suggesting else f": switch mode · {hint} · /help "),
         ]
     )
 
@@ -152,14 +166,16 @@ def build_prompt_session(
     input: Input | None = None,
     output: Output | None = None,
 ) -> PromptSession[str]:
-    """The main prompt: mode-dependent message, lexer and completer, our key bindings, history and toolbar."""
+    """The main prompt: mode-dependent message, lexer and completer, our key bindings, history, toolbar and
+    ghost text (drawn by prompt_toolkit on the last line, by ``GhostLineProcessor`` on the others)."""
     config = ctrl.config
     lexer = _ModeLexer(ctrl)
     session: PromptSession[str] = PromptSession(
         message=lambda: prompt_message(ctrl),
         multiline=True,
         prompt_continuation=continuation,
-        key_bindings=build_key_bindings(ctrl),
+        key_bindings=merge_key_bindings([build_key_bindings(ctrl), ghost_bindings()]),
+        input_processors=[ConditionalProcessor(GhostLineProcessor(), has_focus(DEFAULT_BUFFER) & ~is_done)],
         completer=DynamicCompleter(_Completers(ctrl)),
         complete_while_typing=False,
         lexer=DynamicLexer(lexer),
@@ -306,6 +322,10 @@ class Repl:
             input=input,
             output=output,
         )
+        ctrl = self.ctrl
+        self.ghost = GhostText(ctrl.active_suggester, lambda: ctrl.mode is Mode.PYTHON)
+        self.ghost.attach(self.prompt.default_buffer)
+        self.prompt.auto_suggest = self.ghost  # prompt_toolkit's own question after a key: the same answer
 
     def _mask_for_disk(self, line: str) -> str:
         """What the history file keeps of ``line``: masked as the resume file masks it, with the current
@@ -325,6 +345,7 @@ class Repl:
     def execute(self, text: str) -> None:
         """Handle one input; nothing but ``SystemExit`` escapes."""
         interrupted = False
+        self.ghost.quiet()  # no suggestion reads the session while the input runs
         try:
             self.ctrl.handle(text)
         except SystemExit:
@@ -353,6 +374,12 @@ class Repl:
             print(f"Error: {message}", file=sys.stderr)
 
     def run(self) -> int:
+        try:
+            return self._loop()
+        finally:
+            self.ctrl.close()
+
+    def _loop(self) -> int:
         while not self.ctrl.should_exit:
             try:
                 text = self.read()

@@ -103,6 +103,13 @@ class Runtime(Protocol):
         """The user's variables with their type names (``@name`` completion)."""
         ...
 
+    def suggestion_facts(self, before: str, after: str = "") -> dict[str, list[str]]:
+        """For a ghost-text suggestion at the cursor between ``before`` and ``after``: ``{"facts": [...],
+        "inputs": [...]}``, one masked, bounded line per name the code uses and the last few inputs
+        (``facts.suggestion_facts``). Called from a background thread; never raises (nothing when the
+        session cannot answer at once)."""
+        ...
+
     def describe(self) -> str | None:
         """One line saying where the session runs, when it is not simply this process."""
         ...

@@ -12,6 +12,7 @@ import ast
 import itertools
 import re
 import sys
+import threading
 import time
 import uuid
 from collections import deque
@@ -76,6 +77,9 @@ class KernelConnection:
         self._comm_id: str | None = None
         self._token: str | None = None
         self._helper_problem: str | None = None
+        # One conversation at a time: the channels are not thread-safe, and a suggestion's facts are asked
+        # for from a background thread while the prompt (completion, Enter) may ask too.
+        self.lock = threading.RLock()
 
     # -- connecting ------------------------------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> None:
@@ -209,6 +213,10 @@ class KernelConnection:
     def request(self, data: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """One request to the helper over the comm, and its reply (reloading the helper once if the kernel
         was restarted under us)."""
+        with self.lock:
+            return self._request(data, timeout)
+
+    def _request(self, data: dict[str, Any], timeout: float) -> dict[str, Any]:
         if self.restarted:
             self.reset_after_restart()
         for attempt in (1, 2):

@@ -19,10 +19,11 @@ from ..config import Config
 from ..errors import PyAIChatError
 from ..records import ExecResult, LastError
 from ..session import input_is_complete
+from . import KernelUnavailable
 from .completion import Completion
 from .connection import ANSI, RESTARTED, KernelConnection
 from .execute import CellRun
-from .link import LinkedRuntime
+from .link import BY_NAME, LinkedRuntime
 
 if TYPE_CHECKING:
     from ..records import HistoryEntry
@@ -41,6 +42,10 @@ class KernelRuntime(LinkedRuntime):
     # -- Python mode -----------------------------------------------------------------------------------------
     def run(self, source: str) -> ExecResult:
         """Run ``source`` in the kernel like ``jupyter console`` does, streaming its output here."""
+        with self.kernel.lock:
+            return self._run(source)
+
+    def _run(self, source: str) -> ExecResult:
         kernel = self.kernel
         if not kernel.alive():
             raise kernel.dead()
@@ -83,9 +88,10 @@ class KernelRuntime(LinkedRuntime):
 
     def complete(self, text: str, cursor: int) -> list[Completion]:
         """The kernel's completions (``complete_request``), each replacing the span the kernel names."""
-        msg_id = self.kernel.client.complete(text, cursor)
-        # IPython's first completion imports jedi (~1 s, several on a busy machine): wait longer for that one.
-        reply = self.kernel.shell_reply(msg_id, 3.0 if self._completed_once else 10.0)
+        with self.kernel.lock:
+            msg_id = self.kernel.client.complete(text, cursor)
+            # IPython's first completion imports jedi (~1 s, several on a busy machine): wait longer for it.
+            reply = self.kernel.shell_reply(msg_id, 3.0 if self._completed_once else 10.0)
         if reply is None:
             return []
         self._completed_once = True
@@ -103,7 +109,8 @@ class KernelRuntime(LinkedRuntime):
             return True
         lines = text.rsplit("\n", 1)
         code = text.rstrip(" \t") + "\n" if len(lines) == 2 and not lines[1].strip() else text
-        reply = self.kernel.shell_reply(self.kernel.client.is_complete(code), 0.5)
+        with self.kernel.lock:
+            reply = self.kernel.shell_reply(self.kernel.client.is_complete(code), 0.5)
         status = reply["content"].get("status") if reply is not None else "unknown"
         return input_is_complete(text) if status == "unknown" else status != "incomplete"
 
@@ -114,7 +121,15 @@ class KernelRuntime(LinkedRuntime):
         self.kernel.close()
 
     def exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        return self.kernel.request(request, timeout)
+        if not BY_NAME[request["op"]].gives_way:
+            return self.kernel.request(request, timeout)
+        # asked from a background thread (a suggestion's facts): never waits for the prompt's own request
+        if not self.kernel.lock.acquire(blocking=False):
+            raise KernelUnavailable("The kernel link is busy with the prompt's own request.")
+        try:
+            return self.kernel.request(request, timeout)
+        finally:
+            self.kernel.lock.release()
 
     # -- proposals: the bookkeeping travels, the approved code runs as any input does ------------------------
     def run_proposal(self, source: str) -> ExecResult:

@@ -155,6 +155,15 @@ def _walls_unknown(sentence: str, arguments: Mapping[str, Any]) -> list[str]:
     return [f"run_python runs in the kernel, which cannot say now which walls stand there: {sentence}"]
 
 
+def _a_moment(config: Config) -> float:
+    """A suggestion is worth a second of the kernel's time, not more."""
+    return 1.0
+
+
+def _no_facts(sentence: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {"facts": [], "inputs": [], "note": sentence}
+
+
 @dataclass(frozen=True)
 class Operation:
     """One runtime operation that the kernel runtime sends to the local runtime inside the kernel. Its
@@ -164,6 +173,8 @@ class Operation:
     wire: Wire = JSON
     wait: Callable[[Config], float] = _briefly  # seconds the host waits for the answer
     otherwise: Otherwise | None = None  # the answer when the kernel cannot give one; None: raise the sentence
+    # asked from a background thread: gives way (answers ``otherwise`` at once) while the link is busy
+    gives_way: bool = False
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -175,6 +186,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("history", HISTORY, otherwise=_nothing),
     Operation("user_names", NAMES, otherwise=_nothing),
     Operation("audit_log", TUPLE),
+    # ghost-text suggestions: the facts about the names on the line, or none rather than a wait
+    Operation("suggestion_facts", wait=_a_moment, otherwise=_no_facts, gives_way=True),
     # proposals and the work that lasts
     Operation("preview", wait=_work),
     Operation("begin_proposal", wait=_work),

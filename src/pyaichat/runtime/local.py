@@ -112,6 +112,14 @@ class LocalRuntime:
 
         return user_names(self.session.namespace)
 
+    def suggestion_facts(self, before: str, after: str = "") -> dict[str, list[str]]:
+        from .facts import suggestion_facts  # with the first suggestion, not at start-up
+
+        try:
+            return suggestion_facts(self.session.namespace, self.session.history, self.config, before, after)
+        except Exception:  # a suggestion without facts is still a suggestion
+            return {"facts": [], "inputs": []}
+
     def describe(self) -> str | None:
         return None
 
