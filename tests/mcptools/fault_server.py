@@ -19,7 +19,8 @@ Tools (``echo`` and ``time_now`` say ``readOnlyHint``; so does ``delete_everythi
 - ``read_notes()``: its description carries an instruction injected for the model;
 - ``delete_everything(confirm)``: writes ``$FAULT_NOTE_FILE`` (the harm an injection asks for).
 
-Every call is appended to ``$FAULT_CALLS_FILE`` (when set), so a test can see what ran.
+Every call is appended to ``$FAULT_CALLS_FILE`` and the process id to ``$FAULT_PID_FILE`` (when set), so a
+test can see what ran and that the process is gone.
 """
 
 from __future__ import annotations
@@ -186,6 +187,9 @@ def call(name: str, args: dict) -> dict | None:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "ok"
+    if os.environ.get("FAULT_PID_FILE"):
+        with open(os.environ["FAULT_PID_FILE"], "a") as fh:
+            fh.write(f"{os.getpid()}\n")
     if mode == "crash-on-start":
         sys.stderr.write("fault server: cannot start, no configuration\n")
         sys.stderr.flush()

@@ -161,6 +161,8 @@ class Assistant:
         run_tool = self._look if outside is None else self._runner(outside, approve_tool)
         env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask)
         result = run_turn(env, question)
+        if outside is not None:  # a server that failed during the turn: the model knows, now the user does
+            self._tell(emit, outside.servers.news())
         # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
         self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
         self.turns.append(result)
@@ -187,9 +189,13 @@ class Assistant:
         if waiting:
             emit(StateEvent(state="starting", detail=f"starting MCP servers: {', '.join(waiting)}"))
         turn = servers.for_turn(can_approve=can_approve)
-        for sentence in turn.news:
-            emit(NoticeEvent(text=f"{sentence} The assistant goes on without it.", level="warning"))
+        self._tell(emit, turn.news)
         return turn
+
+    @staticmethod
+    def _tell(emit: Callable[[Event], None], sentences: list[str]) -> None:
+        for sentence in sentences:
+            emit(NoticeEvent(text=f"{sentence} The assistant goes on without it.", level="warning"))
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         """The tools of the runtime, as it describes them where they run (a kernel has its own plugins)."""

@@ -240,8 +240,8 @@ def launch(
 
     if spec.overlay:
         raise EntryError(
-            f"Entry {spec.name!r} in the config file has no command or url, and no server of that name is "
-            "in the MCP config file to apply it to"
+            f"The MCP server {spec.name!r} in the config file has no command or url, and no server of that "
+            "name is in the MCP config file to apply it to"
         )
     command = os.path.expanduser(fill(spec.command)) if spec.command is not None else None
     return Launch(
@@ -265,8 +265,8 @@ def _expand(server: str, text: str, environ: Mapping[str, str], here: str) -> st
         body = m["body"].strip()
         if body.startswith("input:"):
             raise EntryError(
-                f"Server {server!r} asks for the VS Code input {body[6:]!r}, which pyaichat cannot prompt "
-                "for; put the value in the entry's env, or as ${env:NAME} from your environment"
+                f"The MCP server {server!r} asks for the VS Code input {body[6:]!r}, which pyaichat cannot "
+                "prompt for; put the value in the entry's env, or as ${env:NAME} from your environment"
             )
         if body == "userHome":
             return environ.get("HOME") or os.path.expanduser("~")
@@ -279,6 +279,8 @@ def _expand(server: str, text: str, environ: Mapping[str, str], here: str) -> st
             return environ[name]
         if default is not None:
             return default
-        raise EntryError(f"Server {server!r} uses ${{{body}}}, but {name} is not set in your environment")
+        raise EntryError(
+            f"The MCP server {server!r} uses ${{{body}}}, but {name} is not set in your environment"
+        )
 
     return _REFERENCE.sub(one, text)

@@ -178,8 +178,11 @@ class ServerTools:
             for tool in conn.tools:
                 entry = OfferedTool(self._name(server, tool.name), server, tool, conn.launch.read_only)
                 (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
-        news = [self.mask(sentence) for sentence in self.manager.news()]
-        return TurnTools(offered, self, can_approve, news, withheld)
+        return TurnTools(offered, self, can_approve, self.news(), withheld)
+
+    def news(self) -> list[str]:
+        """Failures not told to the user yet, each once (masked)."""
+        return [self.mask(sentence) for sentence in self.manager.news()]
 
     def _name(self, server: str, tool: str) -> str:
         key = (server, tool)
@@ -238,9 +241,9 @@ class ServerTools:
         try:
             result = self.manager.call(entry.server, entry.tool.name, args)
         except ServerProblem as exc:
-            return self._done(entry.name, args, started, ok=False, error=self.mask(str(exc)), extra=extra)
+            return self._done(entry.name, args, started, ok=False, error=str(exc), extra=extra)
         except Exception as exc:  # the server refused this call (bad arguments, say): the model may retry
-            error = self.mask(f"{entry.name} failed: {_short(exc)}")
+            error = f"{entry.name} failed: {_short(exc)}"
             if entry.tool.input_schema.get("properties"):
                 error += (
                     f"\nIts arguments: {json.dumps(_parameters(entry.tool.input_schema), ensure_ascii=False)}"
@@ -248,7 +251,7 @@ class ServerTools:
             return self._done(entry.name, args, started, ok=False, error=error, extra=extra)
         see = images and self.config.privacy in IMAGE_PRIVACY
         why = "this model cannot see images" if not images else f"privacy level {self.config.privacy!r}"
-        converted = convert(result, mask=self.mask, images=see, why_no_images=why)
+        converted = convert(result, images=see, why_no_images=why)
         if converted.is_error:
             return self._done(entry.name, args, started, ok=False, error=converted.text, extra=extra)
         text = converted.text
@@ -273,10 +276,9 @@ class ServerTools:
         images: Sequence[str] = (),
         extra: dict[str, Any] | None = None,
     ) -> CapabilityResult:
-        limit = self.config.max_output_chars
-        text, cut = cap_text(text, limit)
+        text, cut = self._bounded(text)
         if error is not None:
-            error, _ = cap_text(error, limit)
+            error, _ = self._bounded(error)
         result = CapabilityResult(
             name=name,
             ok=ok,
@@ -300,6 +302,13 @@ class ServerTools:
                 **(extra or {}),
             )
         return result
+
+    def _bounded(self, text: str) -> tuple[str, bool]:
+        """``text`` masked and cut to ``max_output_chars`` (what is cut away is never masked: a tool may
+        return megabytes)."""
+        limit = self.config.max_output_chars
+        unseen = max(len(text) - limit * 4, 0)
+        return cap_text(self.mask(text[: limit * 4]), limit, hidden=unseen)
 
     # -- /tools --------------------------------------------------------------------------------------------
     def status_lines(self, *, kernel: bool = False) -> list[str]:

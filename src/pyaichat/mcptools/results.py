@@ -13,7 +13,6 @@ import base64
 import binascii
 import io
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +23,14 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 @dataclass(frozen=True)
 class Converted:
-    """``text`` (masked, not yet cut), the images to send, and whether the server called it an error."""
+    """``text`` (not masked or cut yet), the images to send, and whether the server called it an error."""
 
     text: str
     images: tuple[str, ...]
     is_error: bool
 
 
-def convert(result: Any, *, mask: Callable[[str], str], images: bool, why_no_images: str = "") -> Converted:
+def convert(result: Any, *, images: bool, why_no_images: str = "") -> Converted:
     """``result`` (a ``CallToolResult``) as text and images; ``images``: they may go to the model, else
     ``why_no_images`` says why they were left out."""
     parts: list[str] = []
@@ -70,7 +69,7 @@ def convert(result: Any, *, mask: Callable[[str], str], images: bool, why_no_ima
     if not parts and structured is not None:
         parts.append(json.dumps(structured, ensure_ascii=False, indent=1, default=str))
     text = "\n".join(parts) if parts else "(the tool returned nothing)"
-    return Converted(mask(text), tuple(sent), bool(getattr(result, "is_error", False)))
+    return Converted(text, tuple(sent), bool(getattr(result, "is_error", False)))
 
 
 def image_url(data: str, mime: str) -> tuple[str | None, str]:
