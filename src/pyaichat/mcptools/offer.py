@@ -375,12 +375,20 @@ def first_line(text: str) -> str:
 
 
 def _parameters(schema: Any) -> dict[str, Any]:
-    """The tool's input schema as function parameters (an object schema; ``title`` keys dropped)."""
+    """The tool's input schema as function parameters: an object schema, without the ``title`` keywords of
+    the schema and of its properties."""
     params = dict(schema) if isinstance(schema, dict) else {}
     params.pop("title", None)
     params.pop("$schema", None)
     params.setdefault("type", "object")
-    params.setdefault("properties", {})
+    properties = params.get("properties")
+    if isinstance(properties, dict):  # pydantic-made servers title every property: tokens that say nothing
+        params["properties"] = {
+            name: {k: v for k, v in prop.items() if k != "title"} if isinstance(prop, dict) else prop
+            for name, prop in properties.items()
+        }
+    else:
+        params["properties"] = {}
     return params
 
 
