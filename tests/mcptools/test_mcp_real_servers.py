@@ -116,7 +116,8 @@ def test_a_question_the_session_cannot_answer_is_answered_with_the_time_server(s
 
 def test_servers_never_start_with_pyaichat_and_nothing_of_the_sdk_is_imported(srv, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    probe = "import sys; print(sorted(m for m in ('mcp', 'anyio', 'mcp_types', 'pyaichat.mcptools.manager') if m in sys.modules))\n"
+    heavy = ("mcp", "anyio", "mcp_types", "pyaichat.mcptools.manager")
+    probe = f"import sys; print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     config = (
         f"[mcp_servers.fault]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps(fault()['args'])}\n"
     )
