@@ -66,7 +66,7 @@ def test_ipython_ai_uses_the_servers_of_the_config_file(srv, tmp_path, monkeypat
         out = capsys.readouterr().out
         assert "The server said: from IPython." in out
         assert (
-            "  fault: ready, trust read-only, 16 tools, 1 calls" in out
+            "  fault: ready, trust read-only, 16 tools, 1 call" in out
             and "they run here, on your side):" in out
         )
         tool = [m for m in srv.bodies[-1]["messages"] if m["role"] == "tool"]

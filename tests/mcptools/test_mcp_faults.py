@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 
 def ask(assistant, question: str = "q", approve_tool=None) -> tuple[object, Recorder]:
     rec = Recorder()
-    return assistant.ask(question, rec.emit, never_approve, approve_tool), rec
+    return assistant.ask(question, rec.emit, never_approve, approve_tool=approve_tool), rec
 
 
 def warnings(rec: Recorder) -> list[str]:

@@ -123,6 +123,7 @@ class Assistant:
         question: str,
         emit: Callable[[Event], None],
         approve: Callable[[ApprovalRequiredEvent], Approval],
+        *,
         approve_tool: Approve | None = None,
     ) -> TurnResult | None:
         """Answer ``question``; ``None`` when no model can be used (an error event says why).

@@ -94,8 +94,10 @@ class Connection:
 
     # -- the long-lived task -------------------------------------------------------------------------------
     async def run(self) -> None:
-        """Start, list, serve until told to stop; record any failure as one sentence."""
+        """Start, list, serve until told to stop; record any failure as one sentence. The SDK is imported
+        first (once per session, ~2 s): its import is not the server's start-up, and its deadline."""
         import anyio  # the SDK's async library: on the manager's thread only
+        import mcp.client.client  # noqa: F401
 
         loop = asyncio.get_running_loop()
         started = time.perf_counter()

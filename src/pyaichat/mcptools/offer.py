@@ -325,7 +325,7 @@ class ServerTools:
             trust = spec.trust or "ask"
             head = f"  {spec.name}: {state}, trust {trust}"
             if conn is not None and conn.state in ("ready", "stopped", "failed") and conn.tools:
-                head += f", {len(conn.tools)} tools, {conn.calls} calls"
+                head += f", {_count(len(conn.tools), 'tool')}, {_count(conn.calls, 'call')}"
                 if conn.failed_calls:
                     head += f" ({conn.failed_calls} failed)"
             if conn is not None and conn.start_ms is not None:
@@ -390,6 +390,10 @@ def _parameters(schema: Any) -> dict[str, Any]:
     else:
         params["properties"] = {}
     return params
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _short(exc: BaseException) -> str:
