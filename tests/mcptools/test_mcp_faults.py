@@ -298,3 +298,31 @@ def test_describe_tool_gives_the_full_schema_of_a_tool_offered_briefly(make_assi
     described, unknown = tool_results(fake)
     assert json.loads(described)["parameters"]["properties"] == {"text": {"type": "string"}}
     assert unknown.startswith("Error: No tool named 'nope'; known: fault__echo, fault__time_now")
+
+
+# -- Ctrl-C --------------------------------------------------------------------------------------------------
+def test_ctrl_c_during_a_call_stops_the_answer_and_keeps_the_server(make_assistant, notes) -> None:
+    import signal
+    import threading
+
+    assistant, fake, _ = make_assistant({"fault": fault(env=notes, trust="read-only")})
+    fake.tool("fault__slow", {"seconds": 3})
+    calls = Path(notes["FAULT_CALLS_FILE"])
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def press_ctrl_c_once_the_call_has_started() -> None:
+        while not calls.exists():
+            threading.Event().wait(0.01)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c_once_the_call_has_started)
+    presser.start()
+    result, rec = ask(assistant)
+    presser.join()
+    assert result.interrupted and result.stopped_by == "interrupt"
+    assert [e.text for e in rec.of("answer")] == [""]
+    fake.tool("fault__echo", {"text": "still serving"}).text("ok")  # answered once the slow call is done
+    ask(assistant)
+    assert tool_results(fake) == ["still serving"]
+    assert "fault: ready" in "\n".join(assistant.servers.status_lines())

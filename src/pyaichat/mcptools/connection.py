@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -167,7 +168,10 @@ class Connection:
 
     async def _stderr_pipe(self, stack: contextlib.AsyncExitStack) -> Any:
         """A pipe for the server's standard error, read into ``Tail`` on this loop. The write end is ours to
-        close once the server has it, so the end of the pipe means the server (and its children) exited."""
+        close once the server has it, so the end of the pipe means the server (and its children) exited.
+        (Windows' event loop cannot read an anonymous pipe: there the stderr goes nowhere.)"""
+        if sys.platform == "win32":
+            return stack.enter_context(open(os.devnull, "w"))
         loop = asyncio.get_running_loop()
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
