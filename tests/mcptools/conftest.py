@@ -3,7 +3,6 @@ repository made by the test, and assistants whose servers are stopped at the end
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -16,39 +15,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mcp_helpers import NPM_PACKAGES
+
 from fakes.fake_llm import FakeLLM
 from pyaichat.agent.assistant import Assistant
 from pyaichat.config import Config
 from pyaichat.session import Session
-
-HERE = Path(__file__).resolve().parent
-FAULT_SERVER = HERE / "fault_server.py"
-BIN = Path(sys.executable).parent  # where pip put mcp-server-time and mcp-server-git (the test extra)
-NPM_PACKAGES = (
-    "@modelcontextprotocol/server-everything@2026.8.31",
-    "@modelcontextprotocol/server-filesystem@2026.8.31",
-)
-
-
-def fault(mode: str = "ok", **entry: Any) -> dict[str, Any]:
-    """An ``[mcp_servers.NAME]`` entry that starts the fault server in ``mode``."""
-    return {"command": sys.executable, "args": [str(FAULT_SERVER), mode], **entry}
-
-
-def real(name: str, *args: str, **entry: Any) -> dict[str, Any]:
-    """An entry for a server pip installed next to this Python (``mcp-server-time``, ``mcp-server-git``)."""
-    return {"command": str(BIN / name), "args": list(args), **entry}
 
 
 @pytest.fixture
 def notes(tmp_path: Path) -> dict[str, str]:
     """Files the fault server writes: what its write tools wrote, and every call it received."""
     return {"FAULT_NOTE_FILE": str(tmp_path / "note.txt"), "FAULT_CALLS_FILE": str(tmp_path / "calls.jsonl")}
-
-
-def calls_made(notes: dict[str, str]) -> list[dict[str, Any]]:
-    path = Path(notes["FAULT_CALLS_FILE"])
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 @pytest.fixture

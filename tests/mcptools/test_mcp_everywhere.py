@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp_helpers import fault
 
-from conftest import fault
 from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient

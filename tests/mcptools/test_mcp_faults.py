@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
+from mcp_helpers import calls_made, fault
 
-from conftest import calls_made, fault
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from pyaichat.capabilities import audit

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import fault, real
 
-from conftest import fault, real
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 
