@@ -10,8 +10,10 @@ Run: ``.venv/bin/python benchmarks/mcp_tools.py`` (about a minute; prints figure
 * Per-call overhead: one ``echo`` of the fault server (a stdlib JSON-RPC loop: the server's own time is
   tiny) and one ``get_current_time`` of ``mcp-server-time``: pyaichat's path, timed where the assistant calls
   it (``TurnTools.run``: trust check, the hop to the servers' event loop thread, result conversion, masking,
-  bounding; audit off) against ``await client.call_tool(...)`` of the SDK alone, timed inside its own event
-  loop; medians of 200 calls each, the two taking turns.
+  bounding; audit off) against the SDK alone — ``await client.call_tool(...)`` timed inside its own event
+  loop, and the same call made from a blocking thread (the hop any synchronous caller pays); the overhead is
+  pyaichat's over the latter. Medians of 200 calls each, the three taking turns (a busy machine slows them
+  alike).
 * Tokens a request gains: the tools of N servers x M tools, in full and by name and first line (plus
   ``describe_tool``), counted by litellm's tokenizer for gpt-4o-mini as the budget counts them, over the
   request of our own tools alone; the tools are modelled on ``mcp-server-git``'s (a description of one to
@@ -131,9 +133,6 @@ def first_use(repo: Path) -> None:
 
 
 # -- 2. per-call overhead ------------------------------------------------------------------------------------
-ROUNDS = 10  # the two paths take turns, CALLS // ROUNDS calls at a time, so a busy machine slows both alike
-
-
 def per_call(repo: Path) -> None:
     import threading
 
@@ -141,8 +140,10 @@ def per_call(repo: Path) -> None:
     from pyaichat.mcptools.offer import ServerTools
     from pyaichat.session import Session
 
-    print(f"== Per-call overhead (median of {CALLS} calls each, the two paths taking turns) ==")
-    print(f"{'call':<26} {'SDK alone':>10} {'pyaichat':>10} {'overhead':>10}")
+    print(f"== Per-call overhead (median of {CALLS} calls each, the three taking turns call by call) ==")
+    print(
+        f"{'call':<24} {'SDK, in its loop':>17} {'SDK, blocking caller':>21} {'pyaichat':>9} {'overhead':>9}"
+    )
     entries = servers(repo)
     cases = [("fault", "echo", {"text": "hello"}), ("time", "get_current_time", {"timezone": "Europe/Paris"})]
     loop = asyncio.new_event_loop()
@@ -155,19 +156,22 @@ def per_call(repo: Path) -> None:
             turn = tools.for_turn(can_approve=False)
             name = f"{server}__{tool}"
             sdk_times: list[float] = []
+            hop_times: list[float] = []
             our_times: list[float] = []
-            for _ in range(ROUNDS):
-                sdk_times += sdk.calls(tool, args, CALLS // ROUNDS)
-                for _ in range(CALLS // ROUNDS):
-                    t = time.perf_counter()
-                    result = turn.run(name, args, images=False, approve=None)
-                    our_times.append(time.perf_counter() - t)
-                    assert result.ok, result.error
+            for _ in range(CALLS):  # one call of each in turn: a machine's load drifts, the three alike
+                sdk_times += sdk.calls(tool, args, 1)
+                hop_times += sdk.blocking_calls(tool, args, 1)
+                t = time.perf_counter()
+                result = turn.run(name, args, images=False, approve=None)
+                our_times.append(time.perf_counter() - t)
+                assert result.ok, result.error
         finally:
             tools.close()
             sdk.close()
-        theirs, ours = statistics.median(sdk_times) * 1000, statistics.median(our_times) * 1000
-        print(f"{server + '.' + tool:<26} {theirs:>7.2f} ms {ours:>7.2f} ms {ours - theirs:>7.2f} ms")
+        theirs, hop = statistics.median(sdk_times) * 1000, statistics.median(hop_times) * 1000
+        ours = statistics.median(our_times) * 1000
+        row = f"{server + '.' + tool:<24} {theirs:>14.2f} ms {hop:>18.2f} ms"
+        print(f"{row} {ours:>6.2f} ms {ours - hop:>6.2f} ms")
     loop.call_soon_threadsafe(loop.stop)
     print()
 
@@ -205,6 +209,16 @@ class SdkClient:
             return times
 
         return asyncio.run_coroutine_threadsafe(timed(), self.loop).result(120)
+
+    def blocking_calls(self, tool: str, args: dict[str, Any], n: int) -> list[float]:
+        """The same calls made from this (synchronous) thread, each handed to the loop and waited for: what
+        any blocking caller of the SDK pays, before anything of pyaichat's."""
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            asyncio.run_coroutine_threadsafe(self.client.call_tool(tool, args), self.loop).result(60)
+            times.append(time.perf_counter() - t)
+        return times
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.stop.set)
