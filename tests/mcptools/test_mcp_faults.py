@@ -241,6 +241,18 @@ def test_an_approved_call_runs_with_the_arguments_the_person_chose(make_assistan
     (result,) = tool_results(fake)
     assert result == '(The user edited the arguments before running it: {"text": "from the person"})\nwritten'
 
+    # an approver that runs the call itself (the proposal path does): it runs once, with its arguments
+    def run_it(request: ToolRequest) -> ToolDecision:
+        assert request.run is not None
+        request.run({"text": "through the panel"})
+        return ToolDecision("run", {"text": "through the panel"}, edited=True)
+
+    fake.tool("fault__write_note", {"text": "from the model"}).text("Noted.")
+    ask(assistant, approve_tool=run_it)
+    lines = Path(notes["FAULT_NOTE_FILE"]).read_text().splitlines()
+    assert lines[1:] == ['write_note: {"text": "through the panel"}']
+    assert tool_results(fake)[0].endswith("\nwritten")
+
 
 def test_requests_back_from_a_server_are_refused_and_roots_answered_only_when_listed(
     make_assistant, tmp_path

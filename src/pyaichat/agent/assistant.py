@@ -189,7 +189,7 @@ class Assistant:
         waiting = servers.manager.pending()
         if waiting:
             emit(StateEvent(state="starting", detail=f"starting MCP servers: {', '.join(waiting)}"))
-        turn = servers.for_turn(can_approve=can_approve)
+        turn = servers.for_turn(can_approve=can_approve, config=self.config)
         self._tell(emit, turn.news)
         return turn
 

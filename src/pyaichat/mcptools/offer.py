@@ -36,7 +36,9 @@ IMAGE_PRIVACY = ("sample", "full")  # privacy levels at which a tool's images ma
 
 @dataclass(frozen=True)
 class ToolRequest:
-    """A call that needs the person: what the approval panel shows, in full."""
+    """A call that needs the person: what the approval panel shows, in full, and how to run it once they
+    say yes (``run(arguments)``: the call, its result masked and bounded; the approver may call it itself,
+    as the proposal path does, or leave it to ``ServerTools.run``)."""
 
     call_id: str
     server: str
@@ -45,15 +47,18 @@ class ToolRequest:
     args: dict[str, Any]  # masked
     description: str  # the server's description of the tool, masked
     reason: str  # why it needs approval
+    run: Callable[[dict[str, Any]], CapabilityResult] | None = None
 
 
 @dataclass(frozen=True)
 class ToolDecision:
-    """The person's answer: ``run`` (with ``args``, edited or not) or ``no``."""
+    """The person's answer: ``run`` (with ``args``, edited or not) or ``no``; ``note`` is what the model is
+    told when it did not run (the default says the user declined)."""
 
     decision: str  # "run" | "no"
     args: dict[str, Any] | None = None
     edited: bool = False
+    note: str | None = None
 
 
 Approve = Callable[[ToolRequest], ToolDecision]
@@ -112,11 +117,12 @@ class TurnTools:
     offered: dict[str, OfferedTool]
     servers: ServerTools
     can_approve: bool
+    config: Any  # this question's settings (masking, bounds, privacy, audit)
     news: list[str] = field(default_factory=list)
     withheld: dict[str, OfferedTool] = field(default_factory=dict)  # need approval, and no one can give it
 
     def schemas(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-        mask = self.servers.mask
+        mask = self.mask
         tools = list(self.offered.values())
         return [t.full(mask) for t in tools], [t.brief(mask) for t in tools], describe_schema()
 
@@ -124,7 +130,7 @@ class TurnTools:
         return name == DESCRIBE or name in self.offered or name in self.withheld
 
     def mask(self, text: str) -> str:
-        return self.servers.mask(text)
+        return self.servers.mask(text, self.config)
 
     def system_note(self) -> str:
         """What the system prompt says about these tools (only when some are offered)."""
@@ -135,11 +141,11 @@ class TurnTools:
     ) -> CapabilityResult:
         """One call of an MCP tool (or of ``describe_tool``); never raises except for Ctrl-C."""
         if name == DESCRIBE:
-            return self.servers.describe(self.offered, args)
+            return self.servers.describe(self.offered, args, self.config)
         if name in self.withheld:  # the model guessed a tool it was not offered: it needs the person
             approve = None
         entry = self.offered.get(name) or self.withheld[name]
-        return self.servers.run(entry, args, images=images, approve=approve, call_id=call_id)
+        return self.servers.run(entry, args, self.config, images=images, approve=approve, call_id=call_id)
 
 
 class ServerTools:
@@ -158,17 +164,17 @@ class ServerTools:
     def close(self) -> None:
         self.manager.close()
 
-    def mask(self, text: str) -> str:
+    def mask(self, text: str, config: Any = None) -> str:
         """pyaichat's masking, and every value the servers were given in ``env``/``headers``."""
         for secret in self.manager.secrets():
             if secret in text:
                 text = text.replace(secret, "<redacted MCP server secret>")
-        return masker_for(self.config).mask_text(text)
+        return masker_for(config or self.config).mask_text(text)
 
     # -- a turn --------------------------------------------------------------------------------------------
-    def for_turn(self, *, can_approve: bool) -> TurnTools:
+    def for_turn(self, *, can_approve: bool, config: Any = None) -> TurnTools:
         """The tools to offer now (started servers' only; servers still starting are waited for, each within
-        its start deadline), and the failures not told yet."""
+        its start deadline), and the failures not told yet; ``config``: this question's settings."""
         self.manager.wait()
         offered: dict[str, OfferedTool] = {}
         withheld: dict[str, OfferedTool] = {}
@@ -178,7 +184,7 @@ class ServerTools:
             for tool in conn.tools:
                 entry = OfferedTool(self._name(server, tool.name), server, tool, conn.launch.read_only)
                 (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
-        return TurnTools(offered, self, can_approve, self.news(), withheld)
+        return TurnTools(offered, self, can_approve, config or self.config, self.news(), withheld)
 
     def news(self) -> list[str]:
         """Failures not told to the user yet, each once (masked)."""
@@ -191,95 +197,132 @@ class ServerTools:
         return self._names[key]
 
     # -- calls ---------------------------------------------------------------------------------------------
-    def describe(self, offered: dict[str, OfferedTool], args: dict[str, Any]) -> CapabilityResult:
+    def describe(
+        self, offered: dict[str, OfferedTool], args: dict[str, Any], config: Any
+    ) -> CapabilityResult:
         started = time.perf_counter()
         name = args.get("name") if isinstance(args, dict) else None
         entry = offered.get(name) if isinstance(name, str) else None
         if entry is None:
             known = ", ".join(offered) or "none"
-            return self._done(
-                DESCRIBE, args, started, ok=False, error=f"No tool named {name!r}; known: {known}."
+            error = f"No tool named {name!r}; known: {known}."
+            return self._audited(
+                self._result(DESCRIBE, started, config, ok=False, error=error), args, {}, config
             )
-        text = json.dumps(entry.full(self.mask)["function"], ensure_ascii=False, indent=1)
-        return self._done(DESCRIBE, args, started, ok=True, text=text)
+        text = json.dumps(
+            entry.full(lambda t: self.mask(t, config))["function"], ensure_ascii=False, indent=1
+        )
+        return self._audited(self._result(DESCRIBE, started, config, ok=True, text=text), args, {}, config)
 
     def run(
         self,
         entry: OfferedTool,
         args: dict[str, Any],
+        config: Any = None,
         *,
         images: bool,
         approve: Approve | None,
         call_id: str = "",
     ) -> CapabilityResult:
-        started = time.perf_counter()
+        """Call ``entry`` with ``args``: at once when it may run without asking, else after ``approve``."""
+        config = config or self.config
         extra: dict[str, Any] = {"server": entry.server, "tool": entry.tool.name}
-        if not entry.runs_at_once:
-            reason = why_it_asks(entry.server, entry.read_only, entry.tool.annotations)
-            if approve is None:
-                error = (
-                    f"{entry.name} needs the user's approval ({reason}), and no one can give it here "
-                    "(piped input); it did not run."
-                )
-                return self._done(entry.name, args, started, ok=False, error=error, extra=extra)
-            request = ToolRequest(
-                call_id=call_id,
-                server=entry.server,
-                tool=entry.tool.name,
-                name=entry.name,
-                args=self._masked_args(args),
-                description=self.mask(entry.description),
-                reason=reason,
+        if entry.runs_at_once:
+            return self._audited(self._execute(entry, args, images, config), args, extra, config)
+        reason = why_it_asks(entry.server, entry.read_only, entry.tool.annotations)
+        started = time.perf_counter()
+        if approve is None:
+            error = (
+                f"{entry.name} needs the user's approval ({reason}), and no one can give it here "
+                "(piped input); it did not run."
             )
-            decision = approve(request)
-            extra["decision"] = "edited" if decision.edited else decision.decision
-            if decision.decision != "run":
-                error = f"The user declined to run {entry.name}; it did not run. Do not ask for it again."
-                return self._done(entry.name, args, started, ok=False, error=error, extra=extra)
-            if decision.args is not None:
-                args = decision.args
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
+        done: list[tuple[dict[str, Any], CapabilityResult]] = []
+
+        def run_it(arguments: dict[str, Any]) -> CapabilityResult:
+            result = self._execute(entry, arguments, images, config)
+            done.append((arguments, result))
+            return result
+
+        request = ToolRequest(
+            call_id=call_id,
+            server=entry.server,
+            tool=entry.tool.name,
+            name=entry.name,
+            args=self._masked_args(args, config),
+            description=self.mask(entry.description, config),
+            reason=reason,
+            run=run_it,
+        )
+        decision = approve(request)
+        extra["decision"] = "edited" if decision.edited else decision.decision
+        if decision.decision != "run":
+            error = (
+                decision.note
+                or f"The user declined to run {entry.name}; it did not run. Do not ask for it again."
+            )
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
+        if not done:  # the approver left the call to us
+            run_it(decision.args if decision.args is not None else args)
+        arguments, result = done[-1]
+        if decision.edited and result.ok:
+            shown = json.dumps(self._masked_args(arguments, config), ensure_ascii=False)
+            text, _ = self._bounded(
+                f"(The user edited the arguments before running it: {shown})\n{result.text}", config
+            )
+            result = result.model_copy(update={"text": text})
+        return self._audited(result, arguments, extra, config)
+
+    def _execute(
+        self, entry: OfferedTool, args: dict[str, Any], images: bool, config: Any
+    ) -> CapabilityResult:
+        """The call itself: its result masked and bounded, or the sentence saying why it failed."""
+        started = time.perf_counter()
         try:
             result = self.manager.call(entry.server, entry.tool.name, args)
         except ServerProblem as exc:
-            return self._done(entry.name, args, started, ok=False, error=str(exc), extra=extra)
+            return self._result(entry.name, started, config, ok=False, error=str(exc))
         except Exception as exc:  # the server refused this call (bad arguments, say): the model may retry
             error = f"{entry.name} failed: {_short(exc)}"
             if entry.tool.input_schema.get("properties"):
                 error += (
                     f"\nIts arguments: {json.dumps(_parameters(entry.tool.input_schema), ensure_ascii=False)}"
                 )
-            return self._done(entry.name, args, started, ok=False, error=error, extra=extra)
-        see = images and self.config.privacy in IMAGE_PRIVACY
-        why = "this model cannot see images" if not images else f"privacy level {self.config.privacy!r}"
+            return self._result(entry.name, started, config, ok=False, error=error)
+        see = images and config.privacy in IMAGE_PRIVACY
+        why = "this model cannot see images" if not images else f"privacy level {config.privacy!r}"
         converted = convert(result, images=see, why_no_images=why)
         if converted.is_error:
-            return self._done(entry.name, args, started, ok=False, error=converted.text, extra=extra)
-        text = converted.text
-        if extra.get("decision") == "edited":
-            shown = json.dumps(self._masked_args(args), ensure_ascii=False)
-            text = f"(The user edited the arguments before running it: {shown})\n{text}"
-        return self._done(entry.name, args, started, ok=True, text=text, images=converted.images, extra=extra)
+            return self._result(entry.name, started, config, ok=False, error=converted.text)
+        return self._result(
+            entry.name, started, config, ok=True, text=converted.text, images=converted.images
+        )
 
-    def _masked_args(self, args: Any) -> Any:
-        masker = masker_for(self.config)
-        return json.loads(self.mask(json.dumps(masker.mask_value(args), ensure_ascii=False, default=str)))
+    def _masked_args(self, args: Any, config: Any) -> Any:
+        masker = masker_for(config)
+        return json.loads(
+            self.mask(json.dumps(masker.mask_value(args), ensure_ascii=False, default=str), config)
+        )
 
-    def _done(
+    def _result(
         self,
         name: str,
-        args: Any,
         started: float,
+        config: Any,
         *,
         ok: bool,
         text: str = "",
         error: str | None = None,
         images: Sequence[str] = (),
-        extra: dict[str, Any] | None = None,
     ) -> CapabilityResult:
-        text, cut = self._bounded(text)
+        text, cut = self._bounded(text, config)
         if error is not None:
-            error, _ = self._bounded(error)
-        result = CapabilityResult(
+            error, _ = self._bounded(error, config)
+        return CapabilityResult(
             name=name,
             ok=ok,
             text=text,
@@ -288,27 +331,31 @@ class ServerTools:
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
             images=tuple(images) if ok else (),
         )
-        if self.config.audit:
+
+    def _audited(
+        self, result: CapabilityResult, args: Any, extra: dict[str, Any], config: Any
+    ) -> CapabilityResult:
+        if config.audit:
             audit.record(
                 self.session,
-                name,
-                self._masked_args(args),
+                result.name,
+                self._masked_args(args, config),
                 ok=result.ok,
                 error=result.error,
                 duration_ms=result.duration_ms,
                 output_chars=len(result.text),
                 truncated=result.truncated,
                 origin="assistant",
-                **(extra or {}),
+                **extra,
             )
         return result
 
-    def _bounded(self, text: str) -> tuple[str, bool]:
+    def _bounded(self, text: str, config: Any) -> tuple[str, bool]:
         """``text`` masked and cut to ``max_output_chars`` (what is cut away is never masked: a tool may
         return megabytes)."""
-        limit = self.config.max_output_chars
+        limit = config.max_output_chars
         unseen = max(len(text) - limit * 4, 0)
-        return cap_text(self.mask(text[: limit * 4]), limit, hidden=unseen)
+        return cap_text(self.mask(text[: limit * 4], config), limit, hidden=unseen)
 
     # -- /tools --------------------------------------------------------------------------------------------
     def status_lines(self, *, kernel: bool = False) -> list[str]:
