@@ -134,7 +134,7 @@ class Assistant:
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        outside = self._outside_tools(emit, can_approve=approve_tool is not None)
+        outside = self._outside_tools(emit, self.config, can_approve=approve_tool is not None)
         # pyaichat's masking rules and, with MCP servers, every value their entries gave them
         mask = memoize(outside.mask if outside is not None else make_masker(self.config))
         told, self.notes = self.notes, []
@@ -179,7 +179,9 @@ class Assistant:
 
         return run_tool
 
-    def _outside_tools(self, emit: Callable[[Event], None], *, can_approve: bool) -> TurnTools | None:
+    def _outside_tools(
+        self, emit: Callable[[Event], None], config: Config, *, can_approve: bool
+    ) -> TurnTools | None:
         """The MCP tools for this turn (servers still starting are waited for, within their deadlines); each
         failure is told once, as a warning before the answer."""
         servers = self.servers
@@ -189,7 +191,7 @@ class Assistant:
         waiting = servers.manager.pending()
         if waiting:
             emit(StateEvent(state="starting", detail=f"starting MCP servers: {', '.join(waiting)}"))
-        turn = servers.for_turn(can_approve=can_approve, config=self.config)
+        turn = servers.for_turn(can_approve=can_approve, config=config)
         self._tell(emit, turn.news)
         return turn
 
