@@ -137,7 +137,7 @@ def per_call(repo: Path) -> None:
     import threading
 
     from pyaichat.config import Config
-    from pyaichat.mcptools.offer import ServerTools
+    from pyaichat.mcptools.tools import ServerTools
     from pyaichat.session import Session
 
     print(f"== Per-call overhead (median of {CALLS} calls each, the three taking turns call by call) ==")
@@ -295,7 +295,7 @@ def real_tokens(repo: Path) -> None:
     from pyaichat.agent.llm import LiteLLMClient
     from pyaichat.capabilities import tool_schemas
     from pyaichat.config import Config
-    from pyaichat.mcptools.offer import ServerTools
+    from pyaichat.mcptools.tools import ServerTools
     from pyaichat.session import Session
 
     client = LiteLLMClient(Config(model="gpt-4o-mini"))

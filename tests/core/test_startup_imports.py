@@ -39,7 +39,7 @@ NEVER_AT_START_UP = {
     "mcp",  # the MCP SDK: servers start when the assistant first needs them
     "mcp_types",
     "anyio",
-    "pyaichat.mcptools.offer",
+    "pyaichat.mcptools.tools",
     "pyaichat.agent.events",
     "pyaichat.agent.assistant",
     "pyaichat.capabilities",

@@ -14,7 +14,7 @@ from mcp_helpers import calls_made, fault
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from pyaichat.capabilities import audit
-from pyaichat.mcptools.offer import ToolDecision, ToolRequest
+from pyaichat.mcptools.approval import ToolDecision, ToolRequest
 
 pytestmark = pytest.mark.e2e
 

@@ -31,7 +31,9 @@ from .trace import TurnResult
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..mcptools.offer import Approve, ServerTools, TurnTools
+    from ..mcptools.approval import Approve
+    from ..mcptools.offer import TurnTools
+    from ..mcptools.tools import ServerTools
     from ..records import ExecResult
     from ..session import Session
 
@@ -78,7 +80,7 @@ class Assistant:
         question needs them (or ``warm_up``)."""
         cfg = self.config
         if self._servers is None and (cfg.mcp_servers or cfg.mcp_config):
-            from ..mcptools.offer import ServerTools  # only with MCP servers configured
+            from ..mcptools.tools import ServerTools  # only with MCP servers configured
 
             self._servers = ServerTools(cfg, session=getattr(self.runtime, "session", self.runtime))
         return self._servers

@@ -11,7 +11,11 @@ One module per job, bottom up:
 - ``results``: a tool's answer as the model reads it (masked, bounded, images only where allowed);
 - ``connection``: one server, started, listed and called through the official ``mcp`` SDK;
 - ``manager``: every server of the session, on one background event loop, behind plain blocking calls;
-- ``offer``: what a turn offers the model and how its calls run (approval, audit, masking).
+- ``offer``: what a turn offers the model (full schemas or names and first lines, ``describe_tool``);
+- ``approval``: the seam through which a call that needs the person reaches them;
+- ``tools``: the servers as the assistant's tools: each turn's offer, and how a call runs (approval, masking,
+  bounds, audit);
+- ``status``: the servers as ``/tools`` lists them.
 
 Nothing here is imported at start-up: ``config`` loads with a config file that lists servers, the rest with
 the first question that needs them; the ``mcp`` SDK itself only on the manager's own thread.
