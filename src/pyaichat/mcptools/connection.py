@@ -97,9 +97,17 @@ class Connection:
     async def run(self) -> None:
         """Start, list, serve until told to stop; record any failure as one sentence. The SDK is imported
         first (once per session, ~2 s): its import is not the server's start-up, and its deadline."""
-        import anyio  # the SDK's async library: on the manager's thread only
-        import mcp.client.client  # noqa: F401
+        try:
+            import anyio  # the SDK's async library: on the manager's thread only
+            import mcp.client.client  # noqa: F401
+        except ImportError:
+            from ..extras import install_command  # only to say how to install it
 
+            self._fail(
+                f"The MCP server {self.name!r} cannot start: the mcp package is not installed "
+                f"({install_command('mcp')})."
+            )
+            return
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
         deadline = loop.call_later(self.launch.start_timeout, self._start_deadline)
