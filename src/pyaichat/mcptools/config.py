@@ -19,7 +19,6 @@ entry lists reaches the server, on top of the few variables a program needs to r
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -82,6 +81,8 @@ def servers_from_table(value: Any) -> tuple[ServerSpec, ...]:
 # -- the mcpServers JSON -------------------------------------------------------------------------------------
 def read_json_file(path: str) -> tuple[ServerSpec, ...]:
     """The servers of an ``mcpServers`` JSON file; a ``ConfigError`` naming the file if it cannot be used."""
+    import json  # only with an MCP config file: a config file with tables is read at start-up without it
+
     shown = os.path.expanduser(path)
     try:
         with open(shown, encoding="utf-8") as fh:
@@ -196,7 +197,7 @@ def _strings(entry: Mapping[str, Any], key: str, fail: Any) -> list[str]:
     value = entry.get(key, [])
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, (str, int, float)) for v in value):
         raise fail(f"{key} should be a list of strings")
-    return [v if isinstance(v, str) else json.dumps(v) for v in value]
+    return [_text(v) for v in value]
 
 
 def _pairs(entry: Mapping[str, Any], key: str, fail: Any) -> Pairs:
@@ -207,8 +208,15 @@ def _pairs(entry: Mapping[str, Any], key: str, fail: Any) -> Pairs:
     for name, text in value.items():
         if isinstance(text, bool) or not isinstance(text, (str, int, float)):
             raise fail(f"{key}.{name} should be a string")  # the value itself is never shown
-        pairs.append((str(name), Secret(text if isinstance(text, str) else json.dumps(text))))
+        pairs.append((str(name), Secret(_text(text))))
     return tuple(pairs)
+
+
+def _text(value: str | float) -> str:
+    """A value as a command line or an environment takes it (``true``, ``8080``, ``0.5``: as in JSON)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else repr(value)
 
 
 def _seconds(entry: Mapping[str, Any], key: str, fail: Any) -> float | None:
