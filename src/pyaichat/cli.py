@@ -31,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-base", dest="api_base", help="base URL of the provider or compatible server")
     parser.add_argument("--max-steps", dest="max_steps", type=int, help="most tool steps per answer")
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
+    parser.add_argument(
+        "--mcp-config",
+        dest="mcp_config",
+        metavar="FILE.json",
+        help="MCP servers the assistant may use, in the mcpServers JSON of Claude Desktop, Cursor or VS Code",
+    )
     parser.add_argument("--no-color", dest="color", action="store_false", default=None, help="no colours")
     parser.add_argument("--version", action="version", version=f"pyaichat {__version__}")
     parser.add_argument(
@@ -79,9 +85,13 @@ def _main(argv: Sequence[str] | None) -> int:
     flags = vars(build_parser().parse_args(argv)) if argv else {}
     try:
         config = load_config(
-            {key: flags.get(key) for key in ("model", "api_base", "max_steps", "color")},
+            {key: flags.get(key) for key in ("model", "api_base", "max_steps", "color", "mcp_config")},
             config_file=flags.get("config"),
         )
+        if flags.get("mcp_config"):  # named on the command line: a mistake in it is told now, not later
+            from .mcptools.config import read_json_file
+
+            read_json_file(flags["mcp_config"])
     except ConfigError as exc:
         print(f"pyaichat: {exc}", file=sys.stderr)
         return 2

@@ -17,11 +17,15 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .config_sources import ENV_PREFIX, Sources, config_file_path, gather_sources
 from .errors import ConfigError
+from .secret import Secret
 from .settings import SETTINGS, Setting
+
+if TYPE_CHECKING:
+    from .mcptools.spec import ServerSpec
 
 __all__ = [
     "ENV_PREFIX",
@@ -44,30 +48,6 @@ _SPACE = (
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 _I64 = 2**63
-
-
-class Secret:
-    """A string that never shows itself in a ``repr`` or ``str`` (the API key)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def get_secret_value(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('**********')"
-
-    def __str__(self) -> str:
-        return "**********"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
 
 
 class Config:
@@ -101,6 +81,11 @@ class Config:
     tool_protocol: Literal["auto", "native", "text"]
     suggest_model: str | None
     suggest_api_base: str | None
+    mcp_servers: tuple[ServerSpec, ...]
+    mcp_config: str | None
+    mcp_start_timeout: float
+    mcp_call_timeout: float
+    mcp_tool_tokens: int
 
     __slots__ = tuple(SETTINGS)
 
@@ -176,7 +161,7 @@ def _check_named(name: str, value: Any, where: str | None) -> Any:
         return check(setting, value)
     except _Invalid as exc:
         reason = str(exc)
-        shown = "" if setting.kind == "secret" else f" (got {value!r})"
+        shown = "" if setting.kind in ("secret", "servers") else f" (got {value!r})"
         prefix = f"In {where}: " if where else ""
         message = f"{prefix}{name} {reason[:1].lower()}{reason[1:]}{shown}."
         raise ConfigError(message, source=where, key=name) from None
@@ -210,6 +195,13 @@ def check(setting: Setting, value: Any) -> Any:
         raise _Invalid(f"Input should be {listed}")
     if kind == "strlist":
         return _string_list(value)
+    if kind == "servers":
+        from .mcptools.config import servers_from_table  # only with a config that lists MCP servers
+
+        try:
+            return servers_from_table(value)
+        except ValueError as exc:
+            raise _Invalid(str(exc)) from None
     if kind == "bool":
         return _boolean(value)
     if kind == "int":

@@ -21,7 +21,8 @@ class Setting:
     """One setting: what the config file key, ``PYAICHAT_<NAME>`` and ``Config.<name>`` accept.
 
     ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``config.Secret``),
-    ``choice`` (``Literal[*choices]``) or ``strlist`` (``list[str]``, from the environment comma-separated).
+    ``choice`` (``Literal[*choices]``), ``strlist`` (``list[str]``, from the environment comma-separated) or
+    ``servers`` (``tuple[ServerSpec, ...]``: the config file's ``[mcp_servers.NAME]`` tables, ``mcptools``).
     """
 
     __slots__ = ("bounds", "choices", "default", "description", "factory", "kind", "name")
@@ -173,6 +174,41 @@ SETTINGS = _table(
         "suggest_api_base",
         "str",
         description="base URL for suggest_model (unset: api_base if the same provider, else its default)",
+    ),
+    Setting(
+        "mcp_servers",
+        "servers",
+        default=(),
+        description="MCP servers the assistant may use: one [mcp_servers.NAME] table each",
+    ),
+    Setting(
+        "mcp_config",
+        "str",
+        description="an mcpServers JSON file (Claude Desktop, Cursor, VS Code) whose servers it may use",
+    ),
+    Setting(
+        "mcp_start_timeout",
+        "float",
+        default=20.0,
+        gt=0,
+        le=600,
+        description="seconds an MCP server may take to start and list its tools",
+    ),
+    Setting(
+        "mcp_call_timeout",
+        "float",
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="seconds one MCP tool call may take",
+    ),
+    Setting(
+        "mcp_tool_tokens",
+        "int",
+        default=1000,
+        ge=0,
+        le=1_000_000,
+        description="tokens MCP tools may add to a request in full; past it, names and first lines",
     ),
 )
 

@@ -25,9 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, c
 from pyaichat.config import Config, Secret, load_config
 from pyaichat.config_sources import gather_sources
 from pyaichat.errors import ConfigError
+from pyaichat.mcptools.spec import ServerSpec
 from pyaichat.settings import SETTINGS
 
-FIELDS = list(SETTINGS)
+# The reference below is a pydantic model of the scalar settings; the MCP server tables (kind "servers") have
+# their own tests (tests/mcptools/test_mcp_config.py).
+FIELDS = [name for name, setting in SETTINGS.items() if setting.kind != "servers"]
 
 
 # -- the reference: the pydantic model and its error sentence, as they were ----------------------------------
@@ -63,7 +66,7 @@ def reference_load(overrides: Any, config_file: str | None, env: dict[str, str])
         key = str(err["loc"][0])
         value, where = sources[key]
         if err["type"] == "extra_forbidden":
-            known = ", ".join(FIELDS)
+            known = ", ".join(SETTINGS)
             message = f"In {where}: unknown setting {key!r} (known settings: {known})."
         else:
             shown = "" if key == "api_key" else f" (got {value!r})"
@@ -272,14 +275,15 @@ def annotation_kind(annotation: Any) -> tuple[str, tuple[str, ...], bool]:
     if typing.get_origin(annotation) is Literal:
         return "choice", typing.get_args(annotation), optional
     kinds = {str: "str", int: "int", float: "float", bool: "bool", Secret: "secret", list[str]: "strlist"}
+    kinds[tuple[ServerSpec, ...]] = "servers"
     return kinds.get(annotation, repr(annotation)), (), optional
 
 
 def test_the_annotations_say_what_the_table_says() -> None:
     """``Config`` spells out each setting's type for readers and type checkers; the table decides the rest.
     Both name the same settings in the same order (``describe_settings`` lists them in it)."""
-    hints = typing.get_type_hints(Config)
-    assert list(hints) == FIELDS
+    hints = typing.get_type_hints(Config, localns={"ServerSpec": ServerSpec})
+    assert list(hints) == list(SETTINGS)
     for name, setting in SETTINGS.items():
         optional = setting.default is None and setting.factory is None
         assert annotation_kind(hints[name]) == (setting.kind, setting.choices, optional), name

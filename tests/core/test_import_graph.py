@@ -151,6 +151,9 @@ def test_the_layers_import_one_way() -> None:
         _importers_of(edges, "pyaichat.runtime", ("pyaichat.agent", "pyaichat.controller", *FRONT_ENDS)) == {}
     )
     assert _importers_of(edges, "pyaichat.agent", FRONT_ENDS) == {}
+    # the user's MCP servers as tools: below the agent (which offers them), beside the capabilities
+    higher = ("pyaichat.agent", "pyaichat.runtime", "pyaichat.controller", *FRONT_ENDS)
+    assert _importers_of(edges, "pyaichat.mcptools", higher) == {}
     # the work that lasts takes plain data: the REPL, IPython and the kernel helper all call it
     higher = ("pyaichat.runtime", "pyaichat.agent", "pyaichat.controller", *FRONT_ENDS)
     assert _importers_of(edges, "pyaichat.persist", higher) == {}
@@ -189,6 +192,8 @@ def test_each_heavy_library_has_one_home() -> None:
         "rich": ("pyaichat.repl.render",),
         "prompt_toolkit": ("pyaichat.repl", "pyaichat.ipython"),
         "IPython": ("pyaichat.ipython", "pyaichat.runtime.kernel_helper"),
+        "mcp": ("pyaichat.mcptools.connection",),
+        "mcp_types": ("pyaichat.mcptools.connection",),
     }
     strays = {
         library: sorted(n for n in MODULES if library in third_party_imports(n) and not n.startswith(home))

@@ -36,6 +36,10 @@ NEVER_AT_START_UP = {
     "pandas",
     "tomllib",  # only with a config file
     "argparse",  # only with flags
+    "mcp",  # the MCP SDK: servers start when the assistant first needs them
+    "mcp_types",
+    "anyio",
+    "pyaichat.mcptools.tools",
     "pyaichat.agent.events",
     "pyaichat.agent.assistant",
     "pyaichat.capabilities",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..capabilities.summary import one_line
 from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
-from .budget import Budget, Limits, Prompt, Remembered
+from .budget import Budget, Limits, OutsideSchemas, Prompt, Remembered
 from .context import (
     Memory,
     Turn,
@@ -23,7 +23,7 @@ from .context import (
     memoize,
     pinned_section,
 )
-from .events import ApprovalRequiredEvent, ErrorEvent, Event
+from .events import ApprovalRequiredEvent, ErrorEvent, Event, NoticeEvent, StateEvent
 from .llm import LITELLM, LLM, LiteLLMClient, Loader, Usage
 from .loop import Approval, ToolOutcome, TurnEnv, run_turn
 from .protocol import images_as_sizes
@@ -31,6 +31,9 @@ from .trace import TurnResult
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..mcptools.approval import Approve
+    from ..mcptools.offer import TurnTools
+    from ..mcptools.tools import ServerTools
     from ..records import ExecResult
     from ..session import Session
 
@@ -60,12 +63,32 @@ class Assistant:
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
         self._tallied: tuple[int, Usage, int] = (0, Usage(), 0)
+        self._servers: ServerTools | None = None
 
     # -- set-up ----------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
-        """Start loading litellm in the background (called when the user enters Assistant mode)."""
+        """Start loading litellm and the MCP servers in the background (called when the user enters
+        Assistant mode)."""
         if self.config.model and self._factory is LiteLLMClient:
             self._loader.start()
+        if self.config.model and self.servers is not None:
+            self.servers.warm_up()
+
+    @property
+    def servers(self) -> ServerTools | None:
+        """The user's MCP servers as tools (``None`` when none is configured); nothing starts until a
+        question needs them (or ``warm_up``)."""
+        cfg = self.config
+        if self._servers is None and (cfg.mcp_servers or cfg.mcp_config):
+            from ..mcptools.tools import ServerTools  # only with MCP servers configured
+
+            self._servers = ServerTools(cfg, session=getattr(self.runtime, "session", self.runtime))
+        return self._servers
+
+    def close(self) -> None:
+        """Stop what the assistant started (the MCP servers)."""
+        if self._servers is not None:
+            self._servers.close()
 
     def client(self) -> LLM:
         """The model client for the current settings (a ``/model`` switch applies at the next question)."""
@@ -102,14 +125,20 @@ class Assistant:
         question: str,
         emit: Callable[[Event], None],
         approve: Callable[[ApprovalRequiredEvent], Approval],
+        *,
+        approve_tool: Approve | None = None,
     ) -> TurnResult | None:
-        """Answer ``question``; ``None`` when no model can be used (an error event says why)."""
+        """Answer ``question``; ``None`` when no model can be used (an error event says why).
+        ``approve_tool`` asks the person about a call of an MCP tool that does not run at once (``None``: no
+        one can be asked, so only those that do are offered)."""
         try:
             llm = self.client()
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        mask = memoize(make_masker(self.config))
+        outside = self._outside_tools(emit, self.config, can_approve=approve_tool is not None)
+        # pyaichat's masking rules and, with MCP servers, every value their entries gave them
+        mask = memoize(outside.mask if outside is not None else make_masker(self.config))
         told, self.notes = self.notes, []
         since = "## Since your last answer\n" + "\n".join(told) if told else ""
         context = "\n\n".join(
@@ -117,21 +146,61 @@ class Assistant:
         )
         # The system message (and the tool schemas) are the same bytes at every step and turn of the session,
         # so prompt caches reuse them; what changes each turn, the session picture, goes with the question.
+        offered = None
+        system = self.system_prompt
+        if outside is not None and outside.offered:
+            offered = OutsideSchemas(*outside.schemas(), full_tokens=self.config.mcp_tool_tokens)
+            system = f"{system}\n\n{outside.system_note()}"
         prompt = Prompt(
-            system=self.system_prompt,
+            system=system,
             schemas=self._tool_schemas(),
             context=context,
             history=[Remembered(t.messages, t.compact()) for t in self.memory.turns],
             mask=mask,
+            outside=offered,
         )
         spent, requests = self._tally()
         budget = Budget(llm, Limits.of(self.config), prompt, spent_before=spent, requests_before=requests)
-        env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=self._look, approve=approve, mask=mask)
+        run_tool = self._look if outside is None else self._runner(outside, approve_tool)
+        env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask)
         result = run_turn(env, question)
+        if outside is not None:  # a server that failed during the turn: the model knows, now the user does
+            self._tell(emit, outside.servers.news())
         # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
         self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
         self.turns.append(result)
         return result
+
+    def _runner(self, outside: TurnTools, approve_tool: Approve | None) -> Callable[..., ToolOutcome]:
+        """Tool calls of this turn: an MCP server's tools through ``outside``, the rest as capabilities."""
+
+        def run_tool(name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
+            if outside.handles(name):
+                return outside.run(name, args, images=images, approve=approve_tool)
+            return self._look(name, args, images=images)
+
+        return run_tool
+
+    def _outside_tools(
+        self, emit: Callable[[Event], None], config: Config, *, can_approve: bool
+    ) -> TurnTools | None:
+        """The MCP tools for this turn (servers still starting are waited for, within their deadlines); each
+        failure is told once, as a warning before the answer."""
+        servers = self.servers
+        if servers is None:
+            return None
+        servers.warm_up()
+        waiting = servers.manager.pending()
+        if waiting:
+            emit(StateEvent(state="starting", detail=f"starting MCP servers: {', '.join(waiting)}"))
+        turn = servers.for_turn(can_approve=can_approve, config=config)
+        self._tell(emit, turn.news)
+        return turn
+
+    @staticmethod
+    def _tell(emit: Callable[[Event], None], sentences: list[str]) -> None:
+        for sentence in sentences:
+            emit(NoticeEvent(text=f"{sentence} The assistant goes on without it.", level="warning"))
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         """The tools of the runtime, as it describes them where they run (a kernel has its own plugins)."""
