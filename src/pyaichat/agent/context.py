@@ -128,10 +128,33 @@ class Turn:
 
 @dataclass
 class Memory:
+    """The conversation so far, newest last, holding only turns some request could still send."""
+
     turns: list[Turn] = field(default_factory=list)
+    _sizes: dict[int, int] = field(default_factory=dict, repr=False)  # id(turn) -> tokens when compacted
 
     def add(self, turn: Turn) -> None:
         self.turns.append(turn)
 
+    def fit(self, limit: int, count: Callable[[list[dict[str, Any]]], int]) -> None:
+        """Forget the turns no request can hold any more: the budget (``agent.budget``) takes remembered
+        turns newest first, each at least as large as its compacted form, and stops at the first one that
+        does not fit in what is left of ``limit`` (``context_tokens``, the ceiling of every request). Once the
+        turns after a turn fill ``limit`` by themselves, that turn can never be sent again, however short
+        later questions are. ``count`` is the model's token counter; each turn is counted once."""
+        room = limit
+        for i in range(len(self.turns) - 1, -1, -1):
+            turn = self.turns[i]
+            size = self._sizes.get(id(turn))
+            if size is None:
+                size = self._sizes[id(turn)] = count(turn.compact())
+            if room <= 0:  # the newer turns already fill every possible request
+                for old in self.turns[: i + 1]:
+                    self._sizes.pop(id(old), None)
+                del self.turns[: i + 1]
+                return
+            room -= size
+
     def clear(self) -> None:
         self.turns.clear()
+        self._sizes.clear()

@@ -13,6 +13,7 @@ reached the user (a retry would show it twice).
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -174,7 +175,7 @@ class LiteLLMClient:
         kwargs.update(
             stream=True,
             stream_options={"include_usage": True},
-            timeout=timeout,
+            timeout=whole_seconds(timeout),
             max_retries=0,  # the OpenAI SDK's retries: off, ``Retry`` owns the budget
             num_retries=0,  # litellm's retries: off, likewise
             drop_params=True,
@@ -253,6 +254,15 @@ class LiteLLMClient:
             return float(prompt) + float(completion)
         except Exception:
             return None
+
+
+def whole_seconds(timeout: float) -> int:
+    """A request's timeout rounded up to whole seconds. litellm keys its cache of HTTP clients on the
+    timeout among other things: a timeout that differed at every request (the time left before the turn's
+    deadline) would build a new client, and open a new connection, for each one and keep up to 200 of them
+    alive. Rounded, the requests of a session share one client; the turn's deadline is still checked
+    between streamed pieces, so a second more here stops nothing later."""
+    return max(1, math.ceil(timeout))
 
 
 def _read_stream(response: Any, on_text: OnText) -> tuple[list[Any], Cut | None]:

@@ -78,6 +78,14 @@ def import_litellm() -> Any:
     litellm.telemetry = False
     # token_counter would fetch some tokenizers from the Hugging Face hub: no network from here.
     litellm.disable_hf_tokenizer_download = True
+    # litellm hands every streamed chunk to its logging thread pool (up to 100 threads, kept for the life of
+    # the process) for callbacks pyaichat never registers: a few long answers start dozens of threads that do
+    # nothing useful and compete with the stream for the interpreter. The one hand-off per request that is
+    # left keeps that pool at a thread or two. With it, a session's threads after any number of questions
+    # are: the main thread, that pool's one or two, at most two idle ``pyaichat-bounded`` workers (and one
+    # per call still running past its deadline, ``workers``), and rich's refresh thread while an answer
+    # streams in a terminal.
+    litellm.disable_streaming_logging = True
     return litellm
 
 
