@@ -259,9 +259,10 @@ class Assistant:
             if t.cost_usd is not None
             else "unknown (the model has no price in litellm's table)"
         )
+        about = " (some counted by pyaichat: a request cut short reports no usage of its own)"
         text = (
             f"{self.questions} question(s): {t.prompt_tokens:,} prompt + "
-            f"{t.completion_tokens:,} completion tokens; "
+            f"{t.completion_tokens:,} completion tokens{about if t.estimated else ''}; "
             f"cost {cost}."
         )
         if self.config.budget_usd is not None:
