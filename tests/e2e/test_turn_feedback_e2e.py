@@ -1,5 +1,6 @@
-"""What the user sees of a turn that goes badly: a long wait, a retried request, a turn cut short — through
-``python -m pyaichat`` (piped, and in a real terminal) against the scripted OpenAI-compatible server."""
+"""What the user sees of a turn that goes badly: a model repeating a failing call, a long wait, a retried
+request, a turn cut short — through ``python -m pyaichat`` (piped, and in a real terminal) against the
+scripted OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -25,6 +26,25 @@ def run_piped(stdin: str, srv, **settings: str) -> subprocess.CompletedProcess[s
     return subprocess.run(
         [sys.executable, "-m", "pyaichat"], input=stdin, capture_output=True, text=True, env=env, timeout=120
     )
+
+
+# -- the very same failing call, asked again and again -------------------------------------------------------
+def test_a_repeated_failing_call_runs_once_and_its_error_is_listed_once(srv):
+    for _ in range(8):
+        srv.tool("eval_expr", {"expr": "x + 1"})  # there is no x
+    out = run_piped("/ask what is x + 1?\n/trace\n", srv)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    found = [line for line in text.splitlines() if line.startswith("- eval_expr(x + 1) →")]
+    assert len(found) == 1 and "name 'x' is not defined" in found[0]
+    assert "Stopped: the model kept asking for a call that had already failed." in text
+    # /trace: the capability ran once; the repeats were answered without running it
+    runs = [line for line in text.splitlines() if "→ eval_expr(x + 1" in line]
+    assert len(runs) == 3 and sum(line.endswith("✗ (not run again: it had failed)") for line in runs) == 2
+    # the model was told, with the reason, the first time it asked again; it was not asked eight times
+    assert len(srv.bodies) == 3
+    told = srv.bodies[2]["messages"][-1]["content"]
+    assert "already failed" in told and "name 'x' is not defined" in told
 
 
 # -- retries and long waits ----------------------------------------------------------------------------------

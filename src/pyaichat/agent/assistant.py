@@ -236,7 +236,7 @@ class Assistant:
             return "No question asked yet."
         lines = [f"Question: {last.question}"]
         for i, step in enumerate(last.steps, 1):
-            mark = "" if step.ok else " ✗"
+            mark = ("" if step.ok else " ✗") + (f" ({step.note})" if step.note else "")
             if step.kind == "llm":
                 lines.append(f"{i:>2}. model {step.name}: {step.duration_ms:,.0f} ms, {step.detail}{mark}")
             else:

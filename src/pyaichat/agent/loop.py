@@ -14,7 +14,9 @@ One turn, top to bottom (``_Turn.run``):
    model, switches the turn (and the session) to the text protocol.
 4. ``ToolProtocol.read``: the reply's tool calls and prose. No calls: it is the answer (``_answer``).
 5. ``_run_calls``: each call runs (a capability, or the approval gate for ``propose_code``) and its result
-   goes back into the conversation (``Conversation``); then step 2 again.
+   goes back into the conversation (``Conversation``); then step 2 again. A call that already failed in
+   this turn, with the very same arguments, is not run again: the model is told it failed and why; asked
+   for once more after that, the turn ends with what was found.
 
 States announced with ``StateEvent``: starting → idle → thinking → calling → observing → … → answering →
 done / failed. Tool trouble of any kind (unknown tool, broken JSON, invalid arguments, a failing capability)
@@ -24,6 +26,7 @@ tool call. The loop knows nothing about sessions or terminals: ``TurnEnv`` hands
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -53,6 +56,13 @@ PROPOSE = "propose_code"
 EMPTY_ANSWER = "(The model returned an empty reply; ask again or rephrase the question.)"
 EDIT_ANSWER = "The proposed code is waiting in your next input: edit it if you like, then run it yourself."
 CAP_NOTE = "The answer reached the reply length cap (max_tokens) and is cut short; ask for less or raise it."
+REPEATED_CALL = (
+    "Error: this exact call ({call}) already failed earlier in this answer, so it was not run again. It "
+    "failed with: {error} Do something different: change the arguments, call another tool, or answer with "
+    "what you know."
+)
+REFUSED_SHOWN = "not run again: the same call failed above"  # what the user sees of such a call
+STUCK_NOTE = "Stopped: the model kept asking for a call that had already failed."
 WAITING = "waiting for the first token"
 RECEIVING = "receiving the reply"
 # Notes the model is not told about its own cut reply: small models copy such notes into later answers,
@@ -126,7 +136,9 @@ class _Turn:
         self.step = 0
         self.view: ReplyView | None = None  # the reply being streamed
         self.best = ""  # the latest prose the model wrote: the best answer so far
-        self.findings: list[str] = []  # one line per tool call, for an answer cut short by a bound
+        self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
+        self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
+        self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
 
     def run(self) -> TurnResult:
         try:
@@ -166,8 +178,11 @@ class _Turn:
                 step = reader.read(reply, self.step, self.budget.offered, self.talk.call_ids)
                 if not step.calls:
                     return self._answer(reader, reply)
-                if self._run_calls(reply, step) == "edit":
+                ran = self._run_calls(reply, step)
+                if ran == "edit":
                     return self._finish(EDIT_ANSWER)
+                if ran == "stuck":
+                    return self._stop(Stop("repetition", STUCK_NOTE))
         except KeyboardInterrupt:
             return self._interrupted()
         finally:
@@ -287,7 +302,8 @@ class _Turn:
     # -- 5. tool calls -----------------------------------------------------------------------------------
     def _run_calls(self, reply: LLMReply, step: Step) -> str | None:
         """Run a reply's tool calls and record them in the conversation; "edit" when the user chose to edit
-        a proposal (the turn ends there)."""
+        a proposal, "stuck" when the model asked again for a call it was already told had failed (the turn
+        ends there)."""
         if step.prose.strip():
             self.best = step.prose.strip()
         if self.view is not None:
@@ -300,6 +316,8 @@ class _Turn:
             edit = edit or (decision if decision == "edit" else None)
         self.talk.close_calls(see_images=self.sees_images)
         self._state("observing")
+        if edit is None and any(n > 1 for n in self.refused.values()):
+            return "stuck"
         return edit
 
     def _run_one(self, cid: str, call: ParsedCall) -> tuple[ToolResult, str | None]:
@@ -310,23 +328,41 @@ class _Turn:
         masked = {k: env.mask(v) if isinstance(v, str) else v for k, v in args.items()}
         env.emit(ToolStartEvent(call_id=cid, name=call.name, args=masked, step=self.step))
         started = self.clock()
-        out = self._outcome(cid, call)
+        key = _call_key(call)
+        earlier = self.failed.get(key)
+        if earlier is not None:  # the very same call failed already: running it again gives the same error
+            self.refused[key] = self.refused.get(key, 0) + 1
+            out = _Outcome(False, error=REPEATED_CALL.format(call=f"{call.name}({summary})", error=earlier))
+        else:
+            out = self._outcome(cid, call)
         error = out.error or ""
         observation = out.text if out.ok else (error if error.startswith("Error") else f"Error: {error}")
+        if not out.ok and earlier is None:
+            reason = _first_line(observation.removeprefix("Error:").strip(), 300)
+            self.failed[key] = reason if reason.endswith((".", "!", "?", "…")) else reason + "."
+        if out.decision == "run":  # the user ran code: the session changed, a call that failed may work now
+            self.failed.clear()
+            self.refused.clear()
         env.emit(
             ToolEndEvent(
                 call_id=cid,
                 name=call.name,
                 ok=out.ok,
                 text=env.mask(out.text),
-                error=None if out.ok else env.mask(observation),
+                error=None if out.ok else (REFUSED_SHOWN if earlier is not None else env.mask(observation)),
                 truncated=out.truncated,
                 duration_ms=round((self.clock() - started) * 1000, 3),
             )
         )
-        self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
-        first = (observation.strip().splitlines() or [""])[0]
-        self.findings.append(f"{call.name}({summary}) → {first[:120]}")
+        if earlier is not None:
+            self._record(
+                "tool", call.name, started, ok=False, detail=summary, note="not run again: it had failed"
+            )
+        else:
+            self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
+            finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
+            if finding not in self.findings:  # what a bound's summary lists: each distinct result once
+                self.findings.append(finding)
         return ToolResult(cid, call.name, observation, out.images), out.decision
 
     def _outcome(self, cid: str, call: ParsedCall) -> _Outcome:
@@ -421,9 +457,10 @@ class _Turn:
         ok: bool = True,
         detail: str = "",
         usage: Usage | None = None,
+        note: str = "",
     ) -> None:
         duration = round((self.clock() - started) * 1000, 3)
-        self.result.steps.append(StepRecord(kind, name, duration, size, ok, detail, usage))
+        self.result.steps.append(StepRecord(kind, name, duration, size, ok, detail, usage, note))
 
     def _usage_event(self) -> None:
         u = self.result.usage
@@ -455,3 +492,13 @@ def _reply_detail(reply: LLMReply) -> str:
     about = "about " if u.estimated else ""
     return f"{about}{u.prompt_tokens} in / {u.completion_tokens} out tokens{calls}"
 
+
+def _call_key(call: ParsedCall) -> str:
+    """The same tool with the same arguments is the same call, whatever the arguments' order."""
+    args = json.dumps(call.args, sort_keys=True, default=str) if call.args is not None else call.error
+    return f"{call.name}\0{args}"
+
+
+def _first_line(text: str, limit: int) -> str:
+    first = (text.strip().splitlines() or [""])[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"
