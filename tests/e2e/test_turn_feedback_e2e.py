@@ -54,7 +54,7 @@ def test_an_automatic_retry_is_announced_in_piped_output(srv):
     out = run_piped("/ask hello?\n", srv)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "The model server gave HTTP 500; trying again in 1 s (attempt 2 of 3)."
+    assert lines[0] == "The model request failed (HTTP 500); trying again in 1 s (attempt 2 of 3)."
     assert lines[1] == "Here after one retry."
     assert len(srv.bodies) == 2
 

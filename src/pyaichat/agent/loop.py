@@ -279,7 +279,7 @@ class _Turn:
             return
         self.env.emit(
             NoticeEvent(
-                text=f"The model server gave {note.reason}; trying again in {note.wait:g} s "
+                text=f"The model request failed ({note.reason}); trying again in {note.wait:g} s "
                 f"(attempt {note.attempt} of {note.attempts}).",
                 level="warning",
             )

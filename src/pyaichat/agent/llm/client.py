@@ -240,7 +240,7 @@ class _Completion:
 
     def why(self, exc: LLMError) -> str:
         if isinstance(exc, LLMTimeout):
-            return "no answer in time"
+            return "a timeout"
         if isinstance(exc, LLMStreamCut):
             return "a reply broken off"
         if isinstance(exc, LLMConnectionClosed):
