@@ -12,6 +12,7 @@ from prompt_toolkit.output import DummyOutput
 from pyaichat.controller import Mode
 from pyaichat.ipython import extension
 from pyaichat.ipython.prompt import ModePrompts, as_question
+from pyaichat.proposals import Proposal
 
 SHIFT_TAB = "\x1b[Z"
 
@@ -73,7 +74,7 @@ def test_magics_and_slash_commands_in_assistant_mode(terminal):
 def test_a_proposal_prefills_python_input(terminal):
     ext = extension.get(terminal)
     ext.controller.set_mode(Mode.ASSISTANT)
-    ext.frontend.set_next_input("y = 2")
+    assert ext.controller.proposals.decide(Proposal.of_code("y = 2")).status == "placed"
     assert mode(terminal) is Mode.PYTHON
     assert terminal.test_read("\r") == "y = 2"
     assert "y" not in terminal.user_ns

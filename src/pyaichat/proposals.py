@@ -1,0 +1,716 @@
+"""One proposal path: everything proposed to change the person's session lives here, from its panel to /undo.
+
+A ``Proposal`` is code to run in the session (``kind="code"``) or a call of an outside tool that needs the
+person's approval (``kind="tool"``: a name and arguments, not code). Its ``source`` is ``"assistant"`` (our
+own model) or the name of an outside client (an MCP client such as "Claude Desktop"); the panel names an
+outside source. Whatever its source, every proposal goes through the same steps, in ``Proposals`` only:
+
+1. panel: the front end shows it (an ``ApprovalRequiredEvent``);
+2. preview: code runs on a walled, forked copy of the session first, and what it would change is shown to
+   the person (never to a model);
+3. decide: the front end asks the person (``FrontEnd.decide``: "run", "edit", "no", or "shown" where it
+   cannot ask, as with piped input);
+4. run: approved code runs as the person's own input, checkpointed for ``/undo`` (``Runtime.run_proposal``);
+   an approved tool call runs through the proposal's ``call``;
+5. journal: approved code is recorded for ``/save`` (``Journal.approve``);
+6. undo: ``Proposals.undo`` takes back the last approved code and tells the assistant.
+
+"edit" puts the code into the person's next input (``FrontEnd.set_next_input``). The next input they run
+settles it: run unchanged, it is approved (steps 4 and 5); changed, it is their own input and the outcome
+carries the code that ran; anything else (a question, a command, Ctrl-C) declines it. For a tool call "edit"
+asks for new arguments instead (``FrontEnd.edit_arguments``).
+
+Two ways in, for any source:
+
+- ``decide(proposal) -> Outcome``, on the front end's own thread (the assistant's ``propose_code`` during a
+  turn, a tool call of an outside server during a turn). It returns once the person has answered and what
+  they approved has run; for "edit" it returns ``placed`` (the code waits in the next input).
+- ``submit(proposal) -> Pending``, from any other thread (an MCP server's request). The proposal waits until
+  the front end's prompt is idle: ``on_waiting`` callbacks wake the front end, which calls ``serve()`` on its
+  own thread; a line being typed is never interrupted. The caller blocks in ``pending.wait(timeout)``: the
+  timeout bounds the wait for an answer (a placed proposal still waits for its run); once the person has
+  answered, the wait goes on until what they approved has finished. When no one answers in time the
+  proposal is withdrawn: its panel closes (``FrontEnd.withdraw``), nothing of it can run any more, and the
+  outcome is ``unanswered``.
+
+An outside agent's request, on the server's thread::
+
+    pending = controller.proposals.submit(
+        Proposal.of_code("df = df.dropna()", "Drop the empty rows.", source="Claude Desktop"))
+    outcome = pending.wait(timeout=120.0)
+    outcome.status       # "ran" | "edited" | "declined" | "unanswered" | "not_asked" | "failed"
+    outcome.code         # the code that ran: the person's version when "edited"
+    outcome.output       # what it printed, its value or its error (bounded; mask it before it leaves)
+    outcome.preview      # the preview's summary of what it changed, as the person saw it
+    outcome.observation  # all of it as one paragraph for a model
+
+A tool of an outside server that needs approval, during the assistant's turn::
+
+    outcome = proposals.decide(Proposal.of_tool("github.create_issue", {"title": "…"}, call=run_it,
+                                                source="github"))
+    outcome.status, outcome.arguments, outcome.output   # "ran"/"edited"/"declined"…, as called, its result
+
+This module is imported at start-up (the controller builds the service), so it holds no dataclass and imports
+the agent's events, the preview and the records only when a proposal arrives.
+"""
+
+from __future__ import annotations
+
+import _thread
+import itertools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from .errors import PyAIChatError
+
+if TYPE_CHECKING:
+    from .agent.events import ApprovalRequiredEvent, Event
+    from .journal import Journal
+    from .records import ExecResult, HistoryEntry
+    from .runtime import Runtime
+
+__all__ = ["ASSISTANT", "Decision", "FrontEnd", "Outcome", "Pending", "Proposal", "Proposals", "Status"]
+
+ASSISTANT = "assistant"  # the source of our own model's proposals
+
+Decision = Literal["run", "edit", "no", "shown"]
+"""The person's answer: run it, edit it first, no; "shown": the front end showed it but cannot ask."""
+
+Status = Literal["ran", "edited", "declined", "placed", "unanswered", "not_asked", "failed"]
+
+OUTPUT_CHARS = 1500  # of what a run printed, in an outcome (a model's observation, an MCP reply)
+
+_ids = itertools.count(1)
+
+
+class FrontEnd(Protocol):
+    """What the proposal path needs of a front end (each front end adds what else the controller needs)."""
+
+    def emit(self, event: Event) -> None: ...
+
+    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
+        ...
+
+    def set_next_input(self, code: str) -> None:
+        """Put ``code`` into the next Python-mode input for the person to edit and run."""
+        ...
+
+    # Optional: ``edit_arguments(proposal) -> dict | None`` (a tool call's arguments, edited; ``None``: given
+    # up) and ``withdraw(call_id)`` (close the question about a proposal no one waits for any more; called
+    # from another thread).
+
+
+class Proposal:
+    """Something someone proposes to do to the session, waiting for the person's decision."""
+
+    __slots__ = ("arguments", "call", "call_id", "code", "explanation", "kind", "source", "tool")
+
+    def __init__(
+        self,
+        kind: Literal["code", "tool"],
+        *,
+        code: str = "",
+        explanation: str = "",
+        source: str = ASSISTANT,
+        tool: str = "",
+        arguments: Mapping[str, Any] | None = None,
+        call: Callable[[dict[str, Any]], str] | None = None,
+        call_id: str | None = None,
+    ) -> None:
+        if kind == "code" and not code.strip():
+            raise ValueError("a code proposal needs code")
+        if kind == "tool" and (not tool or call is None):
+            raise ValueError("a tool proposal needs the tool's name and a call that runs it")
+        self.kind = kind
+        self.code = code
+        self.explanation = explanation
+        self.source = source or ASSISTANT
+        self.tool = tool
+        self.arguments = dict(arguments or {})
+        self.call = call
+        self.call_id = call_id or f"proposal-{next(_ids)}"
+
+    @classmethod
+    def of_code(
+        cls, code: str, explanation: str = "", *, source: str = ASSISTANT, call_id: str | None = None
+    ) -> Proposal:
+        """Python code to run in the session as the person's input."""
+        return cls("code", code=code, explanation=explanation, source=source, call_id=call_id)
+
+    @classmethod
+    def of_tool(
+        cls,
+        tool: str,
+        arguments: Mapping[str, Any],
+        call: Callable[[dict[str, Any]], str],
+        *,
+        source: str,
+        explanation: str = "",
+        call_id: str | None = None,
+    ) -> Proposal:
+        """A call of an outside tool: ``call(arguments)`` runs it (on the front end's thread) and returns its
+        result as text; an exception from it is the outcome ``failed``."""
+        return cls(
+            "tool",
+            tool=tool,
+            arguments=arguments,
+            call=call,
+            source=source,
+            explanation=explanation,
+            call_id=call_id,
+        )
+
+    @property
+    def outside(self) -> bool:
+        """Proposed by an outside client, not by our assistant."""
+        return self.source != ASSISTANT
+
+    def event(self) -> ApprovalRequiredEvent:
+        """The panel's event."""
+        from .agent.events import ApprovalRequiredEvent  # pydantic: with the first proposal
+
+        return ApprovalRequiredEvent(
+            call_id=self.call_id,
+            code=self.code,
+            explanation=self.explanation,
+            source="" if not self.outside else self.source,
+            tool=self.tool,
+            arguments=self.arguments if self.kind == "tool" else None,
+        )
+
+    def __repr__(self) -> str:
+        what = self.tool if self.kind == "tool" else self.code.strip().splitlines()[0][:40]
+        return f"Proposal({self.kind}, {what!r}, source={self.source!r}, call_id={self.call_id!r})"
+
+
+class Outcome:
+    """What became of a proposal, for whoever proposed it (the assistant's loop, an outside client)."""
+
+    __slots__ = (
+        "arguments",
+        "code",
+        "error",
+        "input_number",
+        "output",
+        "preview",
+        "proposal",
+        "result",
+        "status",
+    )
+
+    def __init__(
+        self,
+        proposal: Proposal,
+        status: Status,
+        *,
+        code: str = "",
+        arguments: dict[str, Any] | None = None,
+        output: str = "",
+        preview: str = "",
+        error: str | None = None,
+        input_number: int | None = None,
+        result: ExecResult | None = None,
+    ) -> None:
+        self.proposal = proposal
+        self.status: Status = status
+        self.code = code  # the code that ran (the person's version when edited); "" when nothing ran
+        self.arguments = arguments  # a tool call's arguments as it ran
+        self.output = output  # what it printed, its value or its error, bounded
+        self.preview = preview  # the preview's lines, as the person saw them ("" without a preview)
+        self.error = error  # why it failed: its exception's headline, or why it could not run
+        self.input_number = input_number  # the input approved code ran as
+        self.result = result  # the run's full record (this process only)
+
+    @property
+    def ran(self) -> bool:
+        return self.status in ("ran", "edited")
+
+    @property
+    def decision(self) -> str:
+        """The person's decision as the assistant's loop reads it: "run", "edit" or "no"."""
+        if self.status in ("ran", "edited", "failed"):
+            return "run"
+        return "edit" if self.status == "placed" else "no"
+
+    @property
+    def observation(self) -> str:
+        """What a model is told: what happened, in a few sentences (the preview is never part of it)."""
+        p = self.proposal
+        if p.kind == "tool":
+            return self._tool_observation()
+        if self.status == "declined":
+            return DECLINED
+        if self.status == "placed":
+            return EDITING
+        if self.status == "not_asked":
+            return NOT_ASKED
+        if self.status == "unanswered":
+            return "No one answered in time, so the proposal was withdrawn; the code did not run."
+        if self.status == "failed":
+            return f"The proposed code could not run: {self.error}"
+        if self.status == "edited":
+            head = f"The user edited the proposed code and ran their version as input [{self.input_number}]"
+            return f"{head}:\n{self.code.rstrip()}\n{self._how_it_went()}"
+        return f"The user ran the proposed code as input [{self.input_number}]. {self._how_it_went()}"
+
+    def _how_it_went(self) -> str:
+        result = self.result
+        if result is not None and result.interrupted:
+            return "They interrupted it before it finished."
+        if self.error:
+            return f"It failed: {self.error}"
+        return "It succeeded." + (f"\n{self.output}" if self.output else "")
+
+    def _tool_observation(self) -> str:
+        name = self.proposal.tool
+        if self.status == "declined":
+            return f"The user declined the call to {name}; it did not run. Do not call it again unchanged."
+        if self.status == "not_asked":
+            return f"The user could not be asked here (no prompt to ask with), so {name} was not called."
+        if self.status == "unanswered":
+            return f"No one answered in time, so {name} was not called."
+        if self.status == "failed":
+            return f"The call to {name} failed: {self.error}"
+        import json  # only for a tool call's outcome
+
+        args = json.dumps(self.arguments, ensure_ascii=False, default=str)
+        how = f"with the arguments they changed to {args}" if self.status == "edited" else "as proposed"
+        return f"The user approved the call to {name} {how}. It returned:\n{self.output}"
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.status!r}, {self.proposal!r})"
+
+
+DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
+EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."
+NOT_ASKED = (
+    "The user could not be asked (pyaichat has no prompt to ask with here: it is reading piped input), so "
+    "the proposed code was shown to them and did not run. Do not propose it again; finish your answer and "
+    "say what the code would do, so they can run it themselves."
+)
+
+
+def run_output(result: ExecResult) -> tuple[str, str | None]:
+    """(what a run printed and echoed, bounded; its error's headline) of an ``ExecResult``."""
+    from .capabilities.summary import one_line  # with the first approved run
+
+    if not result.ok and result.error is not None:
+        return result.output.strip()[:OUTPUT_CHARS], result.error.headline()
+    parts = []
+    if result.output.strip():
+        parts.append("Output:\n" + result.output.strip()[:OUTPUT_CHARS])
+    if result.has_value:
+        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
+    return "\n".join(parts), None
+
+
+def entry_output(entry: HistoryEntry | None) -> tuple[str, str | None]:
+    """The same for an input IPython ran itself (its history record)."""
+    if entry is None:
+        return "", None
+    if not entry.ok:
+        return entry.stdout.strip()[:OUTPUT_CHARS], entry.summary
+    parts = []
+    if entry.stdout.strip():
+        parts.append("Output:\n" + entry.stdout.strip()[:OUTPUT_CHARS])
+    if entry.result is not None:
+        parts.append("Value: " + entry.result[:1000])
+    return "\n".join(parts), None
+
+
+# -- a proposal from another thread --------------------------------------------------------------------------
+class Pending:
+    """A proposal submitted from another thread; ``wait`` for its outcome."""
+
+    # queued → asking → (placed →) running → done; queued, asking or placed → withdrawn (no answer in time)
+    def __init__(self, proposal: Proposal, service: Proposals) -> None:
+        import threading  # only for proposals from another thread
+
+        self.proposal = proposal
+        self.state = "queued"
+        self._service = service
+        self._outcome: Outcome | None = None
+        self._answered = threading.Event()  # the person answered (or it was withdrawn)
+        self._done = threading.Event()
+
+    @property
+    def outcome(self) -> Outcome | None:
+        return self._outcome
+
+    def wait(self, timeout: float | None = None) -> Outcome:
+        """The outcome. ``timeout`` bounds the wait for the person's answer: past it, an unanswered proposal
+        is withdrawn and its outcome is ``unanswered``. Once answered, this waits until the run is over."""
+        if not self._answered.wait(timeout):
+            self._service._withdraw(self)
+        self._done.wait()
+        assert self._outcome is not None
+        return self._outcome
+
+    def _answer(self) -> None:
+        self._answered.set()
+
+    def _finish(self, outcome: Outcome) -> None:
+        if self._outcome is None:
+            self._outcome = outcome
+        self._answered.set()
+        self._done.set()
+
+
+class _Placed:
+    """A proposal waiting in the person's next input."""
+
+    __slots__ = ("pending", "preview", "proposal")
+
+    def __init__(self, proposal: Proposal, preview: str, pending: Pending | None) -> None:
+        self.proposal, self.preview, self.pending = proposal, preview, pending
+
+
+class _Cell:
+    """The cell IPython is running for a placed proposal (between its two cell hooks)."""
+
+    __slots__ = ("as_proposed", "placed", "source")
+
+    def __init__(self, placed: _Placed, source: str, as_proposed: bool) -> None:
+        self.placed, self.source, self.as_proposed = placed, source, as_proposed
+
+
+# -- the service -------------------------------------------------------------------------------------------
+class Proposals:
+    """Every proposal's life in one session (see the module's docstring for the steps and the two ways in).
+
+    ``model()`` names the model whose proposals are journaled; ``tell(note)`` tells the assistant something
+    with its next question (an ``/undo``); ``on_placed()`` runs before code is put into the next input (the
+    controller switches to Python mode)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        frontend: FrontEnd,
+        journal: Journal,
+        *,
+        model: Callable[[], str | None] = lambda: None,
+        tell: Callable[[str], None] = lambda note: None,
+        on_placed: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.runtime = runtime
+        self.frontend = frontend
+        self.journal = journal
+        self._model = model
+        self._tell = tell
+        self._on_placed = on_placed
+        self.on_waiting: list[Callable[[], None]] = []  # called (from the submitting thread) when one queues
+        self._lock = _thread.allocate_lock()
+        self._queue: list[Pending] = []
+        self._placed: _Placed | None = None
+        self._cell: _Cell | None = None
+        self._asking: Pending | None = None
+        self._notices: list[str] = []  # said on the front end's thread at the next serve()
+        self._last_source = ASSISTANT  # of the last approved code (what /undo takes back)
+
+    # -- on the front end's thread -----------------------------------------------------------------------
+    def decide(self, proposal: Proposal, *, announced: bool = False) -> Outcome:
+        """Show ``proposal`` (unless ``announced``: its panel is already on screen), preview it, ask, run what
+        the person approves, journal it. Returns its outcome (``placed`` after "edit" on code)."""
+        return self._decide(proposal, None, announced)
+
+    def serve(self) -> int:
+        """Decide every proposal submitted from another thread (the front end's prompt is idle); how many."""
+        self._say_notices()
+        served = 0
+        while True:
+            with self._lock:
+                if not self._queue:
+                    break
+                pending = self._queue.pop(0)
+                pending.state = "asking"
+                self._asking = pending
+            served += 1
+            try:
+                self._decide(pending.proposal, pending, False)
+            except BaseException:
+                pending._finish(Outcome(pending.proposal, "declined"))
+                raise
+            finally:
+                with self._lock:
+                    self._asking = None
+            self._say_notices()
+        return served
+
+    @property
+    def waiting(self) -> int:
+        """How many proposals from other threads wait for the prompt."""
+        return len(self._queue)
+
+    # -- from any thread ---------------------------------------------------------------------------------
+    def submit(self, proposal: Proposal) -> Pending:
+        """Queue ``proposal`` for the person (returns at once); the front end is woken to ``serve`` it."""
+        pending = Pending(proposal, self)
+        with self._lock:
+            self._queue.append(pending)
+        for wake in list(self.on_waiting):
+            try:
+                wake()
+            except Exception:  # a front end that cannot be woken serves it at its next prompt
+                pass
+        return pending
+
+    def _withdraw(self, pending: Pending) -> None:
+        """No answer in time: nothing of ``pending`` may run any more (called on the waiting thread)."""
+        with self._lock:
+            state = pending.state
+            if state not in ("queued", "asking", "placed"):
+                return  # answered just now: its outcome comes
+            pending.state = "withdrawn"
+            if state == "queued":
+                self._queue.remove(pending)
+            if state == "placed" and self._placed is not None and self._placed.pending is pending:
+                self._placed = None  # the code stays in the input, as the person's own
+            source = pending.proposal.source
+            self._notices.append(
+                f"The proposal from {source} was withdrawn: no one answered in time. Nothing ran."
+            )
+        pending._finish(Outcome(pending.proposal, "unanswered"))
+        withdraw = getattr(self.frontend, "withdraw", None)
+        if state == "asking" and withdraw is not None:
+            try:
+                withdraw(pending.proposal.call_id)
+            except Exception:
+                pass
+
+    def _claim(self, pending: Pending | None, state: str) -> bool:
+        """Move ``pending`` on after the person's answer; False when it was withdrawn meanwhile."""
+        if pending is None:
+            return True
+        with self._lock:
+            if pending.state == "withdrawn":
+                return False
+            pending.state = state
+        if state != "placed":
+            pending._answer()
+        return True
+
+    # -- the steps ---------------------------------------------------------------------------------------
+    def _decide(self, proposal: Proposal, pending: Pending | None, announced: bool) -> Outcome:
+        event = proposal.event()
+        if not announced:
+            self.frontend.emit(event)
+        preview = self._preview(proposal) if proposal.kind == "code" else ""
+        decision = self.frontend.decide(event) if not self._withdrawn(pending) else "no"
+        if decision == "run":
+            if not self._claim(pending, "running"):
+                return self._too_late(pending)
+            outcome = self._run(proposal, proposal.code, proposal.arguments, preview, edited=False)
+        elif decision == "edit" and proposal.kind == "tool":
+            edit = getattr(self.frontend, "edit_arguments", None)
+            arguments = edit(event) if edit is not None else None
+            if not self._claim(pending, "running" if arguments is not None else "done"):
+                return self._too_late(pending)
+            if arguments is None:
+                outcome = Outcome(proposal, "declined")
+            else:
+                outcome = self._run(proposal, "", arguments, preview, edited=True)
+        elif decision == "edit":
+            if not self._claim(pending, "placed"):
+                return self._too_late(pending)
+            self.drop_placed()  # an older one still waiting in the input is replaced, so declined
+            with self._lock:
+                self._placed = _Placed(proposal, preview, pending)
+            self._on_placed()
+            self.frontend.set_next_input(proposal.code)
+            return Outcome(proposal, "placed", preview=preview)
+        else:
+            if not self._claim(pending, "done"):
+                return self._too_late(pending)
+            outcome = Outcome(proposal, "not_asked" if decision == "shown" else "declined", preview=preview)
+        if pending is not None:
+            pending._finish(outcome)
+        return outcome
+
+    def _withdrawn(self, pending: Pending | None) -> bool:
+        return pending is not None and pending.state == "withdrawn"
+
+    def _too_late(self, pending: Pending | None) -> Outcome:
+        assert pending is not None and pending.outcome is not None
+        self._say_notices()
+        return pending.outcome
+
+    def _preview(self, proposal: Proposal) -> str:
+        """Show what the code would do, found in a walled copy of the session (Ctrl-C skips it); the lines
+        shown, as text. Only the person sees it: a model is told their choice and nothing of the preview."""
+        from .agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
+        from .capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
+
+        self.frontend.emit(StateEvent(state="previewing", detail="what the code would do · Ctrl-C skips"))
+        try:
+            found = Preview.from_dict(self.runtime.preview(proposal.code))
+        except KeyboardInterrupt:
+            found = Preview("skipped", reason="Preview skipped (Ctrl-C); nothing ran.")
+        except PyAIChatError as exc:  # e.g. the kernel died: still offer the choice
+            found = Preview("unavailable", reason=f"No preview: {exc}")
+        self.frontend.emit(StateEvent(state="idle"))
+        lines = found.lines() if found.status != "skipped" else [("note", found.reason or "")]
+        self.frontend.emit(PreviewEvent(call_id=proposal.call_id, status=found.status, lines=lines))
+        return "\n".join(text for _, text in lines)
+
+    def _run(
+        self,
+        proposal: Proposal,
+        code: str,
+        arguments: dict[str, Any],
+        preview: str,
+        *,
+        edited: bool,
+    ) -> Outcome:
+        """Run what the person approved: code as their input (checkpointed for ``/undo``, journaled for
+        ``/save``), a tool call through its ``call``."""
+        status: Status = "edited" if edited else "ran"
+        if proposal.kind == "tool":
+            assert proposal.call is not None
+            try:
+                text = proposal.call(dict(arguments))
+            except KeyboardInterrupt:
+                return Outcome(proposal, "failed", arguments=arguments, error="the user interrupted it")
+            except Exception as exc:
+                return Outcome(proposal, "failed", arguments=arguments, error=f"{type(exc).__name__}: {exc}")
+            return Outcome(proposal, status, arguments=arguments, output=str(text), preview=preview)
+        try:
+            result = self.runtime.run_proposal(code)
+        except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
+            from .agent.events import ErrorEvent  # pydantic: with the first proposal
+
+            self.frontend.emit(ErrorEvent(message=str(exc), kind="runtime"))
+            return Outcome(proposal, "failed", code=code, preview=preview, error=str(exc))
+        self._approved(proposal, code, result.number)
+        output, error = run_output(result)
+        return Outcome(
+            proposal,
+            status,
+            code=code,
+            output=output,
+            preview=preview,
+            error=error,
+            input_number=result.number,
+            result=result,
+        )
+
+    def _approved(self, proposal: Proposal, code: str, number: int | None) -> None:
+        model = self._model() if not proposal.outside else None
+        self.journal.approve(code, model, number, proposal.explanation, proposed_by=proposal.source)
+        self._last_source = proposal.source
+
+    def _say_notices(self) -> None:
+        with self._lock:
+            notices, self._notices = self._notices, []
+        if notices:
+            from .agent.events import NoticeEvent  # pydantic: there was a proposal
+
+            for text in notices:
+                self.frontend.emit(NoticeEvent(text=text, level="warning"))
+
+    # -- the next input settles a placed proposal ---------------------------------------------------------
+    @property
+    def placed(self) -> Proposal | None:
+        """The proposal waiting in the person's next input, if any."""
+        placed = self._placed
+        return placed.proposal if placed is not None else None
+
+    def _take_placed(self) -> _Placed | None:
+        with self._lock:
+            placed, self._placed = self._placed, None
+            if placed is not None and placed.pending is not None:
+                if placed.pending.state == "withdrawn":
+                    return None
+                placed.pending.state = "running"
+                placed.pending._answer()
+        return placed
+
+    def run_input(self, source: str) -> ExecResult | None:
+        """Run the person's Python input. If a proposal was placed in it, this settles it: run unchanged it is
+        approved (checkpointed, journaled), changed it is their own input with the code that ran. Raises
+        ``PyAIChatError`` as ``Runtime.run`` does; ``None``: approved code could not run (an error event said
+        why)."""
+        placed = self._take_placed()
+        if placed is None:
+            return self.runtime.run(source)
+        proposal = placed.proposal
+        if source.strip() == proposal.code.strip():
+            outcome = self._run(proposal, source, {}, placed.preview, edited=False)
+            self._settle(placed, outcome)
+            return outcome.result
+        try:
+            result = self.runtime.run(source)
+        except PyAIChatError as exc:
+            self._settle(placed, Outcome(proposal, "failed", code=source, error=str(exc)))
+            raise
+        output, error = run_output(result)
+        outcome = Outcome(
+            proposal,
+            "edited",
+            code=source,
+            output=output,
+            preview=placed.preview,
+            error=error,
+            input_number=result.number,
+            result=result,
+        )
+        self._settle(placed, outcome)
+        return result
+
+    def drop_placed(self) -> None:
+        """The person did not run the placed code (they asked something else, ran a command, or cleared the
+        input): it is declined."""
+        placed = self._take_placed()
+        if placed is not None:
+            self._settle(placed, Outcome(placed.proposal, "declined", preview=placed.preview))
+
+    # IPython runs the cell itself: its two cell hooks call these around it.
+    def cell_starting(self, source: str) -> None:
+        """A cell is about to run: if a proposal was placed in it, this cell settles it (unchanged: it is
+        checkpointed now for ``/undo``)."""
+        placed = self._take_placed()
+        if placed is None:
+            return
+        as_proposed = source.strip() == placed.proposal.code.strip()
+        self._cell = _Cell(placed, source, as_proposed)
+        if as_proposed:
+            self.runtime.begin_proposal(source)  # type: ignore[attr-defined]  # a LocalRuntime in IPython
+
+    def cell_finished(self, number: int | None, entry: HistoryEntry | None) -> None:
+        """The cell ran (``entry``: its history record, if it made one): settle the placed proposal."""
+        cell, self._cell = self._cell, None
+        if cell is None:
+            return
+        proposal = cell.placed.proposal
+        if cell.as_proposed:
+            self.runtime.end_proposal()  # type: ignore[attr-defined]
+            self._approved(proposal, proposal.code, number)
+        output, error = entry_output(entry)
+        status: Status = "ran" if cell.as_proposed else "edited"
+        outcome = Outcome(
+            proposal,
+            status,
+            code=cell.source,
+            output=output,
+            preview=cell.placed.preview,
+            error=error,
+            input_number=number,
+        )
+        self._settle(cell.placed, outcome)
+
+    def _settle(self, placed: _Placed, outcome: Outcome) -> None:
+        if placed.pending is not None:
+            placed.pending._finish(outcome)
+
+    # -- undo ----------------------------------------------------------------------------------------------
+    def undo(self) -> tuple[bool, str]:
+        """Take back the last approved code (``Runtime.undo``); the journal marks it undone and the assistant
+        is told with its next question. Raises ``PyAIChatError`` when the runtime cannot undo at all."""
+        ok, text = self.runtime.undo()
+        if ok:  # the model must not go on believing the proposal's effects still stand
+            if self._last_source == ASSISTANT:
+                self._tell(f"The user undid the last approved proposal with /undo. {text}")
+            else:
+                self._tell(f"The user undid the code {self._last_source} proposed with /undo. {text}")
+            self.journal.undone(text)
+        return ok, text
