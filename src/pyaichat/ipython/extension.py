@@ -95,7 +95,7 @@ class Extension:
         if getattr(shell, "pt_app", None) is not None:  # a terminal IPython (not a kernel or a notebook)
             from .prompt import TwoModePrompt  # prompt_toolkit: terminal only
 
-            self.prompt = TwoModePrompt(shell, self.controller)
+            self.prompt = TwoModePrompt(shell, self.controller, serve=self.serve_proposals)
             self.prompt.install()
             from .suggest import IPythonSuggestions  # terminal only
 
@@ -148,6 +148,12 @@ class Extension:
         history = self.session.history
         entry = history[-1] if history and history[-1].number == number else None
         self.controller.proposals.cell_finished(number, entry)
+
+    def serve_proposals(self) -> None:
+        """The terminal prompt is idle: ask about proposals submitted from other threads (an outside agent's);
+        their code goes into the next input, as the assistant's does."""
+        if self.controller.proposals.waiting:
+            self._run(self.controller.serve_proposals)
 
     # -- asking ----------------------------------------------------------------------------------------------
     def answer(self, request: Request) -> None:

@@ -296,22 +296,21 @@ class ReplFrontEnd:
         input: Input | None = None,
         output: Output | None = None,
     ) -> None:
-        self.config = config
+        self.color = config.color  # fixed for the session, like the prompt's colours and keys
         self._console = console
         self._renderer: RichRenderer | None = None
         self._input = input
         self._output = output
         self._next_input: str | None = None
-        self._asking: tuple[str, Application[str]] | None = (
-            None  # the proposal being decided, and its question
-        )
+        # the proposal being decided, and its question
+        self._asking: tuple[str, Application[str]] | None = None
 
     @property
     def renderer(self) -> RichRenderer:
         if self._renderer is None:
             from .render import RichRenderer  # rich: with the first event, not at start-up
 
-            self._renderer = RichRenderer(self._console, color=self.config.color)
+            self._renderer = RichRenderer(self._console, color=self.color)
         return self._renderer
 
     def emit(self, event: Event) -> None:
@@ -327,7 +326,7 @@ class ReplFrontEnd:
         if proposal.call_id not in renderer.shown_proposals:
             renderer.render(proposal)
         renderer.pause()
-        app = decision_app(input=self._input, output=self._output, color=self.config.color)
+        app = decision_app(input=self._input, output=self._output, color=self.color)
         self._asking = (proposal.call_id, app)
         try:
             return _run_decision(app)
