@@ -124,3 +124,19 @@ def test_an_edited_proposal_reaches_the_agent_with_the_code_that_ran(harness):
     run_with_agent(harness, agent)
     outcome = got["outcome"]
     assert outcome.status == "edited" and outcome.code == "z = 2" and harness.namespace["z"] == 2
+
+
+def test_a_proposal_no_one_answers_in_time_closes_its_question_and_runs_nothing(harness):
+    got: dict[str, Any] = {}
+
+    def agent() -> None:
+        until(lambda: at_prompt(harness))
+        pending = harness.ctrl.proposals.submit(Proposal.of_code("late = 1", source="Agent X"))
+        until(lambda: asking(harness))
+        got["outcome"] = pending.wait(0)  # the agent's time is up while the question is on screen
+        until(lambda: at_prompt(harness))  # the question closed by itself
+        harness.send(CTRL_D)
+
+    run_with_agent(harness, agent)
+    assert got["outcome"].status == "unanswered" and "late" not in harness.namespace
+    assert "withdrawn: no one answered in time. Nothing ran." in harness.output()

@@ -302,8 +302,9 @@ class ReplFrontEnd:
         self._input = input
         self._output = output
         self._next_input: str | None = None
-        # the proposal being decided, and its question
+        # the proposal being decided, and its question; proposals no one waits for any more
         self._asking: tuple[str, Application[str]] | None = None
+        self._withdrawn: set[str] = set()
 
     @property
     def renderer(self) -> RichRenderer:
@@ -327,7 +328,10 @@ class ReplFrontEnd:
             renderer.render(proposal)
         renderer.pause()
         app = decision_app(input=self._input, output=self._output, color=self.color)
-        self._asking = (proposal.call_id, app)
+        call_id = proposal.call_id
+        self._asking = (call_id, app)
+        # withdrawn before the question was up: it closes as it opens
+        app.pre_run_callables.append(lambda: _exit_quietly(app, "no") if call_id in self._withdrawn else None)
         try:
             return _run_decision(app)
         finally:
@@ -335,6 +339,7 @@ class ReplFrontEnd:
 
     def withdraw(self, call_id: str) -> None:
         """No one waits for that proposal any more (called from another thread): close its question."""
+        self._withdrawn.add(call_id)
         asking = self._asking
         if asking is None or asking[0] != call_id:
             return
