@@ -202,11 +202,16 @@ def test_the_editing_mode_edits_the_line(mode: str) -> None:
         assert repl.read() == "ello"
 
 
+def repl_with_history_file(pipe) -> Repl:
+    """A REPL as the command line makes it: its history in the state directory."""
+    runtime = LocalRuntime(Session())
+    assistant = DeferredAssistant(Config(), runtime)
+    return Repl(Config(), runtime, assistant=assistant, input=pipe, output=DummyOutput())
+
+
 def test_history_is_persisted_in_the_state_directory():
     with create_pipe_input() as pipe:
-        runtime = LocalRuntime(Session())
-        assistant = DeferredAssistant(Config(), runtime)
-        repl = Repl(Config(), runtime, assistant=assistant, input=pipe, output=DummyOutput())
+        repl = repl_with_history_file(pipe)
         pipe.send_text(f"value = 7\r{CTRL_D}")
         assert repl.run() == 0
     assert "value = 7" in (state_dir() / "history").read_text()
@@ -215,7 +220,7 @@ def test_history_is_persisted_in_the_state_directory():
 def test_history_file_is_private_and_masks_secrets_while_recall_keeps_the_real_text():
     typed = 'api_key = "sk-live-abcdefghijklmnopqrstuvwxyz0123"'
     with create_pipe_input() as pipe:
-        repl = Repl(Config(), Session(), input=pipe, output=DummyOutput())
+        repl = repl_with_history_file(pipe)
         pipe.send_text(f"{typed}\r")
         assert repl.read() == typed
         pipe.send_text("\x1b[A\r")  # up-arrow, Enter: the same session recalls what was typed
