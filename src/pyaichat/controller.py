@@ -235,8 +235,9 @@ class Controller:
         return self.suggester if self.config.suggest_model else None
 
     def close(self) -> None:
-        """The session ends: wait for what is being kept for ``--resume``, and stop the suggestions' thread
-        (its open connections are closed)."""
+        """The session ends: whoever waits on a proposal is told, what is kept for ``--resume`` is written,
+        and the suggestions' thread stops (its open connections are closed)."""
+        self.proposals.close()
         self.lasting.flush()
         if self._suggester is not None:
             self._suggester.close()

@@ -428,8 +428,12 @@ class Proposals:
             served += 1
             try:
                 self._decide(pending.proposal, pending, False)
-            except BaseException:
+            except KeyboardInterrupt:
                 pending._finish(Outcome(pending.proposal, "declined"))
+                raise
+            except BaseException as exc:  # the caller must not wait for ever on a proposal that broke
+                error = f"pyaichat hit an internal error ({type(exc).__name__}: {exc})"
+                pending._finish(Outcome(pending.proposal, "failed", error=error))
                 raise
             finally:
                 with self._lock:
@@ -454,6 +458,16 @@ class Proposals:
             except Exception:  # a front end that cannot be woken serves it at its next prompt
                 pass
         return pending
+
+    def close(self) -> None:
+        """The session ends: proposals still waiting are withdrawn, code placed in the input is declined."""
+        with self._lock:
+            queued, self._queue = self._queue, []
+            for pending in queued:
+                pending.state = "withdrawn"
+        for pending in queued:
+            pending._finish(Outcome(pending.proposal, "unanswered"))
+        self.drop_placed()
 
     def _withdraw(self, pending: Pending) -> None:
         """No answer in time: nothing of ``pending`` may run any more (called on the waiting thread)."""
@@ -492,6 +506,8 @@ class Proposals:
 
     # -- the steps ---------------------------------------------------------------------------------------
     def _decide(self, proposal: Proposal, pending: Pending | None, announced: bool) -> Outcome:
+        if self._withdrawn(pending):
+            return self._too_late(pending)
         event = proposal.event()
         if not announced:
             self.frontend.emit(event)

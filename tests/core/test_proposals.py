@@ -38,12 +38,14 @@ class FakeFrontEnd:
         self.next_input: str | None = None
         self.withdrawn: list[str] = []
         self.withdraw_called = threading.Event()
+        self.asking = threading.Event()  # a question is on screen
 
     def emit(self, event: Any) -> None:
         self.events.append(event)
 
     def decide(self, proposal: Any) -> str:
         self.asked.append(proposal)
+        self.asking.set()
         answer = self.answers.pop(0)
         return answer() if callable(answer) else answer
 
@@ -71,9 +73,12 @@ def ns(ctrl: Controller) -> dict[str, Any]:
     return ctrl.runtime.session.namespace  # type: ignore[attr-defined]
 
 
-def from_a_second_thread(ctrl: Controller, proposal: Proposal, timeout: float = BOUND) -> dict[str, Any]:
+def from_a_second_thread(
+    ctrl: Controller, proposal: Proposal, timeout: float = BOUND, after: threading.Event | None = None
+) -> dict[str, Any]:
     """Submit ``proposal`` from a second thread, as an MCP server's request would, and serve it on this one
-    once the front end has been woken; the second thread's outcome comes back in the dict."""
+    once the front end has been woken; the second thread's outcome comes back in the dict. ``after``: the
+    second thread starts its ``timeout`` only once that has happened."""
     woken = threading.Event()
     ctrl.proposals.on_waiting.append(woken.set)
     got: dict[str, Any] = {}
@@ -81,6 +86,8 @@ def from_a_second_thread(ctrl: Controller, proposal: Proposal, timeout: float = 
     def client() -> None:
         pending = ctrl.proposals.submit(proposal)
         got["pending"] = pending
+        if after is not None:
+            assert after.wait(BOUND)
         got["outcome"] = pending.wait(timeout)
 
     got["thread"] = threading.Thread(target=client)
@@ -168,7 +175,8 @@ def test_no_answer_in_time_withdraws_it_and_a_late_yes_runs_nothing():
         return "run"
 
     front.answers.append(late_yes)
-    got = from_a_second_thread(ctrl, Proposal.of_code("late = 1", source="agent"), timeout=0.01)
+    proposal = Proposal.of_code("late = 1", source="agent")
+    got = from_a_second_thread(ctrl, proposal, timeout=0, after=front.asking)  # time is up while it asks
     outcome = finish(got)
     assert outcome.status == "unanswered" and not outcome.ran and "late" not in ns(ctrl)
     assert front.withdrawn == [outcome.proposal.call_id]
@@ -268,3 +276,13 @@ def test_a_proposal_needs_something_to_do():
         Proposal.of_code("  ")
     with pytest.raises(ValueError):
         Proposal("tool", tool="t")  # no call to run it
+
+
+def test_when_the_session_ends_whoever_waits_is_told():
+    front = FakeFrontEnd("edit")
+    ctrl = make(front)
+    got = from_a_second_thread(ctrl, Proposal.of_code("q = 1", source="agent"))  # placed in the input
+    queued = ctrl.proposals.submit(Proposal.of_code("r = 1", source="agent"))  # never asked
+    ctrl.close()
+    assert finish(got).status == "declined" and queued.wait(BOUND).status == "unanswered"
+    assert "q" not in ns(ctrl) and "r" not in ns(ctrl)
