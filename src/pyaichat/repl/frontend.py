@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
@@ -450,10 +451,19 @@ class Repl:
 
     def execute(self, text: str) -> None:
         """Handle one input; nothing but ``SystemExit`` escapes."""
+        self._guarded(lambda: self.ctrl.handle(text))
+
+    def serve_proposals(self) -> None:
+        """Ask about the proposals outside agents submitted meanwhile; nothing but ``SystemExit`` escapes."""
+        if self.ctrl.proposals.waiting:
+            self._guarded(self.ctrl.serve_proposals)
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        """Run ``action``: Ctrl-C stops it, an error is one line, the output is finished either way."""
         interrupted = False
         self.ghost.quiet()  # no suggestion reads the session while the input runs
         try:
-            self.ctrl.handle(text)
+            action()
         except SystemExit:
             raise
         except KeyboardInterrupt:
@@ -478,28 +488,6 @@ class Repl:
             self.frontend.emit(ErrorEvent(message=message, kind=kind))
         except Exception:
             print(f"Error: {message}", file=sys.stderr)
-
-    def serve_proposals(self) -> None:
-        """Ask about the proposals outside agents submitted meanwhile; nothing but ``SystemExit`` escapes."""
-        if not self.ctrl.proposals.waiting:
-            return
-        interrupted = False
-        try:
-            self.ctrl.serve_proposals()
-        except SystemExit:
-            raise
-        except KeyboardInterrupt:
-            interrupted = True
-        except Exception as exc:
-            self._report(
-                f"pyaichat hit an internal error ({type(exc).__name__}: {exc}); your session is intact.",
-                kind="internal",
-            )
-        finally:
-            try:
-                self.frontend.finish(interrupted=interrupted)
-            except Exception:
-                pass
 
     def run(self) -> int:
         try:
