@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import sys
@@ -302,3 +303,17 @@ def test_early_prompt_draws_the_prompt_holds_keys_unechoed_and_restores_the_term
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_resume_file_waits_for_the_next_prompt_and_is_written_before_leaving(harness):
+    """What --resume keeps is not written between an input and the next prompt (the keystroke path): it is
+    written once that prompt is on screen, and at the latest when the session ends."""
+    path = state_dir() / "last-session.json"
+    harness.send("kept = 1\r")
+    harness.repl.execute(harness.repl.read())
+    assert harness.namespace["kept"] == 1 and not path.exists()  # the next prompt is not drawn yet
+    harness.send(CTRL_D)
+    assert harness.repl.run() == 0
+    harness.ctrl.close()
+    kept = json.loads(path.read_text())
+    assert [entry["source"] for entry in kept["history"]] == ["kept = 1"]
