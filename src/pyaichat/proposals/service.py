@@ -1,322 +1,20 @@
-"""One proposal path: everything proposed to change the person's session lives here, from its panel to /undo.
-
-A ``Proposal`` is code to run in the session (``kind="code"``) or a call of an outside tool that needs the
-person's approval (``kind="tool"``: a name and arguments, not code). Its ``source`` is ``"assistant"`` (our
-own model) or the name of an outside client (an MCP client such as "Claude Desktop"); the panel names an
-outside source. Whatever its source, every proposal goes through the same steps, in ``Proposals`` only:
-
-1. panel: the front end shows it (an ``ApprovalRequiredEvent``);
-2. preview: code runs on a walled, forked copy of the session first, and what it would change is shown to
-   the person (never to a model);
-3. decide: the front end asks the person (``FrontEnd.decide``: "run", "edit", "no", or "shown" where it
-   cannot ask, as with piped input);
-4. run: approved code runs as the person's own input, checkpointed for ``/undo`` (``Runtime.run_proposal``);
-   an approved tool call runs through the proposal's ``call``;
-5. journal: approved code is recorded for ``/save`` (``Journal.approve``);
-6. undo: ``Proposals.undo`` takes back the last approved code and tells the assistant.
-
-"edit" puts the code into the person's next input (``FrontEnd.set_next_input``). The next input they run
-settles it: run unchanged, it is approved (steps 4 and 5); changed, it is their own input and the outcome
-carries the code that ran; anything else (a question, a command, Ctrl-C) declines it. For a tool call "edit"
-asks for new arguments instead (``FrontEnd.edit_arguments``).
-
-Two ways in, for any source:
-
-- ``decide(proposal) -> Outcome``, on the front end's own thread (the assistant's ``propose_code`` during a
-  turn, a tool call of an outside server during a turn). It returns once the person has answered and what
-  they approved has run; for "edit" it returns ``placed`` (the code waits in the next input).
-- ``submit(proposal) -> Pending``, from any other thread (an MCP server's request). The proposal waits until
-  the front end's prompt is idle: ``on_waiting`` callbacks wake the front end, which calls ``serve()`` on its
-  own thread; a line being typed is never interrupted. The caller blocks in ``pending.wait(timeout)``: the
-  timeout bounds the wait for an answer (a placed proposal still waits for its run); once the person has
-  answered, the wait goes on until what they approved has finished. When no one answers in time the
-  proposal is withdrawn: its panel closes (``FrontEnd.withdraw``), nothing of it can run any more, and the
-  outcome is ``unanswered``.
-
-An outside agent's request, on the server's thread::
-
-    pending = controller.proposals.submit(
-        Proposal.of_code("df = df.dropna()", "Drop the empty rows.", source="Claude Desktop"))
-    outcome = pending.wait(timeout=120.0)
-    outcome.status       # "ran" | "edited" | "declined" | "unanswered" | "not_asked" | "failed"
-    outcome.code         # the code that ran: the person's version when "edited"
-    outcome.output       # what it printed, its value or its error (bounded; mask it before it leaves)
-    outcome.preview      # the preview's summary of what it changed, as the person saw it
-    outcome.observation  # all of it as one paragraph for a model
-
-A tool of an outside server that needs approval, during the assistant's turn::
-
-    outcome = proposals.decide(Proposal.of_tool("github.create_issue", {"title": "…"}, call=run_it,
-                                                source="github"))
-    outcome.status, outcome.arguments, outcome.output   # "ran"/"edited"/"declined"…, as called, its result
-
-This module is imported at start-up (the controller builds the service), so it holds no dataclass and imports
-the agent's events, the preview and the records only when a proposal arrives.
-"""
+"""The proposal service: the steps of a proposal's life, on the front end's thread or submitted from another
+(see the package's docstring)."""
 
 from __future__ import annotations
 
 import _thread
-import itertools
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .errors import PyAIChatError
+from ..errors import PyAIChatError
+from .values import ASSISTANT, Outcome, Proposal, Status, entry_output, run_output
 
 if TYPE_CHECKING:
-    from .agent.events import ApprovalRequiredEvent, Event
-    from .journal import Journal
-    from .records import ExecResult, HistoryEntry
-    from .runtime import Runtime
-
-__all__ = ["ASSISTANT", "Decision", "FrontEnd", "Outcome", "Pending", "Proposal", "Proposals", "Status"]
-
-ASSISTANT = "assistant"  # the source of our own model's proposals
-
-Decision = Literal["run", "edit", "no", "shown"]
-"""The person's answer: run it, edit it first, no; "shown": the front end showed it but cannot ask."""
-
-Status = Literal["ran", "edited", "declined", "placed", "unanswered", "not_asked", "failed"]
-
-OUTPUT_CHARS = 1500  # of what a run printed, in an outcome (a model's observation, an MCP reply)
-
-_ids = itertools.count(1)
-
-
-class FrontEnd(Protocol):
-    """What the proposal path needs of a front end (each front end adds what else the controller needs)."""
-
-    def emit(self, event: Event) -> None: ...
-
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
-        ...
-
-    def set_next_input(self, code: str) -> None:
-        """Put ``code`` into the next Python-mode input for the person to edit and run."""
-        ...
-
-    # Optional: ``edit_arguments(proposal) -> dict | None`` (a tool call's arguments, edited; ``None``: given
-    # up) and ``withdraw(call_id)`` (close the question about a proposal no one waits for any more; called
-    # from another thread).
-
-
-class Proposal:
-    """Something someone proposes to do to the session, waiting for the person's decision."""
-
-    __slots__ = ("arguments", "call", "call_id", "code", "explanation", "kind", "source", "tool")
-
-    def __init__(
-        self,
-        kind: Literal["code", "tool"],
-        *,
-        code: str = "",
-        explanation: str = "",
-        source: str = ASSISTANT,
-        tool: str = "",
-        arguments: Mapping[str, Any] | None = None,
-        call: Callable[[dict[str, Any]], str] | None = None,
-        call_id: str | None = None,
-    ) -> None:
-        if kind == "code" and not code.strip():
-            raise ValueError("a code proposal needs code")
-        if kind == "tool" and (not tool or call is None):
-            raise ValueError("a tool proposal needs the tool's name and a call that runs it")
-        self.kind = kind
-        self.code = code
-        self.explanation = explanation
-        self.source = source or ASSISTANT
-        self.tool = tool
-        self.arguments = dict(arguments or {})
-        self.call = call
-        self.call_id = call_id or f"proposal-{next(_ids)}"
-
-    @classmethod
-    def of_code(
-        cls, code: str, explanation: str = "", *, source: str = ASSISTANT, call_id: str | None = None
-    ) -> Proposal:
-        """Python code to run in the session as the person's input."""
-        return cls("code", code=code, explanation=explanation, source=source, call_id=call_id)
-
-    @classmethod
-    def of_tool(
-        cls,
-        tool: str,
-        arguments: Mapping[str, Any],
-        call: Callable[[dict[str, Any]], str],
-        *,
-        source: str,
-        explanation: str = "",
-        call_id: str | None = None,
-    ) -> Proposal:
-        """A call of an outside tool: ``call(arguments)`` runs it (on the front end's thread) and returns its
-        result as text; an exception from it is the outcome ``failed``."""
-        return cls(
-            "tool",
-            tool=tool,
-            arguments=arguments,
-            call=call,
-            source=source,
-            explanation=explanation,
-            call_id=call_id,
-        )
-
-    @property
-    def outside(self) -> bool:
-        """Proposed by an outside client, not by our assistant."""
-        return self.source != ASSISTANT
-
-    def event(self) -> ApprovalRequiredEvent:
-        """The panel's event."""
-        from .agent.events import ApprovalRequiredEvent  # pydantic: with the first proposal
-
-        return ApprovalRequiredEvent(
-            call_id=self.call_id,
-            code=self.code,
-            explanation=self.explanation,
-            source="" if not self.outside else self.source,
-            tool=self.tool,
-            arguments=self.arguments if self.kind == "tool" else None,
-        )
-
-    def __repr__(self) -> str:
-        what = self.tool if self.kind == "tool" else self.code.strip().splitlines()[0][:40]
-        return f"Proposal({self.kind}, {what!r}, source={self.source!r}, call_id={self.call_id!r})"
-
-
-class Outcome:
-    """What became of a proposal, for whoever proposed it (the assistant's loop, an outside client)."""
-
-    __slots__ = (
-        "arguments",
-        "code",
-        "error",
-        "input_number",
-        "output",
-        "preview",
-        "proposal",
-        "result",
-        "status",
-    )
-
-    def __init__(
-        self,
-        proposal: Proposal,
-        status: Status,
-        *,
-        code: str = "",
-        arguments: dict[str, Any] | None = None,
-        output: str = "",
-        preview: str = "",
-        error: str | None = None,
-        input_number: int | None = None,
-        result: ExecResult | None = None,
-    ) -> None:
-        self.proposal = proposal
-        self.status: Status = status
-        self.code = code  # the code that ran (the person's version when edited); "" when nothing ran
-        self.arguments = arguments  # a tool call's arguments as it ran
-        self.output = output  # what it printed, its value or its error, bounded
-        self.preview = preview  # the preview's lines, as the person saw them ("" without a preview)
-        self.error = error  # why it failed: its exception's headline, or why it could not run
-        self.input_number = input_number  # the input approved code ran as
-        self.result = result  # the run's full record (this process only)
-
-    @property
-    def ran(self) -> bool:
-        return self.status in ("ran", "edited")
-
-    @property
-    def decision(self) -> str:
-        """The person's decision as the assistant's loop reads it: "run", "edit" or "no"."""
-        if self.status in ("ran", "edited", "failed"):
-            return "run"
-        return "edit" if self.status == "placed" else "no"
-
-    @property
-    def observation(self) -> str:
-        """What a model is told: what happened, in a few sentences (the preview is never part of it)."""
-        p = self.proposal
-        if p.kind == "tool":
-            return self._tool_observation()
-        if self.status == "declined":
-            return DECLINED
-        if self.status == "placed":
-            return EDITING
-        if self.status == "not_asked":
-            return NOT_ASKED
-        if self.status == "unanswered":
-            return "No one answered in time, so the proposal was withdrawn; the code did not run."
-        if self.status == "failed":
-            return f"The proposed code could not run: {self.error}"
-        if self.status == "edited":
-            head = f"The user edited the proposed code and ran their version as input [{self.input_number}]"
-            return f"{head}:\n{self.code.rstrip()}\n{self._how_it_went()}"
-        return f"The user ran the proposed code as input [{self.input_number}]. {self._how_it_went()}"
-
-    def _how_it_went(self) -> str:
-        result = self.result
-        if result is not None and result.interrupted:
-            return "They interrupted it before it finished."
-        if self.error:
-            return f"It failed: {self.error}"
-        return "It succeeded." + (f"\n{self.output}" if self.output else "")
-
-    def _tool_observation(self) -> str:
-        name = self.proposal.tool
-        if self.status == "declined":
-            return f"The user declined the call to {name}; it did not run. Do not call it again unchanged."
-        if self.status == "not_asked":
-            return f"The user could not be asked here (no prompt to ask with), so {name} was not called."
-        if self.status == "unanswered":
-            return f"No one answered in time, so {name} was not called."
-        if self.status == "failed":
-            return f"The call to {name} failed: {self.error}"
-        import json  # only for a tool call's outcome
-
-        args = json.dumps(self.arguments, ensure_ascii=False, default=str)
-        how = f"with the arguments they changed to {args}" if self.status == "edited" else "as proposed"
-        return f"The user approved the call to {name} {how}. It returned:\n{self.output}"
-
-    def __repr__(self) -> str:
-        return f"Outcome({self.status!r}, {self.proposal!r})"
-
-
-DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
-EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."
-NOT_ASKED = (
-    "The user could not be asked (pyaichat has no prompt to ask with here: it is reading piped input), so "
-    "the proposed code was shown to them and did not run. Do not propose it again; finish your answer and "
-    "say what the code would do, so they can run it themselves."
-)
-
-
-def run_output(result: ExecResult) -> tuple[str, str | None]:
-    """(what a run printed and echoed, bounded; its error's headline) of an ``ExecResult``."""
-    from .capabilities.summary import one_line  # with the first approved run
-
-    if not result.ok and result.error is not None:
-        return result.output.strip()[:OUTPUT_CHARS], result.error.headline()
-    parts = []
-    if result.output.strip():
-        parts.append("Output:\n" + result.output.strip()[:OUTPUT_CHARS])
-    if result.has_value:
-        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
-    return "\n".join(parts), None
-
-
-def entry_output(entry: HistoryEntry | None) -> tuple[str, str | None]:
-    """The same for an input IPython ran itself (its history record)."""
-    if entry is None:
-        return "", None
-    if not entry.ok:
-        return entry.stdout.strip()[:OUTPUT_CHARS], entry.summary
-    parts = []
-    if entry.stdout.strip():
-        parts.append("Output:\n" + entry.stdout.strip()[:OUTPUT_CHARS])
-    if entry.result is not None:
-        parts.append("Value: " + entry.result[:1000])
-    return "\n".join(parts), None
+    from ..journal import Journal
+    from ..records import ExecResult, HistoryEntry
+    from ..runtime import Runtime
+    from .values import FrontEnd
 
 
 # -- a proposal from another thread --------------------------------------------------------------------------
@@ -554,8 +252,8 @@ class Proposals:
     def _preview(self, proposal: Proposal) -> str:
         """Show what the code would do, found in a walled copy of the session (Ctrl-C skips it); the lines
         shown, as text. Only the person sees it: a model is told their choice and nothing of the preview."""
-        from .agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
-        from .capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
+        from ..agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
+        from ..capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
 
         self.frontend.emit(StateEvent(state="previewing", detail="what the code would do · Ctrl-C skips"))
         try:
@@ -593,7 +291,7 @@ class Proposals:
         try:
             result = self.runtime.run_proposal(code)
         except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
-            from .agent.events import ErrorEvent  # pydantic: with the first proposal
+            from ..agent.events import ErrorEvent  # pydantic: with the first proposal
 
             self.frontend.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return Outcome(proposal, "failed", code=code, preview=preview, error=str(exc))
@@ -619,7 +317,7 @@ class Proposals:
         with self._lock:
             notices, self._notices = self._notices, []
         if notices:
-            from .agent.events import NoticeEvent  # pydantic: there was a proposal
+            from ..agent.events import NoticeEvent  # pydantic: there was a proposal
 
             for text in notices:
                 self.frontend.emit(NoticeEvent(text=text, level="warning"))
@@ -690,7 +388,7 @@ class Proposals:
         as_proposed = source.strip() == placed.proposal.code.strip()
         self._cell = _Cell(placed, source, as_proposed)
         if as_proposed:
-            self.runtime.begin_proposal(source)  # type: ignore[attr-defined]  # a LocalRuntime in IPython
+            self.runtime.begin_proposal(source)
 
     def cell_finished(self, number: int | None, entry: HistoryEntry | None) -> None:
         """The cell ran (``entry``: its history record, if it made one): settle the placed proposal."""
@@ -699,7 +397,7 @@ class Proposals:
             return
         proposal = cell.placed.proposal
         if cell.as_proposed:
-            self.runtime.end_proposal()  # type: ignore[attr-defined]
+            self.runtime.end_proposal()
             self._approved(proposal, proposal.code, number)
         output, error = entry_output(entry)
         status: Status = "ran" if cell.as_proposed else "edited"
