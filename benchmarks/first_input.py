@@ -12,7 +12,10 @@ What autosave adds is the resume file (``last-session.json``) written after the 
 after the next prompt is drawn, not before, so that the prompt (and the keys typed at it) never wait for it.
 The second time, "second prompt", is from sending the line to the next prompt on screen.
 
-    .venv/bin/python benchmarks/first_input.py [rounds]      # default 20 rounds
+    .venv/bin/python benchmarks/first_input.py [rounds] [--base SRC]      # default 20 rounds
+
+``--base SRC`` adds the same two runs of another checkout's ``src`` directory (``PYTHONPATH=SRC``), e.g. a
+``git worktree`` of ``main``: before and after, in the same rounds.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import time
 import pexpect
 from startup_env import new_user_env
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+ROUNDS = int(ARGS[0]) if ARGS and ARGS[0].isdigit() else 20
+BASE = sys.argv[sys.argv.index("--base") + 1] if "--base" in sys.argv else None
 FULL_UI = r"\x1b\[\?2004h.*?>>>[ \x1b]"
 FLOOR = (
     "import gc; gc.disable()\n"
@@ -66,8 +71,11 @@ def main() -> None:
     runs = {
         "pyaichat, autosave": ([sys.executable, "-m", "pyaichat"], env),
         "pyaichat, no autosave": ([sys.executable, "-m", "pyaichat"], off),
-        "floor (bare p_t loop)": ([sys.executable, "-c", FLOOR], env),
     }
+    if BASE:
+        runs["base, autosave"] = ([sys.executable, "-m", "pyaichat"], env | {"PYTHONPATH": BASE})
+        runs["base, no autosave"] = ([sys.executable, "-m", "pyaichat"], off | {"PYTHONPATH": BASE})
+    runs["floor (bare p_t loop)"] = ([sys.executable, "-c", FLOOR], env)
     names = list(runs)
     for name in names * 2:  # warm the file cache, .pyc files and the state directory
         one_line(*runs[name])
@@ -75,7 +83,7 @@ def main() -> None:
     total: dict[str, list[float]] = {name: [] for name in names}
     second: dict[str, list[float]] = {name: [] for name in names}
     for i in range(ROUNDS):
-        order = names[i % 3 :] + names[: i % 3]
+        order = names[i % len(names) :] + names[: i % len(names)]
         for name in order:
             whole, prompt = one_line(*runs[name])
             total[name].append(whole)
