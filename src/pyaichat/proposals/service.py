@@ -75,7 +75,7 @@ class _Cell:
 
 # -- the service -------------------------------------------------------------------------------------------
 class Proposals:
-    """Every proposal's life in one session (see the module's docstring for the steps and the two ways in).
+    """Every proposal's life in one session (see the package's docstring for the steps and the two ways in).
 
     ``model()`` names the model whose proposals are journaled; ``tell(note)`` tells the assistant something
     with its next question (an ``/undo``); ``on_placed()`` runs before code is put into the next input (the
@@ -102,7 +102,6 @@ class Proposals:
         self._queue: list[Pending] = []
         self._placed: _Placed | None = None
         self._cell: _Cell | None = None
-        self._asking: Pending | None = None
         self._notices: list[str] = []  # said on the front end's thread at the next serve()
         self._last_source = ASSISTANT  # of the last approved code (what /undo takes back)
 
@@ -122,7 +121,6 @@ class Proposals:
                     break
                 pending = self._queue.pop(0)
                 pending.state = "asking"
-                self._asking = pending
             served += 1
             try:
                 self._decide(pending.proposal, pending, False)
@@ -133,9 +131,6 @@ class Proposals:
                 error = f"pyaichat hit an internal error ({type(exc).__name__}: {exc})"
                 pending._finish(Outcome(pending.proposal, "failed", error=error))
                 raise
-            finally:
-                with self._lock:
-                    self._asking = None
             self._say_notices()
         return served
 
@@ -163,8 +158,7 @@ class Proposals:
             queued, self._queue = self._queue, []
             for pending in queued:
                 pending.state = "withdrawn"
-        for pending in queued:
-            pending._finish(Outcome(pending.proposal, "unanswered"))
+                pending._finish(Outcome(pending.proposal, "unanswered"))
         self.drop_placed()
 
     def _withdraw(self, pending: Pending) -> None:
@@ -182,7 +176,8 @@ class Proposals:
             self._notices.append(
                 f"The proposal from {source} was withdrawn: no one answered in time. Nothing ran."
             )
-        pending._finish(Outcome(pending.proposal, "unanswered"))
+            # within the lock: whoever finds it withdrawn finds its outcome too
+            pending._finish(Outcome(pending.proposal, "unanswered"))
         withdraw = getattr(self.frontend, "withdraw", None)
         if state == "asking" and withdraw is not None:
             try:
