@@ -31,7 +31,8 @@ Two ways in, for any source:
   timeout bounds the wait for an answer (a placed proposal still waits for its run); once the person has
   answered, the wait goes on until what they approved has finished. When no one answers in time the
   proposal is withdrawn: its panel closes (``FrontEnd.withdraw``), nothing of it can run any more, and the
-  outcome is ``unanswered``.
+  outcome is ``unanswered``. When the session ends (``close()``), proposals still queued are ``unanswered``
+  and code still waiting in the input is ``declined``.
 
 An outside agent's request, on the server's thread::
 
