@@ -8,7 +8,7 @@ question) is decided here, once. The controller is given what it dispatches to, 
 - ``config``: the current configuration, which the controller alone replaces (``/model``; IPython once a
   broken configuration is fixed) and hands to the runtime and the assistant; a question may have its own
   (``ask(question, config=...)``: ``%ai --model M``);
-- ``proposals`` (``proposals.py``): every proposal's life, whoever proposes it: preview, the person's
+- ``proposals`` (the ``proposals`` package): every proposal's life, whoever proposes it: preview, the person's
   decision, the run, the journal, ``/undo``;
 - ``lasting`` (``lasting.py``): what ``--resume`` brings back, written off the keystroke path;
 - ``journal``: the questions and approved code, for ``/save``.

@@ -2,9 +2,9 @@
 
 The runtime keeps the inputs (with their text output); the assistant keeps the conversation. What neither
 knows is where each question fell among the inputs and which inputs were approved proposals: the controller
-writes the questions and the proposal service (``proposals.py``) the approved code here as they happen, and
-``persist.notebook`` puts everything back in order. The records' types load with the first record, so the
-journal itself costs the start-up nothing.
+writes the questions here, and the proposal service (``pyaichat.proposals``) the approved code, as they
+happen; ``persist.notebook`` puts everything back in order. The records' types load with the first record,
+so the journal itself costs the start-up nothing.
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ class AnswerEvent(_Event):
 
 
 class ApprovalRequiredEvent(_Event):
-    """Someone proposes to change the session; the user must run, edit or reject it (``proposals.py``).
+    """Someone proposes to change the session; the user must run, edit or reject it (``pyaichat.proposals``).
     ``source``: "" for the assistant, else the outside client that proposes it (the panel names it).
     ``tool``: a tool call awaiting approval (with its ``arguments``) rather than ``code``."""
 
