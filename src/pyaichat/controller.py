@@ -22,7 +22,7 @@ from .errors import PyAIChatError
 from .journal import Journal
 from .lasting import LastingState
 from .modes import Mode
-from .proposals import Decision, Proposal, Proposals
+from .proposals import ASSISTANT, Decision, Proposal, Proposals
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .agent.loop import Approval
     from .agent.suggest import Suggester
     from .config import Config
+    from .mcptools.approval import Approve, ToolDecision, ToolRequest
     from .records import ExecResult
     from .runtime import Runtime
 
@@ -67,9 +68,15 @@ class AssistantPort(Protocol):
         approve: Callable[[ApprovalRequiredEvent], Approval],
         *,
         config: Config | None = None,
+        approve_tool: Approve | None = None,
     ) -> Any: ...
 
     def warm_up(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    @property
+    def servers(self) -> Any: ...  # the MCP servers as tools, or None (``/tools``)
 
     def clear(self) -> None: ...
 
@@ -187,7 +194,13 @@ class Controller:
 
         before = self.runtime.last_input_number
         try:
-            result = self.assistant.ask(question, self.emit, self._approve, config=config or self._config)
+            result = self.assistant.ask(
+                question,
+                self.emit,
+                self._approve,
+                config=config or self._config,
+                approve_tool=self._approve_tool if self.frontend.interactive else None,  # piped: no one
+            )
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
             self.emit(
                 ErrorEvent(
@@ -209,6 +222,31 @@ class Controller:
         proposal = Proposal.of_code(event.code, event.explanation, call_id=event.call_id)
         outcome = self.proposals.decide(proposal, announced=True)  # the loop showed its panel
         return Approval(outcome.decision, outcome.observation, input_number=outcome.input_number)
+
+    def _approve_tool(self, request: ToolRequest) -> ToolDecision:
+        """A call of an MCP server's tool that needs the person: on the one proposal path (the same panel,
+        run / edit its arguments / no); the call runs through the request's own ``run``."""
+        from .mcptools.approval import ToolDecision  # with the first such call
+
+        def call(arguments: dict[str, Any]) -> str:
+            if request.run is None:  # the server's tools run it after a "run"
+                return ""
+            result = request.run(arguments)
+            return result.text if result.ok else f"Error: {result.error}"
+
+        explanation = f"{request.description}\n(MCP server {request.server!r}: {request.reason}.)".strip()
+        proposal = Proposal.of_tool(
+            request.name,
+            request.args,
+            call,
+            source=ASSISTANT,  # the model asks for the call; the server it goes to is in the panel
+            explanation=explanation,
+            call_id=request.call_id or None,
+        )
+        outcome = self.proposals.decide(proposal)
+        if outcome.ran:
+            return ToolDecision("run", outcome.arguments, edited=outcome.status == "edited")
+        return ToolDecision("no", note=outcome.observation)
 
     def serve_proposals(self) -> None:
         """The front end is idle: ask about proposals submitted from other threads (an outside agent's)."""
@@ -239,6 +277,7 @@ class Controller:
         and the suggestions' thread stops (its open connections are closed)."""
         self.proposals.close()
         self.lasting.flush()
+        self.assistant.close()  # the MCP servers it started
         if self._suggester is not None:
             self._suggester.close()
 

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from .agent.loop import Approval
     from .agent.trace import TurnResult
     from .config import Config
+    from .mcptools.approval import Approve
+    from .mcptools.tools import ServerTools
     from .runtime import Runtime
 
 
@@ -61,11 +63,20 @@ class DeferredAssistant:
         approve: Callable[[ApprovalRequiredEvent], Approval],
         *,
         config: Config | None = None,
+        approve_tool: Approve | None = None,
     ) -> TurnResult | None:
-        return self.made.ask(question, emit, approve, config=config)
+        return self.made.ask(question, emit, approve, config=config, approve_tool=approve_tool)
 
     def warm_up(self) -> None:
         self.made.warm_up()
+
+    def close(self) -> None:
+        if self._made is not None:
+            self._made.close()
+
+    @property
+    def servers(self) -> ServerTools | None:
+        return self.made.servers
 
     def clear(self) -> None:
         if self._made is not None:

@@ -276,10 +276,8 @@ class Proposals:
         status: Status = "edited" if edited else "ran"
         if proposal.kind == "tool":
             assert proposal.call is not None
-            try:
+            try:  # Ctrl-C stops it and the answer, as for any tool call
                 text = proposal.call(dict(arguments))
-            except KeyboardInterrupt:
-                return Outcome(proposal, "failed", arguments=arguments, error="the user interrupted it")
             except Exception as exc:
                 return Outcome(proposal, "failed", arguments=arguments, error=f"{type(exc).__name__}: {exc}")
             return Outcome(proposal, status, arguments=arguments, output=str(text), preview=preview)
