@@ -171,7 +171,9 @@ def _check_named(name: str, value: Any, where: str | None) -> Any:
     except _Invalid as exc:
         shown = "" if setting.kind in ("secret", "servers") else f" (got {value!r})"
         prefix = f"In {where}: " if where else ""
-        raise ConfigError(f"{prefix}{name} {exc}{shown}.", source=where, key=name) from None
+        reason = str(exc)  # a table's own checker may start it with a capital
+        reason = reason[:1].lower() + reason[1:]
+        raise ConfigError(f"{prefix}{name} {reason}{shown}.", source=where, key=name) from None
 
 
 def _unknown(name: str, where: str | None) -> ConfigError:

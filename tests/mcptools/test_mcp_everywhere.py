@@ -76,8 +76,8 @@ def test_ipython_ai_uses_the_servers_of_the_config_file(srv, tmp_path, monkeypat
 
         ext = extension.get(shell)
         pyaichat.unload_ipython_extension(shell)
-        if ext is not None and ext.controller._assistant is not None:
-            ext.controller._assistant.close()
+        if ext is not None:
+            ext.controller.assistant.close()  # the servers it started (none when it was never made)
         InteractiveShell.clear_instance()
 
 
