@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from .errors import PyAIChatError
+from .mcpserve.gate import SessionGate
 from .modes import Mode
 from .runtime import Runtime, as_runtime
 
@@ -63,6 +64,8 @@ class Controller:
         self._remember_failed = False
         self._snapshot: str | None = None  # the last /snapshot's file, for /resume without one
         self._suggester: Suggester | None = None
+        # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
+        self.gate = SessionGate()
 
     # -- modes -----------------------------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
@@ -85,14 +88,15 @@ class Controller:
         if not stripped:
             return
         try:
-            if stripped.startswith("/"):
-                from .commands import dispatch  # with the first slash command, not at start-up
+            with self.gate:
+                if stripped.startswith("/"):
+                    from .commands import dispatch  # with the first slash command, not at start-up
 
-                dispatch(self, stripped)
-            elif self.mode is Mode.PYTHON:
-                self.run_python(text)
-            else:
-                self.ask(stripped)
+                    dispatch(self, stripped)
+                elif self.mode is Mode.PYTHON:
+                    self.run_python(text)
+                else:
+                    self.ask(stripped)
         finally:
             self.remember()
 

@@ -112,6 +112,12 @@ class Extension:
         if self.suggestions is not None:
             self.suggestions.uninstall()
             self.suggestions = None
+        if "pyaichat.mcpserve.hosting" in sys.modules:  # it served: stop (a served session needs its hooks)
+            from ..mcpserve.hosting import service_for
+
+            service = service_for(self.controller, create=False)
+            if service is not None:
+                service.stop()
         if self.prompt is not None:
             self.prompt.uninstall()
             self.prompt = None
@@ -137,6 +143,7 @@ class Extension:
     # IPython puts a proposal into the next input; running that cell unchanged is the approval: it is
     # checkpointed for /undo and recorded as the assistant's code for /save. An edited cell is the user's own.
     def pre_run_cell(self, info: Any) -> None:
+        self.controller.gate.enter()  # outside agents' calls (/mcp) wait while the cell runs
         self.recorder.pre_run_cell(info)
         pending, self.frontend.pending = self.frontend.pending, None
         source = getattr(info, "raw_cell", None) or ""
@@ -145,6 +152,12 @@ class Extension:
             self.runtime.begin_proposal(source)
 
     def post_run_cell(self, result: Any) -> None:
+        try:
+            self._after_cell(result)
+        finally:
+            self.controller.gate.leave()
+
+    def _after_cell(self, result: Any) -> None:
         self.recorder.post_run_cell(result)
         proposal, self._proposal = self._proposal, None
         if proposal is None:

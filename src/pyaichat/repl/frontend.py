@@ -88,11 +88,13 @@ def toolbar(ctrl: Controller) -> FormattedText:
     model = ctrl.config.model or "no model"
     suggesting = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
     hint = "@name: pin a value" if ctrl.mode is Mode.ASSISTANT else "Alt-Enter: newline"
+    serving = ctrl.gate.serving  # outside agents can read this session (/mcp)
     return FormattedText(
         [
             ("class:bottom-toolbar.mode", f" {ctrl.mode.label} "),
             ("", f"│ {model} │ "),
             *suggesting,
+            *([("class:bottom-toolbar.mode", serving), ("", " │ ")] if serving else []),
             ("class:bottom-toolbar.key", "TAB"),
             ("", ": switch mode · /help " if suggesting else f": switch mode · {hint} · /help "),
         ]

@@ -1,0 +1,116 @@
+"""One MCP server (the SDK's low-level ``Server``) over a backend: the part every face shares.
+
+The backend is blocking and plain (``tools()``, ``call(...)`` returning a result dict); the handlers here run
+it in a worker thread so the event loop keeps serving other clients, and turn its result into MCP content:
+the text, and each figure as image content sized for clients to hold (``images``). A failed call is a
+result with ``isError`` and one sentence, as MCP asks, never a protocol error. While ``propose_code`` waits
+for the person, the client is sent a progress notification every few seconds (when it asked for them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+
+from ..version import __version__
+from .clients import safe_name
+from .images import fit
+from .tools import PROPOSE
+
+PROGRESS_EVERY = 5.0
+INSTRUCTIONS = (
+    "A person's live Python session (pyaichat). Call get_session_picture first to see its variables, recent "
+    "inputs and last error; the other tools read values without changing anything. Nothing you send runs in "
+    "the session unless the person approves it (propose_code, where offered)."
+)
+
+
+class FaceBackend(Protocol):
+    """What a face needs from the session it serves (``link.SessionLink`` through a ``LinkBackend``, the
+    bridge's switchboard, or a headless kernel)."""
+
+    def tools(self) -> list[dict[str, Any]]: ...
+
+    def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]: ...
+
+
+def client_of(ctx: Any) -> str:
+    """The client's own name (``clientInfo.name``), made safe to print."""
+    try:
+        params = ctx.session.client_params
+        return safe_name(params.client_info.name if params is not None else None)
+    except Exception:
+        return "client"
+
+
+def key_of(ctx: Any, client: str) -> str:
+    """One key per MCP session: the Streamable HTTP session id, else (stdio) the client's name."""
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    session_id = headers.get("mcp-session-id") if headers is not None else None
+    return safe_name(session_id, client) if session_id else client
+
+
+def to_result(result: dict[str, Any]) -> types.CallToolResult:
+    ok = bool(result.get("ok"))
+    text = str(result.get("text") or "") if ok else str(result.get("error") or "The call failed.")
+    content: list[Any] = [types.TextContent(type="text", text=text)]
+    left_out = 0
+    for url in result.get("images") or []:
+        data = fit(str(url))
+        if data is None:
+            left_out += 1
+        else:
+            content.append(types.ImageContent(type="image", data=data, mime_type="image/png"))
+    if left_out:
+        content[0] = types.TextContent(
+            type="text", text=text + f"\n({left_out} figure image(s) left out: too large for an MCP client.)"
+        )
+    return types.CallToolResult(content=content, is_error=not ok)
+
+
+def build_server(backend: FaceBackend, transport: str, *, instructions: str = INSTRUCTIONS) -> Server[Any]:
+    """The MCP server for ``backend``; ``transport`` (``http``, ``stdio``) goes into the session's audit."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        tools = await anyio.to_thread.run_sync(backend.tools)
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        client = client_of(ctx)
+        key = key_of(ctx, client)
+        name, args = params.name, params.arguments or {}
+
+        def run() -> dict[str, Any]:
+            return backend.call(key, client, transport, name, args)
+
+        if name != PROPOSE:
+            return to_result(await anyio.to_thread.run_sync(run))
+        box: list[dict[str, Any]] = []
+        async with anyio.create_task_group() as group:
+
+            async def wait_for_the_person() -> None:
+                box.append(await anyio.to_thread.run_sync(run, abandon_on_cancel=True))
+                group.cancel_scope.cancel()
+
+            group.start_soon(wait_for_the_person)
+            ticks = 0
+            while True:
+                await anyio.sleep(PROGRESS_EVERY)
+                ticks += 1
+                await ctx.session.report_progress(
+                    ticks, None, "waiting for the person at the session to decide"
+                )
+        return to_result(box[0])
+
+    return Server(
+        "pyaichat",
+        version=__version__,
+        title="pyaichat live Python session",
+        instructions=instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )

@@ -1,0 +1,52 @@
+"""Which front end is serving, and what it can offer: one ``McpService`` per controller.
+
+- the REPL and terminal IPython show each outside call as a quiet line above the prompt (their prompt
+  patches stdout, so a line written from the serving thread lands above what the person is typing);
+- a Jupyter kernel and piped input have no such place: calls are counted in ``/mcp status`` only;
+- ``propose_code`` is offered only where a person at a terminal can approve it.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from .service import McpService
+
+_services: weakref.WeakKeyDictionary[Any, McpService] = weakref.WeakKeyDictionary()
+
+
+def front_end_of(ctrl: Any) -> tuple[str, bool]:
+    """(what to call this session, whether a person sees a terminal) for ``ctrl``'s front end."""
+    frontend = ctrl.frontend
+    shell = getattr(frontend, "shell", None)
+    if shell is not None:
+        if getattr(shell, "pt_app", None) is not None:
+            return "IPython", True
+        return "IPython in a Jupyter kernel", False
+    if getattr(frontend, "interactive", False):
+        return "pyaichat REPL", True
+    return "pyaichat (piped input)", False
+
+
+def terminal_show(color: Callable[[], bool]) -> Callable[[str], None]:
+    """A quiet line on the terminal: dim, above the prompt."""
+
+    def show(line: str) -> None:
+        text = f"\x1b[2m{line}\x1b[0m\n" if color() else line + "\n"
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    return show
+
+
+def service_for(ctrl: Any, *, create: bool = True) -> McpService | None:
+    service = _services.get(ctrl)
+    if service is None and create:
+        where, terminal = front_end_of(ctrl)
+        show = terminal_show(lambda: bool(ctrl.config.color)) if terminal else None
+        service = McpService(ctrl.runtime, ctrl.gate, where=where, show=show)
+        _services[ctrl] = service
+    return service
