@@ -67,7 +67,7 @@ class Guard:
                 if name in headers
                 else (raw_value.decode("latin-1"))
             )
-        if headers.get("host", "").lower() not in self.hosts:
+        if "*" not in self.hosts and headers.get("host", "").lower() not in self.hosts:
             await self._refuse(send, 403, "This server answers only at its own address.")
             return
         if "origin" in headers or any(name.startswith("sec-fetch-") for name in headers):

@@ -43,7 +43,7 @@ def main() -> int:
     server = build_server(LinkBackend(link), "http")
     app = server.streamable_http_app(
         transport_security=TransportSecuritySettings(
-            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[]
+            enable_dns_rebinding_protection="*" not in hosts, allowed_hosts=hosts, allowed_origins=[]
         ),
     )
     guarded = Guard(app, token=settings["token"], hosts=hosts)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 NO_SDK = "Serving over MCP needs the MCP SDK: pip install 'pyaichat[mcp]'."
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+WILDCARD = ("0.0.0.0", "::", "")
 # What the face process keeps of the environment: enough to start Python, nothing secret.
 _ENV_KEEP = (
     "PATH",
@@ -260,7 +261,11 @@ def _listen(host: str) -> socket.socket:
 
 
 def _allowed_hosts(host: str, port: int) -> list[str]:
-    """The ``Host`` headers the face accepts (a DNS-rebinding page names its own host)."""
+    """The ``Host`` headers the face accepts (a DNS-rebinding page names its own host). Listening on every
+    address (``0.0.0.0``, ``::``), any name may be right: ``*`` — the token and the refusal of browsers are
+    then the walls."""
+    if host in WILDCARD:
+        return ["*"]
     names = {"127.0.0.1", "localhost", "[::1]"} if host in LOOPBACK else {host, f"[{host}]"}
     return sorted(f"{name}:{port}" for name in names)
 
