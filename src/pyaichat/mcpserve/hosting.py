@@ -25,7 +25,9 @@ def front_end_of(ctrl: Any) -> tuple[str, bool]:
     if shell is not None:
         if getattr(shell, "pt_app", None) is not None:
             return "IPython", True
-        return "IPython in a Jupyter kernel", False
+        if any(cls.__name__ == "ZMQInteractiveShell" for cls in type(shell).__mro__):
+            return "IPython in Jupyter", False
+        return "IPython (no terminal prompt)", False
     if getattr(frontend, "interactive", False):
         return "pyaichat REPL", True
     return "pyaichat (piped input)", False

@@ -1,0 +1,87 @@
+"""The person's side, end to end: ``pyaichat --mcp`` in a real pseudo-terminal while an agent works through
+``pyaichat mcp`` with the official SDK client. Each call shows as one quiet line above the prompt, a line the
+person is typing survives it, and ``/mcp off`` ends it. The toolbar says the session is served (checked on
+its fragments: a terminal that never answers cursor-position requests, like pexpect, gets no toolbar)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mcp_helpers import bridge_env, stdio_client, text  # noqa: E402
+from pty_terminal import NEW_PY, spawn  # noqa: E402
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
+]
+
+
+def agent_calls(state: Path, calls: list[tuple[str, dict]]) -> list[str]:
+    async def agent() -> list[str]:
+        async with stdio_client(bridge_env(state), "claude-code") as client:
+            return [text(await client.call_tool(name, args)) for name, args in calls]
+
+    return anyio.run(agent)
+
+
+def test_the_person_sees_each_call_keeps_typing_and_turns_it_off(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    child = spawn(tmp_path, "--mcp", wait=False)
+    child.timeout = 60
+    try:
+        child.expect(r"Serving this session over MCP at http://127\.0\.0\.1:\d+/mcp")
+        child.expect(NEW_PY)
+        child.send("import pandas as pd; df = pd.DataFrame({'a': [1, 2, 3]})\r")
+        child.expect(NEW_PY)
+
+        child.send("half = 'typed but not run'")  # the person is mid-line when the agent calls
+        child.expect("not run'")
+        answers: list[list[str]] = []
+        worker = threading.Thread(
+            target=lambda: answers.append(agent_calls(state, [("get_type", {"expr": "df"})]))
+        )
+        worker.start()
+        child.expect(r"⇄ claude-code get_type\(df\) [\d.]+ ms")
+        worker.join(120)
+        assert answers and answers[0][0].startswith("df: DataFrame")
+        child.send("\r")  # the line typed before the call is still there, whole, and runs
+        child.expect(NEW_PY)
+        seen = agent_calls(state, [("eval_expr", {"expr": "half"})])
+        assert "typed but not run" in seen[0]
+        child.expect(r"⇄ claude-code eval_expr\(half\)")
+
+        child.send("/mcp status\r")
+        child.expect(r"claude-code \(stdio\): (connected|gone), \d+ calls")
+        child.expect(NEW_PY)
+        child.send("/mcp off\r")
+        child.expect("Stopped serving")
+        child.expect(NEW_PY)
+        said = agent_calls(state, [("eval_expr", {"expr": "half"})])
+        assert "No pyaichat session is serving" in said[0]
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+
+def test_the_toolbar_says_the_session_is_served() -> None:
+    from mcp_helpers import RecordingFrontEnd
+
+    from pyaichat.config import Config
+    from pyaichat.controller import Controller
+    from pyaichat.repl.frontend import toolbar
+    from pyaichat.session import Session
+
+    session = Session(config=Config())
+    ctrl = Controller(session.config, session, RecordingFrontEnd())
+    assert "⇄" not in "".join(text for _, text in toolbar(ctrl))
+    ctrl.gate.serving = "⇄ MCP"
+    assert "│ ⇄ MCP │" in "".join(text for _, text in toolbar(ctrl))
