@@ -108,7 +108,7 @@ def test_arguments_built_to_escape_the_sandbox_change_nothing_and_reach_nothing(
     everything = json.dumps(results)
     assert "root:x:0:0" not in everything  # /etc/passwd never came back
     assert ENV_SECRET not in everything
-    for name, is_error, said in results:
+    for name, _is_error, said in results:
         assert said.strip(), name  # every attempt is answered with a sentence or a harmless value
     # the session still answers, and the person's own code still runs
     served.ctrl.handle("numbers.append(4)")

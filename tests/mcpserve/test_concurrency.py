@@ -42,9 +42,7 @@ def call(served: Served, expr: str, wait: float) -> dict[str, Any]:
 
 def test_a_call_during_the_persons_code_waits_then_sees_it_whole(served: Served) -> None:
     served.ctrl.handle("started.clear(); go.clear()")
-    person = threading.Thread(
-        target=served.ctrl.handle, args=("x = 1\nstarted.set()\ngo.wait(30)\ny = 2",)
-    )
+    person = threading.Thread(target=served.ctrl.handle, args=("x = 1\nstarted.set()\ngo.wait(30)\ny = 2",))
     person.start()
     try:
         assert served.session.namespace["started"].wait(WAIT)
@@ -85,7 +83,9 @@ def ipython_served(tmp_path: Path) -> Iterator[Any]:
     InteractiveShell.clear_instance()
 
 
-def test_in_ipython_each_cell_holds_the_session_and_the_served_namespace_is_the_shells(ipython_served) -> None:
+def test_in_ipython_each_cell_holds_the_session_and_the_served_namespace_is_the_shells(
+    ipython_served,
+) -> None:
     from pyaichat.ipython.extension import get
     from pyaichat.mcpserve.hosting import service_for
 

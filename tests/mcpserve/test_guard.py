@@ -89,10 +89,13 @@ def test_a_web_page_is_refused_whatever_its_origin_even_with_the_token() -> None
         {"origin": "http://127.0.0.1:5000"},
         {"origin": "null"},
         {"sec-fetch-site": "cross-site"},
-        {"sec-fetch-mode": "no-cors"},
+        {"sec-fetch-dest": "empty"},
+        {"sec-fetch-user": "?1"},
     ):
         assert request(guard, good(**extra))[0] == 403, extra
     assert app.seen == []
+    # Node's fetch (the TypeScript SDK, Claude Code, VS Code) sends this one on every request
+    assert request(guard, good(**{"sec-fetch-mode": "cors", "user-agent": "node"}))[0] == 200
 
 
 def test_a_rebound_dns_name_or_another_port_is_refused() -> None:

@@ -16,6 +16,7 @@ pexpect = pytest.importorskip("pexpect")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mcp_helpers import bridge_env, stdio_client, text  # noqa: E402
+
 from pty_terminal import NEW_PY, spawn  # noqa: E402
 
 pytestmark = [

@@ -3,8 +3,9 @@
 A Unix socket in a directory only this user can enter (0700; the socket itself 0600), and on Linux the peer's
 user id is checked as well; where there are no Unix sockets, a loopback TCP port. Either way a connection
 must first say ``hello`` with the serving token, within a few seconds, or it is closed. Then it sends
-requests (``wire``): tool calls go to the ``LocalBackend``, one connection's calls in order (they would wait
-for each other at the gate anyway); a proposal, which waits for the person, gets a thread of its own.
+requests (``wire``), one at a time per connection, each answered on the connection's own thread by the
+``LocalBackend``; a face makes calls at once over connections at once (``link``), and a proposal, which
+waits for the person, holds its connection meanwhile (a bounded few at once).
 
 Standard library only, so serving adds next to nothing to the person's process.
 """
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 HELLO_TIMEOUT = 5.0
 MAX_CONNECTIONS = 32
 MAX_WAITING_PROPOSALS = 4
+TOO_MANY_PROPOSALS = "Too many proposals are waiting for the person already; wait for their answers."
 
 
 class Endpoint:
@@ -158,33 +160,23 @@ class Endpoint:
             client = backend.clients.seen(
                 f"{key}/{request.get('key')}", request.get("client") or "client", request.get("transport")
             )
-            if request.get("name") == "propose_code":
+            if request.get("name") == "propose_code":  # it waits for the person: a bounded few at once
                 if not self._proposals.acquire(blocking=False):
                     from .backend import failure
 
-                    result = failure("Too many proposals are waiting for the person already.")
-                    channel.send({"id": rid, "result": result})
+                    channel.send({"id": rid, "result": failure(TOO_MANY_PROPOSALS)})
                     return
-                threading.Thread(
-                    target=self._propose, args=(channel, rid, request, client), daemon=True
-                ).start()
-                return
-            channel.send(
-                {"id": rid, "result": backend.call(request.get("name"), request.get("args"), client)}
-            )
+                try:
+                    result = backend.call(request.get("name"), request.get("args"), client)
+                finally:
+                    self._proposals.release()
+            else:
+                result = backend.call(request.get("name"), request.get("args"), client)
+            channel.send({"id": rid, "result": result})
         elif op == "ping":
             channel.send({"id": rid, "ok": True})
         else:
             channel.send({"id": rid, "error": f"unknown op {op!r}"})
-
-    def _propose(self, channel: Channel, rid: Any, request: dict[str, Any], client: Any) -> None:
-        try:
-            result = self.backend.call(request.get("name"), request.get("args"), client)
-            channel.send({"id": rid, "result": result})
-        except LinkClosed:
-            pass
-        finally:
-            self._proposals.release()
 
 
 def _same_user(sock: socket.socket) -> bool:

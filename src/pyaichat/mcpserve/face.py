@@ -106,11 +106,23 @@ def build_server(backend: FaceBackend, transport: str, *, instructions: str = IN
                 )
         return to_result(box[0])
 
+    schemas: dict[str, Any] = {}
+
+    def input_schema(name: str) -> Any:
+        """A tool's input schema for the SDK's header check on Streamable HTTP (2026-07-28), which would
+        otherwise run the whole tools/list handler before every call. Only the HTTP face is asked, whose
+        table is the session's and fixed."""
+        if name not in schemas:
+            schemas.clear()
+            schemas.update({tool["name"]: tool.get("inputSchema") for tool in backend.tools()})
+        return schemas.get(name)
+
     return Server(
         "pyaichat",
         version=__version__,
         title="pyaichat live Python session",
         instructions=instructions,
+        get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -3,9 +3,11 @@
 In order, each a cheap look at the headers:
 
 1. **Host** must name this listener (``127.0.0.1:<port>``, ``localhost:<port>``, ``[::1]:<port>``, or the host
-   the person named): a web page that rebinds its own DNS name to 127.0.0.1 still sends its own name.
-2. **No browser**: a request with an ``Origin`` or ``Sec-Fetch-*`` header comes from a web page; MCP clients
-   (Claude Code, Codex, Cursor, VS Code, the SDKs) send neither. Refused, whatever the origin.
+   the person named; any, when they named every address): a web page that rebinds its own DNS name to
+   127.0.0.1 still sends its own name.
+2. **No browser**: a request with an ``Origin``, ``Sec-Fetch-Site``, ``-Dest`` or ``-User`` header comes
+   from a web page; MCP clients (Claude Code, Codex, Cursor, VS Code, the SDKs) send none of them. Refused,
+   whatever the origin.
 3. **Bearer token**: ``Authorization: Bearer <token>``, compared in constant time. The token is random per
    ``/mcp on`` and dies with ``/mcp off``.
 4. **Rate**: a token bucket per kind — requests that passed the token, and those that did not — so a flood
@@ -25,6 +27,9 @@ from typing import Any
 from .rate import RateBound
 
 MAX_BODY = 1 << 20  # 1 MiB: a tool call's arguments; proposals are code, not data
+# Headers only a browser sends. Not ``Sec-Fetch-Mode``: Node's fetch (the TypeScript SDK, Claude Code,
+# VS Code) sends ``Sec-Fetch-Mode: cors`` on every request, but never these or ``Origin``.
+BROWSER_ONLY = frozenset({"sec-fetch-site", "sec-fetch-dest", "sec-fetch-user"})
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -70,7 +75,7 @@ class Guard:
         if "*" not in self.hosts and headers.get("host", "").lower() not in self.hosts:
             await self._refuse(send, 403, "This server answers only at its own address.")
             return
-        if "origin" in headers or any(name.startswith("sec-fetch-") for name in headers):
+        if "origin" in headers or any(name in BROWSER_ONLY for name in headers):
             await self._refuse(send, 403, "Requests from web pages are refused.")
             return
         if not self._authorized(headers.get("authorization", "")):

@@ -49,6 +49,33 @@ def service_for(ctrl: Any, *, create: bool = True) -> McpService | None:
     if service is None and create:
         where, terminal = front_end_of(ctrl)
         show = terminal_show(lambda: bool(ctrl.config.color)) if terminal else None
-        service = McpService(ctrl.runtime, ctrl.gate, where=where, show=show)
+        service = McpService(ctrl.runtime, ctrl.gate, where=where, show=show, runtime_for_calls=calls_runtime)
         _services[ctrl] = service
     return service
+
+
+def calls_runtime(runtime: Any) -> Any:
+    """The runtime outside calls go through. A session in this process is read where it is. A session in a
+    Jupyter kernel gets a connection of its own for them: the kernel client the person's prompt uses (for
+    completion while they type) is not safe to share with another thread. Raises ``RuntimeError`` (one
+    sentence) when that connection cannot be made."""
+    from ..runtime.local import LocalRuntime
+
+    if isinstance(runtime, LocalRuntime):
+        return runtime
+    kernel = getattr(runtime, "kernel", None)
+    path = getattr(kernel, "connection_file", None) or getattr(
+        getattr(kernel, "manager", None), "connection_file", None
+    )
+    if not path:
+        raise RuntimeError(
+            "This session's kernel cannot be reached a second time; serve it with "
+            "`pyaichat mcp --existing FILE` instead."
+        )
+    from ..errors import PyAIChatError
+    from ..runtime import connect  # Jupyter: this session runs in a kernel already
+
+    try:
+        return connect.attach(str(path), runtime.config)
+    except PyAIChatError as exc:
+        raise RuntimeError(f"Cannot serve this kernel session: {exc}") from None

@@ -1,9 +1,11 @@
-"""A face's end of the link to a session's endpoint: many calls at once over one connection.
+"""A face's end of the link to a session's endpoint: each call on a connection of its own, reused.
 
 ``SessionLink.connect`` opens the endpoint named in a discovery record, proves the token and receives the
-session's tool table and identity. ``request`` may be called from any thread; a reader thread hands each
-answer to the caller waiting for its ``id``. When the link drops (the session stopped serving or exited),
-every waiting caller gets ``LinkClosed`` at once.
+session's tool table and identity. A request takes an idle connection (or opens one), sends, and reads its
+answer on the same thread — no reader thread to hand the answer over, which would cost a wake-up per call —
+then gives the connection back. Calls at once use connections at once (a proposal holds one while the person
+decides); the session bounds how many it accepts. The first connection stays idle as a watch: when the
+session stops serving or exits, it ends, and ``wait_closed`` returns.
 """
 
 from __future__ import annotations
@@ -16,68 +18,77 @@ from typing import Any
 from .wire import MAX_REPLY, PROTOCOL, Channel, LinkClosed
 
 CONNECT_TIMEOUT = 5.0
+IDLE_KEPT = 8  # idle connections kept for the next calls
+
+
+def _open(address: dict[str, Any], token: str, face: str) -> tuple[Channel, dict[str, Any]]:
+    """Connect and say hello; ``LinkClosed`` (one sentence) when the session does not answer or refuses."""
+    try:
+        if "unix" in address:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            target: Any = address["unix"]
+        else:
+            host, port = address["tcp"]
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            target = (host, int(port))
+        sock.settimeout(CONNECT_TIMEOUT)
+        sock.connect(target)
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise LinkClosed(f"The session's endpoint does not answer ({exc}).") from None
+    channel = Channel(sock, MAX_REPLY)
+    channel.send({"op": "hello", "token": token, "face": face, "protocol": PROTOCOL})
+    welcome = channel.receive()
+    if welcome.get("op") != "welcome":
+        channel.close()
+        raise LinkClosed("The session refused the connection.")
+    sock.settimeout(None)
+    return channel, welcome
 
 
 class SessionLink:
-    def __init__(self, channel: Channel, welcome: dict[str, Any]) -> None:
-        self.channel = channel
+    def __init__(
+        self, address: dict[str, Any], token: str, face: str, watch: Channel, welcome: dict[str, Any]
+    ):
+        self._address, self._token, self._face = address, token, face
         self.tools: list[dict[str, Any]] = list(welcome.get("tools") or [])
         self.info: dict[str, Any] = dict(welcome.get("info") or {})
         self._ids = itertools.count(1)
-        self._waiting: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._idle: list[Channel] = []
         self._lock = threading.Lock()
-        self._closed = False
         self._ended = threading.Event()
-        threading.Thread(target=self._read, name="pyaichat-mcp-link", daemon=True).start()
+        self._watch = watch
+        threading.Thread(target=self._watch_until_closed, name="pyaichat-mcp-watch", daemon=True).start()
 
     @classmethod
     def connect(cls, address: dict[str, Any], token: str, *, face: str) -> SessionLink:
-        """Connect and say hello; ``LinkClosed`` (one sentence) when the session does not answer."""
-        try:
-            if "unix" in address:
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                target: Any = address["unix"]
-            else:
-                host, port = address["tcp"]
-                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                target = (host, int(port))
-            sock.settimeout(CONNECT_TIMEOUT)
-            sock.connect(target)
-        except (OSError, KeyError, TypeError, ValueError) as exc:
-            raise LinkClosed(f"The session's endpoint does not answer ({exc}).") from None
-        channel = Channel(sock, MAX_REPLY)
-        channel.send({"op": "hello", "token": token, "face": face, "protocol": PROTOCOL})
-        welcome = channel.receive()
-        if welcome.get("op") != "welcome":
-            channel.close()
-            raise LinkClosed("The session refused the connection.")
-        sock.settimeout(None)
-        return cls(channel, welcome)
+        watch, welcome = _open(address, token, face)
+        return cls(address, token, face, watch, welcome)
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._ended.is_set()
 
     def wait_closed(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
 
-    def request(self, op: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
-        """Send one request and wait for its answer (``LinkClosed`` if the link drops or ``timeout`` ends)."""
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and read its answer (``LinkClosed`` when the session is gone)."""
+        if self._ended.is_set():
+            raise LinkClosed("The session stopped serving.")
+        channel = self._take()
         rid = next(self._ids)
-        done = threading.Event()
-        box: list[dict[str, Any]] = []
-        with self._lock:
-            if self._closed:
-                raise LinkClosed("The session stopped serving.")
-            self._waiting[rid] = (done, box)
         try:
-            self.channel.send({"id": rid, "op": op, **fields})
-            if not done.wait(timeout) or not box:
-                raise LinkClosed("The session stopped serving." if self._closed else "No answer in time.")
-            return box[0]
-        finally:
-            with self._lock:
-                self._waiting.pop(rid, None)
+            channel.send({"id": rid, "op": op, **fields})
+            reply = channel.receive()
+        except LinkClosed:
+            channel.close()
+            raise LinkClosed("The session stopped serving.") from None
+        if reply.get("id") != rid:
+            channel.close()
+            raise LinkClosed("The session answered out of turn.")
+        self._give_back(channel)
+        return reply
 
     def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
         reply = self.request("call", key=key, client=client, transport=transport, name=name, args=args)
@@ -87,29 +98,39 @@ class SessionLink:
         return result
 
     def close(self) -> None:
-        self.channel.close()
-        self._fail_all()
+        self._ended.set()
+        self._watch.close()
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for channel in idle:
+            channel.close()
 
-    def _read(self) -> None:
+    # -- connections -----------------------------------------------------------------------------------------
+    def _take(self) -> Channel:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        try:
+            channel, _ = _open(self._address, self._token, self._face)
+        except LinkClosed:
+            self.close()
+            raise LinkClosed("The session stopped serving.") from None
+        return channel
+
+    def _give_back(self, channel: Channel) -> None:
+        with self._lock:
+            if len(self._idle) < IDLE_KEPT and not self._ended.is_set():
+                self._idle.append(channel)
+                return
+        channel.close()
+
+    def _watch_until_closed(self) -> None:
         try:
             while True:
-                message = self.channel.receive()
-                with self._lock:
-                    waiter = self._waiting.get(message.get("id"))  # type: ignore[arg-type]
-                if waiter is not None:
-                    waiter[1].append(message)
-                    waiter[0].set()
+                self._watch.receive()  # the session never writes here: only its end arrives
         except LinkClosed:
             pass
-        self._fail_all()
-
-    def _fail_all(self) -> None:
-        with self._lock:
-            self._closed = True
-            waiting = list(self._waiting.values())
-        self._ended.set()
-        for done, _ in waiting:
-            done.set()
+        self.close()
 
 
 class LinkBackend:

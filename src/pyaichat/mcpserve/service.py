@@ -66,8 +66,11 @@ class McpService:
         where: str,
         show: Callable[[str], None] | None = None,
         proposer: Any = None,
+        runtime_for_calls: Callable[[Runtime], Runtime] | None = None,
     ) -> None:
         self.runtime = runtime
+        self._runtime_for_calls = runtime_for_calls or (lambda runtime: runtime)
+        self._calls_runtime: Runtime | None = None  # the one outside calls use, when not ``runtime``
         self.gate = gate
         self.where = where
         self.show = show
@@ -90,6 +93,8 @@ class McpService:
 
     # -- on --------------------------------------------------------------------------------------------------
     def start(self, host: str | None = None) -> str:
+        """Serve; one sentence saying where. Raises ``RuntimeError`` or ``OSError`` (one sentence) and leaves
+        nothing behind when a part cannot start."""
         if self.serving:
             return f"Already serving this session at {self.url}."
         import importlib.util
@@ -98,63 +103,69 @@ class McpService:
             raise RuntimeError(NO_SDK)
         host = (host or getattr(self.runtime.config, "mcp_host", None) or "127.0.0.1").strip()
         directory = discovery.ensure_private_dir(discovery.records_dir())
-        self.gate.attach()
-        token = secrets.token_urlsafe(32)
-        backend = LocalBackend(
-            self.runtime, self.gate, show=self._show, proposer=self.proposer, where=self.where
-        )
-        endpoint = Endpoint(backend, token)
-        unix_path = discovery.endpoint_path(directory)
-        if unix_path is None and hasattr(socket, "AF_UNIX"):
-            self._tempdir = tempfile.mkdtemp(prefix="pyaichat-mcp-")
-            unix_path = os.path.join(self._tempdir, "endpoint.sock")
-        address = endpoint.start(unix_path)
+        undo: list[Callable[[], object]] = []  # what to take back if a later part fails
         try:
-            listener = _listen(host)
-        except OSError as exc:
-            endpoint.stop()
-            raise RuntimeError(f"Cannot listen on {host}: {exc.strerror or exc}.") from None
-        port = listener.getsockname()[1]
-        shown_host = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown_host}:{port}/mcp"
-        self._log = os.path.join(directory, f"{os.getpid()}-http.log")
-        try:
-            self.face = _spawn_face(
-                listener,
-                {
-                    "token": token,
-                    "endpoint": address,
-                    "hosts": _allowed_hosts(host, port),
-                    "log": self._log,
-                },
-                self._log,
+            calls_runtime = self._runtime_for_calls(self.runtime)
+            if calls_runtime is not self.runtime:
+                self._calls_runtime = calls_runtime
+                undo.append(self._close_calls_runtime)
+            self.gate.attach()
+            token = secrets.token_urlsafe(32)
+            backend = LocalBackend(
+                calls_runtime, self.gate, show=self._show, proposer=self.proposer, where=self.where
             )
-        except OSError as exc:
-            endpoint.stop()
-            raise RuntimeError(f"The MCP server process could not start: {exc}.") from None
-        finally:
-            listener.close()  # the face holds its own copy
-        self.backend, self.endpoint, self.host, self._token = backend, endpoint, host, token
-        self.started = time.time()
-        record = {
-            "protocol": 1,
-            "pid": os.getpid(),
-            "cwd": os.getcwd(),
-            "started": datetime.fromtimestamp(self.started).astimezone().isoformat(timespec="seconds"),
-            "started_ts": self.started,
-            "url": self.url,
-            "port": port,
-            "host": host,
-            "token": token,
-            "endpoint": address,
-            "where": self.where,
-        }
-        self.record_path = discovery.write_record(record, directory)
+            endpoint = Endpoint(backend, token)
+            unix_path = discovery.endpoint_path(directory)
+            if unix_path is None and hasattr(socket, "AF_UNIX"):
+                self._tempdir = tempfile.mkdtemp(prefix="pyaichat-mcp-")
+                unix_path = os.path.join(self._tempdir, "endpoint.sock")
+                undo.append(self._remove_tempdir)
+            address = endpoint.start(unix_path)
+            undo.append(endpoint.stop)
+            try:
+                listener = _listen(host)
+            except OSError as exc:
+                raise RuntimeError(f"Cannot listen on {host}: {exc.strerror or exc}.") from None
+            port = listener.getsockname()[1]
+            url = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+            self._log = os.path.join(directory, f"{os.getpid()}-http.log")
+            settings = {"token": token, "endpoint": address, "hosts": _allowed_hosts(host, port)}
+            try:
+                face = _spawn_face(listener, settings, self._log)
+            except OSError as exc:
+                raise RuntimeError(f"The MCP server process could not start: {exc}.") from None
+            finally:
+                listener.close()  # the face holds its own copy
+            undo.append(lambda: _end(face))
+            started = time.time()
+            record = {
+                "protocol": 1,
+                "pid": os.getpid(),
+                "cwd": os.getcwd(),
+                "started": datetime.fromtimestamp(started).astimezone().isoformat(timespec="seconds"),
+                "started_ts": started,
+                "url": url,
+                "port": port,
+                "host": host,
+                "token": token,
+                "endpoint": address,
+                "where": self.where,
+            }
+            self.record_path = discovery.write_record(record, directory)
+        except BaseException:
+            for action in reversed(undo):
+                try:
+                    action()
+                except Exception:
+                    pass
+            raise
+        self.backend, self.endpoint, self.face, self.host, self._token = backend, endpoint, face, host, token
+        self.url, self.started = url, started
         self.gate.serving = "⇄ MCP"
         if not self._registered:
             atexit.register(self.stop)
             self._registered = True
-        threading.Thread(target=self._watch, args=(self.face,), name="pyaichat-mcp-face", daemon=True).start()
+        threading.Thread(target=face.wait, name="pyaichat-mcp-face", daemon=True).start()
         beyond = host not in LOOPBACK
         text = f"Serving this session over MCP at {self.url} (Streamable HTTP, bearer token)"
         text += "; agents that start a command use `pyaichat mcp`, which finds it."
@@ -194,12 +205,8 @@ class McpService:
             self.record_path = None
         if self._log and os.path.exists(self._log) and os.path.getsize(self._log) == 0:
             discovery.remove_record(self._log)
-        if self._tempdir:
-            try:
-                os.rmdir(self._tempdir)
-            except OSError:
-                pass
-            self._tempdir = None
+        self._remove_tempdir()
+        self._close_calls_runtime()
         self._token = None
         self.gate.serving = None
         url, self.url = self.url, None
@@ -238,8 +245,22 @@ class McpService:
         if self.show is not None and getattr(self.runtime.config, "mcp_show_calls", True):
             self.show(line)
 
-    def _watch(self, face: subprocess.Popen[bytes]) -> None:
-        face.wait()
+    def _remove_tempdir(self) -> None:
+        if self._tempdir:
+            try:
+                os.rmdir(self._tempdir)
+            except OSError:
+                pass
+            self._tempdir = None
+
+    def _close_calls_runtime(self) -> None:
+        """The kernel connection of the outside calls' own (the kernel itself stays)."""
+        if self._calls_runtime is not None:
+            try:
+                self._calls_runtime.close()
+            except Exception:
+                pass
+            self._calls_runtime = None
 
 
 def _listen(host: str) -> socket.socket:
