@@ -71,15 +71,19 @@ class Switchboard:
             self._local_tools = tool_table(proposals=True)
         return [*self._local_tools, SESSIONS_TOOL]
 
-    def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
+    async def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
+        import anyio  # the face's event loop
+
         if name == SESSIONS:
-            return self._sessions(args if isinstance(args, dict) else {})
+            return await anyio.to_thread.run_sync(self._sessions, args if isinstance(args, dict) else {})
         for _attempt in (1, 2):  # the session may have stopped serving since the last call: look again once
-            link = self.link()
+            link = self._link if self._link is not None and not self._link.closed else None
+            if link is None:  # finding and connecting reads files and waits on sockets: not on the loop
+                link = await anyio.to_thread.run_sync(self.link)
             if link is None:
                 return failure(NO_SESSION)
             try:
-                return link.call(key, client, transport, name, args)
+                return await link.acall(key, client, transport, name, args)
             except LinkClosed:
                 self._drop(link)
         return failure(NO_SESSION)
@@ -149,8 +153,11 @@ class HeadlessBackend:
     def tools(self) -> list[dict[str, Any]]:
         return self.local.tools()
 
-    def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
-        return self.local.call(name, args, self.local.clients.seen(key, client, transport))
+    async def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
+        import anyio  # the face's event loop; the kernel runtime blocks, so a worker thread runs the call
+
+        record = self.local.clients.seen(key, client, transport)
+        return await anyio.to_thread.run_sync(self.local.call, name, args, record)
 
 
 def _same_dir(a: Any, b: str) -> bool:

@@ -1,7 +1,7 @@
 """One MCP server (the SDK's low-level ``Server``) over a backend: the part every face shares.
 
-The backend is blocking and plain (``tools()``, ``call(...)`` returning a result dict); the handlers here run
-it in a worker thread so the event loop keeps serving other clients, and turn its result into MCP content:
+The backend is plain (``tools()``, and ``call(...)`` a coroutine returning a result dict, which never blocks
+the event loop, so other clients are served meanwhile); the handlers turn its result into MCP content:
 the text, and each figure as image content sized for clients to hold (``images``). A failed call is a
 result with ``isError`` and one sentence, as MCP asks, never a protocol error. While ``propose_code`` waits
 for the person, the client is sent a progress notification every few seconds (when it asked for them).
@@ -30,11 +30,12 @@ INSTRUCTIONS = (
 
 class FaceBackend(Protocol):
     """What a face needs from the session it serves (``link.SessionLink`` through a ``LinkBackend``, the
-    bridge's switchboard, or a headless kernel)."""
+    bridge's switchboard, or a headless kernel). ``tools`` may block (a worker thread runs it); ``call`` is a
+    coroutine on the face's event loop (a backend that blocks hands its work to a thread itself)."""
 
     def tools(self) -> list[dict[str, Any]]: ...
 
-    def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]: ...
+    async def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]: ...
 
 
 def client_of(ctx: Any) -> str:
@@ -84,16 +85,13 @@ def build_server(backend: FaceBackend, transport: str, *, instructions: str = IN
         key = key_of(ctx, client)
         name, args = params.name, params.arguments or {}
 
-        def run() -> dict[str, Any]:
-            return backend.call(key, client, transport, name, args)
-
         if name != PROPOSE:
-            return to_result(await anyio.to_thread.run_sync(run))
+            return to_result(await backend.call(key, client, transport, name, args))
         box: list[dict[str, Any]] = []
         async with anyio.create_task_group() as group:
 
             async def wait_for_the_person() -> None:
-                box.append(await anyio.to_thread.run_sync(run, abandon_on_cancel=True))
+                box.append(await backend.call(key, client, transport, name, args))
                 group.cancel_scope.cancel()
 
             group.start_soon(wait_for_the_person)
