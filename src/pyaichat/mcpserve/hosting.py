@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import weakref
 from collections.abc import Callable
@@ -34,9 +35,12 @@ def front_end_of(ctrl: Any) -> tuple[str, bool]:
 
 
 def terminal_show(color: Callable[[], bool]) -> Callable[[str], None]:
-    """A quiet line on the terminal: dim, above the prompt."""
+    """A quiet line on the terminal: dim, above the prompt, never wrapped onto a second line."""
 
     def show(line: str) -> None:
+        width = shutil.get_terminal_size((100, 24)).columns
+        if len(line) >= width:
+            line = line[: max(width - 2, 10)] + "…"
         text = f"\x1b[2m{line}\x1b[0m\n" if color() else line + "\n"
         sys.stdout.write(text)
         sys.stdout.flush()
