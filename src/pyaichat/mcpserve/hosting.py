@@ -52,8 +52,9 @@ def service_for(ctrl: Any, *, create: bool = True) -> McpService | None:
     service = _services.get(ctrl)
     if service is None and create:
         where, terminal = front_end_of(ctrl)
-        show = terminal_show(lambda: bool(ctrl.config.color)) if terminal else None
-        service = McpService(ctrl.runtime, ctrl.gate, where=where, show=show, runtime_for_calls=calls_runtime)
+        runtime = ctrl.runtime  # (not the controller: the service outlives a shell's extension in atexit)
+        show = terminal_show(lambda: bool(runtime.config.color)) if terminal else None
+        service = McpService(runtime, ctrl.gate, where=where, show=show, runtime_for_calls=calls_runtime)
         _services[ctrl] = service
     return service
 

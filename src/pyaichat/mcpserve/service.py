@@ -209,6 +209,9 @@ class McpService:
         self._close_calls_runtime()
         self._token = None
         self.gate.serving = None
+        if self._registered:
+            atexit.unregister(self.stop)
+            self._registered = False
         url, self.url = self.url, None
         return (
             f"Stopped serving {url}: every connection is closed and its token is void ({calls} calls served)."
