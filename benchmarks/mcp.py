@@ -160,7 +160,7 @@ def overhead(base: Path) -> None:
     os.environ["XDG_STATE_HOME"] = str(base / "state")
     os.environ.pop("XDG_RUNTIME_DIR", None)
     sys.path.insert(0, str(ROOT / "tests" / "mcpserve"))
-    from mcp_helpers import Served, bridge_env
+    from serve_helpers import Served, bridge_env
 
     from pyaichat.mcpserve.link import SessionLink
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import Served
+from serve_helpers import Served
 
 pytestmark = pytest.mark.e2e
 

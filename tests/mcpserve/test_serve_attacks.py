@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import Served, stdio_client, text
+from serve_helpers import Served, stdio_client, text
 
 pytestmark = pytest.mark.e2e
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import OtherSession, Served, bridge_env, stdio_client, text
+from serve_helpers import OtherSession, Served, bridge_env, stdio_client, text
 
 from pyaichat.mcpserve.bridge import NO_SESSION
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import Served
+from serve_helpers import Served
 
 from pyaichat.mcpserve.gate import BUSY
 
@@ -68,7 +68,7 @@ def test_the_person_is_never_refused_and_the_session_answers_right_after(served:
 @pytest.fixture
 def ipython_served(tmp_path: Path) -> Iterator[Any]:
     from IPython.core.interactiveshell import InteractiveShell
-    from mcp_helpers import environment
+    from serve_helpers import environment
 
     InteractiveShell.clear_instance()
     shell = InteractiveShell.instance()

@@ -15,7 +15,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mcp_helpers import bridge_env, stdio_client, text  # noqa: E402
+from serve_helpers import bridge_env, stdio_client, text  # noqa: E402
 
 from pty_terminal import NEW_PY, spawn  # noqa: E402
 
@@ -74,7 +74,7 @@ def test_the_person_sees_each_call_keeps_typing_and_turns_it_off(tmp_path: Path)
 
 
 def test_the_toolbar_says_the_session_is_served() -> None:
-    from mcp_helpers import RecordingFrontEnd
+    from serve_helpers import RecordingFrontEnd
 
     from pyaichat.config import Config
     from pyaichat.controller import Controller

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import bridge_env, stdio_client, text
+from serve_helpers import bridge_env, stdio_client, text
 
 pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
@@ -82,7 +82,7 @@ def test_a_repl_attached_to_a_kernel_serves_it_over_a_connection_of_its_own(
     kernel: Kernel, client: object, tmp_path: Path
 ) -> None:
     from kernel_process import attach
-    from mcp_helpers import RecordingFrontEnd, environment
+    from serve_helpers import RecordingFrontEnd, environment
 
     from pyaichat.controller import Controller
     from pyaichat.mcpserve.hosting import service_for
