@@ -7,10 +7,14 @@ import json
 
 from pyaichat.capabilities import all_capabilities
 from pyaichat.mcpserve.tools import PICTURE, PROPOSE, tool_table
+from pyaichat.runtime import LocalRuntime
+from pyaichat.session import Session
+
+RUNTIME = LocalRuntime(Session())
 
 
 def test_every_executable_capability_is_a_read_only_tool_with_its_schema() -> None:
-    tools = {tool["name"]: tool for tool in tool_table(proposals=False)}
+    tools = {tool["name"]: tool for tool in tool_table(RUNTIME, proposals=False)}
     executable = [cap for cap in all_capabilities() if cap.executable]
     assert set(tools) == {PICTURE, *(cap.name for cap in executable)}
     assert "demo_count" in tools  # the test plugin (entry point group pyaichat.capabilities)
@@ -28,8 +32,8 @@ def test_every_executable_capability_is_a_read_only_tool_with_its_schema() -> No
 
 
 def test_propose_code_is_offered_only_where_a_person_can_decide_and_says_it_is_destructive() -> None:
-    assert PROPOSE not in {t["name"] for t in tool_table(proposals=False)}
-    tools = tool_table(proposals=True)
+    assert PROPOSE not in {t["name"] for t in tool_table(RUNTIME, proposals=False)}
+    tools = tool_table(RUNTIME, proposals=True)
     propose = tools[-1]
     assert propose["name"] == PROPOSE
     assert propose["annotations"] == {
@@ -42,7 +46,7 @@ def test_propose_code_is_offered_only_where_a_person_can_decide_and_says_it_is_d
 
 
 def test_the_orienting_call_comes_first_and_the_list_stays_small() -> None:
-    tools = tool_table(proposals=True)
+    tools = tool_table(RUNTIME, proposals=True)
     assert tools[0]["name"] == PICTURE
     for tool in tools:
         assert len(tool["description"]) <= 220, tool["name"]

@@ -65,7 +65,7 @@ class LocalBackend:
     # -- what the faces ask ----------------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
         if self._tools is None:
-            self._tools = tool_table(proposals=self.proposer is not None)
+            self._tools = tool_table(self.runtime, proposals=self.proposer is not None)
         return self._tools
 
     def info(self) -> dict[str, Any]:

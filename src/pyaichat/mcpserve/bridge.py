@@ -67,8 +67,11 @@ class Switchboard:
         link = self.link()
         if link is not None:
             return [*link.tools, SESSIONS_TOOL]
-        if self._local_tools is None:
-            self._local_tools = tool_table(proposals=True)
+        if self._local_tools is None:  # this installation's own tools: what a session of it serves
+            from ..runtime.local import LocalRuntime
+            from ..session import Session
+
+            self._local_tools = tool_table(LocalRuntime(Session()), proposals=True)
         return [*self._local_tools, SESSIONS_TOOL]
 
     async def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:

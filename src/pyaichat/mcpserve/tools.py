@@ -1,8 +1,9 @@
 """The tool table an outside agent sees: the session's read-only capabilities as they are, one orienting call,
 and ``propose_code`` where a person is there to decide.
 
-Plain JSON data (MCP's ``Tool`` fields), built from the capability registry, plugins included, so the faces
-need nothing of pyaichat's internals. Descriptions are each capability's first sentence: an agent pays for
+Plain JSON data (MCP's ``Tool`` fields), built from the runtime's own description of its tools
+(``Runtime.tools()``: in a kernel, the kernel's registry and plugins), so the faces need nothing of pyaichat's
+internals. Descriptions are each capability's first sentence: an agent pays for
 every tool in its context, and the argument schemas say the rest.
 
 The annotations are claims to the client, and here they are true by construction: every capability is
@@ -12,7 +13,10 @@ person approves it at the terminal.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 PICTURE = "get_session_picture"
 PROPOSE = "propose_code"
@@ -74,28 +78,26 @@ def input_schema(params: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def capability_tools() -> list[dict[str, Any]]:
-    """Every executable capability (built-in and plugins), read-only."""
-    from ..capabilities import all_capabilities  # the registry (pydantic): when serving starts
-
+def capability_tools(runtime: Runtime) -> list[dict[str, Any]]:
+    """Every executable tool of ``runtime`` (built-in and plugins), read-only: described where the tools run
+    (a kernel's own registry, with its own plugins)."""
     tools = []
-    for cap in all_capabilities():
-        if not cap.executable:
+    for tool in runtime.tools().tools:
+        if not tool.executable:
             continue
-        params = cap.tool_schema()["function"]["parameters"]
-        annotations = dict(_READ_ONLY, openWorldHint=cap.name in _OPEN_WORLD)
+        annotations = dict(_READ_ONLY, openWorldHint=tool.name in _OPEN_WORLD)
         tools.append(
             {
-                "name": cap.name,
-                "description": cap.summary,
-                "inputSchema": input_schema(params),
+                "name": tool.name,
+                "description": tool.summary,
+                "inputSchema": input_schema(tool.parameters),
                 "annotations": annotations,
             }
         )
     return tools
 
 
-def tool_table(*, proposals: bool) -> list[dict[str, Any]]:
-    """The whole list: the orienting call first, the capabilities, and ``propose_code`` when a person at the
-    session can approve it (``proposals``)."""
-    return [PICTURE_TOOL, *capability_tools(), *([PROPOSE_TOOL] if proposals else [])]
+def tool_table(runtime: Runtime, *, proposals: bool) -> list[dict[str, Any]]:
+    """The whole list: the orienting call first, the runtime's tools, and ``propose_code`` when a person at
+    the session can approve it (``proposals``)."""
+    return [PICTURE_TOOL, *capability_tools(runtime), *([PROPOSE_TOOL] if proposals else [])]
