@@ -114,3 +114,32 @@ def test_a_session_ended_without_cleaning_up_is_stale_and_skipped(tmp_path: Path
     assert anyio.run(agent) == NO_SESSION
     assert not Path(gone.record["path"]).exists()
     assert os.path.exists(state)
+
+
+HIDE_SDK = "import sys; sys.modules['mcp'] = None\nfrom pyaichat.cli import main\nsys.exit(main({argv!r}))\n"
+
+
+def test_without_the_sdk_both_ways_in_say_how_to_install_it_in_one_sentence(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = bridge_env(tmp_path / "state")
+    bridge = subprocess.run(
+        [sys.executable, "-c", HIDE_SDK.format(argv=["mcp"])],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert bridge.returncode == 2 and "Traceback" not in bridge.stderr
+    assert bridge.stderr.startswith("pyaichat mcp needs the MCP SDK: ") and "[mcp]'" in bridge.stderr
+    repl = subprocess.run(
+        [sys.executable, "-c", HIDE_SDK.format(argv=[])],
+        input="/mcp on\nprint('still here')\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert repl.returncode == 0 and "Traceback" not in repl.stdout + repl.stderr
+    assert "Serving over MCP needs the MCP SDK: " in repl.stdout and "still here" in repl.stdout

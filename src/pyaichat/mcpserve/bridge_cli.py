@@ -48,7 +48,9 @@ def main(argv: Sequence[str]) -> int:
     try:
         import mcp  # noqa: F401  (the SDK: only here and in the HTTP face)
     except ImportError:
-        print("pyaichat mcp needs the MCP SDK: pip install 'pyaichat[mcp]'.", file=sys.stderr)
+        from ..extras import install_command  # only to say how
+
+        print(f"pyaichat mcp needs the MCP SDK: {install_command('mcp')}.", file=sys.stderr)
         return 2
     if flags.existing is not None or flags.kernel:
         return _headless(flags)

@@ -37,7 +37,6 @@ from .gate import SessionGate
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-NO_SDK = "Serving over MCP needs the MCP SDK: pip install 'pyaichat[mcp]'."
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WILDCARD = ("0.0.0.0", "::", "")
 # What the face process keeps of the environment: enough to start Python, nothing secret.
@@ -99,8 +98,14 @@ class McpService:
             return f"Already serving this session at {self.url}."
         import importlib.util
 
-        if importlib.util.find_spec("mcp") is None:
-            raise RuntimeError(NO_SDK)
+        try:
+            sdk = importlib.util.find_spec("mcp")
+        except (ImportError, ValueError):  # hidden or broken
+            sdk = None
+        if sdk is None:
+            from ..extras import install_command  # only to say how
+
+            raise RuntimeError(f"Serving over MCP needs the MCP SDK: {install_command('mcp')}.")
         host = (host or getattr(self.runtime.config, "mcp_host", None) or "127.0.0.1").strip()
         directory = discovery.ensure_private_dir(discovery.records_dir())
         undo: list[Callable[[], object]] = []  # what to take back if a later part fails
