@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -61,11 +62,16 @@ class LocalBackend:
         self.rate = RateBound(BURST, PER_SECOND)
         self._busy_wait = busy_wait or (lambda: float(getattr(runtime.config, "mcp_busy_wait", 15.0)))
         self._tools: list[dict[str, Any]] | None = None
+        # Every use of the runtime from the serving threads holds this: calls are one at a time already (the
+        # gate), but the tool table is asked for by whichever face connects first.
+        self._runtime_lock = threading.Lock()
 
     # -- what the faces ask ----------------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
         if self._tools is None:
-            self._tools = tool_table(self.runtime, proposals=self.proposer is not None)
+            with self._runtime_lock:  # a kernel's connection serves one request at a time
+                if self._tools is None:
+                    self._tools = tool_table(self.runtime, proposals=self.proposer is not None)
         return self._tools
 
     def info(self) -> dict[str, Any]:
@@ -93,7 +99,7 @@ class LocalBackend:
         if not self.rate.take():
             return self._done(client, name, args, failure(TOO_MANY, started))
         try:
-            with self.gate.outside(self._busy_wait()):
+            with self.gate.outside(self._busy_wait()), self._runtime_lock:
                 result = self._run(name, dict(args or {}), client)
                 return self._done(client, name, args, result, shown=True)
         except SessionBusy as exc:  # no line: the person's own input is running and printing now
