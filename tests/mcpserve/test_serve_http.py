@@ -179,3 +179,17 @@ def test_off_closes_every_connection_and_the_token_dies_with_it(tmp_path: Path) 
         assert post(new_url, {"authorization": f"Bearer {token}"}, INITIALIZE).status_code == 401
     finally:
         with_new.stop()
+
+
+def test_calls_at_once_from_one_client_count_as_that_client(served: Served) -> None:
+    async def agent() -> None:
+        async with (
+            http_client(served.url, served.token, "parallel-agent") as client,
+            anyio.create_task_group() as group,
+        ):
+            for _ in range(6):
+                group.start_soon(client.call_tool, "eval_expr", {"expr": "1 + 1"})
+
+    anyio.run(agent)
+    rows = [line for line in served.service.status().splitlines() if "parallel-agent" in line]
+    assert len(rows) == 1 and "6 calls" in rows[0], rows

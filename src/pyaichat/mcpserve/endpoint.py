@@ -39,6 +39,7 @@ class Endpoint:
         self._token = token
         self._listener: socket.socket | None = None
         self._channels: set[Channel] = set()
+        self._faces: dict[str, int] = {}  # each face's open connections
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._proposals = threading.BoundedSemaphore(MAX_WAITING_PROPOSALS)
@@ -114,7 +115,7 @@ class Endpoint:
 
     def _serve(self, sock: socket.socket) -> None:
         channel = Channel(sock, MAX_REQUEST)
-        key = f"c{next(self._ids)}"
+        key = f"c{next(self._ids)}"  # until the hello names the face (one face opens several connections)
         try:
             sock.settimeout(HELLO_TIMEOUT)
             hello = channel.receive()
@@ -127,11 +128,15 @@ class Endpoint:
                 channel.close()
                 return
             sock.settimeout(None)
+            face = hello.get("face_id")
+            if isinstance(face, str) and face.isalnum() and len(face) <= 64:
+                key = face
             with self._lock:
                 if self._stopped:
                     channel.close()
                     return
                 self._channels.add(channel)
+                self._faces[key] = self._faces.get(key, 0) + 1
             backend = self.backend
             channel.send(
                 {"op": "welcome", "protocol": PROTOCOL, "info": backend.info(), "tools": backend.tools()}
@@ -143,20 +148,22 @@ class Endpoint:
             pass
         finally:
             with self._lock:
-                self._channels.discard(channel)
+                if channel in self._channels:
+                    self._channels.discard(channel)
+                    self._faces[key] -= 1
+                    last = not self._faces[key]
+                    if last:
+                        del self._faces[key]
+                else:
+                    last = False
             channel.close()
-            self.backend.clients.gone(key)
+            if last:  # the face's last connection: its clients are gone
+                self.backend.clients.gone(key)
 
     def _answer(self, channel: Channel, key: str, request: dict[str, Any]) -> None:
         op, rid = request.get("op"), request.get("id")
         backend = self.backend
-        if op == "client":
-            backend.clients.seen(f"{key}/{request.get('key')}", request.get("name"), request.get("transport"))
-            channel.send({"id": rid, "ok": True})
-        elif op == "client_gone":
-            backend.clients.gone(f"{key}/{request.get('key')}")
-            channel.send({"id": rid, "ok": True})
-        elif op == "call":
+        if op == "call":
             client = backend.clients.seen(
                 f"{key}/{request.get('key')}", request.get("client") or "client", request.get("transport")
             )

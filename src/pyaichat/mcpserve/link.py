@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
 import threading
 from typing import Any
@@ -22,7 +23,7 @@ CONNECT_TIMEOUT = 5.0
 IDLE_KEPT = 8  # idle connections kept for the next calls
 
 
-def _open(address: dict[str, Any], token: str, face: str) -> tuple[Channel, dict[str, Any]]:
+def _open(address: dict[str, Any], token: str, face: str, face_id: str) -> tuple[Channel, dict[str, Any]]:
     """Connect and say hello; ``LinkClosed`` (one sentence) when the session does not answer or refuses."""
     try:
         if "unix" in address:
@@ -38,7 +39,7 @@ def _open(address: dict[str, Any], token: str, face: str) -> tuple[Channel, dict
     except (OSError, KeyError, TypeError, ValueError) as exc:
         raise LinkClosed(f"The session's endpoint does not answer ({exc}).") from None
     channel = Channel(sock, MAX_REPLY)
-    channel.send({"op": "hello", "token": token, "face": face, "protocol": PROTOCOL})
+    channel.send({"op": "hello", "token": token, "face": face, "face_id": face_id, "protocol": PROTOCOL})
     welcome = channel.receive()
     if welcome.get("op") != "welcome":
         channel.close()
@@ -49,9 +50,15 @@ def _open(address: dict[str, Any], token: str, face: str) -> tuple[Channel, dict
 
 class SessionLink:
     def __init__(
-        self, address: dict[str, Any], token: str, face: str, watch: Channel, welcome: dict[str, Any]
-    ):
-        self._address, self._token, self._face = address, token, face
+        self,
+        address: dict[str, Any],
+        token: str,
+        face: str,
+        face_id: str,
+        watch: Channel,
+        welcome: dict[str, Any],
+    ) -> None:
+        self._address, self._token, self._face, self._face_id = address, token, face, face_id
         self.tools: list[dict[str, Any]] = list(welcome.get("tools") or [])
         self.info: dict[str, Any] = dict(welcome.get("info") or {})
         self._ids = itertools.count(1)
@@ -64,8 +71,9 @@ class SessionLink:
 
     @classmethod
     def connect(cls, address: dict[str, Any], token: str, *, face: str) -> SessionLink:
-        watch, welcome = _open(address, token, face)
-        return cls(address, token, face, watch, welcome)
+        face_id = os.urandom(8).hex()  # the same on every connection of this link: one face to the session
+        watch, welcome = _open(address, token, face, face_id)
+        return cls(address, token, face, face_id, watch, welcome)
 
     @property
     def closed(self) -> bool:
@@ -123,6 +131,7 @@ class SessionLink:
                     stream = await anyio.connect_tcp(host, int(port))
                 reader = BufferedByteReceiveStream(stream)
                 hello = {"op": "hello", "token": self._token, "face": self._face, "protocol": PROTOCOL}
+                hello["face_id"] = self._face_id
                 await stream.send(json.dumps(hello).encode() + b"\n")
                 if json.loads(await reader.receive_until(b"\n", MAX_REPLY)).get("op") != "welcome":
                     raise LinkClosed("The session refused the connection.")
@@ -155,7 +164,7 @@ class SessionLink:
             if self._idle:
                 return self._idle.pop()
         try:
-            channel, _ = _open(self._address, self._token, self._face)
+            channel, _ = _open(self._address, self._token, self._face, self._face_id)
         except LinkClosed:
             self.close()
             raise LinkClosed("The session stopped serving.") from None
