@@ -22,6 +22,7 @@ from pyaichat.controller import Controller
 from pyaichat.mcpserve import discovery
 from pyaichat.mcpserve.hosting import service_for
 from pyaichat.mcpserve.service import McpService
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +75,7 @@ class Served:
         self.state = state
         self.frontend = RecordingFrontEnd()
         self.session = Session(config=Config(**config))
-        self.ctrl = Controller(self.session.config, self.session, self.frontend)
+        self.ctrl = controller_over(LocalRuntime(self.session), self.frontend)
         if source:
             self.ctrl.handle(source)
         self.lines: list[str] = []
@@ -102,6 +103,11 @@ class Served:
 
     def stop(self) -> None:
         self.ctrl.handle("/mcp off")
+
+
+def controller_over(runtime: Any, frontend: Any) -> Controller:
+    """A controller as the command line builds one, over ``runtime``."""
+    return Controller(runtime.config, runtime, frontend)
 
 
 def bridge_env(state: Path) -> dict[str, str]:

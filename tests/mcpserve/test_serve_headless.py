@@ -82,13 +82,12 @@ def test_a_repl_attached_to_a_kernel_serves_it_over_a_connection_of_its_own(
     kernel: Kernel, client: object, tmp_path: Path
 ) -> None:
     from kernel_process import attach
-    from serve_helpers import RecordingFrontEnd, environment
+    from serve_helpers import RecordingFrontEnd, controller_over, environment
 
-    from pyaichat.controller import Controller
     from pyaichat.mcpserve.hosting import service_for
 
     runtime = attach(kernel)
-    ctrl = Controller(runtime.config, runtime, RecordingFrontEnd())
+    ctrl = controller_over(runtime, RecordingFrontEnd())
     ctrl.handle("served_here = 'from the REPL'")
     with environment(tmp_path / "state"):
         ctrl.handle("/mcp on")

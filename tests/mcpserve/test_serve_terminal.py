@@ -74,15 +74,13 @@ def test_the_person_sees_each_call_keeps_typing_and_turns_it_off(tmp_path: Path)
 
 
 def test_the_toolbar_says_the_session_is_served() -> None:
-    from serve_helpers import RecordingFrontEnd
+    from serve_helpers import RecordingFrontEnd, controller_over
 
-    from pyaichat.config import Config
-    from pyaichat.controller import Controller
     from pyaichat.repl.frontend import toolbar
+    from pyaichat.runtime import LocalRuntime
     from pyaichat.session import Session
 
-    session = Session(config=Config())
-    ctrl = Controller(session.config, session, RecordingFrontEnd())
+    ctrl = controller_over(LocalRuntime(Session()), RecordingFrontEnd())
     assert "⇄" not in "".join(text for _, text in toolbar(ctrl))
     ctrl.gate.serving = "⇄ MCP"
     assert "│ ⇄ MCP │" in "".join(text for _, text in toolbar(ctrl))

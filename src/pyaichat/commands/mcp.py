@@ -20,8 +20,8 @@ USAGE = "Usage: /mcp on [HOST] | off | status | token"
 def _mcp(ctrl: Controller, arg: str) -> None:
     from ..mcpserve.hosting import service_for  # with the first /mcp
 
-    words = arg.split()
-    action = words[0].lower() if words else "status"
+    words = arg.split() or ["status"]
+    action = words[0].lower()
     service = service_for(ctrl, create=action == "on")
     if action == "on" and len(words) <= 2 and service is not None:
         try:
