@@ -45,11 +45,8 @@ NEVER_AT_START_UP = {
     "pyaichat.capabilities",
     "pyaichat.commands",
     # serving to outside agents (/mcp, --mcp): the SDK lives in the face processes, never in the session's
-    "mcp",
-    "mcp_types",
     "starlette",
     "uvicorn",
-    "anyio",
     "pyaichat.mcpserve.service",
     "pyaichat.mcpserve.endpoint",
 }
