@@ -211,12 +211,12 @@ SETTINGS = _table(
         description="tokens MCP tools may add to a request in full; past it, names and first lines",
     ),
     Setting(
-        "mcp_host",
+        "mcp_serve_host",
         "str",
         description="where /mcp on listens (default 127.0.0.1; other hosts are reachable from elsewhere)",
     ),
     Setting(
-        "mcp_busy_wait",
+        "mcp_serve_busy_wait",
         "float",
         default=15.0,
         gt=0,
@@ -224,7 +224,7 @@ SETTINGS = _table(
         description="seconds an outside agent's call waits while your own input runs, then is told busy",
     ),
     Setting(
-        "mcp_show_calls",
+        "mcp_serve_show_calls",
         "bool",
         default=True,
         description="show each outside agent's call as one quiet line at the prompt",

@@ -60,7 +60,7 @@ class LocalBackend:
         self.where = where
         self.clients = ClientBook()
         self.rate = RateBound(BURST, PER_SECOND)
-        self._busy_wait = busy_wait or (lambda: float(getattr(runtime.config, "mcp_busy_wait", 15.0)))
+        self._busy_wait = busy_wait or (lambda: float(getattr(runtime.config, "mcp_serve_busy_wait", 15.0)))
         self._tools: list[dict[str, Any]] | None = None
         # Every use of the runtime from the serving threads holds this: calls are one at a time already (the
         # gate), but the tool table is asked for by whichever face connects first.

@@ -3,9 +3,9 @@
 The rule (README, "Use your session from Claude Code…"): **outside calls are answered while the session is
 idle at its prompt — also while the person types.** While the session handles one of the person's inputs
 (their code, a slash command, a question to the built-in assistant, a cell in IPython), an outside call
-waits, up to ``mcp_busy_wait`` seconds, and then answers that the session is busy. Outside calls run one at a
-time, and the person comes first: an input that starts while a call runs waits for that call only (each is
-bounded by its own deadline), and no new call starts while an input waits.
+waits, up to ``mcp_serve_busy_wait`` seconds, and then answers that the session is busy. Outside calls run
+one at a time, and the person comes first: an input that starts while a call runs waits for that call only
+(each is bounded by its own deadline), and no new call starts while an input waits.
 
 So no call ever reads a namespace that the person's code is half-way through changing, and no check that
 compares fingerprints before and after a call can mistake the person's own changes for the tool's.

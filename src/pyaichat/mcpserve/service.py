@@ -106,7 +106,7 @@ class McpService:
             from ..extras import install_command  # only to say how
 
             raise RuntimeError(f"Serving over MCP needs the MCP SDK: {install_command('mcp')}.")
-        host = (host or getattr(self.runtime.config, "mcp_host", None) or "127.0.0.1").strip()
+        host = (host or getattr(self.runtime.config, "mcp_serve_host", None) or "127.0.0.1").strip()
         directory = discovery.ensure_private_dir(discovery.records_dir())
         undo: list[Callable[[], object]] = []  # what to take back if a later part fails
         try:
@@ -250,7 +250,7 @@ class McpService:
 
     # -- internals -------------------------------------------------------------------------------------------
     def _show(self, line: str) -> None:
-        if self.show is not None and getattr(self.runtime.config, "mcp_show_calls", True):
+        if self.show is not None and getattr(self.runtime.config, "mcp_serve_show_calls", True):
             self.show(line)
 
     def _remove_tempdir(self) -> None:
