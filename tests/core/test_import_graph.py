@@ -159,6 +159,35 @@ def test_the_layers_import_one_way() -> None:
     assert _importers_of(edges, "pyaichat.persist", higher) == {}
 
 
+# The controller keeps modes and dispatch: proposals, what lasts and the journal have modules of their own,
+# and it reaches the agent only through the events it emits, the ``Approval`` it returns to the loop and the
+# ghost-text suggester it holds for the prompt.
+CONTROLLER_MAY_IMPORT = {
+    "pyaichat.agent.events",
+    "pyaichat.agent.loop",
+    "pyaichat.agent.suggest",
+    "pyaichat.commands",
+    "pyaichat.errors",
+    "pyaichat.journal",
+    "pyaichat.lasting",
+    "pyaichat.modes",
+    "pyaichat.proposals",
+}
+# The session's services below the front ends: none of them imports a front end or the controller.
+SERVICES = ("pyaichat.proposals", "pyaichat.lasting", "pyaichat.journal", "pyaichat.deferred_assistant")
+
+
+def test_the_controller_imports_only_what_dispatch_needs() -> None:
+    edges = graph()
+    assert sorted(edges["pyaichat.controller"] - CONTROLLER_MAY_IMPORT) == []
+    for service in SERVICES:
+        higher = ("pyaichat.controller", "pyaichat.piped", *FRONT_ENDS)
+        assert _importers_of(edges, service, higher) == {}, service
+    # the proposal path needs neither the agent's loop nor a runtime's internals
+    path = set().union(*(edges[name] for name in edges if name.startswith("pyaichat.proposals")))
+    assert not [m for m in path if m.startswith(("pyaichat.agent.loop", "pyaichat.runtime"))]
+
+
 def test_plain_start_up_modules_do_not_import_the_kernel_runtime() -> None:
     edges = graph()
     kernel = ("pyaichat.runtime.kernel", "pyaichat.runtime.connect", "pyaichat.runtime.execute")

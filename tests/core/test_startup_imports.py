@@ -116,8 +116,7 @@ def test_settings_from_env_and_file_are_checked_without_pydantic_and_a_bad_one_i
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == (
-        "pyaichat: In environment variable PYAICHAT_MAX_STEPS: max_steps input should be less than or equal "
-        "to 100 (got '500').\n"
+        "pyaichat: In environment variable PYAICHAT_MAX_STEPS: max_steps should be at most 100 (got '500').\n"
     )
 
 
