@@ -19,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from pyaichat.config import Config
 from pyaichat.controller import Controller
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.mcpserve import discovery
 from pyaichat.mcpserve.hosting import service_for
 from pyaichat.mcpserve.service import McpService
@@ -30,22 +31,25 @@ READY = 60.0
 
 
 class RecordingFrontEnd:
-    """A terminal-like front end that keeps what it is given (proposals are declined)."""
+    """A terminal-like front end that keeps what it is given; the person's answers to proposals are
+    ``answers`` in order ("no" once they run out), and code put into the next input is ``next_input``."""
 
     interactive = True
     remembers = False
 
     def __init__(self) -> None:
         self.events: list[Any] = []
+        self.answers: list[str] = []
+        self.next_input: str | None = None
 
     def emit(self, event: Any) -> None:
         self.events.append(event)
 
     def decide(self, proposal: Any) -> str:
-        return "no"
+        return self.answers.pop(0) if self.answers else "no"
 
     def set_next_input(self, code: str) -> None:
-        pass
+        self.next_input = code
 
     def notices(self) -> list[str]:
         return [e.text for e in self.events if getattr(e, "type", "") == "notice"]
@@ -106,8 +110,8 @@ class Served:
 
 
 def controller_over(runtime: Any, frontend: Any) -> Controller:
-    """A controller as the command line builds one, over ``runtime``."""
-    return Controller(runtime.config, runtime, frontend)
+    """A controller as the command line builds one: over ``runtime``, with the assistant made on first use."""
+    return Controller(runtime.config, runtime, frontend, assistant=DeferredAssistant(runtime.config, runtime))
 
 
 def bridge_env(state: Path) -> dict[str, str]:
