@@ -221,6 +221,14 @@ SETTINGS = _table(
         description="seconds an outside agent's call waits while your own input runs, then is told busy",
     ),
     Setting(
+        "mcp_serve_proposal_wait",
+        "float",
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="seconds an outside agent's proposed code waits for your answer before it is withdrawn",
+    ),
+    Setting(
         "mcp_serve_show_calls",
         "bool",
         default=True,

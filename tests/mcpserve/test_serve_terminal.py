@@ -84,3 +84,62 @@ def test_the_toolbar_says_the_session_is_served() -> None:
     assert "⇄" not in "".join(text for _, text in toolbar(ctrl))
     ctrl.gate.serving = "⇄ MCP"
     assert "│ ⇄ MCP │" in "".join(text for _, text in toolbar(ctrl))
+
+
+def test_an_agents_proposal_waits_for_an_empty_line_and_runs_only_when_the_person_says_so(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+    child = spawn(tmp_path, "--mcp", wait=False)
+    child.timeout = 60
+    heard = threading.Event()  # the agent was told its call waits: the proposal has been queued a while
+    answers: list[str] = []
+
+    async def agent() -> None:
+        async with stdio_client(bridge_env(state), "claude-code") as client:
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                heard.set()
+
+            result = await client.call_tool(
+                "propose_code",
+                {
+                    "code": "df2 = df.sort_values('a')\nprint('sorted', list(df2.a))",
+                    "explanation": "Sort df.",
+                },
+                progress_callback=on_progress,
+            )
+            answers.append(text(result))
+            answers.append(text(await client.call_tool("list_globals", {})))
+
+    try:
+        child.expect(NEW_PY)
+        child.send("import pandas as pd; df = pd.DataFrame({'a': [3, 1, 2]})\r")
+        child.expect(NEW_PY)
+        child.send("draft = 'mine'")  # the person is typing when the proposal arrives
+        child.expect("'mine'")
+        worker = threading.Thread(target=lambda: anyio.run(agent))
+        worker.start()
+        assert heard.wait(120)
+        # a line being typed is never interrupted: no panel while it has text
+        assert child.expect([r"Proposed code by claude-code", pexpect.TIMEOUT], timeout=1) == 1
+        child.sendcontrol("u")  # the person clears the line: the waiting proposal shows
+        child.expect(r"Proposed code by claude-code \(not run yet\)")
+        child.expect("Sort df.")
+        child.expect(r"Run it\?")
+        assert "df2" in child.before  # the preview said what it would create
+        child.send("r")
+        child.expect(r"sorted \[1, 2, 3\]")
+        child.expect(NEW_PY)
+        worker.join(120)
+        assert answers and "ran the proposed code" in answers[0] and "sorted [1, 2, 3]" in answers[0]
+        assert "df2" in answers[1]
+
+        child.send("/undo\r")
+        child.expect(NEW_PY)
+        gone = agent_calls(state, [("get_type", {"expr": "df2"})])  # /undo took it back
+        assert gone == ["There is no variable named 'df2' in the session."]
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)

@@ -94,8 +94,10 @@ class LocalBackend:
             )
         if args is not None and not isinstance(args, Mapping):
             return self._done(client, name, args, failure(f"Arguments for {name} must be a JSON object."))
-        if name == PROPOSE:
-            return self.proposer.propose(dict(args or {}), client)  # waits for the person: not gated here
+        if name == PROPOSE:  # offered only with a proposer; it waits for the person's prompt, not the gate
+            result = self.proposer.propose(dict(args or {}), client)
+            self.clients.counted(client, bool(result.get("ok")))
+            return result
         if not self.rate.take():
             return self._done(client, name, args, failure(TOO_MANY, started))
         try:

@@ -3,7 +3,8 @@
 - the REPL and terminal IPython show each outside call as a quiet line above the prompt (their prompt
   patches stdout, so a line written from the serving thread lands above what the person is typing);
 - a Jupyter kernel and piped input have no such place: calls are counted in ``/mcp status`` only;
-- ``propose_code`` is offered only where a person at a terminal can approve it.
+- ``propose_code`` is offered only where a person at a terminal can approve it (the REPL, terminal IPython):
+  not in Jupyter, where no prompt can ask, nor with piped input or headless.
 """
 
 from __future__ import annotations
@@ -54,7 +55,14 @@ def service_for(ctrl: Any, *, create: bool = True) -> McpService | None:
         where, terminal = front_end_of(ctrl)
         runtime = ctrl.runtime  # (not the controller: the service outlives a shell's extension in atexit)
         show = terminal_show(lambda: bool(runtime.config.color)) if terminal else None
-        service = McpService(runtime, ctrl.gate, where=where, show=show, runtime_for_calls=calls_runtime)
+        proposer = None
+        if terminal:  # someone at a terminal can decide: outside agents may propose code
+            from .proposing import Proposer
+
+            proposer = Proposer(ctrl.proposals, lambda: runtime.config, getattr(runtime, "session", runtime))
+        service = McpService(
+            runtime, ctrl.gate, where=where, show=show, proposer=proposer, runtime_for_calls=calls_runtime
+        )
         _services[ctrl] = service
     return service
 

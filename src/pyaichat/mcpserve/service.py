@@ -198,6 +198,8 @@ class McpService:
     def stop(self) -> str:
         if not self.serving:
             return "Not serving over MCP."
+        if self.proposer is not None:  # their agents are told now, not when the wait runs out
+            self.proposer.withdraw_all()
         endpoint, self.endpoint = self.endpoint, None
         face, self.face = self.face, None
         calls = self.backend.clients.total_calls() if self.backend else 0
