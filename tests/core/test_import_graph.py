@@ -172,6 +172,7 @@ CONTROLLER_MAY_IMPORT = {
     "pyaichat.lasting",
     "pyaichat.modes",
     "pyaichat.proposals",
+    "pyaichat.mcpserve.gate",  # outside agents' calls wait while an input is handled (standard library only)
 }
 # The session's services below the front ends: none of them imports a front end or the controller.
 SERVICES = ("pyaichat.proposals", "pyaichat.lasting", "pyaichat.journal", "pyaichat.deferred_assistant")
