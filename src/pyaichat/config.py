@@ -81,6 +81,10 @@ class Config:
     mcp_start_timeout: float
     mcp_call_timeout: float
     mcp_tool_tokens: int
+    mcp_serve_host: str | None
+    mcp_serve_busy_wait: float
+    mcp_serve_proposal_wait: float
+    mcp_serve_show_calls: bool
 
     __slots__ = tuple(SETTINGS)
 

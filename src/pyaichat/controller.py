@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .errors import PyAIChatError
 from .journal import Journal
 from .lasting import LastingState
+from .mcpserve.gate import SessionGate
 from .modes import Mode
 from .proposals import ASSISTANT, Decision, Proposal, Proposals
 
@@ -119,6 +120,8 @@ class Controller:
             runtime, assistant, config=lambda: self._config, keep=self._keeps, notice=self.notice
         )
         self._suggester: Suggester | None = None
+        # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
+        self.gate = SessionGate()
 
     # -- the configuration -----------------------------------------------------------------------------------
     @property
@@ -157,17 +160,18 @@ class Controller:
         """Handle one complete input. ``SystemExit`` from user code propagates to the front end."""
         stripped = text.strip()
         try:
-            if stripped.startswith("/") or not stripped:
-                self.proposals.drop_placed()  # code placed in this input was not run
-                if stripped:
-                    from .commands import dispatch  # with the first slash command, not at start-up
+            with self.gate:
+                if stripped.startswith("/") or not stripped:
+                    self.proposals.drop_placed()  # code placed in this input was not run
+                    if stripped:
+                        from .commands import dispatch  # with the first slash command, not at start-up
 
-                    dispatch(self, stripped)
-            elif self.mode is Mode.PYTHON:
-                self.run_python(text)
-            else:
-                self.proposals.drop_placed()
-                self.ask(stripped)
+                        dispatch(self, stripped)
+                elif self.mode is Mode.PYTHON:
+                    self.run_python(text)
+                else:
+                    self.proposals.drop_placed()
+                    self.ask(stripped)
         finally:
             self.lasting.changed()
 
@@ -249,8 +253,11 @@ class Controller:
         return ToolDecision("no", note=outcome.observation)
 
     def serve_proposals(self) -> None:
-        """The front end is idle: ask about proposals submitted from other threads (an outside agent's)."""
-        if self.proposals.serve():
+        """The front end is idle: ask about proposals submitted from other threads (an outside agent's).
+        Approved code runs here, so outside calls wait meanwhile, as for any input."""
+        with self.gate:
+            served = self.proposals.serve()
+        if served:
             self.lasting.changed()
 
     # -- ghost-text suggestions ------------------------------------------------------------------------------

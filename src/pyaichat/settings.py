@@ -207,6 +207,33 @@ SETTINGS = _table(
         le=1_000_000,
         description="tokens MCP tools may add to a request in full; past it, names and first lines",
     ),
+    Setting(
+        "mcp_serve_host",
+        "str",
+        description="where /mcp on listens (default 127.0.0.1; other hosts are reachable from elsewhere)",
+    ),
+    Setting(
+        "mcp_serve_busy_wait",
+        "float",
+        default=15.0,
+        gt=0,
+        le=600,
+        description="seconds an outside agent's call waits while your own input runs, then is told busy",
+    ),
+    Setting(
+        "mcp_serve_proposal_wait",
+        "float",
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="seconds an outside agent's proposed code waits for your answer before it is withdrawn",
+    ),
+    Setting(
+        "mcp_serve_show_calls",
+        "bool",
+        default=True,
+        description="show each outside agent's call as one quiet line at the prompt",
+    ),
 )
 
 # From the environment these are comma-separated.

@@ -174,6 +174,7 @@ CONTROLLER_MAY_IMPORT = {
     "pyaichat.lasting",
     "pyaichat.modes",
     "pyaichat.proposals",
+    "pyaichat.mcpserve.gate",  # outside agents' calls wait while an input is handled (standard library only)
 }
 # The session's services below the front ends: none of them imports a front end or the controller.
 SERVICES = ("pyaichat.proposals", "pyaichat.lasting", "pyaichat.journal", "pyaichat.deferred_assistant")
@@ -214,6 +215,9 @@ def third_party_imports(name: str) -> set[str]:
     return found - {"pyaichat"}
 
 
+MCP_SERVER_FACES = ("pyaichat.mcpserve.face", "pyaichat.mcpserve.http_main", "pyaichat.mcpserve.bridge_cli")
+
+
 def test_each_heavy_library_has_one_home() -> None:
     """litellm only in the LLM client, RestrictedPython only in the sandbox, rich only in rendering,
     prompt_toolkit and IPython only in the front ends (and in the helper a kernel loads: its IPython end)."""
@@ -223,8 +227,10 @@ def test_each_heavy_library_has_one_home() -> None:
         "rich": ("pyaichat.repl.render",),
         "prompt_toolkit": ("pyaichat.repl", "pyaichat.ipython"),
         "IPython": ("pyaichat.ipython", "pyaichat.runtime.kernel_helper"),
-        "mcp": ("pyaichat.mcptools.connection",),
-        "mcp_types": ("pyaichat.mcptools.connection",),
+        # the MCP SDK: its client for the servers the assistant uses; its server in the faces that serve the
+        # session (their own processes: the HTTP face, `pyaichat mcp`)
+        "mcp": ("pyaichat.mcptools.connection", *MCP_SERVER_FACES),
+        "mcp_types": ("pyaichat.mcptools.connection", *MCP_SERVER_FACES),
     }
     strays = {
         library: sorted(n for n in MODULES if library in third_party_imports(n) and not n.startswith(home))

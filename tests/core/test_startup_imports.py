@@ -44,6 +44,11 @@ NEVER_AT_START_UP = {
     "pyaichat.agent.assistant",
     "pyaichat.capabilities",
     "pyaichat.commands",
+    # serving to outside agents (/mcp, --mcp): the SDK lives in the face processes, never in the session's
+    "starlette",
+    "uvicorn",
+    "pyaichat.mcpserve.service",
+    "pyaichat.mcpserve.endpoint",
 }
 # The piped path has no terminal UI at all.
 NEVER_WHEN_PIPED = NEVER_AT_START_UP | {"prompt_toolkit", "asyncio", "wcwidth", "pyaichat.repl.frontend"}

@@ -109,6 +109,12 @@ class Extension:
         if self.suggestions is not None:
             self.suggestions.uninstall()
             self.suggestions = None
+        if "pyaichat.mcpserve.hosting" in sys.modules:  # it served: stop (a served session needs its hooks)
+            from ..mcpserve.hosting import service_for
+
+            service = service_for(self.controller, create=False)
+            if service is not None:
+                service.stop()
         if self.prompt is not None:
             self.prompt.uninstall()
             self.prompt = None
@@ -135,6 +141,7 @@ class Extension:
     # (``proposals.Proposals``): unchanged, it is approved (checkpointed for /undo, journaled for /save);
     # changed, it is the user's own input; a question instead of it declines it.
     def pre_run_cell(self, info: Any) -> None:
+        self.controller.gate.enter()  # outside agents' calls (/mcp) wait while the cell runs
         self.recorder.pre_run_cell(info)
         source = getattr(info, "raw_cell", None) or ""
         if is_question(source):
@@ -143,6 +150,12 @@ class Extension:
             self.controller.proposals.cell_starting(source)
 
     def post_run_cell(self, result: Any) -> None:
+        try:
+            self._after_cell(result)
+        finally:
+            self.controller.gate.leave()
+
+    def _after_cell(self, result: Any) -> None:
         self.recorder.post_run_cell(result)
         number = getattr(result, "execution_count", None)
         history = self.session.history

@@ -90,6 +90,7 @@ def toolbar(ctrl: Controller) -> FormattedText:
     model = ctrl.config.model or "no model"
     suggesting = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
     hint = "@name: pin a value" if ctrl.mode is Mode.ASSISTANT else "Alt-Enter: newline"
+    serving = ctrl.gate.serving  # outside agents can read this session (/mcp)
     waiting = ctrl.proposals.waiting
     if waiting:
         hint = f"{waiting} proposal{'s' if waiting > 1 else ''} waiting: clear the line to see"
@@ -99,6 +100,7 @@ def toolbar(ctrl: Controller) -> FormattedText:
             ("class:bottom-toolbar.mode", f" {ctrl.mode.label} "),
             ("", f"│ {model} │ "),
             *suggesting,
+            *([("class:bottom-toolbar.mode", serving), ("", " │ ")] if serving else []),
             ("class:bottom-toolbar.key", "TAB"),
             ("", tail),
         ]
