@@ -268,5 +268,5 @@ def test_the_settings_have_defaults_and_bounds() -> None:
         60.0,
         1000,
     )
-    with pytest.raises(ConfigError, match="mcp_call_timeout input should be greater than 0"):
+    with pytest.raises(ConfigError, match="mcp_call_timeout should be more than 0"):
         Config(mcp_call_timeout=0)

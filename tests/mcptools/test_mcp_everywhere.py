@@ -76,8 +76,8 @@ def test_ipython_ai_uses_the_servers_of_the_config_file(srv, tmp_path, monkeypat
 
         ext = extension.get(shell)
         pyaichat.unload_ipython_extension(shell)
-        if ext is not None and ext.controller._assistant is not None:
-            ext.controller._assistant.close()
+        if ext is not None:
+            ext.controller.assistant.close()  # the servers it started (none when it was never made)
         InteractiveShell.clear_instance()
 
 
@@ -99,8 +99,8 @@ def test_in_a_kernel_session_the_servers_run_on_the_users_side(srv, tmp_path) ->
         )
         runtime.config = config
         rec = Recorder()
-        ctrl = Controller(config, runtime, rec)
-        ctrl._assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+        assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+        ctrl = Controller(config, runtime, rec, assistant=assistant)
         runtime.run("orders = [3, 1, 2]")
         srv.tool("fault__time_now").tool("get_repr", {"expr": "orders"}).text(
             "Three orders, at the server's time."

@@ -1,8 +1,9 @@
 """The assistant facade: one object per session that answers questions and remembers the conversation.
 
-Front ends (the REPL, piped mode, later the IPython extension) hold one ``Assistant`` through the
-``Controller`` and call ``ask(question, emit, approve)``; everything they show comes back as events. It holds
-no terminal code. It also keeps what ``/trace``, ``/sent`` and ``/cost`` report.
+The ``Controller`` is given one at construction (the entry points make it) and calls ``ask(question, emit,
+approve, config=...)``; everything front ends show comes back as events. It holds no terminal code. It also
+keeps what ``/trace``, ``/sent`` and ``/cost`` report, and what ``--resume`` brings back (``memory_state``,
+``restore``); ``tell`` gives it a note for the model's next question (an ``/undo``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..capabilities.summary import one_line
 from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
 from .budget import Budget, Limits, OutsideSchemas, Prompt, Remembered
@@ -30,19 +30,22 @@ from .protocol import images_as_sizes
 from .trace import TurnResult
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from ..config import Config
     from ..mcptools.approval import Approve
     from ..mcptools.offer import TurnTools
     from ..mcptools.tools import ServerTools
-    from ..records import ExecResult
     from ..session import Session
 
 LLMFactory = Callable[["Config"], LLM]
 
 
 class Assistant:
-    """Answers questions about the user's session (a ``Runtime``, or a ``Session`` in this process) with the
-    model ``config`` names (read at every question)."""
+    """Answers questions about the user's session (a ``Runtime``, or a ``Session`` in this process).
+
+    ``config`` is the session's current configuration: its owner (the controller) gives it a new one when it
+    changes; a question asked with ``ask(..., config=...)`` uses that one instead, for that question only."""
 
     def __init__(
         self,
@@ -94,10 +97,19 @@ class Assistant:
         if self._servers is not None:
             self._servers.close()
 
-    def client(self) -> LLM:
-        """The model client for the current settings (a ``/model`` switch applies at the next question)."""
-        cfg = self.config
-        key = (cfg.model, cfg.api_base, cfg.api_key_value, cfg.tool_protocol)
+    def client(self, config: Config | None = None) -> LLM:
+        """The model client for ``config`` (default: the current settings), made anew when a setting it reads
+        changes (a ``/model`` switch applies at the next question)."""
+        cfg = config or self.config
+        key = (
+            cfg.model,
+            cfg.api_base,
+            cfg.api_key_value,
+            cfg.tool_protocol,
+            cfg.temperature,
+            cfg.seed,
+            cfg.context_window,
+        )
         if self._llm is None or key != self._llm_key:
             self._llm = self._factory(cfg)
             self._llm_key = key
@@ -116,19 +128,21 @@ class Assistant:
         emit: Callable[[Event], None],
         approve: Callable[[ApprovalRequiredEvent], Approval],
         *,
+        config: Config | None = None,
         approve_tool: Approve | None = None,
     ) -> TurnResult | None:
-        """Answer ``question``; ``None`` when no model can be used (an error event says why).
-        ``approve_tool`` asks the person about a call of an MCP tool that does not run at once (``None``: no
-        one can be asked, so only those that do are offered)."""
+        """Answer ``question`` with ``config`` (default: the current settings); ``None`` when no model can be
+        used (an error event says why). ``approve_tool`` asks the person about a call of an MCP tool that does
+        not run at once (``None``: no one can be asked, so only those that do are offered)."""
+        config = config or self.config
         try:
-            llm = self.client()
+            llm = self.client(config)
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        outside = self._outside_tools(emit, self.config, can_approve=approve_tool is not None)
+        outside = self._outside_tools(emit, config, can_approve=approve_tool is not None)
         # pyaichat's masking rules and, with MCP servers, every value their entries gave them
-        mask = memoize(outside.mask if outside is not None else make_masker(self.config))
+        mask = memoize(outside.mask if outside is not None else make_masker(config))
         told, self.notes = self.notes, []
         since = "## Since your last answer\n" + "\n".join(told) if told else ""
         context = "\n\n".join(
@@ -139,7 +153,7 @@ class Assistant:
         offered = None
         system = self.system_prompt
         if outside is not None and outside.offered:
-            offered = OutsideSchemas(*outside.schemas(), full_tokens=self.config.mcp_tool_tokens)
+            offered = OutsideSchemas(*outside.schemas(), full_tokens=config.mcp_tool_tokens)
             system = f"{system}\n\n{outside.system_note()}"
         prompt = Prompt(
             system=system,
@@ -150,7 +164,7 @@ class Assistant:
             outside=offered,
         )
         budget = Budget(
-            llm, Limits.of(self.config), prompt, spent_before=self.totals, requests_before=self.requests
+            llm, Limits.of(config), prompt, spent_before=self.totals, requests_before=self.requests
         )
         run_tool = self._look if outside is None else self._runner(outside, approve_tool)
         env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask)
@@ -159,7 +173,7 @@ class Assistant:
             self._tell(emit, outside.servers.news())
         # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
         self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
-        self.memory.fit(self.config.context_tokens, lambda messages: llm.count_tokens(messages, None))
+        self.memory.fit(config.context_tokens, lambda messages: llm.count_tokens(messages, None))
         self._ended(result)
         return result
 
@@ -222,6 +236,25 @@ class Assistant:
     def clear(self) -> None:
         self.memory.clear()
 
+    # -- what lasts: told with the next question, kept for --resume --------------------------------------
+    def tell(self, note: str) -> None:
+        """Tell the model ``note`` with the next question (what the user's commands changed: an ``/undo``)."""
+        self.notes.append(note)
+
+    def memory_state(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """The conversation memory as plain data (``persist.resume``'s turn shape) and the notes not yet
+        told, for the resume file."""
+        turns = [
+            {"question": t.question, "messages": t.messages, "answer": t.answer} for t in self.memory.turns
+        ]
+        return turns, list(self.notes)
+
+    def restore(self, turns: Iterable[Mapping[str, Any]], notes: Iterable[str]) -> None:
+        """Put a resumed session's conversation (``memory_state``'s shape) before this one's, and its untold
+        notes before this one's."""
+        self.memory.turns[:0] = [Turn(t["question"], list(t["messages"]), t["answer"]) for t in turns]
+        self.notes[:0] = list(notes)
+
     # -- reports for the slash commands ----------------------------------------------------------------------
     def sent_json(self) -> list[str]:
         """Each request of the last turn as pretty JSON: exactly the (masked) bodies given to the provider."""
@@ -273,22 +306,3 @@ class Assistant:
 def _dollars(amount: float) -> str:
     """Dollars with enough digits to see small amounts (a short question costs a fraction of a cent)."""
     return f"${amount:.4f}" if amount >= 0.01 else f"${amount:.6f}"
-
-
-def describe_run(result: ExecResult) -> str:
-    """What the model is told after the user ran a proposal (it is now the user's input ``[n]``)."""
-    head = f"The user ran the proposed code as input [{result.number}]."
-    if result.interrupted:
-        return head + " They interrupted it before it finished."
-    if not result.ok and result.error is not None:
-        return head + f" It failed: {result.error.headline()}"
-    parts = [head + " It succeeded."]
-    if result.output.strip():
-        parts.append("Output:\n" + result.output.strip()[:1500])
-    if result.has_value:
-        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
-    return "\n".join(parts)
-
-
-DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
-EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."
