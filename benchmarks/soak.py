@@ -10,10 +10,17 @@ the least disturbed by other work on a shared machine), and the mean CPU time.
 ``--kernel``: the same session in a Jupyter kernel (``pyaichat --kernel``); the kernel's own memory is counted
 too (the column ``kernel MB``), since the tool calls run there.
 
+``--base DIR``: run another checkout's pyaichat (``DIR/src``, e.g. a worktree of ``main``) with this venv,
+for the table before a change. ``--trace A,B``: find what grows: tracemalloc starts in the REPL process (and
+the kernel) after question A, a snapshot is taken ten questions later (the objects a question leaves behind
+until the next replaces them are in it) and another after question B, and the allocations that grew most
+in between are printed, with where they were made. From A on the times are tracemalloc's, not pyaichat's.
+
 Budget, after the warm-up (``--warm`` questions): ≤ 10 MB per 1,000 questions and the late per-question
 time ≤ 1.1× the early one. Prints figures; asserts nothing. Linux only (reads ``/proc``).
 
     .venv/bin/python benchmarks/soak.py [--questions 2000] [--every 100] [--warm 300] [--kernel]
+        [--base DIR] [--trace A,B]
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import signal
 import statistics
 import subprocess
 import sys
@@ -98,10 +106,10 @@ def descendants(pid: int) -> list[int]:
 class Repl:
     """The piped pyaichat process: write an input, read lines until the marker comes back."""
 
-    def __init__(self, args: list[str], env: dict[str, str], stderr: Path) -> None:
+    def __init__(self, command: list[str], env: dict[str, str], stderr: Path) -> None:
         self.stderr = stderr
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyaichat", *args],
+            [sys.executable, *command],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr.open("w"),
@@ -159,7 +167,13 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=300, help="questions of warm-up before the budget")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--kernel", action="store_true", help="run the session in a Jupyter kernel")
+    parser.add_argument("--base", type=Path, help="run the pyaichat of this checkout (its src/) instead")
+    parser.add_argument(
+        "--trace", type=lambda v: tuple(int(q) for q in v.split(",")), help="A,B: what grew from A to B"
+    )
     opts = parser.parse_args()
+    if opts.trace and (len(opts.trace) != 2 or not 0 < opts.trace[0] < opts.trace[1] - 10 <= opts.questions):
+        parser.error("--trace takes two question numbers A,B with 0 < A < B - 10 and B <= --questions")
 
     with ScriptedServer() as server, tempfile.TemporaryDirectory() as tmp:
         env = new_user_env(tmp)
@@ -170,9 +184,14 @@ def main() -> None:
             LITELLM_LOCAL_MODEL_COST_MAP="True",
             PYTHONUNBUFFERED="1",
         )
-        repl = Repl(["--kernel"] if opts.kernel else [], env, Path(tmp) / "stderr.txt")
+        if opts.base:  # before this venv's own (editable) pyaichat on the path, in the REPL and the kernel
+            paths = (str(opts.base.resolve() / "src"), env.get("PYTHONPATH"))
+            env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        # python -m pyaichat, with a probe that answers two signals (soak_probe.py): tracemalloc, threads
+        command = [str(ROOT / "benchmarks" / "soak_probe.py"), str(Path(tmp) / "repl.snapshot")]
+        repl = Repl([*command, *(["--kernel"] if opts.kernel else [])], env, Path(tmp) / "stderr.txt")
         try:
-            run(repl, server, opts)
+            run(repl, server, opts, Path(tmp))
         finally:
             repl.close()
         unexpected = [line for line in repl.seen if "Error" in line or "Traceback" in line]
@@ -193,14 +212,16 @@ class Row:
     cpu: float  # mean CPU ms per question over the interval (REPL + kernel)
 
 
-def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace) -> None:
+def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace, tmp: Path) -> None:
     pid = repl.proc.pid
     repl.send(SETUP.replace("{rows}", str(opts.rows)))
     repl.send(f"print({MARK!r})")
     repl.wait_for(MARK, timeout=300)
+    code = f"the code of {opts.base}" if opts.base else "this checkout"
     print(
         f"soak: {opts.questions} questions, piped{', in a Jupyter kernel' if opts.kernel else ''}, "
-        f"a {opts.rows:,}-row DataFrame; one eval_expr call and an answer per question"
+        f"a {opts.rows:,}-row DataFrame; one eval_expr call and an answer per question; {code}; "
+        f"load average {os.getloadavg()[0]:.2f} at the start"
     )
     print(
         f"{'question':>8} {'RSS MB':>8} {'kernel MB':>9} {'threads':>7} {'fds':>4} {'wall ms/q':>10} "
@@ -219,9 +240,13 @@ def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace) -> None:
         started = time.perf_counter()
         repl.send(QUESTION)
         repl.send(f"n = {i}; print({MARK!r})")
-        repl.wait_for(MARK)
+        repl.wait_for(MARK, timeout=900 if opts.trace else 120)  # tracemalloc: litellm imports for minutes
         times.append((time.perf_counter() - started) * 1000)
         server.requests.clear()  # this process's record of the bodies: not what is measured
+        if opts.trace and i == opts.trace[0]:
+            trace(repl, opts)
+        elif opts.trace and i in (opts.trace[0] + 10, opts.trace[1]):
+            snapshot(repl, tmp, opts, 1 if i < opts.trace[1] else 2)
         if i % opts.every == 0 or i == 20:
             kernel = sum(rss_mb(k) for k in descendants(pid)) if opts.kernel else 0.0
             now_cpu = cpu()
@@ -241,6 +266,99 @@ def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace) -> None:
                 flush=True,
             )
     summarize(rows, opts)
+    print_threads(repl, tmp)
+    if opts.trace:
+        grown(tmp, opts)
+
+
+def print_threads(repl: Repl, tmp: Path) -> None:
+    """The REPL process's threads at the end, grouped by what they run."""
+    path = tmp / "repl.snapshot.threads"
+    repl.proc.send_signal(signal.SIGUSR2)
+    deadline = time.monotonic() + 60
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not path.exists():
+        print("the REPL did not list its threads")
+        return
+    counts: dict[str, int] = {}
+    for line in path.read_text().splitlines():
+        name, _, place = line.split("\t")
+        kind = name.rsplit("_", 1)[0] if name.rsplit("_", 1)[-1].isdigit() else name  # pool_3 -> pool
+        key = f"{kind} in {place}"
+        counts[key] = counts.get(key, 0) + 1
+    listed = ", ".join(f"{n} × {key}" if n > 1 else key for key, n in counts.items())
+    print(f"the REPL's Python threads at the end ({sum(counts.values())}): {listed}")
+
+
+def trace(repl: Repl, opts: argparse.Namespace) -> None:
+    """Start tracemalloc in the REPL process (its probe answers SIGUSR1) and, with ``--kernel``, in the
+    kernel."""
+    repl.proc.send_signal(signal.SIGUSR1)
+    if opts.kernel:
+        repl.send("import tracemalloc as _soak_tm; _soak_tm.start(25)")
+        repl.send(f"print({MARK!r})")
+        repl.wait_for(MARK)
+
+
+def snapshot(repl: Repl, tmp: Path, opts: argparse.Namespace, k: int) -> None:
+    """Snapshot ``k`` of the REPL process (its probe answers SIGUSR1) and, with ``--kernel``, of the kernel
+    (an input run there)."""
+    path = tmp / f"repl.snapshot.{k}"
+    repl.proc.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + 300
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the REPL wrote no tracemalloc snapshot")
+        time.sleep(0.2)
+    if opts.kernel:
+        target = tmp / f"kernel.snapshot.{k}"
+        repl.send(
+            "import gc as _soak_gc, tracemalloc as _soak_tm; "
+            f"open({str(target)!r} + '.gc', 'w').write(str(_soak_gc.collect())); "
+            f"_soak_tm.take_snapshot().dump({str(target)!r})"
+        )
+        repl.send(f"print({MARK!r})")
+        repl.wait_for(MARK, timeout=300)
+
+
+def grown(tmp: Path, opts: argparse.Namespace, top: int = 8) -> None:
+    """The allocations that grew most between the two snapshots, grouped by where they were made."""
+    import tracemalloc
+
+    first, last = opts.trace[0] + 10, opts.trace[1]
+    noise = [
+        tracemalloc.Filter(False, tracemalloc.__file__),
+        tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+        tracemalloc.Filter(False, "<frozen importlib._bootstrap_external>"),
+        tracemalloc.Filter(False, "<unknown>"),
+    ]
+    for who in ("repl", "kernel") if opts.kernel else ("repl",):
+        before = tracemalloc.Snapshot.load(str(tmp / f"{who}.snapshot.1")).filter_traces(noise)
+        after = tracemalloc.Snapshot.load(str(tmp / f"{who}.snapshot.2")).filter_traces(noise)
+        stats = after.compare_to(before, "traceback")
+        total = sum(s.size_diff for s in stats) / (last - first)
+        garbage = [(tmp / f"{who}.snapshot.{k}.gc").read_text() for k in (1, 2)]
+        print(
+            f"\n{'the REPL process' if who == 'repl' else 'the kernel'}, question {first} → {last}: "
+            f"{total / 1024:+.1f} kB per question kept (traced, after a full garbage collection, which "
+            f"found {garbage[0]} and {garbage[1]} unreachable objects); the {top} places that grew most:"
+        )
+        for stat in stats[:top]:
+            print(
+                f"  {stat.size_diff / (last - first) / 1024:+8.1f} kB/question "
+                f"({stat.count_diff / (last - first):+.1f} blocks), made at (innermost first):"
+            )
+            for frame in list(stat.traceback)[::-1][:8]:
+                print(f"      {_short(frame.filename)}:{frame.lineno}")
+
+
+def _short(filename: str) -> str:
+    """A frame's file, from the package folder on."""
+    for marker in ("site-packages/", "/src/", "/lib/python3"):
+        if marker in filename:
+            return filename.split(marker, 1)[1]
+    return filename
 
 
 def summarize(rows: list[Row], opts: argparse.Namespace) -> None:

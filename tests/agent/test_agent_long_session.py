@@ -96,3 +96,31 @@ def test_the_requests_of_a_session_share_one_http_client(srv: ScriptedServer):
         ask(assistant, f"q{i + 1}")
     assert len(srv.bodies) == 9
     assert len(litellm.in_memory_llm_clients_cache.cache_dict) == clients
+
+
+@pytest.mark.e2e
+def test_a_streamed_reply_is_not_handed_to_litellms_logging_threads_chunk_by_chunk(srv, monkeypatch):
+    """litellm gives every streamed chunk to its logging thread pool, which starts a thread whenever the
+    earlier ones are busy and keeps it (up to 100): the hand-offs per request must not grow with the reply."""
+    load_litellm()
+    from litellm.litellm_core_utils.thread_pool_executor import executor
+
+    handed: list[object] = []
+    submit = executor.submit
+
+    def counted(fn, /, *args, **kwargs):
+        handed.append(fn)
+        return submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(executor, "submit", counted)
+    config = Config(model="openai/local", api_base=srv.base_url, audit=False)
+    session = Session(echo=lambda value: None)
+    session.config = config
+    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    long_answer = "word " * 400  # streamed in several text chunks
+    for i in range(3):
+        srv.text(f"{long_answer} {i}")
+        ask(assistant, f"q{i}")
+    assert len(srv.bodies) == 3
+    # at most one hand-off per request, whatever its length (each chunk was one: 9 for these three)
+    assert len(handed) <= 3, handed

@@ -48,13 +48,14 @@ def test_a_repeated_failing_call_runs_once_and_its_error_is_listed_once(srv):
 
 
 # -- retries and long waits ----------------------------------------------------------------------------------
-def test_an_automatic_retry_is_announced_in_piped_output(srv):
-    srv.fault("500")
+@pytest.mark.parametrize("status", ["500", "503"])  # 503: a llama.cpp server still loading its model
+def test_an_automatic_retry_is_announced_in_piped_output(srv, status):
+    srv.fault(status)
     srv.text("Here after one retry.")
     out = run_piped("/ask hello?\n", srv)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "The model request failed (HTTP 500); trying again in 1 s (attempt 2 of 3)."
+    assert lines[0] == f"The model request failed (HTTP {status}); trying again in 1 s (attempt 2 of 3)."
     assert lines[1] == "Here after one retry."
     assert len(srv.bodies) == 2
 
@@ -81,6 +82,7 @@ def test_a_turn_cut_at_its_deadline_still_counts_what_was_sent(srv):
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_a_long_wait_shows_what_it_waits_for_and_for_how_long_and_ctrl_c_counts_what_was_sent(tmp_path, srv):
     pexpect = pytest.importorskip("pexpect")
+    srv.fault("503")  # a server still loading its model, then slow to its first token
     srv.fault("held", text="Finally, an answer.")
     child = spawn(
         tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=srv.base_url, OPENAI_API_KEY="t"
@@ -90,9 +92,13 @@ def test_a_long_wait_shows_what_it_waits_for_and_for_how_long_and_ctrl_c_counts_
         child.send("\t")
         child.expect_exact(AI_PROMPT)
         child.send("hello?\r")
+        # the retry is said in a line of its own
+        child.expect_exact("The model request failed (HTTP 503); trying again in 1 s (attempt 2 of 3).")
         assert srv.holding.wait(60)
         # the server holds its answer: after a few seconds the status says what it waits for, and how long
-        child.expect(r"thinking · step 1/\d+ · waiting for the first token · \d+ s")
+        child.expect(
+            r"thinking · step 1/\d+ · waiting for the first token, attempt 2 of 3 \(after HTTP 503\) · \d+ s"
+        )
         srv.release()
         child.expect_exact("Finally, an answer.")
         child.expect(NEW_AI)

@@ -2,10 +2,10 @@
 
 Replies are taken from a queue strictly in order (the fake never looks at the conversation to decide what to
 say), every request body is recorded, and faults are queued like replies: ``401``, ``404``, ``429``,
-``500``, ``slow`` (answers after ``delay`` seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a
-stream that stops in the middle), ``hang`` (streams its first text, then waits until ``release()``; for
-Ctrl-C tests) and ``held`` (sends nothing until ``release()``, then the reply: a model still reading the
-prompt).
+``500``, ``503`` (a server still loading its model, as llama.cpp answers), ``slow`` (answers after ``delay``
+seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a stream that stops in the middle), ``hang``
+(streams its first text, then waits until ``release()``; for Ctrl-C tests) and ``held`` (sends nothing until
+``release()``, then the reply: a model still reading the prompt).
 
 ``POST /v1/completions`` (text completion, ``prompt`` and ``suffix``: fill-in-the-middle) answers from the
 same queue. A client that hangs up while a ``slow`` reply waits is noticed: its request is marked
@@ -24,7 +24,20 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("401", "404", "429", "500", "400-tools", "400-context", "slow", "malformed", "cut", "hang", "held")
+FAULTS = (
+    "401",
+    "404",
+    "429",
+    "500",
+    "503",
+    "400-tools",
+    "400-context",
+    "slow",
+    "malformed",
+    "cut",
+    "hang",
+    "held",
+)
 
 
 @dataclass
@@ -220,6 +233,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(
                 500, _error("The server had an error while processing your request.", "server_error")
             )
+        if kind == "503":
+            return self._json(503, _error("Loading model", "unavailable_error"))
         if kind == "400-context":
             return self._json(
                 400,

@@ -20,6 +20,7 @@ from .context import (
     Turn,
     load_system_prompt,
     make_masker,
+    mask_messages,
     memoize,
     pinned_section,
 )
@@ -173,7 +174,10 @@ class Assistant:
             self._tell(emit, outside.servers.news())
         # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
         self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
-        self.memory.fit(config.context_tokens, lambda messages: llm.count_tokens(messages, None))
+        # sized as the budget sizes a remembered turn: masked (a redacted secret may be shorter than it was)
+        self.memory.fit(
+            config.context_tokens, lambda messages: llm.count_tokens(mask_messages(messages, mask), None)
+        )
         self._ended(result)
         return result
 

@@ -117,6 +117,8 @@ class Turn:
     question: str
     messages: list[dict[str, Any]]
     answer: str = ""
+    # tokens of its compacted form, counted once by ``Memory.fit``
+    compact_tokens: int | None = field(default=None, repr=False, compare=False)
 
     def compact(self) -> list[dict[str, Any]]:
         """Question and answer only: how an old turn survives when the budget is tight."""
@@ -131,7 +133,6 @@ class Memory:
     """The conversation so far, newest last, holding only turns some request could still send."""
 
     turns: list[Turn] = field(default_factory=list)
-    _sizes: dict[int, int] = field(default_factory=dict, repr=False)  # id(turn) -> tokens when compacted
 
     def add(self, turn: Turn) -> None:
         self.turns.append(turn)
@@ -141,20 +142,17 @@ class Memory:
         turns newest first, each at least as large as its compacted form, and stops at the first one that
         does not fit in what is left of ``limit`` (``context_tokens``, the ceiling of every request). Once the
         turns after a turn fill ``limit`` by themselves, that turn can never be sent again, however short
-        later questions are. ``count`` is the model's token counter; each turn is counted once."""
+        later questions are. ``count`` is the model's token counter; each turn is counted once, so the work
+        per question does not grow with the session's age."""
         room = limit
         for i in range(len(self.turns) - 1, -1, -1):
-            turn = self.turns[i]
-            size = self._sizes.get(id(turn))
-            if size is None:
-                size = self._sizes[id(turn)] = count(turn.compact())
             if room <= 0:  # the newer turns already fill every possible request
-                for old in self.turns[: i + 1]:
-                    self._sizes.pop(id(old), None)
                 del self.turns[: i + 1]
                 return
-            room -= size
+            turn = self.turns[i]
+            if turn.compact_tokens is None:
+                turn.compact_tokens = count(turn.compact())
+            room -= turn.compact_tokens
 
     def clear(self) -> None:
         self.turns.clear()
-        self._sizes.clear()
