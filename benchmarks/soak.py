@@ -265,7 +265,8 @@ def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace, tmp: Path)
                 f"{row.wall:>10.1f} {row.low:>9.1f} {row.cpu:>9.1f}",
                 flush=True,
             )
-    summarize(rows, opts)
+    if not opts.trace:  # with tracemalloc the memory and the times after question A are its own
+        summarize(rows, opts)
     print_threads(repl, tmp)
     if opts.trace:
         grown(tmp, opts)
