@@ -210,6 +210,7 @@ class Row:
     wall: float  # median ms per question over the interval
     low: float  # 10th percentile: the questions least disturbed by other work on the machine
     cpu: float  # mean CPU ms per question over the interval (REPL + kernel)
+    kcpu: float  # the kernel's part of it
 
 
 def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace, tmp: Path) -> None:
@@ -225,11 +226,13 @@ def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace, tmp: Path)
     )
     print(
         f"{'question':>8} {'RSS MB':>8} {'kernel MB':>9} {'threads':>7} {'fds':>4} {'wall ms/q':>10} "
-        f"{'p10 ms/q':>9} {'CPU ms/q':>9}"
+        f"{'p10 ms/q':>9} {'CPU ms/q':>9}" + (f" {'kernel CPU':>10}" if opts.kernel else "")
     )
 
-    def cpu() -> float:
-        return sum(cpu_seconds(p) for p in [pid, *(descendants(pid) if opts.kernel else [])])
+    def cpu() -> tuple[float, float]:
+        """CPU seconds so far of the REPL and the kernel (with what it started)."""
+        kernel = sum(cpu_seconds(p) for p in descendants(pid)) if opts.kernel else 0.0
+        return cpu_seconds(pid) + kernel, kernel
 
     times: list[float] = []
     rows: list[Row] = []
@@ -256,13 +259,15 @@ def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace, tmp: Path)
                 kernel,
                 statistics.median(times[last_q:]),
                 percentile(times[last_q:], 0.1),
-                (now_cpu - last_cpu) * 1000 / (i - last_q),
+                (now_cpu[0] - last_cpu[0]) * 1000 / (i - last_q),
+                (now_cpu[1] - last_cpu[1]) * 1000 / (i - last_q),
             )
             last_cpu, last_q = now_cpu, i
             rows.append(row)
             print(
                 f"{i:>8} {row.rss:>8.1f} {row.kernel:>9.1f} {threads(pid):>7} {descriptors(pid):>4} "
-                f"{row.wall:>10.1f} {row.low:>9.1f} {row.cpu:>9.1f}",
+                f"{row.wall:>10.1f} {row.low:>9.1f} {row.cpu:>9.1f}"
+                + (f" {row.kcpu:>10.1f}" if opts.kernel else ""),
                 flush=True,
             )
     if not opts.trace:  # with tracemalloc the memory and the times after question A are its own
@@ -378,7 +383,8 @@ def summarize(rows: list[Row], opts: argparse.Namespace) -> None:
     )
     early, late = warm[:3], warm[-3:]
     parts = []
-    for label, key in (("wall median", "wall"), ("wall p10", "low"), ("CPU", "cpu")):
+    keys = [("wall median", "wall"), ("wall p10", "low"), ("CPU", "cpu")]
+    for label, key in keys + ([("kernel CPU", "kcpu")] if opts.kernel else []):
         before = statistics.median(getattr(r, key) for r in early)
         after = statistics.median(getattr(r, key) for r in late)
         parts.append(f"{label} {before:.1f} → {after:.1f} ms ({after / before:.2f}×)")
