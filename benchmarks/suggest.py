@@ -2,18 +2,21 @@
 
 Prints (asserts nothing):
 
-1. **Keystroke echo latency** in a real pseudo-terminal, suggestions on (the scripted server answers every
-   request at once) versus off, the same keys typed the same way, runs paired and alternated: p50, p90, p99
-   and max, milliseconds from writing a key to its echo on the screen. The typing is a person's: about ten
-   keys a second, with pauses of 0.3–0.7 s at word and statement boundaries (each pause is a request).
-   The first suggestion of a run pays litellm's import in the background (3–4 s of a busy second thread);
-   keys typed then are reported apart ("while loading").
-2. **Requests per 100 typed characters**, from the scripted server's own count.
+1. **Keystroke echo latency** in a real pseudo-terminal, suggestions on versus off, the same keys typed the
+   same way, in pairs of runs alternated (off first, then on first) so the machine's load hits both alike;
+   every run is printed with the load average, then the pooled p50, p90, p99 and max, milliseconds from
+   writing a key to its echo on the screen. Two scenarios: the scripted server answers every request at
+   once, and it holds every request until the client hangs up (as a slow local model does: each request is
+   aborted by the next key). The typing is a person's: about ten keys a second, with pauses of 0.3–0.7 s at
+   word and statement boundaries (each pause is a request). The first suggestion of a run starts the
+   helper process (litellm's import there: 4–5 s of a busy core); keys typed then are reported apart.
+2. **Requests per 100 typed characters**, from the scripted server's own count; and the **REPL-side work per
+   request** (facts, the masked request, its JSON, cutting the answer), in-process, its thread's CPU time.
 3. **Pause to ghost text**: from the last key of a line to the suggestion on the screen, with the scripted
    server and with the real local model (SmolLM2-135M on llama-cpp-python's server, as the realmodel tests).
 4. **Tokens per suggestion** with the real local model (its own usage figures), and the prompt's size.
 
-    .venv/bin/python benchmarks/suggest.py [--rounds 3]
+    .venv/bin/python benchmarks/suggest.py [--pairs 3] [--server fast|slow|both] [--echo-only]
 """
 
 from __future__ import annotations
@@ -138,8 +141,10 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def typing_run(server: ScriptedServer | None, seed: int) -> tuple[list[float], list[float], int, int]:
-    """One run of typed statements; (latencies, latencies while litellm loads, chars, requests)."""
+def typing_run(
+    server: ScriptedServer | None, seed: int, statements: list[str] = TYPED
+) -> tuple[list[float], list[float], int, int]:
+    """One run of typed statements; (latencies, latencies while the helper starts, chars, requests)."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         extra = {}
@@ -153,22 +158,22 @@ def typing_run(server: ScriptedServer | None, seed: int) -> tuple[list[float], l
                 term.line(line)
             before = len(server.requests) if server is not None else 0
             latencies: list[float] = []
-            loading: list[float] = []
+            starting: list[float] = []
             chars = 0
             warm = server is None
-            for statement in TYPED:
+            for statement in statements:
                 for ch in statement:
                     ms = term.key(ch)
-                    (latencies if warm else loading).append(ms)
+                    (latencies if warm else starting).append(ms)
                     chars += 1
-                    if server is not None and not warm and server.requests and server.requests[-1].server_ms:
-                        warm = True  # the first suggestion was answered: litellm is loaded
+                    if not warm and len(server.requests) > before:  # type: ignore[union-attr]
+                        warm = True  # a request reached the server: the helper is up (litellm loaded)
                     time.sleep(rng.uniform(0.3, 0.7) if ch in PAUSE_AFTER and rng.random() < 0.5 else 0.1)
                 os.write(term.master, b"\x03")  # drop the line (not run: the last one opens a block)
                 term.wait_for(b">>> ", 10)
                 time.sleep(0.5)
             requests = (len(server.requests) - before) if server is not None else 0
-            return latencies, loading, chars, requests
+            return latencies, starting, chars, requests
         finally:
             term.close()
 
@@ -212,44 +217,103 @@ def pause_to_ghost(env_extra: dict[str, str], prefix: str, timeout: float, tries
     return times
 
 
+def row(label: str, values: list[float], extra: str = "") -> str:
+    figures = "".join(f"{pct(values, q):>8.2f}" for q in (0.5, 0.9, 0.99, 1.0))
+    return f"{label:34}{len(values):>6}{figures}{extra}"
+
+
+HEADER = f"{'':34}{'keys':>6}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}"
+
+
+def echo(server: ScriptedServer, pairs: int, slow: bool) -> None:
+    """Paired runs, off and on alternately (off first in even pairs), so the machine's load hits both alike;
+    every run is printed with the load average at its end, then the pooled figures."""
+    server.reset()
+    for _ in range(6000):
+        if slow:  # held until the client hangs up: every request is aborted by the next key
+            server.fault("slow", delay=60.0)
+        else:
+            server.text(".round(2)")
+    title = "held (each aborted by the next key)" if slow else "answers at once"
+    print(f"\nKeystroke echo in a pty (ms), the scripted server {title}:")
+    print(HEADER + "  load")
+    on: list[float] = []
+    off: list[float] = []
+    starting: list[float] = []
+    chars = requests = 0
+    for pair in range(pairs):
+        for mode in ("off", "on") if pair % 2 == 0 else ("on", "off"):
+            lat, start, n, req = typing_run(server if mode == "on" else None, seed=pair)
+            (on if mode == "on" else off).extend(lat)
+            if mode == "on":
+                starting.extend(start)
+                chars += n
+                requests += req
+            print(row(f"pair {pair + 1}, suggestions {mode}", lat, f"  {os.getloadavg()[0]:.1f}"))
+    print(row("all runs, suggestions off", off))
+    print(row("all runs, suggestions on", on))
+    print(row("on, while the helper starts", starting))
+    p99, p90 = pct(on, 0.99) - pct(off, 0.99), pct(on, 0.9) - pct(off, 0.9)
+    print(f"p99 on − off: {p99:+.2f} ms; p90: {p90:+.2f} ms")
+    rate = 100 * requests / max(chars, 1)
+    print(f"Requests per 100 typed characters: {rate:.1f} ({requests} for {chars})")
+
+
+def repl_side(rounds: int = 200) -> None:
+    """What the REPL still does per request, in its own process (the engine's thread, holding the GIL):
+    the facts, the masked request, its JSON for the pipe, and cutting the answer to the cursor."""
+    import json
+
+    from pyaichat.agent.suggest.fit import fit
+    from pyaichat.agent.suggest.prompt import build_request
+    from pyaichat.agent.suggest.route import route_for
+    from pyaichat.config import Config
+    from pyaichat.runtime import LocalRuntime
+    from pyaichat.session import Session
+
+    config = Config(suggest_model="openai/fim", suggest_api_base="http://127.0.0.1:9/v1")
+    session = Session(config=config)
+    for line in SETUP:
+        session.run(line)
+    runtime = LocalRuntime(session)
+    route = route_for(config)
+    parts: dict[str, list[float]] = {"facts": [], "request": [], "json": [], "fit": [], "all": []}
+    cuts = [s[:n] for s in TYPED for n in range(8, len(s), 7)]
+    for n in range(rounds):
+        before = cuts[n % len(cuts)]
+        t0 = time.thread_time()
+        found = runtime.suggestion_facts(before, "")
+        t1 = time.thread_time()
+        request = build_request(config, route, before, "", found)
+        t2 = time.thread_time()
+        json.dumps({"op": "ask", "id": n, "request": request.to_wire() if request else {}, "timeout": 30})
+        t3 = time.thread_time()
+        fit(".round(2)", before, "", block=False, echoes=False)
+        t4 = time.thread_time()
+        for name, d in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0), strict=True):
+            parts[name].append(d * 1000)
+    print("\nREPL-side work per request (ms of its thread's CPU; once per pause, never per key):")
+    for name, values in parts.items():
+        print(f"  {name:8} median {statistics.median(values):.3f}, p99 {pct(values, 0.99):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=3, help="off/on runs per scenario, alternated")
+    parser.add_argument("--server", choices=("fast", "slow", "both"), default="both")
     parser.add_argument("--no-real-model", action="store_true")
     parser.add_argument("--echo-only", action="store_true", help="only the keystroke echo and request rate")
     args = parser.parse_args()
 
-    print(f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs\n")
-    on: list[float] = []
-    off: list[float] = []
-    loading: list[float] = []
-    chars = requests = 0
+    print(f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
     with ScriptedServer() as server:
-        for _ in range(4000):
-            server.text(".round(2)")
-        for r in range(args.rounds):
-            for mode in ("on", "off") if r % 2 == 0 else ("off", "on"):
-                lat, load, n, req = typing_run(server if mode == "on" else None, seed=r)
-                (on if mode == "on" else off).extend(lat)
-                if mode == "on":
-                    loading.extend(load)
-                    chars += n
-                    requests += req
-        print("Keystroke echo in a pty (ms), same typing, runs paired:")
-        print(f"{'':22}{'keys':>6}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}")
-        for label, values in (
-            ("suggestions off", off),
-            ("suggestions on", on),
-            ("on, while loading", loading),
-        ):
-            row = [pct(values, q) for q in (0.5, 0.9, 0.99, 1.0)]
-            print(f"{label:22}{len(values):>6}" + "".join(f"{v:>8.2f}" for v in row))
-        print(f"p99 on − off: {pct(on, 0.99) - pct(off, 0.99):+.2f} ms")
-        rate = 100 * requests / max(chars, 1)
-        print(f"\nRequests per 100 typed characters: {rate:.1f} ({requests} for {chars})")
-
+        if args.server in ("fast", "both"):
+            echo(server, args.pairs, slow=False)
+        if args.server in ("slow", "both"):
+            echo(server, args.pairs, slow=True)
         if args.echo_only:
             return
+        repl_side()
         server.reset()
         for _ in range(50):
             server.text(".round(2)")

@@ -116,6 +116,8 @@ class GhostText(AutoSuggest):
         self._known: tuple[tuple[str, str], str] | None = None  # what the engine knew at the last change
         self._shown: tuple[tuple[str, str] | None, str] | None = None  # what is on the buffer, and where
         self._app: Any = None
+        self._browsing: tuple[Any, int] | None = None  # the buffer's history lines, and the place in them
+        self._recalled = False  # the text is a history line as recalled (↑, Ctrl-R), not edited since
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def attach(self, buffer: Buffer) -> None:
@@ -145,6 +147,22 @@ class GhostText(AutoSuggest):
 
     # -- the buffer's events (the prompt's event loop) -------------------------------------------------
     def _changed(self, buffer: Buffer) -> None:
+        self._recalled = self._navigated(buffer)
+        self._update(buffer)
+
+    def _navigated(self, buffer: Buffer) -> bool:
+        """Did this change of the text come from moving through the history (↑/↓, Ctrl-R) rather than from
+        an edit? prompt_toolkit keeps the history as working lines with an index into them: a move changes
+        the place counted from the newest line (loading the history adds lines at the old end and keeps
+        it); a new prompt has new working lines."""
+        lines = getattr(buffer, "_working_lines", None)
+        if lines is None:
+            return False
+        place = (lines, len(lines) - 1 - buffer.working_index)
+        previous, self._browsing = self._browsing, place
+        return previous is not None and previous[0] is lines and previous[1] != place[1]
+
+    def _update(self, buffer: Buffer) -> None:
         self._app = get_app()  # the prompt's app, for answers that arrive from the engine's thread
         text = self.suggest(buffer)
         if self.own_history and text:
@@ -169,7 +187,7 @@ class GhostText(AutoSuggest):
                 self.cancel()
             return
         if where != self._last:  # moved to the end of a line without typing (End, ↓)
-            self._changed(buffer)
+            self._update(buffer)
 
     def suggest(self, buffer: Buffer) -> str | None:
         """What to show now for the buffer's text (history first, then what the engine knows), and tell the
@@ -186,7 +204,8 @@ class GhostText(AutoSuggest):
             if found:
                 engine.cancel()
                 return found
-        known = engine.edit(where[0], where[1], self._deliver)
+        # A line recalled from history is not an edit: what is known for it shows, nothing is asked.
+        known = engine.edit(where[0], where[1], self._deliver, ask=not self._recalled)
         shown = first_line(known) if known else None
         self._known = (where, shown) if shown else None
         return shown

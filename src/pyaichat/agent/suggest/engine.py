@@ -8,6 +8,10 @@ goes out from the engine's own thread and event loop; its answer is handed to th
 *cancels* a request in flight, which aborts its HTTP request. Nothing here blocks the caller: ``edit`` takes a
 lock for a few assignments and, at most once per pause, wakes the worker.
 
+The model call itself is made by a helper process (``helper.ModelHelper``; litellm never loads in the REPL for
+a suggestion): this process only reads the facts, builds and masks the request, and cuts the answer to the
+cursor — a fraction of a millisecond to a few, once per pause, measured in ``benchmarks/suggest.py``.
+
 A provider error or timeout shows nothing: it is kept as one quiet line for ``/trace`` and ``/suggest``, and
 the engine waits a while before asking again (an error that will not go away by itself — a refused key, an
 unknown model — stops suggestions until ``suggest_model`` changes). Its tokens and cost count in ``/cost``.
@@ -29,6 +33,7 @@ if TYPE_CHECKING:
     from ...config import Config
     from ...runtime import Runtime
     from ..llm.infill import CodeAnswer, CodeRequest
+    from .helper import ModelHelper
 
 PAUSE = 0.25  # seconds without a key before the model is asked
 TIMEOUT = 30.0  # seconds one suggestion request may take (less if request_timeout is lower): a cold local
@@ -76,7 +81,8 @@ class _Pending:
 
 class Suggester:
     """Ghost-text suggestions for one session. ``settings`` returns the current configuration (read at every
-    request, so ``/suggest`` applies at once); ``ask`` replaces the model call (tests)."""
+    request, so ``/suggest`` applies at once); ``ask`` replaces the model call (tests), ``helper`` the helper
+    process that makes it otherwise (created, not started, with the first request)."""
 
     def __init__(
         self,
@@ -84,12 +90,14 @@ class Suggester:
         runtime: Runtime,
         *,
         ask: Ask | None = None,
+        helper: ModelHelper | None = None,
         pause: float = PAUSE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._settings = settings
         self.runtime = runtime
         self._ask = ask
+        self.helper = helper
         self.pause = pause
         self._clock = clock
         self.stats = SuggestStats()
@@ -126,9 +134,10 @@ class Suggester:
         return stopped[1] if stopped is not None and stopped[0] == self.model else None
 
     # -- the front end's side (its event loop thread) -------------------------------------------------------
-    def edit(self, before: str, after: str, deliver: Deliver) -> str | None:
+    def edit(self, before: str, after: str, deliver: Deliver, *, ask: bool = True) -> str | None:
         """The text around the cursor is now ``before``|``after``. Returns what is known for it at once
-        (``""``: known to be nothing), or ``None`` and asks the model once the user pauses there."""
+        (``""``: known to be nothing), or ``None`` and asks the model once the user pauses there — unless
+        ``ask`` is false (the text was not typed: a line recalled from history)."""
         if not self.active():
             self.cancel()
             return None
@@ -137,7 +146,7 @@ class Suggester:
             self._position = position
             known = self._known(before, after)
             self._abort_unless(position)
-            if known is not None or self._flight is not None:  # known, or its answer is on the way
+            if known is not None or self._flight is not None or not ask:  # known, or on its way, or not asked
                 self._pending = None
                 return known
             self._pending = _Pending(before, after, deliver, self._clock())
@@ -163,20 +172,19 @@ class Suggester:
             self._reading.release()
 
     def close(self, timeout: float = 2.0) -> None:
-        """Stop the engine's thread, closing the connections litellm opened on its loop (bounded)."""
+        """Stop the engine's thread and the helper process (bounded)."""
         self.cancel()
         loop, self._loop = self._loop, None
-        if loop is None or loop.is_closed():
-            return
-        import asyncio
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout)
+        self.stop_helper(timeout)
 
-        try:
-            asyncio.run_coroutine_threadsafe(_close_clients(), loop).result(timeout)
-        except Exception:  # closing is best effort; the process is going away
-            pass
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(timeout)
+    def stop_helper(self, timeout: float = 2.0) -> None:
+        """Let the helper process go (``/suggest off``, exit); the next request starts another."""
+        if self.helper is not None:
+            self.helper.close(timeout)
 
     # -- what is known without asking -------------------------------------------------------------------
     def _known(self, before: str, after: str) -> str | None:
@@ -288,7 +296,11 @@ class Suggester:
         model = config.suggest_model
         if not model or not self.active():
             return
-        ask = self._ask or await self._litellm_ask()
+        ask = self._ask
+        if ask is None:
+            helper = self._model_helper()
+            await helper.start()  # the first suggestion waits for the helper (litellm loads there)
+            ask = helper
         if not self._current(pending):
             return
         with self._reading:
@@ -326,20 +338,13 @@ class Suggester:
             self.stats.delivered += 1
             pending.deliver(pending.before, pending.after, text)
 
-    async def _litellm_ask(self) -> Ask:
-        """The real model call; litellm comes from the shared background loader (the first suggestion waits
-        for it here, in the engine's thread: the prompt never does)."""
-        import asyncio
+    def _model_helper(self) -> ModelHelper:
+        """The helper process that makes the model calls (created here; it starts with its first call)."""
+        if self.helper is None:
+            from .helper import ModelHelper
 
-        from ..llm.infill import complete_code
-        from ..llm.loader import LITELLM
-
-        lib = await asyncio.wrap_future(LITELLM.start())
-
-        async def ask(request: CodeRequest, timeout: float) -> CodeAnswer:
-            return await complete_code(lib, request, timeout=timeout)
-
-        return ask
+            self.helper = ModelHelper()
+        return self.helper
 
     def _current(self, pending: _Pending) -> bool:
         return self._position == (pending.before, pending.after)
@@ -383,21 +388,21 @@ class Suggester:
             f"completion tokens; cost {cost}."
         )
 
+    def helper_line(self) -> str | None:
+        """For ``/suggest``: the helper process that makes the model calls, if one has been started."""
+        helper = self.helper
+        if helper is None or not helper.starts:
+            return None
+        pid, memory = helper.pid, helper.memory_mb()
+        now = f"pid {pid}" + (f", {memory:.0f} MB" if memory is not None else "") if pid else "not running"
+        return f"Model calls run in a helper process ({now}; started {helper.starts} time(s))."
+
     def trace_line(self) -> str | None:
         """For ``/trace``: the last failure, quietly (never shown on the screen when it happens)."""
         s = self.stats
         if s.last_failure is None:
             return None
         return f"Suggestions: {s.failed} failed request(s); last: {s.last_failure}"
-
-
-async def _close_clients() -> None:
-    """litellm keeps its async HTTP sessions per event loop: close the ones on the engine's loop (else they
-    complain about unclosed connectors at exit)."""
-    from ..llm.loader import LITELLM
-
-    if LITELLM.loaded():
-        await LITELLM.get().close_litellm_async_clients()
 
 
 async def _bounded(awaitable: Awaitable[Any], seconds: float) -> Any:
