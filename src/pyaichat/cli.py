@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .config import load_config
 from .controller import Controller
+from .deferred_assistant import DeferredAssistant
 from .errors import ConfigError
 from .runtime import LocalRuntime
 from .session import Session
@@ -31,8 +32,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--api-base", dest="api_base", help="base URL of the provider or compatible server")
     parser.add_argument("--max-steps", dest="max_steps", type=int, help="most tool steps per answer")
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
+    parser.add_argument(
+        "--mcp-config",
+        dest="mcp_config",
+        metavar="FILE.json",
+        help="MCP servers the assistant may use, in the mcpServers JSON of Claude Desktop, Cursor or VS Code",
+    )
     parser.add_argument("--no-color", dest="color", action="store_false", default=None, help="no colours")
     parser.add_argument("--version", action="version", version=f"pyaichat {__version__}")
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        default=None,
+        help="serve this session to outside agents over MCP from the start (as /mcp on does)",
+    )
     parser.add_argument(
         "--resume",
         nargs="?",
@@ -74,14 +87,23 @@ def _main(argv: Sequence[str] | None) -> int:
     # litellm fetches a price list from the internet on import unless told otherwise; pyaichat never does.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["mcp"]:  # `pyaichat mcp`: the stdio MCP server an agent starts (not a REPL)
+        from .mcpserve.bridge_cli import main as mcp_main
+
+        gc.enable()
+        return mcp_main(argv[1:])
     # Without flags there is nothing to parse; building the parser costs ~4 ms of start-up (it imports
     # shutil).
     flags = vars(build_parser().parse_args(argv)) if argv else {}
     try:
         config = load_config(
-            {key: flags.get(key) for key in ("model", "api_base", "max_steps", "color")},
+            {key: flags.get(key) for key in ("model", "api_base", "max_steps", "color", "mcp_config")},
             config_file=flags.get("config"),
         )
+        if flags.get("mcp_config"):  # named on the command line: a mistake in it is told now, not later
+            from .mcptools.config import read_json_file
+
+            read_json_file(flags["mcp_config"])
     except ConfigError as exc:
         print(f"pyaichat: {exc}", file=sys.stderr)
         return 2
@@ -93,15 +115,16 @@ def _main(argv: Sequence[str] | None) -> int:
         gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
         return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"), first=first)
     runtime = LocalRuntime(Session(config=config))
+    assistant = DeferredAssistant(config, runtime)  # the agent loads with the first question
     try:
         if sys.stdin.isatty() and sys.stdout.isatty():
             from .repl.app import run_repl  # the terminal front end: not when piped
 
-            return run_repl(config, runtime, first=first)
+            return run_repl(config, runtime, assistant=assistant, first=first)
         from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(Controller(config, runtime, PlainFrontEnd()), first=first)
+        return run_piped(Controller(config, runtime, PlainFrontEnd(), assistant=assistant), first=first)
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:
@@ -109,15 +132,17 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _first_inputs(flags: dict[str, object]) -> list[str]:
-    """What runs before the first prompt: ``--resume [SNAPSHOT]`` is the ``/resume`` command."""
+    """What runs before the first prompt: ``--resume [SNAPSHOT]`` is the ``/resume`` command, ``--mcp`` is
+    ``/mcp on``."""
+    first = ["/mcp on"] if flags.get("mcp") else []
     resume = flags.get("resume")
     if resume is None:
-        return []
+        return first
     if not resume:
-        return ["/resume"]
+        return ["/resume", *first]
     import shlex  # only with --resume FILE
 
-    return [f"/resume {shlex.quote(str(resume))}"]
+    return [f"/resume {shlex.quote(str(resume))}", *first]
 
 
 def _exit_code(exc: SystemExit) -> int:

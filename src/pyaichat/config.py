@@ -2,26 +2,32 @@
 
 Every source is merged into one dict first (``config_sources``) and checked once, setting by setting, against
 the settings table (``settings.py``: names, kinds, defaults, bounds, descriptions), so a bad value is reported
-with the place it came from (file and key, variable, or flag) instead of a traceback. ``Config`` holds the
-result and checks every later assignment the same way (``/model x``, ``%ai --max-steps 3``).
+with the place it came from (file and key, variable, or flag) instead of a traceback.
 
-The checks accept what a person writes in a TOML file, an environment variable or a flag: ``"5"`` for a
-number, ``"yes"``/``"off"`` for a switch, ``"1_000"``, surrounding spaces. Their wording is the one the README
-shows ("max_steps input should be a valid integer, unable to parse string as an integer"), which is
-pydantic's: pyaichat used pydantic here once, and the messages stay as users have seen them. Plain Python
-keeps this module off the cost of importing pydantic at start-up.
+A ``Config`` never changes: ``replace(**changes)`` gives a checked copy. The controller holds the current one
+and hands a new one to the runtime and the assistant when it changes (``/model``, a fixed configuration in
+IPython); a ``%ai --model M`` question gets its own ``replace(...)`` for that question only.
+
+The checks are pyaichat's own, in its own words, and accept what a person writes in a TOML file, an
+environment variable or a flag: ``"5"`` or ``" 5 "`` for a number, ``"1_000"``, ``"yes"``/``"off"`` for a
+switch. Plain Python keeps this module off the cost of importing pydantic at start-up.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
-from typing import Any, Literal
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
-from .config_sources import ENV_PREFIX, Sources, config_file_path, gather_sources
+from .config_sources import ENV_PREFIX, Sources, config_file_path, gather_sources, unknown_variables
 from .errors import ConfigError
-from .settings import SETTINGS, Setting
+from .secret import Secret
+from .settings import SETTINGS, Setting, closest_setting
+
+if TYPE_CHECKING:
+    from .mcptools.spec import ServerSpec
 
 __all__ = [
     "ENV_PREFIX",
@@ -35,45 +41,14 @@ __all__ = [
 
 Privacy = Literal["names", "schema", "sample", "full"]
 
-# Unicode's White_Space characters: what is stripped around a number (not str.strip's set, which also strips
-# the ASCII separators \x1c-\x1f).
-_SPACE = (
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000"
-)
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
-_I64 = 2**63
-
-
-class Secret:
-    """A string that never shows itself in a ``repr`` or ``str`` (the API key)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def get_secret_value(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('**********')"
-
-    def __str__(self) -> str:
-        return "**********"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
 
 
 class Config:
-    """All user-facing settings. Attribute names are the config-file keys; ``PYAICHAT_<NAME>`` sets one from
-    the environment. Assigning a setting checks the value; two configurations are equal when their values
-    are."""
+    """All user-facing settings, fixed once made. Attribute names are the config-file keys;
+    ``PYAICHAT_<NAME>`` sets one from the environment. ``replace`` makes a checked copy; two configurations
+    are equal when their values are."""
 
     # The table's settings, in its order; each type is what the table's kind holds.
     model: str | None
@@ -87,8 +62,8 @@ class Config:
     context_tokens: int
     privacy: Privacy
     sandbox_isolation: Literal["auto", "fork", "inprocess"]
-    secret_names: list[str]
-    secret_patterns: list[str]
+    secret_names: tuple[str, ...]
+    secret_patterns: tuple[str, ...]
     audit: bool
     autosave: Literal["auto", "on", "off"]
     budget_usd: float | None
@@ -101,6 +76,15 @@ class Config:
     tool_protocol: Literal["auto", "native", "text"]
     suggest_model: str | None
     suggest_api_base: str | None
+    mcp_servers: tuple[ServerSpec, ...]
+    mcp_config: str | None
+    mcp_start_timeout: float
+    mcp_call_timeout: float
+    mcp_tool_tokens: int
+    mcp_serve_host: str | None
+    mcp_serve_busy_wait: float
+    mcp_serve_proposal_wait: float
+    mcp_serve_show_calls: bool
 
     __slots__ = tuple(SETTINGS)
 
@@ -110,14 +94,17 @@ class Config:
             object.__setattr__(self, name, checked[name] if name in checked else setting.default_value())
 
     def __setattr__(self, name: str, value: Any) -> None:
-        object.__setattr__(self, name, _check_named(name, value, None))
+        raise AttributeError(f"a Config does not change: use config.replace({name}=...) for a new one")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("a Config does not change")
 
     @property
     def api_key_value(self) -> str | None:
         return self.api_key.get_secret_value() if self.api_key is not None else None
 
     def replace(self, **changes: Any) -> Config:
-        """A copy with ``changes`` applied (each checked)."""
+        """A copy with ``changes`` applied (each checked; ``ConfigError`` names the first bad one)."""
         return Config(**{**self.values(), **changes})
 
     def values(self) -> dict[str, Any]:
@@ -127,7 +114,8 @@ class Config:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Config) and self.values() == other.values()
 
-    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable
+    def __hash__(self) -> int:
+        return hash(tuple(self.values().values()))
 
     def __repr__(self) -> str:
         return f"Config({', '.join(f'{name}={value!r}' for name, value in self.values().items())})"
@@ -138,10 +126,20 @@ def load_config(
     *,
     config_file: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> Config:
-    """Build the effective ``Config``. ``overrides`` are command-line values (``None`` means "not given")."""
+    """Build the effective ``Config``. ``overrides`` are command-line values (``None`` means "not given").
+
+    A ``PYAICHAT_*`` variable that names no setting (``PYAICHAT_MAX_STEP``) is ignored, and ``warn`` is given
+    one sentence about it, naming the closest setting (default: a ``pyaichat:`` line on stderr)."""
     env = os.environ if env is None else env
-    return validate_sources(gather_sources(overrides, config_file, env))
+    config = validate_sources(gather_sources(overrides, config_file, env))
+    for sentence in unknown_variables(env):
+        if warn is None:
+            print(f"pyaichat: {sentence}", file=sys.stderr)
+        else:
+            warn(sentence)
+    return config
 
 
 def validate_sources(sources: Sources) -> Config:
@@ -165,7 +163,7 @@ def describe_settings() -> list[tuple[str, str, str]]:
 
 # -- checking one value --------------------------------------------------------------------------------------
 class _Invalid(Exception):
-    """A value a setting cannot take; ``str()`` is the reason, e.g. "Input should be a valid integer"."""
+    """A value a setting cannot take; ``str()`` is what it should be, e.g. "should be a whole number"."""
 
 
 def _check_named(name: str, value: Any, where: str | None) -> Any:
@@ -175,41 +173,47 @@ def _check_named(name: str, value: Any, where: str | None) -> Any:
     try:
         return check(setting, value)
     except _Invalid as exc:
-        reason = str(exc)
-        shown = "" if setting.kind == "secret" else f" (got {value!r})"
+        shown = "" if setting.kind in ("secret", "servers") else f" (got {value!r})"
         prefix = f"In {where}: " if where else ""
-        message = f"{prefix}{name} {reason[:1].lower()}{reason[1:]}{shown}."
-        raise ConfigError(message, source=where, key=name) from None
+        reason = str(exc)  # a table's own checker may start it with a capital
+        reason = reason[:1].lower() + reason[1:]
+        raise ConfigError(f"{prefix}{name} {reason}{shown}.", source=where, key=name) from None
 
 
 def _unknown(name: str, where: str | None) -> ConfigError:
     prefix = f"In {where}: " if where else ""
-    known = ", ".join(SETTINGS)
-    return ConfigError(f"{prefix}unknown setting {name!r} (known settings: {known}).", source=where, key=name)
+    near = closest_setting(name)
+    hint = f"did you mean {near!r}?" if near else f"known settings: {', '.join(SETTINGS)}"
+    return ConfigError(f"{prefix}unknown setting {name!r} ({hint}).", source=where, key=name)
 
 
 def check(setting: Setting, value: Any) -> Any:
-    """The value ``setting`` holds for ``value``, or ``_Invalid`` saying why it cannot take it."""
-    if value is None and setting.default is None and setting.factory is None:
+    """The value ``setting`` holds for ``value``, or ``_Invalid`` saying what it should be."""
+    if value is None and setting.default is None:
         return None  # an optional setting left unset
     kind = setting.kind
     if kind == "str":
-        return _string(value)
+        return value if isinstance(value, str) else _refuse("should be text")
     if kind == "secret":
         if isinstance(value, Secret):
             return value
-        try:
-            return Secret(_string(value))
-        except _Invalid:  # without the reason: it could describe the key
-            raise _Invalid("Input should be a valid string") from None
+        return Secret(value) if isinstance(value, str) else _refuse("should be text")
     if kind == "choice":
-        if type(value) is str and value in setting.choices:
+        if value in setting.choices and isinstance(value, str):
             return value
         quoted = [repr(choice) for choice in setting.choices]
-        listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-        raise _Invalid(f"Input should be {listed}")
+        return _refuse(f"should be {', '.join(quoted[:-1])} or {quoted[-1]}")
     if kind == "strlist":
-        return _string_list(value)
+        if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+            return tuple(value)
+        return _refuse("should be a list of strings")
+    if kind == "servers":
+        from .mcptools.config import servers_from_table  # only with a config that lists MCP servers
+
+        try:
+            return servers_from_table(value)
+        except ValueError as exc:
+            return _refuse(str(exc))
     if kind == "bool":
         return _boolean(value)
     if kind == "int":
@@ -219,108 +223,78 @@ def check(setting: Setting, value: Any) -> Any:
     raise ValueError(f"setting {setting.name!r} has an unknown kind {kind!r}")  # a mistake in the table
 
 
-def _string(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        try:
-            return value.decode()
-        except UnicodeDecodeError:
-            raise _Invalid("Input should be a valid string, unable to parse raw data as a unicode string")
-    raise _Invalid("Input should be a valid string")
+def _refuse(reason: str) -> Any:
+    raise _Invalid(reason)
 
 
-def _string_list(value: Any) -> list[str]:
-    if isinstance(value, (str, bytes, bytearray, Mapping)) or not hasattr(value, "__iter__"):
-        raise _Invalid("Input should be a valid list")
-    return [_string(item) for item in value]
-
-
-def _text(value: str | bytes) -> str | None:
-    """A number's text without the white space around it; ``None`` when it cannot be one: bytes that are not
-    UTF-8, or characters that ``int()``/``float()`` would take but a number is not written with (digits of
-    other scripts, the separators \x1c-\x1f at either end)."""
-    if isinstance(value, bytes):
-        try:
-            value = value.decode()
-        except UnicodeDecodeError:
-            return None
-    text = value.strip(_SPACE)
-    return text if text.isascii() and text.strip() == text else None
+def _written(value: str) -> str | None:
+    """A number as a person writes it, ready for ``int()``/``float()``: no spaces around it, ASCII only
+    (``int()`` would also take other scripts' digits), underscores only between digits."""
+    text = value.strip()
+    if not text or not text.isascii() or "__" in text or text[0] == "_" or text[-1] == "_":
+        return None
+    return text
 
 
 def _integer(value: Any) -> int:
-    if isinstance(value, int):  # bool included: True is 1
+    if isinstance(value, bool):
+        return _refuse("should be a whole number")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _Invalid("Input should be a finite number")
-        if not value.is_integer():
-            raise _Invalid("Input should be a valid integer, got a number with a fractional part")
-        if not -_I64 < value < _I64:
-            raise _Invalid("Unable to parse input string as an integer, exceeded maximum size")
-        return int(value)
-    if isinstance(value, (str, bytes)):
-        text = _text(value)
-        if text is not None:
-            whole, dot, fraction = text.partition(".")
-            if not dot or (fraction and not fraction.strip("0")):  # "5" or "5.00", not "5." or "5.1"
-                try:
-                    return int(whole)
-                except ValueError:
-                    pass
-        raise _Invalid("Input should be a valid integer, unable to parse string as an integer")
-    raise _Invalid("Input should be a valid integer")
+    if isinstance(value, str) and (text := _written(value)) is not None:
+        whole, dot, fraction = text.partition(".")
+        if not dot or (fraction.isdigit() and not fraction.strip("0")):  # "5" or "5.00", not "5." or "5.1"
+            try:
+                return int(whole)
+            except ValueError:
+                pass
+    return _refuse("should be a whole number")
 
 
 def _number(value: Any) -> float:
-    if isinstance(value, float):
-        return value
-    if isinstance(value, int):
+    if isinstance(value, bool):
+        return _refuse("should be a number")
+    number: float | None = None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str) and (text := _written(value)) is not None:
         try:
-            return float(value)
-        except OverflowError:
-            raise _Invalid("Input should be a valid number") from None
-    if isinstance(value, (str, bytes)):
-        text = _text(value)
-        # Underscores may separate any two characters, one at a time: "1_000", "1_.5", "in_f".
-        if text is not None and text[:1] != "_" and text[-1:] != "_" and "__" not in text:
-            try:
-                return float(text.replace("_", ""))
-            except ValueError:
-                pass
-        raise _Invalid("Input should be a valid number, unable to parse string as a number")
-    raise _Invalid("Input should be a valid number")
+            number = float(text)
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number):
+        return _refuse("should be a number")
+    return number
 
 
 def _boolean(value: Any) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, (str, bytes)):
-        text = value.decode(errors="replace") if isinstance(value, bytes) else value
-        if text.lower() in _TRUE:
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE:
             return True
-        if text.lower() in _FALSE:
+        if word in _FALSE:
             return False
-        raise _Invalid("Input should be a valid boolean, unable to interpret input")
-    if isinstance(value, (int, float)):
-        if value in (0, 1):
-            return bool(value)
-        integral = isinstance(value, int) or (math.isfinite(value) and value.is_integer())
-        if integral and -_I64 <= value < _I64:  # a whole number, but not 0 or 1
-            raise _Invalid("Input should be a valid boolean, unable to interpret input")
-    raise _Invalid("Input should be a valid boolean")
+    return _refuse("should be true or false (or yes/no, on/off, 1/0)")
 
 
 def _bounded(setting: Setting, value: float) -> Any:
     bounds = setting.bounds
-    # the order of the checks decides which message a NaN gets (it fails them all)
-    if "le" in bounds and not value <= bounds["le"]:
-        raise _Invalid(f"Input should be less than or equal to {bounds['le']}")
-    if "lt" in bounds and not value < bounds["lt"]:
-        raise _Invalid(f"Input should be less than {bounds['lt']}")
     if "ge" in bounds and not value >= bounds["ge"]:
-        raise _Invalid(f"Input should be greater than or equal to {bounds['ge']}")
+        raise _Invalid(f"should be at least {_shown(bounds['ge'])}")
     if "gt" in bounds and not value > bounds["gt"]:
-        raise _Invalid(f"Input should be greater than {bounds['gt']}")
+        raise _Invalid(f"should be more than {_shown(bounds['gt'])}")
+    if "le" in bounds and not value <= bounds["le"]:
+        raise _Invalid(f"should be at most {_shown(bounds['le'])}")
+    if "lt" in bounds and not value < bounds["lt"]:
+        raise _Invalid(f"should be less than {_shown(bounds['lt'])}")
     return value
+
+
+def _shown(bound: float) -> str:
+    return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 from .paths import default_config_file, default_config_location
-from .settings import LIST_SETTINGS, SETTINGS
+from .settings import LIST_SETTINGS, SETTINGS, closest_setting
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 ENV_PREFIX = "PYAICHAT_"
+# Variables of ours that are not settings: the config file's path.
+OTHER_VARIABLES = frozenset({ENV_PREFIX + "CONFIG"})
 
 Sources = dict[str, tuple[Any, str]]
 """setting name -> (raw value, where it came from), later sources already applied over earlier ones."""
@@ -52,11 +54,25 @@ def env_layer(env: Mapping[str, str]) -> Sources:
         if var in env and env[var] != "":
             raw: Any = env[var]
             if name in LIST_SETTINGS:
-                raw = [part.strip() for part in raw.split(",") if part.strip()]
+                raw = tuple(part.strip() for part in raw.split(",") if part.strip())
             layer[name] = (raw, f"environment variable {var}")
     if "color" not in layer and env.get("NO_COLOR"):
         layer["color"] = (False, "environment variable NO_COLOR")
     return layer
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """One sentence for each ``PYAICHAT_*`` variable that names no setting (a typo would otherwise be
+    ignored without a word), naming the closest setting's variable."""
+    known = {ENV_PREFIX + name.upper() for name in SETTINGS} | OTHER_VARIABLES
+    sentences = []
+    for var in sorted(env):
+        if not var.startswith(ENV_PREFIX) or var in known:
+            continue
+        near = closest_setting(var[len(ENV_PREFIX) :])
+        hint = f"did you mean {ENV_PREFIX}{near.upper()}?" if near else "see the settings in the README"
+        sentences.append(f"{var} is not a setting and is ignored ({hint})")
+    return sentences
 
 
 def config_file_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str]) -> tuple[Path, bool]:

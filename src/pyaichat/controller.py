@@ -1,31 +1,42 @@
-"""Mode state and input dispatch, shared by the interactive REPL and piped mode.
+"""Modes and input dispatch, shared by the interactive REPL, piped mode and the IPython extension.
 
-The front ends only read input and render events; everything a line *means* (a slash command, Python code, a
-question) is decided here, once.
+The front ends only read input and render events; what an input *means* (a slash command, Python code, a
+question) is decided here, once. The controller is given what it dispatches to, and keeps none of their work:
+
+- ``runtime``, where the user's session lives, and ``assistant``, which answers questions: both built by the
+  entry point (``cli``, ``attach``, the IPython extension) and handed over at construction;
+- ``config``: the current configuration, which the controller alone replaces (``/model``; IPython once a
+  broken configuration is fixed) and hands to the runtime and the assistant; a question may have its own
+  (``ask(question, config=...)``: ``%ai --model M``);
+- ``proposals`` (the ``proposals`` package): every proposal's life, whoever proposes it: preview, the person's
+  decision, the run, the journal, ``/undo``;
+- ``lasting`` (``lasting.py``): what ``--resume`` brings back, written off the keystroke path;
+- ``journal``: the questions and approved code, for ``/save``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .errors import PyAIChatError
+from .journal import Journal
+from .lasting import LastingState
+from .mcpserve.gate import SessionGate
 from .modes import Mode
-from .runtime import Runtime, as_runtime
+from .proposals import ASSISTANT, Decision, Proposal, Proposals
 
 if TYPE_CHECKING:
-    from .agent.assistant import Assistant
+    from collections.abc import Callable, Iterable, Mapping
+
     from .agent.events import ApprovalRequiredEvent, Event
     from .agent.loop import Approval
     from .agent.suggest import Suggester
     from .config import Config
-    from .journal import Journal
+    from .mcptools.approval import Approve, ToolDecision, ToolRequest
     from .records import ExecResult
-    from .session import Session
+    from .runtime import Runtime
 
-__all__ = ["Controller", "Decision", "FrontEnd", "Mode"]
-
-
-Decision = Literal["run", "edit", "no"]
+__all__ = ["AssistantPort", "Controller", "Decision", "FrontEnd", "Mode"]
 
 
 class FrontEnd(Protocol):
@@ -37,32 +48,98 @@ class FrontEnd(Protocol):
     def emit(self, event: Event) -> None: ...
 
     def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the user what to do with proposed code (piped mode always answers "no")."""
+        """Ask the person what to do with a proposal ("shown" where no one can be asked: piped input)."""
         ...
 
     def set_next_input(self, code: str) -> None:
-        """Put ``code`` into the next Python-mode input for the user to edit."""
+        """Put ``code`` into the next input for the person to edit (the controller is in Python mode)."""
         ...
 
 
+class AssistantPort(Protocol):
+    """What the controller and the slash commands use of the assistant (``agent.assistant.Assistant``, or
+    the ``DeferredAssistant`` that makes one on first use)."""
+
+    config: Config
+
+    def ask(
+        self,
+        question: str,
+        emit: Callable[[Event], None],
+        approve: Callable[[ApprovalRequiredEvent], Approval],
+        *,
+        config: Config | None = None,
+        approve_tool: Approve | None = None,
+    ) -> Any: ...
+
+    def warm_up(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    @property
+    def servers(self) -> Any: ...  # the MCP servers as tools, or None (``/tools``)
+
+    def clear(self) -> None: ...
+
+    def tell(self, note: str) -> None: ...
+
+    def memory_state(self) -> tuple[list[dict[str, Any]], list[str]]: ...
+
+    def restore(self, turns: Iterable[Mapping[str, Any]], notes: Iterable[str]) -> None: ...
+
+    def trace_text(self) -> str: ...
+
+    def sent_json(self) -> list[str]: ...
+
+    def cost_text(self) -> str: ...
+
+
 class Controller:
-    """Routes each complete input to a slash command, the Python session or the assistant.
+    """Routes each complete input to a slash command, the Python session or the assistant."""
 
-    ``runtime`` is where the user's session lives (a ``Session`` runs in this process)."""
-
-    def __init__(self, config: Config, runtime: Runtime | Session, frontend: FrontEnd) -> None:
-        self.config = config
-        self.runtime = as_runtime(runtime)
+    def __init__(
+        self, config: Config, runtime: Runtime, frontend: FrontEnd, *, assistant: AssistantPort
+    ) -> None:
+        self.runtime = runtime
         self.frontend = frontend
+        self.assistant = assistant
+        self.config = config  # hands it to the runtime and the assistant
         self.mode = Mode.PYTHON
         self.should_exit = False
-        self.mode_listeners: list = []
-        self._assistant: Assistant | None = None
-        self._journal: Journal | None = None
-        self._remembered: tuple[object, ...] | None = None  # what the resume file last held
-        self._remember_failed = False
-        self._snapshot: str | None = None  # the last /snapshot's file, for /resume without one
+        self.mode_listeners: list[Callable[[Mode], None]] = []
+        self.journal = Journal()
+        self.proposals = Proposals(
+            runtime,
+            frontend,
+            self.journal,
+            model=lambda: self._config.model,
+            tell=assistant.tell,
+            on_placed=lambda: self.set_mode(Mode.PYTHON),  # the code placed in the next input is Python
+        )
+        self.lasting = LastingState(
+            runtime, assistant, config=lambda: self._config, keep=self._keeps, notice=self.notice
+        )
         self._suggester: Suggester | None = None
+        # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
+        self.gate = SessionGate()
+
+    # -- the configuration -----------------------------------------------------------------------------------
+    @property
+    def config(self) -> Config:
+        """The current configuration (a ``Config`` never changes: a new one replaces it)."""
+        return self._config
+
+    @config.setter
+    def config(self, config: Config) -> None:
+        self._config = config
+        self.runtime.config = config
+        self.assistant.config = config
+
+    def _keeps(self) -> bool:
+        """Whether the session is kept for ``--resume``: ``autosave = "auto"`` keeps a terminal's, not piped
+        input's or a notebook's."""
+        autosave = self._config.autosave
+        return autosave == "on" or (autosave == "auto" and self.frontend.remembers)
 
     # -- modes -----------------------------------------------------------------------------------------------
     def set_mode(self, mode: Mode) -> None:
@@ -82,38 +159,52 @@ class Controller:
     def handle(self, text: str) -> None:
         """Handle one complete input. ``SystemExit`` from user code propagates to the front end."""
         stripped = text.strip()
-        if not stripped:
-            return
         try:
-            if stripped.startswith("/"):
-                from .commands import dispatch  # with the first slash command, not at start-up
+            with self.gate:
+                if stripped.startswith("/") or not stripped:
+                    self.proposals.drop_placed()  # code placed in this input was not run
+                    if stripped:
+                        from .commands import dispatch  # with the first slash command, not at start-up
 
-                dispatch(self, stripped)
-            elif self.mode is Mode.PYTHON:
-                self.run_python(text)
-            else:
-                self.ask(stripped)
+                        dispatch(self, stripped)
+                elif self.mode is Mode.PYTHON:
+                    self.run_python(text)
+                else:
+                    self.proposals.drop_placed()
+                    self.ask(stripped)
         finally:
-            self.remember()
+            self.lasting.changed()
+
+    def cancel_input(self) -> None:
+        """The person dropped the input being typed (Ctrl-C at the prompt): code placed in it did not run."""
+        self.proposals.drop_placed()
 
     def run_python(self, source: str) -> ExecResult | None:
-        """Run ``source`` in the session; a session that cannot run it (a dead kernel) is one sentence."""
+        """Run ``source`` in the session (it settles a proposal placed in the input); a session that cannot
+        run it (a dead kernel) is one sentence."""
         try:
-            return self.runtime.run(source)
+            return self.proposals.run_input(source)
         except PyAIChatError as exc:
             from .agent.events import ErrorEvent  # pydantic: not at start-up
 
             self.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return None
 
-    def ask(self, question: str) -> None:
-        """Answer a question with the assistant: events go to the front end, proposals through ``decide``."""
+    def ask(self, question: str, config: Config | None = None) -> None:
+        """Answer a question with the assistant, with ``config`` for this question only (default: the
+        current one): events go to the front end, proposals to ``proposals``."""
         # the agent (pydantic, the loop) loads with the first question, not at start-up
         from .agent.events import ErrorEvent
 
         before = self.runtime.last_input_number
         try:
-            result = self.assistant.ask(question, self.emit, self._approve)
+            result = self.assistant.ask(
+                question,
+                self.emit,
+                self._approve,
+                config=config or self._config,
+                approve_tool=self._approve_tool if self.frontend.interactive else None,  # piped: no one
+            )
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
             self.emit(
                 ErrorEvent(
@@ -123,139 +214,53 @@ class Controller:
                 )
             )
             return
+        finally:
+            self.lasting.changed()
         if result is not None:
             self.journal.question(result, before, self.runtime.last_input_number)
 
-    # -- a proposal: preview, choice, run ------------------------------------------------------------------
     def _approve(self, event: ApprovalRequiredEvent) -> Approval:
-        """The user's choice on proposed code, made after seeing what it would do."""
-        from .agent.assistant import DECLINED, EDITING  # the agent: with the first question
-        from .agent.loop import Approval  # likewise
+        """The assistant's ``propose_code``: on the one proposal path; the model is told what happened."""
+        from .agent.loop import Approval  # the agent: with the first question
 
-        self._preview(event)
-        decision = self.frontend.decide(event)
-        if decision == "run":
-            return self._run_approved(event)
-        if decision == "edit":
-            self.frontend.set_next_input(event.code)
-            self.set_mode(Mode.PYTHON)
-            return Approval("edit", EDITING)
-        return Approval("no", DECLINED)
+        proposal = Proposal.of_code(event.code, event.explanation, call_id=event.call_id)
+        outcome = self.proposals.decide(proposal, announced=True)  # the loop showed its panel
+        return Approval(outcome.decision, outcome.observation, input_number=outcome.input_number)
 
-    def _preview(self, event: ApprovalRequiredEvent) -> None:
-        """Show what the proposal would do, found in a walled copy of the session (Ctrl-C skips it). Only the
-        front end sees it: the model is told the user's choice and nothing of the preview."""
-        from .agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
-        from .capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
+    def _approve_tool(self, request: ToolRequest) -> ToolDecision:
+        """A call of an MCP server's tool that needs the person: on the one proposal path (the same panel,
+        run / edit its arguments / no); the call runs through the request's own ``run``."""
+        from .mcptools.approval import ToolDecision  # with the first such call
 
-        self.emit(StateEvent(state="previewing", detail="what the code would do · Ctrl-C skips"))
-        try:
-            found = Preview.from_dict(self.runtime.preview(event.code))
-        except KeyboardInterrupt:
-            found = Preview("skipped", reason="Preview skipped (Ctrl-C); nothing ran.")
-        except PyAIChatError as exc:  # e.g. the kernel died: still offer the choice
-            found = Preview("unavailable", reason=f"No preview: {exc}")
-        self.emit(StateEvent(state="idle"))
-        lines = found.lines() if found.status != "skipped" else [("note", found.reason or "")]
-        self.emit(PreviewEvent(call_id=event.call_id, status=found.status, lines=lines))
+        def call(arguments: dict[str, Any]) -> str:
+            if request.run is None:  # the server's tools run it after a "run"
+                return ""
+            result = request.run(arguments)
+            return result.text if result.ok else f"Error: {result.error}"
 
-    def _run_approved(self, event: ApprovalRequiredEvent) -> Approval:
-        """Run approved code in the session, keeping what ``/undo`` needs, and record it for ``/save``."""
-        from .agent.assistant import describe_run  # the agent: with the first question
-        from .agent.events import ErrorEvent  # pydantic: with the first question
-        from .agent.loop import Approval  # likewise
+        explanation = f"{request.description}\n(MCP server {request.server!r}: {request.reason}.)".strip()
+        proposal = Proposal.of_tool(
+            request.name,
+            request.args,
+            call,
+            source=ASSISTANT,  # the model asks for the call; the server it goes to is in the panel
+            explanation=explanation,
+            call_id=request.call_id or None,
+        )
+        outcome = self.proposals.decide(proposal)
+        if outcome.ran:
+            return ToolDecision("run", outcome.arguments, edited=outcome.status == "edited")
+        return ToolDecision("no", note=outcome.observation)
 
-        try:
-            result = self.runtime.run_proposal(event.code)
-        except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
-            self.emit(ErrorEvent(message=str(exc), kind="runtime"))
-            return Approval("run", f"The proposed code could not run: {exc}")
-        self.journal.approve(event.code, self.config.model, result.number, event.explanation)
-        return Approval("run", describe_run(result), input_number=result.number)
+    def serve_proposals(self) -> None:
+        """The front end is idle: ask about proposals submitted from other threads (an outside agent's).
+        Approved code runs here, so outside calls wait meanwhile, as for any input."""
+        with self.gate:
+            served = self.proposals.serve()
+        if served:
+            self.lasting.changed()
 
-    # -- the session kept for --resume -----------------------------------------------------------------------
-    def remember(self) -> None:
-        """Keep the conversation and the numbered inputs for ``--resume``, written atomically after every
-        input that changed them (a crash loses at most the input that crashed). Never fails an input."""
-        if self.config.autosave == "off" or (self.config.autosave == "auto" and not self.frontend.remembers):
-            return
-        history = self.runtime.history if self.runtime.keeps_inputs else []
-        turns = self._assistant.memory.turns if self._assistant is not None else []
-        notes = self._assistant.notes if self._assistant is not None else []
-        key = (history[-1].number if history else 0, len(history), len(turns), tuple(notes), self._snapshot)
-        if key == self._remembered or not (history or turns):
-            return
-        self._remembered = key
-        from dataclasses import asdict  # with the first input, like the records it reads
-
-        from .persist.resume import save_resume  # with the first input, not at start-up
-
-        try:
-            turns_data = [asdict(t) for t in turns]
-            save_resume(turns_data, history, config=self.config, snapshot=self._snapshot, notes=notes)
-        except (PyAIChatError, OSError) as exc:
-            if not self._remember_failed:
-                self._remember_failed = True
-                self.notice(f"The session cannot be kept for --resume: {exc}", level="warning")
-
-    def snapshot_taken(self, path: str) -> None:
-        """``/snapshot`` wrote ``path`` ("": the runtime's default file): ``/resume`` without a file loads it
-        back with the conversation."""
-        self._snapshot = path
-
-    def resume(self, path: str | None) -> None:
-        """Bring back the last session's conversation and inputs, then the variables of ``path`` (a snapshot)
-        or, without one, of the last session's own last ``/snapshot``. Each part is all or nothing and says in
-        one sentence what came back or why not."""
-        from .agent.context import Turn  # the agent: with /resume only
-        from .persist.resume import load_resume  # with /resume or --resume only
-
-        snapshot = path
-        try:
-            last = load_resume()
-        except PyAIChatError as exc:  # no earlier session, or a damaged one: the variables may still load
-            self.notice(str(exc), level="warning")
-            if path is None:
-                return
-        else:
-            self.assistant.memory.turns[:0] = [
-                Turn(t["question"], t["messages"], t["answer"]) for t in last.turns
-            ]
-            self.assistant.notes[:0] = last.notes  # e.g. an /undo the model has not been told of yet
-            said = last.text()
-            if last.history and not self.runtime.adopt_history(last.history_entries()):
-                said += (
-                    " The old inputs are not in /history: inputs already ran here, or the kernel or IPython "
-                    "numbers its own."
-                )
-            self.notice(said, level="success")
-            snapshot = path if path is not None else last.snapshot
-        if snapshot is not None:  # "": the runtime's default snapshot file
-            try:
-                self.notice(self.runtime.load_variables(snapshot or None), level="success")
-            except PyAIChatError as exc:
-                self.notice(str(exc), level="warning")
-                return
-            self._snapshot = snapshot
-
-    @property
-    def journal(self) -> Journal:
-        """Where the questions and approved proposals are recorded for ``/save`` (created on first use)."""
-        if self._journal is None:
-            from .journal import Journal  # with the first question, not at start-up
-
-            self._journal = Journal()
-        return self._journal
-
-    @property
-    def assistant(self) -> Assistant:
-        """The session's assistant, created on first use (creating it imports no heavy library)."""
-        if self._assistant is None:
-            from .agent.assistant import Assistant  # not at start-up
-
-            self._assistant = Assistant(self.config, self.runtime)
-        return self._assistant
-
+    # -- ghost-text suggestions ------------------------------------------------------------------------------
     @property
     def suggester(self) -> Suggester:
         """The session's ghost-text suggestions (created on first use; idle until ``suggest_model`` is set,
@@ -275,7 +280,11 @@ class Controller:
         return self.suggester if self.config.suggest_model else None
 
     def close(self) -> None:
-        """The front end is done: stop the suggestions' thread (its open connections are closed)."""
+        """The session ends: whoever waits on a proposal is told, what is kept for ``--resume`` is written,
+        and the suggestions' thread stops (its open connections are closed)."""
+        self.proposals.close()
+        self.lasting.flush()
+        self.assistant.close()  # the MCP servers it started
         if self._suggester is not None:
             self._suggester.close()
 

@@ -1,32 +1,50 @@
 """What the session did beyond its numbered inputs, kept for ``/save`` and for resuming it tomorrow.
 
 The runtime keeps the inputs (with their text output); the assistant keeps the conversation. What neither
-knows is where each question fell among the inputs and which inputs were the assistant's approved code: the
-controller writes both here as they happen, and ``persist.notebook`` puts everything back in order.
+knows is where each question fell among the inputs and which inputs were approved proposals: the controller
+writes the questions here, and the proposal service (``pyaichat.proposals``) the approved code, as they
+happen; ``persist.notebook`` puts everything back in order. The records' types load with the first record,
+so the journal itself costs the start-up nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .persist.notebook import ApprovedProposal, AssistantTurn
+if TYPE_CHECKING:
+    from .persist.notebook import ApprovedProposal, AssistantTurn
 
 
-@dataclass
 class Journal:
     """The questions (with the input numbers around them) and the approved proposals of one session."""
 
-    turns: list[AssistantTurn] = field(default_factory=list)
-    approved: list[ApprovedProposal] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.turns: list[AssistantTurn] = []
+        self.approved: list[ApprovedProposal] = []
 
     def question(self, result: Any, after_input: int, end_input: int) -> None:
         """A turn ended (``result``: the agent's ``TurnResult``); ``after_input``/``end_input``: the last
         input number before the question and when its answer came."""
+        from .persist.notebook import AssistantTurn  # with the first question
+
         self.turns.append(AssistantTurn.from_result(result, after_input, end_input))
 
-    def approve(self, code: str, model: str | None, input_number: int | None, explanation: str = "") -> None:
-        self.approved.append(ApprovedProposal(code, model, ApprovedProposal.now(), input_number, explanation))
+    def approve(
+        self,
+        code: str,
+        model: str | None,
+        input_number: int | None,
+        explanation: str = "",
+        *,
+        proposed_by: str = "assistant",
+    ) -> None:
+        """Approved code ran as input ``input_number`` (``proposed_by``: "assistant" or an outside client)."""
+        from .persist.notebook import ApprovedProposal  # with the first approved proposal
+
+        now = ApprovedProposal.now()
+        self.approved.append(
+            ApprovedProposal(code, model, now, input_number, explanation, proposed_by=proposed_by)
+        )
 
     def undone(self, text: str) -> None:
         """``/undo`` took back the last approved proposal: a saved notebook keeps its cell but skips it."""

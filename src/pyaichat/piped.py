@@ -22,7 +22,7 @@ _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
 
 
 class PlainFrontEnd:
-    """Renders events as plain text on a stream; never runs proposed code."""
+    """Renders events as plain text on a stream; cannot ask, so never runs proposed code."""
 
     interactive = False
     remembers = False  # a script must not replace the interactive session --resume brings back
@@ -30,6 +30,7 @@ class PlainFrontEnd:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
         self._streaming = False
+        self._shown: set[str] = set()  # proposals whose panel is printed
 
     def emit(self, event: Event) -> None:
         kind = event.type
@@ -58,10 +59,9 @@ class PlainFrontEnd:
             self._line(event.plain_text())
         elif kind == "approval_required":
             self._end_stream()
-            self._line("Proposed code (not run in piped mode):")
-            if event.explanation:
-                self._line(event.explanation)
-            self._line(event.code)
+            self._shown.add(event.call_id)
+            for line in proposal_lines(event):
+                self._line(line)
         elif kind == "preview":
             self._end_stream()
             for _, line in event.lines:
@@ -71,7 +71,10 @@ class PlainFrontEnd:
         self.out.flush()
 
     def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        return "no"
+        """Piped input cannot ask anyone: the proposal is shown, and nothing of it runs."""
+        if proposal.call_id not in self._shown:
+            self.emit(proposal)
+        return "shown"
 
     def set_next_input(self, code: str) -> None:  # nothing to edit in piped mode
         pass
@@ -86,6 +89,21 @@ class PlainFrontEnd:
         if self._streaming:
             self.out.write("\n")
             self._streaming = False
+
+
+def proposal_lines(event: ApprovalRequiredEvent) -> list[str]:
+    """A proposal's panel as plain lines: who proposes what (piped input runs none of it)."""
+    who = f"{event.source} proposes" if event.source else "Proposed"
+    if event.tool:
+        import json  # only with a tool call to show
+
+        arguments = json.dumps(event.arguments or {}, ensure_ascii=False, default=str)
+        lines = [f"{who} a call of {event.tool} (not called in piped mode):", f"{event.tool}({arguments})"]
+    else:
+        lines = [f"{who} code (not run in piped mode):", event.code]
+    if event.explanation:
+        lines.insert(1, event.explanation)
+    return lines
 
 
 def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
@@ -150,9 +168,14 @@ def _ends_block(source: str) -> bool:
 def run_piped(ctrl: Controller, stream: TextIO | None = None, first: Sequence[str] = ()) -> int:
     """Read every input from ``stream`` (stdin) and handle it, after ``first`` (``--resume`` is ``/resume``);
     exit status 0 at end of input."""
-    for source in itertools.chain(first, iter_inputs(stream or sys.stdin, ctrl)):
-        ctrl.handle(source)
-        sys.stdout.flush()
-        if ctrl.should_exit:
-            break
+    try:
+        for source in itertools.chain(first, iter_inputs(stream or sys.stdin, ctrl)):
+            ctrl.serve_proposals()  # an outside agent's, shown between inputs (never run: no one is asked)
+            ctrl.handle(source)
+            sys.stdout.flush()
+            if ctrl.should_exit:
+                break
+        ctrl.serve_proposals()
+    finally:
+        ctrl.close()
     return 0

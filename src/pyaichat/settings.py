@@ -11,20 +11,19 @@ A setting whose default is ``None`` is optional (``X | None`` in ``Config``); an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from typing import Any
 
 
 class Setting:
     """One setting: what the config file key, ``PYAICHAT_<NAME>`` and ``Config.<name>`` accept.
 
     ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``config.Secret``),
-    ``choice`` (``Literal[*choices]``) or ``strlist`` (``list[str]``, from the environment comma-separated).
+    ``choice`` (``Literal[*choices]``), ``strlist`` (``tuple[str, ...]``, from the environment
+    comma-separated) or ``servers`` (``tuple[ServerSpec, ...]``: the config file's ``[mcp_servers.NAME]``
+    tables, ``mcptools``).
     """
 
-    __slots__ = ("bounds", "choices", "default", "description", "factory", "kind", "name")
+    __slots__ = ("bounds", "choices", "default", "description", "kind", "name")
 
     def __init__(
         self,
@@ -32,7 +31,6 @@ class Setting:
         kind: str,
         *,
         default: Any = None,
-        factory: Callable[[], list[str]] | None = None,  # a fresh list per configuration (list settings)
         choices: tuple[str, ...] = (),
         ge: float | None = None,
         gt: float | None = None,
@@ -40,14 +38,14 @@ class Setting:
         lt: float | None = None,
         description: str,
     ) -> None:
-        self.name, self.kind, self.default, self.factory = name, kind, default, factory
+        self.name, self.kind, self.default = name, kind, default
         self.choices, self.description = choices, description
         given = {"ge": ge, "gt": gt, "le": le, "lt": lt}
         self.bounds: dict[str, float] = {key: bound for key, bound in given.items() if bound is not None}
 
     def default_value(self) -> Any:
-        """The value a configuration holds when nobody sets this one (a new list each time)."""
-        return self.factory() if self.factory is not None else self.default
+        """The value a configuration holds when nobody sets this one."""
+        return self.default
 
     def __repr__(self) -> str:
         return f"Setting({', '.join(f'{k}={getattr(self, k)!r}' for k in self.__slots__)})"
@@ -116,8 +114,8 @@ SETTINGS = _table(
         choices=("auto", "fork", "inprocess"),
         description="run generated code in a forked child (auto: where the platform can fork)",
     ),
-    Setting("secret_names", "strlist", factory=list, description="extra name patterns to treat as secret"),
-    Setting("secret_patterns", "strlist", factory=list, description="extra regexes to mask in any text"),
+    Setting("secret_names", "strlist", default=(), description="extra name patterns to treat as secret"),
+    Setting("secret_patterns", "strlist", default=(), description="extra regexes to mask in any text"),
     Setting("audit", "bool", default=True, description="append every capability call to audit.jsonl"),
     Setting(
         "autosave",
@@ -174,7 +172,77 @@ SETTINGS = _table(
         "str",
         description="base URL for suggest_model (unset: api_base if the same provider, else its default)",
     ),
+    Setting(
+        "mcp_servers",
+        "servers",
+        default=(),
+        description="MCP servers the assistant may use: one [mcp_servers.NAME] table each",
+    ),
+    Setting(
+        "mcp_config",
+        "str",
+        description="an mcpServers JSON file (Claude Desktop, Cursor, VS Code) whose servers it may use",
+    ),
+    Setting(
+        "mcp_start_timeout",
+        "float",
+        default=20.0,
+        gt=0,
+        le=600,
+        description="seconds an MCP server may take to start and list its tools",
+    ),
+    Setting(
+        "mcp_call_timeout",
+        "float",
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="seconds one MCP tool call may take",
+    ),
+    Setting(
+        "mcp_tool_tokens",
+        "int",
+        default=1000,
+        ge=0,
+        le=1_000_000,
+        description="tokens MCP tools may add to a request in full; past it, names and first lines",
+    ),
+    Setting(
+        "mcp_serve_host",
+        "str",
+        description="where /mcp on listens (default 127.0.0.1; other hosts are reachable from elsewhere)",
+    ),
+    Setting(
+        "mcp_serve_busy_wait",
+        "float",
+        default=15.0,
+        gt=0,
+        le=600,
+        description="seconds an outside agent's call waits while your own input runs, then is told busy",
+    ),
+    Setting(
+        "mcp_serve_proposal_wait",
+        "float",
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="seconds an outside agent's proposed code waits for your answer before it is withdrawn",
+    ),
+    Setting(
+        "mcp_serve_show_calls",
+        "bool",
+        default=True,
+        description="show each outside agent's call as one quiet line at the prompt",
+    ),
 )
 
 # From the environment these are comma-separated.
 LIST_SETTINGS = frozenset(name for name, setting in SETTINGS.items() if setting.kind == "strlist")
+
+
+def closest_setting(name: str) -> str | None:
+    """The setting a mistyped ``name`` most likely meant (``max_step`` → ``max_steps``), if one is close."""
+    from difflib import get_close_matches  # only for a name that is not a setting
+
+    found = get_close_matches(name.lower(), SETTINGS, n=1, cutoff=0.6)
+    return found[0] if found else None

@@ -14,6 +14,7 @@ from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
 from pyaichat.config import Config
 from pyaichat.controller import Controller
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 
@@ -46,6 +47,5 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def ctrl(config: Config, session: Session, fake: FakeLLM, recorder: Recorder) -> Controller:
-    c = Controller(config, session, recorder)
-    c._assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
-    return c
+    assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
+    return Controller(config, LocalRuntime(session), recorder, assistant=assistant)

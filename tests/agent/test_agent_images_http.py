@@ -104,7 +104,7 @@ def test_a_model_that_cannot_see_images_is_told_they_were_left_out(srv):
 
 def test_the_text_protocol_sends_the_images_with_its_observations(srv):
     assistant = make(srv, "openai/gpt-4o-mini")
-    assistant.config.tool_protocol = "text"
+    assistant.config = assistant.config.replace(tool_protocol="text")
     srv.text('<tool name="get_figure">{}</tool>').text("A line plot.")
     ask(assistant, "what does my figure show?")
     observations = srv.bodies[1]["messages"][-1]

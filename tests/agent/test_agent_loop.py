@@ -89,7 +89,7 @@ def test_unknown_tool_bad_json_and_bad_arguments_become_observations(assistant, 
 
 
 def test_a_model_that_calls_tools_forever_stops_at_max_steps(assistant, fake, config):
-    config.max_steps = 3
+    assistant.config = config.replace(max_steps=3)
     for _ in range(5):
         fake.tool("list_globals", {})
     result, rec = ask(assistant, "loop")
@@ -142,7 +142,7 @@ def _ok(text: str) -> Any:
 
 
 def test_the_money_budget_stops_before_it_is_exceeded(session, config):
-    config.budget_usd = 0.025
+    config = config.replace(budget_usd=0.025)
     fake = FakeLLM(cost=0.01).tool("list_globals", {}).text("first").text("never sent")
     assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
     first, _ = ask(assistant, "one")
@@ -153,7 +153,7 @@ def test_the_money_budget_stops_before_it_is_exceeded(session, config):
 
 
 def test_a_question_larger_than_the_context_budget_is_not_sent(assistant, fake, config):
-    config.context_tokens = 1000
+    assistant.config = config.replace(context_tokens=1000)
     result, _ = ask(assistant, "why? " * 2000)
     assert result.stopped_by == "context_tokens" and fake.requests == []
 
@@ -349,7 +349,7 @@ def test_usage_and_cost_accumulate(session, config):
 
 
 def test_no_model_configured_is_one_sentence(session, config):
-    config.model = None
+    config = config.replace(model=None)
     assistant = Assistant(config, session)
     rec = Recorder()
     assert assistant.ask("hi", rec.emit, never_approve) is None
@@ -373,7 +373,7 @@ def test_a_model_switch_applies_at_the_next_question(session, config):
 
     assistant = Assistant(config, session, llm_factory=factory)
     ask(assistant, "one")
-    config.model = "other/model"
+    assistant.config = config.replace(model="other/model")  # /model: the controller hands it the new one
     _, rec = ask(assistant, "two")
     assert made == ["fake/model", "other/model"] and rec.of("usage")[0].model == "other/model"
 

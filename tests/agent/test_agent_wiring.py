@@ -10,6 +10,7 @@ from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import Loader
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 
@@ -25,9 +26,9 @@ def test_start_up_modules_do_not_import_litellm():
 
 
 def controller(config: Config, loader: Loader) -> Controller:
-    ctrl = Controller(config, Session(), frontend=None)  # type: ignore[arg-type]
-    ctrl._assistant = Assistant(config, ctrl.runtime, loader=loader)
-    return ctrl
+    runtime = LocalRuntime(Session())
+    assistant = Assistant(config, runtime, loader=loader)
+    return Controller(config, runtime, frontend=None, assistant=assistant)  # type: ignore[arg-type]
 
 
 def test_entering_assistant_mode_warms_litellm_in_the_background():
@@ -49,8 +50,11 @@ def test_quitting_while_litellm_warms_up_exits_cleanly():
     """Leaving right after entering Assistant mode waits for the import instead of deadlocking the exit."""
     code = (
         "from pyaichat.config import Config; from pyaichat.controller import Controller, Mode; "
-        "from pyaichat.session import Session; "
-        "Controller(Config(model='openai/test'), Session(), frontend=None).set_mode(Mode.ASSISTANT)"
+        "from pyaichat.session import Session; from pyaichat.runtime import LocalRuntime; "
+        "from pyaichat.deferred_assistant import DeferredAssistant; "
+        "config = Config(model='openai/test'); runtime = LocalRuntime(Session()); "
+        "Controller(config, runtime, None, assistant=DeferredAssistant(config, runtime))"
+        ".set_mode(Mode.ASSISTANT)"
     )
     for _ in range(2):
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90)

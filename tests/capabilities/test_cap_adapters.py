@@ -36,7 +36,9 @@ from pyaichat.capabilities.digest import session_digest
 from pyaichat.capabilities.summary import describe, one_line, type_details
 from pyaichat.config import Config
 from pyaichat.controller import Controller
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
+from pyaichat.runtime import LocalRuntime
 
 LEVELS = ("names", "schema", "sample", "full")
 
@@ -192,9 +194,16 @@ def test_plugins_are_read_and_imported_only_for_a_type_no_builtin_adapter_knows(
     assert out.strip() == "[] True [] Sensor 's': 1 readings in °C"
 
 
+def tools_command(out: io.StringIO) -> None:
+    """``/tools`` in a session as the command line builds it, printed on ``out``."""
+    runtime = LocalRuntime(make_session())
+    assistant = DeferredAssistant(Config(), runtime)
+    Controller(Config(), runtime, PlainFrontEnd(out=out), assistant=assistant).handle("/tools")
+
+
 def test_tools_lists_the_plugin_adapters(sensors):
     out = io.StringIO()
-    Controller(Config(), make_session(), PlainFrontEnd(out=out)).handle("/tools")
+    tools_command(out)
     assert "demo_sensors  [plugin pyaichat-demo-plugin]" in out.getvalue()
 
 
@@ -223,7 +232,7 @@ def test_a_failing_adapter_leaves_the_generic_description_with_one_note(fake_lib
     )
     assert one_line([thing]).startswith("list, 1 item: [<fake_lib_raising.Thing object>]")  # nested: quiet
     out = io.StringIO()
-    Controller(Config(), make_session(), PlainFrontEnd(out=out)).handle("/tools")
+    tools_command(out)
     assert "! The adapter for fake_lib_raising (plugin fake-dist) raised ValueError" in out.getvalue()
 
 

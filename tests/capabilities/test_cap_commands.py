@@ -9,14 +9,22 @@ import pytest
 
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd, run_piped
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
+
+
+def plain_controller(out: io.StringIO) -> Controller:
+    runtime = LocalRuntime(Session())
+    assistant = DeferredAssistant(Config(), runtime)
+    return Controller(Config(), runtime, PlainFrontEnd(out=out), assistant=assistant)
 
 
 @pytest.fixture
 def ctrl():
     out = io.StringIO()
-    controller = Controller(Config(), Session(), PlainFrontEnd(out=out))
+    controller = plain_controller(out)
     controller.out = out  # type: ignore[attr-defined]
     return controller
 
@@ -88,7 +96,7 @@ def test_audit_shows_the_last_calls_readably(ctrl):
 
 def test_the_commands_work_in_piped_input():
     out = io.StringIO()
-    ctrl = Controller(Config(), Session(), PlainFrontEnd(out=out))
+    ctrl = plain_controller(out)
     script = "nums = [1, 2]\n/inspect nums\n1/0\n/last_error\n/tools\n/audit 1\n"
     import contextlib
 

@@ -15,7 +15,9 @@ from cap_helpers import make_session
 from pyaichat.capabilities import all_capabilities, call, get, plugins, registry
 from pyaichat.config import Config
 from pyaichat.controller import Controller
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
+from pyaichat.runtime import LocalRuntime
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +41,9 @@ def test_the_plugin_capability_is_registered_works_and_is_listed(demo_distributi
     result = call(make_session("rows = list(range(1234))"), "demo_count", {"expr": "rows"})
     assert result.ok and result.text == "rows holds 1,234 items"
     out = io.StringIO()
-    Controller(Config(), make_session(), PlainFrontEnd(out=out)).handle("/tools")
+    runtime = LocalRuntime(make_session())
+    assistant = DeferredAssistant(Config(), runtime)
+    Controller(Config(), runtime, PlainFrontEnd(out=out), assistant=assistant).handle("/tools")
     line = next(line for line in out.getvalue().splitlines() if "demo_count" in line)
     assert "Return how many items a sized value holds" in line and "[plugin pyaichat-demo-plugin]" in line
 

@@ -151,9 +151,44 @@ def test_the_layers_import_one_way() -> None:
         _importers_of(edges, "pyaichat.runtime", ("pyaichat.agent", "pyaichat.controller", *FRONT_ENDS)) == {}
     )
     assert _importers_of(edges, "pyaichat.agent", FRONT_ENDS) == {}
+    # the user's MCP servers as tools: below the agent (which offers them), beside the capabilities
+    higher = ("pyaichat.agent", "pyaichat.runtime", "pyaichat.controller", *FRONT_ENDS)
+    assert _importers_of(edges, "pyaichat.mcptools", higher) == {}
     # the work that lasts takes plain data: the REPL, IPython and the kernel helper all call it
     higher = ("pyaichat.runtime", "pyaichat.agent", "pyaichat.controller", *FRONT_ENDS)
     assert _importers_of(edges, "pyaichat.persist", higher) == {}
+
+
+# The controller keeps modes and dispatch: proposals, what lasts and the journal have modules of their own,
+# and it reaches the agent only through the events it emits, the ``Approval`` it returns to the loop and the
+# ghost-text suggester it holds for the prompt; an MCP tool call that needs the person reaches the proposal
+# path through ``mcptools.approval``.
+CONTROLLER_MAY_IMPORT = {
+    "pyaichat.agent.events",
+    "pyaichat.agent.loop",
+    "pyaichat.agent.suggest",
+    "pyaichat.mcptools.approval",
+    "pyaichat.commands",
+    "pyaichat.errors",
+    "pyaichat.journal",
+    "pyaichat.lasting",
+    "pyaichat.modes",
+    "pyaichat.proposals",
+    "pyaichat.mcpserve.gate",  # outside agents' calls wait while an input is handled (standard library only)
+}
+# The session's services below the front ends: none of them imports a front end or the controller.
+SERVICES = ("pyaichat.proposals", "pyaichat.lasting", "pyaichat.journal", "pyaichat.deferred_assistant")
+
+
+def test_the_controller_imports_only_what_dispatch_needs() -> None:
+    edges = graph()
+    assert sorted(edges["pyaichat.controller"] - CONTROLLER_MAY_IMPORT) == []
+    for service in SERVICES:
+        higher = ("pyaichat.controller", "pyaichat.piped", *FRONT_ENDS)
+        assert _importers_of(edges, service, higher) == {}, service
+    # the proposal path needs neither the agent's loop nor a runtime's internals
+    path = set().union(*(edges[name] for name in edges if name.startswith("pyaichat.proposals")))
+    assert not [m for m in path if m.startswith(("pyaichat.agent.loop", "pyaichat.runtime"))]
 
 
 def test_plain_start_up_modules_do_not_import_the_kernel_runtime() -> None:
@@ -180,6 +215,9 @@ def third_party_imports(name: str) -> set[str]:
     return found - {"pyaichat"}
 
 
+MCP_SERVER_FACES = ("pyaichat.mcpserve.face", "pyaichat.mcpserve.http_main", "pyaichat.mcpserve.bridge_cli")
+
+
 def test_each_heavy_library_has_one_home() -> None:
     """litellm only in the LLM client, RestrictedPython only in the sandbox, rich only in rendering,
     prompt_toolkit and IPython only in the front ends (and in the helper a kernel loads: its IPython end)."""
@@ -189,6 +227,10 @@ def test_each_heavy_library_has_one_home() -> None:
         "rich": ("pyaichat.repl.render",),
         "prompt_toolkit": ("pyaichat.repl", "pyaichat.ipython"),
         "IPython": ("pyaichat.ipython", "pyaichat.runtime.kernel_helper"),
+        # the MCP SDK: its client for the servers the assistant uses; its server in the faces that serve the
+        # session (their own processes: the HTTP face, `pyaichat mcp`)
+        "mcp": ("pyaichat.mcptools.connection", *MCP_SERVER_FACES),
+        "mcp_types": ("pyaichat.mcptools.connection", *MCP_SERVER_FACES),
     }
     strays = {
         library: sorted(n for n in MODULES if library in third_party_imports(n) and not n.startswith(home))

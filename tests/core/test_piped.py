@@ -12,7 +12,9 @@ import pytest
 
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd, iter_inputs
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 from timeouts import HANG_GUARD
 
@@ -31,7 +33,9 @@ def run_cli(stdin: str, *args: str, env: dict[str, str] | None = None) -> subpro
 
 def controller() -> tuple[Controller, io.StringIO]:
     out = io.StringIO()
-    return Controller(Config(), Session(), PlainFrontEnd(out)), out
+    runtime = LocalRuntime(Session())
+    assistant = DeferredAssistant(Config(), runtime)
+    return Controller(Config(), runtime, PlainFrontEnd(out), assistant=assistant), out
 
 
 def test_piped_prints_echoed_value_and_exits_zero() -> None:
@@ -86,6 +90,14 @@ def test_bad_config_exits_2_with_one_clear_line(tmp_path: Path) -> None:
 def test_bad_env_value_exits_2() -> None:
     proc = run_cli("", env={"PYAICHAT_MAX_STEPS": "zero"})
     assert proc.returncode == 2 and "PYAICHAT_MAX_STEPS" in proc.stderr
+
+
+def test_a_mistyped_variable_is_said_in_one_line_and_the_session_goes_on() -> None:
+    proc = run_cli("x = 41\nx + 1\n", env={"PYAICHAT_MAX_STEP": "3"})
+    assert proc.returncode == 0 and proc.stdout == "42\n"
+    assert proc.stderr == (
+        "pyaichat: PYAICHAT_MAX_STEP is not a setting and is ignored (did you mean PYAICHAT_MAX_STEPS?)\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -36,10 +36,19 @@ NEVER_AT_START_UP = {
     "pandas",
     "tomllib",  # only with a config file
     "argparse",  # only with flags
+    "mcp",  # the MCP SDK: servers start when the assistant first needs them
+    "mcp_types",
+    "anyio",
+    "pyaichat.mcptools.tools",
     "pyaichat.agent.events",
     "pyaichat.agent.assistant",
     "pyaichat.capabilities",
     "pyaichat.commands",
+    # serving to outside agents (/mcp, --mcp): the SDK lives in the face processes, never in the session's
+    "starlette",
+    "uvicorn",
+    "pyaichat.mcpserve.service",
+    "pyaichat.mcpserve.endpoint",
 }
 # The piped path has no terminal UI at all.
 NEVER_WHEN_PIPED = NEVER_AT_START_UP | {"prompt_toolkit", "asyncio", "wcwidth", "pyaichat.repl.frontend"}
@@ -107,8 +116,7 @@ def test_settings_from_env_and_file_are_checked_without_pydantic_and_a_bad_one_i
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == (
-        "pyaichat: In environment variable PYAICHAT_MAX_STEPS: max_steps input should be less than or equal "
-        "to 100 (got '500').\n"
+        "pyaichat: In environment variable PYAICHAT_MAX_STEPS: max_steps should be at most 100 (got '500').\n"
     )
 
 

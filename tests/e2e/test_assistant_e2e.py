@@ -27,6 +27,7 @@ from pyaichat.commands import dispatch
 from pyaichat.commands.assistant import expand_sent
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 from timeouts import HANG_GUARD
 
@@ -41,9 +42,8 @@ def ctrl(srv: ScriptedServer) -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
     session = Session(echo=lambda value: None)
     session.config = config
-    c = Controller(config, session, Recorder())
-    c._assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    return c
+    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    return Controller(config, LocalRuntime(session), Recorder(), assistant=assistant)
 
 
 def user_vars(ctrl: Controller) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def test_two_step_answer_with_native_tools(ctrl, srv):
 
 
 def test_text_protocol_when_configured(ctrl, srv):
-    ctrl.config.tool_protocol = "text"
+    ctrl.config = ctrl.config.replace(tool_protocol="text")
     ctrl.runtime.run("x = 41")
     srv.text('Checking.\n<tool name="get_repr">{"expr": "x"}</tool>').text("It is 41.")
     ctrl.ask("x?")
@@ -103,7 +103,7 @@ def test_a_server_refusing_tools_falls_back_to_the_text_protocol(ctrl, srv):
     ],
 )
 def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, kind, words):
-    ctrl.config.request_timeout = 0.5
+    ctrl.config = ctrl.config.replace(request_timeout=0.5)
     ctrl.runtime.run("data = [1, 2, 3]")
     before = user_vars(ctrl)
     for fault in faults:
@@ -117,7 +117,7 @@ def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, 
         kept = ctrl.frontend.of("answer")[-1]
         assert kept.text == "part" and "incomplete" in kept.note  # the text that arrived before the cut
     srv.text("data is [1, 2, 3].")
-    ctrl.config.request_timeout = 10
+    ctrl.config = ctrl.config.replace(request_timeout=10)
     ctrl.ask("again?")
     assert ctrl.frontend.of("answer")[-1].text == "data is [1, 2, 3]."
     assert ctrl.runtime.run("len(data)").value == 3
@@ -153,7 +153,7 @@ def test_rate_limit_then_success_is_retried(ctrl, srv):
 
 
 def test_a_model_that_calls_tools_forever_stops_at_max_steps(ctrl, srv):
-    ctrl.config.max_steps = 3
+    ctrl.config = ctrl.config.replace(max_steps=3)
     for _ in range(6):
         srv.tool("list_globals", {})
     ctrl.ask("loop forever")
@@ -270,7 +270,9 @@ def test_piped_session_answers_reports_faults_and_never_runs_proposals(srv):
     assert "Not run." in out.stdout and lines[-1] == "82"
     assert "Traceback" not in out.stderr and "Give Feedback" not in out.stdout + out.stderr
     assert srv.bodies[2]["messages"][-1]["content"].endswith("41")
-    assert "declined" in srv.bodies[4]["messages"][-1]["content"]
+    told = srv.bodies[4]["messages"][-1]["content"]  # the truth: no one was asked, nothing was declined
+    assert "could not be asked" in told and "reading piped input" in told and "did not run" in told
+    assert "declined" not in told
     chats = [r for r in srv.requests if r.path.endswith("/chat/completions")]
     assert len(chats) == 5 and all(r.headers.get("Authorization") == "Bearer sk-wrong" for r in chats)
 
@@ -322,7 +324,7 @@ def test_piped_without_a_model_says_how_to_set_one():
 
 
 def test_the_turn_deadline_ends_a_slow_answer_with_a_note(ctrl, srv):
-    ctrl.config.turn_timeout = 0.5
+    ctrl.config = ctrl.config.replace(turn_timeout=0.5)
     srv.fault("slow", delay=1.5)
     ctrl.ask("slow one")
     answer = ctrl.frontend.of("answer")[-1]
@@ -363,7 +365,7 @@ def test_client_side_failures_are_named_plainly(srv, monkeypatch, model, base, k
 
 
 def test_cost_is_reported_for_a_model_litellm_knows(ctrl, srv):
-    ctrl.config.model = "openai/gpt-4o-mini"
+    ctrl.config = ctrl.config.replace(model="openai/gpt-4o-mini")
     srv.text("hello")
     ctrl.ask("hi")
     usage = ctrl.frontend.of("usage")[-1]

@@ -23,6 +23,7 @@ from pyaichat.capabilities.sandbox.confine import probe
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
@@ -35,8 +36,8 @@ def make_ctrl(srv: ScriptedServer, decision: str = "run", **settings: Any) -> Co
         model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4, **settings
     )
     session = Session(config=config, echo=lambda value: None)
-    c = Controller(config, session, Recorder(decision))
-    c._assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    c = Controller(config, LocalRuntime(session), Recorder(decision), assistant=assistant)
     c.set_mode(Mode.ASSISTANT)
     return c
 
@@ -256,6 +257,7 @@ def test_an_undo_the_model_was_not_told_of_yet_survives_a_resume(srv):
     srv.tool("propose_code", {"code": "level = 2"}).text("Raised.")
     first.handle("raise the level")
     first.handle("/undo")  # and the session ends before the next question
+    first.close()
     second = make_ctrl(srv, autosave="on")
     second.handle("/resume")
     assert "1 question and 2 inputs" in second.frontend.of("notice")[0].text

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 from ipy_helpers import run
 from IPython.terminal.interactiveshell import TerminalInteractiveShell
@@ -12,6 +15,7 @@ from prompt_toolkit.output import DummyOutput
 from pyaichat.controller import Mode
 from pyaichat.ipython import extension
 from pyaichat.ipython.prompt import ModePrompts, as_question
+from pyaichat.proposals import Proposal
 
 SHIFT_TAB = "\x1b[Z"
 
@@ -30,6 +34,7 @@ def terminal(new_shell):
             return shell.prompt_for_code()
 
         shell.test_read = read
+        shell.test_pipe = pipe
         shell.test_originals = originals
         yield shell
 
@@ -73,7 +78,7 @@ def test_magics_and_slash_commands_in_assistant_mode(terminal):
 def test_a_proposal_prefills_python_input(terminal):
     ext = extension.get(terminal)
     ext.controller.set_mode(Mode.ASSISTANT)
-    ext.frontend.set_next_input("y = 2")
+    assert ext.controller.proposals.decide(Proposal.of_code("y = 2")).status == "placed"
     assert mode(terminal) is Mode.PYTHON
     assert terminal.test_read("\r") == "y = 2"
     assert "y" not in terminal.user_ns
@@ -107,3 +112,36 @@ def test_mode_prompts_keep_the_wrapped_prompt_class(terminal):
     width = len(prompt_text(terminal))
     tokens = prompts.continuation_prompt_tokens(width, lineno=1, wrap_count=0)
     assert len("".join(text for _, text in tokens)) == width
+
+
+def test_an_idle_prompt_makes_way_for_an_outside_proposal_whose_cell_settles_it(terminal):
+    """An outside agent's proposal (from another thread) reaches an idle terminal IPython prompt: its code
+    becomes the next input, and running that cell unchanged approves it; the agent learns it ran."""
+    pt_app = terminal.pt_app
+    got: dict = {}
+
+    def until(condition) -> None:
+        deadline = time.monotonic() + 60
+        while not condition():
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+
+    def agent() -> None:
+        until(lambda: pt_app.app.is_running)
+        pending = extension.get(terminal).controller.proposals.submit(
+            Proposal.of_code("made = 3", "Makes 3.", source="Agent X")
+        )
+        until(lambda: pt_app.app.is_running and pt_app.default_buffer.text == "made = 3")
+        terminal.test_pipe.send_text("\r")
+        got["outcome"] = pending.wait(60)
+
+    thread = threading.Thread(target=agent)
+    thread.start()
+    text = terminal.prompt_for_code()
+    assert text == "made = 3"
+    terminal.run_cell(text, store_history=True)
+    thread.join(60)
+    outcome = got["outcome"]
+    assert outcome.status == "ran" and terminal.user_ns["made"] == 3 and outcome.code == "made = 3"
+    (approved,) = extension.get(terminal).controller.journal.approved
+    assert approved.proposed_by == "Agent X"

@@ -25,9 +25,8 @@ ROWS = 10_000_000
 def controller(runtime, srv, decision: str = "no") -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
     runtime.config = config
-    ctrl = Controller(config, runtime, Recorder(decision))
-    ctrl._assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    return ctrl
+    assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    return Controller(config, runtime, Recorder(decision), assistant=assistant)
 
 
 def fingerprint(runtime, name: str) -> str:

@@ -13,6 +13,7 @@ from kernel_process import attach
 from fakes.recorder import Recorder
 from pyaichat.config import Config
 from pyaichat.controller import Controller
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.runtime import KernelUnavailable, connect
 from pyaichat.runtime.connection import DEAD, DEAD_OWN, RESTARTED
 
@@ -52,7 +53,7 @@ def test_ctrl_c_interrupts_the_kernel_not_pyaichat(kernel, how, capsys):
 def test_dead_kernel_is_one_sentence_and_the_controller_stays_up(kernel):
     runtime = attach(kernel)
     front = Recorder()
-    ctrl = Controller(runtime.config, runtime, front)
+    ctrl = Controller(runtime.config, runtime, front, assistant=DeferredAssistant(runtime.config, runtime))
     try:
         ctrl.handle("x = 1")
         kernel.kill()

@@ -10,13 +10,20 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.repl.frontend import Repl
 
 
 def make_repl(runtime, pipe) -> Repl:
     console = Console(file=io.StringIO(), width=100, no_color=True, highlight=False)
     return Repl(
-        runtime.config, runtime, input=pipe, output=DummyOutput(), console=console, history=InMemoryHistory()
+        runtime.config,
+        runtime,
+        assistant=DeferredAssistant(runtime.config, runtime),
+        input=pipe,
+        output=DummyOutput(),
+        console=console,
+        history=InMemoryHistory(),
     )
 
 

@@ -14,7 +14,9 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from pyaichat.config import Config
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.repl.frontend import Repl
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 
@@ -49,7 +51,14 @@ def harness() -> Iterator[Harness]:
     with create_pipe_input() as pipe:
         screen = io.StringIO()
         console = Console(file=screen, width=100, no_color=True, highlight=False)
+        runtime = LocalRuntime(Session())
         repl = Repl(
-            Config(), Session(), input=pipe, output=DummyOutput(), console=console, history=InMemoryHistory()
+            Config(),
+            runtime,
+            assistant=DeferredAssistant(Config(), runtime),
+            input=pipe,
+            output=DummyOutput(),
+            console=console,
+            history=InMemoryHistory(),
         )
         yield Harness(repl, pipe, screen)

@@ -21,8 +21,10 @@ from rich.console import Console
 
 from pyaichat.agent.suggest import Suggester
 from pyaichat.config import Config
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.repl.frontend import Repl, toolbar
 from pyaichat.repl.suggest import first_word
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -69,7 +71,16 @@ def make() -> Iterator:
             console = Console(file=io.StringIO(), width=100, no_color=True)
             history = InMemoryHistory()
             history.append_string("print('hello from history')")
-            repl = Repl(config, session, input=pipe, output=DummyOutput(), console=console, history=history)
+            runtime = LocalRuntime(session)
+            repl = Repl(
+                config,
+                runtime,
+                assistant=DeferredAssistant(config, runtime),
+                input=pipe,
+                output=DummyOutput(),
+                console=console,
+                history=history,
+            )
             made.append(repl)
             return Ghost(repl, pipe, model)
 
@@ -115,7 +126,7 @@ def test_the_toolbar_names_the_model_that_gets_the_keys(make) -> None:
     ghost = make(None)
     bar = "".join(text for _, text in toolbar(ghost.repl.ctrl))
     assert "suggest: openai/x (this machine)" in bar
-    ghost.repl.ctrl.config.suggest_api_base = "https://api.example.com/v1"
+    ghost.repl.ctrl.config = ghost.repl.ctrl.config.replace(suggest_api_base="https://api.example.com/v1")
     bar = toolbar(ghost.repl.ctrl)
     assert ("class:bottom-toolbar.remote", "suggest: openai/x → api.example.com") in list(bar)
     ghost.repl.ctrl.toggle_mode()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import sys
@@ -16,9 +17,12 @@ from repl_keyseq import CTRL_C, CTRL_D
 from pyaichat.agent.events import ApprovalRequiredEvent
 from pyaichat.config import Config
 from pyaichat.controller import Mode
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.paths import state_dir
+from pyaichat.proposals import Proposal
 from pyaichat.repl.frontend import Repl, ask_decision, prompt_message, toolbar
 from pyaichat.repl.history import make_history
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 
@@ -136,10 +140,11 @@ def test_ask_decision_keys(keys, decision):
         assert ask_decision(input=pipe, output=DummyOutput()) == decision
 
 
-def test_decide_edit_prefills_the_next_python_prompt(harness):
+def test_edit_prefills_the_next_python_prompt(harness):
     harness.ctrl.set_mode(Mode.ASSISTANT)
     harness.send("e")
-    assert harness.repl.frontend.decide(PROPOSAL) == "edit"
+    proposal = Proposal.of_code("df = df.dropna()", "Drop the empty rows.")
+    assert harness.ctrl.proposals.decide(proposal).status == "placed"
     assert "Drop the empty rows." in harness.output() and "df = df.dropna()" in harness.output()
     assert harness.ctrl.mode is Mode.PYTHON
     assert harness.read("\r") == "df = df.dropna()"
@@ -158,14 +163,23 @@ def test_prompt_and_toolbar_show_mode_and_model(harness):
     assert "Python" in fragments_text(toolbar(harness.ctrl))
     assert "no model" in fragments_text(toolbar(harness.ctrl))
     harness.ctrl.toggle_mode()
-    harness.ctrl.config.model = "ollama/qwen2.5-coder"
+    harness.ctrl.config = harness.ctrl.config.replace(model="ollama/qwen2.5-coder")
     assert fragments_text(prompt_message(harness.ctrl)) == "ai> "
     bar = fragments_text(toolbar(harness.ctrl))
     assert "Assistant" in bar and "ollama/qwen2.5-coder" in bar
 
 
 def make_repl(config: Config, pipe) -> Repl:
-    return Repl(config, Session(), input=pipe, output=DummyOutput(), history=InMemoryHistory())
+    runtime = LocalRuntime(Session())
+    assistant = DeferredAssistant(config, runtime)
+    return Repl(
+        config,
+        runtime,
+        assistant=assistant,
+        input=pipe,
+        output=DummyOutput(),
+        history=InMemoryHistory(),
+    )
 
 
 def test_no_color_and_vi_mode_follow_the_config():
@@ -189,9 +203,16 @@ def test_the_editing_mode_edits_the_line(mode: str) -> None:
         assert repl.read() == "ello"
 
 
+def repl_with_history_file(pipe) -> Repl:
+    """A REPL as the command line makes it: its history in the state directory."""
+    runtime = LocalRuntime(Session())
+    assistant = DeferredAssistant(Config(), runtime)
+    return Repl(Config(), runtime, assistant=assistant, input=pipe, output=DummyOutput())
+
+
 def test_history_is_persisted_in_the_state_directory():
     with create_pipe_input() as pipe:
-        repl = Repl(Config(), Session(), input=pipe, output=DummyOutput())
+        repl = repl_with_history_file(pipe)
         pipe.send_text(f"value = 7\r{CTRL_D}")
         assert repl.run() == 0
     assert "value = 7" in (state_dir() / "history").read_text()
@@ -200,7 +221,7 @@ def test_history_is_persisted_in_the_state_directory():
 def test_history_file_is_private_and_masks_secrets_while_recall_keeps_the_real_text():
     typed = 'api_key = "sk-live-abcdefghijklmnopqrstuvwxyz0123"'
     with create_pipe_input() as pipe:
-        repl = Repl(Config(), Session(), input=pipe, output=DummyOutput())
+        repl = repl_with_history_file(pipe)
         pipe.send_text(f"{typed}\r")
         assert repl.read() == typed
         pipe.send_text("\x1b[A\r")  # up-arrow, Enter: the same session recalls what was typed
@@ -282,3 +303,17 @@ def test_early_prompt_draws_the_prompt_holds_keys_unechoed_and_restores_the_term
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_resume_file_waits_for_the_next_prompt_and_is_written_before_leaving(harness):
+    """What --resume keeps is not written between an input and the next prompt (the keystroke path): it is
+    written once that prompt is on screen, and at the latest when the session ends."""
+    path = state_dir() / "last-session.json"
+    harness.send("kept = 1\r")
+    harness.repl.execute(harness.repl.read())
+    assert harness.namespace["kept"] == 1 and not path.exists()  # the next prompt is not drawn yet
+    harness.send(CTRL_D)
+    assert harness.repl.run() == 0
+    harness.ctrl.close()
+    kept = json.loads(path.read_text())
+    assert [entry["source"] for entry in kept["history"]] == ["kept = 1"]

@@ -11,13 +11,17 @@ from pyaichat.capabilities.sandbox import confine, walls_report
 from pyaichat.capabilities.sandbox.isolation import fork_available
 from pyaichat.config import Config
 from pyaichat.controller import Controller
+from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 
 def _tools_text(config: Config) -> str:
     out = io.StringIO()
-    Controller(config, Session(config=config), PlainFrontEnd(out=out)).handle("/tools")
+    runtime = LocalRuntime(Session(config=config))
+    assistant = DeferredAssistant(config, runtime)
+    Controller(config, runtime, PlainFrontEnd(out=out), assistant=assistant).handle("/tools")
     return out.getvalue()
 
 

@@ -1,8 +1,9 @@
 """The assistant facade: one object per session that answers questions and remembers the conversation.
 
-Front ends (the REPL, piped mode, later the IPython extension) hold one ``Assistant`` through the
-``Controller`` and call ``ask(question, emit, approve)``; everything they show comes back as events. It holds
-no terminal code. It also keeps what ``/trace``, ``/sent`` and ``/cost`` report.
+The ``Controller`` is given one at construction (the entry points make it) and calls ``ask(question, emit,
+approve, config=...)``; everything front ends show comes back as events. It holds no terminal code. It also
+keeps what ``/trace``, ``/sent`` and ``/cost`` report, and what ``--resume`` brings back (``memory_state``,
+``restore``); ``tell`` gives it a note for the model's next question (an ``/undo``).
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..capabilities.summary import one_line
 from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
-from .budget import Budget, Limits, Prompt, Remembered
+from .budget import Budget, Limits, OutsideSchemas, Prompt, Remembered
 from .context import (
     Memory,
     Turn,
@@ -23,23 +23,29 @@ from .context import (
     memoize,
     pinned_section,
 )
-from .events import ApprovalRequiredEvent, ErrorEvent, Event
+from .events import ApprovalRequiredEvent, ErrorEvent, Event, NoticeEvent, StateEvent
 from .llm import LITELLM, LLM, LiteLLMClient, Loader, Usage
 from .loop import Approval, ToolOutcome, TurnEnv, run_turn
 from .protocol import images_as_sizes
 from .trace import TurnResult
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from ..config import Config
-    from ..records import ExecResult
+    from ..mcptools.approval import Approve
+    from ..mcptools.offer import TurnTools
+    from ..mcptools.tools import ServerTools
     from ..session import Session
 
 LLMFactory = Callable[["Config"], LLM]
 
 
 class Assistant:
-    """Answers questions about the user's session (a ``Runtime``, or a ``Session`` in this process) with the
-    model ``config`` names (read at every question)."""
+    """Answers questions about the user's session (a ``Runtime``, or a ``Session`` in this process).
+
+    ``config`` is the session's current configuration: its owner (the controller) gives it a new one when it
+    changes; a question asked with ``ask(..., config=...)`` uses that one instead, for that question only."""
 
     def __init__(
         self,
@@ -60,17 +66,46 @@ class Assistant:
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
         self._tallied: tuple[int, Usage, int] = (0, Usage(), 0)
+        self._servers: ServerTools | None = None
 
     # -- set-up ----------------------------------------------------------------------------------------------
     def warm_up(self) -> None:
-        """Start loading litellm in the background (called when the user enters Assistant mode)."""
+        """Start loading litellm and the MCP servers in the background (called when the user enters
+        Assistant mode)."""
         if self.config.model and self._factory is LiteLLMClient:
             self._loader.start()
+        if self.config.model and self.servers is not None:
+            self.servers.warm_up()
 
-    def client(self) -> LLM:
-        """The model client for the current settings (a ``/model`` switch applies at the next question)."""
+    @property
+    def servers(self) -> ServerTools | None:
+        """The user's MCP servers as tools (``None`` when none is configured); nothing starts until a
+        question needs them (or ``warm_up``)."""
         cfg = self.config
-        key = (cfg.model, cfg.api_base, cfg.api_key_value, cfg.tool_protocol)
+        if self._servers is None and (cfg.mcp_servers or cfg.mcp_config):
+            from ..mcptools.tools import ServerTools  # only with MCP servers configured
+
+            self._servers = ServerTools(cfg, session=getattr(self.runtime, "session", self.runtime))
+        return self._servers
+
+    def close(self) -> None:
+        """Stop what the assistant started (the MCP servers)."""
+        if self._servers is not None:
+            self._servers.close()
+
+    def client(self, config: Config | None = None) -> LLM:
+        """The model client for ``config`` (default: the current settings), made anew when a setting it reads
+        changes (a ``/model`` switch applies at the next question)."""
+        cfg = config or self.config
+        key = (
+            cfg.model,
+            cfg.api_base,
+            cfg.api_key_value,
+            cfg.tool_protocol,
+            cfg.temperature,
+            cfg.seed,
+            cfg.context_window,
+        )
         if self._llm is None or key != self._llm_key:
             self._llm = self._factory(cfg)
             self._llm_key = key
@@ -102,14 +137,22 @@ class Assistant:
         question: str,
         emit: Callable[[Event], None],
         approve: Callable[[ApprovalRequiredEvent], Approval],
+        *,
+        config: Config | None = None,
+        approve_tool: Approve | None = None,
     ) -> TurnResult | None:
-        """Answer ``question``; ``None`` when no model can be used (an error event says why)."""
+        """Answer ``question`` with ``config`` (default: the current settings); ``None`` when no model can be
+        used (an error event says why). ``approve_tool`` asks the person about a call of an MCP tool that does
+        not run at once (``None``: no one can be asked, so only those that do are offered)."""
+        config = config or self.config
         try:
-            llm = self.client()
+            llm = self.client(config)
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        mask = memoize(make_masker(self.config))
+        outside = self._outside_tools(emit, config, can_approve=approve_tool is not None)
+        # pyaichat's masking rules and, with MCP servers, every value their entries gave them
+        mask = memoize(outside.mask if outside is not None else make_masker(config))
         told, self.notes = self.notes, []
         since = "## Since your last answer\n" + "\n".join(told) if told else ""
         context = "\n\n".join(
@@ -117,21 +160,61 @@ class Assistant:
         )
         # The system message (and the tool schemas) are the same bytes at every step and turn of the session,
         # so prompt caches reuse them; what changes each turn, the session picture, goes with the question.
+        offered = None
+        system = self.system_prompt
+        if outside is not None and outside.offered:
+            offered = OutsideSchemas(*outside.schemas(), full_tokens=config.mcp_tool_tokens)
+            system = f"{system}\n\n{outside.system_note()}"
         prompt = Prompt(
-            system=self.system_prompt,
+            system=system,
             schemas=self._tool_schemas(),
             context=context,
             history=[Remembered(t.messages, t.compact()) for t in self.memory.turns],
             mask=mask,
+            outside=offered,
         )
         spent, requests = self._tally()
-        budget = Budget(llm, Limits.of(self.config), prompt, spent_before=spent, requests_before=requests)
-        env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=self._look, approve=approve, mask=mask)
+        budget = Budget(llm, Limits.of(config), prompt, spent_before=spent, requests_before=requests)
+        run_tool = self._look if outside is None else self._runner(outside, approve_tool)
+        env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask)
         result = run_turn(env, question)
+        if outside is not None:  # a server that failed during the turn: the model knows, now the user does
+            self._tell(emit, outside.servers.news())
         # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
         self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
         self.turns.append(result)
         return result
+
+    def _runner(self, outside: TurnTools, approve_tool: Approve | None) -> Callable[..., ToolOutcome]:
+        """Tool calls of this turn: an MCP server's tools through ``outside``, the rest as capabilities."""
+
+        def run_tool(name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
+            if outside.handles(name):
+                return outside.run(name, args, images=images, approve=approve_tool)
+            return self._look(name, args, images=images)
+
+        return run_tool
+
+    def _outside_tools(
+        self, emit: Callable[[Event], None], config: Config, *, can_approve: bool
+    ) -> TurnTools | None:
+        """The MCP tools for this turn (servers still starting are waited for, within their deadlines); each
+        failure is told once, as a warning before the answer."""
+        servers = self.servers
+        if servers is None:
+            return None
+        servers.warm_up()
+        waiting = servers.manager.pending()
+        if waiting:
+            emit(StateEvent(state="starting", detail=f"starting MCP servers: {', '.join(waiting)}"))
+        turn = servers.for_turn(can_approve=can_approve, config=config)
+        self._tell(emit, turn.news)
+        return turn
+
+    @staticmethod
+    def _tell(emit: Callable[[Event], None], sentences: list[str]) -> None:
+        for sentence in sentences:
+            emit(NoticeEvent(text=f"{sentence} The assistant goes on without it.", level="warning"))
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         """The tools of the runtime, as it describes them where they run (a kernel has its own plugins)."""
@@ -153,6 +236,25 @@ class Assistant:
 
     def clear(self) -> None:
         self.memory.clear()
+
+    # -- what lasts: told with the next question, kept for --resume --------------------------------------
+    def tell(self, note: str) -> None:
+        """Tell the model ``note`` with the next question (what the user's commands changed: an ``/undo``)."""
+        self.notes.append(note)
+
+    def memory_state(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """The conversation memory as plain data (``persist.resume``'s turn shape) and the notes not yet
+        told, for the resume file."""
+        turns = [
+            {"question": t.question, "messages": t.messages, "answer": t.answer} for t in self.memory.turns
+        ]
+        return turns, list(self.notes)
+
+    def restore(self, turns: Iterable[Mapping[str, Any]], notes: Iterable[str]) -> None:
+        """Put a resumed session's conversation (``memory_state``'s shape) before this one's, and its untold
+        notes before this one's."""
+        self.memory.turns[:0] = [Turn(t["question"], list(t["messages"]), t["answer"]) for t in turns]
+        self.notes[:0] = list(notes)
 
     # -- reports for the slash commands ----------------------------------------------------------------------
     @property
@@ -208,22 +310,3 @@ class Assistant:
 def _dollars(amount: float) -> str:
     """Dollars with enough digits to see small amounts (a short question costs a fraction of a cent)."""
     return f"${amount:.4f}" if amount >= 0.01 else f"${amount:.6f}"
-
-
-def describe_run(result: ExecResult) -> str:
-    """What the model is told after the user ran a proposal (it is now the user's input ``[n]``)."""
-    head = f"The user ran the proposed code as input [{result.number}]."
-    if result.interrupted:
-        return head + " They interrupted it before it finished."
-    if not result.ok and result.error is not None:
-        return head + f" It failed: {result.error.headline()}"
-    parts = [head + " It succeeded."]
-    if result.output.strip():
-        parts.append("Output:\n" + result.output.strip()[:1500])
-    if result.has_value:
-        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
-    return "\n".join(parts)
-
-
-DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
-EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."

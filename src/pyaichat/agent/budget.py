@@ -11,6 +11,9 @@ It owns every "how much" of a turn:
 - the history: remembered turns go newest first, whole when they fit, else compacted to question and answer;
   the oldest are dropped until the request fits; older tool results of this turn are shortened when the turn
   alone is too long;
+- the tools from outside (MCP servers): in full while their schemas fit in ``mcp_tool_tokens``, else by name
+  and first line, with ``describe_tool`` for a schema when the model asks (decided once per turn, so every
+  request of the turn sends the same tools and prompt caches keep them);
 - the lean tool set, when even this turn alone does not fit with every tool;
 - the answer cap (``max_tokens``) of each request: the setting, or what the window has left.
 """
@@ -71,14 +74,25 @@ class Remembered:
 
 
 @dataclass(frozen=True)
+class OutsideSchemas:
+    """Tools from outside (MCP servers) in both forms the budget chooses between, for the whole turn."""
+
+    full: list[dict[str, Any]]  # each with its server's description and JSON schema
+    brief: list[dict[str, Any]]  # the same tools by name and first line, no parameters
+    describe: dict[str, Any]  # the tool that gives one tool's full schema (offered with the brief form)
+    full_tokens: int  # the most tokens the full form may add to a request (``mcp_tool_tokens``)
+
+
+@dataclass(frozen=True)
 class Prompt:
     """What every request of a turn is made of, before it is fitted."""
 
     system: str  # the system prompt; the protocol adds its own part
-    schemas: list[dict[str, Any]]  # every tool
+    schemas: list[dict[str, Any]]  # every tool of our own
     context: str  # the session picture and pinned names, sent with the question
     history: Sequence[Remembered] = ()  # oldest first
     mask: Callable[[str], str] = lambda text: text
+    outside: OutsideSchemas | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +122,8 @@ class Budget:
         self.spent_before = spent_before or Usage()
         self.requests_before = requests_before
         self.clock = clock
+        self.offered = prompt.schemas  # our tools and, from ``start``, the outside ones in the form chosen
+        self.outside_form: str | None = None  # "full" or "brief" once chosen
         self.tools = prompt.schemas  # becomes the lean set, for the rest of the turn, when a window is small
         self.window: int | None = None
         self.prompt_limit = limits.context_tokens
@@ -122,7 +138,22 @@ class Budget:
         if self.window:
             room = min(self.limits.max_tokens, max(self.window // 4, 64))
             self.prompt_limit = max(MIN_PROMPT_TOKENS, min(self.limits.context_tokens, self.window - room))
+        self.offered = self.tools = [*self.prompt.schemas, *self._outside_tools()]
         self.deadline = self.clock() + self.limits.turn_timeout
+
+    def _outside_tools(self) -> list[dict[str, Any]]:
+        """The MCP tools in full when they fit in their share, else by name and first line with
+        ``describe_tool`` (the token counter measures what each form adds to a request)."""
+        outside = self.prompt.outside
+        if outside is None or not outside.full:
+            return []
+        probe: Messages = [{"role": "user", "content": "?"}]
+        added = self._count(probe, outside.full) - self._count(probe, None)
+        if added <= outside.full_tokens:
+            self.outside_form = "full"
+            return outside.full
+        self.outside_form = "brief"
+        return [*outside.brief, outside.describe]
 
     # -- time ----------------------------------------------------------------------------------------------
     def out_of_time(self, margin: float = 0.0) -> bool:
@@ -143,7 +174,7 @@ class Budget:
         if stop is not None:
             return stop
         mask = self.prompt.mask
-        system = {"role": "system", "content": protocol.system_text(self.prompt.system, self.prompt.schemas)}
+        system = {"role": "system", "content": protocol.system_text(self.prompt.system, self.offered)}
         question = {**current[0], "content": f"{self.prompt.context}\n\n## Question\n{current[0]['content']}"}
         now = mask_messages([system, question, *current[1:]], mask)
         fitted = self._fit(protocol, now, protocol.tools(self.tools))

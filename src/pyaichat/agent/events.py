@@ -70,12 +70,17 @@ class AnswerEvent(_Event):
 
 
 class ApprovalRequiredEvent(_Event):
-    """The model proposes code that would change the session; the user must run, edit or reject it."""
+    """Someone proposes to change the session; the user must run, edit or reject it (``pyaichat.proposals``).
+    ``source``: "" for the assistant, else the outside client that proposes it (the panel names it).
+    ``tool``: a tool call awaiting approval (with its ``arguments``) rather than ``code``."""
 
     type: Literal["approval_required"] = "approval_required"
     call_id: str
     code: str
     explanation: str = ""
+    source: str = ""
+    tool: str = ""
+    arguments: dict[str, Any] | None = None
 
 
 class PreviewEvent(_Event):

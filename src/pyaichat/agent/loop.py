@@ -155,7 +155,7 @@ class _Turn:
                     return self._finish(
                         reader.prose(reply.text).strip() or self.best, "repetition", LOOP_NOTE
                     )
-                step = reader.read(reply, self.step, self.budget.prompt.schemas, self.talk.call_ids)
+                step = reader.read(reply, self.step, self.budget.offered, self.talk.call_ids)
                 if not step.calls:
                     return self._answer(reader, reply)
                 if self._run_calls(reply, step) == "edit":
@@ -195,7 +195,7 @@ class _Turn:
         body = llm.request_kwargs(request)
         self.result.requests.append({**body, "messages": images_as_sizes(body["messages"])})
         view = self.view = ReplyView(
-            self.protocol.gate(self.budget.prompt.schemas), self.env.emit, lambda: self._state("answering")
+            self.protocol.gate(self.budget.offered), self.env.emit, lambda: self._state("answering")
         )
         guard = RepetitionGuard()
 

@@ -51,8 +51,10 @@ def record(
     output_chars: int,
     truncated: bool = False,
     origin: str = "assistant",
+    **extra: Any,
 ) -> None:
-    """Append one line; ``args`` must already be masked. Never raises."""
+    """Append one line; ``args`` must already be masked. Never raises. ``extra``: fields of one kind of call
+    (an MCP tool's ``server``, ``tool`` and the user's ``decision``), plain JSON values."""
     try:
         entry = {
             "time": datetime.now().astimezone().isoformat(timespec="milliseconds"),
@@ -65,6 +67,7 @@ def record(
             "duration_ms": round(duration_ms, 3),
             "output_chars": output_chars,
             "truncated": truncated,
+            **extra,
         }
         line = json.dumps(entry, ensure_ascii=False, default=repr) + "\n"
         directory = ensure_state_dir()

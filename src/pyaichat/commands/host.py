@@ -9,35 +9,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from ..agent.assistant import Assistant
     from ..agent.events import Event
     from ..agent.suggest import Suggester
     from ..config import Config
+    from ..controller import AssistantPort
     from ..journal import Journal
+    from ..lasting import LastingState
     from ..modes import Mode
+    from ..proposals import Proposals
     from ..runtime import Runtime
 
 
 class Controller(Protocol):
-    config: Config
+    config: Config  # the current one; assigning a new one replaces it everywhere (``/model``)
     runtime: Runtime
     frontend: Any  # has ``interactive: bool``
-
-    @property
-    def assistant(self) -> Assistant: ...
-
-    @property
-    def journal(self) -> Journal: ...
+    assistant: AssistantPort
+    journal: Journal
+    proposals: Proposals
+    lasting: LastingState
 
     @property
     def suggester(self) -> Suggester: ...
 
     @property
     def suggester_if_any(self) -> Suggester | None: ...
-
-    def snapshot_taken(self, path: str) -> None: ...
-
-    def resume(self, path: str | None) -> None: ...
 
     def set_mode(self, mode: Mode) -> None: ...
 

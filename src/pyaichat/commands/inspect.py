@@ -22,7 +22,11 @@ def _call(ctrl: Controller, name: str, args: dict | None = None) -> CapabilityRe
     return ctrl.runtime.call(name, args or {}, origin="user")
 
 
-@command("tools", "/tools", "List the capabilities the assistant can use, with one line each.")
+@command(
+    "tools",
+    "/tools",
+    "List the capabilities the assistant can use, one line each, and your MCP servers: state, tools, calls.",
+)
 def _tools(ctrl: Controller, arg: str) -> None:
     box = ctrl.runtime.tools()  # described where they run (a kernel has its own plugins and walls)
     width = max((len(t.name) for t in box.tools), default=0)
@@ -39,6 +43,9 @@ def _tools(ctrl: Controller, arg: str) -> None:
         lines.append(f"  ! {problem}")
     lines.append("Sandbox walls:")
     lines.extend(f"  {line}" for line in ctrl.runtime.sandbox_walls())
+    servers = ctrl.assistant.servers
+    if servers is not None:
+        lines.extend(servers.status_lines(kernel=ctrl.runtime.describe() is not None))
     ctrl.notice("\n".join(lines))
 
 

@@ -30,6 +30,7 @@ COMMANDS: Registry[Command] = Registry(
         "pyaichat.commands.assistant",
         "pyaichat.commands.work",
         "pyaichat.commands.suggest",
+        "pyaichat.commands.mcp",
     )
 )
 

@@ -20,14 +20,11 @@ if TYPE_CHECKING:
 )
 def _undo(ctrl: Controller, arg: str) -> None:
     try:
-        ok, text = ctrl.runtime.undo()
+        ok, text = ctrl.proposals.undo()  # the journal and the assistant learn of it there
     except PyAIChatError as exc:  # a kernel without pyaichat's helper, or a dead one
         ctrl.notice(f"Cannot undo: {exc}", level="warning")
         return
     ctrl.notice(text, level="success" if ok else "warning")
-    if ok:  # the model must not go on believing the proposal's effects still stand
-        ctrl.assistant.notes.append(f"The user undid the last approved proposal with /undo. {text}")
-        ctrl.journal.undone(text)
 
 
 @command(
@@ -82,7 +79,7 @@ def _snapshot(ctrl: Controller, arg: str) -> None:
         needed = exc.name or "cloudpickle"
         ctrl.notice(f"Snapshots need {needed}: pip install 'pyaichat[persist]'.", level="warning")
         return
-    ctrl.snapshot_taken(path or "")  # "": the runtime's default file
+    ctrl.lasting.snapshot_taken(path or "")  # "": the runtime's default file
     ctrl.notice(text, level="success")
 
 
@@ -99,7 +96,7 @@ def _resume(ctrl: Controller, arg: str) -> None:
     if len(words) > 1:
         ctrl.notice("Usage: /resume [file]", level="warning")
         return
-    ctrl.resume(words[0] if words else None)
+    ctrl.lasting.resume(words[0] if words else None)
 
 
 def _words(ctrl: Controller, arg: str) -> list[str] | None:

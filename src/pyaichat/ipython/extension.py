@@ -18,9 +18,10 @@ from ..agent import llm
 from ..agent.events import ErrorEvent, StateEvent
 from ..config import Config, load_config
 from ..controller import Controller
+from ..deferred_assistant import DeferredAssistant
 from ..errors import ConfigError, PyAIChatError
 from ..runtime import LocalRuntime
-from ..runtime.cells import CellRecorder
+from ..runtime.cells import CellRecorder, is_question
 from ..session import Session
 from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
@@ -28,7 +29,6 @@ from .magics import AIMagics
 from .transform import keep_question_mark
 
 if TYPE_CHECKING:
-    from ..agent.events import ApprovalRequiredEvent
     from .magics import Request
 
 # c.PyAIChat.model = "…" in ipython_config.py, or --PyAIChat.model=… on IPython's command line
@@ -57,18 +57,17 @@ class Extension:
         self.frontend = IPythonFrontEnd(shell, config)
         self.runtime = LocalRuntime(self.session)
         self.runtime.transform = shell.transform_cell  # a proposal's %magics preview as IPython runs them
-        self.controller = Controller(config, self.runtime, self.frontend)
-        self._proposal: ApprovalRequiredEvent | None = None  # the proposal the running cell approves
-        self.frontend.controller = self.controller
+        assistant = DeferredAssistant(config, self.runtime)  # the agent loads with the first question
+        self.controller = Controller(config, self.runtime, self.frontend, assistant=assistant)
         self.recorder = CellRecorder(self.session)
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
         self.suggestions: Any = None
 
     # -- configuration ---------------------------------------------------------------------------------------
-    def _load_config(self) -> Config:
+    def _load_config(self, warn: Any = None) -> Config:
         try:
-            config = load_config(shell_overrides(self.shell))
+            config = load_config(shell_overrides(self.shell), warn=warn)
         except ConfigError as exc:  # keep IPython usable; every %ai repeats the sentence until it is fixed
             self.config_error = exc
             return Config()
@@ -79,12 +78,10 @@ class Extension:
         """A broken configuration may have been fixed (e.g. ``%env``) since the extension was loaded."""
         if self.config_error is None:
             return
-        config = self._load_config()
+        config = self._load_config(warn=lambda sentence: None)  # said once, when the extension loaded
         if self.config_error is not None:
             raise UsageError(str(self.config_error))
-        current = self.controller.config  # shared by controller, session and assistant: update it in place
-        for key, value in config.values().items():
-            setattr(current, key, value)
+        self.controller.config = config  # the controller hands it to the runtime and the assistant
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -98,7 +95,7 @@ class Extension:
         if getattr(shell, "pt_app", None) is not None:  # a terminal IPython (not a kernel or a notebook)
             from .prompt import TwoModePrompt  # prompt_toolkit: terminal only
 
-            self.prompt = TwoModePrompt(shell, self.controller)
+            self.prompt = TwoModePrompt(shell, self.controller, serve=self.serve_proposals)
             self.prompt.install()
             from .suggest import IPythonSuggestions  # terminal only
 
@@ -112,6 +109,12 @@ class Extension:
         if self.suggestions is not None:
             self.suggestions.uninstall()
             self.suggestions = None
+        if "pyaichat.mcpserve.hosting" in sys.modules:  # it served: stop (a served session needs its hooks)
+            from ..mcpserve.hosting import service_for
+
+            service = service_for(self.controller, create=False)
+            if service is not None:
+                service.stop()
         if self.prompt is not None:
             self.prompt.uninstall()
             self.prompt = None
@@ -133,26 +136,37 @@ class Extension:
         while keep_question_mark in shell.input_transformers_cleanup:
             shell.input_transformers_cleanup.remove(keep_question_mark)
 
-    # -- each cell: recorded into the session's history; the one that runs a proposal -----------------------
-    # IPython puts a proposal into the next input; running that cell unchanged is the approval: it is
-    # checkpointed for /undo and recorded as the assistant's code for /save. An edited cell is the user's own.
+    # -- each cell: recorded into the session's history; the one that settles a proposal --------------------
+    # A proposal goes into the next input; the cell run after it settles it on the one proposal path
+    # (``proposals.Proposals``): unchanged, it is approved (checkpointed for /undo, journaled for /save);
+    # changed, it is the user's own input; a question instead of it declines it.
     def pre_run_cell(self, info: Any) -> None:
+        self.controller.gate.enter()  # outside agents' calls (/mcp) wait while the cell runs
         self.recorder.pre_run_cell(info)
-        pending, self.frontend.pending = self.frontend.pending, None
         source = getattr(info, "raw_cell", None) or ""
-        if pending is not None and source.strip() == pending.code.strip():
-            self._proposal = pending
-            self.runtime.begin_proposal(source)
+        if is_question(source):
+            self.controller.proposals.drop_placed()
+        else:
+            self.controller.proposals.cell_starting(source)
 
     def post_run_cell(self, result: Any) -> None:
+        try:
+            self._after_cell(result)
+        finally:
+            self.controller.gate.leave()
+
+    def _after_cell(self, result: Any) -> None:
         self.recorder.post_run_cell(result)
-        proposal, self._proposal = self._proposal, None
-        if proposal is None:
-            return
-        self.runtime.end_proposal()
         number = getattr(result, "execution_count", None)
-        model = self.controller.config.model
-        self.controller.journal.approve(proposal.code, model, number, proposal.explanation)
+        history = self.session.history
+        entry = history[-1] if history and history[-1].number == number else None
+        self.controller.proposals.cell_finished(number, entry)
+
+    def serve_proposals(self) -> None:
+        """The terminal prompt is idle: ask about proposals submitted from other threads (an outside agent's);
+        their code goes into the next input, as the assistant's does."""
+        if self.controller.proposals.waiting:
+            self._run(self.controller.serve_proposals)
 
     # -- asking ----------------------------------------------------------------------------------------------
     def answer(self, request: Request) -> None:
@@ -163,27 +177,22 @@ class Extension:
                 raise UsageError("--model and --max-steps apply to a question, not to a slash command.")
             self._run(lambda: self.controller.handle(request.text))
             return
-        config = self.controller.config
-        saved = {key: getattr(config, key) for key in request.overrides}
-        for key, value in request.overrides.items():
-            try:
-                setattr(config, key, value)
-            except ConfigError:
-                _restore(config, saved)
-                raise UsageError(f"%ai cannot use {value!r} for --{key.replace('_', '-')}.") from None
-        try:
-            if not config.model:
-                raise UsageError(llm.NO_MODEL)
-            self.frontend.begin()
-            self._run(lambda: self._ask(request.text))
-        finally:
-            _restore(config, saved)
+        try:  # this question's own configuration; the session's stays as it is
+            config = self.controller.config.replace(**request.overrides)
+        except ConfigError as exc:
+            key = exc.key or ""
+            value = request.overrides.get(key)
+            raise UsageError(f"%ai cannot use {value!r} for --{key.replace('_', '-')}.") from None
+        if not config.model:
+            raise UsageError(llm.NO_MODEL)
+        self.frontend.begin()
+        self._run(lambda: self._ask(request.text, config))
 
-    def _ask(self, question: str) -> None:
+    def _ask(self, question: str, config: Config) -> None:
         if not llm.is_loaded():
             self.frontend.emit(StateEvent(state="starting", detail="loading the model library"))
             llm.load_litellm()  # waits for the warm-up thread; Ctrl-C ends the wait, not the import
-        self.controller.ask(question)
+        self.controller.ask(question, config)
 
     def _run(self, action: Any) -> None:
         """Run ``action``; Ctrl-C stops the answer (keeping what arrived), any error is one line."""
@@ -199,11 +208,6 @@ class Extension:
             self.frontend.emit(ErrorEvent(message=message, kind="internal"))
         finally:
             self.frontend.close(interrupted=interrupted)
-
-
-def _restore(config: Config, saved: dict[str, Any]) -> None:
-    for key, value in saved.items():
-        setattr(config, key, value)
 
 
 def load(shell: Any) -> Extension:

@@ -2,8 +2,10 @@
 
 Terminal IPython (and a plain ``InteractiveShell``) reuses the REPL's rich renderer, so answers stream the
 same way; a Jupyter kernel gets the answer as Markdown through IPython's display system, updated in place
-while it streams. A proposal is never run: it goes into the next input with ``shell.set_next_input``
-(IPython's convention), and the decision returned to the core is always ``"edit"``.
+while it streams. Proposed code is never run from here: the decision returned to the proposal path is always
+``"edit"``, which puts it into the next input with ``shell.set_next_input`` (IPython's convention); running
+that cell is the approval (the extension's cell hooks tell ``proposals.Proposals``). A tool call awaiting
+approval is asked about with one key in a terminal; a notebook cannot ask.
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.display import Markdown, display
 
-from ..controller import Decision, Mode
+from ..controller import Decision
 
 if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
-    from ..controller import Controller
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
 
@@ -68,7 +69,16 @@ class DisplayRenderer:
             self._finish()
             self.shown_proposals.add(event.call_id)
             body = f"{event.explanation.strip()}\n\n" if event.explanation.strip() else ""
-            self._markdown(f"**Proposed code (not run yet)**\n\n{body}```python\n{event.code.rstrip()}\n```")
+            who = f" by {event.source}" if event.source else ""
+            if event.tool:
+                import json  # only with a tool call to show
+
+                arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
+                title = f"**Tool call proposed{who}: {event.tool} (not called yet)**"
+                self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
+            else:
+                title = f"**Proposed code{who} (not run yet)**"
+                self._markdown(f"{title}\n\n{body}```python\n{event.code.rstrip()}\n```")
         elif kind == "preview":
             print("\n".join(line for _, line in event.lines))
         elif kind == "code":
@@ -141,11 +151,9 @@ class IPythonFrontEnd:
         # a terminal keeps its session for --resume; notebooks do not (several open at once would replace
         # each other's, and the one the user resumes)
         self.remembers = self.interactive
-        self.controller: Controller | None = None  # set by the extension; proposals switch it to Python mode
         self._color = bool(config.color) and getattr(shell, "colors", "").lower() != "nocolor"
         self._renderer: Renderer | None = None
         self._next_input: str | None = None
-        self.pending: ApprovalRequiredEvent | None = None  # the proposal put into the next input
 
     @property
     def renderer(self) -> Renderer:
@@ -162,19 +170,31 @@ class IPythonFrontEnd:
         self.renderer.render(event)
 
     def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Show the proposal (once) and put it into the next input; IPython runs nothing on its own."""
+        """Show the proposal (once). Code goes into the next input ("edit": IPython runs nothing on its own;
+        running that cell as it is approves it); a tool call is asked about with one key in a terminal."""
         if proposal.call_id not in self.renderer.shown_proposals:
             self.renderer.render(proposal)
-        self.set_next_input(proposal.code)  # the assistant then tells the user where the code went
-        self.pending = proposal  # running that cell as it is approves it (``Extension``: undo, /save)
-        return "edit"
+        if not proposal.tool:
+            return "edit"
+        if not self.interactive:
+            return "shown"  # a notebook or a kernel has no prompt to ask with
+        from ..repl.frontend import ask_decision  # prompt_toolkit: a terminal IPython has it loaded
+
+        close = getattr(self.renderer, "pause", None)
+        if close is not None:
+            close()
+        return ask_decision(color=self._color)
+
+    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+        """A tool call's arguments, edited as one line of JSON in a terminal."""
+        from ..repl.frontend import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
+
+        return ask_arguments(proposal.tool, dict(proposal.arguments or {}))
 
     def set_next_input(self, code: str) -> None:
         if code == self._next_input:
-            return  # the core may confirm the "edit" decision by calling this again
+            return  # the same proposal placed again
         self._next_input = code
-        if self.controller is not None:
-            self.controller.set_mode(Mode.PYTHON)  # the prefilled line is code, not a question
         self.shell.set_next_input(code)
 
     def begin(self) -> None:

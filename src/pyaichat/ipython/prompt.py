@@ -9,7 +9,10 @@ own machinery and removed again on unload:
   is open), and in Assistant mode Enter sends the line (IPython's Enter would wait for "complete Python");
 - ``shell.prompt_for_code`` is wrapped: in Assistant mode the submitted text comes back as ``%ai <question>``
   (``%%ai`` for several lines), so IPython runs, numbers and stores it like any magic;
-- ``shell.prompts`` is wrapped to prefix the prompt with ``ai``; a bottom toolbar appears in Assistant mode.
+- ``shell.prompts`` is wrapped to prefix the prompt with ``ai``; a bottom toolbar appears in Assistant mode;
+- a proposal an outside agent submits from another thread is asked about when the prompt is idle: an empty
+  line makes way for it (never a line being typed), and the wrapped ``prompt_for_code`` serves it before the
+  next prompt (its code goes into that prompt, IPython's way).
 
 The mode itself is the ``Controller``'s (``/ai``, ``/py`` and a proposal switch it too).
 """
@@ -17,6 +20,7 @@ The mode itself is the ``Controller``'s (``/ai``, ``/py`` and a proposal switch 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from IPython.terminal.prompts import Prompts
@@ -83,12 +87,17 @@ class ModePrompts(Prompts):
         return self.inner.out_prompt_tokens()
 
 
+class _Interjection(Exception):
+    """The idle prompt made way for a proposal from another thread."""
+
+
 class TwoModePrompt:
     """Installs (and removes) the TAB mode toggle on a terminal IPython shell."""
 
-    def __init__(self, shell: Any, controller: Controller) -> None:
+    def __init__(self, shell: Any, controller: Controller, serve: Callable[[], None] | None = None) -> None:
         self.shell = shell
         self.controller = controller
+        self.serve = serve or controller.serve_proposals  # asks about proposals from other threads
         self.installed = False
         self._bindings: KeyBindingsBase | None = None
         self._merged: KeyBindingsBase | None = None
@@ -114,6 +123,7 @@ class TwoModePrompt:
         self._original_prompt = self.shell.prompt_for_code
         self.shell.prompt_for_code = self._prompt_for_code
         self.controller.mode_listeners.append(self._on_mode)
+        self.controller.proposals.on_waiting.append(self._wake)
         self.installed = True
         return True
 
@@ -137,14 +147,44 @@ class TwoModePrompt:
                 del self.shell.prompt_for_code
         if self._on_mode in self.controller.mode_listeners:
             self.controller.mode_listeners.remove(self._on_mode)
+        if self._wake in self.controller.proposals.on_waiting:
+            self.controller.proposals.on_waiting.remove(self._wake)
 
     # -- behaviour -------------------------------------------------------------------------------------------
     def _prompt_for_code(self) -> str:
-        self._refresh_toolbar()  # /suggest may have turned suggestions on or off since the last prompt
-        text = self._original_prompt()
+        while True:
+            self.serve()  # proposals submitted meanwhile: their code becomes the next prompt's text
+            self._refresh_toolbar()  # /suggest may have turned suggestions on or off since the last prompt
+            self.shell.pt_app.app.pre_run_callables.append(self._make_way)
+            try:
+                text = self._original_prompt()
+            except _Interjection:
+                continue
+            break
         if self.controller.mode is Mode.ASSISTANT:
             return as_question(text)
         return text
+
+    def _wake(self) -> None:
+        """A proposal was submitted on another thread: have the prompt's thread look at it."""
+        app = self.shell.pt_app.app
+        loop = app.loop
+        if loop is not None and app.is_running:
+            loop.call_soon_threadsafe(self._make_way)
+
+    def _make_way(self) -> None:
+        """On the prompt's thread: an empty line makes way for waiting proposals; a line being typed stays."""
+        pt_app = self.shell.pt_app
+        app = pt_app.app
+        if not self.controller.proposals.waiting or not app.is_running or app.is_done:
+            return
+        if pt_app.default_buffer.text:
+            app.invalidate()
+            return
+        try:
+            app.exit(exception=_Interjection())
+        except Exception:  # it was ending anyway (a key raced the wake-up)
+            pass
 
     def _build_bindings(self) -> KeyBindings:
         kb = KeyBindings()

@@ -37,8 +37,8 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python
 
 @dataclass
 class ApprovedProposal:
-    """Code the assistant proposed and the user approved: which model wrote it, when it was approved (ISO
-    8601), and the input number it ran as (``None`` if it never ran)."""
+    """Code the assistant (or an outside client, ``proposed_by``) proposed and the user approved: which model
+    wrote it, when it was approved (ISO 8601), and the input number it ran as (``None`` if it never ran)."""
 
     code: str
     model: str | None
@@ -46,6 +46,7 @@ class ApprovedProposal:
     input_number: int | None
     explanation: str = ""
     undone: str | None = None  # what /undo said when it took this back: the saved cell does not run again
+    proposed_by: str = "assistant"  # or the name of the outside client that proposed it
 
     @staticmethod
     def now() -> str:
@@ -189,7 +190,7 @@ def _error_parts(entry: Any) -> tuple[str, str]:
 
 
 def _assistant_meta(p: ApprovedProposal) -> dict[str, Any]:
-    meta = {"source": "assistant", "model": p.model, "approved_at": p.approved_at}
+    meta = {"source": p.proposed_by, "model": p.model, "approved_at": p.approved_at}
     return {**meta, "undone": p.undone} if p.undone else meta
 
 

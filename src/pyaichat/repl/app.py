@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..controller import AssistantPort
     from ..runtime import Runtime
 
 _EARLY_PROMPT = {True: "\x1b[0;32;1m>>> \x1b[0m", False: ">>> "}
@@ -53,16 +54,27 @@ def early_prompt(color: bool) -> Callable[[], None]:
     return restore
 
 
-def run_repl(config: Config, runtime: Runtime, *, first: Sequence[str] = (), **kwargs: Any) -> int:
-    """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals). ``first``:
-    inputs handled before the first prompt (``--resume`` is ``/resume``), which then has no early prompt."""
+def run_repl(
+    config: Config,
+    runtime: Runtime,
+    *,
+    assistant: AssistantPort,
+    first: Sequence[str] = (),
+    **kwargs: Any,
+) -> int:
+    """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals) over the
+    entry point's ``runtime`` and ``assistant``. ``first``: inputs handled before the first prompt
+    (``--resume`` is ``/resume``), which then has no early prompt."""
     restore = early_prompt(config.color) if not kwargs and not first else (lambda: None)
     try:
         from .frontend import Repl  # prompt_toolkit: after the early prompt is on screen
 
-        repl = Repl(config, runtime, **kwargs)
+        repl = Repl(config, runtime, assistant=assistant, **kwargs)
     finally:
         restore()
-    for text in first:
-        repl.execute(text)
-    return repl.run()
+    try:
+        for text in first:
+            repl.execute(text)
+        return repl.run()
+    finally:
+        repl.ctrl.close()  # the last input's state for --resume is written before leaving

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
 
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
+    from ..controller import AssistantPort
     from ..runtime import Runtime
-    from ..session import Session
     from .render import RichRenderer
 
 PROMPTS = {Mode.PYTHON: ">>> ", Mode.ASSISTANT: "ai> "}
@@ -84,17 +85,24 @@ def continuation(width: int, line_number: int, is_soft_wrap: int) -> FormattedTe
 
 def toolbar(ctrl: Controller) -> FormattedText:
     """Mode, model and the keys a newcomer needs; short enough for an 80-column terminal. With suggestions
-    on (Python mode), which model gets what is typed, and whether that leaves this machine."""
+    on (Python mode), which model gets what is typed, and whether that leaves this machine; a proposal from an
+    outside agent waiting for an empty line says so instead of the hint."""
     model = ctrl.config.model or "no model"
     suggesting = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
     hint = "@name: pin a value" if ctrl.mode is Mode.ASSISTANT else "Alt-Enter: newline"
+    serving = ctrl.gate.serving  # outside agents can read this session (/mcp)
+    waiting = ctrl.proposals.waiting
+    if waiting:
+        hint = f"{waiting} proposal{'s' if waiting > 1 else ''} waiting: clear the line to see"
+    tail = f": switch mode · {hint} · /help " if waiting or not suggesting else ": switch mode · /help "
     return FormattedText(
         [
             ("class:bottom-toolbar.mode", f" {ctrl.mode.label} "),
             ("", f"│ {model} │ "),
             *suggesting,
+            *([("class:bottom-toolbar.mode", serving), ("", " │ ")] if serving else []),
             ("class:bottom-toolbar.key", "TAB"),
-            ("", ": switch mode · /help " if suggesting else f": switch mode · {hint} · /help "),
+            ("", tail),
         ]
     )
 
@@ -203,6 +211,18 @@ def _start_up_done(app: Application[Any]) -> None:
 
 def ask_decision(*, input: Input | None = None, output: Output | None = None, color: bool = True) -> Decision:
     """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-C/Ctrl-D no. Other keys are ignored."""
+    return _run_decision(decision_app(input=input, output=output, color=color))
+
+
+def _run_decision(app: Application[str]) -> Decision:
+    result = app.run()
+    return result if result in ("run", "edit", "no") else "no"  # type: ignore[return-value]
+
+
+def decision_app(
+    *, input: Input | None = None, output: Output | None = None, color: bool = True
+) -> Application[str]:
+    """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
     chosen: list[str] = []
     kb = KeyBindings()
     for key, value in (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no")):
@@ -236,8 +256,32 @@ def ask_decision(*, input: Input | None = None, output: Output | None = None, co
         output=output,
         erase_when_done=False,
     )
-    result = app.run()
-    return result if result in ("run", "edit", "no") else "no"  # type: ignore[return-value]
+    return app
+
+
+def ask_arguments(
+    tool: str, arguments: dict[str, Any], *, input: Input | None = None, output: Output | None = None
+) -> dict[str, Any] | None:
+    """New arguments for a tool call, edited as one line of JSON (Enter accepts, Ctrl-C gives up: ``None``).
+    Text that is not a JSON object is said and asked again."""
+    import json  # with the first tool call to edit
+
+    from prompt_toolkit.shortcuts import prompt
+
+    text = json.dumps(arguments, ensure_ascii=False)
+    while True:
+        try:
+            text = prompt(f"{tool} arguments (JSON)> ", default=text, input=input, output=output)
+        except (KeyboardInterrupt, EOFError):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            print(f"That is not JSON ({exc}); edit it again, or Ctrl-C to give up.")
+            continue
+        if isinstance(value, dict):
+            return value
+        print("The arguments are one JSON object ({...}); edit them again, or Ctrl-C to give up.")
 
 
 # -- the front end -------------------------------------------------------------------------------------------
@@ -255,20 +299,22 @@ class ReplFrontEnd:
         input: Input | None = None,
         output: Output | None = None,
     ) -> None:
-        self.config = config
-        self.ctrl: Controller | None = None
+        self.color = config.color  # fixed for the session, like the prompt's colours and keys
         self._console = console
         self._renderer: RichRenderer | None = None
         self._input = input
         self._output = output
         self._next_input: str | None = None
+        # the proposal being decided, and its question; proposals no one waits for any more
+        self._asking: tuple[str, Application[str]] | None = None
+        self._withdrawn: set[str] = set()
 
     @property
     def renderer(self) -> RichRenderer:
         if self._renderer is None:
             from .render import RichRenderer  # rich: with the first event, not at start-up
 
-            self._renderer = RichRenderer(self._console, color=self.config.color)
+            self._renderer = RichRenderer(self._console, color=self.color)
         return self._renderer
 
     def emit(self, event: Event) -> None:
@@ -284,38 +330,75 @@ class ReplFrontEnd:
         if proposal.call_id not in renderer.shown_proposals:
             renderer.render(proposal)
         renderer.pause()
-        choice = ask_decision(input=self._input, output=self._output, color=self.config.color)
-        if choice == "edit":
-            self.set_next_input(proposal.code)
-        return choice
+        app = decision_app(input=self._input, output=self._output, color=self.color)
+        call_id = proposal.call_id
+        self._asking = (call_id, app)
+        # withdrawn before the question was up: it closes as it opens
+        app.pre_run_callables.append(lambda: _exit_quietly(app, "no") if call_id in self._withdrawn else None)
+        try:
+            return _run_decision(app)
+        finally:
+            self._asking = None
+
+    def withdraw(self, call_id: str) -> None:
+        """No one waits for that proposal any more (called from another thread): close its question."""
+        self._withdrawn.add(call_id)
+        asking = self._asking
+        if asking is None or asking[0] != call_id:
+            return
+        app = asking[1]
+        loop = app.loop
+        if loop is not None and app.is_running:
+            loop.call_soon_threadsafe(_exit_quietly, app, "no")
+
+    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+        return ask_arguments(
+            proposal.tool, dict(proposal.arguments or {}), input=self._input, output=self._output
+        )
 
     def set_next_input(self, code: str) -> None:
-        """Pre-fill the next prompt with ``code`` in Python mode."""
+        """Pre-fill the next prompt with ``code``."""
         self._next_input = code
-        if self.ctrl is not None:
-            self.ctrl.set_mode(Mode.PYTHON)
 
     def pop_next_input(self) -> str:
         code, self._next_input = self._next_input, None
         return code or ""
 
 
+def _exit_quietly(app: Application[Any], result: Any = None, exception: BaseException | None = None) -> None:
+    """End ``app`` unless it is ending already (a key and a wake-up may race)."""
+    if app.is_running and not app.is_done:
+        try:
+            if exception is not None:
+                app.exit(exception=exception)
+            else:
+                app.exit(result=result)
+        except Exception:  # it was ending after all
+            pass
+
+
+class _Interjection(Exception):
+    """The idle prompt made way for a proposal from another thread (an outside agent's)."""
+
+
 class Repl:
-    """The read–handle loop. ``run()`` returns the exit status; ``SystemExit`` from user code propagates."""
+    """The read–handle loop. ``run()`` returns the exit status; ``SystemExit`` from user code propagates.
+
+    ``runtime`` and ``assistant`` are built by the entry point (``cli``, ``attach``)."""
 
     def __init__(
         self,
         config: Config,
-        runtime: Runtime | Session,
+        runtime: Runtime,
         *,
+        assistant: AssistantPort,
         input: Input | None = None,
         output: Output | None = None,
         console: Console | None = None,
         history: History | None = None,
     ) -> None:
         self.frontend = ReplFrontEnd(config, console=console, input=input, output=output)
-        self.ctrl = Controller(config, runtime, self.frontend)
-        self.frontend.ctrl = self.ctrl
+        self.ctrl = Controller(config, runtime, self.frontend, assistant=assistant)
         self.prompt = build_prompt_session(
             self.ctrl,
             history=history if history is not None else make_history(self._mask_for_disk),
@@ -326,6 +409,12 @@ class Repl:
         self.ghost = GhostText(ctrl.active_suggester, lambda: ctrl.mode is Mode.PYTHON)
         self.ghost.attach(self.prompt.default_buffer)
         self.prompt.auto_suggest = self.ghost  # prompt_toolkit's own question after a key: the same answer
+        # What --resume keeps is written once the next prompt is on screen, not before it.
+        self.ctrl.lasting.defer = True
+        self.prompt.app.after_render += lambda app: self.ctrl.lasting.idle()
+        # An outside agent's proposal is asked about when the prompt is idle (an empty line).
+        self.ctrl.proposals.on_waiting.append(self._wake)
+        self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
 
     def _mask_for_disk(self, line: str) -> str:
         """What the history file keeps of ``line``: masked as the resume file masks it, with the current
@@ -335,19 +424,48 @@ class Repl:
         return masker_for(self.ctrl.config).mask_text(line)
 
     def read(self) -> str:
-        """One complete input (raises ``KeyboardInterrupt`` for Ctrl-C, ``EOFError`` for Ctrl-D).
+        """One complete input (raises ``KeyboardInterrupt`` for Ctrl-C, ``EOFError`` for Ctrl-D, and
+        ``_Interjection`` when the idle prompt makes way for a proposal).
 
         While the prompt is up, output from background threads (e.g. the assistant warming up its client)
         is printed above it instead of through it."""
         with patch_stdout(raw=True):
-            return self.prompt.prompt(default=self.frontend.pop_next_input())
+            return self.prompt.prompt(default=self.frontend.pop_next_input(), pre_run=self._make_way)
+
+    def _wake(self) -> None:
+        """A proposal was submitted (on another thread): have the prompt's thread look at it."""
+        app = self.prompt.app
+        loop = app.loop
+        if loop is not None and app.is_running:
+            loop.call_soon_threadsafe(self._make_way)
+        # not at the prompt: the loop asks about it before the next one
+
+    def _make_way(self) -> None:
+        """On the prompt's thread: an empty line makes way for waiting proposals; a line being typed is
+        never interrupted (the toolbar says one waits)."""
+        app = self.prompt.app
+        if not self.ctrl.proposals.waiting or not app.is_running:
+            return
+        if self.prompt.default_buffer.text:
+            app.invalidate()
+        else:
+            _exit_quietly(app, exception=_Interjection())
 
     def execute(self, text: str) -> None:
         """Handle one input; nothing but ``SystemExit`` escapes."""
+        self._guarded(lambda: self.ctrl.handle(text))
+
+    def serve_proposals(self) -> None:
+        """Ask about the proposals outside agents submitted meanwhile; nothing but ``SystemExit`` escapes."""
+        if self.ctrl.proposals.waiting:
+            self._guarded(self.ctrl.serve_proposals)
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        """Run ``action``: Ctrl-C stops it, an error is one line, the output is finished either way."""
         interrupted = False
         self.ghost.quiet()  # no suggestion reads the session while the input runs
         try:
-            self.ctrl.handle(text)
+            action()
         except SystemExit:
             raise
         except KeyboardInterrupt:
@@ -382,9 +500,13 @@ class Repl:
     def _loop(self) -> int:
         while not self.ctrl.should_exit:
             try:
+                self.serve_proposals()
                 text = self.read()
+            except _Interjection:
+                continue  # the loop asks about the proposal now
             except KeyboardInterrupt:
-                continue  # Ctrl-C at the prompt: drop the buffer, keep the session
+                self.ctrl.cancel_input()  # Ctrl-C at the prompt: drop the buffer, keep the session
+                continue
             except EOFError:
                 break
             except Exception as exc:  # a fault in the prompt itself must not end the session

@@ -224,19 +224,22 @@ class RichRenderer:
         self._status = None
         self._stop_live()
         self.shown_proposals.add(event.call_id)
-        syntax = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
+        who = f" by {event.source}" if event.source else ""  # an outside client, named
+        if event.tool:
+            import json  # only with a tool call to show
+
+            arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
+            body = Syntax(arguments, "json", theme=_CODE_THEME, word_wrap=True)
+            title = f"Tool call proposed{who}: {event.tool} (not called yet)"
+        else:
+            body = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
+            title = f"Proposed code{who} (not run yet)"
         parts: list[Any] = []
         if event.explanation.strip():
             parts.append(Padding(Text(event.explanation.strip()), (0, 0, 1, 0)))
-        parts.append(syntax)
+        parts.append(body)
         self._print(
-            Panel(
-                Group(*parts),
-                title="Proposed code (not run yet)",
-                title_align="left",
-                border_style="yellow",
-                expand=False,
-            )
+            Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
     def _on_preview(self, event: Any) -> None:

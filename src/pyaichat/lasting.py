@@ -1,0 +1,156 @@
+"""The session's lasting state: what ``--resume`` brings back tomorrow, kept and restored in one place.
+
+What lasts is the conversation memory and the notes not yet told to the model (the assistant's
+``memory_state``), the numbered inputs (the runtime's, where a resumed session can number on after them), and
+the last ``/snapshot`` file. ``persist.resume`` owns the file's format (plain, checked JSON, masked, written
+atomically and privately); this module owns when it is written and how a session is brought back.
+
+Writing is kept off the keystroke path: ``changed()`` (after every input) only takes the current state, which
+is cheap; a background thread masks, serialises and writes it. A front end that draws a prompt sets
+``defer`` and calls ``idle()`` once the next prompt is on screen, so the prompt never waits for the file; the
+others have it written at once. ``flush()`` (at exit) waits for the last write. A crash loses at most the
+input that crashed, and a file that cannot be written is said once, in one sentence, with the next input.
+"""
+
+from __future__ import annotations
+
+import _thread
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import PyAIChatError
+
+if TYPE_CHECKING:
+    import threading
+
+    from .config import Config
+    from .controller import AssistantPort
+    from .runtime import Runtime
+
+Level = Literal["info", "warning", "success"]
+
+
+class LastingState:
+    """The resume file of one session: kept after every input, read back by ``/resume`` and ``--resume``."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        assistant: AssistantPort,
+        *,
+        config: Callable[[], Config],
+        keep: Callable[[], bool],
+        notice: Callable[[str, Level], None],
+    ) -> None:
+        self.runtime = runtime
+        self.assistant = assistant
+        self._config = config
+        self._keep = keep  # whether this session is kept (the autosave setting and the front end)
+        self._notice = notice
+        self.snapshot: str | None = None  # the last /snapshot's file ("": the runtime's default file)
+        self.defer = False  # write only once the front end is idle again (``idle()``)
+        self._lock = _thread.allocate_lock()
+        self._kept: tuple[object, ...] | None = None  # what the file last held (or is about to)
+        self._pending: tuple[Any, ...] | None = None
+        self._writer: threading.Thread | None = None
+        self._failure: BaseException | None = None
+        self._failure_said = False
+
+    # -- keeping -----------------------------------------------------------------------------------------
+    def changed(self) -> None:
+        """An input was handled: take what would be kept now and have it written (never fails an input)."""
+        self._say_failure()
+        if not self._keep():
+            return
+        history = list(self.runtime.history) if self.runtime.keeps_inputs else []
+        turns, notes = self.assistant.memory_state()
+        key = (history[-1].number if history else 0, len(history), len(turns), tuple(notes), self.snapshot)
+        if key == self._kept or not (history or turns):
+            return
+        self._kept = key
+        with self._lock:
+            self._pending = (turns, history, notes, self.snapshot, self._config())
+        if not self.defer:
+            self._start()
+
+    def idle(self) -> None:
+        """The front end is idle (its next prompt is on screen): write what is waiting."""
+        if self._pending is not None:
+            self._start()
+
+    def flush(self) -> None:
+        """Write what is waiting now and wait for the writer (at exit)."""
+        if self._pending is not None:
+            self._start()
+        with self._lock:
+            writer = self._writer
+        if writer is not None:
+            writer.join()
+
+    def _start(self) -> None:
+        import threading  # only when something is kept
+
+        with self._lock:
+            if self._writer is not None or self._pending is None:
+                return  # the running writer takes the newest state before it stops
+            self._writer = threading.Thread(target=self._write_all, name="pyaichat-autosave")
+            self._writer.start()  # not a daemon: leaving waits for a write under way
+
+    def _write_all(self) -> None:
+        from .persist.resume import save_resume  # off the keystroke path, with the first write
+
+        while True:
+            with self._lock:
+                job, self._pending = self._pending, None
+                if job is None:
+                    self._writer = None
+                    return
+            turns, history, notes, snapshot, config = job
+            try:
+                save_resume(turns, history, config=config, snapshot=snapshot, notes=notes)
+            except Exception as exc:  # a thread of its own: nothing above it would say anything
+                self._failure = exc
+
+    def _say_failure(self) -> None:
+        failure = self._failure
+        if failure is not None and not self._failure_said:
+            self._failure_said = True
+            self._notice(f"The session cannot be kept for --resume: {failure}", "warning")
+
+    # -- bringing a session back -------------------------------------------------------------------------
+    def snapshot_taken(self, path: str) -> None:
+        """``/snapshot`` wrote ``path`` ("": the runtime's default file): ``/resume`` without a file loads it
+        back with the conversation."""
+        self.snapshot = path
+
+    def resume(self, path: str | None) -> None:
+        """Bring back the last session's conversation and inputs, then the variables of ``path`` (a snapshot)
+        or, without one, of the last session's own last ``/snapshot``. Each part is all or nothing and says in
+        one sentence what came back or why not."""
+        from .persist.resume import load_resume  # with /resume or --resume only
+
+        snapshot = path
+        try:
+            last = load_resume()
+        except PyAIChatError as exc:  # no earlier session, or a damaged one: the variables may still load
+            self._notice(str(exc), "warning")
+            if path is None:
+                return
+        else:
+            if last.turns or last.notes:
+                self.assistant.restore(last.turns, last.notes)  # e.g. an /undo the model was not told of
+            said = last.text()
+            if last.history and not self.runtime.adopt_history(last.history_entries()):
+                said += (
+                    " The old inputs are not in /history: inputs already ran here, or the kernel or IPython "
+                    "numbers its own."
+                )
+            self._notice(said, "success")
+            snapshot = path if path is not None else last.snapshot
+        if snapshot is not None:  # "": the runtime's default snapshot file
+            try:
+                self._notice(self.runtime.load_variables(snapshot or None), "success")
+            except PyAIChatError as exc:
+                self._notice(str(exc), "warning")
+                return
+            self.snapshot = snapshot

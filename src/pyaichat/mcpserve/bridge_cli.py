@@ -1,0 +1,111 @@
+"""``pyaichat mcp [--existing [FILE] | --kernel [NAME]]``: the stdio MCP server an agent starts.
+
+Without flags it serves the person's running session (``bridge.Switchboard``). With ``--existing`` or
+``--kernel`` it serves a Jupyter kernel's namespace with no terminal at all: the tools run in the kernel
+through the kernel runtime (the same helper the REPL uses), only the read-only ones are offered, and calls
+are answered one at a time — the kernel itself answers them between its cells, so a call waits while a cell
+runs and is told the kernel is busy after the bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..config import load_config
+from ..errors import ConfigError, PyAIChatError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pyaichat mcp",
+        description="A stdio MCP server: your running pyaichat session (started with /mcp on or --mcp), or a "
+        "Jupyter kernel's namespace read-only.",
+    )
+    kernel = parser.add_mutually_exclusive_group()
+    kernel.add_argument(
+        "--existing",
+        nargs="?",
+        const="",
+        metavar="CONNECTION_FILE",
+        help="serve a running Jupyter kernel (default: the newest), read-only",
+    )
+    kernel.add_argument(
+        "--kernel",
+        nargs="?",
+        const="python3",
+        metavar="NAME",
+        help="start a kernel of this kernelspec and serve it",
+    )
+    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    flags = build_parser().parse_args(list(argv))
+    try:
+        import mcp  # noqa: F401  (the SDK: only here and in the HTTP face)
+    except ImportError:
+        from ..extras import install_command  # only to say how
+
+        print(f"pyaichat mcp needs the MCP SDK: {install_command('mcp')}.", file=sys.stderr)
+        return 2
+    if flags.existing is not None or flags.kernel:
+        return _headless(flags)
+    from .bridge import Switchboard
+
+    return _serve(Switchboard(), "stdio")
+
+
+def _headless(flags: Any) -> int:
+    from ..runtime import connect  # Jupyter: only with these flags
+    from .backend import LocalBackend
+    from .bridge import HeadlessBackend
+    from .gate import SessionGate
+
+    try:
+        config = load_config({"color": False}, config_file=flags.config)
+    except ConfigError as exc:
+        print(f"pyaichat mcp: {exc}", file=sys.stderr)
+        return 2
+    try:
+        runtime = (
+            connect.start(flags.kernel, config)
+            if flags.kernel
+            else connect.attach(flags.existing or None, config)
+        )
+    except PyAIChatError as exc:
+        print(f"pyaichat mcp: {exc}", file=sys.stderr)
+        return 1
+    try:
+        problem = runtime.kernel.helper_problem
+        if problem:
+            print(f"pyaichat mcp: {problem}", file=sys.stderr)
+        gate = SessionGate()
+        gate.attach()  # nobody types here: calls only wait for each other (one kernel connection)
+        where = "a Jupyter kernel, served read-only (pyaichat mcp)"
+        local = LocalBackend(runtime, gate, where=where)
+        return _serve(HeadlessBackend(local), "stdio")
+    finally:
+        runtime.close()
+
+
+def _serve(backend: Any, transport: str) -> int:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from .face import build_server
+
+    server = build_server(backend, transport)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(run)
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,82 @@
+"""Who is calling: the outside clients a session has seen, their call counts, and names safe to print.
+
+A client's name comes from the other side (MCP ``clientInfo.name``): it is cut to a short run of ordinary
+characters before it reaches a terminal line, the audit log or ``/mcp status``, so no escape sequence or
+newline from a client can draw on the person's screen.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9 ._\-+@/:()]")
+_NAME_CHARS = 40
+
+
+def safe_name(name: object, default: str = "client") -> str:
+    """``name`` made safe to show: ASCII letters, digits and a few marks, on one short line."""
+    text = _UNSAFE.sub("?", str(name or "")).strip()
+    text = " ".join(text.split())[:_NAME_CHARS]
+    return text or default
+
+
+def safe_text(text: object, limit: int) -> str:
+    """An argument for a quiet line: control characters out, whitespace folded, cut to ``limit``."""
+    shown = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    shown = " ".join(shown.split())
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
+
+
+@dataclass
+class ClientRecord:
+    name: str
+    transport: str
+    connected: bool = True
+    calls: int = 0
+    failed: int = 0
+    first_seen: float = field(default_factory=time.time)
+    last_call: float | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.transport})"
+
+
+class ClientBook:
+    """The clients of one serving session, keyed by the face's own key for each (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._clients: dict[str, ClientRecord] = {}
+
+    def seen(self, key: str, name: str, transport: str) -> ClientRecord:
+        with self._lock:
+            record = self._clients.get(key)
+            if record is None:
+                record = self._clients[key] = ClientRecord(safe_name(name), safe_name(transport, "?"))
+            record.connected = True
+            return record
+
+    def gone(self, key_prefix: str) -> None:
+        """Every client whose key starts with ``key_prefix`` disconnected (a face closed its link)."""
+        with self._lock:
+            for key, record in self._clients.items():
+                if key == key_prefix or key.startswith(key_prefix + "/"):
+                    record.connected = False
+
+    def counted(self, record: ClientRecord, ok: bool) -> None:
+        with self._lock:
+            record.calls += 1
+            record.failed += 0 if ok else 1
+            record.last_call = time.time()
+
+    def records(self) -> list[ClientRecord]:
+        with self._lock:
+            return list(self._clients.values())
+
+    def total_calls(self) -> int:
+        with self._lock:
+            return sum(r.calls for r in self._clients.values())

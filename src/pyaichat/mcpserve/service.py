@@ -1,0 +1,362 @@
+"""``/mcp on|off|status``: serving one session to outside agents, and stopping it.
+
+Serving starts three things, none of which loads the MCP SDK into the person's process:
+
+1. the private endpoint (``endpoint``) with a fresh random token;
+2. the Streamable HTTP listener, bound here on 127.0.0.1 (a free port; another host only when the person
+   names one) with ``TCP_NODELAY``, and handed to a face process (``http_main``) that runs the SDK behind the
+   guard — the port is known at once, and connections made while the face starts wait in the backlog;
+3. the discovery record (``discovery``), through which ``pyaichat mcp`` finds the session.
+
+``stop`` undoes all three at once: the face process is killed (every HTTP connection drops), the endpoint
+closes every link (a stdio bridge's next call says the session stopped serving), the record is removed, and
+the token is forgotten. The face also exits by itself when the session's process ends (its stdin closes).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from . import discovery
+from .backend import LocalBackend
+from .endpoint import Endpoint
+from .gate import SessionGate
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+WILDCARD = ("0.0.0.0", "::", "")
+# What the face process keeps of the environment: enough to start Python, nothing secret.
+_ENV_KEEP = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "SYSTEMROOT",
+    "VIRTUAL_ENV",
+)
+
+
+class McpService:
+    """Serving one session (one per controller); every method returns or raises one sentence."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        gate: SessionGate,
+        *,
+        where: str,
+        show: Callable[[str], None] | None = None,
+        proposer: Any = None,
+        runtime_for_calls: Callable[[Runtime], Runtime] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self._runtime_for_calls = runtime_for_calls or (lambda runtime: runtime)
+        self._calls_runtime: Runtime | None = None  # the one outside calls use, when not ``runtime``
+        self.gate = gate
+        self.where = where
+        self.show = show
+        self.proposer = proposer
+        self.backend: LocalBackend | None = None
+        self.endpoint: Endpoint | None = None
+        self.face: subprocess.Popen[bytes] | None = None
+        self.url: str | None = None
+        self.host: str | None = None
+        self.record_path: str | None = None
+        self.started: float | None = None
+        self._token: str | None = None
+        self._tempdir: str | None = None
+        self._log: str | None = None
+        self._registered = False
+
+    @property
+    def serving(self) -> bool:
+        return self.endpoint is not None
+
+    # -- on --------------------------------------------------------------------------------------------------
+    def start(self, host: str | None = None) -> str:
+        """Serve; one sentence saying where. Raises ``RuntimeError`` or ``OSError`` (one sentence) and leaves
+        nothing behind when a part cannot start."""
+        if self.serving:
+            return f"Already serving this session at {self.url}."
+        import importlib.util
+
+        try:
+            sdk = importlib.util.find_spec("mcp")
+        except (ImportError, ValueError):  # hidden or broken
+            sdk = None
+        if sdk is None:
+            from ..extras import install_command  # only to say how
+
+            raise RuntimeError(f"Serving over MCP needs the MCP SDK: {install_command('mcp')}.")
+        host = (host or getattr(self.runtime.config, "mcp_serve_host", None) or "127.0.0.1").strip()
+        directory = discovery.ensure_private_dir(discovery.records_dir())
+        undo: list[Callable[[], object]] = []  # what to take back if a later part fails
+        try:
+            calls_runtime = self._runtime_for_calls(self.runtime)
+            if calls_runtime is not self.runtime:
+                self._calls_runtime = calls_runtime
+                undo.append(self._close_calls_runtime)
+            self.gate.attach()
+            token = secrets.token_urlsafe(32)
+            backend = LocalBackend(
+                calls_runtime, self.gate, show=self._show, proposer=self.proposer, where=self.where
+            )
+            endpoint = Endpoint(backend, token)
+            unix_path = discovery.endpoint_path(directory)
+            if unix_path is None and hasattr(socket, "AF_UNIX"):
+                self._tempdir = tempfile.mkdtemp(prefix="pyaichat-mcp-")
+                unix_path = os.path.join(self._tempdir, "endpoint.sock")
+                undo.append(self._remove_tempdir)
+            address = endpoint.start(unix_path)
+            undo.append(endpoint.stop)
+            try:
+                listener = _listen(host)
+            except OSError as exc:
+                raise RuntimeError(f"Cannot listen on {host}: {exc.strerror or exc}.") from None
+            port = listener.getsockname()[1]
+            url = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+            self._log = os.path.join(directory, f"{os.getpid()}-http.log")
+            settings = {"token": token, "endpoint": address, "hosts": _allowed_hosts(host, port)}
+            try:
+                face = _spawn_face(listener, settings, self._log)
+            except OSError as exc:
+                raise RuntimeError(f"The MCP server process could not start: {exc}.") from None
+            finally:
+                listener.close()  # the face holds its own copy
+            undo.append(lambda: _end(face))
+            started = time.time()
+            record = {
+                "protocol": 1,
+                "pid": os.getpid(),
+                "cwd": os.getcwd(),
+                "started": datetime.fromtimestamp(started).astimezone().isoformat(timespec="seconds"),
+                "started_ts": started,
+                "url": url,
+                "port": port,
+                "host": host,
+                "token": token,
+                "endpoint": address,
+                "where": self.where,
+            }
+            self.record_path = discovery.write_record(record, directory)
+        except BaseException:
+            for action in reversed(undo):
+                try:
+                    action()
+                except Exception:
+                    pass
+            raise
+        self.backend, self.endpoint, self.face, self.host, self._token = backend, endpoint, face, host, token
+        self.url, self.started = url, started
+        self.gate.serving = "⇄ MCP"
+        if not self._registered:
+            atexit.register(self.stop)
+            self._registered = True
+        threading.Thread(target=face.wait, name="pyaichat-mcp-face", daemon=True).start()
+        beyond = host not in LOOPBACK
+        text = f"Serving this session over MCP at {self.url} (Streamable HTTP, bearer token)"
+        text += "; agents that start a command use `pyaichat mcp`, which finds it."
+        if beyond:
+            text += (
+                f" Warning: {host} is reachable beyond this machine; anyone with the token can read this "
+                "session."
+            )
+        return text
+
+    def wait_ready(self, timeout: float = 30.0) -> bool:
+        """Until the HTTP face has connected to the endpoint (it imports the SDK first): for tests and
+        benchmarks; the person never waits for it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            endpoint, face = self.endpoint, self.face
+            if endpoint is None or face is None or face.poll() is not None:
+                return False
+            if endpoint.connections:
+                return True
+            time.sleep(0.05)
+        return False
+
+    # -- off -------------------------------------------------------------------------------------------------
+    def stop(self) -> str:
+        if not self.serving:
+            return "Not serving over MCP."
+        if self.proposer is not None:  # their agents are told now, not when the wait runs out
+            self.proposer.withdraw_all()
+        endpoint, self.endpoint = self.endpoint, None
+        face, self.face = self.face, None
+        calls = self.backend.clients.total_calls() if self.backend else 0
+        if face is not None:
+            _end(face)
+        if endpoint is not None:
+            endpoint.stop()
+        if self.record_path:
+            discovery.remove_record(self.record_path)
+            self.record_path = None
+        if self._log and os.path.exists(self._log) and os.path.getsize(self._log) == 0:
+            discovery.remove_record(self._log)
+        self._remove_tempdir()
+        self._close_calls_runtime()
+        self._token = None
+        self.gate.serving = None
+        if self._registered:
+            atexit.unregister(self.stop)
+            self._registered = False
+        url, self.url = self.url, None
+        return (
+            f"Stopped serving {url}: every connection is closed and its token is void ({calls} calls served)."
+        )
+
+    # -- status ----------------------------------------------------------------------------------------------
+    def status(self) -> str:
+        if not self.serving:
+            return (
+                "Not serving over MCP. /mcp on serves this session to outside agents (pyaichat mcp finds it)."
+            )
+        assert self.backend is not None and self.started is not None
+        since = datetime.fromtimestamp(self.started).strftime("%H:%M:%S")
+        face = self.face
+        lines = [f"Serving at {self.url} since {since} (pid {os.getpid()}, {self.where})."]
+        if face is not None and face.poll() is not None:
+            lines.append(f"  The HTTP server process has exited (code {face.returncode}); see {self._log}.")
+        lines.append(f"  Token and address for clients: {self.record_path} (only you can read it).")
+        records = self.backend.clients.records()
+        if not records:
+            lines.append("  No client has connected yet.")
+        for record in records:
+            state = "connected" if record.connected else "gone"
+            last = f", last {_ago(record.last_call)}" if record.last_call else ""
+            failed = f" ({record.failed} refused or failed)" if record.failed else ""
+            lines.append(f"  {record.label}: {state}, {record.calls} calls{failed}{last}")
+        return "\n".join(lines)
+
+    def token(self) -> str | None:
+        return self._token
+
+    # -- internals -------------------------------------------------------------------------------------------
+    def _show(self, line: str) -> None:
+        if self.show is not None and getattr(self.runtime.config, "mcp_serve_show_calls", True):
+            self.show(line)
+
+    def _remove_tempdir(self) -> None:
+        if self._tempdir:
+            try:
+                os.rmdir(self._tempdir)
+            except OSError:
+                pass
+            self._tempdir = None
+
+    def _close_calls_runtime(self) -> None:
+        """The kernel connection of the outside calls' own (the kernel itself stays)."""
+        if self._calls_runtime is not None:
+            try:
+                self._calls_runtime.close()
+            except Exception:
+                pass
+            self._calls_runtime = None
+
+
+def _listen(host: str) -> socket.socket:
+    """A listening socket on ``host`` at a free port, answering without Nagle's delay (a request's headers
+    and body would otherwise wait out the peer's delayed ACK, ~40 ms a call)."""
+    infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        if hasattr(socket, "SO_REUSEADDR") and os.name != "nt":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(address)
+        sock.listen(64)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _allowed_hosts(host: str, port: int) -> list[str]:
+    """The ``Host`` headers the face accepts (a DNS-rebinding page names its own host). Listening on every
+    address (``0.0.0.0``, ``::``), any name may be right: ``*`` — the token and the refusal of browsers are
+    then the walls."""
+    if host in WILDCARD:
+        return ["*"]
+    names = {"127.0.0.1", "localhost", "[::1]"} if host in LOOPBACK else {host, f"[{host}]"}
+    return sorted(f"{name}:{port}" for name in names)
+
+
+def _face_env() -> dict[str, str]:
+    env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    paths = [package_root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _spawn_face(listener: socket.socket, settings: dict[str, Any], log: str) -> subprocess.Popen[bytes]:
+    """Start the HTTP face with the listening socket and its settings (on stdin: never in argv, which other
+    users can read in the process list); its stdin stays open while this process lives."""
+    fd = listener.fileno()
+    settings = {**settings, "fd": fd}
+    log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        if os.name == "nt":  # pragma: no cover - no listening socket is handed down on Windows
+            raise OSError("serving over HTTP needs a POSIX system")
+        face = subprocess.Popen(
+            [sys.executable, "-m", "pyaichat.mcpserve.http_main"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=log_fd,
+            pass_fds=(fd,),
+            env=_face_env(),
+            start_new_session=True,  # Ctrl-C at the REPL is the person's, not the server's
+        )
+    finally:
+        os.close(log_fd)
+    assert face.stdin is not None
+    face.stdin.write(json.dumps(settings).encode() + b"\n")
+    face.stdin.flush()
+    return face
+
+
+def _end(face: subprocess.Popen[bytes]) -> None:
+    """Kill the face at once: every connection drops with it (a graceful shutdown would wait for them)."""
+    try:
+        face.kill()
+    except OSError:
+        pass
+    try:
+        face.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+    if face.stdin is not None:
+        try:
+            face.stdin.close()
+        except OSError:
+            pass
+
+
+def _ago(stamp: float) -> str:
+    seconds = max(time.time() - stamp, 0)
+    if seconds < 60:
+        return f"{seconds:.0f} s ago"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"

@@ -1,0 +1,356 @@
+"""One MCP server: started, listed and called through the official ``mcp`` SDK, on the manager's event loop.
+
+The connection is one long-lived task (``run``): it enters the SDK's ``Client`` (which spawns a stdio server
+or opens a Streamable HTTP / SSE session), lists the tools, says it is ready, and holds the client open until
+it is told to stop. Entering and leaving in one task is what the SDK's task groups and cancel scopes need;
+calls come from other tasks on the same loop.
+
+Whatever goes wrong becomes one sentence (``error``) and the state ``failed``; the assistant goes on without
+the server for the rest of the session:
+
+- it cannot start (no such command, a refused handshake, an unreachable url), or exits while starting;
+- it does not finish starting and listing its tools within its deadline (``mcp_start_timeout``);
+- it writes anything on its output that is not JSON-RPC (the specification forbids it; a server that does is
+  out of step with its client, and its answers can no longer be matched to questions);
+- it exits during a call, or does not answer a call within ``mcp_call_timeout`` (it is then stopped).
+
+Its standard error is read into a small tail (the last lines go into the sentence when it dies), never onto
+the user's terminal, however much it writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from .spec import Launch
+
+STDERR_TAIL = 4096  # bytes of a server's standard error kept for the sentence that explains its death
+MAX_TOOLS = 500  # tools listed per server (a server listing more is cut, and says so in /tools)
+MAX_PAGES = 50
+
+
+class ServerProblem(Exception):
+    """The server itself failed (not the one call): ``str()`` is the sentence for the user."""
+
+
+class Tail(asyncio.Protocol):
+    """Reads a server's standard error, keeping the last ``STDERR_TAIL`` bytes and counting the rest."""
+
+    def __init__(self, on_end: Callable[[], None]) -> None:
+        self.kept: deque[bytes] = deque()
+        self.size = 0
+        self.total = 0
+        self.ended = asyncio.Event()
+        self._on_end = on_end
+
+    def data_received(self, data: bytes) -> None:
+        self.total += len(data)
+        self.kept.append(data)
+        self.size += len(data)
+        while self.size - len(self.kept[0]) >= STDERR_TAIL:
+            self.size -= len(self.kept.popleft())
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended.set()
+        self._on_end()
+
+    def last_line(self) -> str:
+        text = b"".join(self.kept)[-STDERR_TAIL:].decode("utf-8", "replace")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return lines[-1][:200] if lines else ""
+
+
+class Connection:
+    """One server of the session (see the module docstring). Every method runs on the manager's loop."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.name = launch.name
+        self.state = "starting"  # starting → ready → stopped, or failed at any point
+        self.error: str | None = None
+        self.tools: list[Any] = []  # mcp_types.Tool, as listed at start
+        self.cut_tools = 0  # tools past MAX_TOOLS
+        self.calls = 0
+        self.failed_calls = 0
+        self.start_ms: float | None = None
+        self.server_info: str = ""
+        self.refused: list[str] = []  # requests the server made of us that were refused
+        self._client: Any = None
+        self._scope: Any = None
+        self._stop = asyncio.Event()
+        self._ready = asyncio.Event()  # set once ready or failed
+        self._stderr: Tail | None = None
+        self._writer: Any = (
+            None  # our copy of the write end of the server's stderr pipe, until it has its own
+        )
+        self._stopping = False
+        self._current: str | None = None  # the tool being called
+
+    # -- the long-lived task -------------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Start, list, serve until told to stop; record any failure as one sentence. The SDK is imported
+        first (once per session, ~2 s): its import is not the server's start-up, and its deadline."""
+        try:
+            import anyio  # the SDK's async library: on the manager's thread only
+            import mcp.client.client  # noqa: F401
+        except ImportError:
+            from ..extras import install_command  # only to say how to install it
+
+            self._fail(
+                f"The MCP server {self.name!r} cannot start: the mcp package is not installed "
+                f"({install_command('mcp')})."
+            )
+            return
+        loop = asyncio.get_running_loop()
+        started = time.perf_counter()
+        deadline = loop.call_later(self.launch.start_timeout, self._start_deadline)
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with contextlib.AsyncExitStack() as stack:
+                    client = await self._enter_client(stack)
+                    self._close_writer()  # the server holds its own copy now: the pipe ends when it exits
+                    self.tools = await self._list_tools(client)
+                    info = client.server_info
+                    self.server_info = f"{info.name} {info.version}" if info is not None else ""
+                    self._client = client
+                    self.start_ms = (time.perf_counter() - started) * 1000
+                    if self.state == "starting":
+                        self.state = "ready"
+                    self._ready.set()
+                    await self._stop.wait()
+        except Exception as exc:
+            await self._last_words()
+            self._fail(self._explain_start(_leaf(exc)))
+        except BaseException as exc:  # KeyboardInterrupt cannot reach this thread; a cancelled task can
+            self._fail(f"The MCP server {self.name!r} was stopped while starting ({type(exc).__name__}).")
+            raise
+        finally:
+            deadline.cancel()
+            self._client = None
+            if self.state in ("starting", "ready"):
+                self.state = "stopped"
+            self._ready.set()
+
+    async def _enter_client(self, stack: contextlib.AsyncExitStack) -> Any:
+        from mcp.client.client import Client  # the SDK: on the manager's thread, at the first need
+
+        launch = self.launch
+        if launch.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            errlog = await self._stderr_pipe(stack)
+            params = StdioServerParameters(
+                command=launch.command or "",
+                args=list(launch.args),
+                env={k: v.get_secret_value() for k, v in launch.env.items()},
+                cwd=launch.cwd,
+            )
+            transport: Any = stdio_client(params, errlog=errlog)
+        else:
+            headers = {k: v.get_secret_value() for k, v in launch.headers.items()}
+            if launch.transport == "sse":
+                from mcp.client.sse import sse_client
+
+                transport = sse_client(launch.url or "", headers=headers, timeout=launch.start_timeout)
+            else:
+                from mcp.client.streamable_http import streamable_http_client
+                from mcp.shared._httpx_utils import create_mcp_http_client
+
+                http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                transport = streamable_http_client(launch.url or "", http_client=http)
+        client = Client(
+            transport,
+            message_handler=self._on_message,
+            list_roots_callback=self._roots if launch.roots else None,
+            read_timeout_seconds=None,
+        )
+        return await stack.enter_async_context(client)
+
+    async def _stderr_pipe(self, stack: contextlib.AsyncExitStack) -> Any:
+        """A pipe for the server's standard error, read into ``Tail`` on this loop. The write end is ours to
+        close once the server has it, so the end of the pipe means the server (and its children) exited.
+        (Windows' event loop cannot read an anonymous pipe: there the stderr goes nowhere.)"""
+        if sys.platform == "win32":
+            return stack.enter_context(open(os.devnull, "w"))
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        reader = os.fdopen(read_fd, "rb", buffering=0)
+        writer = os.fdopen(write_fd, "w")
+        tail = self._stderr = Tail(self._stderr_ended)
+        transport, _ = await loop.connect_read_pipe(lambda: tail, reader)
+        stack.callback(transport.close)
+        self._writer = writer
+        stack.callback(self._close_writer)
+        return writer
+
+    def _close_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(OSError):
+                writer.close()
+
+    def _stderr_ended(self) -> None:
+        """The server and every process it started have exited (nobody holds the pipe any more)."""
+        if not self._stopping and self.state == "ready":
+            when = f"during a call to {self._current}" if self._current else "while idle"
+            self._fail(self._exited(when))
+
+    async def _list_tools(self, client: Any) -> list[Any]:
+        tools: list[Any] = []
+        cursor = None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None or len(tools) >= MAX_TOOLS:
+                break
+        self.cut_tools = max(0, len(tools) - MAX_TOOLS)
+        return tools[:MAX_TOOLS]
+
+    async def _on_message(self, message: Any) -> None:
+        """Transport faults arrive here as exceptions: a line on stdout that is not JSON-RPC ends the
+        server (its later answers could no longer be trusted to match our questions)."""
+        if isinstance(message, Exception):
+            self._fail(
+                f"The MCP server {self.name!r} wrote something that is not MCP (JSON-RPC) on its output, "
+                f"so it was stopped: {_offending(message)}"
+            )
+
+    async def _roots(self, context: Any) -> Any:
+        """The directories the user listed as this server's roots (``roots = [...]`` in its entry)."""
+        import mcp_types
+
+        return mcp_types.ListRootsResult(
+            roots=[
+                mcp_types.Root(uri="file://" + path, name=os.path.basename(path))
+                for path in self.launch.roots
+            ]
+        )
+
+    # -- state ---------------------------------------------------------------------------------------------
+    async def wait_ready(self) -> None:
+        await self._ready.wait()
+
+    def _start_deadline(self) -> None:
+        if self.state == "starting":
+            self._fail(
+                f"The MCP server {self.name!r} did not start and list its tools within "
+                f"{self.launch.start_timeout:g} s (mcp_start_timeout), so it was stopped."
+            )
+
+    def _fail(self, sentence: str) -> None:
+        """Record the first failure, stop the server (at once: it is not trusted to exit on its own)."""
+        if self.state == "failed":
+            return
+        self.state = "failed"
+        self.error = sentence
+        self._ready.set()
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def stop(self) -> None:
+        """Ask the server to end (its stdin closes; it is killed if it does not exit within a few seconds)."""
+        self._stopping = True
+        self._stop.set()
+        if self.state != "ready" and self._scope is not None:
+            self._scope.cancel()
+
+    # -- calls ---------------------------------------------------------------------------------------------
+    async def call(self, tool: str, args: dict[str, Any], timeout: float) -> Any:
+        """The tool's ``CallToolResult``; ``ServerProblem`` when the server failed (it is then stopped), and
+        any other exception for a failure of this call alone (the server refused the arguments, say)."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        client = self._client
+        if self.state != "ready" or client is None:
+            raise ServerProblem(self.error or f"The MCP server {self.name!r} is not running.")
+        self.calls += 1
+        self._current = tool
+        try:
+            return await asyncio.wait_for(client.call_tool(tool, args), timeout)
+        except (TimeoutError, asyncio.TimeoutError):
+            self.failed_calls += 1
+            self._fail(
+                f"The MCP server {self.name!r} did not answer a call to {tool} within {timeout:g} s "
+                "(mcp_call_timeout), so it was stopped."
+            )
+            raise ServerProblem(self.error) from None
+        except MCPError as exc:
+            self.failed_calls += 1
+            if exc.code == CONNECTION_CLOSED or self.state == "failed":
+                await self._last_words()
+                self._fail(self._exited(f"during a call to {tool}"))
+                raise ServerProblem(self.error) from None
+            raise
+        except Exception:
+            self.failed_calls += 1
+            if self.state == "failed":
+                raise ServerProblem(self.error) from None
+            raise
+        finally:
+            self._current = None
+
+    # -- sentences -----------------------------------------------------------------------------------------
+    async def _last_words(self, wait: float = 1.0) -> None:
+        """Give a server whose output just closed a moment to finish writing its stderr (its last line goes
+        into the sentence); a fault that closed the connection has recorded its own sentence by then."""
+        if self._stderr is not None:
+            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+                await asyncio.wait_for(self._stderr.ended.wait(), wait)
+
+    def _exited(self, when: str) -> str:
+        last = self._stderr.last_line() if self._stderr is not None else ""
+        if not last:
+            return f"The MCP server {self.name!r} exited {when}."
+        return f"The MCP server {self.name!r} exited {when}; the last line it wrote: {last.rstrip('.')}."
+
+    def _explain_start(self, exc: BaseException) -> str:
+        name, launch = self.name, self.launch
+        if self.state == "failed" and self.error:
+            return self.error
+        if isinstance(exc, FileNotFoundError) and launch.transport == "stdio":
+            where = f" in {launch.cwd}" if launch.cwd and not os.path.isdir(launch.cwd) else ""
+            missing = f"the directory {launch.cwd}" if where else f"the command {launch.command!r}"
+            return f"The MCP server {name!r} could not start: {missing} was not found."
+        if isinstance(exc, PermissionError):
+            return f"The MCP server {name!r} could not start: {launch.command!r} cannot be run (permission)."
+        if isinstance(exc, OSError) and launch.transport == "stdio":
+            return f"The MCP server {name!r} could not start: {exc.strerror or exc}."
+        text = " ".join(str(exc).split())[:200] or type(exc).__name__
+        if type(exc).__name__ == "MCPError":
+            if "closed" in text.lower():
+                return self._exited("while starting")
+            return f"The MCP server {name!r} refused to start: {text}."
+        if launch.transport != "stdio":
+            return f"The MCP server {name!r} at {launch.where()} could not be reached: {text}."
+        return f"The MCP server {name!r} failed to start: {type(exc).__name__}: {text}."
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside the exception groups anyio's task groups raise."""
+    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # type: ignore[attr-defined]
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
+def _offending(exc: Exception) -> str:
+    """What the server wrote, cut short (pydantic's error carries the line), else the error itself."""
+    try:
+        line = exc.errors()[0].get("input")  # type: ignore[attr-defined]
+    except Exception:
+        line = None
+    if isinstance(line, (str, bytes)):
+        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+        text = " ".join(text.split())
+        return repr(text if len(text) <= 120 else text[:119] + "…") + "."
+    return " ".join(str(exc).split())[:160] + "."

@@ -1,0 +1,219 @@
+"""Every MCP server of one session, on one background event loop, behind plain blocking calls.
+
+The assistant, the slash commands and the front ends are synchronous; the SDK is asynchronous. One daemon
+thread runs an asyncio loop for the whole session; each server is a ``Connection`` task on it, and the
+blocking methods here hand work to that loop and wait, bounded, for the answer (Ctrl-C while waiting cancels
+the call on the loop, which tells the server).
+
+Servers start together the first time they are needed (``start``; the assistant calls it when the user
+enters Assistant mode or asks a first question), never at start-up, and at most once per session: a server
+that failed stays failed, with its sentence, until pyaichat restarts. ``close`` stops them all; it also runs
+at interpreter exit, so closing pyaichat closes them whichever front end was in use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from .config import EntryError, launch, merged, read_json_file
+from .connection import Connection, ServerProblem
+from .spec import ServerSpec
+
+CLOSE_WAIT = 6.0  # seconds close() waits for servers to exit (the SDK kills one after ~4 s)
+
+
+class Unstarted:
+    """A server that never got as far as starting: switched off, or its entry cannot be used as written."""
+
+    def __init__(self, name: str, state: str, error: str | None = None) -> None:
+        self.name, self.state, self.error = name, state, error
+        self.tools: list[Any] = []
+        self.calls = self.failed_calls = self.cut_tools = 0
+        self.start_ms: float | None = None
+        self.launch = None
+        self.server_info = ""
+
+
+class Manager:
+    """The session's MCP servers (see the module docstring)."""
+
+    def __init__(
+        self,
+        specs: Iterable[ServerSpec],
+        *,
+        start_timeout: float = 20.0,
+        call_timeout: float = 60.0,
+        problems: Iterable[str] = (),
+    ) -> None:
+        self.specs = list(specs)
+        self.start_timeout = start_timeout
+        self.call_timeout = call_timeout
+        self.problems = list(problems)  # sentences about the configuration as a whole (a bad JSON file)
+        self.servers: dict[str, Connection | Unstarted] = {}
+        self.started = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runs: list[concurrent.futures.Future[Any]] = []
+        self._lock = threading.Lock()
+        self._told: set[tuple[str, str]] = set()
+        self.closed = False
+
+    @classmethod
+    def from_config(cls, config: Any) -> Manager:
+        """The servers of ``config``: its ``[mcp_servers.*]`` tables and its ``mcp_config`` JSON file."""
+        problems: list[str] = []
+        from_json: tuple[ServerSpec, ...] = ()
+        if config.mcp_config:
+            try:
+                from_json = read_json_file(config.mcp_config)
+            except Exception as exc:  # a ConfigError: one sentence, the other servers still start
+                problems.append(str(exc))
+        return cls(
+            merged(tuple(config.mcp_servers), from_json),
+            start_timeout=config.mcp_start_timeout,
+            call_timeout=config.mcp_call_timeout,
+            problems=problems,
+        )
+
+    # -- start ---------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start every enabled server in the background (once; later calls do nothing)."""
+        with self._lock:
+            if self.started or self.closed:
+                return
+            self.started = True
+            for spec in self.specs:
+                if spec.enabled is False:
+                    self.servers[spec.name] = Unstarted(spec.name, "off")
+                    continue
+                try:
+                    ready = launch(spec, start_timeout=self.start_timeout, call_timeout=self.call_timeout)
+                except EntryError as exc:
+                    self.servers[spec.name] = Unstarted(spec.name, "failed", f"{exc}.")
+                    continue
+                self.servers[spec.name] = Connection(ready)
+            connections = [c for c in self.servers.values() if isinstance(c, Connection)]
+            if not connections:
+                return
+            loop = self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=_serve, args=(loop,), name="pyaichat-mcp", daemon=True)
+            self._thread.start()
+            self._runs = [asyncio.run_coroutine_threadsafe(c.run(), loop) for c in connections]
+            atexit.register(self.close)
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until every server is ready or has failed (each has its own start deadline; ``timeout``
+        bounds the wait as a whole, for the import of the SDK that comes first)."""
+        self.start()
+        loop = self._loop
+        connections = [c for c in self.servers.values() if isinstance(c, Connection)]
+        if loop is None or not connections:
+            return
+        limit = timeout if timeout is not None else max(c.launch.start_timeout for c in connections) + 15
+
+        async def all_ready() -> None:
+            await asyncio.gather(*(c.wait_ready() for c in connections))
+
+        future = asyncio.run_coroutine_threadsafe(all_ready(), loop)
+        try:
+            future.result(limit)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+        except BaseException:
+            future.cancel()
+            raise
+
+    def pending(self) -> list[str]:
+        """Servers still starting."""
+        return [name for name, c in self.servers.items() if c.state == "starting"]
+
+    # -- calls ---------------------------------------------------------------------------------------------
+    def call(self, server: str, tool: str, args: dict[str, Any], timeout: float | None = None) -> Any:
+        """Call ``tool`` on ``server`` and wait for its ``CallToolResult``; ``ServerProblem`` when the server
+        failed, the SDK's exception when the server refused this call."""
+        conn = self.servers.get(server)
+        loop = self._loop
+        if not isinstance(conn, Connection) or loop is None:
+            raise ServerProblem(getattr(conn, "error", None) or f"There is no running MCP server {server!r}.")
+        limit = timeout if timeout is not None else conn.launch.call_timeout
+        future = asyncio.run_coroutine_threadsafe(conn.call(tool, args, limit), loop)
+        try:
+            return future.result(limit + 5)  # the loop times the call out first; this is a backstop
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise ServerProblem(f"The MCP server {server!r} did not answer within {limit:g} s.") from None
+        except BaseException:  # Ctrl-C included: the call is cancelled on the loop, the server told
+            future.cancel()
+            raise
+
+    # -- what the user is told -----------------------------------------------------------------------------
+    def news(self) -> list[str]:
+        """Failures not told yet (each once): the configuration's problems, and every server that failed."""
+        fresh = []
+        for sentence in self.problems:
+            if ("", sentence) not in self._told:
+                self._told.add(("", sentence))
+                fresh.append(sentence)
+        for name, conn in self.servers.items():
+            if conn.state == "failed" and conn.error and (name, conn.error) not in self._told:
+                self._told.add((name, conn.error))
+                fresh.append(conn.error)
+        return fresh
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every value of the servers' ``env``/``headers`` worth masking, longest first."""
+        found = {s for c in self.servers.values() if c.launch is not None for s in c.launch.secrets}
+        return tuple(sorted(found, key=len, reverse=True))
+
+    # -- end -----------------------------------------------------------------------------------------------
+    def close(self, wait: float = CLOSE_WAIT) -> None:
+        """Stop every server and the loop (a server that does not exit when its stdin closes is killed)."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.close)
+        loop = self._loop
+        if loop is None:
+            return
+        for conn in self.servers.values():
+            if isinstance(conn, Connection):
+                loop.call_soon_threadsafe(conn.stop)
+        deadline = time.monotonic() + wait
+        for run in self._runs:
+            with contextlib.suppress(Exception):
+                run.result(max(0.0, deadline - time.monotonic()))
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(max(0.5, deadline - time.monotonic()))
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    _quiet_sdk_logs()
+    try:
+        loop.run_forever()
+    finally:
+        with contextlib.suppress(Exception):
+            loop.close()
+
+
+def _quiet_sdk_logs() -> None:
+    """The SDK logs a server's faults (a line that is not JSON, a broken pipe) with tracebacks; with no
+    logging set up, Python would print them on the user's terminal. A server's faults are told in one
+    sentence instead (``/tools``), so the ``mcp`` loggers get a handler that drops them; a user who set up
+    logging still receives them through the root logger."""
+    import logging
+
+    for name in ("mcp", "httpx2"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+            logger.addHandler(logging.NullHandler())

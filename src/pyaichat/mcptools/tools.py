@@ -1,0 +1,250 @@
+"""The session's MCP servers as the assistant's tools: what each turn offers, and how a call of one runs.
+
+A call runs at once only when ``trust.runs_without_asking``; every other call goes to the person first
+(``approve``, through ``approval``: run, run with edited arguments, or no — the decision goes back to the
+model). Every result is masked (pyaichat's rules and the servers' own ``env``/``headers`` values), cut to
+``max_output_chars``, and recorded in the audit log like a capability call, with the server, the tool and the
+person's decision. The settings are the question's own (``TurnTools.config``), not the ones the servers were
+started with.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..capabilities import audit
+from ..capabilities.redact import masker_for
+from ..capabilities.registry import CapabilityResult, cap_text
+from .approval import Approve, ToolRequest
+from .connection import ServerProblem
+from .manager import Manager
+from .naming import offered_name
+from .offer import DESCRIBE, OfferedTool, TurnTools, parameters
+from .results import convert
+from .status import status_lines
+from .trust import why_it_asks
+
+IMAGE_PRIVACY = ("sample", "full")  # privacy levels at which a tool's images may reach the model
+
+
+class ServerTools:
+    """The session's MCP servers as the assistant's tools (one per session, kept by the ``Assistant``)."""
+
+    def __init__(self, config: Any, *, session: Any, manager: Manager | None = None) -> None:
+        self.config = config
+        self.session = session  # whose calls the audit log records
+        self.manager = manager or Manager.from_config(config)
+        self._names: dict[tuple[str, str], str] = {}
+
+    # -- the session ---------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        self.manager.start()
+
+    def close(self) -> None:
+        self.manager.close()
+
+    def mask(self, text: str, config: Any = None) -> str:
+        """pyaichat's masking, and every value the servers were given in ``env``/``headers``."""
+        for secret in self.manager.secrets():
+            if secret in text:
+                text = text.replace(secret, "<redacted MCP server secret>")
+        return masker_for(config or self.config).mask_text(text)
+
+    # -- a turn --------------------------------------------------------------------------------------------
+    def for_turn(self, *, can_approve: bool, config: Any = None) -> TurnTools:
+        """The tools to offer now (started servers' only; servers still starting are waited for, each within
+        its start deadline), and the failures not told yet; ``config``: this question's settings."""
+        self.manager.wait()
+        offered: dict[str, OfferedTool] = {}
+        withheld: dict[str, OfferedTool] = {}
+        for server, conn in self.manager.servers.items():
+            if conn.state != "ready" or conn.launch is None:
+                continue
+            for tool in conn.tools:
+                entry = OfferedTool(self._name(server, tool.name), server, tool, conn.launch.read_only)
+                (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
+        return TurnTools(offered, self, can_approve, config or self.config, self.news(), withheld)
+
+    def news(self) -> list[str]:
+        """Failures not told to the user yet, each once (masked)."""
+        return [self.mask(sentence) for sentence in self.manager.news()]
+
+    def _name(self, server: str, tool: str) -> str:
+        key = (server, tool)
+        if key not in self._names:
+            self._names[key] = offered_name(server, tool, self._names.values())
+        return self._names[key]
+
+    # -- calls ---------------------------------------------------------------------------------------------
+    def describe(
+        self, offered: dict[str, OfferedTool], args: dict[str, Any], config: Any
+    ) -> CapabilityResult:
+        started = time.perf_counter()
+        name = args.get("name") if isinstance(args, dict) else None
+        entry = offered.get(name) if isinstance(name, str) else None
+        if entry is None:
+            known = ", ".join(offered) or "none"
+            error = f"No tool named {name!r}; known: {known}."
+            return self._audited(
+                self._result(DESCRIBE, started, config, ok=False, error=error), args, {}, config
+            )
+        text = json.dumps(
+            entry.full(lambda t: self.mask(t, config))["function"], ensure_ascii=False, indent=1
+        )
+        return self._audited(self._result(DESCRIBE, started, config, ok=True, text=text), args, {}, config)
+
+    def run(
+        self,
+        entry: OfferedTool,
+        args: dict[str, Any],
+        config: Any = None,
+        *,
+        images: bool,
+        approve: Approve | None,
+        call_id: str = "",
+    ) -> CapabilityResult:
+        """Call ``entry`` with ``args``: at once when it may run without asking, else after ``approve``."""
+        config = config or self.config
+        extra: dict[str, Any] = {"server": entry.server, "tool": entry.tool.name}
+        if entry.runs_at_once:
+            return self._audited(self._execute(entry, args, images, config), args, extra, config)
+        reason = why_it_asks(entry.server, entry.read_only, entry.tool.annotations)
+        started = time.perf_counter()
+        if approve is None:
+            error = (
+                f"{entry.name} needs the user's approval ({reason}), and no one can give it here "
+                "(piped input); it did not run."
+            )
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
+        done: list[tuple[dict[str, Any], CapabilityResult]] = []
+
+        def run_it(arguments: dict[str, Any]) -> CapabilityResult:
+            result = self._execute(entry, arguments, images, config)
+            done.append((arguments, result))
+            return result
+
+        request = ToolRequest(
+            call_id=call_id,
+            server=entry.server,
+            tool=entry.tool.name,
+            name=entry.name,
+            args=self._masked_args(args, config),
+            description=self.mask(entry.description, config),
+            reason=reason,
+            run=run_it,
+        )
+        decision = approve(request)
+        extra["decision"] = "edited" if decision.edited else decision.decision
+        if decision.decision != "run":
+            error = (
+                decision.note
+                or f"The user declined to run {entry.name}; it did not run. Do not ask for it again."
+            )
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
+        if not done:  # the approver left the call to us
+            run_it(decision.args if decision.args is not None else args)
+        arguments, result = done[-1]
+        if decision.edited and result.ok:
+            shown = json.dumps(self._masked_args(arguments, config), ensure_ascii=False)
+            text, _ = self._bounded(
+                f"(The user edited the arguments before running it: {shown})\n{result.text}", config
+            )
+            result = result.model_copy(update={"text": text})
+        return self._audited(result, arguments, extra, config)
+
+    def _execute(
+        self, entry: OfferedTool, args: dict[str, Any], images: bool, config: Any
+    ) -> CapabilityResult:
+        """The call itself: its result masked and bounded, or the sentence saying why it failed."""
+        started = time.perf_counter()
+        try:
+            result = self.manager.call(entry.server, entry.tool.name, args)
+        except ServerProblem as exc:
+            return self._result(entry.name, started, config, ok=False, error=str(exc))
+        except Exception as exc:  # the server refused this call (bad arguments, say): the model may retry
+            error = f"{entry.name} failed: {_short(exc)}"
+            if entry.tool.input_schema.get("properties"):
+                error += (
+                    f"\nIts arguments: {json.dumps(parameters(entry.tool.input_schema), ensure_ascii=False)}"
+                )
+            return self._result(entry.name, started, config, ok=False, error=error)
+        see = images and config.privacy in IMAGE_PRIVACY
+        why = "this model cannot see images" if not images else f"privacy level {config.privacy!r}"
+        converted = convert(result, images=see, why_no_images=why)
+        if converted.is_error:
+            return self._result(entry.name, started, config, ok=False, error=converted.text)
+        return self._result(
+            entry.name, started, config, ok=True, text=converted.text, images=converted.images
+        )
+
+    def _masked_args(self, args: Any, config: Any) -> Any:
+        masker = masker_for(config)
+        return json.loads(
+            self.mask(json.dumps(masker.mask_value(args), ensure_ascii=False, default=str), config)
+        )
+
+    def _result(
+        self,
+        name: str,
+        started: float,
+        config: Any,
+        *,
+        ok: bool,
+        text: str = "",
+        error: str | None = None,
+        images: Sequence[str] = (),
+    ) -> CapabilityResult:
+        text, cut = self._bounded(text, config)
+        if error is not None:
+            error, _ = self._bounded(error, config)
+        return CapabilityResult(
+            name=name,
+            ok=ok,
+            text=text,
+            truncated=cut,
+            error=error,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            images=tuple(images) if ok else (),
+        )
+
+    def _audited(
+        self, result: CapabilityResult, args: Any, extra: dict[str, Any], config: Any
+    ) -> CapabilityResult:
+        if config.audit:
+            audit.record(
+                self.session,
+                result.name,
+                self._masked_args(args, config),
+                ok=result.ok,
+                error=result.error,
+                duration_ms=result.duration_ms,
+                output_chars=len(result.text),
+                truncated=result.truncated,
+                origin="assistant",
+                **extra,
+            )
+        return result
+
+    def _bounded(self, text: str, config: Any) -> tuple[str, bool]:
+        """``text`` masked and cut to ``max_output_chars`` (what is cut away is never masked: a tool may
+        return megabytes)."""
+        limit = config.max_output_chars
+        unseen = max(len(text) - limit * 4, 0)
+        return cap_text(self.mask(text[: limit * 4], config), limit, hidden=unseen)
+
+    # -- /tools --------------------------------------------------------------------------------------------
+    def status_lines(self, *, kernel: bool = False) -> list[str]:
+        """One block per server for ``/tools``: state, tools (and which run at once), calls, last error."""
+        return status_lines(self.manager, self.mask, kernel=kernel)
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(getattr(exc, "message", "") or exc).split())
+    return text[:300] or type(exc).__name__

@@ -1,0 +1,258 @@
+"""A proposal and its outcome as values, and what a model is told of an outcome (see the package)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ..agent.events import ApprovalRequiredEvent, Event
+    from ..records import ExecResult, HistoryEntry
+
+ASSISTANT = "assistant"  # the source of our own model's proposals
+
+Decision = Literal["run", "edit", "no", "shown"]
+"""The person's answer: run it, edit it first, no; "shown": the front end showed it but cannot ask."""
+
+Status = Literal["ran", "edited", "declined", "placed", "unanswered", "not_asked", "failed"]
+
+OUTPUT_CHARS = 1500  # of what a run printed, in an outcome (a model's observation, an MCP reply)
+
+_ids = itertools.count(1)
+
+
+class FrontEnd(Protocol):
+    """What the proposal path needs of a front end (each front end adds what else the controller needs)."""
+
+    def emit(self, event: Event) -> None: ...
+
+    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
+        ...
+
+    def set_next_input(self, code: str) -> None:
+        """Put ``code`` into the next Python-mode input for the person to edit and run."""
+        ...
+
+    # Optional: ``edit_arguments(proposal) -> dict | None`` (a tool call's arguments, edited; ``None``: given
+    # up) and ``withdraw(call_id)`` (close the question about a proposal no one waits for any more; called
+    # from another thread).
+
+
+class Proposal:
+    """Something someone proposes to do to the session, waiting for the person's decision."""
+
+    __slots__ = ("arguments", "call", "call_id", "code", "explanation", "kind", "source", "tool")
+
+    def __init__(
+        self,
+        kind: Literal["code", "tool"],
+        *,
+        code: str = "",
+        explanation: str = "",
+        source: str = ASSISTANT,
+        tool: str = "",
+        arguments: Mapping[str, Any] | None = None,
+        call: Callable[[dict[str, Any]], str] | None = None,
+        call_id: str | None = None,
+    ) -> None:
+        if kind == "code" and not code.strip():
+            raise ValueError("a code proposal needs code")
+        if kind == "tool" and (not tool or call is None):
+            raise ValueError("a tool proposal needs the tool's name and a call that runs it")
+        self.kind = kind
+        self.code = code
+        self.explanation = explanation
+        self.source = source or ASSISTANT
+        self.tool = tool
+        self.arguments = dict(arguments or {})
+        self.call = call
+        self.call_id = call_id or f"proposal-{next(_ids)}"
+
+    @classmethod
+    def of_code(
+        cls, code: str, explanation: str = "", *, source: str = ASSISTANT, call_id: str | None = None
+    ) -> Proposal:
+        """Python code to run in the session as the person's input."""
+        return cls("code", code=code, explanation=explanation, source=source, call_id=call_id)
+
+    @classmethod
+    def of_tool(
+        cls,
+        tool: str,
+        arguments: Mapping[str, Any],
+        call: Callable[[dict[str, Any]], str],
+        *,
+        source: str,
+        explanation: str = "",
+        call_id: str | None = None,
+    ) -> Proposal:
+        """A call of an outside tool: ``call(arguments)`` runs it (on the front end's thread) and returns its
+        result as text; an exception from it is the outcome ``failed``."""
+        return cls(
+            "tool",
+            tool=tool,
+            arguments=arguments,
+            call=call,
+            source=source,
+            explanation=explanation,
+            call_id=call_id,
+        )
+
+    @property
+    def outside(self) -> bool:
+        """Proposed by an outside client, not by our assistant."""
+        return self.source != ASSISTANT
+
+    def event(self) -> ApprovalRequiredEvent:
+        """The panel's event."""
+        from ..agent.events import ApprovalRequiredEvent  # pydantic: with the first proposal
+
+        return ApprovalRequiredEvent(
+            call_id=self.call_id,
+            code=self.code,
+            explanation=self.explanation,
+            source="" if not self.outside else self.source,
+            tool=self.tool,
+            arguments=self.arguments if self.kind == "tool" else None,
+        )
+
+    def __repr__(self) -> str:
+        what = self.tool if self.kind == "tool" else self.code.strip().splitlines()[0][:40]
+        return f"Proposal({self.kind}, {what!r}, source={self.source!r}, call_id={self.call_id!r})"
+
+
+class Outcome:
+    """What became of a proposal, for whoever proposed it (the assistant's loop, an outside client)."""
+
+    __slots__ = (
+        "arguments",
+        "code",
+        "error",
+        "input_number",
+        "output",
+        "preview",
+        "proposal",
+        "result",
+        "status",
+    )
+
+    def __init__(
+        self,
+        proposal: Proposal,
+        status: Status,
+        *,
+        code: str = "",
+        arguments: dict[str, Any] | None = None,
+        output: str = "",
+        preview: str = "",
+        error: str | None = None,
+        input_number: int | None = None,
+        result: ExecResult | None = None,
+    ) -> None:
+        self.proposal = proposal
+        self.status: Status = status
+        self.code = code  # the code that ran (the person's version when edited); "" when nothing ran
+        self.arguments = arguments  # a tool call's arguments as it ran
+        self.output = output  # what it printed, its value or its error, bounded
+        self.preview = preview  # the preview's lines, as the person saw them ("" without a preview)
+        self.error = error  # why it failed: its exception's headline, or why it could not run
+        self.input_number = input_number  # the input approved code ran as
+        self.result = result  # the run's full record (this process only)
+
+    @property
+    def ran(self) -> bool:
+        return self.status in ("ran", "edited")
+
+    @property
+    def decision(self) -> str:
+        """The person's decision as the assistant's loop reads it: "run", "edit" or "no"."""
+        if self.status in ("ran", "edited", "failed"):
+            return "run"
+        return "edit" if self.status == "placed" else "no"
+
+    @property
+    def observation(self) -> str:
+        """What a model is told: what happened, in a few sentences (the preview is never part of it)."""
+        p = self.proposal
+        if p.kind == "tool":
+            return self._tool_observation()
+        if self.status == "declined":
+            return DECLINED
+        if self.status == "placed":
+            return EDITING
+        if self.status == "not_asked":
+            return NOT_ASKED
+        if self.status == "unanswered":
+            return "No one answered in time, so the proposal was withdrawn; the code did not run."
+        if self.status == "failed":
+            return f"The proposed code could not run: {self.error}"
+        if self.status == "edited":
+            head = f"The user edited the proposed code and ran their version as input [{self.input_number}]"
+            return f"{head}:\n{self.code.rstrip()}\n{self._how_it_went()}"
+        return f"The user ran the proposed code as input [{self.input_number}]. {self._how_it_went()}"
+
+    def _how_it_went(self) -> str:
+        result = self.result
+        if result is not None and result.interrupted:
+            return "They interrupted it before it finished."
+        if self.error:
+            return f"It failed: {self.error}"
+        return "It succeeded." + (f"\n{self.output}" if self.output else "")
+
+    def _tool_observation(self) -> str:
+        name = self.proposal.tool
+        if self.status == "declined":
+            return f"The user declined the call to {name}; it did not run. Do not call it again unchanged."
+        if self.status == "not_asked":
+            return f"The user could not be asked here (no prompt to ask with), so {name} was not called."
+        if self.status == "unanswered":
+            return f"No one answered in time, so {name} was not called."
+        if self.status == "failed":
+            return f"The call to {name} failed: {self.error}"
+        import json  # only for a tool call's outcome
+
+        args = json.dumps(self.arguments, ensure_ascii=False, default=str)
+        how = f"with the arguments they changed to {args}" if self.status == "edited" else "as proposed"
+        return f"The user approved the call to {name} {how}. It returned:\n{self.output}"
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.status!r}, {self.proposal!r})"
+
+
+DECLINED = "The user declined to run the proposed code; it did not run. Do not propose the same code again."
+EDITING = "The user put the proposed code in their input to edit it before running; it has not run yet."
+NOT_ASKED = (
+    "The user could not be asked (pyaichat has no prompt to ask with here: it is reading piped input), so "
+    "the proposed code was shown to them and did not run. Do not propose it again; finish your answer and "
+    "say what the code would do, so they can run it themselves."
+)
+
+
+def run_output(result: ExecResult) -> tuple[str, str | None]:
+    """(what a run printed and echoed, bounded; its error's headline) of an ``ExecResult``."""
+    from ..capabilities.summary import one_line  # with the first approved run
+
+    if not result.ok and result.error is not None:
+        return result.output.strip()[:OUTPUT_CHARS], result.error.headline()
+    parts = []
+    if result.output.strip():
+        parts.append("Output:\n" + result.output.strip()[:OUTPUT_CHARS])
+    if result.has_value:
+        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
+    return "\n".join(parts), None
+
+
+def entry_output(entry: HistoryEntry | None) -> tuple[str, str | None]:
+    """The same for an input IPython ran itself (its history record)."""
+    if entry is None:
+        return "", None
+    if not entry.ok:
+        return entry.stdout.strip()[:OUTPUT_CHARS], entry.summary
+    parts = []
+    if entry.stdout.strip():
+        parts.append("Output:\n" + entry.stdout.strip()[:OUTPUT_CHARS])
+    if entry.result is not None:
+        parts.append("Value: " + entry.result[:1000])
+    return "\n".join(parts), None

@@ -1,0 +1,207 @@
+"""One outside call over the session (``LocalBackend``): the same bounds, masking, privacy and audit as the
+built-in assistant's calls, the client named in the audit and on the person's screen, and nothing changed."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from pyaichat.capabilities import audit
+from pyaichat.config import Config
+from pyaichat.mcpserve.backend import TOO_MANY, LocalBackend, quiet_line
+from pyaichat.mcpserve.clients import ClientRecord, safe_name
+from pyaichat.mcpserve.gate import BUSY, SessionGate
+from pyaichat.mcpserve.rate import RateBound
+from pyaichat.runtime import LocalRuntime
+from pyaichat.session import Session
+
+SECRET = "sk-proj-Zq8vN3xL0pR7tY2wK5mB9cD4fG6hJ1sA"
+
+
+def backend_over(source: str, lines: list[str] | None = None, **config: Any) -> LocalBackend:
+    session = Session(config=Config(**config))
+    result = session.run(source)
+    assert result.ok, result.error and result.error.formatted
+    gate = SessionGate()
+    gate.attach()
+    show = lines.append if lines is not None else None
+    return LocalBackend(LocalRuntime(session), gate, show=show, where="test session")
+
+
+def client(backend: LocalBackend, name: str = "claude-code", transport: str = "stdio") -> ClientRecord:
+    return backend.clients.seen(f"k-{name}", name, transport)
+
+
+DATA = (
+    "import pandas as pd\n"
+    "df = pd.DataFrame({'a': range(100), 'b': [f's{i}' for i in range(100)]})\n"
+    f"openai_api_key = {SECRET!r}\n"
+    f"notes = 'deploy with key {SECRET}'\n"
+)
+
+
+def test_a_call_returns_what_the_capability_returns_and_shows_one_quiet_line() -> None:
+    lines: list[str] = []
+    backend = backend_over(DATA, lines)
+    result = backend.call("get_type", {"expr": "df"}, client(backend))
+    assert result["ok"] and result["text"].startswith("df: DataFrame")
+    assert result["images"] == []
+    assert len(lines) == 1
+    assert lines[0].startswith("⇄ claude-code get_type(df) ") and lines[0].endswith(" ms")
+
+
+def test_secrets_are_masked_in_values_in_text_and_in_the_picture() -> None:
+    backend = backend_over(DATA)
+    me = client(backend)
+    for name, args in [
+        ("get_repr", {"expr": "openai_api_key"}),
+        ("get_repr", {"expr": "notes"}),
+        ("list_globals", {}),
+        ("eval_expr", {"expr": "notes"}),
+        ("eval_expr", {"expr": "openai_api_key[::-1]"}),
+        ("run_python", {"code": "print(notes[::-1][::-1])\nnotes"}),
+        ("get_session_picture", {}),
+    ]:
+        result = backend.call(name, args, me)
+        text = json.dumps(result)
+        assert SECRET not in text and SECRET[::-1] not in text, name
+
+
+def test_the_audit_names_the_client_and_the_transport() -> None:
+    backend = backend_over(DATA)
+    backend.call("get_repr", {"expr": "df"}, client(backend, "cursor", "http"))
+    backend.call("get_session_picture", {}, client(backend, "claude-code", "stdio"))
+    entries = audit.read_last(2)
+    assert [(e["capability"], e["origin"]) for e in entries] == [
+        ("get_repr", "mcp cursor via http"),
+        ("get_session_picture", "mcp claude-code via stdio"),
+    ]
+    assert "[mcp cursor via http]" in audit.format_entry(entries[0])
+
+
+def test_privacy_and_output_bounds_apply_as_for_the_assistant() -> None:
+    backend = backend_over(DATA, privacy="names", max_output_chars=300)
+    me = client(backend)
+    shown = backend.call("get_repr", {"expr": "df"}, me)
+    assert not shown["ok"] or "s42" not in shown["text"]  # no values at the names level
+    wide = backend_over("x = list(range(100000))", max_output_chars=300)
+    result = wide.call("get_repr", {"expr": "x"}, client(wide))
+    assert len(result["text"]) < 400
+
+
+def test_the_picture_leaves_the_assistants_own_state_alone() -> None:
+    backend = backend_over(DATA)
+    runtime = backend.runtime
+    runtime.session.run("1/0")
+    runtime.digest()  # the assistant's question: it has now been told of this error
+    runtime.session.run("[][1]")
+    text = backend.call("get_session_picture", {}, client(backend))["text"]
+    assert "IndexError" in text and "df: DataFrame" in text and "test session" in text
+    assert "new since the previous question" in runtime.digest()  # still new to the assistant
+
+
+def test_no_tool_changes_the_session() -> None:
+    backend = backend_over(DATA + "items = [3, 1, 2]\nconfig = {'a': 1}\n")
+    namespace = backend.runtime.session.namespace
+
+    def snapshot() -> dict[str, Any]:
+        df = namespace["df"]
+        return {
+            "names": sorted(namespace),
+            "df": (pd.util.hash_pandas_object(df).sum(), tuple(df.columns), id(df)),
+            "items": (list(namespace["items"]), id(namespace["items"])),
+            "config": dict(namespace["config"]),
+        }
+
+    before = snapshot()
+    me = client(backend)
+    for name, args in [
+        ("eval_expr", {"expr": "items.sort()"}),
+        ("eval_expr", {"expr": "config.update(a=2)"}),
+        ("eval_expr", {"expr": "df.drop(columns=['a'], inplace=True)"}),
+        ("run_python", {"code": "items.append(4)\nconfig['b'] = 2\ndf['c'] = 1\nnew_name = 1"}),
+        ("run_python", {"code": "global items\nitems = None"}),
+        ("get_dir", {"expr": "df"}),
+        ("get_doc", {"expr": "df.drop"}),
+        ("list_globals", {"pattern": "*"}),
+    ]:
+        backend.call(name, args, me)
+    assert snapshot() == before
+
+
+def test_while_the_persons_input_runs_a_call_is_told_busy_and_prints_nothing() -> None:
+    lines: list[str] = []
+    backend = backend_over("x = 1", lines)
+    backend._busy_wait = lambda: 0.05
+    backend.gate.enter()
+    try:
+        result = backend.call("get_repr", {"expr": "x"}, client(backend))
+    finally:
+        backend.gate.leave()
+    assert result == {**result, "ok": False, "error": BUSY}
+    assert lines == []
+    assert backend.call("get_repr", {"expr": "x"}, client(backend))["ok"]
+
+
+def test_a_flood_is_refused_past_the_bound_and_each_call_stays_whole() -> None:
+    backend = backend_over("x = 1")
+    backend.rate = RateBound(burst=30, per_second=0.0)
+    results: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def flood(n: int) -> None:
+        me = client(backend, f"agent{n}", "http")
+        for _ in range(20):
+            r = backend.call("eval_expr", {"expr": "x + 1"}, me)
+            with lock:
+                results.append(r)
+
+    threads = [threading.Thread(target=flood, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    ok = [r for r in results if r["ok"]]
+    refused = [r for r in results if not r["ok"]]
+    assert len(ok) == 30 and len(refused) == 50
+    assert {r["text"] for r in ok} == {"2"} or all("2" in r["text"] for r in ok)
+    assert {r["error"] for r in refused} == {TOO_MANY}
+    assert sum(c.calls for c in backend.clients.records()) == 80
+
+
+def test_unknown_tools_and_bad_arguments_are_one_sentence() -> None:
+    backend = backend_over("x = 1")
+    me = client(backend)
+    assert "no tool named 'exec'" in backend.call("exec", {"code": "x"}, me)["error"]
+    assert "must be a JSON object" in backend.call("get_repr", ["x"], me)["error"]
+    assert backend.call("get_repr", {"expr": "x", "extra": 1}, me)["error"].startswith("Invalid arguments")
+    assert backend.call("propose_code", {"code": "x = 2"}, me)["ok"] is False  # not offered here
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("claude-code", "claude-code"),
+        ("evil\x1b[2J\x1b[31mred", "evil??2J??31mred"),
+        ("two\nlines\r", "two?lines?"),
+        ("", "client"),
+        ("x" * 100, "x" * 40),
+    ],
+)
+def test_client_names_cannot_draw_on_the_persons_screen(name: str, shown: str) -> None:
+    assert safe_name(name) == shown
+
+
+def test_the_quiet_line_folds_and_masks_what_the_agent_sent() -> None:
+    me = ClientRecord("claude-code", "stdio")
+    sent = {"code": f"print(1)\n\x1b[2Jk = {SECRET!r}"}
+    line = quiet_line(me, "run_python", sent, {"ok": True, "duration_ms": 3.4})
+    assert "\x1b" not in line and "\n" not in line and SECRET not in line
+    assert line.startswith("⇄ claude-code run_python(print(1)")
+    result = {"ok": False, "error": "NameError: y", "duration_ms": 0.2}
+    failed = quiet_line(me, "get_repr", {"expr": "y"}, result)
+    assert failed == "⇄ claude-code get_repr(y) 0.2 ms · NameError: y"

@@ -1,0 +1,184 @@
+"""``propose_code`` from an outside agent, on the session's one proposal path: the person decides at their
+prompt, the agent's call waits and is told what happened; approved code is the person's input, with
+``/undo``, the journal and ``/save``; nothing runs without them.
+
+The person is played by the test on this thread (``serve_proposals`` at an idle prompt, answers scripted in
+the front end); the agent's call waits on another. Ordered by events and by the proposal's own state.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from serve_helpers import Served, http_client, text
+
+from pyaichat.capabilities import audit
+from pyaichat.mcpserve.proposing import NO_CODE
+
+pytestmark = pytest.mark.e2e
+
+WAIT = 60.0
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    served = Served(
+        tmp_path_factory.mktemp("propose") / "state",
+        "import pandas as pd\ndf = pd.DataFrame({'a': [3, 1, 2]})",
+    )
+    yield served
+    served.stop()
+
+
+class Agent:
+    """An outside agent's propose_code call, waiting on a thread of its own (through the session's backend,
+    as the faces call it)."""
+
+    def __init__(self, served: Served, args: dict[str, Any], name: str = "claude-code") -> None:
+        backend = served.service.backend
+        assert backend is not None
+        self.result: dict[str, Any] | None = None
+        client = backend.clients.seen(f"agent-{name}", name, "stdio")
+        self.thread = threading.Thread(
+            target=lambda: setattr(self, "result", backend.call("propose_code", args, client))
+        )
+        self.thread.start()
+
+    def answer(self) -> dict[str, Any]:
+        self.thread.join(WAIT)
+        assert self.result is not None, "the agent's call never returned"
+        return self.result
+
+
+def until(condition: Any) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.01)
+
+
+def person_at_an_idle_prompt(served: Served, *answers: str) -> None:
+    until(lambda: served.ctrl.proposals.waiting)
+    served.frontend.answers[:] = list(answers)
+    served.ctrl.serve_proposals()
+
+
+def test_the_person_runs_it_the_agent_is_told_what_it_printed_and_changed_and_undo_takes_it_back(
+    served: Served, tmp_path: Path
+) -> None:
+    agent = Agent(
+        served,
+        {"code": "df2 = df.sort_values('a')\nprint('sorted', list(df2.a))", "explanation": "Sort by a."},
+    )
+    person_at_an_idle_prompt(served, "run")
+    answer = agent.answer()
+    assert answer["ok"] and answer["status"] == "ran"
+    assert "ran the proposed code as input" in answer["text"] and "sorted [1, 2, 3]" in answer["text"]
+    assert "What the preview showed the person" in answer["text"] and "df2" in answer["text"]
+    panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1]
+    assert panel.source == "claude-code" and panel.explanation == "Sort by a."
+    assert list(served.session.namespace["df2"].a) == [1, 2, 3]
+    entry = audit.read_last(1)[0]
+    assert entry["capability"] == "propose_code" and entry["origin"] == "mcp claude-code via stdio"
+
+    served.ctrl.handle(f"/save {tmp_path / 'work.py'}")
+    assert "df2 = df.sort_values('a')" in (tmp_path / "work.py").read_text()
+    served.ctrl.handle("/undo")
+    assert "df2" not in served.session.namespace
+
+
+def test_the_person_says_no_and_nothing_runs(served: Served) -> None:
+    agent = Agent(served, {"code": "df['a'] = 0"})
+    person_at_an_idle_prompt(served, "no")
+    answer = agent.answer()
+    assert answer["ok"] and answer["status"] == "declined" and "declined" in answer["text"]
+    assert list(served.session.namespace["df"].a) == [3, 1, 2]
+
+
+def test_the_person_edits_it_and_the_agent_gets_the_code_that_ran(served: Served) -> None:
+    agent = Agent(served, {"code": "b = df.a.sum()"})
+    person_at_an_idle_prompt(served, "edit")
+    assert served.frontend.next_input == "b = df.a.sum()"
+    assert agent.result is None  # the code waits in the person's input: the agent still waits
+    served.ctrl.handle("b = df.a.max()  # mine")
+    answer = agent.answer()
+    assert answer["status"] == "edited" and "b = df.a.max()  # mine" in answer["text"]
+    assert served.session.namespace["b"] == 3
+
+
+def test_no_answer_in_time_withdraws_it_and_nothing_of_it_can_run(served: Served) -> None:
+    answer = Agent(served, {"code": "gone = 1", "wait_seconds": 0.2}).answer()
+    assert not answer["ok"] and answer["status"] == "unanswered"
+    assert "No one answered within 0.2 s" in answer["error"]
+    assert served.ctrl.proposals.waiting == 0
+    served.ctrl.serve_proposals()
+    assert "gone" not in served.session.namespace
+
+
+def test_bad_proposals_are_one_sentence(served: Served) -> None:
+    assert Agent(served, {"code": "   "}).answer()["error"] == NO_CODE
+    assert "takes no shell" in Agent(served, {"code": "x = 1", "shell": True}).answer()["error"]
+    assert served.ctrl.proposals.waiting == 0
+
+
+def test_off_withdraws_what_waits_and_the_agent_is_told_at_once(tmp_path: Path) -> None:
+    served = Served(tmp_path / "state", "x = 1")
+    agent = Agent(served, {"code": "x = 2", "wait_seconds": 600})
+    until(lambda: served.ctrl.proposals.waiting)
+    served.stop()
+    answer = agent.answer()
+    assert answer["status"] == "unanswered" and served.session.namespace["x"] == 1
+
+
+def test_through_a_real_client_with_progress_while_it_waits(served: Served) -> None:
+    progress: list[float] = []
+
+    async def agent() -> Any:
+        async with http_client(served.url, served.token, "cursor") as client:
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                progress.append(value)
+
+            return await client.call_tool(
+                "propose_code", {"code": "via_http = 'yes'"}, progress_callback=on_progress
+            )
+
+    box: list[Any] = []
+    thread = threading.Thread(target=lambda: box.append(anyio.run(agent)))
+    thread.start()
+    until(lambda: served.ctrl.proposals.waiting)
+    until(lambda: progress)  # the client hears that its call is waiting for the person
+    person_at_an_idle_prompt(served, "run")
+    thread.join(WAIT)
+    result = box[0]
+    assert not result.is_error and "ran the proposed code" in text(result)
+    assert served.session.namespace["via_http"] == "yes"
+
+
+def test_where_no_one_can_decide_it_is_not_offered(tmp_path: Path) -> None:
+    from serve_helpers import controller_over, environment
+
+    from pyaichat.mcpserve.hosting import service_for
+    from pyaichat.piped import PlainFrontEnd
+    from pyaichat.runtime import LocalRuntime
+    from pyaichat.session import Session
+
+    ctrl = controller_over(LocalRuntime(Session()), PlainFrontEnd())
+    with environment(tmp_path / "state"):
+        ctrl.handle("/mcp on")
+    service = service_for(ctrl, create=False)
+    try:
+        assert service is not None and service.backend is not None
+        assert "propose_code" not in [t["name"] for t in service.backend.tools()]
+        said = service.backend.call(
+            "propose_code", {"code": "x = 1"}, service.backend.clients.seen("k", "a", "t")
+        )
+        assert "no tool named 'propose_code'" in said["error"]
+    finally:
+        ctrl.handle("/mcp off")

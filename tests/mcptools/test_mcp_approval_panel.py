@@ -1,0 +1,102 @@
+"""A call of an MCP server's tool that needs the person, through the controller: the one proposal path's panel
+(the tool, its arguments in full, the server and why it asks), the person's run / edit / no, the call made by
+the panel, and the model told what they decided. Our fault server, for real, over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_helpers import calls_made, fault
+
+from fakes.fake_llm import FakeLLM
+from pyaichat.agent.assistant import Assistant
+from pyaichat.config import Config
+from pyaichat.controller import Controller
+from pyaichat.runtime import LocalRuntime
+from pyaichat.session import Session
+
+pytestmark = pytest.mark.e2e
+
+
+class Person:
+    """A front end in a terminal whose person answers each proposal with the next of ``answers``."""
+
+    interactive = True
+    remembers = False
+
+    def __init__(self, *answers: str, arguments: dict[str, Any] | None = None) -> None:
+        self.answers = list(answers)
+        self.arguments = arguments
+        self.events: list[Any] = []
+        self.asked: list[Any] = []
+
+    def emit(self, event: Any) -> None:
+        self.events.append(event)
+
+    def decide(self, proposal: Any) -> str:
+        self.asked.append(proposal)
+        return self.answers.pop(0)
+
+    def edit_arguments(self, proposal: Any) -> dict[str, Any] | None:
+        return self.arguments
+
+    def set_next_input(self, code: str) -> None:
+        raise AssertionError("a tool call is never put into the input")
+
+
+@pytest.fixture
+def controller(notes):
+    made: list[Controller] = []
+
+    def make(person: Person) -> tuple[Controller, FakeLLM]:
+        servers = {"fault": fault(env=notes, trust="read-only")}
+        config = Config(model="fake/model", audit=False, mcp_servers=servers)
+        session = Session(echo=lambda value: None, config=config)
+        fake = FakeLLM()
+        assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
+        ctrl = Controller(config, LocalRuntime(session), person, assistant=assistant)
+        made.append(ctrl)
+        return ctrl, fake
+
+    yield make
+    for ctrl in made:
+        ctrl.close()  # the assistant's servers end with the session
+
+
+def told(fake: FakeLLM) -> str:
+    return [m["content"] for m in fake.requests[-1]["messages"] if m.get("role") == "tool"][-1]
+
+
+def test_the_panel_asks_and_the_approved_call_runs_once_as_the_person_chose(controller, notes):
+    person = Person("run", "edit", "no", arguments={"text": "from the person"})
+    ctrl, fake = controller(person)
+    fake.tool("fault__write_note", {"text": "from the model"}).text("Noted.")
+    ctrl.ask("note it")
+    (panel,) = person.asked
+    assert panel.tool == "fault__write_note" and panel.arguments == {"text": "from the model"}
+    assert "MCP server 'fault'" in panel.explanation and "readOnlyHint" in panel.explanation
+    assert told(fake) == "written"
+    assert Path(notes["FAULT_NOTE_FILE"]).read_text() == 'write_note: {"text": "from the model"}\n'
+
+    fake.tool("fault__write_note", {"text": "from the model"}).text("Noted again.")
+    ctrl.ask("note it again")
+    edited = '(The user edited the arguments before running it: {"text": "from the person"})'
+    assert told(fake).startswith(edited)
+    fake.tool("fault__write_note", {"text": "third"}).text("Not noted.")
+    ctrl.ask("and once more")
+    assert "declined the call to fault__write_note" in told(fake)
+    written = [call["args"] for call in calls_made(notes) if call["tool"] == "write_note"]
+    assert written == [{"text": "from the model"}, {"text": "from the person"}]  # once each; "no": never
+    assert ctrl.frontend.events and not [e for e in ctrl.frontend.events if e.type == "preview"]
+
+
+def test_piped_input_offers_only_what_runs_at_once(controller, notes):
+    person = Person()
+    person.interactive = False  # no one to ask: the call is refused with a sentence, never shown
+    ctrl, fake = controller(person)
+    fake.tool("fault__write_note", {"text": "x"}).text("Could not.")
+    ctrl.ask("note it")
+    assert person.asked == [] and "needs the user's approval" in told(fake)
+    assert not Path(notes["FAULT_NOTE_FILE"]).exists()
