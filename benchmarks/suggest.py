@@ -141,8 +141,48 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+class ServerProcess:
+    """The scripted server in a process of its own, so that its threads (answering, or polling a held
+    request for the client's hang-up) never compete with this process's measuring loop for the GIL; asked
+    for its request count over a pipe, outside the timed part."""
+
+    def __init__(self, slow: bool) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", "slow" if slow else "fast"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.base_url = self.proc.stdout.readline().strip()
+
+    def count(self) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("count\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+def serve(kind: str) -> None:
+    """``--serve fast|slow``: the scripted server for ``ServerProcess``."""
+    with ScriptedServer() as server:
+        for _ in range(20000):
+            if kind == "slow":  # held until the client hangs up: every request is aborted by the next key
+                server.fault("slow", delay=60.0)
+            else:
+                server.text(".round(2)")
+        print(server.base_url, flush=True)
+        for _ in sys.stdin:
+            print(len(server.requests), flush=True)
+
+
 def typing_run(
-    server: ScriptedServer | None, seed: int, statements: list[str] = TYPED
+    server: ServerProcess | None, seed: int, statements: list[str] = TYPED
 ) -> tuple[list[float], list[float], int, int]:
     """One run of typed statements; (latencies, latencies while the helper starts, chars, requests)."""
     rng = random.Random(seed)
@@ -156,7 +196,7 @@ def typing_run(
             term.drain(0.3)
             for line in SETUP:
                 term.line(line)
-            before = len(server.requests) if server is not None else 0
+            before = server.count() if server is not None else 0
             latencies: list[float] = []
             starting: list[float] = []
             chars = 0
@@ -166,13 +206,13 @@ def typing_run(
                     ms = term.key(ch)
                     (latencies if warm else starting).append(ms)
                     chars += 1
-                    if not warm and len(server.requests) > before:  # type: ignore[union-attr]
+                    if not warm and server.count() > before:  # type: ignore[union-attr]
                         warm = True  # a request reached the server: the helper is up (litellm loaded)
                     time.sleep(rng.uniform(0.3, 0.7) if ch in PAUSE_AFTER and rng.random() < 0.5 else 0.1)
                 os.write(term.master, b"\x03")  # drop the line (not run: the last one opens a block)
                 term.wait_for(b">>> ", 10)
                 time.sleep(0.5)
-            requests = (len(server.requests) - before) if server is not None else 0
+            requests = (server.count() - before) if server is not None else 0
             return latencies, starting, chars, requests
         finally:
             term.close()
@@ -225,15 +265,10 @@ def row(label: str, values: list[float], extra: str = "") -> str:
 HEADER = f"{'':34}{'keys':>6}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}"
 
 
-def echo(server: ScriptedServer, pairs: int, slow: bool) -> None:
+def echo(pairs: int, slow: bool) -> None:
     """Paired runs, off and on alternately (off first in even pairs), so the machine's load hits both alike;
     every run is printed with the load average at its end, then the pooled figures."""
-    server.reset()
-    for _ in range(6000):
-        if slow:  # held until the client hangs up: every request is aborted by the next key
-            server.fault("slow", delay=60.0)
-        else:
-            server.text(".round(2)")
+    server = ServerProcess(slow)
     title = "held (each aborted by the next key)" if slow else "answers at once"
     print(f"\nKeystroke echo in a pty (ms), the scripted server {title}:")
     print(HEADER + "  load")
@@ -257,6 +292,7 @@ def echo(server: ScriptedServer, pairs: int, slow: bool) -> None:
     print(f"p99 on − off: {p99:+.2f} ms; p90: {p90:+.2f} ms")
     rate = 100 * requests / max(chars, 1)
     print(f"Requests per 100 typed characters: {rate:.1f} ({requests} for {chars})")
+    server.close()
 
 
 def repl_side(rounds: int = 200) -> None:
@@ -303,18 +339,25 @@ def main() -> None:
     parser.add_argument("--server", choices=("fast", "slow", "both"), default="both")
     parser.add_argument("--no-real-model", action="store_true")
     parser.add_argument("--echo-only", action="store_true", help="only the keystroke echo and request rate")
+    parser.add_argument("--serve", choices=("fast", "slow"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        return serve(args.serve)
 
+    # pyaichat's modules byte-compiled, as an installed copy has them: with PYTHONDONTWRITEBYTECODE set (as
+    # here), each lazy import in the REPL would compile its source again, in every run, and on the keystrokes
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "src" / "pyaichat"), quiet=1)
     print(f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
+    if args.server in ("fast", "both"):
+        echo(args.pairs, slow=False)
+    if args.server in ("slow", "both"):
+        echo(args.pairs, slow=True)
+    if args.echo_only:
+        return
+    repl_side()
     with ScriptedServer() as server:
-        if args.server in ("fast", "both"):
-            echo(server, args.pairs, slow=False)
-        if args.server in ("slow", "both"):
-            echo(server, args.pairs, slow=True)
-        if args.echo_only:
-            return
-        repl_side()
-        server.reset()
         for _ in range(50):
             server.text(".round(2)")
         base = {"PYAICHAT_SUGGEST_MODEL": "openai/fim", "PYAICHAT_SUGGEST_API_BASE": server.base_url}

@@ -17,6 +17,7 @@ accepts and presses Enter (the engine keeps the answer).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,14 @@ def position(document: Document) -> tuple[str, str] | None:
         return None
     before = document.text_before_cursor
     return before, document.text_after_cursor
+
+
+def _later() -> Callable[[float, Callable[[], None]], object] | None:
+    """The running loop's ``call_later`` (the prompt's: a buffer's events run on it), or ``None``."""
+    try:
+        return asyncio.get_running_loop().call_later
+    except RuntimeError:
+        return None
 
 
 def first_line(text: str) -> str:
@@ -204,8 +213,9 @@ class GhostText(AutoSuggest):
             if found:
                 engine.cancel()
                 return found
-        # A line recalled from history is not an edit: what is known for it shows, nothing is asked.
-        known = engine.edit(where[0], where[1], self._deliver, ask=not self._recalled)
+        # A line recalled from history is not an edit: what is known for it shows, nothing is asked. The
+        # pause is timed on the prompt's own loop, so that no key wakes the engine's thread.
+        known = engine.edit(where[0], where[1], self._deliver, ask=not self._recalled, later=_later())
         shown = first_line(known) if known else None
         self._known = (where, shown) if shown else None
         return shown

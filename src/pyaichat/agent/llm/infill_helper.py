@@ -14,8 +14,9 @@ cannot grow past ``ADDRESS_SPACE_MB`` of address space.
 
 The protocol is JSON lines. In: ``{"op": "ask", "id", "request", "timeout"}`` and ``{"op": "cancel", "id"}``
 (cancelling the task aborts the HTTP request). Out: ``{"ready": pid}``, then ``{"id", "answer"}``,
-``{"id", "error"}`` (the ``LLMError`` ``errors.map_error`` made, by class and sentence) or
-``{"id", "cancelled"}``; ``{"fatal": sentence}`` when it cannot start; ``{"leaving": reason}`` when it goes on
+``{"id", "error"}`` (the ``LLMError`` ``errors.map_error`` made, by class and sentence); nothing for a
+cancelled request (the REPL has forgotten it: a reply would only wake it while the user types);
+``{"fatal": sentence}`` when it cannot start; ``{"leaving": reason}`` when it goes on
 its own. The protocol has its own copy of stdout: file descriptor 1 itself goes to /dev/null, so nothing a
 library prints can break a line (and nothing reaches the terminal: stderr is /dev/null too).
 
@@ -161,7 +162,7 @@ class Helper:
             answer = await complete_code(self.lib, request, timeout=float(message.get("timeout", 30.0)))
             self.channel.write({"id": rid, "answer": answer.to_wire()})
         except asyncio.CancelledError:
-            self.channel.write({"id": rid, "cancelled": True})
+            pass  # no reply: the REPL stopped waiting when it sent the cancel
         except Exception as exc:  # an LLMError from map_error, or a bug: the REPL keeps it for /trace
             self.channel.write({"id": rid, "error": error_to_wire(exc)})
         finally:

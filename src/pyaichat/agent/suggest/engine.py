@@ -79,6 +79,22 @@ class _Pending:
         self.before, self.after, self.deliver, self.since = before, after, deliver, since
 
 
+class _Flight:
+    """The request in flight: its task on the engine's loop, its position, and ``stop`` — how the key's
+    own thread aborts it at once without waking the engine's thread (``None``: it cannot)."""
+
+    __slots__ = ("position", "stop", "task")
+
+    def __init__(
+        self, task: asyncio.Task[None], position: tuple[str, str], stop: Callable[[], bool] | None
+    ) -> None:
+        self.task, self.position, self.stop = task, position, stop
+
+
+# later(delay, func): run ``func`` after ``delay`` seconds on the caller's own event loop (a front end's)
+Later = Callable[[float, Callable[[], None]], object]
+
+
 class Suggester:
     """Ghost-text suggestions for one session. ``settings`` returns the current configuration (read at every
     request, so ``/suggest`` applies at once); ``ask`` replaces the model call (tests), ``helper`` the helper
@@ -107,8 +123,10 @@ class Suggester:
         self._thread: threading.Thread | None = None
         self._position: tuple[str, str] | None = None  # where the user is now (None: nowhere to suggest)
         self._pending: _Pending | None = None
-        self._timer = False  # a pause timer is armed on the worker's loop
-        self._flight: tuple[asyncio.Task[None], tuple[str, str]] | None = None
+        self._timer = False  # a pause timer is armed (on the engine's loop, or on the caller's)
+        self._timer_due = 0.0  # when it fires (by ``clock``)
+        self._flight: _Flight | None = None
+        self._abandoned: list[asyncio.Task[None]] = []  # aborted by the key's thread; tidied up later
         self._answers: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._latest: tuple[str, str, str] | None = None  # the last answer: typing along it needs no request
         self._quiet_until = 0.0
@@ -134,10 +152,15 @@ class Suggester:
         return stopped[1] if stopped is not None and stopped[0] == self.model else None
 
     # -- the front end's side (its event loop thread) -------------------------------------------------------
-    def edit(self, before: str, after: str, deliver: Deliver, *, ask: bool = True) -> str | None:
+    def edit(
+        self, before: str, after: str, deliver: Deliver, *, ask: bool = True, later: Later | None = None
+    ) -> str | None:
         """The text around the cursor is now ``before``|``after``. Returns what is known for it at once
         (``""``: known to be nothing), or ``None`` and asks the model once the user pauses there — unless
-        ``ask`` is false (the text was not typed: a line recalled from history)."""
+        ``ask`` is false (the text was not typed: a line recalled from history).
+
+        ``later`` times the pause on the caller's own event loop (a front end's, running anyway): then no
+        key wakes the engine's thread — it wakes once the pause is over, when nobody is typing."""
         if not self.active():
             self.cancel()
             return None
@@ -149,12 +172,34 @@ class Suggester:
             if known is not None or self._flight is not None or not ask:  # known, or on its way, or not asked
                 self._pending = None
                 return known
-            self._pending = _Pending(before, after, deliver, self._clock())
-            wake = not self._timer
-            self._timer = True
+            now = self._clock()
+            self._pending = _Pending(before, after, deliver, now)
+            # a timer on a front end's loop that ended with its prompt never fires: then arm another
+            wake = not self._timer or now > self._timer_due + 1.0
+            if wake:
+                self._timer, self._timer_due = True, now + self.pause
         if wake:
-            self._call(self._arm)
+            if later is not None:
+                later(self.pause, lambda: self._pause_over(later))
+            else:
+                self._call(self._arm)
         return None
+
+    def _pause_over(self, later: Later) -> None:
+        """The caller's timer (on its loop): wake the engine's thread if the user has really paused, else
+        look again when they will have."""
+        with self._lock:
+            pending = self._pending
+            if pending is None:
+                self._timer = False
+                return
+            left = pending.since + self.pause - self._clock()
+            if left > 0:
+                self._timer_due = self._clock() + left
+        if left > 0:
+            later(left, lambda: self._pause_over(later))
+        else:
+            self._call(self._tick)
 
     def cancel(self) -> None:
         """Nowhere to suggest now (the input was accepted, the cursor left the line's end, another mode):
@@ -162,6 +207,7 @@ class Suggester:
         with self._lock:
             self._position = None
             self._pending = None
+            self._timer = False  # a timer still armed finds nothing pending; the next edit arms its own
             self._abort_unless(None)
 
     def quiet(self, timeout: float = 1.0) -> None:
@@ -174,7 +220,12 @@ class Suggester:
     def close(self, timeout: float = 2.0) -> None:
         """Stop the engine's thread and the helper process (bounded)."""
         self.cancel()
+        with self._lock:
+            abandoned, self._abandoned = self._abandoned, []
         loop, self._loop = self._loop, None
+        for task in abandoned:
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(task.cancel)
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(loop.stop)
             if self._thread is not None:
@@ -208,13 +259,19 @@ class Suggester:
             self._answers.popitem(last=False)
 
     def _abort_unless(self, position: tuple[str, str] | None) -> None:
-        """Abort the request in flight unless it is for ``position`` (with ``_lock`` held)."""
+        """Abort the request in flight unless it is for ``position`` (with ``_lock`` held). The helper is
+        told from this thread (the key's) where it can be; the engine's task is then tidied up the next
+        time its thread wakes anyway. Otherwise the engine's thread cancels it now."""
         flight = self._flight
-        if flight is not None and flight[1] != position:
-            self._flight = None
-            loop = self._loop
-            if loop is not None and not loop.is_closed():
-                loop.call_soon_threadsafe(flight[0].cancel)
+        if flight is None or flight.position == position:
+            return
+        self._flight = None
+        if flight.stop is not None and flight.stop():
+            self._abandoned.append(flight.task)
+            return
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(flight.task.cancel)
 
     # -- the engine's thread --------------------------------------------------------------------------------
     def _call(self, func: Callable[[], None]) -> None:
@@ -260,12 +317,17 @@ class Suggester:
         """The pause timer: ask for the pending position once the user has been still long enough."""
         assert self._loop is not None
         with self._lock:
+            abandoned, self._abandoned = self._abandoned, []
+        for task in abandoned:  # aborted at the helper already; their bookkeeping now
+            task.cancel()
+        with self._lock:
             pending = self._pending
             if pending is None:
                 self._timer = False
                 return
             left = pending.since + self.pause - self._clock()
             if left > 0:
+                self._timer_due = self._clock() + left
                 self._loop.call_later(left, self._tick)
                 return
             self._timer = False
@@ -274,7 +336,8 @@ class Suggester:
                 return  # after a failure: quiet for a while; and never two requests at once
             position = (pending.before, pending.after)
             task = self._loop.create_task(self._request(pending))
-            self._flight = (task, position)
+            stop = self._model_helper().abort_now if self._ask is None else None
+            self._flight = _Flight(task, position, stop)
 
     async def _request(self, pending: _Pending) -> None:
         import asyncio
@@ -288,7 +351,7 @@ class Suggester:
             self._failed(self.model or "", "", exc)
         finally:
             with self._lock:
-                if self._flight is not None and self._flight[1] == position:
+                if self._flight is not None and self._flight.position == position:
                     self._flight = None
 
     async def _answer(self, pending: _Pending) -> None:

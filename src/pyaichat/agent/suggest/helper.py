@@ -7,8 +7,9 @@ lock the prompt needs); measured in ``benchmarks/suggest.py``.
 
 - **Started on first need**: with the first request, never at start-up, and again with the next request after
   it stopped (killed, out of memory, idle).
-- **Cancelled on the next key**: a cancelled ``ask`` tells the helper, which cancels its task and so aborts
-  the HTTP request.
+- **Cancelled on the next key**: the key's own thread writes the cancel to the helper (``abort_now``: one
+  short line, never waiting), which cancels its task and so aborts the HTTP request; no thread of the REPL
+  wakes for it, and the helper sends nothing back.
 - **Dies with pyaichat**: its input is this end of a pipe (closed at exit or death) and, on Linux, the
   kernel ends it when pyaichat dies; it runs in a session of its own, so a Ctrl-C for the user's code never
   reaches it.
@@ -23,6 +24,7 @@ import asyncio
 import itertools
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -46,9 +48,12 @@ class _Process:
         self.loop = loop
         self.ready: asyncio.Future[dict[str, Any]] = loop.create_future()
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.told: set[int] = set()  # requests the helper was told to abort by ``abort_now``
         self.gone = False
         self.said: str | None = None  # why it is going, in its own words (a fatal error, leaving)
         self._write = threading.Lock()
+        assert popen.stdin is not None
+        self._fd = popen.stdin.fileno()
         threading.Thread(target=self._read, name="pyaichat-suggest-helper", daemon=True).start()
 
     @property
@@ -57,11 +62,25 @@ class _Process:
 
     def send(self, message: dict[str, Any]) -> None:
         data = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
-        stdin = self.popen.stdin
-        assert stdin is not None
         with self._write:
-            stdin.write(data)
-            stdin.flush()
+            while data:
+                data = data[os.write(self._fd, data) :]
+
+    def send_now(self, data: bytes) -> bool:
+        """Write one short line (at most ``PIPE_BUF`` bytes: written whole) only if that cannot wait: the
+        pipe has room and no other thread is writing. From any thread; False if it would have waited."""
+        if not self._write.acquire(blocking=False):
+            return False
+        try:
+            _, writable, _ = select.select([], [self._fd], [], 0)  # a pipe is writable with PIPE_BUF free
+            if not writable:
+                return False
+            os.write(self._fd, data)
+            return True
+        except (OSError, ValueError):
+            return False
+        finally:
+            self._write.release()
 
     def _read(self) -> None:
         """The helper's answers, handed to the engine's loop (a thread blocked in a read holds no lock)."""
@@ -233,16 +252,36 @@ class ModelHelper:
                 ) from None
             reply = await future
         except asyncio.CancelledError:  # the next key: the helper aborts the HTTP request
-            try:
-                process.send({"op": "cancel", "id": rid})
-            except (OSError, ValueError):
-                pass
+            if rid not in process.told:
+                try:
+                    process.send({"op": "cancel", "id": rid})
+                except (OSError, ValueError):
+                    pass
             raise
         finally:
             process.waiting.pop(rid, None)
+            process.told.discard(rid)
         if "answer" in reply:
             return CodeAnswer.from_wire(reply["answer"])
         raise error_from_wire(reply.get("error") or {})
+
+    def abort_now(self) -> bool:
+        """Tell the helper to abort what it is asked now, from the thread of the key that made it stale
+        (no other thread of this process wakes for it; the helper does not answer a cancel). False when
+        that cannot be done at once — nothing sent yet, or the pipe busy: then cancel the waiting call."""
+        process = self._process
+        if process is None or process.gone:
+            return False
+        asked = tuple(process.waiting)
+        if not asked:
+            return False
+        for rid in asked:
+            if rid in process.told:
+                continue
+            if not process.send_now(b'{"op": "cancel", "id": %d}\n' % rid):
+                return False
+            process.told.add(rid)
+        return True
 
     def close(self, timeout: float = 2.0) -> None:
         """Stop the helper (from any thread; waits at most about ``timeout`` seconds)."""
