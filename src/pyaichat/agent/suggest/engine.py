@@ -146,6 +146,12 @@ class Suggester:
         return bool(model) and not (self._stopped is not None and self._stopped[0] == model)
 
     @property
+    def waiting(self) -> tuple[str, str] | None:
+        """The position that will be asked about once the user pauses there (``None``: nothing will be)."""
+        pending = self._pending
+        return (pending.before, pending.after) if pending is not None else None
+
+    @property
     def stopped_by(self) -> str | None:
         """The sentence of an error that stopped suggestions for the current model."""
         stopped = self._stopped
