@@ -5,18 +5,23 @@ Prints (asserts nothing):
 1. **Keystroke echo latency** in a real pseudo-terminal, suggestions on versus off, the same keys typed the
    same way, in pairs of runs alternated (off first, then on first) so the machine's load hits both alike;
    every run is printed with the load average, then the pooled p50, p90, p99 and max, milliseconds from
-   writing a key to its echo on the screen. Two scenarios: the scripted server answers every request at
+   writing a key to its echo on the screen, with a 90% bootstrap interval of each on − off difference and
+   the p99 difference pair by pair (the scripted server runs in a process of its own, so that its threads
+   never compete with this one's measuring loop). Two scenarios: the scripted server answers every request at
    once, and it holds every request until the client hangs up (as a slow local model does: each request is
    aborted by the next key). The typing is a person's: about ten keys a second, with pauses of 0.3–0.7 s at
    word and statement boundaries (each pause is a request). The first suggestion of a run starts the
    helper process (litellm's import there: 4–5 s of a busy core); keys typed then are reported apart.
+   ``--probe`` runs pyaichat under ``echo_probe.py`` and counts the keys whose echo window saw another
+   thread of the REPL process at work (the suggestion engine's, the helper's reader): work that could
+   delay the echo through the interpreter's lock.
 2. **Requests per 100 typed characters**, from the scripted server's own count; and the **REPL-side work per
    request** (facts, the masked request, its JSON, cutting the answer), in-process, its thread's CPU time.
 3. **Pause to ghost text**: from the last key of a line to the suggestion on the screen, with the scripted
    server and with the real local model (SmolLM2-135M on llama-cpp-python's server, as the realmodel tests).
 4. **Tokens per suggestion** with the real local model (its own usage figures), and the prompt's size.
 
-    .venv/bin/python benchmarks/suggest.py [--pairs 3] [--server fast|slow|both] [--echo-only]
+    .venv/bin/python benchmarks/suggest.py [--pairs 3] [--server fast|slow|both] [--echo-only] [--probe]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -54,7 +60,8 @@ PAUSE_AFTER = set(" .([,=")
 class Terminal:
     """``python -m pyaichat`` in a pseudo-terminal, read raw."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], probe: Path | None = None) -> None:
+        """``probe``: run pyaichat under ``echo_probe.py``, which writes what its other threads did there."""
         import pty
 
         self.master, slave = pty.openpty()
@@ -64,16 +71,16 @@ class Terminal:
         import termios
 
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+        command = [sys.executable, "-m", "pyaichat"]
+        if probe is not None:
+            command = [sys.executable, str(ROOT / "benchmarks" / "echo_probe.py")]
+            env = dict(env, ECHO_PROBE_OUT=str(probe))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyaichat"],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            start_new_session=True,
+            command, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
         )
         os.close(slave)
         self.seen = b""
+        self.keys: list[tuple[float, float]] = []  # (written at, ms to its echo), by perf_counter
 
     def read(self, timeout: float) -> bytes:
         ready, _, _ = select.select([self.master], [], [], timeout)
@@ -109,7 +116,9 @@ class Terminal:
         deadline = began + timeout
         while time.perf_counter() < deadline:
             if needle in self.seen[start:]:
-                return (time.perf_counter() - began) * 1000
+                ms = (time.perf_counter() - began) * 1000
+                self.keys.append((began, ms))
+                return ms
             self.read(deadline - time.perf_counter())
         return float("nan")
 
@@ -181,41 +190,70 @@ def serve(kind: str) -> None:
             print(len(server.requests), flush=True)
 
 
+class Run:
+    """One typing run's figures: ``latencies`` once warm, ``starting`` while the helper starts, ``requests``
+    the server got, and (with the probe) ``crossed``: how many warm keys had another thread of the REPL run
+    in their echo window (or be woken in it)."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.starting: list[float] = []
+        self.requests = 0
+        self.crossed: int | None = None
+
+
+def crossings(keys: list[tuple[float, float]], events: list[list[Any]]) -> int:
+    """Keys whose window — from 2 ms before the key was written to its echo — overlaps other threads' work."""
+    spans = sorted((start, start + seconds) for _thread, start, seconds, _what in events)
+    count = 0
+    for began, ms in keys:
+        low, high = began - 0.002, began + ms / 1000
+        if any(start < high and end >= low for start, end in spans):
+            count += 1
+    return count
+
+
 def typing_run(
-    server: ServerProcess | None, seed: int, statements: list[str] = TYPED
-) -> tuple[list[float], list[float], int, int]:
-    """One run of typed statements; (latencies, latencies while the helper starts, chars, requests)."""
+    server: ServerProcess | None, seed: int, statements: list[str] = TYPED, probe: bool = False
+) -> Run:
+    """One run of typed statements."""
     rng = random.Random(seed)
+    run = Run()
     with tempfile.TemporaryDirectory() as tmp:
         extra = {}
         if server is not None:
             extra = {"PYAICHAT_SUGGEST_MODEL": "openai/fim", "PYAICHAT_SUGGEST_API_BASE": server.base_url}
-        term = Terminal(environment(Path(tmp), **extra))
+        recorded = Path(tmp) / "probe.json" if probe else None
+        term = Terminal(environment(Path(tmp), **extra), recorded)
         try:
             term.wait_for(b">>> ", 30)
             term.drain(0.3)
             for line in SETUP:
                 term.line(line)
             before = server.count() if server is not None else 0
-            latencies: list[float] = []
-            starting: list[float] = []
-            chars = 0
             warm = server is None
+            warm_keys = []
             for statement in statements:
                 for ch in statement:
+                    echoed = len(term.keys)
                     ms = term.key(ch)
-                    (latencies if warm else starting).append(ms)
-                    chars += 1
+                    (run.latencies if warm else run.starting).append(ms)
+                    if warm and len(term.keys) > echoed:
+                        warm_keys.append(term.keys[-1])
                     if not warm and server.count() > before:  # type: ignore[union-attr]
                         warm = True  # a request reached the server: the helper is up (litellm loaded)
                     time.sleep(rng.uniform(0.3, 0.7) if ch in PAUSE_AFTER and rng.random() < 0.5 else 0.1)
                 os.write(term.master, b"\x03")  # drop the line (not run: the last one opens a block)
                 term.wait_for(b">>> ", 10)
                 time.sleep(0.5)
-            requests = (server.count() - before) if server is not None else 0
-            return latencies, starting, chars, requests
+            run.requests = (server.count() - before) if server is not None else 0
         finally:
             term.close()
+        if recorded is not None and recorded.exists():
+            import json
+
+            run.crossed = crossings(warm_keys, json.loads(recorded.read_text()))
+    return run
 
 
 def pct(values: list[float], q: float) -> float:
@@ -265,33 +303,57 @@ def row(label: str, values: list[float], extra: str = "") -> str:
 HEADER = f"{'':34}{'keys':>6}{'p50':>8}{'p90':>8}{'p99':>8}{'max':>8}"
 
 
-def echo(pairs: int, slow: bool) -> None:
+def interval(on: list[float], off: list[float], q: float, rounds: int = 2000) -> tuple[float, float]:
+    """A 90% bootstrap interval of pct(on, q) − pct(off, q): how far the pooled figure can be trusted."""
+    rng = random.Random(1)
+    diffs = sorted(
+        pct(rng.choices(on, k=len(on)), q) - pct(rng.choices(off, k=len(off)), q) for _ in range(rounds)
+    )
+    return diffs[int(0.05 * rounds)], diffs[int(0.95 * rounds)]
+
+
+def echo(pairs: int, slow: bool, probe: bool = False) -> None:
     """Paired runs, off and on alternately (off first in even pairs), so the machine's load hits both alike;
     every run is printed with the load average at its end, then the pooled figures."""
     server = ServerProcess(slow)
     title = "held (each aborted by the next key)" if slow else "answers at once"
     print(f"\nKeystroke echo in a pty (ms), the scripted server {title}:")
-    print(HEADER + "  load")
-    on: list[float] = []
-    off: list[float] = []
+    print(HEADER + "  load" + ("  crossed" if probe else ""))
+    pooled: dict[str, list[float]] = {"on": [], "off": []}
+    per_pair: dict[str, list[float]] = {"on": [], "off": []}
+    crossed: dict[str, list[int]] = {"on": [0, 0], "off": [0, 0]}
     starting: list[float] = []
-    chars = requests = 0
+    requests = 0
     for pair in range(pairs):
         for mode in ("off", "on") if pair % 2 == 0 else ("on", "off"):
-            lat, start, n, req = typing_run(server if mode == "on" else None, seed=pair)
-            (on if mode == "on" else off).extend(lat)
+            run = typing_run(server if mode == "on" else None, seed=pair, probe=probe)
+            pooled[mode].extend(run.latencies)
+            per_pair[mode].append(pct(run.latencies, 0.99))
             if mode == "on":
-                starting.extend(start)
-                chars += n
-                requests += req
-            print(row(f"pair {pair + 1}, suggestions {mode}", lat, f"  {os.getloadavg()[0]:.1f}"))
+                starting.extend(run.starting)
+                requests += run.requests
+            extra = f"  {os.getloadavg()[0]:4.1f}"
+            if run.crossed is not None:
+                crossed[mode][0] += run.crossed
+                crossed[mode][1] += len(run.latencies)
+                extra += f"  {run.crossed:>4} of {len(run.latencies)}"
+            print(row(f"pair {pair + 1}, suggestions {mode}", run.latencies, extra))
+    on, off = pooled["on"], pooled["off"]
     print(row("all runs, suggestions off", off))
     print(row("all runs, suggestions on", on))
     print(row("on, while the helper starts", starting))
-    p99, p90 = pct(on, 0.99) - pct(off, 0.99), pct(on, 0.9) - pct(off, 0.9)
-    print(f"p99 on − off: {p99:+.2f} ms; p90: {p90:+.2f} ms")
-    rate = 100 * requests / max(chars, 1)
-    print(f"Requests per 100 typed characters: {rate:.1f} ({requests} for {chars})")
+    for q, name in ((0.99, "p99"), (0.9, "p90"), (0.5, "p50")):
+        low, high = interval(on, off, q)
+        diff = pct(on, q) - pct(off, q)
+        print(f"{name} on − off: {diff:+.2f} ms (90% bootstrap interval {low:+.2f} to {high:+.2f})")
+    diffs = [a - b for a, b in zip(per_pair["on"], per_pair["off"], strict=True)]
+    print("p99 on − off, pair by pair: " + ", ".join(f"{d:+.1f}" for d in diffs) + " ms")
+    if probe:
+        for mode in ("off", "on"):
+            n, of = crossed[mode]
+            print(f"Keys with another REPL thread at work in their echo window, {mode}: {n} of {of}")
+    rate = 100 * requests / max(len(on), 1)
+    print(f"Requests per 100 typed characters: {rate:.1f} ({requests} for {len(on)} once the helper was up)")
     server.close()
 
 
@@ -339,6 +401,9 @@ def main() -> None:
     parser.add_argument("--server", choices=("fast", "slow", "both"), default="both")
     parser.add_argument("--no-real-model", action="store_true")
     parser.add_argument("--echo-only", action="store_true", help="only the keystroke echo and request rate")
+    parser.add_argument(
+        "--probe", action="store_true", help="count keys whose echo window saw another REPL thread at work"
+    )
     parser.add_argument("--serve", choices=("fast", "slow"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -351,9 +416,9 @@ def main() -> None:
     compileall.compile_dir(str(ROOT / "src" / "pyaichat"), quiet=1)
     print(f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
     if args.server in ("fast", "both"):
-        echo(args.pairs, slow=False)
+        echo(args.pairs, slow=False, probe=args.probe)
     if args.server in ("slow", "both"):
-        echo(args.pairs, slow=True)
+        echo(args.pairs, slow=True, probe=args.probe)
     if args.echo_only:
         return
     repl_side()

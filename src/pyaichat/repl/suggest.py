@@ -57,12 +57,32 @@ def position(document: Document) -> tuple[str, str] | None:
     return before, document.text_after_cursor
 
 
-def _later() -> Callable[[float, Callable[[], None]], object] | None:
-    """The running loop's ``call_later`` (the prompt's: a buffer's events run on it), or ``None``."""
-    try:
-        return asyncio.get_running_loop().call_later
-    except RuntimeError:
-        return None
+class PromptLoop:
+    """The prompt's own event loop as the suggestion engine uses it (``agent.suggest.PromptLoop``): its
+    timers, and work to do once the key being handled is drawn (after the application's next render)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._queued: list[Callable[[], None]] = []
+        app.after_render += self._rendered
+
+    def call_later(self, delay: float, func: Callable[[], None]) -> object:
+        assert self.loop is not None
+        return self.loop.call_later(delay, func)
+
+    def after_echo(self, func: Callable[[], None]) -> None:
+        self._queued.append(func)
+
+    def _rendered(self, app: Any) -> None:
+        queued, self._queued = self._queued, []
+        for func in queued:
+            func()
+
+    def detach(self) -> None:
+        """Run what waits now (the prompt is going away) and stop listening to its renders."""
+        self._rendered(self.app)
+        self.app.after_render -= self._rendered
 
 
 def first_line(text: str) -> str:
@@ -127,6 +147,7 @@ class GhostText(AutoSuggest):
         self._app: Any = None
         self._browsing: tuple[Any, int] | None = None  # the buffer's history lines, and the place in them
         self._recalled = False  # the text is a history line as recalled (↑, Ctrl-R), not edited since
+        self._prompt: PromptLoop | None = None  # the prompt's loop, as the engine uses it
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def attach(self, buffer: Buffer) -> None:
@@ -139,6 +160,9 @@ class GhostText(AutoSuggest):
         if buffer is not None:
             buffer.on_text_changed -= self._changed
             buffer.on_cursor_position_changed -= self._moved
+        prompt, self._prompt = self._prompt, None
+        if prompt is not None:
+            prompt.detach()
         self.cancel()
 
     def cancel(self) -> None:
@@ -214,11 +238,29 @@ class GhostText(AutoSuggest):
                 engine.cancel()
                 return found
         # A line recalled from history is not an edit: what is known for it shows, nothing is asked. The
-        # pause is timed on the prompt's own loop, so that no key wakes the engine's thread.
-        known = engine.edit(where[0], where[1], self._deliver, ask=not self._recalled, later=_later())
+        # prompt's own loop times the pause and aborts a stale request, so that no key wakes the engine.
+        asked = not self._recalled
+        known = engine.edit(where[0], where[1], self._deliver, ask=asked, prompt=self._prompt_loop())
         shown = first_line(known) if known else None
         self._known = (where, shown) if shown else None
         return shown
+
+    def _prompt_loop(self) -> PromptLoop | None:
+        """The running prompt's loop, for the engine (``None`` outside a running application)."""
+        app = self._app
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        if app is None or getattr(app, "after_render", None) is None:
+            return None
+        prompt = self._prompt
+        if prompt is None or prompt.app is not app:
+            if prompt is not None:
+                prompt.detach()
+            prompt = self._prompt = PromptLoop(app)
+        prompt.loop = loop
+        return prompt
 
     def known_for(self, document: Document) -> str | None:
         """What the engine knew for ``document`` at its last change (IPython's auto-suggest asks this after

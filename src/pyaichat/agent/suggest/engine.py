@@ -6,7 +6,10 @@ for exactly this prefix — or nothing. Otherwise, once the user has paused for 
 goes out from the engine's own thread and event loop; its answer is handed to the front end's ``deliver``
 (from that thread) only if the user is still at that position. Typing again drops the pending pause and
 *cancels* a request in flight, which aborts its HTTP request. Nothing here blocks the caller: ``edit`` takes a
-lock for a few assignments and, at most once per pause, wakes the worker.
+lock for a few assignments. Given the front end's own loop (``PromptLoop``), a key never wakes the engine's
+thread either: the pause is timed on the prompt's loop, and a stale request is aborted at the helper from
+there once the key is on the screen; the engine's thread runs only once the user has paused (measured:
+``benchmarks/suggest.py --probe``).
 
 The model call itself is made by a helper process (``helper.ModelHelper``; litellm never loads in the REPL for
 a suggestion): this process only reads the facts, builds and masks the request, and cuts the answer to the
@@ -25,7 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import asyncio
@@ -80,19 +83,29 @@ class _Pending:
 
 
 class _Flight:
-    """The request in flight: its task on the engine's loop, its position, and ``stop`` — how the key's
-    own thread aborts it at once without waking the engine's thread (``None``: it cannot)."""
+    """The request in flight: its task on the engine's loop, its position, and the helper process that
+    makes it (``None``: a model call that only the engine's thread can cancel)."""
 
-    __slots__ = ("position", "stop", "task")
+    __slots__ = ("helper", "position", "task")
 
     def __init__(
-        self, task: asyncio.Task[None], position: tuple[str, str], stop: Callable[[], bool] | None
+        self, task: asyncio.Task[None], position: tuple[str, str], helper: ModelHelper | None
     ) -> None:
-        self.task, self.position, self.stop = task, position, stop
+        self.task, self.position, self.helper = task, position, helper
 
 
-# later(delay, func): run ``func`` after ``delay`` seconds on the caller's own event loop (a front end's)
-Later = Callable[[float, Callable[[], None]], object]
+class PromptLoop(Protocol):
+    """A front end's own event loop, running anyway while the user types: with it, no key wakes the
+    engine's thread."""
+
+    def call_later(self, delay: float, func: Callable[[], None]) -> object:
+        """Run ``func`` on that loop after ``delay`` seconds (the pause is timed there)."""
+        ...
+
+    def after_echo(self, func: Callable[[], None]) -> None:
+        """Run ``func`` on that loop once the key being handled is on the screen (a stale request is
+        aborted then: the helper's work for it never competes with the key's echo)."""
+        ...
 
 
 class Suggester:
@@ -159,14 +172,20 @@ class Suggester:
 
     # -- the front end's side (its event loop thread) -------------------------------------------------------
     def edit(
-        self, before: str, after: str, deliver: Deliver, *, ask: bool = True, later: Later | None = None
+        self,
+        before: str,
+        after: str,
+        deliver: Deliver,
+        *,
+        ask: bool = True,
+        prompt: PromptLoop | None = None,
     ) -> str | None:
         """The text around the cursor is now ``before``|``after``. Returns what is known for it at once
         (``""``: known to be nothing), or ``None`` and asks the model once the user pauses there — unless
         ``ask`` is false (the text was not typed: a line recalled from history).
 
-        ``later`` times the pause on the caller's own event loop (a front end's, running anyway): then no
-        key wakes the engine's thread — it wakes once the pause is over, when nobody is typing."""
+        ``prompt``: the front end's own loop, which times the pause and aborts a stale request once the
+        key is on the screen; then no key wakes the engine's thread — it wakes once the pause is over."""
         if not self.active():
             self.cancel()
             return None
@@ -174,7 +193,7 @@ class Suggester:
         with self._lock:
             self._position = position
             known = self._known(before, after)
-            self._abort_unless(position)
+            self._abort_unless(position, prompt)
             if known is not None or self._flight is not None or not ask:  # known, or on its way, or not asked
                 self._pending = None
                 return known
@@ -185,13 +204,13 @@ class Suggester:
             if wake:
                 self._timer, self._timer_due = True, now + self.pause
         if wake:
-            if later is not None:
-                later(self.pause, lambda: self._pause_over(later))
+            if prompt is not None:
+                prompt.call_later(self.pause, lambda: self._pause_over(prompt))
             else:
                 self._call(self._arm)
         return None
 
-    def _pause_over(self, later: Later) -> None:
+    def _pause_over(self, prompt: PromptLoop) -> None:
         """The caller's timer (on its loop): wake the engine's thread if the user has really paused, else
         look again when they will have."""
         with self._lock:
@@ -203,7 +222,7 @@ class Suggester:
             if left > 0:
                 self._timer_due = self._clock() + left
         if left > 0:
-            later(left, lambda: self._pause_over(later))
+            prompt.call_later(left, lambda: self._pause_over(prompt))
         else:
             self._call(self._tick)
 
@@ -264,20 +283,34 @@ class Suggester:
         while len(self._answers) > CACHE:
             self._answers.popitem(last=False)
 
-    def _abort_unless(self, position: tuple[str, str] | None) -> None:
-        """Abort the request in flight unless it is for ``position`` (with ``_lock`` held). The helper is
-        told from this thread (the key's) where it can be; the engine's task is then tidied up the next
-        time its thread wakes anyway. Otherwise the engine's thread cancels it now."""
+    def _abort_unless(self, position: tuple[str, str] | None, prompt: PromptLoop | None = None) -> None:
+        """Abort the request in flight unless it is for ``position`` (with ``_lock`` held). What the helper
+        was sent for it is aborted there from the caller's thread — once the key is on the screen, given
+        the front end's ``prompt`` — and the engine's task is tidied up the next time its thread wakes
+        anyway. Anything else (nothing sent yet, an in-process model call) the engine's thread cancels now."""
         flight = self._flight
         if flight is None or flight.position == position:
             return
         self._flight = None
-        if flight.stop is not None and flight.stop():
+        helper = flight.helper
+        asked = helper.in_flight() if helper is not None else ()
+        if helper is not None and asked:
             self._abandoned.append(flight.task)
-            return
+            if prompt is not None:
+                prompt.after_echo(lambda: self._tell(helper, asked, flight.task))
+                return
+            if helper.abort(asked):
+                return
+        self._cancel_task(flight.task)
+
+    def _tell(self, helper: ModelHelper, asked: tuple[int, ...], task: asyncio.Task[None]) -> None:
+        if not helper.abort(asked):
+            self._cancel_task(task)
+
+    def _cancel_task(self, task: asyncio.Task[None]) -> None:
         loop = self._loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(flight.task.cancel)
+            loop.call_soon_threadsafe(task.cancel)
 
     # -- the engine's thread --------------------------------------------------------------------------------
     def _call(self, func: Callable[[], None]) -> None:
@@ -342,8 +375,7 @@ class Suggester:
                 return  # after a failure: quiet for a while; and never two requests at once
             position = (pending.before, pending.after)
             task = self._loop.create_task(self._request(pending))
-            stop = self._model_helper().abort_now if self._ask is None else None
-            self._flight = _Flight(task, position, stop)
+            self._flight = _Flight(task, position, self._model_helper() if self._ask is None else None)
 
     async def _request(self, pending: _Pending) -> None:
         import asyncio

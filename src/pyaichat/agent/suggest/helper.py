@@ -7,9 +7,9 @@ lock the prompt needs); measured in ``benchmarks/suggest.py``.
 
 - **Started on first need**: with the first request, never at start-up, and again with the next request after
   it stopped (killed, out of memory, idle).
-- **Cancelled on the next key**: the key's own thread writes the cancel to the helper (``abort_now``: one
-  short line, never waiting), which cancels its task and so aborts the HTTP request; no thread of the REPL
-  wakes for it, and the helper sends nothing back.
+- **Cancelled on the next key**: the front end's thread writes the cancel to the helper once the key's echo
+  is on the screen (``abort``: one short line, never waiting), and the helper cancels its task and so aborts
+  the HTTP request; no other thread of the REPL wakes for it, and the helper sends nothing back.
 - **Dies with pyaichat**: its input is this end of a pipe (closed at exit or death) and, on Linux, the
   kernel ends it when pyaichat dies; it runs in a session of its own, so a Ctrl-C for the user's code never
   reaches it.
@@ -48,7 +48,7 @@ class _Process:
         self.loop = loop
         self.ready: asyncio.Future[dict[str, Any]] = loop.create_future()
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.told: set[int] = set()  # requests the helper was told to abort by ``abort_now``
+        self.told: set[int] = set()  # requests the helper was told to abort by ``abort``
         self.gone = False
         self.said: str | None = None  # why it is going, in its own words (a fatal error, leaving)
         self._write = threading.Lock()
@@ -265,18 +265,23 @@ class ModelHelper:
             return CodeAnswer.from_wire(reply["answer"])
         raise error_from_wire(reply.get("error") or {})
 
-    def abort_now(self) -> bool:
-        """Tell the helper to abort what it is asked now, from the thread of the key that made it stale
-        (no other thread of this process wakes for it; the helper does not answer a cancel). False when
-        that cannot be done at once — nothing sent yet, or the pipe busy: then cancel the waiting call."""
+    def in_flight(self) -> tuple[int, ...]:
+        """The requests the helper has been sent and not answered (from any thread)."""
         process = self._process
         if process is None or process.gone:
-            return False
-        asked = tuple(process.waiting)
-        if not asked:
-            return False
+            return ()
+        return tuple(process.waiting)
+
+    def abort(self, asked: tuple[int, ...]) -> bool:
+        """Tell the helper to abort the requests ``asked`` (``in_flight`` at the key that made them stale),
+        from the front end's thread: one short line each, never waiting, and nothing sent back, so no thread
+        of this process wakes for it. False when that cannot be done at once (the pipe busy): then cancel
+        the waiting call, which tells the helper itself."""
+        process = self._process
+        if process is None or process.gone:
+            return True  # nothing runs there any more
         for rid in asked:
-            if rid in process.told:
+            if rid not in process.waiting or rid in process.told:
                 continue
             if not process.send_now(b'{"op": "cancel", "id": %d}\n' % rid):
                 return False
