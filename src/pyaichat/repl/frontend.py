@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
     from ..controller import AssistantPort
+    from ..mcptools.approval import Answer, Question
     from ..runtime import Runtime
     from .render import RichRenderer
 
@@ -223,23 +224,39 @@ def decision_app(
     *, input: Input | None = None, output: Output | None = None, color: bool = True
 ) -> Application[str]:
     """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
+    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no"))
+    return key_app("Run it? ", "[r]un / [e]dit / [n]o: ", keys, "no", input=input, output=output, color=color)
+
+
+def key_app(
+    question: str,
+    choices: str,
+    keys: tuple[tuple[str, str], ...],
+    escape: str,
+    *,
+    input: Input | None = None,
+    output: Output | None = None,
+    color: bool = True,
+) -> Application[str]:
+    """A one-key question: each of ``keys`` (a key, the value it chooses) ends it, Esc chooses ``escape``,
+    other keys are ignored; the choice stays on screen after the question."""
     chosen: list[str] = []
     kb = KeyBindings()
-    for key, value in (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no")):
+    for key, value in keys:
 
         def choose(event: KeyPressEvent, value: str = value) -> None:
             chosen.append(value)
             event.app.exit(result=value)
 
         kb.add(key)(choose)
-    kb.add("escape", eager=True)(lambda event: (chosen.append("no"), event.app.exit(result="no")))
+    kb.add("escape", eager=True)(lambda event: (chosen.append(escape), event.app.exit(result=escape)))
     kb.add("<any>")(lambda event: None)
 
     def message() -> FormattedText:
         return FormattedText(
             [
-                ("class:question", "Run it? "),
-                ("", "[r]un / [e]dit / [n]o: "),
+                ("class:question", question),
+                ("", choices),
                 ("bold", chosen[0] if chosen else ""),
                 ("[SetCursorPosition]", ""),  # the cursor waits after the question, not at its start
             ]
@@ -355,6 +372,13 @@ class ReplFrontEnd:
         return ask_arguments(
             proposal.tool, dict(proposal.arguments or {}), input=self._input, output=self._output
         )
+
+    def answer_question(self, question: Question) -> Answer:
+        """An MCP server's question (its panel is on screen): answer, decline or cancel, then its fields."""
+        from .form import ask_answer  # with the first question
+
+        self.renderer.pause()
+        return ask_answer(question, input=self._input, output=self._output, color=self.color)
 
     def set_next_input(self, code: str) -> None:
         """Pre-fill the next prompt with ``code``."""
