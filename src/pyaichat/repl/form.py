@@ -13,10 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import WordCompleter
-from prompt_toolkit.shortcuts import prompt
 from prompt_toolkit.validation import ValidationError, Validator
 
-from .frontend import key_app
+from .frontend import ask_line, key_app
 
 if TYPE_CHECKING:
     from prompt_toolkit.document import Document
@@ -92,7 +91,7 @@ def _fill(
             completer = WordCompleter(words, ignore_case=True, sentence=True)
         mark = "" if field.required else " (optional)"
         try:
-            text = prompt(
+            text = ask_line(
                 f"{field.label}{mark}: ",
                 default=typed.get(field.name, field.default_text()),
                 validator=_Checks(field),

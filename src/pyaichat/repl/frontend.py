@@ -283,12 +283,10 @@ def ask_arguments(
     Text that is not a JSON object is said and asked again."""
     import json  # with the first tool call to edit
 
-    from prompt_toolkit.shortcuts import prompt
-
     text = json.dumps(arguments, ensure_ascii=False)
     while True:
         try:
-            text = prompt(f"{tool} arguments (JSON)> ", default=text, input=input, output=output)
+            text = ask_line(f"{tool} arguments (JSON)> ", default=text, input=input, output=output)
         except (KeyboardInterrupt, EOFError):
             return None
         try:
@@ -299,6 +297,20 @@ def ask_arguments(
         if isinstance(value, dict):
             return value
         print("The arguments are one JSON object ({...}); edit them again, or Ctrl-C to give up.")
+
+
+def ask_line(
+    message: str,
+    *,
+    default: str = "",
+    input: Input | None = None,
+    output: Output | None = None,
+    **options: Any,
+) -> str:
+    """One line of input on its own prompt (prompt_toolkit's ``prompt()`` shortcut takes no input or output:
+    a session does), with ``options`` for its ``prompt`` (a validator, a completer, a toolbar)."""
+    session: PromptSession[str] = PromptSession(input=input, output=output)
+    return session.prompt(message, default=default, **options)
 
 
 # -- the front end -------------------------------------------------------------------------------------------
