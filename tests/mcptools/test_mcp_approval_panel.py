@@ -142,12 +142,16 @@ def test_a_sampling_request_waits_in_the_proposal_panel_and_goes_to_the_model_on
     ctrl.ask("name it")
     (panel,) = person.asked
     assert panel.title == "The MCP server 'fault' asks your model fake/model to write a reply (not sent yet)"
-    assert panel.tool == "fault: sampling" and panel.arguments["messages"][1]["content"].startswith("Name the")
+    assert panel.tool == "fault: sampling" and panel.arguments["messages"][1]["content"].startswith(
+        "Name the"
+    )
     assert "Your model (fake/model) would answer" in panel.explanation
     assert fake.requests[1]["messages"] == panel.arguments["messages"]
     assert '"text": "Weekly stock."' in told(fake)
     shown = [e for e in person.events if e.type == "notice" and "answered the MCP server" in e.text]
-    assert [e.text for e in shown] == ["Your model answered the MCP server 'fault' (10 tokens): Weekly stock."]
+    assert [e.text for e in shown] == [
+        "Your model answered the MCP server 'fault' (10 tokens): Weekly stock."
+    ]
 
     fake.tool("fault__ask_sampling", {"text": "Again."}).text("Not sent.")
     ctrl.ask("again")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import fault
+from mcp_helpers import fault, run_piped
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
@@ -290,3 +290,26 @@ def test_an_answer_that_does_not_fit_the_form_is_never_sent(make_assistant) -> N
     ask(assistant, approve_tool=lambda request: ToolDecision("no"), ask_person=lambda q: wrong)
     refused = answered(tool_results(fake)[0])
     assert "days" not in json.dumps(refused.get("content")) and "failed to answer" in refused["message"]
+
+
+# -- piped: the real command, no one to ask ------------------------------------------------------------------
+def test_piped_input_refuses_a_servers_requests_and_says_so(srv, tmp_path: Path) -> None:
+    entry = fault()
+    config = (
+        "[mcp_servers.fault]\n"
+        f"command = {json.dumps(entry['command'])}\nargs = {json.dumps(entry['args'])}\n"
+        'trust = "read-only"\nsampling = true\nelicitation = true\n'
+    )
+    srv.tools(("fault__ask_sampling", {"text": "hello"}), ("fault__ask_elicitation", {}))
+    srv.text("The server could not get either.")
+    proc = run_piped(tmp_path, srv, "/ask Make the report\n/tools\n", config=config)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert (
+        "The MCP server 'fault' asked your model for a completion (sampling); no one can be asked here "
+        "(piped input or a notebook), so it was refused."
+    ) in out
+    assert "The MCP server 'fault' asked you a question (elicitation); no one can be asked here" in out
+    assert "The server could not get either." in out
+    assert "requests back: sampling on (1 refused), elicitation on (1 refused)" in out
+    assert len(srv.bodies) == 2 and "Traceback" not in proc.stderr
