@@ -246,7 +246,8 @@ class Controller:
             result = request.run(arguments)
             return result.text if result.ok else f"Error: {result.error}"
 
-        explanation = f"{request.description}\n(MCP server {request.server!r}: {request.reason}.)".strip()
+        why = f"\n(MCP server {request.server!r}: {request.reason}.)" if request.reason else ""
+        explanation = f"{request.description}{why}".strip()
         proposal = Proposal.of_tool(
             request.name,
             request.args,

@@ -313,3 +313,36 @@ def test_piped_input_refuses_a_servers_requests_and_says_so(srv, tmp_path: Path)
     assert "The server could not get either." in out
     assert "requests back: sampling on (1 refused), elicitation on (1 refused)" in out
     assert len(srv.bodies) == 2 and "Traceback" not in proc.stderr
+
+
+# -- a server built with the SDK ----------------------------------------------------------------------------
+def test_a_server_built_with_the_sdk_asks_through_its_resolvers(make_assistant) -> None:
+    """The SDK's MCPServer asks with ``Elicit`` and ``Sample`` (batched in an InputRequiredResult at the
+    2026-07-28 protocol, requests sent mid-call before it): the same seams answer."""
+    import sys
+
+    from mcp_helpers import HERE
+
+    entry = {"command": sys.executable, "args": [str(HERE / "sdk_server.py")], "trust": "read-only"}
+    assistant, fake, _ = make_assistant({"asking": {**entry, "sampling": True, "elicitation": True}})
+    fake.tools(("asking__deploy", {}), ("asking__title", {"topic": "stock levels"}))
+    fake.text("Stock Levels At A Glance").text("Done.")
+    asked: list[Question] = []
+
+    def person(question: Question) -> Answer:
+        asked.append(question)
+        return Answer("accept", {"environment": "staging"})
+
+    ask(assistant, approve_tool=lambda request: ToolDecision("run"), ask_person=person)
+    deployed, titled = tool_results(fake)
+    assert deployed == "deployed to staging with 2 replicas"
+    assert titled == "title by fake/model: Stock Levels At A Glance"
+    (question,) = asked
+    assert question.message == "Where should it be deployed?"
+    assert [(f.name, f.required, f.default) for f in question.fields] == [
+        ("environment", True, None),
+        ("replicas", False, 2),
+    ]
+    assert fake.requests[1]["messages"] == [
+        {"role": "user", "content": "A five-word title about stock levels."}
+    ]

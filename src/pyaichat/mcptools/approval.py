@@ -27,7 +27,7 @@ class ToolRequest:
     name: str  # as offered to the model
     args: dict[str, Any]  # masked
     description: str  # the server's description of the tool, masked
-    reason: str  # why it needs approval
+    reason: str  # why it needs approval ("" when the title says it)
     run: Callable[[dict[str, Any]], CapabilityResult] | None = None
     title: str = ""  # the panel's title when it is not a tool call (a sampling request)
 

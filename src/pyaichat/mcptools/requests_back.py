@@ -177,11 +177,11 @@ class Answerer:
             name=f"{server}: sampling",
             args=shown,
             description=(
-                f"Your model ({self.model}) would answer, in at most {cap:,} tokens; the server gets its "
-                "reply. What is below is what the model would be sent, masked. Edit it to change what is "
-                "sent."
+                f"Your model ({self.model}) would answer, in at most {cap:,} tokens, and the server gets its "
+                f"reply (sampling = true in [mcp_servers.{server}]). Below is what the model would be sent, "
+                "masked; e edits it."
             ),
-            reason=f"the server asks your model to write a reply (sampling = true in [mcp_servers.{server}])",
+            reason="",  # the title says it all: the server asks, sampling is on for it
             run=run_it,
             title=f"The MCP server {server!r} asks your model {self.model} to write a reply (not sent yet)",
         )
