@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.validation import ValidationError, Validator
 
-from .frontend import ask_line, key_app
+from .questions import ask_line, key_app
 
 if TYPE_CHECKING:
     from prompt_toolkit.document import Document

@@ -19,9 +19,7 @@ from prompt_toolkit.enums import DEFAULT_BUFFER, EditingMode
 from prompt_toolkit.filters import has_focus, is_done
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
-from prompt_toolkit.layout import Layout, Window
-from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.layout.processors import ConditionalProcessor
 from prompt_toolkit.lexers import DynamicLexer, Lexer
 from prompt_toolkit.output import ColorDepth
@@ -33,6 +31,7 @@ from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
 from .history import make_history
 from .keys import build_key_bindings
+from .questions import ask_line, key_app
 from .suggest import GhostLineProcessor, GhostText, ghost_bindings, toolbar_part
 
 if TYPE_CHECKING:
@@ -225,55 +224,9 @@ def decision_app(
 ) -> Application[str]:
     """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
     keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no"))
-    return key_app("Run it? ", "[r]un / [e]dit / [n]o: ", keys, "no", input=input, output=output, color=color)
-
-
-def key_app(
-    question: str,
-    choices: str,
-    keys: tuple[tuple[str, str], ...],
-    escape: str,
-    *,
-    input: Input | None = None,
-    output: Output | None = None,
-    color: bool = True,
-) -> Application[str]:
-    """A one-key question: each of ``keys`` (a key, the value it chooses) ends it, Esc chooses ``escape``,
-    other keys are ignored; the choice stays on screen after the question."""
-    chosen: list[str] = []
-    kb = KeyBindings()
-    for key, value in keys:
-
-        def choose(event: KeyPressEvent, value: str = value) -> None:
-            chosen.append(value)
-            event.app.exit(result=value)
-
-        kb.add(key)(choose)
-    kb.add("escape", eager=True)(lambda event: (chosen.append(escape), event.app.exit(result=escape)))
-    kb.add("<any>")(lambda event: None)
-
-    def message() -> FormattedText:
-        return FormattedText(
-            [
-                ("class:question", question),
-                ("", choices),
-                ("bold", chosen[0] if chosen else ""),
-                ("[SetCursorPosition]", ""),  # the cursor waits after the question, not at its start
-            ]
-        )
-
-    app: Application[str] = Application(
-        layout=Layout(
-            Window(FormattedTextControl(message, show_cursor=True), height=1, dont_extend_height=True)
-        ),
-        key_bindings=kb,
-        style=STYLE if color else PLAIN_STYLE,
-        color_depth=None if color else ColorDepth.DEPTH_1_BIT,
-        input=input,
-        output=output,
-        erase_when_done=False,
-    )
-    return app
+    style = STYLE if color else PLAIN_STYLE
+    question = ("Run it? ", "[r]un / [e]dit / [n]o: ")
+    return key_app(*question, keys, "no", input=input, output=output, style=style, color=color)
 
 
 def ask_arguments(
@@ -297,20 +250,6 @@ def ask_arguments(
         if isinstance(value, dict):
             return value
         print("The arguments are one JSON object ({...}); edit them again, or Ctrl-C to give up.")
-
-
-def ask_line(
-    message: str,
-    *,
-    default: str = "",
-    input: Input | None = None,
-    output: Output | None = None,
-    **options: Any,
-) -> str:
-    """One line of input on its own prompt (prompt_toolkit's ``prompt()`` shortcut takes no input or output:
-    a session does), with ``options`` for its ``prompt`` (a validator, a completer, a toolbar)."""
-    session: PromptSession[str] = PromptSession(input=input, output=output)
-    return session.prompt(message, default=default, **options)
 
 
 # -- the front end -------------------------------------------------------------------------------------------
