@@ -84,6 +84,11 @@ class RequestBack:
     def refuse(self, message: str, code: int | None = None) -> None:
         self.reply(Refused(message, code))
 
+    @property
+    def withdrawn(self) -> bool:
+        """The server stopped waiting (its call ended, it exited): an answer would go nowhere."""
+        return self.answer.cancelled()
+
 
 def turned_off(server: str, kind: str) -> str:
     """What a server is told when it asks for something the user did not turn on."""
@@ -129,13 +134,13 @@ class Answerer:
     def __call__(self, back: RequestBack) -> Reply:
         """The answer for ``back``; raises only for Ctrl-C."""
         if back.kind == SAMPLING:
-            return self._sampling(back.server, back.params)
+            return self._sampling(back.server, back.params, lambda: back.withdrawn)
         if back.kind == ELICITATION:
             return self._elicitation(back.server, back.params)
         return Refused(turned_off(back.server, back.kind))
 
     # -- sampling ----------------------------------------------------------------------------------------
-    def _sampling(self, server: str, params: Any) -> Reply:
+    def _sampling(self, server: str, params: Any, withdrawn: Callable[[], bool] = lambda: False) -> Reply:
         started = time.perf_counter()
         what = f"The MCP server {server!r} asked your model for a completion (sampling)"
         if getattr(params, "tools", None):
@@ -160,6 +165,8 @@ class Answerer:
             began = time.perf_counter()
             try:
                 messages, max_tokens = checked_view(arguments, cap)
+                if withdrawn():  # the server gave up (or died) while the person read: nothing is sent
+                    raise RuntimeError(f"the MCP server {server!r} no longer waits for the reply")
                 completion = self.sample(self.mask(messages), max_tokens, server)  # type: ignore[misc]
             except Exception as exc:  # a provider error, an edit that is not messages: one sentence
                 done.append(f"{exc}")
