@@ -16,6 +16,7 @@ from mcp_helpers import fault, run_piped
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from pyaichat.capabilities import audit
+from pyaichat.commands.assistant import expand_sent, sent_view
 from pyaichat.config import Config
 from pyaichat.errors import ConfigError
 from pyaichat.mcptools.approval import Answer, Question, ToolDecision, ToolRequest
@@ -148,7 +149,11 @@ def test_an_approved_sampling_request_is_answered_by_the_turns_model_masked_and_
     assert result.answer == "The server got its line."
     # recorded in the turn: /sent names it, /trace lists it, /cost counts it
     assert assistant.sent_labels() == ["", "the MCP server 'fault'", ""]
-    assert json.loads(assistant.sent_json()[1])["messages"] == shown
+    bodies = [json.loads(body) for body in assistant.sent_json()]
+    assert bodies[1]["messages"] == shown
+    view = sent_view(bodies, assistant.sent_labels())  # /sent: the side request whole, the turn's chained
+    assert view[1] == bodies[1] and view[2]["messages"][0] == "(messages 1–2: as in request 1)"
+    assert expand_sent(view) == bodies
     assert "fake/model for the MCP server 'fault'" in assistant.trace_text()
     assert assistant.totals.prompt_tokens == 300 and assistant.totals.completion_tokens == 30
     notices = [e.text for e in rec.of("notice")]

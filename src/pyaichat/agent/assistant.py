@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from ..config import Config
-    from ..mcptools.approval import Approve, Ask, Completion
+    from ..mcptools.approval import Approve, Ask, Completion, Sample
     from ..mcptools.offer import TurnTools
     from ..mcptools.tools import ServerTools
     from ..session import Session
@@ -209,9 +209,7 @@ class Assistant:
 
         return run_tool
 
-    def _sampler(
-        self, llm: LLM, side: list[SideRequests], emit: Callable[[Event], None]
-    ) -> Callable[[list[dict[str, Any]], int, str], Completion]:
+    def _sampler(self, llm: LLM, side: list[SideRequests], emit: Callable[[Event], None]) -> Sample:
         """How this turn answers a server's sampling request the person approved: the turn's own model,
         through ``side`` (recorded in the turn; see ``agent.side``)."""
 
@@ -245,7 +243,7 @@ class Assistant:
         can_approve: bool,
         approve: Approve | None = None,
         ask: Ask | None = None,
-        sample: Callable[[list[dict[str, Any]], int, str], Completion] | None = None,
+        sample: Sample | None = None,
     ) -> TurnTools | None:
         """The MCP tools for this turn (servers still starting are waited for, within their deadlines); each
         failure is told once, as a warning before the answer."""
