@@ -90,3 +90,18 @@ def test_a_helper_that_dies_is_replaced_by_the_next_suggestion() -> None:
         finally:
             eng.close()
         assert helper.pid is None
+
+
+def test_a_request_aborted_before_the_helper_went_away_is_cancelled_not_failed() -> None:
+    with ScriptedServer() as server:
+        server.fault("slow", delay=BOUND)
+        eng, screen = engine(server), Screen()
+        try:
+            eng.edit("total = sales.", "", screen)
+            wait_until(lambda: len(server.requests) == 1, "the request never reached the server")
+            eng.edit("total = sales.n", "", screen, ask=False)  # the next key makes it stale: aborted
+            eng.stop_helper()  # /suggest off: the helper goes before the engine's thread tidied up
+            wait_until(lambda: eng.stats.cancelled == 1, "the aborted request was not counted as cancelled")
+            assert eng.stats.failed == 0 and eng.trace_line() is None
+        finally:
+            eng.close()

@@ -139,7 +139,7 @@ class Suggester:
         self._timer = False  # a pause timer is armed (on the engine's loop, or on the caller's)
         self._timer_due = 0.0  # when it fires (by ``clock``)
         self._flight: _Flight | None = None
-        self._abandoned: list[asyncio.Task[None]] = []  # aborted by the key's thread; tidied up later
+        self._abandoned: set[asyncio.Task[None]] = set()  # aborted by the key's thread; tidied up later
         self._answers: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._latest: tuple[str, str, str] | None = None  # the last answer: typing along it needs no request
         self._quiet_until = 0.0
@@ -246,7 +246,7 @@ class Suggester:
         """Stop the engine's thread and the helper process (bounded)."""
         self.cancel()
         with self._lock:
-            abandoned, self._abandoned = self._abandoned, []
+            abandoned = list(self._abandoned)
         loop, self._loop = self._loop, None
         for task in abandoned:
             if loop is not None and not loop.is_closed():
@@ -295,7 +295,7 @@ class Suggester:
         helper = flight.helper
         asked = helper.in_flight() if helper is not None else ()
         if helper is not None and asked:
-            self._abandoned.append(flight.task)
+            self._abandoned.add(flight.task)
             if prompt is not None:
                 prompt.after_echo(lambda: self._tell(helper, asked, flight.task))
                 return
@@ -356,7 +356,7 @@ class Suggester:
         """The pause timer: ask for the pending position once the user has been still long enough."""
         assert self._loop is not None
         with self._lock:
-            abandoned, self._abandoned = self._abandoned, []
+            abandoned = list(self._abandoned)
         for task in abandoned:  # aborted at the helper already; their bookkeeping now
             task.cancel()
         with self._lock:
@@ -391,8 +391,11 @@ class Suggester:
             with self._lock:
                 if self._flight is not None and self._flight.position == position:
                     self._flight = None
+                self._abandoned.discard(asyncio.current_task())  # type: ignore[arg-type]
 
     async def _answer(self, pending: _Pending) -> None:
+        import asyncio
+
         config = self._settings()
         model = config.suggest_model
         if not model or not self.active():
@@ -424,6 +427,9 @@ class Suggester:
         try:
             answer = await _bounded(ask(request, timeout), timeout + 1.0)
         except Exception as exc:  # an LLMError, or a bug that must never reach the prompt
+            if asyncio.current_task() in self._abandoned:  # aborted already (its helper then went away)
+                self.stats.cancelled += 1
+                return
             self._failed(model, route.kind, exc)
             return
         self._quiet_until, self._backoff = 0.0, BACKOFF[0]
