@@ -14,7 +14,7 @@ import time
 import pytest
 
 from fakes.openai_server import ScriptedServer
-from fakes.suggest_model import WAIT, Screen
+from fakes.suggest_model import WAIT, Clock, Screen
 from pyaichat.agent.suggest import Suggester
 from pyaichat.config import Config
 from pyaichat.runtime import LocalRuntime
@@ -30,11 +30,12 @@ def provider_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the helper's litellm reads it, as the REPL's would
 
 
-def engine(server: ScriptedServer) -> Suggester:
+def engine(server: ScriptedServer, clock: Clock | None = None) -> Suggester:
+    """``clock``: a fake one the test moves (else the real one; the pause is then 10 ms)."""
     config = Config(suggest_model="openai/fim", suggest_api_base=server.base_url)
     session = Session(config=config)
     session.run("import types\nsales = types.SimpleNamespace(net_revenue_eur=1.0)")
-    return Suggester(lambda: config, LocalRuntime(session), pause=0.01)
+    return Suggester(lambda: config, LocalRuntime(session), pause=0.01, clock=clock or time.monotonic)
 
 
 def wait_until(condition, what: str) -> None:
@@ -103,5 +104,26 @@ def test_a_request_aborted_before_the_helper_went_away_is_cancelled_not_failed()
             eng.stop_helper()  # /suggest off: the helper goes before the engine's thread tidied up
             wait_until(lambda: eng.stats.cancelled == 1, "the aborted request was not counted as cancelled")
             assert eng.stats.failed == 0 and eng.trace_line() is None
+        finally:
+            eng.close()
+
+
+def test_the_helpers_errors_keep_their_kind_quiet_in_trace_and_a_refused_key_stops_suggestions() -> None:
+    with ScriptedServer() as server:
+        server.fault("500")
+        server.fault("401")
+        clock = Clock()
+        eng, screen = engine(server, clock), Screen()
+        try:
+            eng.edit("a = sales.", "", screen)
+            clock.now = 1.0  # the user pauses
+            wait_until(lambda: eng.stats.failed == 1, "the server's error never came back")
+            assert "HTTP 500" in (eng.trace_line() or "") and eng.active()  # retried after a quiet while
+            clock.now = 60.0  # after it
+            eng.edit("b = sales.", "", screen)
+            clock.now = 61.0
+            wait_until(lambda: eng.stats.failed == 2, "the second error never came back")
+            assert not eng.active() and "API key" in (eng.stopped_by or "")  # only the user can fix that
+            assert screen.shown == []
         finally:
             eng.close()
