@@ -169,6 +169,25 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"), "<redacted jwt>"),
     (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-.=+/]{16,}"), "Bearer <redacted token>"),
 ]
+# A credential cut short by a display — ours end a cut with "…", pandas and numpy with "..." — is too short
+# for the patterns above, yet its first characters are the secret's: before a cut mark, each kind is masked
+# from its first few characters on.
+_CUT_MARK = re.compile(r"""['"]?(?:…|\.\.\.)""")
+_BEFORE_CUT = r"""(?=['"]?(?:…|\.\.\.))"""
+_CUT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{2,}" + _BEFORE_CUT), "<redacted anthropic key>"),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{2,}" + _BEFORE_CUT), "<redacted openai key>"),
+    (
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{2,}" + _BEFORE_CUT),
+        "<redacted aws access key id>",
+    ),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{2,}" + _BEFORE_CUT), "<redacted github token>"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{2,}" + _BEFORE_CUT), "<redacted github token>"),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{2,}" + _BEFORE_CUT), "<redacted slack token>"),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-.]{2,}" + _BEFORE_CUT), "<redacted jwt>"),
+    (re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-.=+/]{4,}" + _BEFORE_CUT), "Bearer <redacted token>"),
+]
+_MIN_CUT = 6  # characters of a secret environment value before a cut mark that are masked
 _AWS_ID = re.compile(r"<redacted aws access key id>")
 _AWS_SECRET = re.compile(
     r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[0-9/+])(?=[A-Za-z0-9/+]*[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
@@ -178,6 +197,11 @@ _URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@'\"<>]+:)([^\s
 # secret-looking).
 _QUOTED_PAIR = re.compile(
     r"""(?P<q0>['"]?)(?P<name>[A-Za-z_][\w.\-]*)(?P=q0)(?P<sep>\s*[:=]\s*)(?P<q>['"])(?P<val>(?:\\.|(?!(?P=q)).)*)(?P=q)"""
+)
+# ``name = 'value…`` cut before its closing quote
+_QUOTED_CUT = re.compile(
+    r"""(?P<q0>['"]?)(?P<name>[A-Za-z_][\w.\-]*)(?P=q0)(?P<sep>\s*[:=]\s*)(?P<q>['"])(?P<val>(?:\\.|(?!(?P=q)).)*?)"""
+    + _BEFORE_CUT
 )
 _BARE_PAIR = re.compile(
     r"""(?P<name>\b[A-Za-z_][\w\-]*)(?P<sep>\s*[:=]\s*)(?P<val>(?!<redacted)[^\s'",;&(){}\[\]<>]+)(?![\w.]*[(\[])"""
@@ -257,10 +281,15 @@ class Masker:
                 text = text.replace(value, "<redacted environment value>")
         for pattern, replacement in _PATTERNS:
             text = pattern.sub(replacement, text)
+        cut = "…" in text or "..." in text
+        if cut:
+            text = self._mask_cut(text)
         if _AWS_ID.search(text):
             text = _AWS_SECRET.sub("<redacted aws secret key>", text)
         text = _URL_PASSWORD.sub(r"\1<redacted password>\3", text)
         text = _QUOTED_PAIR.sub(self._mask_quoted, text)
+        if cut:
+            text = _QUOTED_CUT.sub(self._mask_quoted_cut, text)
         text = _BARE_PAIR.sub(self._mask_bare, text)
         for pattern in self._extra:
             text = pattern.sub("<redacted custom pattern>", text)
@@ -284,6 +313,36 @@ class Masker:
             return m.group(0)
         q0, q = m["q0"], m["q"]
         return f"{q0}{m['name']}{q0}{m['sep']}{q}{REDACTED}{q}"
+
+    def _mask_quoted_cut(self, m: re.Match[str]) -> str:
+        if not self.is_secret_name(m["name"]) or not m["val"] or m["val"].startswith("<redacted"):
+            return m.group(0)
+        return f"{m['q0']}{m['name']}{m['q0']}{m['sep']}{m['q']}{REDACTED}"
+
+    def _mask_cut(self, text: str) -> str:
+        """Credentials and secret environment values cut short by a display (``'sk-proj-Zq8v…``)."""
+        for pattern, replacement in _CUT_PATTERNS:
+            text = pattern.sub(replacement, text)
+        if not self._env_values:
+            return text
+        pieces: list[str] = []
+        start = 0
+        for mark in _CUT_MARK.finditer(text):
+            end = mark.start()
+            for value in self._env_values:
+                k = next(
+                    (
+                        k
+                        for k in range(min(len(value) - 1, end - start), _MIN_CUT - 1, -1)
+                        if text.startswith(value[:k], end - k)
+                    ),
+                    0,
+                )
+                if k:
+                    pieces += [text[start : end - k], "<redacted environment value>"]
+                    start = end
+                    break
+        return "".join(pieces) + text[start:] if pieces else text
 
     def _mask_bare(self, m: re.Match[str]) -> str:
         if not self.is_secret_name(m["name"]) or _TYPE_WORD.match(m["val"]):
