@@ -165,7 +165,7 @@ class Extension:
     def serve_proposals(self) -> None:
         """The terminal prompt is idle: ask about proposals submitted from other threads (an outside agent's);
         their code goes into the next input, as the assistant's does."""
-        if self.controller.proposals.waiting:
+        if self.controller.proposals.needs_prompt:
             self._run(self.controller.serve_proposals)
 
     # -- asking ----------------------------------------------------------------------------------------------

@@ -441,12 +441,13 @@ class Repl:
         # not at the prompt: the loop asks about it before the next one
 
     def _make_way(self) -> None:
-        """On the prompt's thread: an empty line makes way for waiting proposals; a line being typed is
-        never interrupted (the toolbar says one waits)."""
+        """On the prompt's thread: an empty line makes way for waiting proposals (or the notice that one was
+        withdrawn); a line being typed is never interrupted (the toolbar says one waits, and is redrawn
+        when that changes)."""
         app = self.prompt.app
-        if not self.ctrl.proposals.waiting or not app.is_running:
+        if not app.is_running:
             return
-        if self.prompt.default_buffer.text:
+        if self.prompt.default_buffer.text or not self.ctrl.proposals.needs_prompt:
             app.invalidate()
         else:
             _exit_quietly(app, exception=_Interjection())
@@ -456,8 +457,9 @@ class Repl:
         self._guarded(lambda: self.ctrl.handle(text))
 
     def serve_proposals(self) -> None:
-        """Ask about the proposals outside agents submitted meanwhile; nothing but ``SystemExit`` escapes."""
-        if self.ctrl.proposals.waiting:
+        """Ask about the proposals outside agents submitted meanwhile (and say which were withdrawn); nothing
+        but ``SystemExit`` escapes."""
+        if self.ctrl.proposals.needs_prompt:
             self._guarded(self.ctrl.serve_proposals)
 
     def _guarded(self, action: Callable[[], None]) -> None:
