@@ -135,6 +135,8 @@ def test_the_preview_wraps_under_its_indent_and_history_marks_the_undone_proposa
             child.close()
     marked = [line for line in history if line.startswith("[2] ")]
     assert marked == ["[2] totals = [0.0, 20.0]  (+1 lines)  [proposed by the assistant; undone with /undo]"]
+    summary = next(n for n, line in enumerate(history) if line.startswith("      → the first total"))
+    assert history[summary + 1].startswith(" " * 8) and history[summary + 1][8] != " "  # under its indent
     if not probe().complete:
         return  # no preview here (the panel says why)
     start = next(n for n, line in enumerate(screen) if line == "  output:")

@@ -96,7 +96,9 @@ def _history(ctrl: Controller, arg: str) -> None:
             src += f"  [proposed by {_proposer(proposal.proposed_by)}{undone}]"
         mark = "" if e.ok else "✗ "
         lines.append(f"[{e.number}] {src}" + (f"\n      → {mark}{e.summary}" if e.summary else ""))
-    ctrl.notice("\n".join(lines))
+    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /history
+
+    ctrl.emit(PageEvent(sections=[PageSection(text="\n".join(lines))]))  # long lines go on under their indent
 
 
 def _proposer(source: str) -> str:
