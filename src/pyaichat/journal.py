@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .persist.notebook import ApprovedProposal, AssistantTurn
+    from .records import ApprovedProposal, AssistantTurn
 
 
 class Journal:
@@ -25,7 +25,7 @@ class Journal:
     def question(self, result: Any, after_input: int, end_input: int) -> None:
         """A turn ended (``result``: the agent's ``TurnResult``); ``after_input``/``end_input``: the last
         input number before the question and when its answer came."""
-        from .persist.notebook import AssistantTurn  # with the first question
+        from .records import AssistantTurn  # with the first question
 
         self.turns.append(AssistantTurn.from_result(result, after_input, end_input))
 
@@ -39,7 +39,7 @@ class Journal:
         proposed_by: str = "assistant",
     ) -> None:
         """Approved code ran as input ``input_number`` (``proposed_by``: "assistant" or an outside client)."""
-        from .persist.notebook import ApprovedProposal  # with the first approved proposal
+        from .records import ApprovedProposal  # with the first approved proposal
 
         now = ApprovedProposal.now()
         self.approved.append(

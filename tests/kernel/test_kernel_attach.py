@@ -71,7 +71,7 @@ def test_helper_leaves_no_trace_in_the_users_namespace_or_history(shared_kernel,
         second = attach(shared_kernel)
         for name in ("get_type", "get_repr", "list_globals"):
             second.call(name, {} if name == "list_globals" else {"expr": "before_names"})
-        second.digest()
+        second.picture()
         second.close()
         capsys.readouterr()
         probe.run("%who")
@@ -176,7 +176,7 @@ def test_kernel_without_pyaichat_gets_one_sentence_and_python_still_runs(tmp_pat
             assert runtime.kernel.helper_problem == said
             result = runtime.call("get_type", {"expr": "x"})
             assert not result.ok and result.error == said
-            assert said in runtime.digest()
+            assert said in runtime.picture()
             assert runtime.run("print(40 + 2)").ok
             assert "42" in capsys.readouterr().out
         finally:

@@ -97,11 +97,11 @@ def test_the_picture_leaves_the_assistants_own_state_alone() -> None:
     backend = backend_over(DATA)
     runtime = backend.runtime
     runtime.session.run("1/0")
-    runtime.digest()  # the assistant's question: it has now been told of this error
+    runtime.picture()  # the assistant's question: it has now been told of this error
     runtime.session.run("[][1]")
     text = backend.call("get_session_picture", {}, client(backend))["text"]
     assert "IndexError" in text and "df: DataFrame" in text and "test session" in text
-    assert "new since the previous question" in runtime.digest()  # still new to the assistant
+    assert "new since the previous question" in runtime.picture()  # still new to the assistant
 
 
 def test_no_tool_changes_the_session() -> None:

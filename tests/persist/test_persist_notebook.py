@@ -13,14 +13,13 @@ import pytest
 from pyaichat import Session
 from pyaichat.persist import PersistError
 from pyaichat.persist.notebook import (
-    ApprovedProposal,
-    AssistantTurn,
     export,
     timeline,
     to_notebook,
     to_percent_script,
     to_transcript,
 )
+from pyaichat.records import ApprovedProposal, AssistantTurn
 from timeouts import HANG_GUARD
 
 nbformat = pytest.importorskip("nbformat")

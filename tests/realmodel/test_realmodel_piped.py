@@ -102,7 +102,7 @@ def test_dataframe_question_and_a_follow_up(run_piped):
     assert_no_loop_shown(first)
     assert_no_loop_shown(second)
     question1 = turn1[0]["messages"][-1]["content"]
-    assert "sales: DataFrame 3×2: region str, revenue int64" in question1  # the digest reached the model
+    assert "sales: DataFrame 3×2: region str, revenue int64" in question1  # the picture reached the model
     assert question1.endswith("which region has the highest revenue in sales?")
 
     # the follow-up carries the first turn: its question, then the answer the model gave

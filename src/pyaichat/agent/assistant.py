@@ -226,8 +226,8 @@ class Assistant:
         return self.runtime.call(name, args, images=images)
 
     def _picture(self) -> str:
-        """The session digest for this question (the runtime marks an error new since the previous one)."""
-        return self.runtime.digest()
+        """The session picture for this question (the runtime marks an error new since the previous one)."""
+        return self.runtime.picture()
 
     def _describe(self, ref: str) -> str:
         """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""

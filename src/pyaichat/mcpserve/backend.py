@@ -134,11 +134,11 @@ class LocalBackend:
         session = getattr(self.runtime, "session", None)
         try:
             if session is not None:
-                from ..capabilities.digest import session_digest
+                from ..capabilities.picture import session_picture
 
-                body = session_digest(session, config)
+                body = session_picture(session, config)
             else:
-                body = self.runtime.digest()
+                body = self.runtime.picture()
         except Exception as exc:  # a picture that fails is one sentence, never a broken call
             body = f"(The session picture failed: {type(exc).__name__}.)"
         info = self.info()

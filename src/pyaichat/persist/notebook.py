@@ -22,68 +22,18 @@ import sys
 import time
 import tokenize
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
 from ..capabilities.redact import masker_for
 from ..extras import install_command
+from ..records import ApprovedProposal, AssistantTurn
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
 
 FORMATS = {".ipynb": "ipynb", ".py": "py", ".md": "md"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
-
-
-@dataclass
-class ApprovedProposal:
-    """Code the assistant (or an outside client, ``proposed_by``) proposed and the user approved: which model
-    wrote it, when it was approved (ISO 8601), and the input number it ran as (``None`` if it never ran)."""
-
-    code: str
-    model: str | None
-    approved_at: str
-    input_number: int | None
-    explanation: str = ""
-    undone: str | None = None  # what /undo said when it took this back: the saved cell does not run again
-    proposed_by: str = "assistant"  # or the name of the outside client that proposed it
-
-    @staticmethod
-    def now() -> str:
-        return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-@dataclass
-class AssistantTurn:
-    """One question and its answer. ``after_input`` is the last input number before the question;
-    ``end_input`` the last when the answer came (inputs in between ran while answering: approved code).
-    ``steps`` are the tool calls for the transcript: dicts with ``name``, ``detail``, ``size``, ``ok``."""
-
-    question: str
-    answer: str
-    after_input: int = 0
-    end_input: int | None = None
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    note: str | None = None
-    error: str | None = None
-
-    @classmethod
-    def from_result(cls, result: Any, after_input: int, end_input: int | None = None) -> AssistantTurn:
-        """From the agent's ``TurnResult`` (read by attribute: this module does not import the agent)."""
-        steps = [
-            {"name": s.name, "detail": s.detail, "size": s.size, "ok": s.ok}
-            for s in getattr(result, "steps", [])
-            if getattr(s, "kind", "") == "tool"
-        ]
-        return cls(
-            question=result.question,
-            answer=result.answer,
-            after_input=after_input,
-            end_input=end_input,
-            steps=steps,
-            note=result.note,
-            error=result.error,
-        )
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The session digest: a bounded picture of a live session — its variables, latest inputs and last error —
+"""The session picture: a bounded view of a live session — its variables, latest inputs and last error —
 rebuilt for every question and sent with it.
 
 Bounded by construction: at most ``MAX_VARS`` variables are summarised, each in one line
@@ -29,11 +29,11 @@ _LINE = 110
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
-def session_digest(
+def session_picture(
     session: Session, config: Config, max_vars: int = MAX_VARS, *, seen_error: object = None
 ) -> str:
     """Variables (those used in the latest inputs first), the last few inputs and the last error; an error
-    that is not ``seen_error`` (the one the previous digest showed) is marked as new."""
+    that is not ``seen_error`` (the one the previous picture showed) is marked as new."""
     names = user_names(session.namespace)
     lines = ["## Session (live; rebuilt for this question)", f"Variables ({len(names):,}):"]
     if not names:
