@@ -35,7 +35,7 @@ def sent_bodies(text: str) -> list[dict[str, Any]]:
     """The JSON bodies ``/sent`` printed (each after a "Request i of n" line)."""
     bodies = []
     decoder = json.JSONDecoder()
-    for m in re.finditer(r"^Request (\d+) of \d+\n", text, re.M):
+    for m in re.finditer(r"^Request (\d+) of \d+(?: \(for [^\n]*\))?\n", text, re.M):
         if m.group(1) == "1":  # a new /sent: its references are to its own requests
             bodies.append([])
         body, _ = decoder.raw_decode(text[m.end() :])

@@ -81,6 +81,20 @@ class ApprovalRequiredEvent(_Event):
     source: str = ""
     tool: str = ""
     arguments: dict[str, Any] | None = None
+    title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
+
+
+class QuestionEvent(_Event):
+    """An MCP server asks the person something (an elicitation): its ``message``, then the ``fields`` to fill
+    in (each a label and what it takes), or a ``url`` it asks them to open themselves. The front end asks
+    for the answer next; nothing of it reaches the model."""
+
+    type: Literal["question"] = "question"
+    call_id: str
+    source: str  # the server that asks
+    message: str
+    fields: list[tuple[str, str]] = Field(default_factory=list)
+    url: str | None = None
 
 
 class PreviewEvent(_Event):
@@ -232,6 +246,7 @@ Event = Annotated[
     | AnswerChunkEvent
     | AnswerEvent
     | ApprovalRequiredEvent
+    | QuestionEvent
     | PreviewEvent
     | UsageEvent
     | ErrorEvent

@@ -43,6 +43,7 @@ from .events import (
 from .llm import LLM, Cut, LLMReply, Request, Usage
 from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
 from .repetition import LOOP_NOTE, RepetitionGuard
+from .side import SideRequests
 from .trace import StepRecord, TurnResult
 from .view import ReplyView
 
@@ -87,6 +88,7 @@ class TurnEnv:
     run_tool: RunTool
     approve: Callable[[ApprovalRequiredEvent], Approval]
     mask: Callable[[str], str] = lambda text: text
+    side: SideRequests | None = None  # model requests a tool call makes for someone else (MCP sampling)
 
 
 @dataclass
@@ -120,6 +122,8 @@ class _Turn:
         self.view: ReplyView | None = None  # the reply being streamed
         self.best = ""  # the latest prose the model wrote: the best answer so far
         self.findings: list[str] = []  # one line per tool call, for an answer cut short by a bound
+        if env.side is not None:
+            env.side.bind(self.result)
 
     def run(self) -> TurnResult:
         try:

@@ -230,7 +230,7 @@ class RichRenderer:
 
             arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
             body = Syntax(arguments, "json", theme=_CODE_THEME, word_wrap=True)
-            title = f"Tool call proposed{who}: {event.tool} (not called yet)"
+            title = event.title or f"Tool call proposed{who}: {event.tool} (not called yet)"
         else:
             body = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
             title = f"Proposed code{who} (not run yet)"
@@ -238,6 +238,32 @@ class RichRenderer:
         if event.explanation.strip():
             parts.append(Padding(Text(event.explanation.strip()), (0, 0, 1, 0)))
         parts.append(body)
+        self._print(
+            Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
+        )
+
+    def _on_question(self, event: Any) -> None:
+        """An MCP server's question to the person (elicitation): its message, then the fields it asks for
+        or the address it asks them to open; the front end asks for the answer under it."""
+        self._flush_answer()
+        self._status = None
+        self._stop_live()
+        parts: list[Any] = [Text(event.message.strip() or "(no message)")]
+        if event.url:
+            parts.append(Padding(Text.assemble(("Open: ", "bold"), (event.url, "underline")), (1, 0, 0, 0)))
+            parts.append(
+                Text(
+                    "pyaichat does not open it or look at it; only you do, in your browser, if you accept.",
+                    style="dim",
+                )
+            )
+        elif event.fields:
+            rows = Text("\n").join(
+                Text.assemble(("  " + label, "bold"), (f": {hint}" if hint else "", ""))
+                for label, hint in event.fields
+            )
+            parts.append(Padding(rows, (1, 0, 0, 0)))
+        title = f"The MCP server {event.source!r} asks you"
         self._print(
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
