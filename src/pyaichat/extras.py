@@ -29,6 +29,12 @@ def install_command(extra: str | None = None, *, python: str | None = None) -> s
     return f"{pip} {'-e ' if editable else ''}'{_shown(folder)}{wanted}'"
 
 
+def this_python() -> str:
+    """This interpreter as a person would type it (``.venv/bin/python`` inside the working directory): the one
+    that has what the session used, where a bare ``python`` may lack pandas or be another Python."""
+    return _shown(sys.executable)
+
+
 def _local_source() -> tuple[str, bool] | None:
     """(folder, editable) when pyaichat was installed from a local folder; ``None`` otherwise."""
     try:
