@@ -443,5 +443,5 @@ class Proposals:
                 self._tell(f"The user undid the last approved proposal with /undo. {text}")
             else:
                 self._tell(f"The user undid the code {self._last_source} proposed with /undo. {text}")
-            self.journal.undone(text)
+            self.journal.undone(text, self.runtime.last_input_number)
         return ok, text
