@@ -46,7 +46,10 @@ class Journal:
             ApprovedProposal(code, model, now, input_number, explanation, proposed_by=proposed_by)
         )
 
-    def undone(self, text: str) -> None:
-        """``/undo`` took back the last approved proposal: a saved notebook keeps its cell but skips it."""
+    def undone(self, text: str, last_input: int | None = None) -> None:
+        """``/undo`` took back the last approved proposal: a saved notebook keeps its cell but skips it.
+        ``last_input``: the last input number then — inputs up to it ran while the proposal's effects stood,
+        so replayed without them they may fail."""
         if self.approved:
             self.approved[-1].undone = text
+            self.approved[-1].undone_after = last_input

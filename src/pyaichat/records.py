@@ -85,6 +85,7 @@ class ApprovedProposal:
     input_number: int | None
     explanation: str = ""
     undone: str | None = None  # what /undo said when it took this back: the saved cell does not run again
+    undone_after: int | None = None  # the last input number when /undo took it back
     proposed_by: str = "assistant"  # or the name of the outside client that proposed it
 
     @staticmethod

@@ -72,7 +72,8 @@ def test_last_exception_and_commands_from_the_kernel(runtime, srv):
     notices = [e.text for e in ctrl.frontend.of("notice")]
     assert "ZeroDivisionError" in notices[0]
     assert notices[1].startswith("values: list")
-    assert "[3] values = [1, 0]" in notices[2] and "ZeroDivisionError" in notices[2]
+    (history,) = [page.plain_text() for page in ctrl.frontend.of("page")]
+    assert "[3] values = [1, 0]" in history and "ZeroDivisionError" in history
     picture = runtime.picture()
     assert "Last error" in picture and "ZeroDivisionError" in picture
 

@@ -390,6 +390,7 @@ class Repl:
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
+        self._question_hinted = False  # a question typed at >>> gets the hint once a session
 
     def _mask_for_disk(self, line: str) -> str:
         """What the history file keeps of ``line``: masked as the resume file masks it, with the current
@@ -416,23 +417,35 @@ class Repl:
         # not at the prompt: the loop asks about it before the next one
 
     def _make_way(self) -> None:
-        """On the prompt's thread: an empty line makes way for waiting proposals; a line being typed is
-        never interrupted (the toolbar says one waits)."""
+        """On the prompt's thread: an empty line makes way for waiting proposals (or the notice that one was
+        withdrawn); a line being typed is never interrupted (the toolbar says one waits, and is redrawn
+        when that changes)."""
         app = self.prompt.app
-        if not self.ctrl.proposals.waiting or not app.is_running:
+        if not app.is_running:
             return
-        if self.prompt.default_buffer.text:
+        if self.prompt.default_buffer.text or not self.ctrl.proposals.needs_prompt:
             app.invalidate()
         else:
             _exit_quietly(app, exception=_Interjection())
 
     def execute(self, text: str) -> None:
         """Handle one input; nothing but ``SystemExit`` escapes."""
-        self._guarded(lambda: self.ctrl.handle(text))
+        self._guarded(lambda: self._handle(text))
+
+    def _handle(self, text: str) -> None:
+        as_python = self.ctrl.mode is Mode.PYTHON and not text.lstrip().startswith("/")
+        self.ctrl.handle(text)
+        if as_python and not self._question_hinted:
+            from ..prose import QUESTION_HINT, looks_like_question  # only after an input
+
+            if looks_like_question(text):  # a question typed at >>> failed as Python: say once where to ask
+                self._question_hinted = True
+                self.ctrl.notice(QUESTION_HINT)
 
     def serve_proposals(self) -> None:
-        """Ask about the proposals outside agents submitted meanwhile; nothing but ``SystemExit`` escapes."""
-        if self.ctrl.proposals.waiting:
+        """Ask about the proposals outside agents submitted meanwhile (and say which were withdrawn); nothing
+        but ``SystemExit`` escapes."""
+        if self.ctrl.proposals.needs_prompt:
             self._guarded(self.ctrl.serve_proposals)
 
     def _guarded(self, action: Callable[[], None]) -> None:

@@ -144,9 +144,9 @@ class RichRenderer:
 
     def _on_page(self, event: Any) -> None:
         """Long command output: through the pager when it is taller than the screen (in a terminal)."""
-        from ..agent.events import row_lines  # the layout every front end shares
+        from ..agent.events import row_lines, text_lines  # the layout every front end shares
 
-        width = max(20, self.console.width - 2)
+        width = self._text_width()
         parts: list[Any] = []
         for section in event.sections:
             if section.title:
@@ -154,7 +154,7 @@ class RichRenderer:
             for left, right in row_lines(section.rows, width) if section.rows else []:
                 parts.append(Text.assemble((left, "cyan"), right))
             if section.text:
-                parts.append(Text(section.text.rstrip("\n")))
+                parts.extend(Text(line) for line in text_lines(section.text, width))
             if section.code:
                 code = section.code.rstrip("\n")
                 parts.append(Syntax(code, section.language or "text", theme=_CODE_THEME, word_wrap=True))
@@ -270,12 +270,23 @@ class RichRenderer:
 
     def _on_preview(self, event: Any) -> None:
         """What the proposal would do, under its panel (the status line said it was running)."""
+        from ..agent.events import text_lines  # a long line goes on under its own indent
+
         self._status = None
         self._stop_live()
-        text = Text("\n").join(Text(line, style=_PREVIEW_STYLES.get(kind, "")) for kind, line in event.lines)
+        width = self._text_width()
+        text = Text("\n").join(
+            Text(piece, style=_PREVIEW_STYLES.get(kind, ""))
+            for kind, line in event.lines
+            for piece in text_lines(line, width)
+        )
         self._print(text if text.plain else Text("No preview.", style="dim"))
 
     # -- live region -----------------------------------------------------------------------------------------
+    def _text_width(self) -> int:
+        """Columns for text laid out here (rows, indented lines): clear of the last two (see ``_Tail``)."""
+        return max(20, self.console.width - 2)
+
     def _print(self, renderable: Any) -> None:
         self.console.print(renderable)
 
