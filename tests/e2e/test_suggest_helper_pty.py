@@ -101,7 +101,7 @@ def test_the_helper_starts_with_the_first_suggestion_and_ends_with_the_session(t
             assert f"helper process (pid {helper}" in child.before
             child.send("/cost\r")
             child.expect(NEW_PY)
-            assert "Suggestions: 1 request(s), 11 prompt + 7 completion tokens" in child.before  # the helper's
+            assert "Suggestions: 1 request(s), 11 prompt + 7 completion tokens" in child.before
             child.sendcontrol("d")
             child.expect(pexpect.EOF)
         finally:
