@@ -26,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["OPENAI_API_KEY"] = "sk-local"
 
 from pyaichat.agent.assistant import Assistant  # noqa: E402
-from pyaichat.agent.llm import Cut, LiteLLMClient, LLMReply, OnText, Request  # noqa: E402
+from pyaichat.agent.llm import LiteLLMClient, LLMReply, Request  # noqa: E402
 from pyaichat.agent.loop import Approval  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
@@ -62,20 +63,40 @@ class TimedClient(LiteLLMClient):
         super().__init__(config)
         self.calls: list[dict[str, float]] = []
 
-    def complete(self, request: Request, *, on_text: OnText, timeout: float) -> LLMReply:
-        began = time.perf_counter()
+    def stream(self, request: Request, *, timeout: float) -> Any:
         record: dict[str, float] = {"ttft": float("nan")}
+        self.calls.append(record)
+        return TimedStream(super().stream(request, timeout=timeout), record)
 
-        def first(piece: str) -> Cut | None:
-            if record["ttft"] != record["ttft"]:  # NaN: nothing yet
-                record["ttft"] = time.perf_counter() - began
-            return on_text(piece)
 
+class TimedStream:
+    """A stream that notes the time to its first text and to its end."""
+
+    def __init__(self, inner: Any, record: dict[str, float]) -> None:
+        self.inner = inner
+        self.record = record
+        self.began = time.perf_counter()
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in self.inner:
+            if isinstance(item, str) and self.record["ttft"] != self.record["ttft"]:  # NaN: nothing yet
+                self.record["ttft"] = time.perf_counter() - self.began
+            yield item
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def reply(self) -> LLMReply:
         try:
-            return super().complete(request, on_text=first, timeout=timeout)
+            return self.inner.reply()
         finally:
-            record["seconds"] = time.perf_counter() - began
-            self.calls.append(record)
+            self.record["seconds"] = time.perf_counter() - self.began
+
+    def __enter__(self) -> TimedStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def main() -> None:
@@ -189,7 +210,7 @@ def second_step(
     ]
     server.mark()
     request = Request(messages, None, max_tokens=result.requests[0]["max_tokens"])
-    client.complete(request, on_text=lambda piece: None, timeout=120)
+    client.stream(request, timeout=120).reply()
     reuse = server.prompt_reuse()
     return reuse[0] if reuse else None
 

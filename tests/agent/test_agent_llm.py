@@ -13,8 +13,20 @@ from typing import Any
 import httpx
 import pytest
 
-from pyaichat.agent.llm import NO_MODEL, LiteLLMClient, LLMReply, Loader, Retry, load_litellm
-from pyaichat.agent.llm.client import _read_stream, _reply_of
+from pyaichat.agent.llm import (
+    NO_MODEL,
+    ChatStream,
+    LiteLLMClient,
+    LLMReply,
+    Loader,
+    Receiving,
+    Request,
+    Retry,
+    Retrying,
+    Usage,
+    load_litellm,
+)
+from pyaichat.agent.llm.client import _Completion
 from pyaichat.agent.llm.errors import map_error
 from pyaichat.config import Config
 from pyaichat.errors import (
@@ -178,20 +190,12 @@ def test_a_remote_provider_that_hangs_up_is_not_called_crashed(lib):
 
 
 def test_a_server_found_dead_on_retry_is_reported_as_closed_not_unreachable():
-    from pyaichat.agent.llm.client import Retry
-
-    failures = iter(
-        [
-            LLMConnectionClosed("The model server at X closed the connection without answering.", local=True),
-            LLMConnectError("Cannot reach the provider at X: is the server running and the address right?"),
-        ]
+    failures = Attempts(
+        LLMConnectionClosed("The model server at X closed the connection without answering.", local=True),
+        LLMConnectError("Cannot reach the provider at X: is the server running and the address right?"),
     )
-
-    def attempt(on_text, seconds_left):
-        raise next(failures)
-
     with pytest.raises(LLMConnectionClosed) as info:
-        Retry(retries=2, backoff=0.0, sleep=lambda s: None).run(attempt, lambda piece: None, timeout=30)
+        ChatStream(failures, Retry(retries=2, backoff=0.0, sleep=lambda s: None), 30).reply()
     assert str(info.value).startswith("The model server at X closed the connection")
     assert "nothing answers there any more" in str(info.value) and "Cannot reach" not in str(info.value)
 
@@ -236,50 +240,96 @@ def test_explicit_tool_protocol_needs_no_litellm():
 
 # -- the one retry budget ------------------------------------------------------------------------------------
 class Attempts:
-    """Scripted attempts: a reply, an error to raise, or (text, error): stream the text, then fail."""
+    """A scripted ``Call``: each attempt is a reply, an error raised on sending, or (text, error): the text
+    streams, then the error is raised while reading."""
 
     def __init__(self, *items: Any) -> None:
         self.items = list(items)
         self.made = 0
+        self.current: Any = None
 
-    def __call__(self, on_text: Any, timeout: float) -> LLMReply:
+    def open(self, timeout: float) -> Any:
         self.made += 1
-        item = self.items.pop(0)
-        if isinstance(item, tuple):
-            on_text(item[0])
-            raise item[1]
+        item = self.current = self.items.pop(0)
         if isinstance(item, BaseException):
             raise item
-        return item
+        if isinstance(item, tuple):
+            return self._failing(*item)
+        return iter([item.text] if item.text else [])
+
+    @staticmethod
+    def _failing(text: str, error: BaseException) -> Any:
+        yield text
+        raise error
+
+    def failed(self, exc: Exception, timeout: float) -> LLMError:
+        raise AssertionError("scripted errors are LLMErrors already")
+
+    def text(self, chunk: str) -> str:
+        return chunk
+
+    def why(self, exc: LLMError) -> str:
+        return exc.kind
+
+    def close(self, response: Any) -> None:
+        pass
+
+    def reply(self, chunks: list[str], *, whole: bool, sent: bool) -> LLMReply:
+        if whole:
+            return LLMReply(text="".join(chunks), usage=Usage(10, len(chunks)))
+        return LLMReply(
+            text="".join(chunks), usage=Usage(10, len(chunks), estimated=True) if sent else Usage()
+        )
 
 
-def test_retries_back_off_and_stay_bounded():
+def test_retries_back_off_stay_bounded_and_are_announced():
     waits: list[float] = []
     retry = Retry(retries=2, backoff=0.01, sleep=waits.append)
     busy = LLMRateLimited("busy")
-    assert retry.run(Attempts(busy, busy, LLMReply(text="ok")), lambda t: None, 10).text == "ok"
-    assert waits == [0.01, 0.02]
+    stream = ChatStream(Attempts(busy, busy, LLMReply(text="ok")), retry, 10)
+    items = list(stream)
+    assert items == [
+        Retrying("rate_limit", 2, 3, 0.01),
+        Retrying("rate_limit", 3, 3, 0.02),
+        Receiving(),
+        "ok",
+    ]
+    assert waits == [0.01, 0.02] and stream.reply().text == "ok"
+    assert stream.reply().usage == Usage(10, 1)  # the refused attempts cost nothing
     failing = Attempts(busy, busy, busy, LLMReply(text="never"))
     with pytest.raises(LLMRateLimited):
-        retry.run(failing, lambda t: None, 10)
+        list(ChatStream(failing, retry, 10))
     assert failing.made == 3  # three attempts in all
 
 
 def test_no_retry_after_text_was_shown_or_for_fatal_errors():
     retry = Retry(backoff=0.01, sleep=lambda s: None)
     cut = Attempts(("partial", LLMStreamCut("cut")), LLMReply(text="again"))
+    stream = ChatStream(cut, retry, 10)
+    shown: list[Any] = []
     with pytest.raises(LLMStreamCut):
-        retry.run(cut, lambda t: None, 10)
+        for item in stream:
+            shown.append(item)
+    assert shown == [Receiving(), "partial"]
+    assert stream.reply().text == "partial" and stream.reply().usage.estimated  # it was sent: counted
     auth = Attempts(LLMAuthError("bad key"), LLMReply(text="x"))
     with pytest.raises(LLMAuthError):
-        retry.run(auth, lambda t: None, 10)
+        ChatStream(auth, retry, 10).reply()
     assert cut.made == auth.made == 1
 
 
 def test_no_retry_when_the_deadline_is_too_close():
     attempts = Attempts(LLMRateLimited("busy"), LLMReply(text="ok"))
     with pytest.raises(LLMRateLimited):
-        Retry(backoff=5.0, sleep=lambda s: None).run(attempts, lambda t: None, 2)
+        ChatStream(attempts, Retry(backoff=5.0, sleep=lambda s: None), 2).reply()
+
+
+def test_a_timed_out_attempt_that_is_retried_still_counts():
+    """The server had the prompt when the attempt timed out: it is paid for, whatever the retry brings."""
+    attempts = Attempts(LLMTimeout("slow"), LLMReply(text="ok"))
+    stream = ChatStream(attempts, Retry(backoff=0.01, sleep=lambda s: None), 10)
+    assert stream.reply().text == "ok"
+    assert stream.reply().usage == Usage(20, 1, estimated=True)
 
 
 # -- reading a stream ----------------------------------------------------------------------------------------
@@ -299,6 +349,18 @@ def call(index: int, name: str | None, arguments: str, call_id: str | None = Non
     }
 
 
+class Canned(_Completion):
+    """litellm's side of a completion, with the response's chunks given instead of fetched."""
+
+    def __init__(self, chunks: Any) -> None:
+        client = LiteLLMClient(Config(model="openai/gpt-4o-mini"))
+        super().__init__(client, Request([{"role": "user", "content": "what is in df?"}], None, 64))
+        self.chunks = chunks
+
+    def open(self, timeout: float) -> Any:
+        return iter(self.chunks)
+
+
 def test_a_stream_is_read_piece_by_piece_and_assembled_by_litellm(lib):
     chunks = [
         chunk(lib, "Hel"),
@@ -308,10 +370,9 @@ def test_a_stream_is_read_piece_by_piece_and_assembled_by_litellm(lib):
         chunk(lib, tool_calls=[call(0, None, 'pr": "df"}')]),
         chunk(lib, finish="tool_calls"),
     ]
-    shown: list[str] = []
-    read, cut = _read_stream(iter(chunks), lambda piece: shown.append(piece))
-    assert cut is None and shown == ["Hel", "lo"]
-    reply = _reply_of(lib.stream_chunk_builder(read), cut)
+    stream = ChatStream(Canned(chunks), Retry(retries=0), 10)
+    assert list(stream) == [Receiving(), "Hel", "lo"]
+    reply = stream.reply()
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [
         ("a", "get_repr", '{"expr": "df"}'),
         ("b", "list_globals", "{}"),  # litellm writes no arguments as an empty object
@@ -319,18 +380,23 @@ def test_a_stream_is_read_piece_by_piece_and_assembled_by_litellm(lib):
     assert reply.text == "Hello" and reply.finish_reason == "tool_calls"
 
 
-def test_a_stream_stops_where_the_reader_cuts_it(lib):
+def test_a_stream_stops_where_its_reader_leaves_it_and_is_still_counted(lib):
     pulled: list[str] = []
 
-    def stream() -> Any:
+    def response() -> Any:
         for piece in ("one ", "two ", "three"):
             pulled.append(piece)
             yield chunk(lib, piece)
 
-    read, cut = _read_stream(stream(), lambda piece: "repetition" if piece == "two " else None)
-    assert cut == "repetition" and pulled == ["one ", "two "]  # nothing read after the cut
-    reply = _reply_of(lib.stream_chunk_builder(read), cut)
-    assert reply.text == "one two " and reply.cut == "repetition"
+    with ChatStream(Canned(response()), Retry(retries=0), 10) as stream:
+        for item in stream:
+            if item == "two ":
+                break
+    assert pulled == ["one ", "two "]  # nothing read after the reader left
+    reply = stream.reply()
+    assert reply.text == "one two "
+    # no usage from the provider: the prompt and what arrived are counted here, and say so
+    assert reply.usage.prompt_tokens > 5 and reply.usage.completion_tokens > 0 and reply.usage.estimated
 
 
 # -- the loader ----------------------------------------------------------------------------------------------

@@ -409,3 +409,25 @@ def test_repeated_tool_call_ids_are_made_unique(assistant, fake):
     ids = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
     assert len(ids) == 2 and len(set(ids)) == 2
     assert_valid_conversation(result.messages)
+
+
+def test_a_failing_call_is_not_run_twice_but_may_run_again_once_the_user_ran_code():
+    from types import SimpleNamespace
+
+    ran: list[dict[str, Any]] = []
+
+    def run_tool(name: str, args: dict[str, Any], *, images: bool) -> Any:
+        ran.append(args)
+        return SimpleNamespace(ok=False, text="", error="NameError: name 'x' is not defined", truncated=False)
+
+    fake = FakeLLM()
+    fake.tools(("eval_expr", {"expr": "x", "n": 1}), ("eval_expr", {"n": 1, "expr": "x"}))  # the same call
+    fake.tool("propose_code", {"code": "x = 1"})
+    fake.tool("eval_expr", {"expr": "x", "n": 1}).text("done")
+    env, rec = timed_env(fake, [0.0], run_tool)
+    env.approve = lambda event: Approval("run", "The user ran it.")
+    result = run_turn(env, "q")
+    assert result.answer == "done" and len(ran) == 2  # once before the proposal ran, once after
+    second = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][1]["content"]
+    assert "already failed" in second and "name 'x' is not defined" in second
+    assert [e.error for e in rec.of("tool_end")][1] == "not run again: the same call failed above"

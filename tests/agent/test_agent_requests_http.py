@@ -121,7 +121,7 @@ def test_ollama_receives_its_window_and_the_cap_as_options(srv, model, path):
     client.retry.retries = 0
     request = Request([{"role": "user", "content": "hi"}], None, max_tokens=1024)
     with pytest.raises(LLMError):  # the scripted server is no Ollama: only the request matters here
-        client.complete(request, on_text=lambda piece: None, timeout=5)
+        client.stream(request, timeout=5).reply()
     (request,) = srv.requests
     assert request.path == path
     assert request.body["options"]["num_ctx"] == 16384 and request.body["options"]["num_predict"] == 1024

@@ -1,17 +1,18 @@
 """An in-process scripted model behind the agent's ``LLM`` protocol: enqueue replies, inspect requests.
 
 Replies are used strictly in order (never chosen by looking at the conversation). A queued exception is raised
-instead of answering; text is delivered to ``on_text`` in a few pieces, like a stream, and the stream stops
-where ``on_text`` says to (the reply then comes back cut, as the real client's does).
+instead of answering; text is streamed in a few pieces through the real ``ChatStream`` (so a reader that stops
+reading gets the part before, as with the real client), without retries.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from typing import Any
 
-from pyaichat.agent.llm import LLMReply, OnText, Request, ToolCall, Usage
+from pyaichat.agent.llm import ChatStream, LLMReply, Request, Retry, ToolCall, Usage
 
 
 class Interrupt:
@@ -81,7 +82,7 @@ class FakeLLM:
         body["max_tokens"] = request.max_tokens
         return body
 
-    def complete(self, request: Request, *, on_text: OnText, timeout: float) -> LLMReply:
+    def stream(self, request: Request, *, timeout: float) -> ChatStream:
         self.requests.append(
             {
                 "messages": copy.deepcopy(request.messages),
@@ -91,20 +92,52 @@ class FakeLLM:
             }
         )
         item = self.queue.pop(0) if self.queue else LLMReply(text="(no scripted reply left)")
+        return ChatStream(_Scripted(item, self.cost), Retry(retries=0), timeout)
+
+
+class _Scripted:
+    """One scripted reply as a ``Call``: its text in three pieces, then the reply itself."""
+
+    def __init__(self, item: Any, cost: float | None) -> None:
+        self.item = item
+        self.cost = cost
+
+    def open(self, timeout: float) -> Iterator[str]:
+        item = self.item
         if isinstance(item, BaseException):
             raise item
         if isinstance(item, Interrupt):
-            if item.text:
-                on_text(item.text)
-            raise KeyboardInterrupt
+            return self._interrupted(item.text)
         if callable(item):
-            item = item()
-        reply = copy.deepcopy(item)
-        usage = Usage(prompt_tokens=100, completion_tokens=10, cost_usd=self.cost)
-        step = max(1, len(reply.text) // 3)
-        for start in range(0, len(reply.text), step):
-            cut = on_text(reply.text[start : start + step])
-            if cut is not None:
-                return LLMReply(text=reply.text[: start + step], usage=usage, cut=cut)
-        reply.usage = usage
-        return reply
+            item = self.item = item()
+        text = item.text
+        step = max(1, len(text) // 3)
+        return iter([text[start : start + step] for start in range(0, len(text), step)])
+
+    @staticmethod
+    def _interrupted(text: str) -> Iterator[str]:
+        if text:
+            yield text
+        raise KeyboardInterrupt
+
+    def failed(self, exc: Exception, timeout: float) -> Any:
+        raise exc
+
+    def text(self, chunk: str) -> str:
+        return chunk
+
+    def why(self, exc: Any) -> str:
+        return type(exc).__name__
+
+    def close(self, response: Any) -> None:
+        pass
+
+    def reply(self, chunks: list[str], *, whole: bool, sent: bool) -> LLMReply:
+        if whole:
+            reply = copy.deepcopy(self.item)
+            reply.usage = Usage(prompt_tokens=100, completion_tokens=10, cost_usd=self.cost)
+            return reply
+        if not sent:
+            return LLMReply()
+        usage = Usage(prompt_tokens=100, completion_tokens=len(chunks), cost_usd=self.cost, estimated=True)
+        return LLMReply(text="".join(chunks), usage=usage)

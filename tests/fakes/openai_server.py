@@ -2,9 +2,10 @@
 
 Replies are taken from a queue strictly in order (the fake never looks at the conversation to decide what to
 say), every request body is recorded, and faults are queued like replies: ``401``, ``404``, ``429``,
-``500``, ``slow`` (answers after ``delay`` seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a
-stream that stops in the middle) and ``hang`` (streams its first text, then waits until ``release()``; for
-Ctrl-C tests).
+``500``, ``503`` (a server still loading its model, as llama.cpp answers), ``slow`` (answers after ``delay``
+seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a stream that stops in the middle), ``hang``
+(streams its first text, then waits until ``release()``; for Ctrl-C tests) and ``held`` (sends nothing until
+``release()``, then the reply: a model still reading the prompt).
 
 ``POST /v1/completions`` (text completion, ``prompt`` and ``suffix``: fill-in-the-middle) answers from the
 same queue. A client that hangs up while a ``slow`` reply waits is noticed: its request is marked
@@ -23,7 +24,20 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("401", "404", "429", "500", "400-tools", "400-context", "slow", "malformed", "cut", "hang")
+FAULTS = (
+    "401",
+    "404",
+    "429",
+    "500",
+    "503",
+    "400-tools",
+    "400-context",
+    "slow",
+    "malformed",
+    "cut",
+    "hang",
+    "held",
+)
 
 
 @dataclass
@@ -58,6 +72,7 @@ class ScriptedServer:
         self._release = threading.Event()
         self.hanging = threading.Event()  # set once a "hang" reply has sent its first text
         self.aborted = threading.Event()  # set once a client hung up on a slow reply
+        self.holding = threading.Event()  # set once a "held" reply is holding back its answer
         self.requests: list[Recorded] = []
         self._httpd: ThreadingHTTPServer | None = None
         # what GET /props answers, like a llama.cpp server (None: 404, like most other servers)
@@ -142,6 +157,7 @@ class ScriptedServer:
         self._release.clear()
         self.hanging.clear()
         self.aborted.clear()
+        self.holding.clear()
         self.props = None
         self.gets.clear()
 
@@ -217,6 +233,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(
                 500, _error("The server had an error while processing your request.", "server_error")
             )
+        if kind == "503":
+            return self._json(503, _error("Loading model", "unavailable_error"))
         if kind == "400-context":
             return self._json(
                 400,
@@ -229,6 +247,9 @@ class _Handler(BaseHTTPRequestHandler):
             srv.aborted.set()
             self.close_connection = True
             return None
+        if kind == "held":
+            srv.holding.set()
+            srv._release.wait(60)
         if kind == "malformed":
             data = b"this is {not json"
             if stream:

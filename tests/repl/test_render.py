@@ -196,3 +196,39 @@ def test_live_answer_keeps_clear_of_the_last_columns_and_shows_only_the_tail():
     assert max(Segment.get_line_length(line) for line in lines) <= 38
     rendered = "".join(seg.text for line in lines for seg in line)
     assert "paragraph 9" in rendered and "paragraph 0" not in rendered
+
+
+def test_a_long_wait_shows_what_it_waits_for_and_for_how_long():
+    now = [100.0]
+    renderer = RichRenderer(Console(file=io.StringIO(), width=100), clock=lambda: now[0])
+    renderer.render(
+        ev.StateEvent(state="thinking", step=1, max_steps=8, activity="waiting for the first token")
+    )
+    assert renderer.status_text() == "thinking · step 1/8"  # a short wait says nothing more
+    now[0] += 4
+    assert renderer.status_text() == "thinking · step 1/8 · waiting for the first token · 4 s"
+    # what the wait is made of changes; it is still the same wait
+    renderer.render(ev.StateEvent(state="thinking", step=1, max_steps=8, activity="receiving the reply"))
+    now[0] += 70
+    assert renderer.status_text() == "thinking · step 1/8 · receiving the reply · 1 min 14 s"
+    renderer.render(ev.ToolStartEvent(call_id="a", name="get_type", args={"expr": "df"}, step=1))
+    assert renderer.status_text() == "step 1 → get_type(df)"  # a new wait starts counting afresh
+    now[0] += 3
+    assert renderer.status_text() == "step 1 → get_type(df) · 3 s"
+
+
+def test_the_live_status_counts_the_seconds_without_new_events():
+    now = [0.0]
+    renderer, out = make(width=80, terminal=True)
+    renderer._clock = lambda: now[0]
+    renderer.render(
+        ev.StateEvent(state="thinking", step=1, max_steps=8, activity="waiting for the first token")
+    )
+    now[0] = 12.0
+    renderer.console.print(renderer._live_view())  # what the live region draws at its next refresh
+    renderer.close()
+    assert "thinking · step 1/8 · waiting for the first token · 12 s" in out.getvalue()
+
+
+def test_format_usage_marks_counts_pyaichat_made():
+    assert format_usage(1200, 40, None, "m", estimated=True) == "tokens: ≈1,200 in · ≈40 out · m"

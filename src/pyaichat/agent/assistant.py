@@ -20,6 +20,7 @@ from .context import (
     Turn,
     load_system_prompt,
     make_masker,
+    mask_messages,
     memoize,
     pinned_section,
 )
@@ -59,14 +60,18 @@ class Assistant:
         self.config = config
         self.runtime = as_runtime(runtime)
         self.memory = Memory()
-        self.turns: list[TurnResult] = []  # every turn of the session, for /save and /cost
+        # Of the finished turns only the last is kept whole (for /trace and /sent); the session's totals are
+        # added up as turns end. /save reads the controller's journal, not these.
+        self.last: TurnResult | None = None
+        self.questions = 0
+        self.totals = Usage()  # tokens and cost of the whole session
+        self.requests = 0  # model requests of the whole session that got a reply
         self.notes: list[str] = []  # what the user's commands changed since the last question (an /undo)
         self._factory: LLMFactory = llm_factory or LiteLLMClient
         self._loader = loader
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
-        self._tallied: tuple[int, Usage, int] = (0, Usage(), 0)
         self._servers: ServerTools | None = None
 
     # -- set-up ----------------------------------------------------------------------------------------------
@@ -117,20 +122,6 @@ class Assistant:
         if self._prompt is None:
             self._prompt = load_system_prompt().strip()
         return self._prompt
-
-    @property
-    def totals(self) -> Usage:
-        """Tokens and cost of the whole session."""
-        return self._tally()[0]
-
-    def _tally(self) -> tuple[Usage, int]:
-        """Usage and model requests of the session so far, from the turns' own records (added up once per
-        turn, so a long session does not recount every old turn at each question)."""
-        counted, usage, requests = self._tallied
-        for turn in self.turns[counted:]:
-            usage, requests = usage + turn.usage, requests + turn.requests_made
-        self._tallied = (len(self.turns), usage, requests)
-        return usage, requests
 
     # -- a turn ----------------------------------------------------------------------------------------------
     def ask(
@@ -184,8 +175,9 @@ class Assistant:
             mask=mask,
             outside=offered,
         )
-        spent, requests = self._tally()
-        budget = Budget(llm, Limits.of(config), prompt, spent_before=spent, requests_before=requests)
+        budget = Budget(
+            llm, Limits.of(config), prompt, spent_before=self.totals, requests_before=self.requests
+        )
         side.append(SideRequests(llm, budget, mask=mask, emit=emit))
         run_tool = self._look if outside is None else self._runner(outside, approve_tool)
         env = TurnEnv(
@@ -196,8 +188,19 @@ class Assistant:
             self._tell(emit, outside.servers.news())
         # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
         self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
-        self.turns.append(result)
+        # sized as the budget sizes a remembered turn: masked (a redacted secret may be shorter than it was)
+        self.memory.fit(
+            config.context_tokens, lambda messages: llm.count_tokens(mask_messages(messages, mask), None)
+        )
+        self._ended(result)
         return result
+
+    def _ended(self, result: TurnResult) -> None:
+        """Count a finished turn into the session's totals; it becomes the one kept whole."""
+        self.questions += 1
+        self.totals = self.totals + result.usage
+        self.requests += result.requests_made
+        self.last = result
 
     def _runner(self, outside: TurnTools, approve_tool: Approve | None) -> Callable[..., ToolOutcome]:
         """Tool calls of this turn: an MCP server's tools through ``outside``, the rest as capabilities."""
@@ -311,10 +314,6 @@ class Assistant:
         self.notes[:0] = list(notes)
 
     # -- reports for the slash commands ----------------------------------------------------------------------
-    @property
-    def last(self) -> TurnResult | None:
-        return self.turns[-1] if self.turns else None
-
     def sent_json(self) -> list[str]:
         """Each request of the last turn as pretty JSON: exactly the (masked) bodies given to the provider."""
         last = self.last
@@ -336,7 +335,7 @@ class Assistant:
             return "No question asked yet."
         lines = [f"Question: {last.question}"]
         for i, step in enumerate(last.steps, 1):
-            mark = "" if step.ok else " ✗"
+            mark = ("" if step.ok else " ✗") + (f" ({step.note})" if step.note else "")
             if step.kind == "llm":
                 lines.append(f"{i:>2}. model {step.name}: {step.duration_ms:,.0f} ms, {step.detail}{mark}")
             else:
@@ -352,16 +351,17 @@ class Assistant:
 
     def cost_text(self) -> str:
         t = self.totals
-        if not self.turns:
+        if not self.questions:
             return "No questions asked yet in this session."
         cost = (
             _dollars(t.cost_usd)
             if t.cost_usd is not None
             else "unknown (the model has no price in litellm's table)"
         )
+        about = " (some counted by pyaichat: a request cut short reports no usage of its own)"
         text = (
-            f"{len(self.turns)} question(s): {t.prompt_tokens:,} prompt + "
-            f"{t.completion_tokens:,} completion tokens; "
+            f"{self.questions} question(s): {t.prompt_tokens:,} prompt + "
+            f"{t.completion_tokens:,} completion tokens{about if t.estimated else ''}; "
             f"cost {cost}."
         )
         if self.config.budget_usd is not None:

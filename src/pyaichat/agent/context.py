@@ -117,6 +117,8 @@ class Turn:
     question: str
     messages: list[dict[str, Any]]
     answer: str = ""
+    # tokens of its compacted form, counted once by ``Memory.fit``
+    compact_tokens: int | None = field(default=None, repr=False, compare=False)
 
     def compact(self) -> list[dict[str, Any]]:
         """Question and answer only: how an old turn survives when the budget is tight."""
@@ -128,10 +130,29 @@ class Turn:
 
 @dataclass
 class Memory:
+    """The conversation so far, newest last, holding only turns some request could still send."""
+
     turns: list[Turn] = field(default_factory=list)
 
     def add(self, turn: Turn) -> None:
         self.turns.append(turn)
+
+    def fit(self, limit: int, count: Callable[[list[dict[str, Any]]], int]) -> None:
+        """Forget the turns no request can hold any more: the budget (``agent.budget``) takes remembered
+        turns newest first, each at least as large as its compacted form, and stops at the first one that
+        does not fit in what is left of ``limit`` (``context_tokens``, the ceiling of every request). Once the
+        turns after a turn fill ``limit`` by themselves, that turn can never be sent again, however short
+        later questions are. ``count`` is the model's token counter; each turn is counted once, so the work
+        per question does not grow with the session's age."""
+        room = limit
+        for i in range(len(self.turns) - 1, -1, -1):
+            if room <= 0:  # the newer turns already fill every possible request
+                del self.turns[: i + 1]
+                return
+            turn = self.turns[i]
+            if turn.compact_tokens is None:
+                turn.compact_tokens = count(turn.compact())
+            room -= turn.compact_tokens
 
     def clear(self) -> None:
         self.turns.clear()

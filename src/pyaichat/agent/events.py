@@ -18,13 +18,15 @@ class _Event(BaseModel):
 
 class StateEvent(_Event):
     """The loop moved to a new state: starting, idle, thinking, calling, observing, answering, done or
-    failed."""
+    failed. ``detail`` is shown with the state at once; ``activity`` says what a wait is made of ("waiting
+    for the first token", "retrying after HTTP 503"), for a front end to show once the wait grows long."""
 
     type: Literal["state"] = "state"
     state: str
     step: int = 0
     max_steps: int = 0
     detail: str = ""
+    activity: str = ""
 
 
 class ThinkingEvent(_Event):
@@ -110,11 +112,15 @@ class PreviewEvent(_Event):
 
 
 class UsageEvent(_Event):
+    """Tokens and cost of one turn; ``estimated`` when part of it was counted by pyaichat (a request ended
+    before the provider reported its usage)."""
+
     type: Literal["usage"] = "usage"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
     model: str | None = None
+    estimated: bool = False
 
 
 class ErrorEvent(_Event):

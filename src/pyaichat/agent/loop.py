@@ -6,13 +6,17 @@ One turn, top to bottom (``_Turn.run``):
    the turn (``Budget.start``).
 2. ``Budget.next_request``: the next request, fitted to the window, or a ``Stop`` naming the bound
    (``max_steps``, ``turn_timeout``, ``context_tokens``, ``budget_usd``).
-3. ``_ask``: stream it; the user sees what cannot be a tool call (``ReplyView``). A reply that loops or runs
-   past the deadline is cut on purpose and comes back as a reply with ``cut`` set; a failure as an
-   ``LLMError``. A provider that refuses tool schemas, or a server that never showed them to the model,
-   switches the turn (and the session) to the text protocol.
+3. ``_ask``: read its stream (``for item in stream``); the user sees what cannot be a tool call
+   (``ReplyView``), and the status says what the stream is doing (waiting for the first token, receiving,
+   retrying). A reply that loops or runs past the deadline is cut on purpose: the loop stops reading and
+   keeps what came (``Cut``); a failure comes back as an ``LLMError``. Every request that was sent is
+   counted, cut or not. A provider that refuses tool schemas, or a server that never showed them to the
+   model, switches the turn (and the session) to the text protocol.
 4. ``ToolProtocol.read``: the reply's tool calls and prose. No calls: it is the answer (``_answer``).
 5. ``_run_calls``: each call runs (a capability, or the approval gate for ``propose_code``) and its result
-   goes back into the conversation (``Conversation``); then step 2 again.
+   goes back into the conversation (``Conversation``); then step 2 again. A call that already failed in
+   this turn, with the very same arguments, is not run again: the model is told it failed and why; asked
+   for once more after that, the turn ends with what was found.
 
 States announced with ``StateEvent``: starting → idle → thinking → calling → observing → … → answering →
 done / failed. Tool trouble of any kind (unknown tool, broken JSON, invalid arguments, a failing capability)
@@ -22,9 +26,10 @@ tool call. The loop knows nothing about sessions or terminals: ``TurnEnv`` hands
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..errors import LLMError, LLMToolsRefused, LLMTransportError
 from .budget import Budget, Stop
@@ -35,12 +40,13 @@ from .events import (
     ApprovalRequiredEvent,
     ErrorEvent,
     Event,
+    NoticeEvent,
     StateEvent,
     ToolEndEvent,
     ToolStartEvent,
     UsageEvent,
 )
-from .llm import LLM, Cut, LLMReply, Request, Usage
+from .llm import LLM, LLMReply, Receiving, Request, Retrying, Stream, Usage
 from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
 from .repetition import LOOP_NOTE, RepetitionGuard
 from .side import SideRequests
@@ -51,9 +57,20 @@ PROPOSE = "propose_code"
 EMPTY_ANSWER = "(The model returned an empty reply; ask again or rephrase the question.)"
 EDIT_ANSWER = "The proposed code is waiting in your next input: edit it if you like, then run it yourself."
 CAP_NOTE = "The answer reached the reply length cap (max_tokens) and is cut short; ask for less or raise it."
+REPEATED_CALL = (
+    "Error: this exact call ({call}) already failed earlier in this answer, so it was not run again. It "
+    "failed with: {error} Do something different: change the arguments, call another tool, or answer with "
+    "what you know."
+)
+REFUSED_SHOWN = "not run again: the same call failed above"  # what the user sees of such a call
+STUCK_NOTE = "Stopped: the model kept asking for a call that had already failed."
+WAITING = "waiting for the first token"
+RECEIVING = "receiving the reply"
 # Notes the model is not told about its own cut reply: small models copy such notes into later answers,
 # where the user would take them for pyaichat's.
 _UNREMEMBERED_NOTES = ("repetition", "max_tokens")
+# Why the loop stopped reading a reply: it repeats itself, or the turn is out of time.
+Cut = Literal["repetition", "deadline"]
 
 
 class ToolOutcome(Protocol):
@@ -121,7 +138,9 @@ class _Turn:
         self.step = 0
         self.view: ReplyView | None = None  # the reply being streamed
         self.best = ""  # the latest prose the model wrote: the best answer so far
-        self.findings: list[str] = []  # one line per tool call, for an answer cut short by a bound
+        self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
+        self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
+        self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
         if env.side is not None:
             env.side.bind(self.result)
 
@@ -141,29 +160,33 @@ class _Turn:
                 if isinstance(request, Stop):
                     return self._stop(request)
                 self.step += 1
-                self._state("thinking")
+                self._state("thinking", activity=WAITING)
                 reader = self.protocol
-                reply = self._ask(request)
-                if isinstance(reply, LLMToolsRefused):  # the same step again, tools described in text
+                asked = self._ask(request)
+                if isinstance(asked, LLMToolsRefused):  # the same step again, tools described in text
                     self._switch(TEXT)
                     self.step -= 1
                     continue
-                if isinstance(reply, LLMError):
-                    return self._fail(reply)
+                if isinstance(asked, LLMError):
+                    return self._fail(asked)
+                reply, cut = asked
                 if reply.tools_unseen:  # the model never saw the schemas: the next steps describe them
                     self._switch(TEXT)
-                if reply.cut == "deadline":
+                if cut == "deadline":
                     self.best = (self.view.text if self.view else "") or self.best
                     return self._stop(self.budget.time_up())
-                if reply.cut == "repetition":
+                if cut == "repetition":
                     return self._finish(
                         reader.prose(reply.text).strip() or self.best, "repetition", LOOP_NOTE
                     )
                 step = reader.read(reply, self.step, self.budget.offered, self.talk.call_ids)
                 if not step.calls:
                     return self._answer(reader, reply)
-                if self._run_calls(reply, step) == "edit":
+                ran = self._run_calls(reply, step)
+                if ran == "edit":
                     return self._finish(EDIT_ANSWER)
+                if ran == "stuck":
+                    return self._stop(Stop("repetition", STUCK_NOTE))
         except KeyboardInterrupt:
             return self._interrupted()
         finally:
@@ -193,8 +216,9 @@ class _Turn:
         self.result.protocol = protocol.name
 
     # -- 3. one model request ----------------------------------------------------------------------------
-    def _ask(self, request: Request) -> LLMReply | LLMError:
-        """Stream one request; the reply (maybe cut on purpose), or the error that ended it."""
+    def _ask(self, request: Request) -> tuple[LLMReply, Cut | None] | LLMError:
+        """Read one request's stream; the reply and why it was cut short on purpose (if it was), or the
+        error that ended it."""
         llm = self.env.llm
         body = llm.request_kwargs(request)
         self.result.requests.append({**body, "messages": images_as_sizes(body["messages"])})
@@ -202,40 +226,72 @@ class _Turn:
             self.protocol.gate(self.budget.offered), self.env.emit, lambda: self._state("answering")
         )
         guard = RepetitionGuard()
-
-        def on_text(piece: str) -> Cut | None:
-            if guard.feed(piece):
-                return "repetition"  # more of the same helps nobody
-            view.feed(piece)
-            if self.budget.out_of_time():
-                return "deadline"  # a stream that trickles on past the turn's deadline
-            return None
-
+        cut: Cut | None = None
         started = self.clock()
+        stream = llm.stream(request, timeout=self.budget.request_timeout())
         try:
-            reply = llm.complete(request, on_text=on_text, timeout=self.budget.request_timeout())
+            with stream:
+                for item in stream:
+                    if not isinstance(item, str):
+                        self._stream_note(item)
+                        continue
+                    if guard.feed(item):
+                        cut = "repetition"  # more of the same helps nobody
+                        break
+                    view.feed(item)
+                    if self.budget.out_of_time():
+                        cut = "deadline"  # a stream that trickles on past the turn's deadline
+                        break
+            reply = stream.reply()
         except KeyboardInterrupt:
             self._record(
-                "llm", llm.model, started, size=len(view.text), ok=False, detail="interrupted by Ctrl-C"
+                "llm",
+                llm.model,
+                started,
+                size=len(view.text),
+                ok=False,
+                detail="interrupted by Ctrl-C",
+                usage=_spent(stream),
             )
             raise
         except LLMError as exc:
+            usage = _spent(stream)
             # At the deadline a request is cut short on purpose, however the cut surfaces (a timeout, or a
             # stream "broken off" when the read timeout fires between chunks): the bound stopped it.
             if isinstance(exc, LLMTransportError) and self.budget.out_of_time(margin=0.05):
-                self._record("llm", llm.model, started, ok=False, detail="cut at the turn's deadline")
-                return LLMReply(text=view.text, cut="deadline")
-            self._record("llm", llm.model, started, ok=False, detail=str(exc))
+                self._record(
+                    "llm", llm.model, started, ok=False, detail="cut at the turn's deadline", usage=usage
+                )
+                return LLMReply(text=view.text, usage=usage or Usage()), "deadline"
+            self._record("llm", llm.model, started, ok=False, detail=str(exc), usage=usage)
             return exc
-        if reply.cut == "repetition":
+        if cut == "repetition":
             reply.text = guard.kept()
         detail = _reply_detail(reply)
-        if reply.cut is not None:
+        if cut is not None:
             detail += {"repetition": ", cut: repeating itself", "deadline": ", cut at the turn's deadline"}[
-                reply.cut
+                cut
             ]
         self._record("llm", llm.model, started, size=len(reply.text), detail=detail, usage=reply.usage)
-        return reply
+        return reply, cut
+
+    def _stream_note(self, note: Receiving | Retrying) -> None:
+        """Say what the stream is doing: the status line shows it once a wait grows long; a retry is also
+        told in a line of its own, since the user would otherwise see nothing but a longer wait."""
+        if isinstance(note, Receiving):
+            self._state("thinking", activity=RECEIVING)
+            return
+        self.env.emit(
+            NoticeEvent(
+                text=f"The model request failed ({note.reason}); trying again in {note.wait:g} s "
+                f"(attempt {note.attempt} of {note.attempts}).",
+                level="warning",
+            )
+        )
+        # the wait before the next attempt is a second or two: what the status soon shows is that attempt
+        self._state(
+            "thinking", activity=f"{WAITING}, attempt {note.attempt} of {note.attempts} (after {note.reason})"
+        )
 
     # -- 4. an answer ------------------------------------------------------------------------------------
     def _answer(self, reader: ToolProtocol, reply: LLMReply) -> TurnResult:
@@ -250,7 +306,8 @@ class _Turn:
     # -- 5. tool calls -----------------------------------------------------------------------------------
     def _run_calls(self, reply: LLMReply, step: Step) -> str | None:
         """Run a reply's tool calls and record them in the conversation; "edit" when the user chose to edit
-        a proposal (the turn ends there)."""
+        a proposal, "stuck" when the model asked again for a call it was already told had failed (the turn
+        ends there)."""
         if step.prose.strip():
             self.best = step.prose.strip()
         if self.view is not None:
@@ -263,6 +320,8 @@ class _Turn:
             edit = edit or (decision if decision == "edit" else None)
         self.talk.close_calls(see_images=self.sees_images)
         self._state("observing")
+        if edit is None and any(n > 1 for n in self.refused.values()):
+            return "stuck"
         return edit
 
     def _run_one(self, cid: str, call: ParsedCall) -> tuple[ToolResult, str | None]:
@@ -273,23 +332,41 @@ class _Turn:
         masked = {k: env.mask(v) if isinstance(v, str) else v for k, v in args.items()}
         env.emit(ToolStartEvent(call_id=cid, name=call.name, args=masked, step=self.step))
         started = self.clock()
-        out = self._outcome(cid, call)
+        key = _call_key(call)
+        earlier = self.failed.get(key)
+        if earlier is not None:  # the very same call failed already: running it again gives the same error
+            self.refused[key] = self.refused.get(key, 0) + 1
+            out = _Outcome(False, error=REPEATED_CALL.format(call=f"{call.name}({summary})", error=earlier))
+        else:
+            out = self._outcome(cid, call)
         error = out.error or ""
         observation = out.text if out.ok else (error if error.startswith("Error") else f"Error: {error}")
+        if not out.ok and earlier is None:
+            reason = _first_line(observation.removeprefix("Error:").strip(), 300)
+            self.failed[key] = reason if reason.endswith((".", "!", "?", "…")) else reason + "."
+        if out.decision == "run":  # the user ran code: the session changed, a call that failed may work now
+            self.failed.clear()
+            self.refused.clear()
         env.emit(
             ToolEndEvent(
                 call_id=cid,
                 name=call.name,
                 ok=out.ok,
                 text=env.mask(out.text),
-                error=None if out.ok else env.mask(observation),
+                error=None if out.ok else (REFUSED_SHOWN if earlier is not None else env.mask(observation)),
                 truncated=out.truncated,
                 duration_ms=round((self.clock() - started) * 1000, 3),
             )
         )
-        self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
-        first = (observation.strip().splitlines() or [""])[0]
-        self.findings.append(f"{call.name}({summary}) → {first[:120]}")
+        if earlier is not None:
+            self._record(
+                "tool", call.name, started, ok=False, detail=summary, note="not run again: it had failed"
+            )
+        else:
+            self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
+            finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
+            if finding not in self.findings:  # what a bound's summary lists: each distinct result once
+                self.findings.append(finding)
         return ToolResult(cid, call.name, observation, out.images), out.decision
 
     def _outcome(self, cid: str, call: ParsedCall) -> _Outcome:
@@ -368,9 +445,11 @@ class _Turn:
         return self.result
 
     # -- bookkeeping -------------------------------------------------------------------------------------
-    def _state(self, state: str, detail: str = "") -> None:
+    def _state(self, state: str, detail: str = "", activity: str = "") -> None:
         max_steps = self.budget.limits.max_steps
-        self.env.emit(StateEvent(state=state, step=self.step, max_steps=max_steps, detail=detail))
+        self.env.emit(
+            StateEvent(state=state, step=self.step, max_steps=max_steps, detail=detail, activity=activity)
+        )
 
     def _record(
         self,
@@ -382,9 +461,10 @@ class _Turn:
         ok: bool = True,
         detail: str = "",
         usage: Usage | None = None,
+        note: str = "",
     ) -> None:
         duration = round((self.clock() - started) * 1000, 3)
-        self.result.steps.append(StepRecord(kind, name, duration, size, ok, detail, usage))
+        self.result.steps.append(StepRecord(kind, name, duration, size, ok, detail, usage, note))
 
     def _usage_event(self) -> None:
         u = self.result.usage
@@ -396,11 +476,33 @@ class _Turn:
                 completion_tokens=u.completion_tokens,
                 cost_usd=u.cost_usd,
                 model=self.env.llm.model,
+                estimated=u.estimated,
             )
         )
+
+
+def _spent(stream: Stream) -> Usage | None:
+    """What a stream that ended in an error or Ctrl-C cost (``None``: nothing, the server refused it)."""
+    try:
+        usage = stream.reply().usage
+    except (LLMError, KeyboardInterrupt):
+        return None
+    return usage if usage.prompt_tokens or usage.completion_tokens else None
 
 
 def _reply_detail(reply: LLMReply) -> str:
     u = reply.usage
     calls = f", {len(reply.tool_calls)} tool call(s)" if reply.tool_calls else ""
-    return f"{u.prompt_tokens} in / {u.completion_tokens} out tokens{calls}"
+    about = "about " if u.estimated else ""
+    return f"{about}{u.prompt_tokens} in / {u.completion_tokens} out tokens{calls}"
+
+
+def _call_key(call: ParsedCall) -> str:
+    """The same tool with the same arguments is the same call, whatever the arguments' order."""
+    args = json.dumps(call.args, sort_keys=True, default=str) if call.args is not None else call.error
+    return f"{call.name}\0{args}"
+
+
+def _first_line(text: str, limit: int) -> str:
+    first = (text.strip().splitlines() or [""])[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"

@@ -63,9 +63,8 @@ class SideRequests:
         self.emit(StateEvent(state="calling", detail=f"your model writes a reply for {label}"))
         started = time.monotonic()
         try:
-            reply = self.llm.complete(
-                request, on_text=lambda piece: None, timeout=self.budget.limits.request_timeout
-            )
+            with self.llm.stream(request, timeout=self.budget.limits.request_timeout) as stream:
+                reply = stream.reply()  # read whole: the server gets the reply, not the person
         except BaseException as exc:  # Ctrl-C too: the request left, the record says so
             detail = str(exc) or "interrupted by Ctrl-C"
             result.steps.append(StepRecord("llm", name, _ms(started), ok=False, detail=detail))

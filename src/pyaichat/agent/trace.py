@@ -22,6 +22,7 @@ class StepRecord:
     ok: bool = True
     detail: str = ""
     usage: Usage | None = None
+    note: str = ""  # e.g. why a tool call was not run
 
 
 @dataclass

@@ -110,7 +110,15 @@ class DisplayRenderer:
         elif kind == "usage":
             from ..repl.render import format_usage  # rich: with the first event
 
-            print(format_usage(event.prompt_tokens, event.completion_tokens, event.cost_usd, event.model))
+            print(
+                format_usage(
+                    event.prompt_tokens,
+                    event.completion_tokens,
+                    event.cost_usd,
+                    event.model,
+                    estimated=event.estimated,
+                )
+            )
         # state: nothing to show between two output lines in a notebook
 
     def close(self, *, interrupted: bool = False) -> None:

@@ -6,12 +6,17 @@ prompt_toolkit.
 
 The answer streams inside a transient ``rich.live.Live`` that shows the Markdown rendered so far (only its
 tail, so a long answer never scrolls the live region off screen and garbles it), together with a one-line
-status spinner (``step 2/8 → get_repr(df)``). When the final ``answer`` event arrives the live region is
-cleared and the complete answer is printed once as Markdown, so the scrollback holds clean output.
+status spinner (``step 2/8 → get_repr(df)``). A status that lasts more than a few seconds also says what the
+wait is made of and how long it has lasted (``thinking · step 1/8 · waiting for the first token · 12 s``),
+so a slow local model or a retried request does not look dead. When the final ``answer`` event arrives the
+live region is cleared and the complete answer is printed once as Markdown, so the scrollback holds clean
+output.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -31,6 +36,7 @@ _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
 _PREVIEW_STYLES = {"head": "bold", "in_place": "yellow", "output": "dim", "note": "yellow"}
 _CODE_THEME = "monokai"
+SHOW_WAIT_AFTER_S = 3.0  # a status older than this also shows what it waits for and for how long
 
 
 def call_label(name: str, args: dict[str, Any], limit: int = 48) -> str:
@@ -53,9 +59,16 @@ def _short_value(value: Any, limit: int) -> str:
 
 
 def format_usage(
-    prompt_tokens: int, completion_tokens: int, cost_usd: float | None, model: str | None
+    prompt_tokens: int,
+    completion_tokens: int,
+    cost_usd: float | None,
+    model: str | None,
+    *,
+    estimated: bool = False,
 ) -> str:
-    parts = [f"tokens: {prompt_tokens:,} in · {completion_tokens:,} out"]
+    """``tokens: 1,200 in · 40 out``; with ``≈`` when pyaichat counted them (a request cut short)."""
+    about = "≈" if estimated else ""
+    parts = [f"tokens: {about}{prompt_tokens:,} in · {about}{completion_tokens:,} out"]
     if cost_usd is not None:
         parts.append(f"${cost_usd:.4f}")
     if model:
@@ -83,6 +96,29 @@ class _Tail:
             yield Segment.line()
 
 
+def elapsed(seconds: float) -> str:
+    """``7 s``, ``1 min 05 s``."""
+    whole = int(seconds)
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
+
+
+class _StatusLine:
+    """The spinner and the status, read afresh at every refresh of the live region (eight times a second),
+    so the seconds count up while the renderer hears nothing."""
+
+    def __init__(self, text: Callable[[], str]) -> None:
+        self.text = text
+        self.spinner = Spinner("dots")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        status = self.text()
+        room = max(10, options.max_width - 6)  # one line, clear of the last columns (see _Tail)
+        if len(status) > room:
+            status = status[: room - 1] + "…"
+        frame = self.spinner.render(console.get_time())
+        yield Text.assemble(frame, " ", Text(status, style="cyan", no_wrap=True))  # type: ignore[arg-type]
+
+
 class RichRenderer:
     """Renders every event type of ``agent/events.py`` on a rich ``Console``.
 
@@ -90,11 +126,22 @@ class RichRenderer:
     REPL does it after every input, also after Ctrl-C): it stops the live region and keeps any partial answer.
     """
 
-    def __init__(self, console: Console | None = None, *, color: bool = True) -> None:
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        color: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.console = console or Console(no_color=not color, highlight=False)
         self._live: Live | None = None
         self._answer: list[str] = []
         self._status: str | None = None
+        self._activity = ""  # what the current status waits for, shown once it has lasted a while
+        self._since = 0.0  # when the current status began (a new state or step, a tool call)
+        self._status_key: tuple[Any, ...] | None = None
+        self._clock = clock
+        self._status_line = _StatusLine(self.status_text)
         self._calls: dict[str, str] = {}
         self.shown_proposals: set[str] = set()
 
@@ -182,15 +229,32 @@ class RichRenderer:
         else:
             step = f" · step {event.step}/{event.max_steps}" if event.step and event.max_steps else ""
             detail = f" · {event.detail}" if event.detail else ""
-            self._status = f"{event.state}{step}{detail}"
+            self._set_status(f"{event.state}{step}{detail}", (event.state, event.step), event.activity)
         self._refresh()
 
     def _on_tool_start(self, event: Any) -> None:
         label = call_label(event.name, event.args)
         self._calls[event.call_id] = label
         step = f"step {event.step} → " if event.step else "→ "
-        self._status = f"{step}{label}"
+        self._set_status(f"{step}{label}", ("tool", event.call_id))
         self._refresh()
+
+    def _set_status(self, text: str, key: tuple[Any, ...], activity: str = "") -> None:
+        """A new status; its clock restarts only when the state, the step or the tool call changes (a wait
+        that turns from "waiting for the first token" to "receiving the reply" is one wait)."""
+        if key != self._status_key:
+            self._status_key = key
+            self._since = self._clock()
+        self._status = text
+        self._activity = activity
+
+    def status_text(self) -> str:
+        """The status as the live region shows it now."""
+        status = self._status or ""
+        waited = self._clock() - self._since
+        if not status or waited < SHOW_WAIT_AFTER_S:
+            return status
+        return " · ".join(part for part in (status, self._activity, elapsed(waited)) if part)
 
     def _on_tool_end(self, event: Any) -> None:
         label = self._calls.pop(event.call_id, f"{event.name}(…)")
@@ -216,7 +280,13 @@ class RichRenderer:
             self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
 
     def _on_usage(self, event: Any) -> None:
-        line = format_usage(event.prompt_tokens, event.completion_tokens, event.cost_usd, event.model)
+        line = format_usage(
+            event.prompt_tokens,
+            event.completion_tokens,
+            event.cost_usd,
+            event.model,
+            estimated=event.estimated,
+        )
         self._print(Text(line, style="dim"))
 
     def _on_approval_required(self, event: Any) -> None:
@@ -307,9 +377,7 @@ class RichRenderer:
             height = max(3, self.console.size.height - 3)
             parts.append(_Tail(Markdown("".join(self._answer), code_theme=_CODE_THEME), height))
         if self._status:
-            room = max(10, self.console.size.width - 6)  # one line, clear of the last columns (see _Tail)
-            status = self._status if len(self._status) <= room else self._status[: room - 1] + "…"
-            parts.append(Spinner("dots", Text(status, style="cyan", no_wrap=True)))
+            parts.append(self._status_line)
         return Group(*parts)
 
     def _refresh(self) -> None:

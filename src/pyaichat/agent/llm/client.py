@@ -1,73 +1,37 @@
-"""The litellm client: one streamed chat completion per call, read into an ``LLMReply``.
+"""The litellm client: what the loop asks of a model, and one streamed chat completion per request.
 
-Reading a stream: each text piece goes to ``on_text`` as it arrives, and ``on_text`` may stop the stream there
-(a ``Cut``: the reply is then what came before, not an error). The chunks are assembled by litellm's own
-``stream_chunk_builder``. Every failure becomes one ``LLMError`` with a sentence for the user (``errors``).
-
-Retries: pyaichat owns the one retry budget (``Retry``). litellm's own (``num_retries``) and the OpenAI SDK's
-(``max_retries``, two on 429/5xx by default) are both turned off on every request, so a retryable failure is
-tried at most ``retries + 1`` times in all, never past the request's deadline, and never once text has
-reached the user (a retry would show it twice).
+``LiteLLMClient.stream`` hands out a ``ChatStream`` (``stream``) over a ``_Completion``: the request as
+litellm sends it, its chunks assembled by litellm's own ``stream_chunk_builder``. Every failure becomes one
+``LLMError`` with a sentence for the user (``errors``). Retries are the stream's (``Retry``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import LLMConnectError, LLMConnectionClosed, LLMError, LLMToolsRefused, NoModelConfigured
+from ...errors import (
+    LLMConnectionClosed,
+    LLMError,
+    LLMNetworkError,
+    LLMStreamCut,
+    LLMTimeout,
+    LLMToolsRefused,
+    NoModelConfigured,
+)
 from .errors import NO_MODEL, map_error
 from .loader import LITELLM, Loader
-from .types import Cut, LLMReply, Messages, OnText, ProtocolName, Request, ToolCall, Tools, Usage
+from .stream import ChatStream, Retry
+from .types import LLMReply, Messages, ProtocolName, Request, ToolCall, Tools, Usage
 from .window import Window, is_ollama, window_in_error
 
 if TYPE_CHECKING:
     from ...config import Config
 
 TOKEN_MARGIN = 1.1  # another model's tokenizer may count a little differently from the one litellm uses
-
-
-@dataclass
-class Retry:
-    """The one retry budget of a model call: ``retries`` more attempts on a retryable error, waiting
-    ``backoff`` seconds, then twice that, and so on (tests pass a tiny ``backoff``)."""
-
-    retries: int = 2
-    backoff: float = 1.0
-    sleep: Callable[[float], None] = time.sleep
-
-    def run(self, attempt: Callable[[OnText, float], LLMReply], on_text: OnText, timeout: float) -> LLMReply:
-        """``attempt(on_text, seconds_left)`` until it returns, or raise its last error."""
-        deadline = time.monotonic() + timeout
-        shown = False
-
-        def relay(piece: str) -> Cut | None:
-            nonlocal shown
-            shown = True
-            return on_text(piece)
-
-        tries = 0
-        closed: LLMConnectionClosed | None = None
-        while True:
-            try:
-                return attempt(relay, max(deadline - time.monotonic(), 0.1))
-            except LLMError as exc:
-                if isinstance(exc, LLMConnectError) and closed is not None:
-                    # it hung up on us, and now nothing listens: say the first, which says why
-                    raise LLMConnectionClosed(
-                        f"{closed} Asked again, nothing answers there any more.", local=closed.local
-                    ) from exc
-                if isinstance(exc, LLMConnectionClosed):
-                    closed = exc
-                wait = self.backoff * (2**tries)
-                time_left = deadline - time.monotonic() > wait + 0.5
-                if not exc.retryable or shown or tries >= self.retries or not time_left:
-                    raise
-                tries += 1
-                self.sleep(wait)
 
 
 class LiteLLMClient:
@@ -161,53 +125,8 @@ class LiteLLMClient:
         return body
 
     # -- one completion ------------------------------------------------------------------------------------
-    def complete(self, request: Request, *, on_text: OnText, timeout: float) -> LLMReply:
-        try:
-            return self.retry.run(lambda relay, left: self._once(request, relay, left), on_text, timeout)
-        except LLMToolsRefused:
-            self._tools_refused = True
-            raise
-
-    def _once(self, request: Request, on_text: OnText, timeout: float) -> LLMReply:
-        lib = self._lib()
-        kwargs = self.request_kwargs(request)
-        kwargs.update(
-            stream=True,
-            stream_options={"include_usage": True},
-            timeout=timeout,
-            max_retries=0,  # the OpenAI SDK's retries: off, ``Retry`` owns the budget
-            num_retries=0,  # litellm's retries: off, likewise
-            drop_params=True,
-        )
-        if self.api_base:
-            kwargs["api_base"] = self.api_base
-        if self.config.api_key_value:
-            kwargs["api_key"] = self.config.api_key_value
-        response = None
-        try:
-            response = lib.completion(**kwargs)
-            chunks, cut = _read_stream(response, on_text)
-            built = lib.stream_chunk_builder(chunks) if chunks else None
-        except Exception as exc:
-            window = window_in_error(exc)
-            if window:
-                self.window.learn(window)
-            raise map_error(
-                exc,
-                lib,
-                model=self.model,
-                api_base=self.api_base,
-                timeout=timeout,
-                sent_tools=bool(request.tools),
-            ) from None
-        finally:
-            _close(response)
-        reply = _reply_of(built, cut)
-        reply.usage.cost_usd = self._cost(lib, reply.usage)
-        if request.tools and not reply.tool_calls and cut is None:
-            reply.tools_unseen = self._tools_were_unseen(request, reply.usage.prompt_tokens)
-            self._tools_unseen = self._tools_unseen or reply.tools_unseen
-        return reply
+    def stream(self, request: Request, *, timeout: float) -> ChatStream:
+        return ChatStream(_Completion(self, request), self.retry, timeout)
 
     def _tools_were_unseen(self, request: Request, reported: int) -> bool:
         """Notice a server that drops tool schemas silently (a chat template without tools, as llama.cpp
@@ -255,24 +174,132 @@ class LiteLLMClient:
             return None
 
 
-def _read_stream(response: Any, on_text: OnText) -> tuple[list[Any], Cut | None]:
-    """The stream's chunks, with each text piece handed to ``on_text`` on arrival; stops where it says."""
-    chunks: list[Any] = []
-    for chunk in response:
-        chunks.append(chunk)
+def whole_seconds(timeout: float) -> int:
+    """A request's timeout rounded up to whole seconds. litellm keys its cache of HTTP clients on the
+    timeout among other things: a timeout that differed at every request (the time left before the turn's
+    deadline) would build a new client, and open a new connection, for each one and keep up to 200 of them
+    alive. Rounded, the requests of a session share one client; the turn's deadline is still checked
+    between streamed pieces, so a second more here stops nothing later."""
+    return max(1, math.ceil(timeout))
+
+
+class _Completion:
+    """One request of ``client`` through litellm: the ``Call`` a ``ChatStream`` sends and reads."""
+
+    def __init__(self, client: LiteLLMClient, request: Request) -> None:
+        self.client = client
+        self.request = request
+        self.status: int | None = None  # of the last failure, when it was an HTTP status
+
+    def open(self, timeout: float) -> Iterable[Any]:
+        client = self.client
+        lib = client._lib()
+        kwargs = client.request_kwargs(self.request)
+        kwargs.update(
+            stream=True,
+            stream_options={"include_usage": True},
+            timeout=whole_seconds(timeout),
+            max_retries=0,  # the OpenAI SDK's retries: off, ``Retry`` owns the budget
+            num_retries=0,  # litellm's retries: off, likewise
+            drop_params=True,
+        )
+        if client.api_base:
+            kwargs["api_base"] = client.api_base
+        if client.config.api_key_value:
+            kwargs["api_key"] = client.config.api_key_value
+        try:
+            return lib.completion(**kwargs)
+        except Exception as exc:
+            raise self.failed(exc, timeout) from None
+
+    def failed(self, exc: Exception, timeout: float) -> LLMError:
+        client = self.client
+        window = window_in_error(exc)
+        if window:
+            client.window.learn(window)
+        status = getattr(exc, "status_code", None)
+        self.status = status if isinstance(status, int) else None
+        error = map_error(
+            exc,
+            client._lib(),
+            model=client.model,
+            api_base=client.api_base,
+            timeout=timeout,
+            sent_tools=bool(self.request.tools),
+        )
+        if isinstance(error, LLMToolsRefused):
+            client._tools_refused = True
+        return error
+
+    def text(self, chunk: Any) -> str:
         for choice in getattr(chunk, "choices", None) or ():
             piece = getattr(getattr(choice, "delta", None), "content", None)
             if piece:
-                cut = on_text(piece)
-                if cut is not None:
-                    return chunks, cut
-    return chunks, None
+                return str(piece)
+        return ""
+
+    def why(self, exc: LLMError) -> str:
+        if isinstance(exc, LLMTimeout):
+            return "a timeout"
+        if isinstance(exc, LLMStreamCut):
+            return "a reply broken off"
+        if isinstance(exc, LLMConnectionClosed):
+            return "a closed connection"
+        if isinstance(exc, LLMNetworkError):
+            return "a network error"
+        return f"HTTP {self.status}" if self.status else exc.kind.replace("_", " ")
+
+    def close(self, response: Any) -> None:
+        _close(response)
+
+    def reply(self, chunks: list[Any], *, whole: bool, sent: bool) -> LLMReply:
+        client, request = self.client, self.request
+        lib = client._lib()
+        counted: list[int] = []  # litellm asks for the prompt's tokens only when the provider sent none
+
+        def prompt_tokens() -> int:
+            count = client._litellm_count(request.messages, request.tools)
+            counted.append(
+                count if count is not None else client.count_tokens(request.messages, request.tools)
+            )
+            return counted[-1]
+
+        built = None
+        if chunks:
+            try:
+                built = lib.stream_chunk_builder(chunks, count_prompt_tokens=prompt_tokens)
+            except Exception as exc:
+                if whole:
+                    raise self.failed(exc, 0) from None
+                built = None  # a half-read reply that litellm cannot assemble: its text is still known
+        if built is not None:
+            reply = _reply_of(built)
+        else:
+            reply = LLMReply(text="".join(self.text(c) for c in chunks))
+            if sent and not whole:
+                prompt_tokens()
+                reply.usage = Usage(counted[-1], _count_text(lib, client.model, reply.text))
+        reply.usage.estimated = bool(counted)
+        reply.usage.cost_usd = client._cost(lib, reply.usage)
+        if whole and request.tools and not reply.tool_calls:
+            reply.tools_unseen = client._tools_were_unseen(request, reply.usage.prompt_tokens)
+            client._tools_unseen = client._tools_unseen or reply.tools_unseen
+        return reply
 
 
-def _reply_of(built: Any, cut: Cut | None) -> LLMReply:
-    """An ``LLMReply`` from the response ``stream_chunk_builder`` assembled (``None``: nothing arrived)."""
-    if built is None or not built.choices:
-        return LLMReply(cut=cut)
+def _count_text(lib: Any, model: str, text: str) -> int:
+    if not text:
+        return 0
+    try:
+        return int(lib.token_counter(model=model, text=text, count_response_tokens=True))
+    except Exception:
+        return len(text) // 4 + 1
+
+
+def _reply_of(built: Any) -> LLMReply:
+    """An ``LLMReply`` from the response ``stream_chunk_builder`` assembled."""
+    if not built.choices:
+        return LLMReply()
     choice = built.choices[0]
     message = choice.message
     calls = [
@@ -285,7 +312,6 @@ def _reply_of(built: Any, cut: Cut | None) -> LLMReply:
         tool_calls=calls,
         usage=Usage(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)) if usage else Usage(),
         finish_reason=choice.finish_reason,
-        cut=cut,
     )
 
 

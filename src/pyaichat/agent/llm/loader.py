@@ -78,6 +78,18 @@ def import_litellm() -> Any:
     litellm.telemetry = False
     # token_counter would fetch some tokenizers from the Hugging Face hub: no network from here.
     litellm.disable_hf_tokenizer_download = True
+    # Threads. litellm hands every streamed chunk to its logging pool (``litellm-logging``: up to 100 threads,
+    # kept for the life of the process) for success callbacks pyaichat never registers; a thread starts
+    # whenever a chunk is handed over while none of the pool's is idle, so the pool only grows with the
+    # session (benchmarks/soak.py before this: 15 threads after 400 questions, 11 of them that pool, and 19
+    # after 600). Without that hand-off the pool keeps the two threads its success logging at the end of
+    # each request uses (two hand-offs per request; a third thread when one is slow). A session's threads
+    # after any number of questions are then (benchmarks/soak.py lists them): the main thread, those two or
+    # three, at most two idle ``pyaichat-bounded`` workers (``workers``; one more per call still running past
+    # its deadline), jupyter_client's channel thread with ``--kernel``, rich's refresh thread while an answer
+    # streams in a terminal, and native libraries' own threads (numpy's OpenBLAS one per core beyond the
+    # first, pyarrow's jemalloc one, pyzmq two with ``--kernel``).
+    litellm.disable_streaming_logging = True
     return litellm
 
 

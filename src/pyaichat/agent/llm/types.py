@@ -6,17 +6,13 @@ importing litellm or the client.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, Literal, Protocol
 
 Messages = list[dict[str, Any]]
 Tools = list[dict[str, Any]]
-
-# Why a reply was cut short on purpose by the one reading it: it repeats itself, or the turn is out of time.
-Cut = Literal["repetition", "deadline"]
-# Called with each piece of streamed text; returning a ``Cut`` stops the stream there.
-OnText = Callable[[str], Cut | None]
 ProtocolName = Literal["native", "text"]
 
 
@@ -31,16 +27,23 @@ class ToolCall:
 
 @dataclass
 class Usage:
+    """Tokens and cost of model requests. ``estimated``: some of it was counted here, because the request
+    ended before the provider reported its usage (stopped at the deadline, by Ctrl-C, cut off)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         cost = None
         if self.cost_usd is not None or other.cost_usd is not None:
             cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
         return Usage(
-            self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens, cost
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            cost,
+            self.estimated or other.estimated,
         )
 
     @staticmethod
@@ -62,14 +65,54 @@ class Request:
 
 @dataclass
 class LLMReply:
+    """What a stream brought: all of the reply, or the part before the reader stopped it."""
+
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
-    # The reader stopped the stream on purpose (``on_text`` returned a reason): the text is what came before.
-    cut: Cut | None = None
     # The server took the tool schemas but its prompt could not have held them: the model never saw them.
     tools_unseen: bool = False
+
+
+@dataclass(frozen=True)
+class Receiving:
+    """A stream's note: the first chunk of the reply arrived (the model is writing, maybe a tool call the
+    user does not see). Once per attempt."""
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A stream's note: an attempt failed (``reason``: "HTTP 503", "a timeout"…) and attempt ``attempt`` of
+    at most ``attempts`` starts after ``wait`` seconds."""
+
+    reason: str
+    attempt: int
+    attempts: int
+    wait: float
+
+
+# What ``for item in stream`` hands out: streamed text, or a note on what the stream is doing.
+StreamItem = str | Receiving | Retrying
+
+
+class Stream(Protocol):
+    """One streamed completion, pulled by its reader: ``for item in stream`` gives text pieces as they
+    arrive and notes (``Receiving``, ``Retrying``); a failure is raised there as an ``LLMError``. Stopping is
+    the reader's to do: leave the loop and ``close()`` (or use ``with``); ``reply()`` is then the part that
+    arrived. Called before the items ran out, ``reply()`` reads the rest first (the whole reply)."""
+
+    def __iter__(self) -> Iterator[StreamItem]: ...
+
+    def close(self) -> None: ...
+
+    def reply(self) -> LLMReply: ...
+
+    def __enter__(self) -> Stream: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
 
 
 class LLM(Protocol):
@@ -101,6 +144,7 @@ class LLM(Protocol):
         """The request body as pyaichat builds it (what ``/sent`` shows), without credentials."""
         ...
 
-    def complete(self, request: Request, *, on_text: OnText, timeout: float) -> LLMReply:
-        """Stream one completion; raise an ``LLMError`` when it fails, return a reply when it is cut."""
+    def stream(self, request: Request, *, timeout: float) -> Stream:
+        """One completion as a ``Stream``, to be read by the caller; ``timeout``: seconds for all of it,
+        retries included."""
         ...
