@@ -1,4 +1,4 @@
-"""Agent benchmarks: loop overhead per step, tokens sent per turn, and the session digest's cost.
+"""Agent benchmarks: loop overhead per step, tokens sent per turn, and the session picture's cost.
 
 Run: ``.venv/bin/python benchmarks/agent.py`` (about 20 s; prints figures, asserts nothing).
 
@@ -10,7 +10,7 @@ Run: ``.venv/bin/python benchmarks/agent.py`` (about 20 s; prints figures, asser
 * Tokens sent per turn for the standard scenario (a DataFrame, a failed merge, "why is `merged` empty?"),
   counted with litellm's tokenizer for gpt-4o-mini on the exact request bodies, with a small and a 10M-row
   DataFrame.
-* The session digest with 10,000 variables and a 10M-row DataFrame (budget: ≤ 50 ms, ≤ 2,000 tokens).
+* The session picture with 10,000 variables and a 10M-row DataFrame (budget: ≤ 50 ms, ≤ 2,000 tokens).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pyaichat.agent.assistant import Assistant  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, load_litellm  # noqa: E402
 from pyaichat.agent.llm.loader import import_litellm, prime  # noqa: E402
 from pyaichat.agent.loop import Approval  # noqa: E402
-from pyaichat.capabilities.digest import session_digest  # noqa: E402
+from pyaichat.capabilities.picture import session_picture  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 
@@ -183,7 +183,7 @@ def prefix_reuse(server: ScriptedServer) -> list[tuple[str, int, int]]:
     return out
 
 
-def digest_cost() -> tuple[list[float], int, int]:
+def picture_cost() -> tuple[list[float], int, int]:
     import numpy as np
     import pandas as pd
 
@@ -200,7 +200,7 @@ def digest_cost() -> tuple[list[float], int, int]:
     text = ""
     for _ in range(30):
         started = time.perf_counter()
-        text = session_digest(session, session.config)
+        text = session_picture(session, session.config)
         times.append((time.perf_counter() - started) * 1000)
     tokens = load_litellm().token_counter(model="gpt-4o-mini", text=text)
     return times, tokens, len(text)
@@ -257,7 +257,7 @@ def main() -> None:
             print(
                 f"tokens sent, standard scenario, orders with {rows:,} rows: "
                 f"{t['total']:,} in {t['requests']} "
-                f"requests {t['per_request']} (system prompt+digest {t['system_tokens']:,}, "
+                f"requests {t['per_request']} (system prompt+picture {t['system_tokens']:,}, "
                 f"tool schemas {t['tool_schema_tokens']:,} per request)"
             )
         pairs = prefix_reuse(server)
@@ -268,9 +268,9 @@ def main() -> None:
             + ", ".join(f"{name}: {shared:,}/{total:,}" for name, shared, total in pairs)
             + f"; within a turn min {min(shares[:3]):.0%}, across turns {shares[3]:.0%}"
         )
-    times, tokens, chars = digest_cost()
+    times, tokens, chars = picture_cost()
     print(
-        f"session digest, 10,000 variables + 10M-row DataFrame: {ms(times)}; "
+        f"session picture, 10,000 variables + 10M-row DataFrame: {ms(times)}; "
         f"{tokens:,} tokens ({chars:,} chars)"
     )
 

@@ -4,7 +4,7 @@ Starts a real ipykernel (``python -m ipykernel_launcher -f <file>``), puts a 10M
 measures, from this process:
 
 - the round trip of ``runtime.call("get_type", {"expr": "big"})`` (budget ≤ 5 ms median), and of other
-  capabilities, the digest and the tool schemas, over the comm to pyaichat's helper inside the kernel; for
+  capabilities, the picture and the tool schemas, over the comm to pyaichat's helper inside the kernel; for
   comparison the same call as a silent ``execute_request`` with a ``user_expressions`` evaluation (the other
   way to reach the helper);
 - bytes on the wire per call (request + reply, as serialized), next to the data's size;
@@ -138,8 +138,8 @@ def main() -> None:
             f"comm  {'run_python':<13} {describe(samples)}   {runtime.kernel.wire.total[-1]:>6,} bytes "
             f"(forks the kernel: {run_n} calls)"
         )
-        digest = timed(runtime.digest, max(CALLS // 10, 10))
-        print(f"comm  {'digest':<13} {describe(digest)}   {runtime.kernel.wire.total[-1]:>6,} bytes")
+        picture = timed(runtime.picture, max(CALLS // 10, 10))
+        print(f"comm  {'picture':<13} {describe(picture)}   {runtime.kernel.wire.total[-1]:>6,} bytes")
         tools = timed(runtime.tools, max(CALLS // 10, 10))
         print(
             f"comm  {'tools':<13} {describe(tools)}   {runtime.kernel.wire.total[-1]:>6,} bytes "

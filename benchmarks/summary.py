@@ -6,7 +6,7 @@ tables; ≤ 50 ms).
 
 Namespaces of 10 / 1,000 / 10,000 variables, DataFrames of 1k / 100k / 10M rows and a 1e7-element list, each
 measured through ``pyaichat.capabilities.call`` (validation, deadline thread, masking, audit off) and through
-the bare ``summary.describe`` / ``one_line`` the session digest uses. Prints median time and output size; the
+the bare ``summary.describe`` / ``one_line`` the session picture uses. Prints median time and output size; the
 cost must stay flat as the data grows.
 
 Usage: python benchmarks/summary.py [runs]   (default 15 runs per figure; needs pandas and numpy, ~1 GB RAM;
@@ -101,12 +101,12 @@ def main() -> None:
 
 def picture() -> None:
     from pyaichat.agent.context import approx_tokens
-    from pyaichat.capabilities.digest import session_digest
+    from pyaichat.capabilities.picture import session_picture
 
     session = session_for({**variables(10_000), "df": frame(10_000_000)})
     session.run("small = df.head()")
-    dg_ms, digest = median_ms(lambda: session_digest(session, session.config))
-    tokens = approx_tokens(digest)
+    dg_ms, picture = median_ms(lambda: session_picture(session, session.config))
+    tokens = approx_tokens(picture)
     print(f"session picture, 10,000 variables + 10M-row DataFrame: {dg_ms} ms, {tokens} tokens")
 
 
@@ -221,7 +221,7 @@ def adapters() -> None:
     import tempfile
 
     from pyaichat.agent.context import approx_tokens
-    from pyaichat.capabilities.digest import session_digest
+    from pyaichat.capabilities.picture import session_picture
 
     print()
     print("adapters at privacy=sample: describe (get_repr's text) and one_line (the session picture)")
@@ -239,8 +239,8 @@ def adapters() -> None:
             o_ms, line = median_ms(lambda value=value: one_line(value))
             print(f"{label:<32} {d_ms:>12} {approx_tokens(text):>7} {o_ms:>12} {approx_tokens(line):>7}")
         session = session_for(namespace)
-        dg_ms, digest = median_ms(lambda: session_digest(session, session.config))
-        print(f"session picture with all of them: {dg_ms} ms, {approx_tokens(digest)} tokens")
+        dg_ms, picture = median_ms(lambda: session_picture(session, session.config))
+        print(f"session picture with all of them: {dg_ms} ms, {approx_tokens(picture)} tokens")
 
 
 if __name__ == "__main__":

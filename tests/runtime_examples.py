@@ -25,7 +25,7 @@ def steps(directory: Path) -> list[tuple[str, Any]]:
         ("call", {"name": "get_repr", "args": {"expr": "x"}, "origin": "user"}),
         ("tools", {}),
         ("sandbox_walls", {}),
-        ("digest", {}),
+        ("picture", {}),
         ("history", None),
         ("user_names", {}),
         ("audit_log", {"count": 2}),

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .agent.loop import Approval
     from .agent.suggest import Suggester
     from .config import Config
-    from .mcptools.approval import Approve, ToolDecision, ToolRequest
+    from .mcptools.approval import Answer, Approve, Ask, Question, ToolDecision, ToolRequest
     from .records import ExecResult
     from .runtime import Runtime
 
@@ -55,6 +55,9 @@ class FrontEnd(Protocol):
         """Put ``code`` into the next input for the person to edit (the controller is in Python mode)."""
         ...
 
+    # Optional, where a person can answer: ``answer_question(question) -> Answer``, an MCP server's question
+    # (elicitation) after its ``QuestionEvent`` is on screen.
+
 
 class AssistantPort(Protocol):
     """What the controller and the slash commands use of the assistant (``agent.assistant.Assistant``, or
@@ -70,6 +73,7 @@ class AssistantPort(Protocol):
         *,
         config: Config | None = None,
         approve_tool: Approve | None = None,
+        ask_person: Ask | None = None,
     ) -> Any: ...
 
     def warm_up(self) -> None: ...
@@ -90,6 +94,8 @@ class AssistantPort(Protocol):
     def trace_text(self) -> str: ...
 
     def sent_json(self) -> list[str]: ...
+
+    def sent_labels(self) -> list[str]: ...
 
     def cost_text(self) -> str: ...
 
@@ -197,13 +203,15 @@ class Controller:
         from .agent.events import ErrorEvent
 
         before = self.runtime.last_input_number
+        person = self.frontend.interactive  # piped input, a notebook: no one to ask
         try:
             result = self.assistant.ask(
                 question,
                 self.emit,
                 self._approve,
                 config=config or self._config,
-                approve_tool=self._approve_tool if self.frontend.interactive else None,  # piped: no one
+                approve_tool=self._approve_tool if person else None,
+                ask_person=self._ask_person if person and hasattr(self.frontend, "answer_question") else None,
             )
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
             self.emit(
@@ -238,7 +246,8 @@ class Controller:
             result = request.run(arguments)
             return result.text if result.ok else f"Error: {result.error}"
 
-        explanation = f"{request.description}\n(MCP server {request.server!r}: {request.reason}.)".strip()
+        why = f"\n(MCP server {request.server!r}: {request.reason}.)" if request.reason else ""
+        explanation = f"{request.description}{why}".strip()
         proposal = Proposal.of_tool(
             request.name,
             request.args,
@@ -246,11 +255,27 @@ class Controller:
             source=ASSISTANT,  # the model asks for the call; the server it goes to is in the panel
             explanation=explanation,
             call_id=request.call_id or None,
+            title=request.title,
         )
         outcome = self.proposals.decide(proposal)
         if outcome.ran:
             return ToolDecision("run", outcome.arguments, edited=outcome.status == "edited")
         return ToolDecision("no", note=outcome.observation)
+
+    def _ask_person(self, question: Question) -> Answer:
+        """An MCP server's question (elicitation), put to the person: its panel, then their answer."""
+        from .agent.events import QuestionEvent  # pydantic: with the first question
+
+        self.emit(
+            QuestionEvent(
+                call_id=question.call_id,
+                source=question.server,
+                message=question.message,
+                fields=[(_field_label(f), _field_hint(f)) for f in question.fields],
+                url=question.url,
+            )
+        )
+        return self.frontend.answer_question(question)  # type: ignore[attr-defined]
 
     def serve_proposals(self) -> None:
         """The front end is idle: ask about proposals submitted from other threads (an outside agent's).
@@ -296,3 +321,12 @@ class Controller:
         from .agent.events import NoticeEvent  # pydantic: not at start-up
 
         self.emit(NoticeEvent(text=text, level=level))
+
+
+def _field_label(field: Any) -> str:
+    return field.label + ("" if field.required else " (optional)")
+
+
+def _field_hint(field: Any) -> str:
+    hint = field.hint()
+    return f"{field.description} — {hint}" if field.description else hint

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .agent.loop import Approval
     from .agent.trace import TurnResult
     from .config import Config
-    from .mcptools.approval import Approve
+    from .mcptools.approval import Approve, Ask
     from .mcptools.tools import ServerTools
     from .runtime import Runtime
 
@@ -64,8 +64,11 @@ class DeferredAssistant:
         *,
         config: Config | None = None,
         approve_tool: Approve | None = None,
+        ask_person: Ask | None = None,
     ) -> TurnResult | None:
-        return self.made.ask(question, emit, approve, config=config, approve_tool=approve_tool)
+        return self.made.ask(
+            question, emit, approve, config=config, approve_tool=approve_tool, ask_person=ask_person
+        )
 
     def warm_up(self) -> None:
         self.made.warm_up()
@@ -101,6 +104,9 @@ class DeferredAssistant:
 
     def sent_json(self) -> list[str]:
         return self.made.sent_json()
+
+    def sent_labels(self) -> list[str]:
+        return self.made.sent_labels()
 
     def cost_text(self) -> str:
         return self.made.cost_text()

@@ -86,6 +86,13 @@ class LLMStreamCut(LLMTransportError):
     retryable = True
 
 
+class LLMHelperStopped(LLMTransportError):
+    """The helper process that makes the suggestion model's calls stopped before it answered (killed, or it
+    could not start); the next suggestion starts another."""
+
+    retryable = True
+
+
 # -- the provider answered with an error ---------------------------------------------------------------------
 class LLMProviderError(LLMError):
     """The provider answered, but with an error (or with something that is not an answer)."""

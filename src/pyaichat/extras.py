@@ -17,14 +17,22 @@ from urllib.parse import unquote, urlsplit
 __all__ = ["install_command"]
 
 
-def install_command(extra: str) -> str:
-    """The shell command that installs ``pyaichat[extra]`` here."""
-    pip = f"{_shown(sys.executable)} -m pip install"
+def install_command(extra: str | None = None, *, python: str | None = None) -> str:
+    """The shell command that installs ``pyaichat[extra]`` here (pyaichat itself without ``extra``), with
+    ``python`` (default: this interpreter; e.g. ``<kernel python>`` for another environment)."""
+    pip = f"{python or _shown(sys.executable)} -m pip install"
+    wanted = f"[{extra}]" if extra else ""
     source = _local_source()
     if source is None:
-        return f"{pip} 'pyaichat[{extra}]'"
+        return f"{pip} 'pyaichat{wanted}'" if extra else f"{pip} pyaichat"
     folder, editable = source
-    return f"{pip} {'-e ' if editable else ''}'{_shown(folder)}[{extra}]'"
+    return f"{pip} {'-e ' if editable else ''}'{_shown(folder)}{wanted}'"
+
+
+def this_python() -> str:
+    """This interpreter as a person would type it (``.venv/bin/python`` inside the working directory): the one
+    that has what the session used, where a bare ``python`` may lack pandas or be another Python."""
+    return _shown(sys.executable)
 
 
 def _local_source() -> tuple[str, bool] | None:

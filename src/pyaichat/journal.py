@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .persist.notebook import ApprovedProposal, AssistantTurn
+    from .records import ApprovedProposal, AssistantTurn
 
 
 class Journal:
@@ -25,7 +25,7 @@ class Journal:
     def question(self, result: Any, after_input: int, end_input: int) -> None:
         """A turn ended (``result``: the agent's ``TurnResult``); ``after_input``/``end_input``: the last
         input number before the question and when its answer came."""
-        from .persist.notebook import AssistantTurn  # with the first question
+        from .records import AssistantTurn  # with the first question
 
         self.turns.append(AssistantTurn.from_result(result, after_input, end_input))
 
@@ -39,14 +39,17 @@ class Journal:
         proposed_by: str = "assistant",
     ) -> None:
         """Approved code ran as input ``input_number`` (``proposed_by``: "assistant" or an outside client)."""
-        from .persist.notebook import ApprovedProposal  # with the first approved proposal
+        from .records import ApprovedProposal  # with the first approved proposal
 
         now = ApprovedProposal.now()
         self.approved.append(
             ApprovedProposal(code, model, now, input_number, explanation, proposed_by=proposed_by)
         )
 
-    def undone(self, text: str) -> None:
-        """``/undo`` took back the last approved proposal: a saved notebook keeps its cell but skips it."""
+    def undone(self, text: str, last_input: int | None = None) -> None:
+        """``/undo`` took back the last approved proposal: a saved notebook keeps its cell but skips it.
+        ``last_input``: the last input number then — inputs up to it ran while the proposal's effects stood,
+        so replayed without them they may fail."""
         if self.approved:
             self.approved[-1].undone = text
+            self.approved[-1].undone_after = last_input

@@ -147,6 +147,12 @@ class LastingState:
                 )
             self._notice(said, "success")
             snapshot = path if path is not None else last.snapshot
+            if snapshot is None and last.history:  # inputs came back, the names they bound did not
+                self._notice(
+                    "No variables came back: the last session took no /snapshot (run /snapshot to keep them "
+                    "next time).",
+                    "warning",
+                )
         if snapshot is not None:  # "": the runtime's default snapshot file
             try:
                 self._notice(self.runtime.load_variables(snapshot or None), "success")

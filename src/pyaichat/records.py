@@ -1,12 +1,15 @@
-"""What running user code leaves behind: frames, the last error, history entries and one run's result.
+"""What a session leaves behind: frames, the last error, history entries and one run's result; and the
+journal's records of questions answered (``AssistantTurn``) and proposals approved (``ApprovedProposal``),
+which ``/save`` and ``--resume`` read back.
 
-These records are dataclasses, and creating a dataclass compiles its generated methods: ~3 ms for the four,
-which the first prompt does not need. ``session`` therefore loads this module with the first run
-of user code, not at start-up.
+These records are dataclasses, and creating a dataclass compiles its generated methods: ~3 ms for the first
+four, which the first prompt does not need. ``session`` therefore loads this module with the first run of user
+code, not at start-up.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,3 +72,55 @@ class ExecResult:
     error: LastError | None = None
     duration_ms: float = 0.0
     interrupted: bool = False
+
+
+@dataclass
+class ApprovedProposal:
+    """Code the assistant (or an outside client, ``proposed_by``) proposed and the user approved: which model
+    wrote it, when it was approved (ISO 8601), and the input number it ran as (``None`` if it never ran)."""
+
+    code: str
+    model: str | None
+    approved_at: str
+    input_number: int | None
+    explanation: str = ""
+    undone: str | None = None  # what /undo said when it took this back: the saved cell does not run again
+    undone_after: int | None = None  # the last input number when /undo took it back
+    proposed_by: str = "assistant"  # or the name of the outside client that proposed it
+
+    @staticmethod
+    def now() -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+@dataclass
+class AssistantTurn:
+    """One question and its answer. ``after_input`` is the last input number before the question;
+    ``end_input`` the last when the answer came (inputs in between ran while answering: approved code).
+    ``steps`` are the tool calls for the transcript: dicts with ``name``, ``detail``, ``size``, ``ok``."""
+
+    question: str
+    answer: str
+    after_input: int = 0
+    end_input: int | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_result(cls, result: Any, after_input: int, end_input: int | None = None) -> AssistantTurn:
+        """From the agent's ``TurnResult`` (read by attribute: this module does not import the agent)."""
+        steps = [
+            {"name": s.name, "detail": s.detail, "size": s.size, "ok": s.ok}
+            for s in getattr(result, "steps", [])
+            if getattr(s, "kind", "") == "tool"
+        ]
+        return cls(
+            question=result.question,
+            answer=result.answer,
+            after_input=after_input,
+            end_input=end_input,
+            steps=steps,
+            note=result.note,
+            error=result.error,
+        )

@@ -1,4 +1,4 @@
-"""Context: the system prompt (also from an installed wheel), the bounded digest, pins, memory and masking."""
+"""Context: the system prompt (from a wheel too), the bounded picture, pins, memory and masking."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pyaichat.agent.context import (
     mask_messages,
     pinned_names,
 )
-from pyaichat.capabilities.digest import MAX_VARS, session_digest
+from pyaichat.capabilities.picture import MAX_VARS, session_picture
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,32 +70,32 @@ def test_system_prompt_reaches_an_installed_wheel(tmp_path):
     assert out.stdout == (ROOT / "prompts" / "system.md").read_text(encoding="utf-8")
 
 
-def test_digest_lists_variables_inputs_and_the_last_error(session):
+def test_picture_lists_variables_inputs_and_the_last_error(session):
     session.run("import pandas as pd")
     session.run("df = pd.DataFrame({'id': ['1', '2'], 'v': [1, 2]})\nother = pd.DataFrame({'id': [1, 2]})")
     session.run("merged = df.merge(other, on='id')")
-    text = session_digest(session, session.config)
+    text = session_picture(session, session.config)
     assert "df: DataFrame 2×2" in text
     assert "[3] merged = df.merge(other, on='id')  → ✗ ValueError" in text
     assert "Last error (input [3]): ValueError" in text
     assert "failing expression: df.merge(other, on='id')" in text
 
 
-def test_digest_is_bounded_for_many_variables_and_big_data(session):
+def test_picture_is_bounded_for_many_variables_and_big_data(session):
     np = pytest.importorskip("numpy")
     pd = pytest.importorskip("pandas")
     for i in range(10_000):
         session.namespace[f"v{i}"] = i
     session.namespace["big"] = pd.DataFrame({"a": np.zeros(1_000_000), "b": np.ones(1_000_000)})
-    text = session_digest(session, session.config)
+    text = session_picture(session, session.config)
     assert approx_tokens(text) <= 2000
     assert f"… and {10_001 - MAX_VARS:,} more" in text
     assert "big: DataFrame 1,000,000×2" in text  # most recently defined names come first
 
 
-def test_digest_hides_values_of_secret_names(assistant, fake, session):
+def test_picture_hides_values_of_secret_names(assistant, fake, session):
     session.run("api_token = 'abc123abc123'\npassword = 'hunter2'")
-    assert "api_token: <redacted" in session_digest(session, session.config)
+    assert "api_token: <redacted" in session_picture(session, session.config)
     fake.text("ok")
     assistant.ask("what is set?", lambda e: None, lambda e: None)
     system = sent_text(fake.requests[0])
@@ -167,9 +167,9 @@ def test_a_new_last_error_is_marked_as_new(assistant, fake, session):
     assert "Last error (input [2], new since the previous question): IndexError" in systems[2]
 
 
-def test_library_frames_in_the_digest_show_the_package_path_only(session):
+def test_library_frames_in_the_picture_show_the_package_path_only(session):
     pd = pytest.importorskip("pandas")
     session.namespace["pd"] = pd
     session.run("pd.DataFrame({'a': [1]})['nope']")
-    text = session_digest(session, session.config)
+    text = session_picture(session, session.config)
     assert "pandas/core/" in text and "site-packages" not in text

@@ -32,7 +32,7 @@ from pyaichat.capabilities.adapters import (
     plugins,
     registry,
 )
-from pyaichat.capabilities.digest import session_digest
+from pyaichat.capabilities.picture import session_picture
 from pyaichat.capabilities.summary import describe, one_line, type_details
 from pyaichat.config import Config
 from pyaichat.controller import Controller
@@ -157,8 +157,8 @@ def test_a_library_describes_its_own_objects_by_metadata_and_privacy_level(senso
         else:
             assert "Sensor 'probe-7': 3 readings in °C" in shown.text
             assert "latest reading: 21.25" in shown.text
-    digest = session_digest(session, Config(audit=False))
-    assert "probe: Sensor 'probe-7': 3 readings in °C" in digest
+    picture = session_picture(session, Config(audit=False))
+    assert "probe: Sensor 'probe-7': 3 readings in °C" in picture
     assert probe.round_trips == 0  # its __len__ and __repr__ (a device round trip) never ran
 
 
@@ -227,7 +227,7 @@ def test_a_failing_adapter_leaves_the_generic_description_with_one_note(fake_lib
         assert result.ok, result.error
         assert "[fake-dist adapter raised" in result.text and "generic summary]" in result.text
     assert "attributes: rows=5" in call(session, "get_repr", {"expr": "thing"}).text
-    assert "thing: fake_lib_raising.Thing object [fake-dist adapter raised ValueError" in session_digest(
+    assert "thing: fake_lib_raising.Thing object [fake-dist adapter raised ValueError" in session_picture(
         session, Config(audit=False)
     )
     assert one_line([thing]).startswith("list, 1 item: [<fake_lib_raising.Thing object>]")  # nested: quiet

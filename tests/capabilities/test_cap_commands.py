@@ -39,10 +39,19 @@ def said(ctrl) -> str:
 def test_tools_lists_every_capability_with_its_one_line_description(ctrl):
     ctrl.handle("/tools")
     text = said(ctrl)
+    lines = text.splitlines()
     for name in ("list_globals", "get_type", "get_repr", "get_dir", "get_doc", "get_last_exception"):
-        line = next(line for line in text.splitlines() if line.strip().startswith(name + " "))
-        assert line.rstrip().endswith(".") and len(line) < 250
-    assert "privacy level: sample" in text.splitlines()[0]
+        start = next(n for n, line in enumerate(lines) if line.strip().startswith(name + " "))
+        column = len(lines[start]) - len(lines[start][2:].split(" ", 1)[1].lstrip())
+        row = [lines[start]]  # the description goes on under its own column, never at column 0
+        for line in lines[start + 1 :]:
+            if not (line[:column].isspace() and line[column] != " "):
+                break
+            row.append(line)
+        description = " ".join(line.strip() for line in row)[len(name) :].strip()
+        assert description.endswith(".") and len(description) < 250
+        assert all(len(line) <= 100 for line in row)
+    assert "privacy level: sample" in lines[0]
 
 
 @pytest.mark.parametrize("mode", [Mode.PYTHON, Mode.ASSISTANT])

@@ -114,6 +114,8 @@ def test_get_repr_accepts_attribute_paths_and_literal_subscripts(session):
         ("names[5]", "has no item 5"),
         ("box.missing", "has no attribute 'missing'"),
         ("import os", "not a valid Python expression"),
+        ("sales = None", "it is a statement, and this tool only reads"),  # a write: what to do instead
+        ("names[", "not a valid Python expression: '[' was never closed"),
         ("", "The expression is empty"),
         ("names" + " + names" * 80, "longer than 500 characters"),
     ],

@@ -195,3 +195,50 @@ def test_path_valued_environment_variables_are_not_treated_as_secrets(monkeypatc
     monkeypatch.setenv("PWD", str(tmp_path))
     monkeypatch.setenv("DB_PASSWORD_FILE", str(tmp_path))
     assert mask(f"File {tmp_path}/data.csv") == f"File {tmp_path}/data.csv"
+
+
+# Each credential with the length of its public prefix (the part every such credential starts with).
+CUT_SECRETS = [
+    (OPENAI, len("sk-proj-")),
+    (OPENAI_LEGACY, len("sk-")),
+    (ANTHROPIC, len("sk-ant-")),
+    (AWS_ID, len("AKIA")),
+    (GITHUB, len("ghp_")),
+    (GITHUB_PAT, len("github_pat_")),
+    (SLACK, len("xoxb-")),
+    (JWT, len("eyJ")),
+]
+
+
+@pytest.mark.parametrize(("secret", "public"), CUT_SECRETS)
+@pytest.mark.parametrize("more", [2, 5, 9])
+@pytest.mark.parametrize(
+    "display",
+    [
+        "note: str, 83 chars: 'deploy with {}'…",  # our one-line summary of a long string
+        "{{'k': 'deploy with {}'…(+24 more)}}",  # a container's item cut by our summary
+        "0    deploy with {}...",  # a cell pandas cut (max_colwidth)
+        "['{}'...]",  # numpy
+        "[3] db = connect({}…",  # an input line cut in the session picture
+    ],
+)
+def test_a_credential_cut_short_by_a_display_is_masked(secret, public, more, display):
+    """A display that cuts a long value leaves only the credential's first characters, too few for its
+    pattern, but still the secret's: before a cut mark they are masked too."""
+    shown = secret[: public + more]
+    masked = mask(display.format(shown))
+    assert shown not in masked, masked
+    assert "deploy with" in masked or "db = connect(" in masked or masked.startswith(("0", "["))
+
+
+def test_a_secret_value_cut_before_its_closing_quote_is_masked(monkeypatch):
+    assert "hunter2-Zq8" not in mask("[3] db_password = 'hunter2-Zq8…")
+    assert "hunter2-Zq8" not in mask("{'password': \"hunter2-Zq8...")
+    monkeypatch.setenv("DEPLOY_SECRET", "plain-looking-value-42")
+    masked = mask("x: str, 60 chars: 'and then plain-looki'…")
+    assert "plain-looki" not in masked and "and then" in masked
+
+
+def test_text_cut_short_with_no_secret_in_it_is_left_alone():
+    for text in ("a long note that goes on and on…", "0    the skies were grey...", "ask-me-anything…"):
+        assert mask(text) == text

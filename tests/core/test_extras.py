@@ -56,3 +56,31 @@ def test_this_checkout_says_the_clone_command():
     assert "-e '" in extras.install_command("persist") and "pyaichat[persist]" not in extras.install_command(
         "persist"
     )
+
+
+def test_pyaichat_itself_for_another_environment(installed, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    installed(None)
+    assert extras.install_command(python="<kernel python>") == "<kernel python> -m pip install pyaichat"
+    installed({"url": "file:///opt/src/pyaichat", "dir_info": {"editable": True}})
+    assert extras.install_command(python="<kernel python>") == (
+        "<kernel python> -m pip install -e '/opt/src/pyaichat'"
+    )
+
+
+def test_no_hint_in_the_source_names_the_index_package_by_hand():
+    """Every install hint goes through install_command: a literal pip install 'pyaichat[…]' is wrong from a
+    clone (it fetches another pyaichat from the index, or nothing)."""
+    import re
+    from pathlib import Path
+
+    src = Path(extras.__file__).parent
+    literal = re.compile(r"pip install\s+['\"]?pyaichat\b")
+    found = [
+        f"{path.relative_to(src)}:{n}"
+        for path in sorted(src.rglob("*.py"))
+        if path.name != "extras.py"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if literal.search(line)
+    ]
+    assert found == []

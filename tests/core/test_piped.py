@@ -208,3 +208,29 @@ def test_a_saved_script_runs_past_an_input_that_did_not_parse(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr  # it used to stop at once: SyntaxError on "x = = 2"
     assert done.stdout.strip() == "IndexError: list index out of range"
+
+
+HIDE_PERSIST = (
+    "import sys; sys.modules['cloudpickle'] = sys.modules['nbformat'] = None\n"
+    "from pyaichat.cli import main\nsys.exit(main([]))\n"
+)
+
+
+def test_without_the_persist_extra_the_hints_say_the_command_that_works_here(tmp_path: Path) -> None:
+    """This checkout is installed from its clone: the hint installs the clone's extra, never another
+    pyaichat from the package index."""
+    proc = subprocess.run(
+        [sys.executable, "-c", HIDE_PERSIST],
+        input=f"x = 1\n/snapshot {tmp_path}/s.snapshot\n/save {tmp_path}/s.ipynb\nprint('still here')\n",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+        timeout=HANG_GUARD,
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stdout + proc.stderr
+    snapshot, notebook, still = proc.stdout.splitlines()
+    assert (
+        snapshot.startswith("Snapshots need the cloudpickle package: ") and " -m pip install -e '" in snapshot
+    )
+    assert notebook.startswith("Saving a notebook needs nbformat: ") and " -m pip install -e '" in notebook
+    assert "pyaichat[persist]" not in proc.stdout and still == "still here"

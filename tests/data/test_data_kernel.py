@@ -67,8 +67,8 @@ def test_adapters_query_sql_and_get_figure_run_in_the_kernel(data_kernel):
     pictured = session.call("get_figure", {}, images=True)
     assert pictured.ok and len(pictured.images) == 1
     assert pictured.images[0].startswith("data:image/png;base64,")
-    digest = session.digest()
-    assert "Open figures (matplotlib): 1 'sales' (1 axes)" in digest
+    picture = session.picture()
+    assert "Open figures (matplotlib): 1 'sales' (1 axes)" in picture
     assert kernel_eval(session, "len(built)") == "0"  # nothing was computed
     assert kernel_eval(session, "conn.in_transaction") == "True"  # the user's transaction is theirs
 

@@ -112,17 +112,17 @@ def test_a_png_only_when_asked_for_and_values_are_allowed():
 
 
 def test_the_session_picture_names_the_open_figures():
-    from pyaichat.capabilities.digest import session_digest
+    from pyaichat.capabilities.picture import session_picture
 
     fig, ax = plt.subplots(num="sales")
     ax.plot([1, 2])
     plt.figure()
     session = make_session(fig=fig)
-    digest = session_digest(session, session.config)
-    assert "fig: matplotlib Figure 'sales' 6.4×4.8 in, 1 axes" in digest
-    assert "Open figures (matplotlib): 1 'sales' (1 axes), 2 (0 axes) — get_figure describes them" in digest
+    picture = session_picture(session, session.config)
+    assert "fig: matplotlib Figure 'sales' 6.4×4.8 in, 1 axes" in picture
+    assert "Open figures (matplotlib): 1 'sales' (1 axes), 2 (0 axes) — get_figure describes them" in picture
     plt.close("all")
-    assert "Open figures" not in session_digest(session, session.config)
+    assert "Open figures" not in session_picture(session, session.config)
 
 
 def test_an_untitled_axes_reads_as_such_in_the_session_picture():

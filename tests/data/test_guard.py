@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pyaichat.capabilities import call, guard
+from pyaichat.capabilities import call, deadline
 from pyaichat.capabilities.summary import type_name
 from pyaichat.config import Config
 from pyaichat.session import Session
@@ -26,7 +26,7 @@ def test_overtime_is_never_raised_inside_dask_locks_and_pools(partitions):
     try:
         for _ in range(6):
             ddf = partitions.frame(80)
-            assert guard.guarded(functools.partial(len, ddf), budget=0.01) == 800
+            assert deadline.guarded(functools.partial(len, ddf), budget=0.01) == 800
     finally:
         threading.excepthook = hook
     assert errors == []
@@ -39,8 +39,8 @@ def test_user_code_is_still_stopped_at_its_budget():
             pass
 
     started = time.perf_counter()
-    with pytest.raises(guard.Overtime):
-        guard.guarded(spin, budget=0.05)
+    with pytest.raises(deadline.Overtime):
+        deadline.guarded(spin, budget=0.05)
     assert time.perf_counter() - started < 1
 
 
@@ -71,10 +71,10 @@ def test_the_session_picture_calls_no_python_len_and_bounds_a_slow_repr():
     remote, slow = RemoteLen(), SlowRepr()
     session = Session({"remote": remote, "slow": slow, "items": [1, 2, 3]})
     session.config = Config(audit=False)
-    from pyaichat.capabilities.digest import session_digest
+    from pyaichat.capabilities.picture import session_picture
 
     started = time.perf_counter()
-    first = session_digest(session, session.config)
+    first = session_picture(session, session.config)
     took = time.perf_counter() - started
     assert RemoteLen.calls == 0 and "RemoteLen: RemoteLen()" in first
     assert "SlowRepr: <repr of test_guard.SlowRepr took too long>" in first
@@ -153,12 +153,12 @@ def test_an_object_that_overran_is_asked_once_and_never_again_by_any_capability(
         typed = call(session, "get_type", {"expr": "remote"})
         assert typed.ok, typed.error  # abandoned at its budget, well before the 5 s deadline
         assert typed.text.splitlines()[-1] == (
-            f"Its __len__ took too long (over {guard.USER_CODE_BUDGET:g} s) and was abandoned; "
+            f"Its __len__ took too long (over {deadline.USER_CODE_BUDGET:g} s) and was abandoned; "
             "Blocking's own code is not asked again in this session."
         )
         sentence = (
             "Blocking's own code is not asked again: its __len__ took longer than "
-            f"{guard.USER_CODE_BUDGET:g} s earlier in this session."
+            f"{deadline.USER_CODE_BUDGET:g} s earlier in this session."
         )
         shown = call(session, "get_repr", {"expr": "remote"})
         assert shown.ok and shown.text == f"{type_name(remote)}: {sentence}"

@@ -374,3 +374,20 @@ def test_cost_is_reported_for_a_model_litellm_knows(ctrl, srv):
     assert (
         f"cost ${usage.cost_usd:.6f}" in ctrl.frontend.of("notice")[-1].text
     )  # a fraction of a cent, visible
+
+
+def test_piped_sent_shows_each_tool_list_once_and_the_messages_after_it(srv):
+    """A two-step question sends the same tool list twice; /sent shows it once and names it the second time
+    (it was 645 lines for one question)."""
+    srv.tool("get_repr", {"expr": "x"}).text("x is 41.")
+    env = {"PYAICHAT_MODEL": "openai/test", "PYAICHAT_API_BASE": srv.base_url, "OPENAI_API_KEY": "sk-test"}
+    out = _run_piped("x = 41\n/ask what is x?\n/sent\n", env)
+    assert out.returncode == 0, out.stderr
+    first, second = srv.bodies
+    assert first["tools"] == second["tools"]
+    shown = out.stdout.split("Request 1 of 2\n", 1)[1]
+    schema = next(t for t in first["tools"] if t["function"]["name"] == "get_repr")["function"]["description"]
+    assert shown.count(json.dumps(schema, ensure_ascii=False)) == 1
+    assert f'"tools": "(the same {len(first["tools"])} tools as request 1)"' in shown
+    assert f'"(messages 1–{len(first["messages"])}: as in request 1)"' in shown
+    assert len(shown.splitlines()) < 2 * len(json.dumps(first, indent=2).splitlines())

@@ -250,6 +250,34 @@ def test_an_undone_proposal_is_kept_in_the_notebook_but_skipped_so_it_runs_to_th
     assert "\n# level = 2\n" in script.read_text()  # run as a script, the undone line does not run either
 
 
+def test_an_input_that_used_an_undone_proposal_does_not_stop_the_saved_files(srv, tmp_path):
+    """``y = total * 2`` ran while the proposal's ``total`` stood; after /undo, replaying it without the
+    proposal raises NameError — the saved script and notebook let it, and run on to the session's state."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    ctrl = make_ctrl(srv)
+    ctrl.run_python("prices = [2, 3]")
+    srv.tool("propose_code", {"code": "total = sum(prices)"}).text("Summed.")
+    ctrl.ask("sum the prices")
+    ctrl.run_python("y = total * 2")  # leans on the proposal
+    dispatch(ctrl, "/undo")
+    ctrl.run_python("z = len(prices)")  # after the undo: stands on its own
+    ctrl.run_python("print('z', z, 'total' in globals())")
+    script = tmp_path / "work.py"
+    dispatch(ctrl, f"/save {script}")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["NameError: name 'total' is not defined", "z 2 False"]
+    path = tmp_path / "work.ipynb"
+    dispatch(ctrl, f"/save {path}")
+    nb = nbformat.read(path, as_version=4)
+    tags = {c.source: c.metadata.get("tags", []) for c in nb.cells if c.cell_type == "code"}
+    assert tags["y = total * 2"] == ["raises-exception"] and tags["z = len(prices)"] == []
+    nbclient.NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    last = [c for c in nb.cells if c.cell_type == "code"][-1]
+    assert last.outputs[0]["text"] == "z 2 False\n"
+
+
 @needs_walls
 def test_an_undo_the_model_was_not_told_of_yet_survives_a_resume(srv):
     first = make_ctrl(srv, autosave="on")

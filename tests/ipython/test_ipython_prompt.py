@@ -145,3 +145,22 @@ def test_an_idle_prompt_makes_way_for_an_outside_proposal_whose_cell_settles_it(
     assert outcome.status == "ran" and terminal.user_ns["made"] == 3 and outcome.code == "made = 3"
     (approved,) = extension.get(terminal).controller.journal.approved
     assert approved.proposed_by == "Agent X"
+
+
+def test_while_served_the_toolbar_says_so_and_when_a_proposal_waits(terminal):
+    """Plain IPython has no toolbar in Python mode; while outside agents are served (``%ai /mcp on``) one says
+    so, and says when an agent's proposal waits for an empty line (it never interrupts a line being typed)."""
+    ctrl = extension.get(terminal).controller
+    assert terminal.test_read("x = 1\r") == "x = 1"
+    assert terminal.pt_app.bottom_toolbar is None
+    ctrl.gate.serving = "⇄ MCP"  # what /mcp on sets
+    assert terminal.test_read("y = 2\r") == "y = 2"
+    toolbar = terminal.pt_app.bottom_toolbar
+    assert toolbar is not None and "⇄ MCP" in "".join(t for _, t in toolbar())
+    assert "waiting" not in "".join(t for _, t in toolbar())
+    pending = ctrl.proposals.submit(Proposal.of_code("z = 3", source="Agent X"))
+    assert "1 proposal waiting: clear the line to see" in "".join(t for _, t in toolbar())
+    pending.wait(0)
+    ctrl.gate.serving = None
+    assert terminal.test_read("w = 4\r") == "w = 4"
+    assert terminal.pt_app.bottom_toolbar is None  # serving stopped: IPython's own again

@@ -140,3 +140,37 @@ def test_the_preview_in_terminal_ipython_shows_only_what_the_proposal_does(scrip
         child.close(force=True)
     assert "new total: float64" in screen, screen
     assert "in place" not in screen and "cannot take this back" not in screen, screen
+
+
+def test_a_question_typed_as_python_gets_one_hint_in_terminal_ipython(ipydir):
+    """IPython takes ``why did that fail?`` for a help request and ``what is in df`` for Python: both are
+    questions, and the first gets the hint (once); a typo in code gets none."""
+    pexpect = pytest.importorskip("pexpect")
+    from pyaichat.prose import QUESTION_HINT
+
+    env = ipython_env(ipydir, PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm")
+    child = pexpect.spawn(
+        IPYTHON,
+        ["--quick", "--no-banner", "--colors=nocolor"],
+        env=env,
+        encoding="utf-8",
+        dimensions=(30, 120),
+    )
+    child.timeout = 30
+    try:
+        child.expect(r"In \[1\]:")
+        child.sendline("%load_ext pyaichat")
+        child.expect(r"In \[2\]:")
+        child.sendline("x = = 2")
+        child.expect("SyntaxError")
+        child.expect(r"In \[3\]:")
+        assert QUESTION_HINT not in child.before
+        child.sendline("why did that fail?")
+        child.expect_exact(QUESTION_HINT)
+        child.expect(r"In \[4\]:")
+        child.sendline("what is in df")
+        child.expect("SyntaxError")
+        child.expect(r"In \[5\]:")
+        assert QUESTION_HINT not in child.before  # once a session
+    finally:
+        child.close(force=True)

@@ -49,7 +49,9 @@ def test_question_answered_over_the_kernels_dataframe(runtime, srv):
     first, second = srv.bodies
     # the session picture travels with the question (after the cached system prefix)
     picture = [m for m in first["messages"] if m["role"] == "user"][-1]["content"]
-    assert "in a Jupyter kernel" in picture and "sales: DataFrame 3×2" in picture  # the digest, in the kernel
+    assert (
+        "in a Jupyter kernel" in picture and "sales: DataFrame 3×2" in picture
+    )  # the picture, in the kernel
     assert "### sales" in picture and "amount" in picture  # the @pin, described in the kernel
     tool_result = second["messages"][-1]["content"]
     assert "35" in tool_result and "region" in tool_result
@@ -70,9 +72,10 @@ def test_last_exception_and_commands_from_the_kernel(runtime, srv):
     notices = [e.text for e in ctrl.frontend.of("notice")]
     assert "ZeroDivisionError" in notices[0]
     assert notices[1].startswith("values: list")
-    assert "[3] values = [1, 0]" in notices[2] and "ZeroDivisionError" in notices[2]
-    digest = runtime.digest()
-    assert "Last error" in digest and "ZeroDivisionError" in digest
+    (history,) = [page.plain_text() for page in ctrl.frontend.of("page")]
+    assert "[3] values = [1, 0]" in history and "ZeroDivisionError" in history
+    picture = runtime.picture()
+    assert "Last error" in picture and "ZeroDivisionError" in picture
 
 
 def test_capabilities_in_the_kernel_are_read_only_and_masked(runtime):
@@ -129,8 +132,8 @@ def test_ten_million_rows_summarised_without_transferring_them(runtime):
         assert sizes[name] < 2 * limit + 2000, (name, sizes[name])
     assert "10,000,000" in runtime.call("get_type", {"expr": "big"}).text
     assert "5000000.0" in runtime.call("eval_expr", {"expr": "big.b.sum()"}).text
-    digest = runtime.digest()
-    assert "big: DataFrame 10,000,000×2" in digest and len(digest) < 4000
+    picture = runtime.picture()
+    assert "big: DataFrame 10,000,000×2" in picture and len(picture) < 4000
     runtime.config = Config(audit=False, max_output_chars=300)
     result = runtime.call("get_dir", {"expr": "big"})
     assert result.ok and result.truncated and runtime.kernel.wire.total[-1] < 2 * 300 + 2000
@@ -221,7 +224,7 @@ def test_an_error_raised_before_pyaichat_attached_is_the_last_error(kernel):
     try:
         result = runtime.call("get_last_exception", {})
         assert result.ok and "KeyError: 'b'" in result.text and "totals['b']" in result.text
-        assert "totals['b']" in runtime.digest()  # backfilled history
+        assert "totals['b']" in runtime.picture()  # backfilled history
     finally:
         runtime.close()
 

@@ -16,7 +16,7 @@ from prompt_toolkit.document import Document
 from pyaichat.config import Config
 from pyaichat.repl.completion import MentionCompleter, RuntimeCompleter
 from pyaichat.runtime import KernelUnavailable, connect
-from pyaichat.runtime.connection import NOT_INSTALLED, NOT_IPYTHON
+from pyaichat.runtime.connection import NOT_IPYTHON, not_installed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,7 +71,7 @@ def test_helper_leaves_no_trace_in_the_users_namespace_or_history(shared_kernel,
         second = attach(shared_kernel)
         for name in ("get_type", "get_repr", "list_globals"):
             second.call(name, {} if name == "list_globals" else {"expr": "before_names"})
-        second.digest()
+        second.picture()
         second.close()
         capsys.readouterr()
         probe.run("%who")
@@ -170,10 +170,13 @@ def test_kernel_without_pyaichat_gets_one_sentence_and_python_still_runs(tmp_pat
     try:
         runtime = attach(kernel)
         try:
-            assert runtime.kernel.helper_problem == NOT_INSTALLED
+            said = not_installed()
+            # this checkout is installed from its clone (pip install -e): the hint installs the clone there
+            assert "`<kernel python> -m pip install -e '" in said and "pip install pyaichat" not in said
+            assert runtime.kernel.helper_problem == said
             result = runtime.call("get_type", {"expr": "x"})
-            assert not result.ok and result.error == NOT_INSTALLED
-            assert NOT_INSTALLED in runtime.digest()
+            assert not result.ok and result.error == said
+            assert said in runtime.picture()
             assert runtime.run("print(40 + 2)").ok
             assert "42" in capsys.readouterr().out
         finally:

@@ -97,8 +97,9 @@ def test_the_tools_and_walls_of_a_kernel_session_are_the_kernels(tmp_path: Path,
 
         ctrl = controller(runtime, srv)
         dispatch(ctrl, "/tools")
-        listed = ctrl.frontend.of("notice")[-1].text
-        assert "kernel_pid" in listed and "[plugin kernel-only-plugin]" in listed
+        (page,) = ctrl.frontend.of("page")
+        rows = dict(page.sections[0].rows)
+        assert "[plugin kernel-only-plugin]" in rows["kernel_pid"]
 
         srv.tool("kernel_pid", {}).text("The kernel runs as that process.")
         ctrl.ask("which process is the kernel?")

@@ -71,6 +71,17 @@ def test_secrets_are_masked_in_values_in_text_and_in_the_picture() -> None:
         assert SECRET not in text and SECRET[::-1] not in text, name
 
 
+def test_the_picture_masks_what_it_cuts_short_before_cutting_it() -> None:
+    """The picture cuts long input lines (and outputs, and the last error); a secret the cut would halve is
+    masked first: half of it no longer matches its pattern (here the person's own ``secret_patterns``)."""
+    line = "x = 1; " * 10 + "y=0; acct = 'CUST-123456'"  # the number straddles the input line's cut
+    backend = backend_over(line, secret_patterns=[r"CUST-\d{6}"])
+    backend.runtime.session.run("raise ValueError('z' * 280 + acct)")  # and the error's
+    text = backend.call("get_session_picture", {}, client(backend))["text"]
+    assert "y=0; acct" in text and "Last error" in text
+    assert "CUST-" not in text, text
+
+
 def test_the_audit_names_the_client_and_the_transport() -> None:
     backend = backend_over(DATA)
     backend.call("get_repr", {"expr": "df"}, client(backend, "cursor", "http"))
@@ -97,11 +108,11 @@ def test_the_picture_leaves_the_assistants_own_state_alone() -> None:
     backend = backend_over(DATA)
     runtime = backend.runtime
     runtime.session.run("1/0")
-    runtime.digest()  # the assistant's question: it has now been told of this error
+    runtime.picture()  # the assistant's question: it has now been told of this error
     runtime.session.run("[][1]")
     text = backend.call("get_session_picture", {}, client(backend))["text"]
     assert "IndexError" in text and "df: DataFrame" in text and "test session" in text
-    assert "new since the previous question" in runtime.digest()  # still new to the assistant
+    assert "new since the previous question" in runtime.picture()  # still new to the assistant
 
 
 def test_no_tool_changes_the_session() -> None:
@@ -200,8 +211,18 @@ def test_the_quiet_line_folds_and_masks_what_the_agent_sent() -> None:
     me = ClientRecord("claude-code", "stdio")
     sent = {"code": f"print(1)\n\x1b[2Jk = {SECRET!r}"}
     line = quiet_line(me, "run_python", sent, {"ok": True, "duration_ms": 3.4})
-    assert "\x1b" not in line and "\n" not in line and SECRET not in line
+    assert "\x1b" not in line and "\n" not in line and SECRET[: len("sk-proj-") + 2] not in line
     assert line.startswith("⇄ claude-code run_python(print(1)")
     result = {"ok": False, "error": "NameError: y", "duration_ms": 0.2}
     failed = quiet_line(me, "get_repr", {"expr": "y"}, result)
     assert failed == "⇄ claude-code get_repr(y) 0.2 ms · NameError: y"
+
+
+def test_the_quiet_line_masks_with_the_sessions_own_rules_before_it_cuts() -> None:
+    """The person's own ``secret_patterns`` apply to the line too, and a secret the cut would halve is
+    masked whole first (half of it would not match its pattern)."""
+    lines: list[str] = []
+    backend = backend_over("x = 1", lines, secret_patterns=[r"CUST-\d{6}"])
+    expr = "'" + "x" * 30 + " CUST-123456'"  # the number straddles the line's 40 characters
+    assert backend.call("eval_expr", {"expr": expr}, client(backend))["ok"]
+    assert lines[0].startswith("⇄ claude-code eval_expr('xxxxxxxxxx") and "CUST-" not in lines[0], lines

@@ -72,7 +72,10 @@ def test_a_kernel_is_served_read_only_and_a_call_waits_for_the_running_cell(
     assert isinstance(tools, list) and "get_repr" in tools and "propose_code" not in tools
     assert str(out["type"]).startswith("df: DataFrame")
     picture = str(out["picture"])
-    assert "Jupyter kernel" in picture and "nothing here can change the session" in picture
+    # what serves it, which kernel, and that nothing here changes it
+    served_as = f"pyaichat mcp serving a Jupyter kernel ({kernel.connection_file.name}) read-only"
+    assert picture.startswith(served_as)
+    assert "nothing here can change the session" in picture
     assert "(1, 2)" in str(out["during"])  # after the cell, whole: never (1, 0)
     propose = out["propose"]
     assert propose.is_error and "no tool named 'propose_code'" in text(propose)  # type: ignore[attr-defined]

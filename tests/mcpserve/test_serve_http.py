@@ -195,3 +195,5 @@ def test_calls_at_once_from_one_client_count_as_that_client(served: Served) -> N
     anyio.run(agent)
     rows = [line for line in served.service.status().splitlines() if "parallel-agent" in line]
     assert len(rows) == 1 and "6 calls" in rows[0], rows
+    # over Streamable HTTP there is no connection to watch: status claims none, it says when it last called
+    assert rows[0].startswith("  parallel-agent (http): 6 calls, last ") and "connected" not in rows[0]

@@ -19,7 +19,7 @@ import pytest
 from serve_helpers import Served, http_client, text
 
 from pyaichat.capabilities import audit
-from pyaichat.mcpserve.proposing import NO_CODE
+from pyaichat.mcpserve.proposing import NO_CODE, STOPPED
 
 pytestmark = pytest.mark.e2e
 
@@ -109,6 +109,8 @@ def test_the_person_edits_it_and_the_agent_gets_the_code_that_ran(served: Served
     served.ctrl.handle("b = df.a.max()  # mine")
     answer = agent.answer()
     assert answer["status"] == "edited" and "b = df.a.max()  # mine" in answer["text"]
+    # the preview the person saw was of the agent's code, not of what ran: the agent is told which
+    assert "What the preview of your code (before the person's edit) showed" in answer["text"]
     assert served.session.namespace["b"] == 3
 
 
@@ -134,6 +136,11 @@ def test_off_withdraws_what_waits_and_the_agent_is_told_at_once(tmp_path: Path) 
     served.stop()
     answer = agent.answer()
     assert answer["status"] == "unanswered" and served.session.namespace["x"] == 1
+    # the agent is told why (not that its wait ran out), and so is the person, who is not told it again
+    assert answer["error"] == STOPPED
+    assert served.frontend.notices()[-1].endswith("; 1 waiting proposal withdrawn).")
+    served.ctrl.serve_proposals()
+    assert not [n for n in served.frontend.notices() if "no one answered in time" in n]
 
 
 def test_through_a_real_client_with_progress_while_it_waits(served: Served) -> None:

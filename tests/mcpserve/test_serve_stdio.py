@@ -70,6 +70,7 @@ def test_several_sessions_the_agents_directory_wins_and_it_can_list_and_pick(tmp
 
         first, listing, picked, second = anyio.run(agent)
         assert "project session" in first
+        assert listing.startswith("2 sessions are serving agents:\n")
         assert f"→ pid {mine.proc.pid}" in listing and f"  pid {other.proc.pid}" in listing
         assert str(here) in listing and str(there) in listing
         assert f"Using pid {other.proc.pid}" in picked

@@ -60,7 +60,7 @@ def test_the_person_sees_each_call_keeps_typing_and_turns_it_off(tmp_path: Path)
         child.expect(r"⇄ claude-code eval_expr\(half\)")
 
         child.send("/mcp status\r")
-        child.expect(r"claude-code \(stdio\): (connected|gone), \d+ calls")
+        child.expect(r"claude-code \(stdio\): (connected|gone), \d+ calls?, last ")
         child.expect(NEW_PY)
         child.send("/mcp off\r")
         child.expect("Stopped serving")

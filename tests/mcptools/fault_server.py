@@ -15,12 +15,15 @@ Tools (``echo`` and ``time_now`` say ``readOnlyHint``; so does ``delete_everythi
 - ``big(chars)``: that many characters; ``flood_stderr(mb)``: that many MB on stderr, then "done";
 - ``image(side)``: a PNG of ``side`` x ``side`` pixels; ``crash()``: exits mid-call; ``hang()``: never
   answers; ``garbage()``: answers with a broken line; ``slow(seconds)``;
-- ``ask_sampling()`` / ``ask_roots()`` / ``ask_elicitation()``: ask the client, return what it answered;
+- ``ask_sampling(text, max_tokens)`` / ``ask_roots()`` / ``ask_elicitation(kind)``: ask the client (a
+  completion of ``text`` after a system prompt and an image; a form of four fields, ``kind="url"`` an address
+  to open, ``kind="nested"`` a field no client can ask for) and return what it answered, as JSON;
 - ``read_notes()``: its description carries an instruction injected for the model;
 - ``delete_everything(confirm)``: writes ``$FAULT_NOTE_FILE`` (the harm an injection asks for).
 
-Every call is appended to ``$FAULT_CALLS_FILE`` and the process id to ``$FAULT_PID_FILE`` (when set), so a
-test can see what ran and that the process is gone.
+Every call is appended to ``$FAULT_CALLS_FILE``, the process id to ``$FAULT_PID_FILE`` and the client's
+``initialize`` parameters (its capabilities) to ``$FAULT_HELLO_FILE`` (when set), so a test can see what ran,
+what the client declared and that the process is gone.
 """
 
 from __future__ import annotations
@@ -63,12 +66,44 @@ TOOLS = [
     tool("hang", "Never answers.", None, READ_ONLY),
     tool("garbage", "Answers with a line that is not JSON.", None, READ_ONLY),
     tool("slow", "Answers after a while.", {"seconds": {"type": "number"}}, READ_ONLY),
-    tool("ask_sampling", "Asks the client's model to write something.", None, READ_ONLY),
+    tool(
+        "ask_sampling",
+        "Asks the client's model to write something.",
+        {"text": {"type": "string"}, "max_tokens": {"type": "integer"}},
+        READ_ONLY,
+    ),
     tool("ask_roots", "Asks the client for its roots.", None, READ_ONLY),
-    tool("ask_elicitation", "Asks the client's user a question.", None, READ_ONLY),
+    tool("ask_elicitation", "Asks the client's user a question.", {"kind": {"type": "string"}}, READ_ONLY),
     tool("read_notes", INJECTED, None, READ_ONLY),
     tool("delete_everything", "Deletes nothing, really.", {"confirm": {"type": "boolean"}}, READ_ONLY),
 ]
+
+
+ELICITATIONS = {
+    "form": {
+        "message": "Which warehouse should the report cover?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "warehouse": {"type": "string", "title": "Warehouse", "minLength": 2},
+                "days": {"type": "integer", "minimum": 1, "maximum": 31, "default": 7},
+                "format": {"type": "string", "enum": ["csv", "xlsx"], "enumNames": ["CSV", "Excel"]},
+                "email_me": {"type": "boolean", "description": "Mail it as well"},
+            },
+            "required": ["warehouse", "format"],
+        },
+    },
+    "url": {
+        "mode": "url",
+        "message": "Sign in to the tracker to let pyaichat read your issues.",
+        "url": "https://tracker.example.org/oauth/authorize?client=pyaichat",
+        "elicitationId": "sign-in-1",
+    },
+    "nested": {
+        "message": "Your address?",
+        "requestedSchema": {"type": "object", "properties": {"address": {"type": "object"}}},
+    },
+}
 
 
 def send(message: dict) -> None:
@@ -166,19 +201,22 @@ def call(name: str, args: dict) -> dict | None:
         time.sleep(float(args.get("seconds", 1)))
         return text("slept")
     if name == "ask_sampling":
-        answer = ask_client(
-            "sampling/createMessage",
-            {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10},
-        )
+        picture = {"type": "image", "data": base64.b64encode(png(2)).decode(), "mimeType": "image/png"}
+        asked = {
+            "systemPrompt": "You write one short line.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": args.get("text", "hi")}, picture]}
+            ],
+            "maxTokens": int(args.get("max_tokens", 10)),
+            "modelPreferences": {"hints": [{"name": "claude-3-sonnet"}]},
+        }
+        answer = ask_client("sampling/createMessage", asked)
         return text("client answered: " + json.dumps(answer.get("error") or answer.get("result")))
     if name == "ask_roots":
         answer = ask_client("roots/list", {})
         return text("client answered: " + json.dumps(answer.get("error") or answer.get("result")))
     if name == "ask_elicitation":
-        answer = ask_client(
-            "elicitation/create",
-            {"message": "Your password?", "requestedSchema": {"type": "object", "properties": {}}},
-        )
+        answer = ask_client("elicitation/create", ELICITATIONS[args.get("kind", "form")])
         return text("client answered: " + json.dumps(answer.get("error") or answer.get("result")))
     if name == "read_notes":
         return text("Note 1: buy milk.")
@@ -208,6 +246,9 @@ def main() -> None:
         if rid is None:
             continue  # a notification
         if method == "initialize":
+            if os.environ.get("FAULT_HELLO_FILE"):
+                with open(os.environ["FAULT_HELLO_FILE"], "a") as fh:
+                    fh.write(json.dumps(msg.get("params") or {}) + "\n")
             version = msg.get("params", {}).get("protocolVersion", "2025-06-18")
             result = {
                 "protocolVersion": version,

@@ -100,3 +100,86 @@ def test_piped_input_offers_only_what_runs_at_once(controller, notes):
     ctrl.ask("note it")
     assert person.asked == [] and "needs the user's approval" in told(fake)
     assert not Path(notes["FAULT_NOTE_FILE"]).exists()
+
+
+# -- a server's requests back, through the same panel --------------------------------------------------------
+class Asked(Person):
+    """A person who also answers a server's questions (a terminal front end can)."""
+
+    def __init__(self, *answers: str, replies: list[Any] | None = None) -> None:
+        super().__init__(*answers)
+        self.replies = list(replies or [])
+        self.questions: list[Any] = []
+
+    def answer_question(self, question: Any) -> Any:
+        self.questions.append(question)
+        return self.replies.pop(0)
+
+
+@pytest.fixture
+def asking_controller(notes):
+    made: list[Controller] = []
+
+    def make(person: Person) -> tuple[Controller, FakeLLM]:
+        servers = {"fault": fault(env=notes, trust="read-only", sampling=True, elicitation=True)}
+        config = Config(model="fake/model", audit=False, mcp_servers=servers)
+        session = Session(echo=lambda value: None, config=config)
+        fake = FakeLLM()
+        assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
+        ctrl = Controller(config, LocalRuntime(session), person, assistant=assistant)
+        made.append(ctrl)
+        return ctrl, fake
+
+    yield make
+    for ctrl in made:
+        ctrl.close()
+
+
+def test_a_sampling_request_waits_in_the_proposal_panel_and_goes_to_the_model_on_run(asking_controller):
+    person = Person("run", "no")
+    ctrl, fake = asking_controller(person)
+    fake.tool("fault__ask_sampling", {"text": "Name the report."}).text("Weekly stock.").text("Named.")
+    ctrl.ask("name it")
+    (panel,) = person.asked
+    assert panel.title == "The MCP server 'fault' asks your model fake/model to write a reply (not sent yet)"
+    assert panel.tool == "fault: sampling" and panel.arguments["messages"][1]["content"].startswith(
+        "Name the"
+    )
+    assert "Your model (fake/model) would answer" in panel.explanation
+    assert fake.requests[1]["messages"] == panel.arguments["messages"]
+    assert '"text": "Weekly stock."' in told(fake)
+    shown = [e for e in person.events if e.type == "notice" and "answered the MCP server" in e.text]
+    assert [e.text for e in shown] == [
+        "Your model answered the MCP server 'fault' (10 tokens): Weekly stock."
+    ]
+
+    fake.tool("fault__ask_sampling", {"text": "Again."}).text("Not sent.")
+    ctrl.ask("again")
+    assert len(person.asked) == 2 and "The user declined the sampling request." in told(fake)
+    assert len(fake.requests) == 5  # 3 for the first question, 2 for the second: nothing for the server
+
+
+def test_a_servers_question_is_shown_and_answered_by_the_person(asking_controller):
+    from pyaichat.mcptools.approval import Answer
+
+    person = Asked(replies=[Answer("accept", {"warehouse": "Leeds", "format": "csv"})])
+    ctrl, fake = asking_controller(person)
+    fake.tool("fault__ask_elicitation", {}).text("Thanks.")
+    ctrl.ask("make the report")
+    (question,) = person.questions
+    (event,) = [e for e in person.events if e.type == "question"]
+    assert event.source == "fault" and event.message == question.message
+    assert event.fields[0] == ("Warehouse", "text, at least 2 characters")
+    assert event.fields[1] == ("days (optional)", "an integer from 1 to 31")
+    assert event.fields[2] == ("format", "one of: 1 CSV, 2 Excel")
+    assert event.fields[3] == ("email_me (optional)", "Mail it as well — yes or no")
+    assert '"action": "accept", "content": {"warehouse": "Leeds", "format": "csv"}' in told(fake)
+
+
+def test_a_front_end_that_cannot_answer_questions_refuses_them(asking_controller):
+    person = Person()  # a front end without answer_question (piped input, a notebook)
+    ctrl, fake = asking_controller(person)
+    fake.tool("fault__ask_elicitation", {}).text("Could not ask.")
+    ctrl.ask("make the report")
+    assert "no one can be asked here" in told(fake)
+    assert not [e for e in person.events if e.type == "question"]

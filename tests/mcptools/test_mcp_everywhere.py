@@ -111,8 +111,8 @@ def test_in_a_kernel_session_the_servers_run_on_the_users_side(srv, tmp_path) ->
         (pid,) = map(int, pids.read_text().split())
         assert parent_of(pid) == os.getpid()  # started by this process, not by the kernel
         ctrl.handle("/tools")
-        (notice,) = [e.text for e in rec.of("notice") if "MCP servers" in e.text]
-        assert "MCP servers (1; they run here, on your side, not in the kernel):" in notice
+        (page,) = rec.of("page")
+        assert "MCP servers (1; they run here, on your side, not in the kernel):" in page.plain_text()
         ctrl.assistant.close()
     finally:
         runtime.close()

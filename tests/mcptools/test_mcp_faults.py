@@ -254,28 +254,6 @@ def test_an_approved_call_runs_with_the_arguments_the_person_chose(make_assistan
     assert tool_results(fake)[0].endswith("\nwritten")
 
 
-def test_requests_back_from_a_server_are_refused_and_roots_answered_only_when_listed(
-    make_assistant, tmp_path
-) -> None:
-    assistant, fake, _ = make_assistant(
-        {"plain": fault(trust="read-only"), "rooted": fault(trust="read-only", roots=[str(tmp_path)])}
-    )
-    fake.tools(
-        ("plain__ask_sampling", {}),
-        ("plain__ask_elicitation", {}),
-        ("plain__ask_roots", {}),
-        ("rooted__ask_roots", {}),
-    ).text("ok")
-    ask(assistant)
-    sampling, elicitation, no_roots, roots = tool_results(fake)
-    assert '"message": "Sampling not supported"' in sampling
-    assert '"message": "Elicitation not supported"' in elicitation
-    assert '"message": "List roots not supported"' in no_roots
-    assert json.loads(roots.removeprefix("client answered: "))["roots"] == [
-        {"uri": f"file://{tmp_path}", "name": tmp_path.name}
-    ]
-
-
 # -- images --------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("sees", "privacy", "sent"), [(True, "sample", True), (True, "schema", False), (False, "full", False)]

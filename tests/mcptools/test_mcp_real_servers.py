@@ -15,37 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import fault, real
+from mcp_helpers import fault, real, run_piped
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 
 pytestmark = pytest.mark.e2e
-
-
-def run_piped(
-    tmp_path: Path, srv: Any, stdin: str, *args: str, config: str = ""
-) -> subprocess.CompletedProcess:
-    (tmp_path / "config" / "pyaichat").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "config" / "pyaichat" / "config.toml").write_text(config)
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")},
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "PYAICHAT_MODEL": "openai/scripted",
-        "PYAICHAT_API_BASE": srv.base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "pyaichat", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        cwd=tmp_path,
-    )
 
 
 def tools_sent(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -190,6 +165,56 @@ def test_server_everything_over_stdio(npm_servers: Path, make_assistant) -> None
     assert len(urls) == 1 and urls[0].startswith("data:image/png;base64,")
     assert '"temperature"' in structured
     assert toggle.startswith("Error: everything__toggle-simulated-logging needs the user's approval")
+
+
+def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turned_on(
+    npm_servers: Path, make_assistant
+) -> None:
+    """The reference server offers its sampling and elicitation tools only to a client that declares them:
+    pyaichat declares them only for a server the user turned them on for, and answers through the person."""
+    from pyaichat.mcptools.approval import Answer, ToolDecision
+
+    entry = {"command": "node", "args": [str(npm_servers / "server-everything" / "dist" / "index.js")]}
+    plain, fake, _ = make_assistant({"everything": entry})
+    fake.text("nothing to call")
+    plain.ask("q", Recorder().emit, never_approve, approve_tool=lambda request: ToolDecision("no"))
+    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    assert "everything__trigger-sampling-request" not in offered
+    assert "everything__trigger-elicitation-request" not in offered
+
+    assistant, fake, _ = make_assistant({"everything": {**entry, "sampling": True, "elicitation": True}})
+    fake.tool("everything__trigger-sampling-request", {"prompt": "Say hello", "maxTokens": 40})
+    fake.text("Hello from pyaichat's model.")  # the server's sampling request
+    fake.tool("everything__trigger-elicitation-request", {}).text("done")
+    panels: list[str] = []
+
+    def run(request) -> ToolDecision:
+        panels.append(request.name)
+        return ToolDecision("run")
+
+    form = {"name": "Ann Example", "check": True, "integer": 7, "untitledMultipleSelectEnum": ["Piano"]}
+    asked = []
+
+    def person(question) -> Answer:
+        asked.append(question)
+        return Answer("accept", form)
+
+    assistant.ask("q", Recorder().emit, never_approve, approve_tool=run, ask_person=person)
+    assert panels == [
+        "everything__trigger-sampling-request",  # the tool itself is not read-only: it asks first
+        "everything: sampling",
+        "everything__trigger-elicitation-request",
+    ]
+    sampled = fake.requests[1]
+    assert (
+        sampled["max_tokens"] == 40 and sampled["messages"][0]["content"] == "You are a helpful test server."
+    )
+    assert "Say hello" in sampled["messages"][1]["content"]
+    sampling, elicitation = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    assert "LLM sampling result" in sampling and "Hello from pyaichat's model." in sampling
+    (question,) = asked
+    assert len(question.fields) == 13 and question.fields[0].required
+    assert "User provided the requested information" in elicitation and "Ann Example" in elicitation
 
 
 def test_server_filesystem_reads_what_it_may_and_asks_before_writing(

@@ -4,6 +4,7 @@ runs in a real kernel (nbclient) to the same outputs the session showed."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from pyaichat import Session
+from pyaichat.extras import this_python
 from pyaichat.persist import PersistError
 from pyaichat.persist.notebook import (
-    ApprovedProposal,
-    AssistantTurn,
     export,
     timeline,
     to_notebook,
     to_percent_script,
     to_transcript,
 )
+from pyaichat.records import ApprovedProposal, AssistantTurn
 from timeouts import HANG_GUARD
 
 nbformat = pytest.importorskip("nbformat")
@@ -219,7 +220,8 @@ def test_the_save_report_says_how_to_run_what_it_wrote(tmp_path, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "ipykernel" else real(n, *a))
     assert "(needs ipykernel: " in notebook.text() and "-m pip install ipykernel)" in notebook.text()
     script = export(tmp_path / "s.py")
-    assert script.text().endswith(f"Run it with: python {script.path}")
+    assert script.text().endswith(f"Run it with: {this_python()} {script.path}")  # the one with pandas
+    assert os.path.samefile(this_python(), sys.executable)
     assert "Run it" not in export(tmp_path / "s.md").text()
 
 

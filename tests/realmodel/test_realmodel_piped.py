@@ -35,7 +35,7 @@ def sent_bodies(text: str) -> list[dict[str, Any]]:
     """The JSON bodies ``/sent`` printed (each after a "Request i of n" line)."""
     bodies = []
     decoder = json.JSONDecoder()
-    for m in re.finditer(r"^Request (\d+) of \d+\n", text, re.M):
+    for m in re.finditer(r"^Request (\d+) of \d+(?: \(for [^\n]*\))?\n", text, re.M):
         if m.group(1) == "1":  # a new /sent: its references are to its own requests
             bodies.append([])
         body, _ = decoder.raw_decode(text[m.end() :])
@@ -102,7 +102,7 @@ def test_dataframe_question_and_a_follow_up(run_piped):
     assert_no_loop_shown(first)
     assert_no_loop_shown(second)
     question1 = turn1[0]["messages"][-1]["content"]
-    assert "sales: DataFrame 3×2: region str, revenue int64" in question1  # the digest reached the model
+    assert "sales: DataFrame 3×2: region str, revenue int64" in question1  # the picture reached the model
     assert question1.endswith("which region has the highest revenue in sales?")
 
     # the follow-up carries the first turn: its question, then the answer the model gave

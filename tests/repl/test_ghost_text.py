@@ -149,3 +149,16 @@ def test_the_input_runs_only_once_nothing_reads_the_session(make) -> None:
 )
 def test_one_word_of_code(text: str, word: str) -> None:
     assert first_word(text) == word
+
+
+def test_a_line_recalled_from_history_is_not_an_edit_nothing_is_asked_for_it(make) -> None:
+    ghost = make(Model("never asked"))
+    engine = ghost.repl.ctrl.suggester
+    buffer = ghost.repl.prompt.default_buffer
+    seen: list[tuple[str, tuple[str, str] | None]] = []
+    # after the ghost text's own handler: what the engine will ask about once the user pauses
+    buffer.on_text_changed += lambda b: seen.append((b.text, engine.waiting))
+    ghost.pipe.send_text("\x1b[A" + "x\r")  # ↑ recalls the line; typing on it is an edit again
+    assert ghost.repl.read() == "print('hello from history')x"
+    assert seen[0] == ("print('hello from history')", None)
+    assert seen[1] == ("print('hello from history')x", ("print('hello from history')x", ""))

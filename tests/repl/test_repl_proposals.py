@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from repl_keyseq import CTRL_D
+from repl_keyseq import CTRL_C, CTRL_D
 
 from pyaichat.proposals import Proposal
 
@@ -37,6 +37,15 @@ def processed(app: Any) -> None:
     asyncio.run_coroutine_threadsafe(nothing(), app.loop).result(BOUND)
 
 
+def rendered(app: Any) -> str:
+    """What the prompt last drew (the renderer's screen: the output itself is a dummy)."""
+    screen = app.renderer._last_screen
+    if screen is None:
+        return ""
+    rows = screen.data_buffer
+    return "\n".join("".join(rows[y][x].char for x in sorted(rows[y])) for y in sorted(rows))
+
+
 def at_prompt(harness: Any) -> bool:
     return harness.repl.prompt.app.is_running and harness.repl.frontend._asking is None
 
@@ -53,7 +62,7 @@ def run_with_agent(harness: Any, agent: Callable[[], None]) -> dict[str, Any]:
             agent()
         except BaseException as exc:  # shown by the test, after the REPL is let go
             failed["error"] = exc
-            harness.send(CTRL_D * 3)
+            harness.send(CTRL_C + CTRL_D * 3)  # a line left half-typed would keep Ctrl-D from ending it
 
     thread = threading.Thread(target=guarded)
     thread.start()
@@ -140,3 +149,30 @@ def test_a_proposal_no_one_answers_in_time_closes_its_question_and_runs_nothing(
     run_with_agent(harness, agent)
     assert got["outcome"].status == "unanswered" and "late" not in harness.namespace
     assert "withdrawn: no one answered in time. Nothing ran." in harness.output()
+
+
+def test_a_proposal_withdrawn_while_the_person_types_is_told_after_their_line(harness):
+    """No one answered in time while a line was being typed: the toolbar stops saying one waits (the prompt
+    is redrawn) and, once the line has run, the person is told, with no other proposal needed to say it."""
+    got: dict[str, Any] = {}
+
+    def agent() -> None:
+        until(lambda: at_prompt(harness))
+        harness.send("x = ")
+        until(lambda: harness.repl.prompt.default_buffer.text == "x = ")
+        app = harness.repl.prompt.app
+        pending = harness.ctrl.proposals.submit(Proposal.of_code("y = 1", source="Agent X"))
+        until(lambda: "1 proposal waiting" in rendered(app))  # the toolbar says so
+        got["outcome"] = pending.wait(0)  # the agent's time is up while the person types
+        until(lambda: "proposal waiting" not in rendered(app))  # the prompt is redrawn without it
+        got["typing"] = harness.repl.prompt.default_buffer.text
+        got["waiting"] = harness.ctrl.proposals.waiting
+        harness.send("5\r")
+        until(lambda: at_prompt(harness) and "x" in harness.namespace)
+        harness.send(CTRL_D)
+
+    run_with_agent(harness, agent)
+    assert got["outcome"].status == "unanswered" and "y" not in harness.namespace
+    assert got["typing"] == "x = " and got["waiting"] == 0
+    screen = harness.output()
+    assert "The proposal from Agent X was withdrawn: no one answered in time. Nothing ran." in screen

@@ -7,7 +7,7 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call
-from pyaichat.capabilities import evaluate as ev_mod
+from pyaichat.capabilities import fast_eval as ev_mod
 from pyaichat.config import Config
 
 

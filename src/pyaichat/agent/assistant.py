@@ -28,13 +28,14 @@ from .events import ApprovalRequiredEvent, ErrorEvent, Event, NoticeEvent, State
 from .llm import LITELLM, LLM, LiteLLMClient, Loader, Usage
 from .loop import Approval, ToolOutcome, TurnEnv, run_turn
 from .protocol import images_as_sizes
+from .side import SideRequests
 from .trace import TurnResult
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from ..config import Config
-    from ..mcptools.approval import Approve
+    from ..mcptools.approval import Approve, Ask, Completion, Sample
     from ..mcptools.offer import TurnTools
     from ..mcptools.tools import ServerTools
     from ..session import Session
@@ -131,17 +132,27 @@ class Assistant:
         *,
         config: Config | None = None,
         approve_tool: Approve | None = None,
+        ask_person: Ask | None = None,
     ) -> TurnResult | None:
         """Answer ``question`` with ``config`` (default: the current settings); ``None`` when no model can be
         used (an error event says why). ``approve_tool`` asks the person about a call of an MCP tool that does
-        not run at once (``None``: no one can be asked, so only those that do are offered)."""
+        not run at once, and about a server's sampling request (``None``: no one can be asked, so only those
+        that do are offered); ``ask_person`` puts a server's question to them (elicitation)."""
         config = config or self.config
         try:
             llm = self.client(config)
         except LLMError as exc:
             emit(ErrorEvent(message=str(exc), kind=exc.kind))
             return None
-        outside = self._outside_tools(emit, config, can_approve=approve_tool is not None)
+        side: list[SideRequests] = []  # made with the budget, below; a server's sampling goes through it
+        outside = self._outside_tools(
+            emit,
+            config,
+            can_approve=approve_tool is not None,
+            approve=approve_tool,
+            ask=ask_person,
+            sample=self._sampler(llm, side, emit),
+        )
         # pyaichat's masking rules and, with MCP servers, every value their entries gave them
         mask = memoize(outside.mask if outside is not None else make_masker(config))
         told, self.notes = self.notes, []
@@ -167,8 +178,11 @@ class Assistant:
         budget = Budget(
             llm, Limits.of(config), prompt, spent_before=self.totals, requests_before=self.requests
         )
+        side.append(SideRequests(llm, budget, mask=mask, emit=emit))
         run_tool = self._look if outside is None else self._runner(outside, approve_tool)
-        env = TurnEnv(llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask)
+        env = TurnEnv(
+            llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask, side=side[0]
+        )
         result = run_turn(env, question)
         if outside is not None:  # a server that failed during the turn: the model knows, now the user does
             self._tell(emit, outside.servers.news())
@@ -198,8 +212,41 @@ class Assistant:
 
         return run_tool
 
+    def _sampler(self, llm: LLM, side: list[SideRequests], emit: Callable[[Event], None]) -> Sample:
+        """How this turn answers a server's sampling request the person approved: the turn's own model,
+        through ``side`` (recorded in the turn; see ``agent.side``)."""
+
+        def sample(messages: list[dict[str, Any]], max_tokens: int, server: str) -> Completion:
+            from ..mcptools.approval import Completion  # only with a sampling request
+
+            reply = side[0].complete(messages, max_tokens, label=f"the MCP server {server!r}")
+            usage = reply.usage
+            first = (reply.text.strip().splitlines() or [""])[0]
+            first = first if len(first) <= 100 else first[:99] + "…"
+            emit(
+                NoticeEvent(
+                    text=f"Your model answered the MCP server {server!r} "
+                    f"({usage.completion_tokens:,} tokens): {first}"
+                )
+            )
+            return Completion(
+                text=reply.text,
+                model=llm.model,
+                stop_reason="maxTokens" if reply.finish_reason == "length" else "endTurn",
+                tokens=usage.prompt_tokens + usage.completion_tokens,
+            )
+
+        return sample
+
     def _outside_tools(
-        self, emit: Callable[[Event], None], config: Config, *, can_approve: bool
+        self,
+        emit: Callable[[Event], None],
+        config: Config,
+        *,
+        can_approve: bool,
+        approve: Approve | None = None,
+        ask: Ask | None = None,
+        sample: Sample | None = None,
     ) -> TurnTools | None:
         """The MCP tools for this turn (servers still starting are waited for, within their deadlines); each
         failure is told once, as a warning before the answer."""
@@ -210,7 +257,14 @@ class Assistant:
         waiting = servers.manager.pending()
         if waiting:
             emit(StateEvent(state="starting", detail=f"starting MCP servers: {', '.join(waiting)}"))
-        turn = servers.for_turn(can_approve=can_approve, config=config)
+        turn = servers.for_turn(
+            can_approve=can_approve,
+            config=config,
+            approve=approve,
+            ask=ask,
+            sample=sample,
+            tell=lambda sentence: emit(NoticeEvent(text=sentence, level="warning")),
+        )
         self._tell(emit, turn.news)
         return turn
 
@@ -229,8 +283,8 @@ class Assistant:
         return self.runtime.call(name, args, images=images)
 
     def _picture(self) -> str:
-        """The session digest for this question (the runtime marks an error new since the previous one)."""
-        return self.runtime.digest()
+        """The session picture for this question (the runtime marks an error new since the previous one)."""
+        return self.runtime.picture()
 
     def _describe(self, ref: str) -> str:
         """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""
@@ -266,6 +320,14 @@ class Assistant:
         if last is None:
             return []
         return [json.dumps(body, indent=2, ensure_ascii=False) for body in last.requests]
+
+    def sent_labels(self) -> list[str]:
+        """For each request of the last turn, who it was made for ("" for the turn itself; "the MCP server
+        'fault'" for a server's sampling request)."""
+        last = self.last
+        if last is None:
+            return []
+        return [last.side_requests.get(i, "") for i in range(len(last.requests))]
 
     def trace_text(self) -> str:
         last = self.last

@@ -200,16 +200,23 @@ class Budget:
             )
         if self.out_of_time():
             return self.time_up()
-        if limits.budget_usd is not None:
-            cost = (self.spent_before.cost_usd or 0.0) + (spent.cost_usd or 0.0)
-            made = self.requests_before + requests
-            average = cost / made if made else 0.0
-            left = limits.budget_usd - cost
-            if left <= 0 or left < average:  # a typical request would go over
-                return Stop(
-                    "budget_usd",
-                    "Stopped: the next request would go over the session's money budget (budget_usd).",
-                )
+        return self.money_stop(spent, requests)
+
+    def money_stop(self, spent: Usage, requests: int) -> Stop | None:
+        """A stop when the next request would go over the session's money budget (``budget_usd``), given
+        what this turn has ``spent`` in ``requests`` model requests."""
+        limits = self.limits
+        if limits.budget_usd is None:
+            return None
+        cost = (self.spent_before.cost_usd or 0.0) + (spent.cost_usd or 0.0)
+        made = self.requests_before + requests
+        average = cost / made if made else 0.0
+        left = limits.budget_usd - cost
+        if left <= 0 or left < average:  # a typical request would go over
+            return Stop(
+                "budget_usd",
+                "Stopped: the next request would go over the session's money budget (budget_usd).",
+            )
         return None
 
     # -- fitting -------------------------------------------------------------------------------------------

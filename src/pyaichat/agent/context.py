@@ -1,5 +1,5 @@
 """What the model sees: the system prompt, pinned ``@names`` and the conversation memory (the session
-digest, rebuilt every turn, comes from the runtime: ``capabilities.digest``).
+picture, rebuilt every turn, comes from the runtime: ``capabilities.picture``).
 
 The memory keeps whole turns (``agent.budget`` fits them into each request). Every message leaves
 through ``mask_messages`` (the one masking function), so ``/sent`` shows exactly what the provider

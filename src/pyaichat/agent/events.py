@@ -83,6 +83,20 @@ class ApprovalRequiredEvent(_Event):
     source: str = ""
     tool: str = ""
     arguments: dict[str, Any] | None = None
+    title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
+
+
+class QuestionEvent(_Event):
+    """An MCP server asks the person something (an elicitation): its ``message``, then the ``fields`` to fill
+    in (each a label and what it takes), or a ``url`` it asks them to open themselves. The front end asks
+    for the answer next; nothing of it reaches the model."""
+
+    type: Literal["question"] = "question"
+    call_id: str
+    source: str  # the server that asks
+    message: str
+    fields: list[tuple[str, str]] = Field(default_factory=list)
+    url: str | None = None
 
 
 class PreviewEvent(_Event):
@@ -136,7 +150,7 @@ class CodeEvent(_Event):
 
 class PageSection(BaseModel):
     """One part of a ``PageEvent``: a title, then rows (a term and its description, the description wrapped
-    under its own column), plain text, or code to highlight."""
+    under its own column), plain text (each line wrapped under its own indent), or code to highlight."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
@@ -156,7 +170,8 @@ class PageEvent(_Event):
 
     def plain_text(self, width: int = 100) -> str:
         """The page as plain text ``width`` columns wide: rows aligned, descriptions wrapped under their own
-        column (a term too wide for the column gets its description on the next line)."""
+        column (a term too wide for the column gets its description on the next line), text lines wrapped
+        under their own indent."""
         out: list[str] = []
         for section in self.sections:
             if section.title:
@@ -164,13 +179,15 @@ class PageEvent(_Event):
             if section.rows:
                 out.extend(_rows_text(section.rows, width))
             if section.text:
-                out.append(section.text.rstrip("\n"))
+                out.extend(text_lines(section.text, width))
             if section.code:
                 out.append(section.code.rstrip("\n"))
         return "\n".join(out)
 
 
 TERM_COLUMN = 26  # the widest term that keeps its description on the same line
+NARROW_DESCRIPTION = 30  # fewer columns than this beside the terms: descriptions go under them instead
+STACKED_COLUMN = 6  # where a description starts under its term on a narrow screen
 
 
 def _rows_text(rows: list[tuple[str, str]], width: int) -> list[str]:
@@ -183,15 +200,47 @@ def row_lines(rows: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
     import textwrap  # with the first page shown
 
     column = min(max((len(term) for term, _ in rows), default=0), TERM_COLUMN) + 4
+    if width - column < NARROW_DESCRIPTION:  # a narrow screen: each description under its term, less indented
+        column = min(column, STACKED_COLUMN)
     lines: list[tuple[str, str]] = []
     for term, text in rows:
-        wrapped = textwrap.wrap(text, max(20, width - column)) or [""]
+        wrapped = textwrap.wrap(text, max(12, width - column), break_on_hyphens=False) or [""]
         if len(term) + 4 > column:  # too wide: the description starts on the next line, under its column
             lines.append((f"  {term}", ""))
             lines.extend((" " * column, piece) for piece in wrapped)
         else:
             lines.append((f"  {term}".ljust(column), wrapped[0]))
             lines.extend((" " * column, piece) for piece in wrapped[1:])
+    return lines
+
+
+HANGING = 2  # how much further in than its line's own indent a wrapped line goes on
+
+
+def text_lines(text: str, width: int) -> list[str]:
+    """``text`` laid out ``width`` columns wide: a line too long goes on under its own indent, two columns
+    further in (``  Landlock: no file writes, …`` never spills back to column 0, and its continuation does
+    not look like the next item). Blank lines stay; a word longer than the width is not cut (a path or a
+    command must stay whole to be copied)."""
+    import textwrap  # with the first page shown
+
+    lines: list[str] = []
+    for line in text.rstrip("\n").split("\n"):
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        if len(line) <= width or not body.strip():
+            lines.append(line.rstrip())
+            continue
+        lines.extend(
+            textwrap.wrap(
+                body,
+                max(20, width),
+                initial_indent=indent,
+                subsequent_indent=indent + " " * HANGING,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
     return lines
 
 
@@ -203,6 +252,7 @@ Event = Annotated[
     | AnswerChunkEvent
     | AnswerEvent
     | ApprovalRequiredEvent
+    | QuestionEvent
     | PreviewEvent
     | UsageEvent
     | ErrorEvent

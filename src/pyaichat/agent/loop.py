@@ -49,6 +49,7 @@ from .events import (
 from .llm import LLM, LLMReply, Receiving, Request, Retrying, Stream, Usage
 from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
 from .repetition import LOOP_NOTE, RepetitionGuard
+from .side import SideRequests
 from .trace import StepRecord, TurnResult
 from .view import ReplyView
 
@@ -104,6 +105,7 @@ class TurnEnv:
     run_tool: RunTool
     approve: Callable[[ApprovalRequiredEvent], Approval]
     mask: Callable[[str], str] = lambda text: text
+    side: SideRequests | None = None  # model requests a tool call makes for someone else (MCP sampling)
 
 
 @dataclass
@@ -139,6 +141,8 @@ class _Turn:
         self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
         self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
         self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
+        if env.side is not None:
+            env.side.bind(self.result)
 
     def run(self) -> TurnResult:
         try:

@@ -35,6 +35,8 @@ class TurnResult:
     interrupted: bool = False
     steps: list[StepRecord] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)  # the bodies sent, for /sent
+    # requests made for someone else during a tool call (an MCP server's sampling): index → who asked
+    side_requests: dict[int, str] = field(default_factory=dict)
     messages: list[dict[str, Any]] = field(default_factory=list)
     protocol: str = "native"  # the tool protocol in use when the turn ended
     duration_ms: float = 0.0

@@ -4,12 +4,12 @@ Nothing builds a huge string first: strings are sliced before ``repr``, containe
 to a few items, large sized objects are described by type and length alone. Values a data-library adapter
 knows are shown by that adapter's one line, never by their own ``repr`` (a lazy frame's repr may compute).
 
-Every call into an object's own code goes through ``guard.ask``: bounded, and never again in this session for
+Every call into an object's own code goes through ``deadline.ask``: bounded, never again in this session for
 an object that overran once, whichever capability asks. Builtin containers (subclasses too) are read through
 their base type (``layout``): their count and items cost nothing and run none of a subclass's code. Two modes,
 chosen by ``Limits.picture``:
 
-* the **session picture** (``list_globals`` and the digest rebuilt for every question) calls nothing whose
+* the **session picture** (``list_globals`` and the picture rebuilt for every question) calls nothing whose
   cost is unknown: ``len`` only where it is implemented in C, a user ``__repr__`` only with a small budget;
 * an **explicit request** (``get_type``, ``get_repr``) asks the object itself once (``own_facts``: its
   ``__len__`` written in Python and its ``__repr__``, together, under ``USER_CODE_BUDGET``); what it holds
@@ -26,7 +26,7 @@ from collections import deque
 from typing import Any, NamedTuple
 
 from . import adapters, layout
-from .guard import PICTURE_BUDGET, USER_CODE_BUDGET, NotAsked, Overtime, ask, failure, guarded
+from .deadline import PICTURE_BUDGET, USER_CODE_BUDGET, NotAsked, Overtime, ask, failure, guarded
 from .privacy import FULL, SCHEMA
 from .redact import REDACTED, is_secret_name
 
@@ -114,7 +114,7 @@ def own_facts(
 ) -> Facts:
     """The one bounded ask of ``value``'s own code for an explicit request: its length (when only a
     ``__len__`` written in Python knows it) and its ``__repr__`` (with ``text``), computed together under
-    ``guard.ask``; an object that overran before is not asked, and ``note`` says so."""
+    ``deadline.ask``; an object that overran before is not asked, and ``note`` says so."""
     n = known_len(value)
     ask_len = length and n is None and _python_len(value) and not is_iterator(value)
     if not (ask_len or text):
@@ -162,7 +162,7 @@ def safe_len(value: Any) -> int | None:
 
 def signature_text(obj: Any, budget: float = USER_CODE_BUDGET) -> str | None:
     """``name(params)`` of a callable. A function's or a class's is read under ``guarded``; a callable
-    object's may run its own code (``__signature__``, ``__getattr__``), so it is asked (``guard.ask``)."""
+    object's may run its own code (``__signature__``, ``__getattr__``), so it is asked (``deadline.ask``)."""
     try:
         if issubclass(type(obj), (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)):
             return guarded(lambda: _signature_text(obj))
@@ -191,7 +191,7 @@ def _signature_text(obj: Any) -> str | None:
 
 
 def user_repr(value: Any, picture: bool, width: int) -> str:
-    """``repr(value)`` of an object with its own ``__repr__``, asked (``guard.ask``): in the picture with a
+    """``repr(value)`` of an object with its own ``__repr__``, asked (``deadline.ask``): in the picture with a
     small budget, else with ``USER_CODE_BUDGET``; an object that overran once is not asked again."""
     what = f"repr of {type_name(value)}"
     try:

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
 from . import layout, summary
-from .expr import resolve
-from .guard import NotAsked, ask
+from .deadline import NotAsked, ask
+from .expr_lookup import resolve
 from .redact import REDACTED, Masker, masker_for
 from .registry import CapabilityContext, capability
 
@@ -58,7 +58,7 @@ def user_names(namespace: Mapping[str, Any]) -> list[str]:
     """The user's own variables in ``namespace``: no modules, dunders, ``_``-private names, IPython's
     ``In``/``Out``/``_i*``/``exit``/``quit``/``get_ipython``, or objects pyaichat put there. Namespace order.
 
-    Called for every question's digest over namespaces of 10,000+ names, so plain values take a fast path.
+    Called for every question's picture over namespaces of 10,000+ names, so plain values take a fast path.
     """
     names = []
     for name, value in list(namespace.items()):

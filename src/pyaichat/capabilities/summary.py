@@ -9,7 +9,7 @@ Three promises hold for every value, however large, lazy or hostile:
   question — calls nothing whose cost is unknown (no ``__len__`` written in Python, no property; a user
   ``__repr__`` only with a small budget). ``describe`` and ``type_details`` — ``get_repr``, ``get_type``,
   explicit requests — ask the object's own code once (its ``_repr_llm_``, or its ``__len__`` and
-  ``__repr__`` together), bounded (``guard.ask``); nothing else of a user class runs, and an object that
+  ``__repr__`` together), bounded (``deadline.ask``); nothing else of a user class runs, and an object that
   overran once is not asked again in the session by any capability: the tool says so in one sentence.
 * **Privacy levels** (``names`` < ``schema`` < ``sample`` < ``full``): ``names`` gives the type only;
   ``schema`` adds lengths, shapes, columns and dtypes but no value of any element, cell or string; ``sample``
@@ -44,7 +44,7 @@ from .brepr import (
     static,
     type_name,
 )
-from .guard import (
+from .deadline import (
     PICTURE_BUDGET,
     USER_CODE_BUDGET,
     NotAsked,
@@ -291,7 +291,7 @@ def _generic(value: Any, lvl: int, header: str | None = None, facts: Facts | Non
 
 def _repr_llm(value: Any) -> str | None:
     """The object's own ``_repr_llm_()`` (looked up on the type, so ``__getattr__`` is never triggered),
-    asked once and bounded (``guard.ask``)."""
+    asked once and bounded (``deadline.ask``)."""
     if static(type(value), "_repr_llm_") is None:
         return None
     try:

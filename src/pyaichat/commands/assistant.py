@@ -31,23 +31,27 @@ def _sent(ctrl: Controller, arg: str) -> None:
     if not bodies:
         ctrl.notice("Nothing has been sent to a provider yet.")
         return
+    labels = ctrl.assistant.sent_labels()
     sections = [
         PageSection(
-            title=f"Request {n} of {len(bodies)}", code=json.dumps(view, indent=2, ensure_ascii=False)
+            title=f"Request {n} of {len(bodies)}" + (f" (for {label})" if label else ""),
+            code=json.dumps(view, indent=2, ensure_ascii=False),
         )
-        for n, view in enumerate(sent_view(bodies), 1)
+        for n, (view, label) in enumerate(zip(sent_view(bodies, labels), labels, strict=True), 1)
     ]
     ctrl.emit(PageEvent(sections=sections))
 
 
-def sent_view(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> list[dict[str, Any]]:
     """The request bodies of a turn as ``/sent`` shows them, each part once: a tool list the same as an
-    earlier request's is named, not repeated, and the messages a request shares with the one before it are
-    one line (each request repeats the whole conversation so far and every tool schema: a two-step question
-    was 645 lines). Nothing else changes; ``expand_sent`` gives the bodies back."""
+    earlier request's is named, not repeated, and the messages a request shares with the turn's request
+    before it are one line (each request repeats the whole conversation so far and every tool schema: a
+    two-step question was 645 lines). A request made for someone else (``labels``: an MCP server's sampling)
+    is shown whole and is no part of that chain. Nothing else changes; ``expand_sent`` gives the bodies
+    back."""
     shown: list[dict[str, Any]] = []
     tool_lists: list[tuple[int, Any]] = []
-    previous: list[Any] = []
+    previous: tuple[int, list[Any]] = (0, [])
     for n, body in enumerate(bodies, 1):
         view = dict(body)
         tools = body.get("tools")
@@ -57,12 +61,15 @@ def sent_view(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 tool_lists.append((n, tools))
             else:
                 view["tools"] = f"(the same {len(tools)} tools as request {first})"
-        messages = list(body.get("messages") or [])
-        shared = len(previous) if previous and messages[: len(previous)] == previous else 0
-        if shared:
-            view["messages"] = [f"(messages 1–{shared}: as in request {n - 1})", *messages[shared:]]
-        previous = messages
         shown.append(view)
+        if labels and labels[n - 1]:
+            continue
+        messages = list(body.get("messages") or [])
+        before, earlier = previous
+        shared = len(earlier) if earlier and messages[: len(earlier)] == earlier else 0
+        if shared:
+            view["messages"] = [f"(messages 1–{shared}: as in request {before})", *messages[shared:]]
+        previous = (n, messages)
     return shown
 
 
@@ -78,7 +85,8 @@ def expand_sent(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
         messages = list(view.get("messages") or [])
         if messages and isinstance(messages[0], str) and messages[0].startswith("(messages 1–"):
             shared = int(messages[0].split("–", 1)[1].split(":", 1)[0])
-            messages = bodies[-1]["messages"][:shared] + messages[1:]
+            before = int(messages[0].rsplit(" ", 1)[1].rstrip(")"))
+            messages = bodies[before - 1]["messages"][:shared] + messages[1:]
         if "messages" in view:
             body["messages"] = messages
         bodies.append(body)

@@ -69,7 +69,11 @@ def _model(ctrl: Controller, arg: str) -> None:
     ctrl.notice(f"Model set to {arg} for the next question.", level="success")
 
 
-@command("history", "/history [n]", "Show the last n inputs (default 20) with short output summaries.")
+@command(
+    "history",
+    "/history [n]",
+    "Show the last n inputs (default 20) with short output summaries; approved proposals are marked.",
+)
 def _history(ctrl: Controller, arg: str) -> None:
     try:
         count = int(arg) if arg else 20
@@ -80,10 +84,22 @@ def _history(ctrl: Controller, arg: str) -> None:
     if not entries:
         ctrl.notice("No inputs yet.")
         return
+    # approved proposals ran as inputs: say whose they were, and which /undo took back
+    proposed = {p.input_number: p for p in ctrl.journal.approved if p.input_number is not None}
     lines = []
     for e in entries:
         first, *more = e.source.strip().splitlines() or [""]
         src = first + (f"  (+{len(more)} lines)" if more else "")
+        proposal = proposed.get(e.number)
+        if proposal is not None:
+            undone = "; undone with /undo" if proposal.undone else ""
+            src += f"  [proposed by {_proposer(proposal.proposed_by)}{undone}]"
         mark = "" if e.ok else "✗ "
         lines.append(f"[{e.number}] {src}" + (f"\n      → {mark}{e.summary}" if e.summary else ""))
-    ctrl.notice("\n".join(lines))
+    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /history
+
+    ctrl.emit(PageEvent(sections=[PageSection(text="\n".join(lines))]))  # long lines go on under their indent
+
+
+def _proposer(source: str) -> str:
+    return "the assistant" if source == "assistant" else source

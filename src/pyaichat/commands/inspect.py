@@ -28,25 +28,32 @@ def _call(ctrl: Controller, name: str, args: dict | None = None) -> CapabilityRe
     "List the capabilities the assistant can use, one line each, and your MCP servers: state, tools, calls.",
 )
 def _tools(ctrl: Controller, arg: str) -> None:
+    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /tools
+
     box = ctrl.runtime.tools()  # described where they run (a kernel has its own plugins and walls)
-    width = max((len(t.name) for t in box.tools), default=0)
-    lines = [f"{len(box.tools)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"]
+    rows = []
     for tool in box.tools:
         params = ", ".join(tool.parameters.get("properties", {}))
         origin = "" if tool.source == "builtin" else f"  [{tool.source}]"
         gate = "" if tool.executable else "  [needs your approval]"
-        lines.append(f"  {tool.name:<{width}}  ({params}) {tool.summary}{origin}{gate}")
+        rows.append((tool.name, f"({params}) {tool.summary}{origin}{gate}"))
+    title = f"{len(box.tools)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"
+    sections = [PageSection(title=title, rows=rows)]
     if box.adapters:
-        lines.append("Adapters from plugins (how the assistant sees their types):")
-        lines.extend(f"  {adapter}" for adapter in box.adapters)
-    for problem in box.problems:
-        lines.append(f"  ! {problem}")
-    lines.append("Sandbox walls:")
-    lines.extend(f"  {line}" for line in ctrl.runtime.sandbox_walls())
+        adapters = "\n".join(f"  {adapter}" for adapter in box.adapters)
+        sections.append(
+            PageSection(title="Adapters from plugins (how the assistant sees their types):", text=adapters)
+        )
+    if box.problems:
+        sections.append(PageSection(text="\n".join(f"  ! {problem}" for problem in box.problems)))
+    walls = "\n".join(f"  {line}" for line in ctrl.runtime.sandbox_walls())
+    sections.append(PageSection(title="Sandbox walls:", text=walls))
     servers = ctrl.assistant.servers
     if servers is not None:
-        lines.extend(servers.status_lines(kernel=ctrl.runtime.describe() is not None))
-    ctrl.notice("\n".join(lines))
+        sections.append(
+            PageSection(text="\n".join(servers.status_lines(kernel=ctrl.runtime.describe() is not None)))
+        )
+    ctrl.emit(PageEvent(sections=sections))
 
 
 @command("inspect", "/inspect <expr>", "Show type, summary and doc of a value, as the assistant sees it.")

@@ -14,7 +14,7 @@ USAGE = "Usage: /mcp on [HOST] | off | status | token"
 
 @command(
     "mcp",
-    "/mcp on|off|status",
+    "/mcp on|off|status|token",
     "Serve this session to outside agents over MCP (read-only; they can only propose code to you).",
 )
 def _mcp(ctrl: Controller, arg: str) -> None:

@@ -24,6 +24,7 @@ def _suggest(ctrl: Controller, arg: str) -> None:
     if arg.lower() == "off":
         ctrl.config = ctrl.config.replace(suggest_model=None)
         ctrl.suggester.cancel()
+        ctrl.suggester.stop_helper()  # its memory back now, not when it idles out
         ctrl.notice("Suggestions are off; nothing you type is sent.", level="success")
         return
     ctrl.config = ctrl.config.replace(suggest_model=arg)
@@ -55,6 +56,9 @@ def status(ctrl: Controller) -> str:
         f"you typed on, {s.failed} failed; {s.prompt_tokens:,} prompt + {s.completion_tokens:,} completion "
         "tokens.",
     ]
+    helper = engine.helper_line()
+    if helper:
+        lines.append(helper)
     if engine.stopped_by:
         lines.append(f"Stopped: {engine.stopped_by} Fix it, then /suggest {config.suggest_model} again.")
     elif s.last_failure:

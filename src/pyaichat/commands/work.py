@@ -46,9 +46,11 @@ def _save(ctrl: Controller, arg: str) -> None:
         ctrl.notice(str(exc), level="warning")
         return
     except ImportError as exc:
+        from ..extras import install_command  # only to say how
+
         missing = exc.name or "nbformat"
         ctrl.notice(
-            f"Saving a notebook needs {missing}: pip install 'pyaichat[persist]' (or use .py or .md).",
+            f"Saving a notebook needs {missing}: {install_command('persist')} (or use .py or .md).",
             level="warning",
         )
         return
@@ -76,8 +78,10 @@ def _snapshot(ctrl: Controller, arg: str) -> None:
         ctrl.notice(str(exc), level="warning")
         return
     except ImportError as exc:
+        from ..extras import install_command  # only to say how
+
         needed = exc.name or "cloudpickle"
-        ctrl.notice(f"Snapshots need {needed}: pip install 'pyaichat[persist]'.", level="warning")
+        ctrl.notice(f"Snapshots need {needed}: {install_command('persist')}.", level="warning")
         return
     ctrl.lasting.snapshot_taken(path or "")  # "": the runtime's default file
     ctrl.notice(text, level="success")

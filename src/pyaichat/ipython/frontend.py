@@ -21,6 +21,7 @@ from ..controller import Decision
 if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
+    from ..mcptools.approval import Answer, Question
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
 
@@ -74,11 +75,14 @@ class DisplayRenderer:
                 import json  # only with a tool call to show
 
                 arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
-                title = f"**Tool call proposed{who}: {event.tool} (not called yet)**"
+                title = f"**{event.title or f'Tool call proposed{who}: {event.tool} (not called yet)'}**"
                 self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
             else:
                 title = f"**Proposed code{who} (not run yet)**"
                 self._markdown(f"{title}\n\n{body}```python\n{event.code.rstrip()}\n```")
+        elif kind == "question":  # a notebook cannot answer: shown, and refused
+            self._finish()
+            print(f"The MCP server {event.source!r} asks: {event.message}")
         elif kind == "preview":
             print("\n".join(line for _, line in event.lines))
         elif kind == "code":
@@ -198,6 +202,15 @@ class IPythonFrontEnd:
         from ..repl.frontend import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
 
         return ask_arguments(proposal.tool, dict(proposal.arguments or {}))
+
+    def answer_question(self, question: Question) -> Answer:
+        """An MCP server's question (elicitation), asked in a terminal (the controller asks only there)."""
+        from ..repl.form import ask_answer  # prompt_toolkit: terminal only
+
+        close = getattr(self.renderer, "pause", None)
+        if close is not None:
+            close()
+        return ask_answer(question, color=self._color)
 
     def set_next_input(self, code: str) -> None:
         if code == self._next_input:

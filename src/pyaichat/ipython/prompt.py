@@ -173,13 +173,14 @@ class TwoModePrompt:
             loop.call_soon_threadsafe(self._make_way)
 
     def _make_way(self) -> None:
-        """On the prompt's thread: an empty line makes way for waiting proposals; a line being typed stays."""
+        """On the prompt's thread: an empty line makes way for waiting proposals (or the notice that one was
+        withdrawn); a line being typed stays."""
         pt_app = self.shell.pt_app
         app = pt_app.app
-        if not self.controller.proposals.waiting or not app.is_running or app.is_done:
+        if not app.is_running or app.is_done:
             return
-        if pt_app.default_buffer.text:
-            app.invalidate()
+        if pt_app.default_buffer.text or not self.controller.proposals.needs_prompt:
+            app.invalidate()  # the toolbar says whether one waits
             return
         try:
             app.exit(exception=_Interjection())
@@ -227,12 +228,18 @@ class TwoModePrompt:
         pt_app.app.invalidate()
 
     def _refresh_toolbar(self) -> None:
-        """A bottom toolbar in Assistant mode, and in Python mode while suggestions are on (it says which
-        model gets what is typed); none otherwise, as IPython has it."""
+        """A bottom toolbar in Assistant mode, in Python mode while suggestions are on (it says which model
+        gets what is typed) and while the session is served over MCP (it says so, and when an agent's
+        proposal waits for an empty line); none otherwise, as IPython has it."""
         pt_app = getattr(self.shell, "pt_app", None)
         if pt_app is None:
             return
-        wanted = self.controller.mode is Mode.ASSISTANT or bool(self.controller.config.suggest_model)
+        ctrl = self.controller
+        wanted = (
+            ctrl.mode is Mode.ASSISTANT
+            or bool(ctrl.config.suggest_model)
+            or bool(ctrl.gate.serving or ctrl.proposals.waiting)
+        )
         if wanted and pt_app.bottom_toolbar is None:
             pt_app.bottom_toolbar = self._toolbar_fn
         elif not wanted and pt_app.bottom_toolbar is self._toolbar_fn:
@@ -245,11 +252,26 @@ class TwoModePrompt:
 
             part = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
             tab = [("bold", "TAB"), ("", " on empty line: ask ")]
-            return [("bold", " Python mode "), ("", "│ "), *part, *tab]
+            return [("bold", " Python mode "), ("", "│ "), *part, *self._outside(), *tab]
         model = self.controller.config.model or "no model"
         return [
             ("bold", " Assistant mode "),
-            ("", f"│ {model} │ Enter: ask · "),
+            ("", f"│ {model} │ "),
+            *self._outside(),
+            ("", "Enter: ask · "),
             ("bold", "TAB"),
             ("", " on empty line: back to Python · %ai /help "),
         ]
+
+    def _outside(self) -> list[tuple[str, str]]:
+        """While outside agents are served (``%ai /mcp on``): say so, and that a proposal of theirs waits for
+        an empty line (it never interrupts a line being typed)."""
+        ctrl = self.controller
+        parts: list[tuple[str, str]] = []
+        if ctrl.gate.serving:
+            parts += [("bold", ctrl.gate.serving), ("", " │ ")]
+        waiting = ctrl.proposals.waiting
+        if waiting:
+            plural = "s" if waiting > 1 else ""
+            parts.append(("", f"{waiting} proposal{plural} waiting: clear the line to see │ "))
+        return parts

@@ -28,6 +28,7 @@ BURST = 200
 PER_SECOND = 100.0
 TOO_MANY = f"Too many calls: this session answers at most {PER_SECOND:g} a second. Slow down and try again."
 _ARG_CHARS = 40
+_MASKED_CHARS = 400
 
 
 def failure(error: str, started: float | None = None) -> dict[str, Any]:
@@ -134,11 +135,11 @@ class LocalBackend:
         session = getattr(self.runtime, "session", None)
         try:
             if session is not None:
-                from ..capabilities.digest import session_digest
+                from ..capabilities.picture import session_picture
 
-                body = session_digest(session, config)
+                body = session_picture(session, config)
             else:
-                body = self.runtime.digest()
+                body = self.runtime.picture()
         except Exception as exc:  # a picture that fails is one sentence, never a broken call
             body = f"(The session picture failed: {type(exc).__name__}.)"
         info = self.info()
@@ -165,24 +166,35 @@ class LocalBackend:
         self.clients.counted(client, bool(result.get("ok")))
         if shown and self.show is not None:
             try:
-                self.show(quiet_line(client, name, args, result))
+                from ..capabilities.redact import masker_for  # loaded by the call already
+
+                mask = masker_for(self.runtime.config).mask_text
+                self.show(quiet_line(client, name, args, result, mask))
             except Exception:
                 pass  # a line that cannot be shown never fails the call
         return result
 
 
-def quiet_line(client: ClientRecord, name: Any, args: Any, result: dict[str, Any]) -> str:
-    """``⇄ claude-code get_repr(df) 4 ms`` — what the person sees of one outside call."""
+def quiet_line(
+    client: ClientRecord,
+    name: Any,
+    args: Any,
+    result: dict[str, Any],
+    mask: Callable[[str], str] | None = None,
+) -> str:
+    """``⇄ claude-code get_repr(df) 4 ms`` — what the person sees of one outside call. What the agent sent is
+    masked (``mask``: the session's own rules) before it is cut to fit, so no secret shows half."""
     shown = ""
     if isinstance(args, Mapping) and args:
         first = next(iter(args.values()))
-        shown = safe_text(first, _ARG_CHARS) if first is not None else ""
-        try:
-            from ..capabilities.redact import mask
-
-            shown = mask(shown)
-        except Exception:
-            shown = "…"
+        if first is not None:
+            try:
+                if mask is None:
+                    from ..capabilities.redact import mask
+                # the head of it: a credential that starts within the line ends within these characters
+                shown = safe_text(mask(safe_text(first, _MASKED_CHARS)), _ARG_CHARS)
+            except Exception:
+                shown = "…"
     ms = float(result.get("duration_ms") or 0.0)
     timing = f"{ms:.0f} ms" if ms >= 1 else f"{ms:.1f} ms"
     line = f"⇄ {client.name} {safe_text(name, 40)}({shown}) {timing}"

@@ -142,7 +142,8 @@ class Switchboard:
                 f" · since {_clock(record.get('started_ts'))}"
             )
         note = f"Using pid {chosen}." if chosen else "None of them answers right now."
-        text = "\n".join([f"{len(records)} session(s) serving:", *lines, note])
+        count = "1 session is" if len(records) == 1 else f"{len(records)} sessions are"
+        text = "\n".join([f"{count} serving agents:", *lines, note])
         return {"ok": True, "text": text, "error": None, "truncated": False, "duration_ms": 0.0, "images": []}
 
 

@@ -10,6 +10,7 @@ runs and is told the kernel is busy after the bound.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -85,7 +86,13 @@ def _headless(flags: Any) -> int:
             print(f"pyaichat mcp: {problem}", file=sys.stderr)
         gate = SessionGate()
         gate.attach()  # nobody types here: calls only wait for each other (one kernel connection)
-        where = "a Jupyter kernel, served read-only (pyaichat mcp)"
+        kernel = getattr(runtime, "kernel", None)
+        path = getattr(kernel, "connection_file", None) or getattr(
+            getattr(kernel, "manager", None), "connection_file", None
+        )
+        # the pid and directory the picture names next to this are pyaichat mcp's own
+        which = f" ({os.path.basename(path)})" if path else ""
+        where = f"pyaichat mcp serving a Jupyter kernel{which} read-only"
         local = LocalBackend(runtime, gate, where=where)
         return _serve(HeadlessBackend(local), "stdio")
     finally:

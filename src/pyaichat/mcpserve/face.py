@@ -2,9 +2,10 @@
 
 The backend is plain (``tools()``, and ``call(...)`` a coroutine returning a result dict, which never blocks
 the event loop, so other clients are served meanwhile); the handlers turn its result into MCP content:
-the text, and each figure as image content sized for clients to hold (``images``). A failed call is a
-result with ``isError`` and one sentence, as MCP asks, never a protocol error. While ``propose_code`` waits
-for the person, the client is sent a progress notification every few seconds (when it asked for them).
+the text, and the figures as image content sized for clients to hold, the images of one result together
+(``images``). A failed call is a result with ``isError`` and one sentence, as MCP asks, never a protocol
+error. While ``propose_code`` waits for the person, the client is sent a progress notification every few
+seconds (when it asked for them).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from mcp.server.lowlevel import Server
 
 from ..version import __version__
 from .clients import safe_name
-from .images import fit
+from .images import fit_all
 from .tools import PROPOSE
 
 PROGRESS_EVERY = 5.0
@@ -58,18 +59,14 @@ def key_of(ctx: Any, client: str) -> str:
 def to_result(result: dict[str, Any]) -> types.CallToolResult:
     ok = bool(result.get("ok"))
     text = str(result.get("text") or "") if ok else str(result.get("error") or "The call failed.")
-    content: list[Any] = [types.TextContent(type="text", text=text)]
-    left_out = 0
-    for url in result.get("images") or []:
-        data = fit(str(url))
-        if data is None:
-            left_out += 1
-        else:
-            content.append(types.ImageContent(type="image", data=data, mime_type="image/png"))
+    fitted, left_out = fit_all([str(url) for url in result.get("images") or []])
     if left_out:
-        content[0] = types.TextContent(
-            type="text", text=text + f"\n({left_out} figure image(s) left out: too large for an MCP client.)"
+        text += (
+            f"\n({left_out} figure image{'s' if left_out > 1 else ''} left out to keep this result small "
+            "enough for an MCP client; pass figure to get one at a time.)"
         )
+    content: list[Any] = [types.TextContent(type="text", text=text)]
+    content += [types.ImageContent(type="image", data=data, mime_type="image/png") for data in fitted]
     return types.CallToolResult(content=content, is_error=not ok)
 
 
@@ -86,7 +83,10 @@ def build_server(backend: FaceBackend, transport: str, *, instructions: str = IN
         name, args = params.name, params.arguments or {}
 
         if name != PROPOSE:
-            return to_result(await backend.call(key, client, transport, name, args))
+            result = await backend.call(key, client, transport, name, args)
+            if result.get("images"):  # scaling PNGs takes a while: not on the loop other clients use
+                return await anyio.to_thread.run_sync(to_result, result)
+            return to_result(result)
         box: list[dict[str, Any]] = []
         async with anyio.create_task_group() as group:
 

@@ -2,8 +2,9 @@
 
 ``get_figure`` renders at up to 1024 px (what a vision model reads well); as MCP image content that is often
 70–100k characters of base64, which overflows clients today (jupyter-mcp-server#200). Here each PNG is
-scaled down and, for a plot's few colours, stored with a palette until its base64 fits ``MAX_CHARS``; one
-that cannot fit is left out and the text says so. Pillow comes with matplotlib, so wherever a figure was
+scaled down and, for a plot's few colours, stored with a palette until its base64 fits its share of
+``MAX_CHARS``, which bounds all the images of one result together (``get_figure`` may attach four); one that
+cannot fit is left out and the text says so. Pillow comes with matplotlib, so wherever a figure was
 rendered it is there; where it is not, the picture is left out too.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import base64
 import io
 
-MAX_CHARS = 40_000  # base64 characters of one image (≈30 kB of PNG)
+MAX_CHARS = 40_000  # base64 characters of the images of one result, together (≈30 kB of PNG)
 MIN_SIDE = 160  # smaller than this a plot says nothing
 PREFIX = "data:image/png;base64,"
 
@@ -53,3 +54,19 @@ def _png(image: object) -> bytes:
     buf = io.BytesIO()
     image.save(buf, format="PNG", optimize=True)  # type: ignore[attr-defined]
     return buf.getvalue()
+
+
+def fit_all(data_urls: list[str], max_chars: int = MAX_CHARS) -> tuple[list[str], int]:
+    """As many of the PNGs as fit ``max_chars`` together, each scaled to an equal share: all of them if they
+    can be, else fewer at a larger share (a few readable plots over many unreadable ones); (the base64
+    images, how many were left out)."""
+    for count in range(len(data_urls), 0, -1):
+        fitted = []
+        for url in data_urls[:count]:
+            data = fit(url, max_chars // count)
+            if data is None:
+                break
+            fitted.append(data)
+        else:
+            return fitted, len(data_urls) - count
+    return [], len(data_urls)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 NO_CODE = "propose_code needs code: the Python to run in the person's session, as they would type it."
 MAX_CODE = 20_000  # characters of proposed code (a person reads it before it runs)
+STOPPED = "The person stopped serving this session (/mcp off) before answering; the code did not run."
 
 
 class Proposer:
@@ -38,6 +39,7 @@ class Proposer:
         self._config = config
         self._session = session  # whose audit log the proposals go into
         self._pending: set[Pending] = set()
+        self._stopped: set[Pending] = set()  # withdrawn by /mcp off, not by the wait running out
         self._lock = threading.Lock()
 
     def propose(self, args: dict[str, Any], client: ClientRecord) -> dict[str, Any]:
@@ -63,16 +65,25 @@ class Proposer:
         finally:
             with self._lock:
                 self._pending.discard(pending)
-        return self._done(client, args, self._result(outcome, wait, started))
+                stopped = pending in self._stopped
+                self._stopped.discard(pending)
+        return self._done(client, args, self._result(outcome, wait, started, stopped=stopped))
 
-    def withdraw_all(self) -> None:
-        """Serving stops: proposals no one has answered yet are withdrawn at once (their callers are told);
-        one already approved finishes its run first. Call from the person's thread (``/mcp off``)."""
+    def withdraw_all(self) -> int:
+        """Serving stops: proposals no one has answered yet are withdrawn at once (their callers are told that
+        the person stopped serving); one already approved finishes its run first. Call from the person's
+        thread (``/mcp off``); returns how many were withdrawn."""
         with self._lock:
             pending = list(self._pending)
+        withdrawn = 0
         for waiting in pending:
-            if waiting.state in ("queued", "placed"):  # not answered: withdraw (wait(0) does, and returns)
-                waiting.wait(0)
+            if waiting.state in ("queued", "placed"):  # not answered yet
+                with self._lock:
+                    self._stopped.add(waiting)
+                # the person stopped serving themselves: no notice that "no one answered"
+                if waiting.withdraw(notice="").status == "unanswered":
+                    withdrawn += 1
+        return withdrawn
 
     # -- internals -------------------------------------------------------------------------------------------
     def _wait(self, asked: Any) -> float:
@@ -81,17 +92,24 @@ class Proposer:
             return min(float(asked), bound)
         return bound
 
-    def _result(self, outcome: Outcome, wait: float, started: float) -> dict[str, Any]:
+    def _result(self, outcome: Outcome, wait: float, started: float, *, stopped: bool) -> dict[str, Any]:
         from ..capabilities.redact import masker_for  # what leaves is masked, as any result
 
         masker = masker_for(self._config())
         status = outcome.status
-        if status == "unanswered":
+        if status == "unanswered" and stopped:
+            text = STOPPED
+        elif status == "unanswered":
             text = f"No one answered within {wait:g} s, so the proposal was withdrawn; the code did not run."
         else:
             text = outcome.observation
             if status in ("ran", "edited") and outcome.preview.strip():
-                text += "\nWhat the preview showed the person it would change:\n" + outcome.preview.strip()
+                shown = (
+                    "What the preview showed the person it would change:"
+                    if status == "ran"
+                    else "What the preview of your code (before the person's edit) showed it would change:"
+                )
+                text += f"\n{shown}\n" + outcome.preview.strip()
         ok = status in ("ran", "edited", "declined") and not outcome.error
         text = masker.mask_text(text)
         result = {

@@ -198,8 +198,9 @@ class McpService:
     def stop(self) -> str:
         if not self.serving:
             return "Not serving over MCP."
+        withdrawn = 0
         if self.proposer is not None:  # their agents are told now, not when the wait runs out
-            self.proposer.withdraw_all()
+            withdrawn = self.proposer.withdraw_all()
         endpoint, self.endpoint = self.endpoint, None
         face, self.face = self.face, None
         calls = self.backend.clients.total_calls() if self.backend else 0
@@ -220,9 +221,10 @@ class McpService:
             atexit.unregister(self.stop)
             self._registered = False
         url, self.url = self.url, None
-        return (
-            f"Stopped serving {url}: every connection is closed and its token is void ({calls} calls served)."
-        )
+        served = f"{calls} call{'' if calls == 1 else 's'} served"
+        if withdrawn:
+            served += f"; {withdrawn} waiting proposal{'' if withdrawn == 1 else 's'} withdrawn"
+        return f"Stopped serving {url}: every connection is closed and its token is void ({served})."
 
     # -- status ----------------------------------------------------------------------------------------------
     def status(self) -> str:
@@ -241,10 +243,13 @@ class McpService:
         if not records:
             lines.append("  No client has connected yet.")
         for record in records:
-            state = "connected" if record.connected else "gone"
+            # A stdio client is connected while its `pyaichat mcp` runs; over Streamable HTTP each call is a
+            # request of its own, so there is no connection to speak of: the last call says how recent.
+            state = ("connected, " if record.connected else "gone, ") if record.transport == "stdio" else ""
             last = f", last {_ago(record.last_call)}" if record.last_call else ""
             failed = f" ({record.failed} refused or failed)" if record.failed else ""
-            lines.append(f"  {record.label}: {state}, {record.calls} calls{failed}{last}")
+            calls = f"{record.calls} call{'' if record.calls == 1 else 's'}"
+            lines.append(f"  {record.label}: {state}{calls}{failed}{last}")
         return "\n".join(lines)
 
     def token(self) -> str | None:

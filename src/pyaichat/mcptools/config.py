@@ -10,7 +10,9 @@ Two forms, which can be used together:
   including other clients' auto-approval lists (``autoApprove``, ``alwaysAllow``), which grant nothing here.
 
 A table in the config file without a ``command`` or ``url`` changes a server of the same name from the JSON
-(``[mcp_servers.git] trust = "read-only"``), so a pasted file can be trusted server by server.
+(``[mcp_servers.git] trust = "read-only"``), so a pasted file can be trusted server by server. The same
+table turns on a server's requests back (``sampling = true``, ``elicitation = true``), which exist only
+there.
 
 ``${env:NAME}`` / ``${NAME}`` / ``${NAME:-default}`` (the user's environment), ``${userHome}`` and
 ``${workspaceFolder}`` (the current directory) are filled in when a server starts (``launch``): only what the
@@ -40,6 +42,8 @@ TOML_KEYS = (
     "start_timeout",
     "call_timeout",
     "roots",
+    "sampling",
+    "elicitation",
     "enabled",
 )
 _TRANSPORT_NAMES = {
@@ -158,9 +162,7 @@ def _spec(name: str, entry: Mapping[str, Any], *, origin: str, strict: bool) -> 
     trust = entry.get("trust")
     if trust is not None and trust not in TRUSTS:
         raise fail(f"trust should be {' or '.join(repr(t) for t in TRUSTS)} (got {trust!r})")
-    enabled = entry.get("enabled")
-    if enabled is not None and not isinstance(enabled, bool):
-        raise fail("enabled should be true or false")
+    enabled = _flag(entry, "enabled", fail)
     if not strict and isinstance(entry.get("disabled"), bool):  # Cline, Roo Code
         enabled = not entry["disabled"]
     call_timeout = _seconds(entry, "call_timeout", fail)
@@ -179,9 +181,21 @@ def _spec(name: str, entry: Mapping[str, Any], *, origin: str, strict: bool) -> 
         start_timeout=_seconds(entry, "start_timeout", fail),
         call_timeout=call_timeout,
         roots=tuple(_strings(entry, "roots", fail)) if "roots" in entry else None,
+        # Requests back are turned on in pyaichat's config file only (a table of the server's name): the
+        # mcpServers formats have no such key, and a file written for another client must not spend the
+        # user's model or put questions to them on its own.
+        sampling=_flag(entry, "sampling", fail) if strict else None,
+        elicitation=_flag(entry, "elicitation", fail) if strict else None,
         enabled=enabled,
         origin=origin,
     )
+
+
+def _flag(entry: Mapping[str, Any], key: str, fail: Any) -> bool | None:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise fail(f"{key} should be true or false")
+    return value
 
 
 def _optional_str(entry: Mapping[str, Any], key: str, fail: Any) -> str | None:
@@ -265,6 +279,8 @@ def launch(
         start_timeout=spec.start_timeout or start_timeout,
         call_timeout=spec.call_timeout or call_timeout,
         roots=tuple(os.path.abspath(os.path.expanduser(fill(r))) for r in spec.roots or ()),
+        sampling=bool(spec.sampling),
+        elicitation=bool(spec.elicitation),
     )
 
 

@@ -16,6 +16,11 @@ the server for the rest of the session:
 
 Its standard error is read into a small tail (the last lines go into the sentence when it dies), never onto
 the user's terminal, however much it writes.
+
+Requests the server makes of us (``requests_back``): ``roots`` are answered here from the entry; sampling and
+elicitation, where the user turned them on, are handed (``deliver``) to the thread waiting for one of this
+server's calls, and the time they take is not counted against that call's deadline; whatever is off is
+refused with a sentence that says how to turn it on, and counted for ``/tools``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
 from .spec import Launch
 
 STDERR_TAIL = 4096  # bytes of a server's standard error kept for the sentence that explains its death
@@ -81,7 +87,12 @@ class Connection:
         self.failed_calls = 0
         self.start_ms: float | None = None
         self.server_info: str = ""
-        self.refused: list[str] = []  # requests the server made of us that were refused
+        self.refused: dict[str, int] = {}  # requests back refused, by kind (sampling, elicitation, roots)
+        self.answered: dict[str, int] = {}  # requests back answered, by kind
+        # hands a request back to the thread waiting for one of this server's calls (False: none waits)
+        self.deliver: Callable[[RequestBack], bool] | None = None
+        self._answering = 0  # requests back being answered now
+        self._answering_s = 0.0  # seconds spent answering them, over the session
         self._client: Any = None
         self._scope: Any = None
         self._stop = asyncio.Event()
@@ -116,6 +127,7 @@ class Connection:
                 self._scope = scope
                 async with contextlib.AsyncExitStack() as stack:
                     client = await self._enter_client(stack)
+                    self._refuse_clearly(client)
                     self._close_writer()  # the server holds its own copy now: the pipe ends when it exits
                     self.tools = await self._list_tools(client)
                     info = client.server_info
@@ -170,9 +182,65 @@ class Connection:
             transport,
             message_handler=self._on_message,
             list_roots_callback=self._roots if launch.roots else None,
+            # a callback declares the capability: only what the user turned on is declared
+            sampling_callback=self._sampling if launch.sampling else None,
+            elicitation_callback=self._elicitation if launch.elicitation else None,
             read_timeout_seconds=None,
         )
         return await stack.enter_async_context(client)
+
+    def _refuse_clearly(self, client: Any) -> None:
+        """A request back the user did not turn on is refused in words that say how to turn it on (the
+        SDK's own refusal is "Sampling not supported"), and counted. The SDK has no seam for a refusal's
+        words that does not also declare the capability, so its session's callbacks are replaced once the
+        capabilities are declared; an SDK without them keeps its own refusal."""
+        session = client.session
+        launch = self.launch
+        for kind, attr, on in (
+            (SAMPLING, "_sampling_callback", launch.sampling),
+            (ELICITATION, "_elicitation_callback", launch.elicitation),
+            (ROOTS, "_list_roots_callback", bool(launch.roots)),
+        ):
+            if not on and hasattr(session, attr):
+                setattr(session, attr, self._refuser(kind))
+
+    def _refuser(self, kind: str) -> Callable[..., Any]:
+        async def refuse(*_: Any) -> Any:
+            self.refused[kind] = self.refused.get(kind, 0) + 1
+            return _in_sdk_terms(Refused(turned_off(self.name, kind)))
+
+        return refuse
+
+    async def _sampling(self, context: Any, params: Any) -> Any:
+        return await self._request_back(SAMPLING, params)
+
+    async def _elicitation(self, context: Any, params: Any) -> Any:
+        return await self._request_back(ELICITATION, params)
+
+    async def _request_back(self, kind: str, params: Any) -> Any:
+        """Have the thread waiting for one of this server's calls answer (see ``requests_back``); refused
+        when none waits (a server asking out of the blue, with no call of ours to relate it to)."""
+        loop = asyncio.get_running_loop()
+        back = RequestBack(self.name, kind, params, loop)
+        deliver = self.deliver
+        if deliver is None or not deliver(back):
+            self.refused[kind] = self.refused.get(kind, 0) + 1
+            return _in_sdk_terms(
+                Refused(
+                    f"pyaichat answers {kind} requests from the MCP server {self.name!r} only while the "
+                    "assistant is calling one of its tools."
+                )
+            )
+        self._answering += 1
+        started = loop.time()
+        try:
+            result = await back.answer
+        finally:
+            self._answering -= 1
+            self._answering_s += loop.time() - started
+        counts = self.refused if isinstance(result, Refused) and result.code is None else self.answered
+        counts[kind] = counts.get(kind, 0) + 1  # the person's "no" is an answer; a refusal is not
+        return _in_sdk_terms(result)
 
     async def _stderr_pipe(self, stack: contextlib.AsyncExitStack) -> Any:
         """A pipe for the server's standard error, read into ``Tail`` on this loop. The write end is ours to
@@ -229,6 +297,7 @@ class Connection:
         """The directories the user listed as this server's roots (``roots = [...]`` in its entry)."""
         import mcp_types
 
+        self.answered[ROOTS] = self.answered.get(ROOTS, 0) + 1
         return mcp_types.ListRootsResult(
             roots=[
                 mcp_types.Root(uri="file://" + path, name=os.path.basename(path))
@@ -277,7 +346,7 @@ class Connection:
         self.calls += 1
         self._current = tool
         try:
-            return await asyncio.wait_for(client.call_tool(tool, args), timeout)
+            return await self._within(client.call_tool(tool, args), timeout)
         except (TimeoutError, asyncio.TimeoutError):
             self.failed_calls += 1
             self._fail(
@@ -299,6 +368,31 @@ class Connection:
             raise
         finally:
             self._current = None
+
+    async def _within(self, call: Any, timeout: float) -> Any:
+        """``call``'s result within ``timeout`` seconds of the server's own time: the time spent answering
+        its requests back (the person reading a panel, the model writing) does not count. ``TimeoutError``
+        past it; the call is cancelled with its caller."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(call)
+        deadline = loop.time() + timeout
+        answered_before = self._answering_s
+        try:
+            while True:
+                if self._answering:
+                    wait = 0.25  # the person or the model is busy: look again soon
+                else:
+                    wait = deadline + (self._answering_s - answered_before) - loop.time()
+                    if wait <= 0:
+                        raise TimeoutError
+                done, _ = await asyncio.wait({task}, timeout=wait)
+                if done:
+                    return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
 
     # -- sentences -----------------------------------------------------------------------------------------
     async def _last_words(self, wait: float = 1.0) -> None:
@@ -334,6 +428,25 @@ class Connection:
         if launch.transport != "stdio":
             return f"The MCP server {name!r} at {launch.where()} could not be reached: {text}."
         return f"The MCP server {name!r} failed to start: {type(exc).__name__}: {text}."
+
+
+def _in_sdk_terms(reply: Reply) -> Any:
+    """A request back's answer (``requests_back``) as the SDK sends it."""
+    import mcp_types
+
+    from .approval import Answer, Completion
+
+    if isinstance(reply, Completion):
+        return mcp_types.CreateMessageResult(
+            role="assistant",
+            content=mcp_types.TextContent(type="text", text=reply.text),
+            model=reply.model,
+            stop_reason=reply.stop_reason,
+        )
+    if isinstance(reply, Answer):
+        return mcp_types.ElicitResult(action=reply.action, content=reply.content)  # type: ignore[arg-type]
+    code = mcp_types.INVALID_REQUEST if reply.code is None else reply.code
+    return mcp_types.ErrorData(code=code, message=reply.message)
 
 
 def _leaf(exc: BaseException) -> BaseException:

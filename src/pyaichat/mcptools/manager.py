@@ -5,6 +5,10 @@ thread runs an asyncio loop for the whole session; each server is a ``Connection
 blocking methods here hand work to that loop and wait, bounded, for the answer (Ctrl-C while waiting cancels
 the call on the loop, which tells the server).
 
+A server's requests back (sampling, elicitation) arrive on the loop while one of its calls runs; ``call``
+answers them on the thread that waits for that call (the front end's, during a turn) with the ``answer``
+it was given, and sends the answers back to the loop (``requests_back``).
+
 Servers start together the first time they are needed (``start``; the assistant calls it when the user
 enters Assistant mode or asks a first question), never at start-up, and at most once per session: a server
 that failed stays failed, with its sentence, until pyaichat restarts. ``close`` stops them all; it also runs
@@ -17,13 +21,15 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .config import EntryError, launch, merged, read_json_file
 from .connection import Connection, ServerProblem
+from .requests_back import RequestBack
 from .spec import ServerSpec
 
 CLOSE_WAIT = 6.0  # seconds close() waits for servers to exit (the SDK kills one after ~4 s)
@@ -57,6 +63,7 @@ class Manager:
         self.call_timeout = call_timeout
         self.problems = list(problems)  # sentences about the configuration as a whole (a bad JSON file)
         self.servers: dict[str, Connection | Unstarted] = {}
+        self._waiting: dict[str, list[queue.SimpleQueue[RequestBack | None]]] = {}  # calls, by server
         self.started = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -98,7 +105,8 @@ class Manager:
                 except EntryError as exc:
                     self.servers[spec.name] = Unstarted(spec.name, "failed", f"{exc}.")
                     continue
-                self.servers[spec.name] = Connection(ready)
+                conn = self.servers[spec.name] = Connection(ready)
+                conn.deliver = self._deliver
             connections = [c for c in self.servers.values() if isinstance(c, Connection)]
             if not connections:
                 return
@@ -135,23 +143,62 @@ class Manager:
         return [name for name, c in self.servers.items() if c.state == "starting"]
 
     # -- calls ---------------------------------------------------------------------------------------------
-    def call(self, server: str, tool: str, args: dict[str, Any], timeout: float | None = None) -> Any:
+    def call(
+        self,
+        server: str,
+        tool: str,
+        args: dict[str, Any],
+        timeout: float | None = None,
+        *,
+        answer: Callable[[RequestBack], Any] | None = None,
+    ) -> Any:
         """Call ``tool`` on ``server`` and wait for its ``CallToolResult``; ``ServerProblem`` when the server
-        failed, the SDK's exception when the server refused this call."""
+        failed, the SDK's exception when the server refused this call. The server's requests back meanwhile
+        are answered here, on this thread, by ``answer`` (``None``: no one can answer them, so they are
+        refused)."""
         conn = self.servers.get(server)
         loop = self._loop
         if not isinstance(conn, Connection) or loop is None:
             raise ServerProblem(getattr(conn, "error", None) or f"There is no running MCP server {server!r}.")
         limit = timeout if timeout is not None else conn.launch.call_timeout
+        inbox: queue.SimpleQueue[RequestBack | None] = queue.SimpleQueue()
+        with self._lock:
+            self._waiting.setdefault(server, []).append(inbox)
         future = asyncio.run_coroutine_threadsafe(conn.call(tool, args, limit), loop)
+        future.add_done_callback(lambda _: inbox.put(None))
         try:
-            return future.result(limit + 5)  # the loop times the call out first; this is a backstop
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise ServerProblem(f"The MCP server {server!r} did not answer within {limit:g} s.") from None
+            while True:
+                try:  # the loop times the call out first; this backstop counts from the last thing to happen
+                    item = inbox.get(timeout=limit + 5)
+                except queue.Empty:
+                    future.cancel()
+                    sentence = f"The MCP server {server!r} did not answer within {limit:g} s."
+                    raise ServerProblem(sentence) from None
+                if item is None:
+                    return future.result()
+                _answer(item, answer)
         except BaseException:  # Ctrl-C included: the call is cancelled on the loop, the server told
             future.cancel()
             raise
+        finally:
+            with self._lock:
+                self._waiting[server].remove(inbox)
+            while True:  # asked as the call ended: nothing waits for these any more
+                try:
+                    left = inbox.get_nowait()
+                except queue.Empty:
+                    break
+                if left is not None:
+                    left.refuse(f"The call of {tool} this request belonged to has ended.")
+
+    def _deliver(self, back: RequestBack) -> bool:
+        """On the loop: hand ``back`` to the latest call waiting on its server; False when none waits."""
+        with self._lock:
+            waiting = self._waiting.get(back.server)
+            if not waiting:
+                return False
+            waiting[-1].put(back)
+        return True
 
     # -- what the user is told -----------------------------------------------------------------------------
     def news(self) -> list[str]:
@@ -194,6 +241,22 @@ class Manager:
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(max(0.5, deadline - time.monotonic()))
+
+
+def _answer(back: RequestBack, answer: Callable[[RequestBack], Any] | None) -> None:
+    """Answer one request back on the calling thread; the server always gets a reply, even on Ctrl-C."""
+    if answer is None:
+        from .requests_back import NOBODY
+
+        back.refuse(f"pyaichat cannot answer this {back.kind} request: {NOBODY}.")
+        return
+    try:
+        back.reply(answer(back))
+    except KeyboardInterrupt:
+        back.refuse("The user interrupted pyaichat while it answered this request.")
+        raise
+    except Exception as exc:  # a bug here must not leave the server waiting, nor end the call
+        back.refuse(f"pyaichat failed to answer this {back.kind} request ({type(exc).__name__}: {exc}).")
 
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:

@@ -19,6 +19,7 @@ from .trust import runs_without_asking
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from .approval import Approve
+    from .requests_back import Answerer
     from .tools import ServerTools
 
 DESCRIBE = "describe_tool"
@@ -81,6 +82,7 @@ class TurnTools:
     config: Any  # this question's settings (masking, bounds, privacy, audit)
     news: list[str] = field(default_factory=list)
     withheld: dict[str, OfferedTool] = field(default_factory=dict)  # need approval, and no one can give it
+    answerer: Answerer | None = None  # the servers' requests back during this turn
 
     def schemas(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
         mask = self.mask
@@ -106,7 +108,15 @@ class TurnTools:
         if name in self.withheld:  # the model guessed a tool it was not offered: it needs the person
             approve = None
         entry = self.offered.get(name) or self.withheld[name]
-        return self.servers.run(entry, args, self.config, images=images, approve=approve, call_id=call_id)
+        return self.servers.run(
+            entry,
+            args,
+            self.config,
+            images=images,
+            approve=approve,
+            call_id=call_id,
+            answer=self.answerer,
+        )
 
 
 def describe_schema() -> dict[str, Any]:

@@ -32,12 +32,14 @@ class ServerSpec:
         "call_timeout",
         "command",
         "cwd",
+        "elicitation",
         "enabled",
         "env",
         "headers",
         "name",
         "origin",
         "roots",
+        "sampling",
         "start_timeout",
         "transport",
         "trust",
@@ -59,6 +61,8 @@ class ServerSpec:
         start_timeout: float | None = None,
         call_timeout: float | None = None,
         roots: tuple[str, ...] | None = None,
+        sampling: bool | None = None,
+        elicitation: bool | None = None,
         enabled: bool | None = None,
         origin: str = "",
     ) -> None:
@@ -70,6 +74,7 @@ class ServerSpec:
             roots,
             enabled,
         )
+        self.sampling, self.elicitation = sampling, elicitation
         self.origin = origin
 
     @property
@@ -116,10 +121,12 @@ class Launch:
         "call_timeout",
         "command",
         "cwd",
+        "elicitation",
         "env",
         "headers",
         "name",
         "roots",
+        "sampling",
         "secrets",
         "start_timeout",
         "transport",
@@ -142,10 +149,13 @@ class Launch:
         start_timeout: float,
         call_timeout: float,
         roots: tuple[str, ...],
+        sampling: bool = False,
+        elicitation: bool = False,
     ) -> None:
         self.name, self.transport, self.command, self.args, self.env = name, transport, command, args, env
         self.cwd, self.url, self.headers, self.trust = cwd, url, headers, trust
         self.start_timeout, self.call_timeout, self.roots = start_timeout, call_timeout, roots
+        self.sampling, self.elicitation = sampling, elicitation  # requests back the user turned on
         self.secrets = tuple(
             sorted(
                 {

@@ -1,9 +1,11 @@
 """``/tools``: each MCP server in a few lines — state, where it runs, its tools (which run at once, which ask
-first), calls, the last error; masked like everything else."""
+first), calls, its requests back (what is on, answered, refused), the last error; masked like everything
+else."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .manager import Manager
 from .trust import runs_without_asking
@@ -31,6 +33,9 @@ def status_lines(manager: Manager, mask: Callable[[str], str], *, kernel: bool =
         launch = getattr(conn, "launch", None)
         if launch is not None:
             lines.append(f"    {mask(launch.where())}")
+        back = requests_back_line(spec, conn)
+        if back:
+            lines.append(f"    requests back: {mask(back)}")
         if conn is not None and conn.error:
             lines.append(f"    last error: {mask(conn.error)}")
         if conn is not None and conn.tools:
@@ -44,6 +49,29 @@ def status_lines(manager: Manager, mask: Callable[[str], str], *, kernel: bool =
             if conn.cut_tools:
                 lines.append(f"    ({conn.cut_tools} more tools not offered: a server may list 500)")
     return lines
+
+
+def requests_back_line(spec: Any, conn: Any) -> str:
+    """What the server may ask of us and what it did: ``sampling on (1 answered), elicitation off (refused
+    2: elicitation = true turns it on), roots: /home/ann/work``; empty when it is all off and unused."""
+    launch = getattr(conn, "launch", None)
+    answered: dict[str, int] = getattr(conn, "answered", {}) or {}
+    refused: dict[str, int] = getattr(conn, "refused", {}) or {}
+    parts = []
+    for kind in ("sampling", "elicitation"):
+        on = bool(getattr(spec, kind, None))
+        done = [f"{answered[kind]} answered"] if answered.get(kind) else []
+        done += [f"{refused[kind]} refused"] if refused.get(kind) else []
+        if on:
+            parts.append(f"{kind} on" + (f" ({', '.join(done)})" if done else ""))
+        elif refused.get(kind):
+            parts.append(f"{kind} off (refused {refused[kind]}: {kind} = true turns it on)")
+    roots = launch.roots if launch is not None else spec.roots
+    if roots:
+        parts.append("roots: " + ", ".join(roots))
+    elif refused.get("roots"):
+        parts.append(f"roots: none listed (refused {refused['roots']})")
+    return ", ".join(parts)
 
 
 def _count(n: int, what: str) -> str:

@@ -5,24 +5,25 @@ A call runs at once only when ``trust.runs_without_asking``; every other call go
 model). Every result is masked (pyaichat's rules and the servers' own ``env``/``headers`` values), cut to
 ``max_output_chars``, and recorded in the audit log like a capability call, with the server, the tool and the
 person's decision. The settings are the question's own (``TurnTools.config``), not the ones the servers were
-started with.
+started with. A server's requests back during a call are answered by the turn's ``requests_back.Answerer``.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..capabilities import audit
 from ..capabilities.redact import masker_for
 from ..capabilities.registry import CapabilityResult, cap_text
-from .approval import Approve, ToolRequest
+from .approval import Approve, Ask, Sample, ToolRequest
 from .connection import ServerProblem
 from .manager import Manager
 from .naming import offered_name
 from .offer import DESCRIBE, OfferedTool, TurnTools, parameters
+from .requests_back import Answerer
 from .results import convert
 from .status import status_lines
 from .trust import why_it_asks
@@ -54,10 +55,21 @@ class ServerTools:
         return masker_for(config or self.config).mask_text(text)
 
     # -- a turn --------------------------------------------------------------------------------------------
-    def for_turn(self, *, can_approve: bool, config: Any = None) -> TurnTools:
+    def for_turn(
+        self,
+        *,
+        can_approve: bool,
+        config: Any = None,
+        approve: Approve | None = None,
+        ask: Ask | None = None,
+        sample: Sample | None = None,
+        tell: Callable[[str], None] | None = None,
+    ) -> TurnTools:
         """The tools to offer now (started servers' only; servers still starting are waited for, each within
-        its start deadline), and the failures not told yet; ``config``: this question's settings."""
+        its start deadline), and the failures not told yet; ``config``: this question's settings. ``approve``,
+        ``ask`` and ``sample`` answer the servers' requests back during the turn (``None``: no one can)."""
         self.manager.wait()
+        config = config or self.config
         offered: dict[str, OfferedTool] = {}
         withheld: dict[str, OfferedTool] = {}
         for server, conn in self.manager.servers.items():
@@ -66,7 +78,35 @@ class ServerTools:
             for tool in conn.tools:
                 entry = OfferedTool(self._name(server, tool.name), server, tool, conn.launch.read_only)
                 (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
-        return TurnTools(offered, self, can_approve, config or self.config, self.news(), withheld)
+        answerer = self.answerer(config, approve=approve, ask=ask, sample=sample, tell=tell)
+        return TurnTools(offered, self, can_approve, config, self.news(), withheld, answerer)
+
+    def answerer(
+        self,
+        config: Any,
+        *,
+        approve: Approve | None = None,
+        ask: Ask | None = None,
+        sample: Sample | None = None,
+        tell: Callable[[str], None] | None = None,
+    ) -> Answerer:
+        """How a turn with ``config`` answers its servers' requests back (``requests_back``)."""
+
+        def record(name: str, args: Any, **fields: Any) -> None:
+            if config.audit:
+                masked = self._masked_args(args, config)
+                audit.record(self.session, name, masked, origin="assistant", **fields)
+
+        return Answerer(
+            model=config.model or "",
+            config=config,
+            mask=lambda value: self._masked_args(value, config),
+            audit=record,
+            approve=approve,
+            ask=ask,
+            sample=sample,
+            tell=tell or (lambda sentence: None),
+        )
 
     def news(self) -> list[str]:
         """Failures not told to the user yet, each once (masked)."""
@@ -105,12 +145,14 @@ class ServerTools:
         images: bool,
         approve: Approve | None,
         call_id: str = "",
+        answer: Answerer | None = None,
     ) -> CapabilityResult:
-        """Call ``entry`` with ``args``: at once when it may run without asking, else after ``approve``."""
+        """Call ``entry`` with ``args``: at once when it may run without asking, else after ``approve``;
+        ``answer`` answers the server's requests back meanwhile."""
         config = config or self.config
         extra: dict[str, Any] = {"server": entry.server, "tool": entry.tool.name}
         if entry.runs_at_once:
-            return self._audited(self._execute(entry, args, images, config), args, extra, config)
+            return self._audited(self._execute(entry, args, images, config, answer), args, extra, config)
         reason = why_it_asks(entry.server, entry.read_only, entry.tool.annotations)
         started = time.perf_counter()
         if approve is None:
@@ -124,7 +166,7 @@ class ServerTools:
         done: list[tuple[dict[str, Any], CapabilityResult]] = []
 
         def run_it(arguments: dict[str, Any]) -> CapabilityResult:
-            result = self._execute(entry, arguments, images, config)
+            result = self._execute(entry, arguments, images, config, answer)
             done.append((arguments, result))
             return result
 
@@ -160,12 +202,17 @@ class ServerTools:
         return self._audited(result, arguments, extra, config)
 
     def _execute(
-        self, entry: OfferedTool, args: dict[str, Any], images: bool, config: Any
+        self,
+        entry: OfferedTool,
+        args: dict[str, Any],
+        images: bool,
+        config: Any,
+        answer: Answerer | None = None,
     ) -> CapabilityResult:
         """The call itself: its result masked and bounded, or the sentence saying why it failed."""
         started = time.perf_counter()
         try:
-            result = self.manager.call(entry.server, entry.tool.name, args)
+            result = self.manager.call(entry.server, entry.tool.name, args, answer=answer)
         except ServerProblem as exc:
             return self._result(entry.name, started, config, ok=False, error=str(exc))
         except Exception as exc:  # the server refused this call (bad arguments, say): the model may retry

@@ -22,68 +22,18 @@ import sys
 import time
 import tokenize
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
 from ..capabilities.redact import masker_for
-from ..extras import install_command
+from ..extras import install_command, this_python
+from ..records import ApprovedProposal, AssistantTurn
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
 
 FORMATS = {".ipynb": "ipynb", ".py": "py", ".md": "md"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
-
-
-@dataclass
-class ApprovedProposal:
-    """Code the assistant (or an outside client, ``proposed_by``) proposed and the user approved: which model
-    wrote it, when it was approved (ISO 8601), and the input number it ran as (``None`` if it never ran)."""
-
-    code: str
-    model: str | None
-    approved_at: str
-    input_number: int | None
-    explanation: str = ""
-    undone: str | None = None  # what /undo said when it took this back: the saved cell does not run again
-    proposed_by: str = "assistant"  # or the name of the outside client that proposed it
-
-    @staticmethod
-    def now() -> str:
-        return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-@dataclass
-class AssistantTurn:
-    """One question and its answer. ``after_input`` is the last input number before the question;
-    ``end_input`` the last when the answer came (inputs in between ran while answering: approved code).
-    ``steps`` are the tool calls for the transcript: dicts with ``name``, ``detail``, ``size``, ``ok``."""
-
-    question: str
-    answer: str
-    after_input: int = 0
-    end_input: int | None = None
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    note: str | None = None
-    error: str | None = None
-
-    @classmethod
-    def from_result(cls, result: Any, after_input: int, end_input: int | None = None) -> AssistantTurn:
-        """From the agent's ``TurnResult`` (read by attribute: this module does not import the agent)."""
-        steps = [
-            {"name": s.name, "detail": s.detail, "size": s.size, "ok": s.ok}
-            for s in getattr(result, "steps", [])
-            if getattr(s, "kind", "") == "tool"
-        ]
-        return cls(
-            question=result.question,
-            answer=result.answer,
-            after_input=after_input,
-            end_input=end_input,
-            steps=steps,
-            note=result.note,
-            error=result.error,
-        )
 
 
 @dataclass
@@ -101,7 +51,7 @@ class ExportReport:
     def _how_to_run(self) -> str:
         """How to run what was saved: a notebook needs a kernel (ipykernel) and something that executes it."""
         if self.fmt == "py":
-            return f" Run it with: python {self.path}"
+            return f" Run it with: {this_python()} {self.path}"
         if self.fmt != "ipynb":
             return ""
         import importlib.util  # with /save FILE.ipynb only
@@ -194,14 +144,30 @@ def _assistant_meta(p: ApprovedProposal) -> dict[str, Any]:
     return {**meta, "undone": p.undone} if p.undone else meta
 
 
-def _tags(entry: Any, proposal: ApprovedProposal | None = None) -> list[str]:
+def _leaning_on_undone(proposals: Sequence[ApprovedProposal]) -> set[int]:
+    """Input numbers that ran while an undone proposal's effects stood (after it, up to the ``/undo``).
+
+    They succeeded in the session but may use what the proposal made (``y = total * 2``); replayed without
+    it (its cell is skipped) they may raise, so the saved file lets them, as it does inputs that failed."""
+    numbers: set[int] = set()
+    for p in proposals:
+        if p.undone and p.input_number is not None and p.undone_after is not None:
+            numbers.update(range(p.input_number + 1, p.undone_after + 1))
+    return numbers
+
+
+def _tags(
+    entry: Any, proposal: ApprovedProposal | None = None, may_raise: frozenset[int] = frozenset()
+) -> list[str]:
     """An undone proposal and an interrupted cell are skipped when the notebook runs (so it runs to the
-    session's state); a failed cell is marked as one that raises."""
+    session's state); a failed cell, and one that ran on an undone proposal's effects, may raise."""
     if (proposal is not None and proposal.undone) or (entry is not None and _interrupted(entry)):
         return ["skip-execution"]
-    if entry is None or _field(entry, "ok", True):
+    if entry is None:
         return []
-    return ["raises-exception"]
+    if not _field(entry, "ok", True) or _field(entry, "number") in may_raise:
+        return ["raises-exception"]
+    return []
 
 
 # -- .ipynb --------------------------------------------------------------------------------------------------
@@ -223,6 +189,7 @@ def to_notebook(
         ) from exc
     m = mask or _mask_for(None)
     cells = [v4.new_markdown_cell(m(_title()))]
+    may_raise = frozenset(_leaning_on_undone(proposals))
     for cell in timeline(history, turns, proposals):
         if cell.kind == "markdown":
             cells.append(v4.new_markdown_cell(m(cell.source)))
@@ -230,7 +197,7 @@ def to_notebook(
         metadata: dict[str, Any] = {}
         if cell.proposal is not None:
             metadata["pyaichat"] = _assistant_meta(cell.proposal)
-        tags = _tags(cell.entry, cell.proposal)
+        tags = _tags(cell.entry, cell.proposal, may_raise)
         if tags:
             metadata["tags"] = tags
         number = _field(cell.entry, "number") if cell.entry is not None else None
@@ -290,12 +257,13 @@ def to_percent_script(
     cell metadata in Jupytext's ``key=<json>`` form. Outputs are left out: it is a script."""
     m = mask or _mask_for(None)
     parts = [_markdown_cell(m(_title()))]
+    may_raise = frozenset(_leaning_on_undone(proposals))
     for cell in timeline(history, turns, proposals):
         if cell.kind == "markdown":
             parts.append(_markdown_cell(m(cell.source)))
             continue
         meta = []
-        tags = _tags(cell.entry, cell.proposal)
+        tags = _tags(cell.entry, cell.proposal, may_raise)
         if tags:
             meta.append(f"tags={json.dumps(tags)}")
         if cell.proposal is not None:
@@ -312,7 +280,7 @@ def _as_script(source: str, tags: list[str]) -> str:
     failed to parse, an IPython magic or ``!`` command) become comments, the way Jupytext writes magics.
     An input that raised in the session runs inside ``try``: it raises again, says so, and the script goes on
     with whatever the cell did before raising, as the session did (a notebook runs it under the
-    ``raises-exception`` tag).
+    ``raises-exception`` tag). So does one that ran while an undone proposal's effects stood.
     """
     if "skip-execution" in tags or not _compiles(source):
         return _commented(source)
@@ -321,7 +289,7 @@ def _as_script(source: str, tags: list[str]) -> str:
             [
                 "try:",
                 _indented(source),
-                "except Exception as error:  # it raised in the session too; go on, as the session did",
+                "except Exception as error:  # it raised in the session, or leant on undone code; go on",
                 '    print(f"{type(error).__name__}: {error}")',
             ]
         )

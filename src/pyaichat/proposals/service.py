@@ -45,6 +45,15 @@ class Pending:
         assert self._outcome is not None
         return self._outcome
 
+    def withdraw(self, notice: str = "") -> Outcome:
+        """Withdraw it now, unless the person has answered already (then this waits for what they approved to
+        finish). ``notice`` is what the person is told at their next prompt ("": nothing, e.g. they withdrew
+        it themselves by stopping what it came through)."""
+        self._service._withdraw(self, notice)
+        self._done.wait()
+        assert self._outcome is not None
+        return self._outcome
+
     def _answer(self) -> None:
         self._answered.set()
 
@@ -97,7 +106,9 @@ class Proposals:
         self._model = model
         self._tell = tell
         self._on_placed = on_placed
-        self.on_waiting: list[Callable[[], None]] = []  # called (from the submitting thread) when one queues
+        # called from another thread when the idle prompt has something new for the person: a proposal
+        # queued, or one withdrawn (the toolbar changes; the person may be due a notice)
+        self.on_waiting: list[Callable[[], None]] = []
         self._lock = _thread.allocate_lock()
         self._queue: list[Pending] = []
         self._placed: _Placed | None = None
@@ -139,18 +150,27 @@ class Proposals:
         """How many proposals from other threads wait for the prompt."""
         return len(self._queue)
 
+    @property
+    def needs_prompt(self) -> bool:
+        """Whether an idle prompt should make way for ``serve``: proposals wait, or the person is due a notice
+        about one (withdrawn: no one answered in time)."""
+        return bool(self._queue or self._notices)
+
     # -- from any thread ---------------------------------------------------------------------------------
     def submit(self, proposal: Proposal) -> Pending:
         """Queue ``proposal`` for the person (returns at once); the front end is woken to ``serve`` it."""
         pending = Pending(proposal, self)
         with self._lock:
             self._queue.append(pending)
+        self._wake()
+        return pending
+
+    def _wake(self) -> None:
         for wake in list(self.on_waiting):
             try:
                 wake()
             except Exception:  # a front end that cannot be woken serves it at its next prompt
                 pass
-        return pending
 
     def close(self) -> None:
         """The session ends: proposals still waiting are withdrawn, code placed in the input is declined."""
@@ -161,8 +181,9 @@ class Proposals:
                 pending._finish(Outcome(pending.proposal, "unanswered"))
         self.drop_placed()
 
-    def _withdraw(self, pending: Pending) -> None:
-        """No answer in time: nothing of ``pending`` may run any more (called on the waiting thread)."""
+    def _withdraw(self, pending: Pending, notice: str | None = None) -> None:
+        """No answer in time (or the caller gave up): nothing of ``pending`` may run any more (called on the
+        waiting thread). The person is told ``notice`` (by default: no one answered in time; "": nothing)."""
         with self._lock:
             state = pending.state
             if state not in ("queued", "asking", "placed"):
@@ -172,10 +193,11 @@ class Proposals:
                 self._queue.remove(pending)
             if state == "placed" and self._placed is not None and self._placed.pending is pending:
                 self._placed = None  # the code stays in the input, as the person's own
-            source = pending.proposal.source
-            self._notices.append(
-                f"The proposal from {source} was withdrawn: no one answered in time. Nothing ran."
-            )
+            if notice is None:
+                source = pending.proposal.source
+                notice = f"The proposal from {source} was withdrawn: no one answered in time. Nothing ran."
+            if notice:
+                self._notices.append(notice)
             # within the lock: whoever finds it withdrawn finds its outcome too
             pending._finish(Outcome(pending.proposal, "unanswered"))
         withdraw = getattr(self.frontend, "withdraw", None)
@@ -184,6 +206,8 @@ class Proposals:
                 withdraw(pending.proposal.call_id)
             except Exception:
                 pass
+        elif state == "queued" or notice:  # the toolbar's count changed, a notice is due: wake the prompt
+            self._wake()
 
     def _claim(self, pending: Pending | None, state: str) -> bool:
         """Move ``pending`` on after the person's answer; False when it was withdrawn meanwhile."""
@@ -419,5 +443,5 @@ class Proposals:
                 self._tell(f"The user undid the last approved proposal with /undo. {text}")
             else:
                 self._tell(f"The user undid the code {self._last_source} proposed with /undo. {text}")
-            self.journal.undone(text)
+            self.journal.undone(text, self.runtime.last_input_number)
         return ok, text

@@ -43,7 +43,7 @@ class FrontEnd(Protocol):
 class Proposal:
     """Something someone proposes to do to the session, waiting for the person's decision."""
 
-    __slots__ = ("arguments", "call", "call_id", "code", "explanation", "kind", "source", "tool")
+    __slots__ = ("arguments", "call", "call_id", "code", "explanation", "kind", "source", "title", "tool")
 
     def __init__(
         self,
@@ -56,6 +56,7 @@ class Proposal:
         arguments: Mapping[str, Any] | None = None,
         call: Callable[[dict[str, Any]], str] | None = None,
         call_id: str | None = None,
+        title: str = "",
     ) -> None:
         if kind == "code" and not code.strip():
             raise ValueError("a code proposal needs code")
@@ -69,6 +70,7 @@ class Proposal:
         self.arguments = dict(arguments or {})
         self.call = call
         self.call_id = call_id or f"proposal-{next(_ids)}"
+        self.title = title  # the panel's title, when the default one would not say what it is
 
     @classmethod
     def of_code(
@@ -87,9 +89,11 @@ class Proposal:
         source: str,
         explanation: str = "",
         call_id: str | None = None,
+        title: str = "",
     ) -> Proposal:
         """A call of an outside tool: ``call(arguments)`` runs it (on the front end's thread) and returns its
-        result as text; an exception from it is the outcome ``failed``."""
+        result as text; an exception from it is the outcome ``failed``. ``title``: the panel's, for what is
+        not a plain tool call (an MCP server's sampling request)."""
         return cls(
             "tool",
             tool=tool,
@@ -98,6 +102,7 @@ class Proposal:
             source=source,
             explanation=explanation,
             call_id=call_id,
+            title=title,
         )
 
     @property
@@ -116,6 +121,7 @@ class Proposal:
             source="" if not self.outside else self.source,
             tool=self.tool,
             arguments=self.arguments if self.kind == "tool" else None,
+            title=self.title,
         )
 
     def __repr__(self) -> str:

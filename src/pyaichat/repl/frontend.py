@@ -19,9 +19,7 @@ from prompt_toolkit.enums import DEFAULT_BUFFER, EditingMode
 from prompt_toolkit.filters import has_focus, is_done
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import History, InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
-from prompt_toolkit.layout import Layout, Window
-from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.layout.processors import ConditionalProcessor
 from prompt_toolkit.lexers import DynamicLexer, Lexer
 from prompt_toolkit.output import ColorDepth
@@ -33,6 +31,7 @@ from ..controller import Controller, Decision, Mode
 from ..errors import PyAIChatError
 from .history import make_history
 from .keys import build_key_bindings
+from .questions import ask_line, key_app
 from .suggest import GhostLineProcessor, GhostText, ghost_bindings, toolbar_part
 
 if TYPE_CHECKING:
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
     from ..controller import AssistantPort
+    from ..mcptools.approval import Answer, Question
     from ..runtime import Runtime
     from .render import RichRenderer
 
@@ -223,40 +223,10 @@ def decision_app(
     *, input: Input | None = None, output: Output | None = None, color: bool = True
 ) -> Application[str]:
     """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
-    chosen: list[str] = []
-    kb = KeyBindings()
-    for key, value in (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no")):
-
-        def choose(event: KeyPressEvent, value: str = value) -> None:
-            chosen.append(value)
-            event.app.exit(result=value)
-
-        kb.add(key)(choose)
-    kb.add("escape", eager=True)(lambda event: (chosen.append("no"), event.app.exit(result="no")))
-    kb.add("<any>")(lambda event: None)
-
-    def message() -> FormattedText:
-        return FormattedText(
-            [
-                ("class:question", "Run it? "),
-                ("", "[r]un / [e]dit / [n]o: "),
-                ("bold", chosen[0] if chosen else ""),
-                ("[SetCursorPosition]", ""),  # the cursor waits after the question, not at its start
-            ]
-        )
-
-    app: Application[str] = Application(
-        layout=Layout(
-            Window(FormattedTextControl(message, show_cursor=True), height=1, dont_extend_height=True)
-        ),
-        key_bindings=kb,
-        style=STYLE if color else PLAIN_STYLE,
-        color_depth=None if color else ColorDepth.DEPTH_1_BIT,
-        input=input,
-        output=output,
-        erase_when_done=False,
-    )
-    return app
+    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no"))
+    style = STYLE if color else PLAIN_STYLE
+    question = ("Run it? ", "[r]un / [e]dit / [n]o: ")
+    return key_app(*question, keys, "no", input=input, output=output, style=style, color=color)
 
 
 def ask_arguments(
@@ -266,12 +236,10 @@ def ask_arguments(
     Text that is not a JSON object is said and asked again."""
     import json  # with the first tool call to edit
 
-    from prompt_toolkit.shortcuts import prompt
-
     text = json.dumps(arguments, ensure_ascii=False)
     while True:
         try:
-            text = prompt(f"{tool} arguments (JSON)> ", default=text, input=input, output=output)
+            text = ask_line(f"{tool} arguments (JSON)> ", default=text, input=input, output=output)
         except (KeyboardInterrupt, EOFError):
             return None
         try:
@@ -356,6 +324,13 @@ class ReplFrontEnd:
             proposal.tool, dict(proposal.arguments or {}), input=self._input, output=self._output
         )
 
+    def answer_question(self, question: Question) -> Answer:
+        """An MCP server's question (its panel is on screen): answer, decline or cancel, then its fields."""
+        from .form import ask_answer  # with the first question
+
+        self.renderer.pause()
+        return ask_answer(question, input=self._input, output=self._output, color=self.color)
+
     def set_next_input(self, code: str) -> None:
         """Pre-fill the next prompt with ``code``."""
         self._next_input = code
@@ -415,6 +390,7 @@ class Repl:
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
+        self._question_hinted = False  # a question typed at >>> gets the hint once a session
 
     def _mask_for_disk(self, line: str) -> str:
         """What the history file keeps of ``line``: masked as the resume file masks it, with the current
@@ -441,23 +417,35 @@ class Repl:
         # not at the prompt: the loop asks about it before the next one
 
     def _make_way(self) -> None:
-        """On the prompt's thread: an empty line makes way for waiting proposals; a line being typed is
-        never interrupted (the toolbar says one waits)."""
+        """On the prompt's thread: an empty line makes way for waiting proposals (or the notice that one was
+        withdrawn); a line being typed is never interrupted (the toolbar says one waits, and is redrawn
+        when that changes)."""
         app = self.prompt.app
-        if not self.ctrl.proposals.waiting or not app.is_running:
+        if not app.is_running:
             return
-        if self.prompt.default_buffer.text:
+        if self.prompt.default_buffer.text or not self.ctrl.proposals.needs_prompt:
             app.invalidate()
         else:
             _exit_quietly(app, exception=_Interjection())
 
     def execute(self, text: str) -> None:
         """Handle one input; nothing but ``SystemExit`` escapes."""
-        self._guarded(lambda: self.ctrl.handle(text))
+        self._guarded(lambda: self._handle(text))
+
+    def _handle(self, text: str) -> None:
+        as_python = self.ctrl.mode is Mode.PYTHON and not text.lstrip().startswith("/")
+        self.ctrl.handle(text)
+        if as_python and not self._question_hinted:
+            from ..prose import QUESTION_HINT, looks_like_question  # only after an input
+
+            if looks_like_question(text):  # a question typed at >>> failed as Python: say once where to ask
+                self._question_hinted = True
+                self.ctrl.notice(QUESTION_HINT)
 
     def serve_proposals(self) -> None:
-        """Ask about the proposals outside agents submitted meanwhile; nothing but ``SystemExit`` escapes."""
-        if self.ctrl.proposals.waiting:
+        """Ask about the proposals outside agents submitted meanwhile (and say which were withdrawn); nothing
+        but ``SystemExit`` escapes."""
+        if self.ctrl.proposals.needs_prompt:
             self._guarded(self.ctrl.serve_proposals)
 
     def _guarded(self, action: Callable[[], None]) -> None:

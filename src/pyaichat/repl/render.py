@@ -191,9 +191,9 @@ class RichRenderer:
 
     def _on_page(self, event: Any) -> None:
         """Long command output: through the pager when it is taller than the screen (in a terminal)."""
-        from ..agent.events import row_lines  # the layout every front end shares
+        from ..agent.events import row_lines, text_lines  # the layout every front end shares
 
-        width = max(20, self.console.width - 2)
+        width = self._text_width()
         parts: list[Any] = []
         for section in event.sections:
             if section.title:
@@ -201,7 +201,7 @@ class RichRenderer:
             for left, right in row_lines(section.rows, width) if section.rows else []:
                 parts.append(Text.assemble((left, "cyan"), right))
             if section.text:
-                parts.append(Text(section.text.rstrip("\n")))
+                parts.extend(Text(line) for line in text_lines(section.text, width))
             if section.code:
                 code = section.code.rstrip("\n")
                 parts.append(Syntax(code, section.language or "text", theme=_CODE_THEME, word_wrap=True))
@@ -300,7 +300,7 @@ class RichRenderer:
 
             arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
             body = Syntax(arguments, "json", theme=_CODE_THEME, word_wrap=True)
-            title = f"Tool call proposed{who}: {event.tool} (not called yet)"
+            title = event.title or f"Tool call proposed{who}: {event.tool} (not called yet)"
         else:
             body = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
             title = f"Proposed code{who} (not run yet)"
@@ -312,14 +312,51 @@ class RichRenderer:
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
-    def _on_preview(self, event: Any) -> None:
-        """What the proposal would do, under its panel (the status line said it was running)."""
+    def _on_question(self, event: Any) -> None:
+        """An MCP server's question to the person (elicitation): its message, then the fields it asks for
+        or the address it asks them to open; the front end asks for the answer under it."""
+        self._flush_answer()
         self._status = None
         self._stop_live()
-        text = Text("\n").join(Text(line, style=_PREVIEW_STYLES.get(kind, "")) for kind, line in event.lines)
+        parts: list[Any] = [Text(event.message.strip() or "(no message)")]
+        if event.url:
+            parts.append(Padding(Text.assemble(("Open: ", "bold"), (event.url, "underline")), (1, 0, 0, 0)))
+            parts.append(
+                Text(
+                    "pyaichat does not open it or look at it; only you do, in your browser, if you accept.",
+                    style="dim",
+                )
+            )
+        elif event.fields:
+            rows = Text("\n").join(
+                Text.assemble(("  " + label, "bold"), (f": {hint}" if hint else "", ""))
+                for label, hint in event.fields
+            )
+            parts.append(Padding(rows, (1, 0, 0, 0)))
+        title = f"The MCP server {event.source!r} asks you"
+        self._print(
+            Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
+        )
+
+    def _on_preview(self, event: Any) -> None:
+        """What the proposal would do, under its panel (the status line said it was running)."""
+        from ..agent.events import text_lines  # a long line goes on under its own indent
+
+        self._status = None
+        self._stop_live()
+        width = self._text_width()
+        text = Text("\n").join(
+            Text(piece, style=_PREVIEW_STYLES.get(kind, ""))
+            for kind, line in event.lines
+            for piece in text_lines(line, width)
+        )
         self._print(text if text.plain else Text("No preview.", style="dim"))
 
     # -- live region -----------------------------------------------------------------------------------------
+    def _text_width(self) -> int:
+        """Columns for text laid out here (rows, indented lines): clear of the last two (see ``_Tail``)."""
+        return max(20, self.console.width - 2)
+
     def _print(self, renderable: Any) -> None:
         self.console.print(renderable)
 

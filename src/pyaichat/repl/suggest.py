@@ -17,6 +17,7 @@ accepts and presses Enter (the engine keeps the answer).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,34 @@ def position(document: Document) -> tuple[str, str] | None:
         return None
     before = document.text_before_cursor
     return before, document.text_after_cursor
+
+
+class PromptLoop:
+    """The prompt's own event loop as the suggestion engine uses it (``agent.suggest.PromptLoop``): its
+    timers, and work to do once the key being handled is drawn (after the application's next render)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._queued: list[Callable[[], None]] = []
+        app.after_render += self._rendered
+
+    def call_later(self, delay: float, func: Callable[[], None]) -> object:
+        assert self.loop is not None
+        return self.loop.call_later(delay, func)
+
+    def after_echo(self, func: Callable[[], None]) -> None:
+        self._queued.append(func)
+
+    def _rendered(self, app: Any) -> None:
+        queued, self._queued = self._queued, []
+        for func in queued:
+            func()
+
+    def detach(self) -> None:
+        """Run what waits now (the prompt is going away) and stop listening to its renders."""
+        self._rendered(self.app)
+        self.app.after_render -= self._rendered
 
 
 def first_line(text: str) -> str:
@@ -116,6 +145,9 @@ class GhostText(AutoSuggest):
         self._known: tuple[tuple[str, str], str] | None = None  # what the engine knew at the last change
         self._shown: tuple[tuple[str, str] | None, str] | None = None  # what is on the buffer, and where
         self._app: Any = None
+        self._browsing: tuple[Any, int] | None = None  # the buffer's history lines, and the place in them
+        self._recalled = False  # the text is a history line as recalled (↑, Ctrl-R), not edited since
+        self._prompt: PromptLoop | None = None  # the prompt's loop, as the engine uses it
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def attach(self, buffer: Buffer) -> None:
@@ -128,6 +160,9 @@ class GhostText(AutoSuggest):
         if buffer is not None:
             buffer.on_text_changed -= self._changed
             buffer.on_cursor_position_changed -= self._moved
+        prompt, self._prompt = self._prompt, None
+        if prompt is not None:
+            prompt.detach()
         self.cancel()
 
     def cancel(self) -> None:
@@ -145,6 +180,22 @@ class GhostText(AutoSuggest):
 
     # -- the buffer's events (the prompt's event loop) -------------------------------------------------
     def _changed(self, buffer: Buffer) -> None:
+        self._recalled = self._navigated(buffer)
+        self._update(buffer)
+
+    def _navigated(self, buffer: Buffer) -> bool:
+        """Did this change of the text come from moving through the history (↑/↓, Ctrl-R) rather than from
+        an edit? prompt_toolkit keeps the history as working lines with an index into them: a move changes
+        the place counted from the newest line (loading the history adds lines at the old end and keeps
+        it); a new prompt has new working lines."""
+        lines = getattr(buffer, "_working_lines", None)
+        if lines is None:
+            return False
+        place = (lines, len(lines) - 1 - buffer.working_index)
+        previous, self._browsing = self._browsing, place
+        return previous is not None and previous[0] is lines and previous[1] != place[1]
+
+    def _update(self, buffer: Buffer) -> None:
         self._app = get_app()  # the prompt's app, for answers that arrive from the engine's thread
         text = self.suggest(buffer)
         if self.own_history and text:
@@ -169,7 +220,7 @@ class GhostText(AutoSuggest):
                 self.cancel()
             return
         if where != self._last:  # moved to the end of a line without typing (End, ↓)
-            self._changed(buffer)
+            self._update(buffer)
 
     def suggest(self, buffer: Buffer) -> str | None:
         """What to show now for the buffer's text (history first, then what the engine knows), and tell the
@@ -186,10 +237,30 @@ class GhostText(AutoSuggest):
             if found:
                 engine.cancel()
                 return found
-        known = engine.edit(where[0], where[1], self._deliver)
+        # A line recalled from history is not an edit: what is known for it shows, nothing is asked. The
+        # prompt's own loop times the pause and aborts a stale request, so that no key wakes the engine.
+        asked = not self._recalled
+        known = engine.edit(where[0], where[1], self._deliver, ask=asked, prompt=self._prompt_loop())
         shown = first_line(known) if known else None
         self._known = (where, shown) if shown else None
         return shown
+
+    def _prompt_loop(self) -> PromptLoop | None:
+        """The running prompt's loop, for the engine (``None`` outside a running application)."""
+        app = self._app
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        if app is None or getattr(app, "after_render", None) is None:
+            return None
+        prompt = self._prompt
+        if prompt is None or prompt.app is not app:
+            if prompt is not None:
+                prompt.detach()
+            prompt = self._prompt = PromptLoop(app)
+        prompt.loop = loop
+        return prompt
 
     def known_for(self, document: Document) -> str | None:
         """What the engine knew for ``document`` at its last change (IPython's auto-suggest asks this after

@@ -4,7 +4,7 @@ assistant and an MCP server reach the user's session.
 Two runtimes implement it:
 
 - ``local.LocalRuntime`` — a ``pyaichat.Session`` in this process (the REPL, piped mode, the IPython
-  extension); capabilities and the session digest run directly over its namespace.
+  extension); capabilities and the session picture run directly over its namespace.
 - ``kernel.KernelRuntime`` — a Jupyter kernel reached with ``jupyter_client`` (``--existing``/``--kernel``).
   Inside the kernel, pyaichat's helper runs a ``LocalRuntime`` over the kernel's ``user_ns``; the host sends
   it the operations declared in ``link.OPERATIONS`` and carries the answers back, so masking, bounds and the
@@ -82,9 +82,9 @@ class Runtime(Protocol):
         the model can see pictures, so a capability may add some (``CapabilityResult.images``)."""
         ...
 
-    def digest(self) -> str:
+    def picture(self) -> str:
         """The bounded picture of the session for the next question (an error new since the previous
-        digest is marked as such)."""
+        picture is marked as such)."""
         ...
 
     def tools(self) -> Toolbox:

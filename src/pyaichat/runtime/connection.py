@@ -28,10 +28,19 @@ POLL_S = 0.25  # how often a wait checks that the kernel is still alive
 
 _INSTALL = "__import__('pyaichat.runtime.kernel_helper', fromlist=['install']).install()"
 
-NOT_INSTALLED = (
-    "pyaichat is not installed in the kernel's Python environment, so the assistant cannot look at the "
-    "kernel's data: install it there with `<kernel python> -m pip install pyaichat` (Python mode works)."
-)
+
+def not_installed() -> str:
+    """Why the assistant cannot see a kernel's data when pyaichat is missing there, and how to install it
+    there from where this one came (the package index, or this clone)."""
+    from ..extras import install_command  # only to say how
+
+    return (
+        "pyaichat is not installed in the kernel's Python environment, so the assistant cannot look at the "
+        f"kernel's data: install it there with `{install_command(python='<kernel python>')}` (Python mode "
+        "works)."
+    )
+
+
 NOT_IPYTHON = (
     "This kernel is not an IPython kernel (ipykernel), so there is no user namespace for the assistant to "
     "look at (Python mode still runs in it)."
@@ -132,7 +141,7 @@ class KernelConnection:
         if value.get("status") != "ok":
             ename = value.get("ename", "")
             self._helper_problem = (
-                NOT_INSTALLED
+                not_installed()
                 if ename in ("ModuleNotFoundError", "ImportError")
                 else NOT_IPYTHON
                 if ename in ("NotIPython", "NameError")

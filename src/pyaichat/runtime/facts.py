@@ -176,7 +176,7 @@ def _callable_kind(name: str, value: Any, namespace: Mapping[str, Any]) -> str:
 def _signature(value: Any) -> str | None:
     """``name(params)`` without annotations (shorter, and the defaults are what completion needs); a
     ``__signature__`` may be user code, so it runs guarded like every other summary."""
-    from ..capabilities.guard import Overtime, guarded  # with the first suggestion
+    from ..capabilities.deadline import Overtime, guarded  # with the first suggestion
 
     def read() -> str:
         signature = inspect.signature(value)

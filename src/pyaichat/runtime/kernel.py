@@ -4,7 +4,7 @@
   ``input()`` in the kernel is answered here, Ctrl-C interrupts the *kernel*;
 - completion and "is this input complete?" are the kernel's own ``complete_request`` and
   ``is_complete_request`` (it knows its magics);
-- everything else — capabilities and their tools, the digest, names, history, proposals' previews and undo,
+- everything else — capabilities and their tools, the picture, names, history, proposals' previews and undo,
   snapshots — is an operation of ``link.OPERATIONS``: one request to the local runtime that pyaichat's helper
   runs inside the kernel (``kernel_helper``), inherited from ``link.LinkedRuntime``. It is bounded, masked and
   audited there, where the data is; only its bounded answer comes back.

@@ -134,7 +134,7 @@ def _failed_call(sentence: str, arguments: Mapping[str, Any]) -> Any:
     return CapabilityResult(name=str(arguments.get("name")), ok=False, error=sentence)
 
 
-def _digest_without_kernel(sentence: str, arguments: Mapping[str, Any]) -> str:
+def _picture_without_kernel(sentence: str, arguments: Mapping[str, Any]) -> str:
     return f"## Session\n{WHERE}\n{sentence}"
 
 
@@ -182,7 +182,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("call", CAPABILITY_RESULT, wait=_a_tool, otherwise=_failed_call),
     Operation("tools", TOOLBOX, otherwise=_gates_only),
     Operation("sandbox_walls", otherwise=_walls_unknown),
-    Operation("digest", otherwise=_digest_without_kernel),
+    Operation("picture", otherwise=_picture_without_kernel),
     Operation("history", HISTORY, otherwise=_nothing),
     Operation("user_names", NAMES, otherwise=_nothing),
     Operation("audit_log", TUPLE),

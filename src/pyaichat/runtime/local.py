@@ -1,4 +1,4 @@
-"""The local runtime: the user's ``Session`` in this process, with the capabilities and the digest over it.
+"""The local runtime: the user's ``Session`` in this process, with the capabilities and the picture over it.
 
 It is also what runs inside a Jupyter kernel, over the kernel's ``user_ns``: the kernel runtime sends it the
 operations of ``link.OPERATIONS``, so an operation written here works in both places.
@@ -28,11 +28,11 @@ class LocalRuntime:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self._reported_error: object = None  # the last error the previous digest told about
+        self._reported_error: object = None  # the last error the previous picture told about
         self._undo: Checkpoint | None = None  # the last approved proposal's, for /undo
         # how proposed code becomes Python before a preview runs it (IPython sets its ``transform_cell``)
         self.transform: Callable[[str], str] | None = None
-        # one sentence the digest adds under its heading when the session is not simply this process's
+        # one sentence the picture adds under its heading when the session is not simply this process's
         self.where: str | None = None
 
     @property
@@ -74,10 +74,10 @@ class LocalRuntime:
 
         return call(self.session, name, args, origin=origin, images=images)
 
-    def digest(self) -> str:
-        from ..capabilities.digest import session_digest  # with the first question, not at start-up
+    def picture(self) -> str:
+        from ..capabilities.picture import session_picture  # with the first question, not at start-up
 
-        text = session_digest(self.session, self.config, seen_error=self._reported_error)
+        text = session_picture(self.session, self.config, seen_error=self._reported_error)
         self._reported_error = self.session.last_error
         if self.where:
             head, _, rest = text.partition("\n")

@@ -1,11 +1,14 @@
 """One code-completion request for a ghost-text suggestion, through litellm.
 
 Fill-in-the-middle is litellm's text completion (``atext_completion``, a ``prompt`` and a ``suffix``); any
-other model gets a chat completion (``acompletion``). Both are awaited on the suggestion engine's own event
-loop, so cancelling the task aborts the HTTP request at once: the server stops generating for a prefix the
-user has left. Not streamed — an answer is a line or a few, and the whole reply carries its token usage.
-litellm comes from the shared background loader and is never imported here; a failure becomes the same
+other model gets a chat completion (``acompletion``). Both are awaited on the event loop of the suggestion
+model's helper process (``infill_helper``), so cancelling the task aborts the HTTP request at once: the server
+stops generating for a prefix the user has left. Not streamed — an answer is a line or a few, and the whole
+reply carries its token usage. litellm is passed in and never imported here; a failure becomes the same
 ``LLMError`` sentence the assistant would show (``errors.map_error``), which the engine keeps for ``/trace``.
+
+A request, an answer and an error cross the pipe to and from the helper as plain JSON (``to_wire`` /
+``from_wire``); an error keeps its class and sentence.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
+from ...errors import LLMError
 from .errors import map_error
 
 
@@ -70,6 +74,16 @@ class CodeRequest:
             body["seed"] = self.seed
         return body
 
+    def to_wire(self) -> dict[str, Any]:
+        """Everything the helper process needs to send the request (the key included: the pipe is private
+        to pyaichat and its own helper; the session's secrets were masked out of the text before this)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> CodeRequest:
+        fields = {name: data[name] for name in cls.__slots__ if name in data and name != "kind"}
+        return cls(data["kind"], **fields)
+
 
 class CodeAnswer:
     __slots__ = ("completion_tokens", "cost_usd", "prompt_tokens", "text")
@@ -83,6 +97,43 @@ class CodeAnswer:
             completion_tokens,
             cost_usd,
         )
+
+    def to_wire(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> CodeAnswer:
+        cost = data.get("cost_usd")
+        return cls(
+            str(data.get("text") or ""),
+            int(data.get("prompt_tokens") or 0),
+            int(data.get("completion_tokens") or 0),
+            None if cost is None else float(cost),
+        )
+
+
+def error_to_wire(exc: BaseException) -> dict[str, Any]:
+    """An ``LLMError`` as its class name and sentence (anything else: a bug, named as one)."""
+    if isinstance(exc, LLMError):
+        return {"class": type(exc).__name__, "message": str(exc), "local": bool(getattr(exc, "local", False))}
+    return {"class": None, "message": f"{type(exc).__name__}: {exc}"}
+
+
+def error_from_wire(data: dict[str, Any]) -> Exception:
+    """The error the helper process reported, as the same ``LLMError`` class (only a class of that tree:
+    the name comes from another process)."""
+    from ... import errors
+
+    message = str(data.get("message") or "The suggestion model call failed.")
+    cls = getattr(errors, str(data.get("class") or ""), None)
+    if not (isinstance(cls, type) and issubclass(cls, LLMError)):
+        return RuntimeError(f"in the suggestion helper: {message}")
+    if issubclass(cls, errors.LLMConnectionClosed):
+        return cls(message, local=bool(data.get("local")))
+    try:
+        return cls(message)
+    except TypeError:  # a class with another signature: its sentence still says what happened
+        return errors.LLMProviderError(message)
 
 
 async def complete_code(lib: Any, request: CodeRequest, *, timeout: float) -> CodeAnswer:

@@ -6,7 +6,14 @@ for exactly this prefix — or nothing. Otherwise, once the user has paused for 
 goes out from the engine's own thread and event loop; its answer is handed to the front end's ``deliver``
 (from that thread) only if the user is still at that position. Typing again drops the pending pause and
 *cancels* a request in flight, which aborts its HTTP request. Nothing here blocks the caller: ``edit`` takes a
-lock for a few assignments and, at most once per pause, wakes the worker.
+lock for a few assignments. Given the front end's own loop (``PromptLoop``), a key never wakes the engine's
+thread either: the pause is timed on the prompt's loop, and a stale request is aborted at the helper from
+there once the key is on the screen; the engine's thread runs only once the user has paused (measured:
+``benchmarks/suggest.py --probe``).
+
+The model call itself is made by a helper process (``helper.ModelHelper``; litellm never loads in the REPL for
+a suggestion): this process only reads the facts, builds and masks the request, and cuts the answer to the
+cursor — a fraction of a millisecond to a few, once per pause, measured in ``benchmarks/suggest.py``.
 
 A provider error or timeout shows nothing: it is kept as one quiet line for ``/trace`` and ``/suggest``, and
 the engine waits a while before asking again (an error that will not go away by itself — a refused key, an
@@ -21,7 +28,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import asyncio
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
     from ...config import Config
     from ...runtime import Runtime
     from ..llm.infill import CodeAnswer, CodeRequest
+    from .helper import ModelHelper
 
 PAUSE = 0.25  # seconds without a key before the model is asked
 TIMEOUT = 30.0  # seconds one suggestion request may take (less if request_timeout is lower): a cold local
@@ -74,9 +82,36 @@ class _Pending:
         self.before, self.after, self.deliver, self.since = before, after, deliver, since
 
 
+class _Flight:
+    """The request in flight: its task on the engine's loop, its position, and the helper process that
+    makes it (``None``: a model call that only the engine's thread can cancel)."""
+
+    __slots__ = ("helper", "position", "task")
+
+    def __init__(
+        self, task: asyncio.Task[None], position: tuple[str, str], helper: ModelHelper | None
+    ) -> None:
+        self.task, self.position, self.helper = task, position, helper
+
+
+class PromptLoop(Protocol):
+    """A front end's own event loop, running anyway while the user types: with it, no key wakes the
+    engine's thread."""
+
+    def call_later(self, delay: float, func: Callable[[], None]) -> object:
+        """Run ``func`` on that loop after ``delay`` seconds (the pause is timed there)."""
+        ...
+
+    def after_echo(self, func: Callable[[], None]) -> None:
+        """Run ``func`` on that loop once the key being handled is on the screen (a stale request is
+        aborted then: the helper's work for it never competes with the key's echo)."""
+        ...
+
+
 class Suggester:
     """Ghost-text suggestions for one session. ``settings`` returns the current configuration (read at every
-    request, so ``/suggest`` applies at once); ``ask`` replaces the model call (tests)."""
+    request, so ``/suggest`` applies at once); ``ask`` replaces the model call (tests), ``helper`` the helper
+    process that makes it otherwise (created, not started, with the first request)."""
 
     def __init__(
         self,
@@ -84,12 +119,14 @@ class Suggester:
         runtime: Runtime,
         *,
         ask: Ask | None = None,
+        helper: ModelHelper | None = None,
         pause: float = PAUSE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._settings = settings
         self.runtime = runtime
         self._ask = ask
+        self.helper = helper
         self.pause = pause
         self._clock = clock
         self.stats = SuggestStats()
@@ -99,8 +136,10 @@ class Suggester:
         self._thread: threading.Thread | None = None
         self._position: tuple[str, str] | None = None  # where the user is now (None: nowhere to suggest)
         self._pending: _Pending | None = None
-        self._timer = False  # a pause timer is armed on the worker's loop
-        self._flight: tuple[asyncio.Task[None], tuple[str, str]] | None = None
+        self._timer = False  # a pause timer is armed (on the engine's loop, or on the caller's)
+        self._timer_due = 0.0  # when it fires (by ``clock``)
+        self._flight: _Flight | None = None
+        self._abandoned: set[asyncio.Task[None]] = set()  # aborted by the key's thread; tidied up later
         self._answers: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._latest: tuple[str, str, str] | None = None  # the last answer: typing along it needs no request
         self._quiet_until = 0.0
@@ -120,15 +159,33 @@ class Suggester:
         return bool(model) and not (self._stopped is not None and self._stopped[0] == model)
 
     @property
+    def waiting(self) -> tuple[str, str] | None:
+        """The position that will be asked about once the user pauses there (``None``: nothing will be)."""
+        pending = self._pending
+        return (pending.before, pending.after) if pending is not None else None
+
+    @property
     def stopped_by(self) -> str | None:
         """The sentence of an error that stopped suggestions for the current model."""
         stopped = self._stopped
         return stopped[1] if stopped is not None and stopped[0] == self.model else None
 
     # -- the front end's side (its event loop thread) -------------------------------------------------------
-    def edit(self, before: str, after: str, deliver: Deliver) -> str | None:
+    def edit(
+        self,
+        before: str,
+        after: str,
+        deliver: Deliver,
+        *,
+        ask: bool = True,
+        prompt: PromptLoop | None = None,
+    ) -> str | None:
         """The text around the cursor is now ``before``|``after``. Returns what is known for it at once
-        (``""``: known to be nothing), or ``None`` and asks the model once the user pauses there."""
+        (``""``: known to be nothing), or ``None`` and asks the model once the user pauses there — unless
+        ``ask`` is false (the text was not typed: a line recalled from history).
+
+        ``prompt``: the front end's own loop, which times the pause and aborts a stale request once the
+        key is on the screen; then no key wakes the engine's thread — it wakes once the pause is over."""
         if not self.active():
             self.cancel()
             return None
@@ -136,16 +193,38 @@ class Suggester:
         with self._lock:
             self._position = position
             known = self._known(before, after)
-            self._abort_unless(position)
-            if known is not None or self._flight is not None:  # known, or its answer is on the way
+            self._abort_unless(position, prompt)
+            if known is not None or self._flight is not None or not ask:  # known, or on its way, or not asked
                 self._pending = None
                 return known
-            self._pending = _Pending(before, after, deliver, self._clock())
-            wake = not self._timer
-            self._timer = True
+            now = self._clock()
+            self._pending = _Pending(before, after, deliver, now)
+            # a timer on a front end's loop that ended with its prompt never fires: then arm another
+            wake = not self._timer or now > self._timer_due + 1.0
+            if wake:
+                self._timer, self._timer_due = True, now + self.pause
         if wake:
-            self._call(self._arm)
+            if prompt is not None:
+                prompt.call_later(self.pause, lambda: self._pause_over(prompt))
+            else:
+                self._call(self._arm)
         return None
+
+    def _pause_over(self, prompt: PromptLoop) -> None:
+        """The caller's timer (on its loop): wake the engine's thread if the user has really paused, else
+        look again when they will have."""
+        with self._lock:
+            pending = self._pending
+            if pending is None:
+                self._timer = False
+                return
+            left = pending.since + self.pause - self._clock()
+            if left > 0:
+                self._timer_due = self._clock() + left
+        if left > 0:
+            prompt.call_later(left, lambda: self._pause_over(prompt))
+        else:
+            self._call(self._tick)
 
     def cancel(self) -> None:
         """Nowhere to suggest now (the input was accepted, the cursor left the line's end, another mode):
@@ -153,6 +232,7 @@ class Suggester:
         with self._lock:
             self._position = None
             self._pending = None
+            self._timer = False  # a timer still armed finds nothing pending; the next edit arms its own
             self._abort_unless(None)
 
     def quiet(self, timeout: float = 1.0) -> None:
@@ -163,20 +243,24 @@ class Suggester:
             self._reading.release()
 
     def close(self, timeout: float = 2.0) -> None:
-        """Stop the engine's thread, closing the connections litellm opened on its loop (bounded)."""
+        """Stop the engine's thread and the helper process (bounded)."""
         self.cancel()
+        with self._lock:
+            abandoned = list(self._abandoned)
         loop, self._loop = self._loop, None
-        if loop is None or loop.is_closed():
-            return
-        import asyncio
+        for task in abandoned:
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(task.cancel)
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout)
+        self.stop_helper(timeout)
 
-        try:
-            asyncio.run_coroutine_threadsafe(_close_clients(), loop).result(timeout)
-        except Exception:  # closing is best effort; the process is going away
-            pass
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(timeout)
+    def stop_helper(self, timeout: float = 2.0) -> None:
+        """Let the helper process go (``/suggest off``, exit); the next request starts another."""
+        if self.helper is not None:
+            self.helper.close(timeout)
 
     # -- what is known without asking -------------------------------------------------------------------
     def _known(self, before: str, after: str) -> str | None:
@@ -199,14 +283,34 @@ class Suggester:
         while len(self._answers) > CACHE:
             self._answers.popitem(last=False)
 
-    def _abort_unless(self, position: tuple[str, str] | None) -> None:
-        """Abort the request in flight unless it is for ``position`` (with ``_lock`` held)."""
+    def _abort_unless(self, position: tuple[str, str] | None, prompt: PromptLoop | None = None) -> None:
+        """Abort the request in flight unless it is for ``position`` (with ``_lock`` held). What the helper
+        was sent for it is aborted there from the caller's thread — once the key is on the screen, given
+        the front end's ``prompt`` — and the engine's task is tidied up the next time its thread wakes
+        anyway. Anything else (nothing sent yet, an in-process model call) the engine's thread cancels now."""
         flight = self._flight
-        if flight is not None and flight[1] != position:
-            self._flight = None
-            loop = self._loop
-            if loop is not None and not loop.is_closed():
-                loop.call_soon_threadsafe(flight[0].cancel)
+        if flight is None or flight.position == position:
+            return
+        self._flight = None
+        helper = flight.helper
+        asked = helper.in_flight() if helper is not None else ()
+        if helper is not None and asked:
+            self._abandoned.add(flight.task)
+            if prompt is not None:
+                prompt.after_echo(lambda: self._tell(helper, asked, flight.task))
+                return
+            if helper.abort(asked):
+                return
+        self._cancel_task(flight.task)
+
+    def _tell(self, helper: ModelHelper, asked: tuple[int, ...], task: asyncio.Task[None]) -> None:
+        if not helper.abort(asked):
+            self._cancel_task(task)
+
+    def _cancel_task(self, task: asyncio.Task[None]) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
 
     # -- the engine's thread --------------------------------------------------------------------------------
     def _call(self, func: Callable[[], None]) -> None:
@@ -252,12 +356,17 @@ class Suggester:
         """The pause timer: ask for the pending position once the user has been still long enough."""
         assert self._loop is not None
         with self._lock:
+            abandoned = list(self._abandoned)
+        for task in abandoned:  # aborted at the helper already; their bookkeeping now
+            task.cancel()
+        with self._lock:
             pending = self._pending
             if pending is None:
                 self._timer = False
                 return
             left = pending.since + self.pause - self._clock()
             if left > 0:
+                self._timer_due = self._clock() + left
                 self._loop.call_later(left, self._tick)
                 return
             self._timer = False
@@ -266,7 +375,7 @@ class Suggester:
                 return  # after a failure: quiet for a while; and never two requests at once
             position = (pending.before, pending.after)
             task = self._loop.create_task(self._request(pending))
-            self._flight = (task, position)
+            self._flight = _Flight(task, position, self._model_helper() if self._ask is None else None)
 
     async def _request(self, pending: _Pending) -> None:
         import asyncio
@@ -280,15 +389,22 @@ class Suggester:
             self._failed(self.model or "", "", exc)
         finally:
             with self._lock:
-                if self._flight is not None and self._flight[1] == position:
+                if self._flight is not None and self._flight.position == position:
                     self._flight = None
+                self._abandoned.discard(asyncio.current_task())  # type: ignore[arg-type]
 
     async def _answer(self, pending: _Pending) -> None:
+        import asyncio
+
         config = self._settings()
         model = config.suggest_model
         if not model or not self.active():
             return
-        ask = self._ask or await self._litellm_ask()
+        ask = self._ask
+        if ask is None:
+            helper = self._model_helper()
+            await helper.start()  # the first suggestion waits for the helper (litellm loads there)
+            ask = helper
         if not self._current(pending):
             return
         with self._reading:
@@ -311,6 +427,9 @@ class Suggester:
         try:
             answer = await _bounded(ask(request, timeout), timeout + 1.0)
         except Exception as exc:  # an LLMError, or a bug that must never reach the prompt
+            if asyncio.current_task() in self._abandoned:  # aborted already (its helper then went away)
+                self.stats.cancelled += 1
+                return
             self._failed(model, route.kind, exc)
             return
         self._quiet_until, self._backoff = 0.0, BACKOFF[0]
@@ -326,20 +445,13 @@ class Suggester:
             self.stats.delivered += 1
             pending.deliver(pending.before, pending.after, text)
 
-    async def _litellm_ask(self) -> Ask:
-        """The real model call; litellm comes from the shared background loader (the first suggestion waits
-        for it here, in the engine's thread: the prompt never does)."""
-        import asyncio
+    def _model_helper(self) -> ModelHelper:
+        """The helper process that makes the model calls (created here; it starts with its first call)."""
+        if self.helper is None:
+            from .helper import ModelHelper
 
-        from ..llm.infill import complete_code
-        from ..llm.loader import LITELLM
-
-        lib = await asyncio.wrap_future(LITELLM.start())
-
-        async def ask(request: CodeRequest, timeout: float) -> CodeAnswer:
-            return await complete_code(lib, request, timeout=timeout)
-
-        return ask
+            self.helper = ModelHelper()
+        return self.helper
 
     def _current(self, pending: _Pending) -> bool:
         return self._position == (pending.before, pending.after)
@@ -383,21 +495,21 @@ class Suggester:
             f"completion tokens; cost {cost}."
         )
 
+    def helper_line(self) -> str | None:
+        """For ``/suggest``: the helper process that makes the model calls, if one has been started."""
+        helper = self.helper
+        if helper is None or not helper.starts:
+            return None
+        pid, memory = helper.pid, helper.memory_mb()
+        now = f"pid {pid}" + (f", {memory:.0f} MB" if memory is not None else "") if pid else "not running"
+        return f"Model calls run in a helper process ({now}; started {helper.starts} time(s))."
+
     def trace_line(self) -> str | None:
         """For ``/trace``: the last failure, quietly (never shown on the screen when it happens)."""
         s = self.stats
         if s.last_failure is None:
             return None
         return f"Suggestions: {s.failed} failed request(s); last: {s.last_failure}"
-
-
-async def _close_clients() -> None:
-    """litellm keeps its async HTTP sessions per event loop: close the ones on the engine's loop (else they
-    complain about unclosed connectors at exit)."""
-    from ..llm.loader import LITELLM
-
-    if LITELLM.loaded():
-        await LITELLM.get().close_litellm_async_clients()
 
 
 async def _bounded(awaitable: Awaitable[Any], seconds: float) -> Any:

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..guard import PICTURE_BUDGET, USER_CODE_BUDGET, Overtime, bounded
+from ..deadline import PICTURE_BUDGET, USER_CODE_BUDGET, Overtime, bounded
 from .protocol import DatabaseAdapter
 from .registry import AdapterEntry, entry_for, report
 

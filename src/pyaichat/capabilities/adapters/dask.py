@@ -17,7 +17,7 @@ import itertools
 from typing import Any
 
 from ..brepr import type_name
-from ..guard import failure, safe
+from ..deadline import failure, safe
 from ..redact import REDACTED
 from .common import (
     LAZY,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..guard import failure, safe
+from ..deadline import failure, safe
 from ..redact import REDACTED
 from .common import FULL, SAMPLE, SCHEMA, columns_block, columns_inline, isinstance_of, secret
 from .protocol import Adapter

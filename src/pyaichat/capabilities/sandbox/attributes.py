@@ -10,7 +10,6 @@ from typing import Any
 
 from ...errors import SandboxViolation
 from .admission import FRAMEISH
-from .calls import checked_dispatch, checked_expression, mutating_error, no_path
 from .formatting import safe_format, safe_format_map, unbound_format, unbound_format_map
 from .guard_state import GuardState
 from .modules import ModuleProxy, check_attr_name
@@ -25,6 +24,7 @@ from .rules import (
     STRING_DISPATCH,
     TEXT_WRITERS,
 )
+from .wrapped_calls import checked_dispatch, checked_expression, mutating_error, no_path
 
 _MISSING = object()
 _GEN_OK = frozenset({"send", "throw", "close", "gi_running", "gi_suspended"})

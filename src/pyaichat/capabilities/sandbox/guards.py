@@ -23,11 +23,11 @@ from ...errors import SandboxViolation
 from . import limits
 from .admission import AdmissionGuards
 from .attributes import AttributeGuards
-from .calls import apply_call, iter_unpack, unpack
 from .module_guards import ModuleGuards
 from .modules import ModuleProxy
 from .placeholders import MODULE_TYPE, Hidden, Refused
 from .rules import FORBIDDEN_BUILTINS, PRIVATE_MESSAGE, SANDBOX_FILENAME, SANDBOX_MODULE
+from .wrapped_calls import apply_call, iter_unpack, unpack
 from .writes import WriteGuards
 
 __all__ = ["SANDBOX_FILENAME", "SANDBOX_MODULE", "Guards", "Hidden", "Refused"]

@@ -12,9 +12,9 @@ from typing import Any
 
 from ...errors import SandboxViolation
 from . import limits
-from .calls import capped
 from .guard_state import GuardState
 from .modules import ModuleProxy, denied_module, import_allowed, make_proxy, module_allowed
+from .wrapped_calls import capped
 
 
 class ModuleGuards(GuardState):

@@ -31,7 +31,6 @@ from typing import Any
 from ...errors import CapabilityTimeout
 from ..adapters import load_imported
 from . import limits
-from .calls import ARG_WRITERS_ROOTS, IN_PLACE_FIRST_ARG, UfuncGuard, arg_guard, no_inplace
 from .compiler import Compiled, SandboxTransformer, TickingTransformer, WalledTransformer, compile_snippet
 from .confine import Walls, status
 from .isolation import run_forked
@@ -41,6 +40,7 @@ from .placeholders import Hidden
 from .rules import MUTATING_METHODS
 from .runner import Request, Secrets, execute, prepare
 from .shared_memory import listable
+from .wrapped_calls import ARG_WRITERS_ROOTS, IN_PLACE_FIRST_ARG, UfuncGuard, arg_guard, no_inplace
 
 Owns = Callable[[Any], bool]  # "is this object the session's?" for the run at hand
 _NOBODY = UserObjects(())

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...errors import CapabilityTimeout
-from ..guard import is_user_code
+from ..deadline import is_user_code
 from . import shared_memory
 from .confine import everywhere, probe
 from .effects import Effect, Snapshot

@@ -1,4 +1,4 @@
-"""The session digest: a bounded picture of a live session — its variables, latest inputs and last error —
+"""The session picture: a bounded view of a live session — its variables, latest inputs and last error —
 rebuilt for every question and sent with it.
 
 Bounded by construction: at most ``MAX_VARS`` variables are summarised, each in one line
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .adapters.matplotlib import open_figures_line
@@ -29,11 +30,11 @@ _LINE = 110
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
-def session_digest(
+def session_picture(
     session: Session, config: Config, max_vars: int = MAX_VARS, *, seen_error: object = None
 ) -> str:
     """Variables (those used in the latest inputs first), the last few inputs and the last error; an error
-    that is not ``seen_error`` (the one the previous digest showed) is marked as new."""
+    that is not ``seen_error`` (the one the previous picture showed) is marked as new."""
     names = user_names(session.namespace)
     lines = ["## Session (live; rebuilt for this question)", f"Variables ({len(names):,}):"]
     if not names:
@@ -51,15 +52,19 @@ def session_digest(
     if figures:
         lines.append(figures)
 
+    # Text cut short is masked first: a credential cut in half no longer looks like one, and its first
+    # characters would leave with the picture.
+    mask = masker_for(config).mask_text
     recent = session.history[-RECENT_INPUTS:]
     if recent:
         lines.append("Recent inputs:")
         for entry in recent:
             first, *more = entry.source.strip().splitlines() or [""]
-            src = _short(first, 90) + (f"  (+{len(more)} lines)" if more else "")
-            outcome = ("✗ " if not entry.ok else "") + _short(entry.summary, 90) if entry.summary else ""
+            src = _short(mask(first), 90) + (f"  (+{len(more)} lines)" if more else "")
+            summary = _short(mask(entry.summary), 90) if entry.summary else ""
+            outcome = ("✗ " if not entry.ok else "") + summary if summary else ""
             lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
-    lines.extend(_error_lines(session, seen_error))
+    lines.extend(_error_lines(session, mask, seen_error))
     return "\n".join(lines)
 
 
@@ -84,7 +89,7 @@ def _ordered_names(session: Session, names: list[str]) -> list[str]:
     return first + [n for n in reversed(names) if n not in seen]
 
 
-def _error_lines(session: Session, seen_error: object = None) -> list[str]:
+def _error_lines(session: Session, mask: Callable[[str], str], seen_error: object = None) -> list[str]:
     err = session.last_error
     if err is None:
         return []
@@ -92,9 +97,9 @@ def _error_lines(session: Session, seen_error: object = None) -> list[str]:
     if seen_error is not None and err is not seen_error:
         where += ", new since the previous question" if where else "new since the previous question"
     where = f" ({where})" if where else ""
-    lines = [f"Last error{where}: {_short(err.headline(), 300)}"]
+    lines = [f"Last error{where}: {_short(mask(err.headline()), 300)}"]
     if err.segment:
-        lines.append(f"  failing expression: {_short(err.segment, 200)}")
+        lines.append(f"  failing expression: {_short(mask(err.segment), 200)}")
     if err.source and len(err.source) < 1200:
         src = "\n".join("    " + line for line in err.source.strip().splitlines()[:12])
         lines.append("  input:\n" + src)
@@ -102,9 +107,8 @@ def _error_lines(session: Session, seen_error: object = None) -> list[str]:
     if frames:
         lines.append("  innermost frames:")
         for fr in frames:
-            lines.append(
-                f"    {_short(_module_path(fr.filename), 60)}:{fr.lineno} in {fr.name}: {_short(fr.line, 80)}"
-            )
+            where = f"{_short(_module_path(fr.filename), 60)}:{fr.lineno} in {fr.name}"
+            lines.append(f"    {where}: {_short(mask(fr.line), 80)}")
     return lines
 
 

@@ -3,7 +3,7 @@
 1. A *path* — a name, dotted attributes, subscripts with literal keys (``df.columns``, ``d["a"][0]``,
    ``np.add``, ``len``) — is read here directly: nothing is called or assigned. Reading an attribute that is
    the session's own code (a property, ``__getattr__``) or indexing with its own ``__getitem__`` is one
-   bounded ask of that object (``guard.ask``: abandoned at its budget, and never again in the session once it
+   bounded ask of that object (``deadline.ask``: abandoned at its budget, never again in the session once it
    overran); library properties run under ``summary.guarded``. Dict lookups check membership first so a
    ``defaultdict`` never grows, and ``os.environ`` can be named but never looked into.
 2. Anything else (``df[df.a > 0]``, ``sorted(d)[:5]``) goes through ``eval_expr``'s machinery: its in-process
@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CapabilityError
-from . import evaluate
-from .evaluate import parse_expression
-from .guard import NotAsked, ask
+from . import fast_eval
+from .deadline import NotAsked, ask
+from .fast_eval import parse_expression
 from .sandbox import evaluate_value
 from .sandbox.origin import is_user_function, runs_user_code
 from .summary import Overtime, guarded, static
@@ -76,8 +76,8 @@ def _evaluated(ctx: CapabilityContext, expr: str) -> Any:
             f"At privacy level 'names' only names and attribute paths can be inspected, not {expr!r}."
         )
     try:
-        return evaluate.fast_value(ctx, expr)
-    except evaluate.NotFast:
+        return fast_eval.fast_value(ctx, expr)
+    except fast_eval.NotFast:
         return evaluate_value(ctx, expr)
 
 
@@ -114,7 +114,7 @@ def _eval(node: ast.AST, namespace: Any, expr: str) -> Any:
 
 
 def _asked(owner: Any, read: Callable[[], Any], what: str, expr: str) -> Any:
-    """``read()``, which runs ``owner``'s own code: one bounded ask (``guard.ask``)."""
+    """``read()``, which runs ``owner``'s own code: one bounded ask (``deadline.ask``)."""
     try:
         return ask(owner, read, what)
     except NotAsked as exc:

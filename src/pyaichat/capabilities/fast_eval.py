@@ -116,7 +116,15 @@ def parse_expression(expr: str) -> ast.Expression:
     try:
         return ast.parse(expr, "<expr>", "eval")
     except SyntaxError as exc:
-        raise CapabilityError(f"{expr!r} is not a valid Python expression: {exc.msg}.") from None
+        problem = exc.msg
+    try:  # an assignment, an import, a del: a write asked of a reading tool, so say what to do instead
+        ast.parse(expr, "<expr>", "exec")
+    except SyntaxError:
+        raise CapabilityError(f"{expr!r} is not a valid Python expression: {problem}.") from None
+    raise CapabilityError(
+        f"{expr!r} is not a valid Python expression: it is a statement, and this tool only reads. Code that "
+        "changes the session goes to the person, who runs it or not (propose_code)."
+    )
 
 
 def _root(value: Any) -> str:

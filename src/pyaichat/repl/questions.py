@@ -1,0 +1,86 @@
+"""The small questions a front end asks in a terminal, each on its own short-lived prompt: one key
+(``key_app``: run / edit / no, answer / decline / cancel) and one line (``ask_line``: a tool call's
+arguments, a field of a server's form)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.output import ColorDepth
+from prompt_toolkit.shortcuts import PromptSession
+from prompt_toolkit.styles import Style
+
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+
+QUESTION_STYLE = Style.from_dict({"question": "ansiyellow bold"})
+PLAIN_QUESTION_STYLE = Style.from_dict({"question": "bold"})
+
+
+def key_app(
+    question: str,
+    choices: str,
+    keys: tuple[tuple[str, str], ...],
+    escape: str,
+    *,
+    input: Input | None = None,
+    output: Output | None = None,
+    style: Style | None = None,
+    color: bool = True,
+) -> Application[str]:
+    """A one-key question: each of ``keys`` (a key, the value it chooses) ends it, Esc chooses ``escape``,
+    other keys are ignored; the choice stays on screen after the question."""
+    chosen: list[str] = []
+    kb = KeyBindings()
+    for key, value in keys:
+
+        def choose(event: KeyPressEvent, value: str = value) -> None:
+            chosen.append(value)
+            event.app.exit(result=value)
+
+        kb.add(key)(choose)
+    kb.add("escape", eager=True)(lambda event: (chosen.append(escape), event.app.exit(result=escape)))
+    kb.add("<any>")(lambda event: None)
+
+    def message() -> FormattedText:
+        return FormattedText(
+            [
+                ("class:question", question),
+                ("", choices),
+                ("bold", chosen[0] if chosen else ""),
+                ("[SetCursorPosition]", ""),  # the cursor waits after the question, not at its start
+            ]
+        )
+
+    app: Application[str] = Application(
+        layout=Layout(
+            Window(FormattedTextControl(message, show_cursor=True), height=1, dont_extend_height=True)
+        ),
+        key_bindings=kb,
+        style=style or (QUESTION_STYLE if color else PLAIN_QUESTION_STYLE),
+        color_depth=None if color else ColorDepth.DEPTH_1_BIT,
+        input=input,
+        output=output,
+        erase_when_done=False,
+    )
+    return app
+
+
+def ask_line(
+    message: str,
+    *,
+    default: str = "",
+    input: Input | None = None,
+    output: Output | None = None,
+    **options: Any,
+) -> str:
+    """One line of input on its own prompt (prompt_toolkit's ``prompt()`` shortcut takes no input or output:
+    a session does), with ``options`` for its ``prompt`` (a validator, a completer, a toolbar)."""
+    session: PromptSession[str] = PromptSession(input=input, output=output)
+    return session.prompt(message, default=default, **options)
