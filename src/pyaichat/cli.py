@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .config import load_config
-from .controller import Controller
-from .deferred_assistant import DeferredAssistant
 from .errors import ConfigError
 from .runtime import LocalRuntime
 from .session import Session
@@ -115,16 +113,16 @@ def _main(argv: Sequence[str] | None) -> int:
         gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
         return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"), first=first)
     runtime = LocalRuntime(Session(config=config))
-    assistant = DeferredAssistant(config, runtime)  # the agent loads with the first question
     try:
         if sys.stdin.isatty() and sys.stdout.isatty():
             from .repl.app import run_repl  # the terminal front end: not when piped
 
-            return run_repl(config, runtime, assistant=assistant, first=first)
+            return run_repl(runtime, first=first)
+        from .assemble import assemble  # the session's parts: only once it is known which front end
         from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(Controller(config, runtime, PlainFrontEnd(), assistant=assistant), first=first)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:

@@ -5,9 +5,9 @@ question) is decided here, once. The controller is given what it dispatches to, 
 
 - ``runtime``, where the user's session lives, and ``assistant``, which answers questions: both built by the
   entry point (``cli``, ``attach``, the IPython extension) and handed over at construction;
-- ``config``: the current configuration, which the controller alone replaces (``/model``; IPython once a
-  broken configuration is fixed) and hands to the runtime and the assistant; a question may have its own
-  (``ask(question, config=...)``: ``%ai --model M``);
+- ``settings`` (the runtime's ``config.Settings``, the session's one holder of its configuration): the
+  controller alone replaces it (``/model``, ``/suggest``; IPython once a broken configuration is fixed), and
+  every part reads it there; a question may have its own (``ask(question, config=...)``: ``%ai --model M``);
 - ``proposals`` (the ``proposals`` package): every proposal's life, whoever proposes it: preview, the person's
   decision, the run, the journal, ``/undo``;
 - ``lasting`` (``lasting.py``): what ``--resume`` brings back, written off the keystroke path;
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .agent.events import ApprovalRequiredEvent, Event
     from .agent.loop import Approval
     from .agent.suggest import Suggester
-    from .config import Config
+    from .config import Config, Settings
     from .mcptools.approval import Answer, Approve, Ask, Question, ToolDecision, ToolRequest
     from .records import ExecResult
     from .runtime import Runtime
@@ -60,10 +60,9 @@ class FrontEnd(Protocol):
 
 
 class AssistantPort(Protocol):
-    """What the controller and the slash commands use of the assistant (``agent.assistant.Assistant``, or
-    the ``DeferredAssistant`` that makes one on first use)."""
+    """What the controller and the slash commands use of the assistant (``agent.assistant.Assistant``)."""
 
-    config: Config
+    settings: Settings
 
     def ask(
         self,
@@ -103,13 +102,11 @@ class AssistantPort(Protocol):
 class Controller:
     """Routes each complete input to a slash command, the Python session or the assistant."""
 
-    def __init__(
-        self, config: Config, runtime: Runtime, frontend: FrontEnd, *, assistant: AssistantPort
-    ) -> None:
+    def __init__(self, runtime: Runtime, frontend: FrontEnd, *, assistant: AssistantPort) -> None:
         self.runtime = runtime
+        self.settings = runtime.settings
         self.frontend = frontend
         self.assistant = assistant
-        self.config = config  # hands it to the runtime and the assistant
         self.mode = Mode.PYTHON
         self.should_exit = False
         self.mode_listeners: list[Callable[[Mode], None]] = []
@@ -118,12 +115,12 @@ class Controller:
             runtime,
             frontend,
             self.journal,
-            model=lambda: self._config.model,
+            model=lambda: self.config.model,
             tell=assistant.tell,
             on_placed=lambda: self.set_mode(Mode.PYTHON),  # the code placed in the next input is Python
         )
         self.lasting = LastingState(
-            runtime, assistant, config=lambda: self._config, keep=self._keeps, notice=self.notice
+            runtime, assistant, config=self.settings.current, keep=self._keeps, notice=self.notice
         )
         self._suggester: Suggester | None = None
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
@@ -132,19 +129,14 @@ class Controller:
     # -- the configuration -----------------------------------------------------------------------------------
     @property
     def config(self) -> Config:
-        """The current configuration (a ``Config`` never changes: a new one replaces it)."""
-        return self._config
-
-    @config.setter
-    def config(self, config: Config) -> None:
-        self._config = config
-        self.runtime.config = config
-        self.assistant.config = config
+        """The current configuration (``settings.current()``; a ``Config`` never changes: ``settings.replace``
+        makes a new one current)."""
+        return self.settings.current()
 
     def _keeps(self) -> bool:
         """Whether the session is kept for ``--resume``: ``autosave = "auto"`` keeps a terminal's, not piped
         input's or a notebook's."""
-        autosave = self._config.autosave
+        autosave = self.config.autosave
         return autosave == "on" or (autosave == "auto" and self.frontend.remembers)
 
     # -- modes -----------------------------------------------------------------------------------------------
@@ -209,7 +201,7 @@ class Controller:
                 question,
                 self.emit,
                 self._approve,
-                config=config or self._config,
+                config=config or self.config,
                 approve_tool=self._approve_tool if person else None,
                 ask_person=self._ask_person if person and hasattr(self.frontend, "answer_question") else None,
             )
@@ -293,7 +285,7 @@ class Controller:
         if self._suggester is None:
             from .agent.suggest import Suggester  # standard library only
 
-            self._suggester = Suggester(lambda: self.config, self.runtime)
+            self._suggester = Suggester(self.settings.current, self.runtime)
         return self._suggester
 
     @property

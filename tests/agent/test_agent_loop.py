@@ -89,7 +89,7 @@ def test_unknown_tool_bad_json_and_bad_arguments_become_observations(assistant, 
 
 
 def test_a_model_that_calls_tools_forever_stops_at_max_steps(assistant, fake, config):
-    assistant.config = config.replace(max_steps=3)
+    assistant.settings.replace(config.replace(max_steps=3))
     for _ in range(5):
         fake.tool("list_globals", {})
     result, rec = ask(assistant, "loop")
@@ -153,7 +153,7 @@ def test_the_money_budget_stops_before_it_is_exceeded(session, config):
 
 
 def test_a_question_larger_than_the_context_budget_is_not_sent(assistant, fake, config):
-    assistant.config = config.replace(context_tokens=1000)
+    assistant.settings.replace(config.replace(context_tokens=1000))
     result, _ = ask(assistant, "why? " * 2000)
     assert result.stopped_by == "context_tokens" and fake.requests == []
 
@@ -373,7 +373,9 @@ def test_a_model_switch_applies_at_the_next_question(session, config):
 
     assistant = Assistant(config, session, llm_factory=factory)
     ask(assistant, "one")
-    assistant.config = config.replace(model="other/model")  # /model: the controller hands it the new one
+    assistant.settings.replace(
+        config.replace(model="other/model")
+    )  # /model: the controller hands it the new one
     _, rec = ask(assistant, "two")
     assert made == ["fake/model", "other/model"] and rec.of("usage")[0].model == "other/model"
 

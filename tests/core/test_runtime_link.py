@@ -53,7 +53,7 @@ def test_the_local_runtime_implements_every_operation_the_kernels_end_runs() -> 
 
 
 def test_the_kernel_runtime_sends_every_travelling_operation_and_writes_only_its_own() -> None:
-    runtime = KernelRuntime(kernel=object(), config=Config(audit=False))  # type: ignore[arg-type]
+    runtime = KernelRuntime(kernel=object(), settings=Config(audit=False))  # type: ignore[arg-type]
     for name in BY_NAME:
         member = inspect.getattr_static(KernelRuntime, name)
         assert member is vars(LinkedRuntime)[name], f"KernelRuntime re-implements {name}: declare it instead"

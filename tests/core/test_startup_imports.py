@@ -41,7 +41,10 @@ NEVER_AT_START_UP = {
     "anyio",
     "pyaichat.mcptools.tools",
     "pyaichat.agent.events",
-    "pyaichat.agent.assistant",
+    # the session's assistant is made at start-up (``assemble``), and cheaply: its module imports nothing
+    # heavy (``python -X importtime``: ~2 ms); what answers a question loads with the first question
+    "pyaichat.agent.question",
+    "pyaichat.agent.loop",
     "pyaichat.capabilities",
     "pyaichat.commands",
     # serving to outside agents (/mcp, --mcp): the SDK lives in the face processes, never in the session's

@@ -65,7 +65,7 @@ def _model(ctrl: Controller, arg: str) -> None:
                 level="warning",
             )
         return
-    ctrl.config = ctrl.config.replace(model=arg)
+    ctrl.settings.replace(model=arg)
     ctrl.notice(f"Model set to {arg} for the next question.", level="success")
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from ..agent.events import Event
     from ..agent.suggest import Suggester
-    from ..config import Config
+    from ..config import Config, Settings
     from ..controller import AssistantPort
     from ..journal import Journal
     from ..lasting import LastingState
@@ -21,7 +21,11 @@ if TYPE_CHECKING:
 
 
 class Controller(Protocol):
-    config: Config  # the current one; assigning a new one replaces it everywhere (``/model``)
+    settings: Settings  # the session's configuration: ``settings.replace(...)`` changes it everywhere
+
+    @property
+    def config(self) -> Config: ...  # ``settings.current()``
+
     runtime: Runtime
     frontend: Any  # has ``interactive: bool``
     assistant: AssistantPort

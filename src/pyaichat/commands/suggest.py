@@ -22,12 +22,12 @@ def _suggest(ctrl: Controller, arg: str) -> None:
         ctrl.notice(status(ctrl))
         return
     if arg.lower() == "off":
-        ctrl.config = ctrl.config.replace(suggest_model=None)
+        ctrl.settings.replace(suggest_model=None)
         ctrl.suggester.cancel()
         ctrl.suggester.stop_helper()  # its memory back now, not when it idles out
         ctrl.notice("Suggestions are off; nothing you type is sent.", level="success")
         return
-    ctrl.config = ctrl.config.replace(suggest_model=arg)
+    ctrl.settings.replace(suggest_model=arg)
     where = _where(ctrl)
     ctrl.notice(f"Suggestions on: {arg} ({where}) gets what you type in Python mode.", level="success")
 

@@ -16,13 +16,10 @@ from IPython.core.error import UsageError
 
 from ..agent import llm
 from ..agent.events import ErrorEvent, StateEvent
+from ..assemble import assemble
 from ..config import Config, load_config
-from ..controller import Controller
-from ..deferred_assistant import DeferredAssistant
 from ..errors import ConfigError, PyAIChatError
-from ..runtime import LocalRuntime
-from ..runtime.cells import CellRecorder, is_question
-from ..session import Session
+from ..runtime.cells import is_question, shell_runtime
 from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
 from .magics import AIMagics
@@ -53,13 +50,10 @@ class Extension:
         self.shell = shell
         self.config_error: ConfigError | None = None
         config = self._load_config()
-        self.session = Session(namespace=shell.user_ns, config=config)
+        self.runtime, self.recorder = shell_runtime(shell, config)
+        self.session = self.runtime.session
         self.frontend = IPythonFrontEnd(shell, config)
-        self.runtime = LocalRuntime(self.session)
-        self.runtime.transform = shell.transform_cell  # a proposal's %magics preview as IPython runs them
-        assistant = DeferredAssistant(config, self.runtime)  # the agent loads with the first question
-        self.controller = Controller(config, self.runtime, self.frontend, assistant=assistant)
-        self.recorder = CellRecorder(self.session)
+        self.controller = assemble(self.runtime, self.frontend)
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
         self.suggestions: Any = None
@@ -82,7 +76,7 @@ class Extension:
         config = self._load_config(warn=lambda sentence: None)  # said once, when the extension loaded
         if self.config_error is not None:
             raise UsageError(str(self.config_error))
-        self.controller.config = config  # the controller hands it to the runtime and the assistant
+        self.controller.settings.replace(config)  # every part reads it there
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -92,7 +86,6 @@ class Extension:
         shell.events.register("post_run_cell", self.post_run_cell)
         if keep_question_mark not in shell.input_transformers_cleanup:
             shell.input_transformers_cleanup.append(keep_question_mark)
-        self.recorder.backfill(shell)
         if getattr(shell, "pt_app", None) is not None:  # a terminal IPython (not a kernel or a notebook)
             from .prompt import TwoModePrompt  # prompt_toolkit: terminal only
 

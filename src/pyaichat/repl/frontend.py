@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
-    from ..controller import AssistantPort
     from ..mcptools.approval import Answer, Question
     from ..runtime import Runtime
     from .render import RichRenderer
@@ -352,35 +351,46 @@ def _exit_quietly(app: Application[Any], result: Any = None, exception: BaseExce
             pass
 
 
+def make_repl(
+    runtime: Runtime,
+    *,
+    input: Input | None = None,
+    output: Output | None = None,
+    console: Console | None = None,
+    history: History | None = None,
+) -> Repl:
+    """The terminal REPL over ``runtime``: its front end and the session assembled around it."""
+    from ..assemble import assemble  # the session's parts: after the early prompt, with prompt_toolkit
+
+    frontend = ReplFrontEnd(runtime.config, console=console, input=input, output=output)
+    return Repl(assemble(runtime, frontend), frontend, input=input, output=output, history=history)
+
+
 class _Interjection(Exception):
     """The idle prompt made way for a proposal from another thread (an outside agent's)."""
 
 
 class Repl:
-    """The read–handle loop. ``run()`` returns the exit status; ``SystemExit`` from user code propagates.
-
-    ``runtime`` and ``assistant`` are built by the entry point (``cli``, ``attach``)."""
+    """The read–handle loop over an assembled session (``make_repl``). ``run()`` returns the exit status;
+    ``SystemExit`` from user code propagates."""
 
     def __init__(
         self,
-        config: Config,
-        runtime: Runtime,
+        ctrl: Controller,
+        frontend: ReplFrontEnd,
         *,
-        assistant: AssistantPort,
         input: Input | None = None,
         output: Output | None = None,
-        console: Console | None = None,
         history: History | None = None,
     ) -> None:
-        self.frontend = ReplFrontEnd(config, console=console, input=input, output=output)
-        self.ctrl = Controller(config, runtime, self.frontend, assistant=assistant)
+        self.frontend = frontend
+        self.ctrl = ctrl
         self.prompt = build_prompt_session(
             self.ctrl,
             history=history if history is not None else make_history(self._mask_for_disk),
             input=input,
             output=output,
         )
-        ctrl = self.ctrl
         self.ghost = GhostText(ctrl.active_suggester, lambda: ctrl.mode is Mode.PYTHON)
         self.ghost.attach(self.prompt.default_buffer)
         self.prompt.auto_suggest = self.ghost  # prompt_toolkit's own question after a key: the same answer

@@ -35,7 +35,7 @@ from .local import LocalRuntime
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from ..capabilities.toolbox import Toolbox
-    from ..config import Config
+    from ..config import Config, Settings
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
 
@@ -46,7 +46,12 @@ class Runtime(Protocol):
     """The user's session, wherever it runs. Nothing here raises for a problem the user can fix: a runtime
     that cannot answer (a dead kernel) raises ``PyAIChatError`` from ``run`` and degrades everywhere else."""
 
-    config: Config  # bounds what capabilities reveal; the same object the front end shows and changes
+    settings: Settings  # the session's one holder of its configuration (the controller changes it)
+
+    @property
+    def config(self) -> Config:
+        """The current configuration (``settings.current()``): it bounds what capabilities reveal."""
+        ...
 
     def run(self, source: str) -> ExecResult:
         """Run one input as the interactive interpreter would, printing its output here."""

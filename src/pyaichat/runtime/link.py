@@ -18,14 +18,13 @@ runtime and this table agree, and until the operation has an example call there.
 
 The wire: a request is ``{"op": name, "args": {parameter: value}, "settings": {...}, "id": n}``, where
 ``settings`` are the host's capability settings (``SETTINGS``: never the model, the key or the base), which
-configure the kernel's runtime for that request; the reply is ``{"value": answer}`` or
+the kernel's runtime takes as its own when they changed; the reply is ``{"value": answer}`` or
 ``{"error": sentence}``.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -201,7 +200,8 @@ BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 # The members of ``Runtime`` the kernel runtime answers itself, and why none of them is a request to the
 # kernel's runtime.
 AT_THE_HOST: dict[str, str] = {
-    "config": "the host's settings; their capability part travels with every request",
+    "settings": "the host's holder of the session's settings; their capability part travels with a request",
+    "config": "the host's current settings (``settings.current()``)",
     "run": "an execute_request: output streams here as it comes, input() is answered here, Ctrl-C interrupts",
     "last_error": "read from the execute reply of the inputs run from here",
     "complete": "the kernel's own complete_request (it knows its magics)",
@@ -221,32 +221,17 @@ def is_attribute(name: str) -> bool:
 
 
 # -- the kernel's end ----------------------------------------------------------------------------------------
-_configs: dict[str, Config] = {}
-
-
-def config_for(settings: Mapping[str, Any]) -> Config:
-    """A ``Config`` for the host's settings (kept: the host sends the same ones every time)."""
-    from ..config import Config  # with the first request
-
-    key = json.dumps(settings, sort_keys=True, default=str)
-    config = _configs.get(key)
-    if config is None:
-        config = Config(**settings)
-        if len(_configs) > 8:
-            _configs.clear()
-        _configs[key] = config
-    return config
-
-
 def answer(runtime: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     """Run one request's operation on ``runtime`` (the local runtime over the kernel's namespace), configured
-    by the host's settings. Never raises: a refusal or a failure is an ``error`` sentence for the host."""
+    by the host's settings: they travel with every request, and the kernel's runtime takes them into its
+    own ``Settings`` only when they differ from what it holds. Never raises: a refusal or a failure is an
+    ``error`` sentence for the host."""
     name = request.get("op")
     op = BY_NAME.get(name) if isinstance(name, str) else None
     if op is None:
         return {"error": f"pyaichat's kernel helper does not know the request {name!r}."}
     try:
-        runtime.config = config_for(request.get("settings") or {})
+        runtime.settings.replace(**dict(request.get("settings") or {}))  # the same: nothing changes
         member = getattr(runtime, op.name)
         value = member if is_attribute(op.name) else member(**dict(request.get("args") or {}))
         return {"value": op.wire.encode(value)}
