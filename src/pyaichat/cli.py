@@ -99,7 +99,7 @@ def _main(argv: Sequence[str] | None) -> int:
             config_file=flags.get("config"),
         )
         if flags.get("mcp_config"):  # named on the command line: a mistake in it is told now, not later
-            from .mcptools.config import read_json_file
+            from .server_entries import read_json_file  # only with --mcp-config
 
             read_json_file(flags["mcp_config"])
     except ConfigError as exc:

@@ -27,7 +27,7 @@ from .secret import Secret
 from .settings import SETTINGS, Setting, closest_setting
 
 if TYPE_CHECKING:
-    from .mcptools.spec import ServerSpec
+    from .server_spec import ServerSpec
 
 __all__ = [
     "ENV_PREFIX",
@@ -250,7 +250,7 @@ def check(setting: Setting, value: Any) -> Any:
             return tuple(value)
         return _refuse("should be a list of strings")
     if kind == "servers":
-        from .mcptools.config import servers_from_table  # only with a config that lists MCP servers
+        from .server_entries import servers_from_table  # only with a config that lists MCP servers
 
         try:
             return servers_from_table(value)

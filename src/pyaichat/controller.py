@@ -16,87 +16,29 @@ question) is decided here, once. The controller is given what it dispatches to, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PyAIChatError
 from .journal import Journal
 from .lasting import LastingState
 from .mcpserve.gate import SessionGate
 from .modes import Mode
-from .proposals import ASSISTANT, Decision, Proposal, Proposals
+from .proposal import ASSISTANT, Proposal
+from .proposals import Proposals
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable
 
     from .agent.events import ApprovalRequiredEvent, Event
     from .agent.loop import Approval
     from .agent.suggest import Suggester
-    from .config import Config, Settings
-    from .mcptools.approval import Answer, Approve, Ask, Question, ToolDecision, ToolRequest
+    from .config import Config
+    from .mcptools.approval import Answer, Question, ToolDecision, ToolRequest
+    from .ports import AssistantPort, FrontEnd
     from .records import ExecResult
     from .runtime import Runtime
 
-__all__ = ["AssistantPort", "Controller", "Decision", "FrontEnd", "Mode"]
-
-
-class FrontEnd(Protocol):
-    """What the shared core needs from a front end."""
-
-    interactive: bool
-    remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
-
-    def emit(self, event: Event) -> None: ...
-
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the person what to do with a proposal ("shown" where no one can be asked: piped input)."""
-        ...
-
-    def set_next_input(self, code: str) -> None:
-        """Put ``code`` into the next input for the person to edit (the controller is in Python mode)."""
-        ...
-
-    # Optional, where a person can answer: ``answer_question(question) -> Answer``, an MCP server's question
-    # (elicitation) after its ``QuestionEvent`` is on screen.
-
-
-class AssistantPort(Protocol):
-    """What the controller and the slash commands use of the assistant (``agent.assistant.Assistant``)."""
-
-    settings: Settings
-
-    def ask(
-        self,
-        question: str,
-        emit: Callable[[Event], None],
-        approve: Callable[[ApprovalRequiredEvent], Approval],
-        *,
-        config: Config | None = None,
-        approve_tool: Approve | None = None,
-        ask_person: Ask | None = None,
-    ) -> Any: ...
-
-    def warm_up(self) -> None: ...
-
-    def close(self) -> None: ...
-
-    @property
-    def servers(self) -> Any: ...  # the MCP servers as tools, or None (``/tools``)
-
-    def clear(self) -> None: ...
-
-    def tell(self, note: str) -> None: ...
-
-    def memory_state(self) -> tuple[list[dict[str, Any]], list[str]]: ...
-
-    def restore(self, turns: Iterable[Mapping[str, Any]], notes: Iterable[str]) -> None: ...
-
-    def trace_text(self) -> str: ...
-
-    def sent_json(self) -> list[str]: ...
-
-    def sent_labels(self) -> list[str]: ...
-
-    def cost_text(self) -> str: ...
+__all__ = ["Controller", "Mode"]
 
 
 class Controller:
@@ -203,7 +145,7 @@ class Controller:
                 self._approve,
                 config=config or self.config,
                 approve_tool=self._approve_tool if person else None,
-                ask_person=self._ask_person if person and hasattr(self.frontend, "answer_question") else None,
+                ask_person=self._ask_person if person else None,
             )
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
             self.emit(
@@ -267,7 +209,7 @@ class Controller:
                 url=question.url,
             )
         )
-        return self.frontend.answer_question(question)  # type: ignore[attr-defined]
+        return self.frontend.answer_question(question)
 
     def serve_proposals(self) -> None:
         """The front end is idle: ask about proposals submitted from other threads (an outside agent's).

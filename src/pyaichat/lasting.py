@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import threading
 
     from .config import Config
-    from .controller import AssistantPort
+    from .ports import AssistantPort
     from .runtime import Runtime
 
 Level = Literal["info", "warning", "success"]

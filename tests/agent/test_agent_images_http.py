@@ -41,9 +41,9 @@ class FigureAssistant(Assistant):
 
     asked: list[bool]
 
-    def _look(self, name: str, args: dict[str, Any], *, images: bool = False) -> Any:
+    def look(self, name: str, args: dict[str, Any], *, images: bool = False) -> Any:
         if name != "get_figure":
-            return super()._look(name, args, images=images)
+            return super().look(name, args, images=images)
         self.asked.append(images)
         return Figure()
 

@@ -290,7 +290,7 @@ def test_a_plugin_cannot_replace_a_builtin_adapter_and_a_broken_one_is_reported(
         EntryPoint("not a module!", "fake_adapter_module:NotAnAdapter", plugins.GROUP),
     ]
     monkeypatch.setattr(plugins, "installed_entry_points", lambda group: found)
-    plugins.load_all()
+    registry.declare_plugins()
     assert adapter_for(pd.DataFrame()) is pandas_adapter
     broken = fake_library("fake_lib_broken", None)(n=1)
     missing = fake_library("fake_lib_missing", None)()

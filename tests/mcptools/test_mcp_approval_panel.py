@@ -175,7 +175,8 @@ def test_a_servers_question_is_shown_and_answered_by_the_person(asking_controlle
 
 
 def test_a_front_end_that_cannot_answer_questions_refuses_them(asking_controller):
-    person = Person()  # a front end without answer_question (piped input, a notebook)
+    person = Person()  # a front end where no one can answer (piped input, a notebook)
+    person.interactive = False
     ctrl, fake = asking_controller(person)
     fake.tool("fault__ask_elicitation", {}).text("Could not ask.")
     ctrl.ask("make the report")

@@ -20,7 +20,7 @@ from pyaichat.commands.assistant import expand_sent, sent_view
 from pyaichat.config import Config
 from pyaichat.errors import ConfigError
 from pyaichat.mcptools.approval import Answer, Question, ToolDecision, ToolRequest
-from pyaichat.mcptools.config import merged, servers_from_json, servers_from_table
+from pyaichat.server_entries import merged, servers_from_json, servers_from_table
 
 pytestmark = pytest.mark.e2e
 

@@ -183,20 +183,20 @@ class Assistant:
         self.requests += result.requests_made
         self.last = result
 
-    def _tool_schemas(self) -> list[dict[str, Any]]:
+    def tool_schemas(self) -> list[dict[str, Any]]:
         """The tools of the runtime, as it describes them where they run (a kernel has its own plugins)."""
         return self.runtime.tools().schemas()
 
     # -- the session, seen only through these ----------------------------------------------------------------
-    def _look(self, name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
+    def look(self, name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
         """One tool call: a capability where the data lives (bounded, masked, audited)."""
         return self.runtime.call(name, args, images=images)
 
-    def _picture(self) -> str:
+    def picture(self) -> str:
         """The session picture for this question (the runtime marks an error new since the previous one)."""
         return self.runtime.picture()
 
-    def _describe(self, ref: str) -> str:
+    def describe(self, ref: str) -> str:
         """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""
         result = self.runtime.call("get_repr", {"expr": ref})
         return result.text if result.ok else f"({result.error})"

@@ -8,7 +8,7 @@ client come with it, never at start-up (making an ``Assistant`` is cheap).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LLMError
 from .budget import Budget, Limits, OutsideSchemas, Prompt, Remembered
@@ -23,8 +23,41 @@ from .trace import TurnResult
 if TYPE_CHECKING:
     from ..config import Config
     from ..mcptools.approval import Ask, Completion, Sample
-    from ..mcptools.offer import TurnTools
-    from .assistant import Assistant
+    from ..mcptools.tools import ServerTools, TurnTools
+    from .context import Memory
+    from .llm import Usage
+
+
+class Assistant(Protocol):
+    """What a question needs of the session's assistant (``assistant.Assistant``): what it remembers and
+    counts, its model client, and its view of the session."""
+
+    notes: list[str]
+    requests: int
+
+    @property
+    def memory(self) -> Memory: ...
+
+    @property
+    def totals(self) -> Usage: ...
+
+    @property
+    def system_prompt(self) -> str: ...
+
+    @property
+    def servers(self) -> ServerTools | None: ...
+
+    def client(self, config: Config | None = None) -> LLM: ...
+
+    def ended(self, result: TurnResult) -> None: ...
+
+    def picture(self) -> str: ...
+
+    def describe(self, ref: str) -> str: ...
+
+    def tool_schemas(self) -> list[dict[str, Any]]: ...
+
+    def look(self, name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome: ...
 
 
 def answer(
@@ -59,7 +92,7 @@ def answer(
     told, assistant.notes = assistant.notes, []
     since = "## Since your last answer\n" + "\n".join(told) if told else ""
     context = "\n\n".join(
-        part for part in (assistant._picture(), since, pinned_section(question, assistant._describe)) if part
+        part for part in (assistant.picture(), since, pinned_section(question, assistant.describe)) if part
     )
     # The system message (and the tool schemas) are the same bytes at every step and turn of the session,
     # so prompt caches reuse them; what changes each turn, the session picture, goes with the question.
@@ -71,7 +104,7 @@ def answer(
     memory = assistant.memory
     prompt = Prompt(
         system=system,
-        schemas=assistant._tool_schemas(),
+        schemas=assistant.tool_schemas(),
         context=context,
         history=[Remembered(t.messages, t.compact()) for t in memory.turns],
         mask=mask,
@@ -81,7 +114,7 @@ def answer(
         llm, Limits.of(config), prompt, spent_before=assistant.totals, requests_before=assistant.requests
     )
     side.append(SideRequests(llm, budget, mask=mask, emit=emit))
-    run_tool = assistant._look if outside is None else _runner(assistant, outside, approve_tool)
+    run_tool = assistant.look if outside is None else _runner(assistant, outside, approve_tool)
     env = TurnEnv(
         llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask, side=side[0]
     )
@@ -102,7 +135,7 @@ def _runner(assistant: Assistant, outside: TurnTools, approve_tool: Any) -> Call
     def run_tool(name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
         if outside.handles(name):
             return outside.run(name, args, images=images, approve=approve_tool)
-        return assistant._look(name, args, images=images)
+        return assistant.look(name, args, images=images)
 
     return run_tool
 

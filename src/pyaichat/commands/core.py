@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..modes import Mode
-from .registry import all_commands, command
+from .registry import command, declared
 
 if TYPE_CHECKING:
     from .host import Controller
@@ -47,7 +47,7 @@ KEYS = [
 def _help(ctrl: Controller, arg: str) -> None:
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /help
 
-    sections = [PageSection(title="Commands:", rows=[(c.usage, c.help) for c in all_commands()])]
+    sections = [PageSection(title="Commands:", rows=[(c.usage, c.help) for c in declared()])]
     if ctrl.frontend.interactive:
         sections.append(PageSection(title="Keys:", rows=KEYS))
     ctrl.emit(PageEvent(sections=sections))

@@ -12,10 +12,10 @@ if TYPE_CHECKING:
     from ..agent.events import Event
     from ..agent.suggest import Suggester
     from ..config import Config, Settings
-    from ..controller import AssistantPort
     from ..journal import Journal
     from ..lasting import LastingState
     from ..modes import Mode
+    from ..ports import AssistantPort
     from ..proposals import Proposals
     from ..runtime import Runtime
 

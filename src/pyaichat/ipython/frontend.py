@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.display import Markdown, display
 
-from ..controller import Decision
+from ..ports import BaseFrontEnd
 
 if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
     from ..mcptools.approval import Answer, Question
+    from ..proposal import Decision
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
 
@@ -153,8 +154,8 @@ class DisplayRenderer:
         display(Markdown(text))
 
 
-class IPythonFrontEnd:
-    """The ``FrontEnd`` of ``controller.py`` for an IPython shell (terminal, Jupyter or embedded)."""
+class IPythonFrontEnd(BaseFrontEnd):
+    """The ``FrontEnd`` (``ports``) for an IPython shell (terminal, Jupyter or embedded)."""
 
     def __init__(self, shell: Any, config: Config) -> None:
         self.shell = shell

@@ -27,8 +27,9 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.shortcuts import PromptSession
 from prompt_toolkit.styles import Style
 
-from ..controller import Controller, Decision, Mode
+from ..controller import Controller, Mode
 from ..errors import PyAIChatError
+from ..ports import BaseFrontEnd
 from .history import make_history
 from .keys import build_key_bindings
 from .questions import ask_line, key_app
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
     from ..mcptools.approval import Answer, Question
+    from ..proposal import Decision
     from ..runtime import Runtime
     from .render import RichRenderer
 
@@ -252,7 +254,7 @@ def ask_arguments(
 
 
 # -- the front end -------------------------------------------------------------------------------------------
-class ReplFrontEnd:
+class ReplFrontEnd(BaseFrontEnd):
     """The controller's ``FrontEnd`` in a terminal: rich rendering, approval prompt, pre-filled input."""
 
     interactive = True
