@@ -18,22 +18,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import PyAIChatError
+from .errors import PyAIChatError, internal_error
 from .journal import Journal
 from .lasting import LastingState
 from .mcpserve.gate import SessionGate
 from .modes import Mode
-from .proposal import ASSISTANT, Proposal
 from .proposals import Proposals
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .agent.events import ApprovalRequiredEvent, Event
-    from .agent.loop import Approval
+    from .agent.events import Event
     from .agent.suggest import Suggester
     from .config import Config
-    from .mcptools.approval import Answer, Question, ToolDecision, ToolRequest
+    from .mcptools.approval import Answer, Question
     from .ports import AssistantPort, FrontEnd
     from .records import ExecResult
     from .runtime import Runtime
@@ -142,59 +140,18 @@ class Controller:
             result = self.assistant.ask(
                 question,
                 self.emit,
-                self._approve,
+                self.proposals.decide,  # everything proposed on the way: the one proposal path
                 config=config or self.config,
-                approve_tool=self._approve_tool if person else None,
+                interactive=person,
                 ask_person=self._ask_person if person else None,
             )
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
-            self.emit(
-                ErrorEvent(
-                    message=f"The assistant hit an internal error ({type(exc).__name__}: {exc}); "
-                    "your session is intact.",
-                    kind="internal",
-                )
-            )
+            self.emit(ErrorEvent(message=internal_error(exc, "The assistant"), kind="internal"))
             return
         finally:
             self.lasting.changed()
         if result is not None:
             self.journal.question(result, before, self.runtime.last_input_number)
-
-    def _approve(self, event: ApprovalRequiredEvent) -> Approval:
-        """The assistant's ``propose_code``: on the one proposal path; the model is told what happened."""
-        from .agent.loop import Approval  # the agent: with the first question
-
-        proposal = Proposal.of_code(event.code, event.explanation, call_id=event.call_id)
-        outcome = self.proposals.decide(proposal, announced=True)  # the loop showed its panel
-        return Approval(outcome.decision, outcome.observation, input_number=outcome.input_number)
-
-    def _approve_tool(self, request: ToolRequest) -> ToolDecision:
-        """A call of an MCP server's tool that needs the person: on the one proposal path (the same panel,
-        run / edit its arguments / no); the call runs through the request's own ``run``."""
-        from .mcptools.approval import ToolDecision  # with the first such call
-
-        def call(arguments: dict[str, Any]) -> str:
-            if request.run is None:  # the server's tools run it after a "run"
-                return ""
-            result = request.run(arguments)
-            return result.text if result.ok else f"Error: {result.error}"
-
-        why = f"\n(MCP server {request.server!r}: {request.reason}.)" if request.reason else ""
-        explanation = f"{request.description}{why}".strip()
-        proposal = Proposal.of_tool(
-            request.name,
-            request.args,
-            call,
-            source=ASSISTANT,  # the model asks for the call; the server it goes to is in the panel
-            explanation=explanation,
-            call_id=request.call_id or None,
-            title=request.title,
-        )
-        outcome = self.proposals.decide(proposal)
-        if outcome.ran:
-            return ToolDecision("run", outcome.arguments, edited=outcome.status == "edited")
-        return ToolDecision("no", note=outcome.observation)
 
     def _ask_person(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), put to the person: its panel, then their answer."""

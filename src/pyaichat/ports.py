@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
     from .agent.events import ApprovalRequiredEvent, Event
     from .config import Config, Settings
-    from .mcptools.approval import Answer, Approve, Ask, Question
-    from .proposal import Decision
+    from .mcptools.approval import Answer, Ask, Question
+    from .proposal import Decide, Decision
 
 
 class FrontEnd(Protocol):
@@ -85,10 +85,10 @@ class AssistantPort(Protocol):
         self,
         question: str,
         emit: Callable[[Event], None],
-        approve: Any,
+        decide: Decide,
         *,
         config: Config | None = None,
-        approve_tool: Approve | None = None,
+        interactive: bool = False,
         ask_person: Ask | None = None,
     ) -> Any: ...
 

@@ -208,3 +208,8 @@ NOT_ASKED = (
     "the proposed code was shown to them and did not run. Do not propose it again; finish your answer and "
     "say what the code would do, so they can run it themselves."
 )
+
+
+Decide = Callable[[Proposal], Outcome]
+"""The one way a proposer asks: the person decides on ``proposal`` (``proposals.Proposals.decide``) and the
+outcome comes back once what they approved has run."""

@@ -10,9 +10,10 @@ from fakes.recorder import Recorder, never_approve
 from fakes.turn_env import timed_env
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LLMReply, Usage
-from pyaichat.agent.loop import EDIT_ANSWER, Approval, TurnEnv, run_turn
+from pyaichat.agent.loop import EDIT_ANSWER, TurnEnv, run_turn
 from pyaichat.controller import Mode
 from pyaichat.errors import LLMServerError
+from pyaichat.proposal import Outcome
 
 
 def ask(assistant: Assistant, question: str, approve: Any = never_approve) -> tuple[Any, Recorder]:
@@ -237,7 +238,7 @@ def test_ctrl_c_while_the_model_library_loads_says_no_answer_arrived(assistant, 
 
 
 def test_ctrl_c_at_the_approval_prompt_closes_open_tool_calls(assistant, fake):
-    def interrupt(event: Any) -> Approval:
+    def interrupt(proposal: Any) -> Outcome:
         raise KeyboardInterrupt
 
     fake.tools(("propose_code", {"code": "y = 1"}), ("list_globals", {}))
@@ -427,7 +428,7 @@ def test_a_failing_call_is_not_run_twice_but_may_run_again_once_the_user_ran_cod
     fake.tool("propose_code", {"code": "x = 1"})
     fake.tool("eval_expr", {"expr": "x", "n": 1}).text("done")
     env, rec = timed_env(fake, [0.0], run_tool)
-    env.approve = lambda event: Approval("run", "The user ran it.")
+    env.decide = lambda proposal: Outcome(proposal, "ran")
     result = run_turn(env, "q")
     assert result.answer == "done" and len(ran) == 2  # once before the proposal ran, once after
     second = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][1]["content"]

@@ -227,12 +227,11 @@ def test_the_layers_import_one_way() -> None:
 
 
 # The controller keeps modes and dispatch: proposals, what lasts and the journal have modules of their own,
-# and it reaches the agent only through the events it emits, the ``Approval`` it returns to the loop and the
-# ghost-text suggester it holds for the prompt; an MCP tool call that needs the person reaches the proposal
-# path through ``mcptools.approval``.
+# and it reaches the agent only through the events it emits, the proposal service's ``decide`` it hands the
+# assistant and the ghost-text suggester it holds for the prompt; an MCP server's question reaches the person
+# through ``mcptools.approval``.
 CONTROLLER_MAY_IMPORT = {
     "pyaichat.agent.events",
-    "pyaichat.agent.loop",
     "pyaichat.agent.suggest",
     "pyaichat.mcptools.approval",
     "pyaichat.commands",

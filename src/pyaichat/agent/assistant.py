@@ -1,7 +1,7 @@
 """The session's assistant: one object per session that answers questions and remembers the conversation.
 
 The composition root (``assemble``) makes one and hands it to the ``Controller``, which calls ``ask(question,
-emit, approve, config=...)``; everything front ends show comes back as events. It holds no terminal code. It
+emit, decide, config=...)``; everything front ends show comes back as events. It holds no terminal code. It
 also keeps what ``/trace``, ``/sent`` and ``/cost`` report, and what ``--resume`` brings back
 (``memory_state``, ``restore``); ``tell`` gives it a note for the model's next question (an ``/undo``).
 
@@ -21,13 +21,14 @@ from ..runtime import Runtime, as_runtime
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from ..mcptools.approval import Approve, Ask
+    from ..mcptools.approval import Ask
     from ..mcptools.tools import ServerTools
+    from ..proposal import Decide
     from ..session import Session
     from .context import Memory
-    from .events import ApprovalRequiredEvent, Event
+    from .events import Event
     from .llm import LLM, Loader, Usage
-    from .loop import Approval, ToolOutcome
+    from .loop import ToolOutcome
     from .trace import TurnResult
 
 LLMFactory = Callable[[Config], "LLM"]
@@ -154,25 +155,27 @@ class Assistant:
         self,
         question: str,
         emit: Callable[[Event], None],
-        approve: Callable[[ApprovalRequiredEvent], Approval],
+        decide: Decide,
         *,
         config: Config | None = None,
-        approve_tool: Approve | None = None,
+        interactive: bool = False,
         ask_person: Ask | None = None,
     ) -> TurnResult | None:
         """Answer ``question`` with ``config`` (default: the current settings); ``None`` when no model can be
-        used (an error event says why). ``approve_tool`` asks the person about a call of an MCP tool that does
-        not run at once, and about a server's sampling request (``None``: no one can be asked, so only those
-        that do are offered); ``ask_person`` puts a server's question to them (elicitation)."""
+        used (an error event says why). Whatever is proposed on the way goes to ``decide`` (the proposal
+        path): the model's ``propose_code`` always, and — where a person can be asked (``interactive``) — a
+        call of an MCP tool that does not run at once and a server's sampling request (elsewhere only the
+        tools that run at once are offered); ``ask_person`` puts a server's question to them
+        (elicitation)."""
         from .question import answer  # the loop, the client, pydantic: with the first question
 
         return answer(
             self,
             question,
             emit,
-            approve,
+            decide,
             config=config or self.config,
-            approve_tool=approve_tool,
+            interactive=interactive,
             ask_person=ask_person,
         )
 

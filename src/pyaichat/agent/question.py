@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import LLMError
 from .budget import Budget, Limits, OutsideSchemas, Prompt, Remembered
 from .context import Turn, make_masker, mask_messages, memoize, pinned_section
-from .events import ApprovalRequiredEvent, ErrorEvent, Event, NoticeEvent, StateEvent
+from .events import ErrorEvent, Event, NoticeEvent, StateEvent
 from .llm import LLM
-from .loop import Approval, ToolOutcome, TurnEnv, run_turn
+from .loop import ToolOutcome, TurnEnv, run_turn
 from .protocol import images_as_sizes
 from .side import SideRequests
 from .trace import TurnResult
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..mcptools.approval import Ask, Completion, Sample
     from ..mcptools.tools import ServerTools, TurnTools
+    from ..proposal import Decide
     from .context import Memory
     from .llm import Usage
 
@@ -64,14 +65,15 @@ def answer(
     assistant: Assistant,
     question: str,
     emit: Callable[[Event], None],
-    approve: Callable[[ApprovalRequiredEvent], Approval],
+    decide: Decide,
     *,
     config: Config,
-    approve_tool: Any = None,
+    interactive: bool = False,
     ask_person: Ask | None = None,
 ) -> TurnResult | None:
     """``Assistant.ask``: answer ``question`` with ``config``; ``None`` when no model can be used (an error
     event says why)."""
+    approve_tool = decide if interactive else None  # an MCP call that needs the person, only where one is
     try:
         llm = assistant.client(config)
     except LLMError as exc:
@@ -116,7 +118,7 @@ def answer(
     side.append(SideRequests(llm, budget, mask=mask, emit=emit))
     run_tool = assistant.look if outside is None else _runner(assistant, outside, approve_tool)
     env = TurnEnv(
-        llm=llm, budget=budget, emit=emit, run_tool=run_tool, approve=approve, mask=mask, side=side[0]
+        llm=llm, budget=budget, emit=emit, run_tool=run_tool, decide=decide, mask=mask, side=side[0]
     )
     result = run_turn(env, question)
     if outside is not None:  # a server that failed during the turn: the model knows, now the user does
@@ -129,7 +131,9 @@ def answer(
     return result
 
 
-def _runner(assistant: Assistant, outside: TurnTools, approve_tool: Any) -> Callable[..., ToolOutcome]:
+def _runner(
+    assistant: Assistant, outside: TurnTools, approve_tool: Decide | None
+) -> Callable[..., ToolOutcome]:
     """Tool calls of this turn: an MCP server's tools through ``outside``, the rest as capabilities."""
 
     def run_tool(name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
@@ -173,7 +177,7 @@ def _outside_tools(
     config: Config,
     *,
     can_approve: bool,
-    approve: Any = None,
+    approve: Decide | None = None,
     ask: Ask | None = None,
     sample: Sample | None = None,
 ) -> TurnTools | None:

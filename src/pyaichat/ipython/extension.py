@@ -18,7 +18,7 @@ from ..agent import llm
 from ..agent.events import ErrorEvent, StateEvent
 from ..assemble import assemble
 from ..config import Config, load_config
-from ..errors import ConfigError, PyAIChatError
+from ..errors import ConfigError, PyAIChatError, internal_error
 from ..runtime.cells import is_question, shell_runtime
 from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
@@ -209,8 +209,7 @@ class Extension:
         except PyAIChatError as exc:
             self.frontend.emit(ErrorEvent(message=str(exc)))
         except Exception as exc:  # a bug in pyaichat must not look like a failure of the user's cell
-            message = f"pyaichat hit an internal error ({type(exc).__name__}: {exc}); your session is intact."
-            self.frontend.emit(ErrorEvent(message=message, kind="internal"))
+            self.frontend.emit(ErrorEvent(message=internal_error(exc), kind="internal"))
         finally:
             self.frontend.close(interrupted=interrupted)
 

@@ -19,7 +19,8 @@ from typing import Any
 from ..capabilities import audit
 from ..capabilities.redact import masker_for
 from ..capabilities.registry import CapabilityResult, cap_text
-from .approval import Approve, Ask, Sample, ToolRequest
+from ..proposal import Decide
+from .approval import Ask, Sample, tool_proposal
 from .connection import ServerProblem
 from .manager import Manager
 from .naming import offered_name
@@ -61,7 +62,7 @@ class ServerTools:
         *,
         can_approve: bool,
         config: Any = None,
-        approve: Approve | None = None,
+        approve: Decide | None = None,
         ask: Ask | None = None,
         sample: Sample | None = None,
         tell: Callable[[str], None] | None = None,
@@ -86,7 +87,7 @@ class ServerTools:
         self,
         config: Any,
         *,
-        approve: Approve | None = None,
+        approve: Decide | None = None,
         ask: Ask | None = None,
         sample: Sample | None = None,
         tell: Callable[[str], None] | None = None,
@@ -144,7 +145,7 @@ class ServerTools:
         config: Any = None,
         *,
         images: bool,
-        approve: Approve | None,
+        approve: Decide | None,
         call_id: str = "",
         answer: Answerer | None = None,
     ) -> CapabilityResult:
@@ -171,30 +172,29 @@ class ServerTools:
             done.append((arguments, result))
             return result
 
-        request = ToolRequest(
+        proposal = tool_proposal(
             call_id=call_id,
             server=entry.server,
-            tool=entry.tool.name,
             name=entry.name,
-            args=self._masked_args(args, config),
+            arguments=self._masked_args(args, config),
             description=self.mask(entry.description, config),
             reason=reason,
             run=run_it,
         )
-        decision = approve(request)
-        extra["decision"] = "edited" if decision.edited else decision.decision
-        if decision.decision != "run":
-            error = (
-                decision.note
-                or f"The user declined to run {entry.name}; it did not run. Do not ask for it again."
-            )
+        outcome = approve(proposal)
+        edited = outcome.status == "edited"
+        extra["decision"] = "edited" if edited else ("run" if outcome.ran else "no")
+        if not outcome.ran:  # declined, unanswered, or it failed: what the model is told
             return self._audited(
-                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+                self._result(entry.name, started, config, ok=False, error=outcome.observation),
+                args,
+                extra,
+                config,
             )
-        if not done:  # the approver left the call to us
-            run_it(decision.args if decision.args is not None else args)
+        if not done:  # the decider left the call to us
+            run_it(outcome.arguments if outcome.arguments is not None else args)
         arguments, result = done[-1]
-        if decision.edited and result.ok:
+        if edited and result.ok:
             shown = json.dumps(self._masked_args(arguments, config), ensure_ascii=False)
             text, _ = self._bounded(
                 f"(The user edited the arguments before running it: {shown})\n{result.text}", config
@@ -326,7 +326,7 @@ class TurnTools:
         return SYSTEM_NOTE
 
     def run(
-        self, name: str, args: dict[str, Any], *, images: bool, approve: Approve | None, call_id: str = ""
+        self, name: str, args: dict[str, Any], *, images: bool, approve: Decide | None, call_id: str = ""
     ) -> CapabilityResult:
         """One call of an MCP tool (or of ``describe_tool``); never raises except for Ctrl-C."""
         if name == DESCRIBE:

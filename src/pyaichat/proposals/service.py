@@ -54,10 +54,10 @@ class Proposals:
         self._last_source = ASSISTANT  # of the last approved code (what /undo takes back)
 
     # -- on the front end's thread -----------------------------------------------------------------------
-    def decide(self, proposal: Proposal, *, announced: bool = False) -> Outcome:
-        """Show ``proposal`` (unless ``announced``: its panel is already on screen), preview it, ask, run what
-        the person approves, journal it. Returns its outcome (``placed`` after "edit" on code)."""
-        return self._decide(proposal, None, announced)
+    def decide(self, proposal: Proposal) -> Outcome:
+        """Show ``proposal``, preview it, ask, run what the person approves, journal it. Returns its outcome
+        (``placed`` after "edit" on code). This is the ``decide`` every proposer is handed."""
+        return self._decide(proposal, None)
 
     def serve(self) -> int:
         """Decide every proposal submitted from another thread (the front end's prompt is idle); how many."""
@@ -71,7 +71,7 @@ class Proposals:
                 pending.state = "asking"
             served += 1
             try:
-                self._decide(pending.proposal, pending, False)
+                self._decide(pending.proposal, pending)
             except KeyboardInterrupt:
                 pending._finish(Outcome(pending.proposal, "declined"))
                 raise
@@ -158,12 +158,11 @@ class Proposals:
         return True
 
     # -- the steps ---------------------------------------------------------------------------------------
-    def _decide(self, proposal: Proposal, pending: Pending | None, announced: bool) -> Outcome:
+    def _decide(self, proposal: Proposal, pending: Pending | None) -> Outcome:
         if self._withdrawn(pending):
             return self._too_late(pending)
         event = panel(proposal)
-        if not announced:
-            self.frontend.emit(event)
+        self.frontend.emit(event)
         preview = self._preview(proposal) if proposal.kind == "code" else ""
         decision = self.frontend.decide(event) if not self._withdrawn(pending) else "no"
         if decision == "run":

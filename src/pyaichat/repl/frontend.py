@@ -28,7 +28,7 @@ from prompt_toolkit.shortcuts import PromptSession
 from prompt_toolkit.styles import Style
 
 from ..controller import Controller, Mode
-from ..errors import PyAIChatError
+from ..errors import PyAIChatError, internal_error
 from ..ports import BaseFrontEnd
 from .history import make_history
 from .keys import build_key_bindings
@@ -473,10 +473,7 @@ class Repl:
         except PyAIChatError as exc:
             self._report(str(exc), kind="pyaichat")
         except Exception as exc:
-            self._report(
-                f"pyaichat hit an internal error ({type(exc).__name__}: {exc}); your session is intact.",
-                kind="internal",
-            )
+            self._report(internal_error(exc), kind="internal")
         finally:
             try:
                 self.frontend.finish(interrupted=interrupted)
@@ -510,9 +507,7 @@ class Repl:
             except EOFError:
                 break
             except Exception as exc:  # a fault in the prompt itself must not end the session
-                self._report(
-                    f"pyaichat's prompt hit an internal error ({type(exc).__name__}: {exc}).", "internal"
-                )
+                self._report(internal_error(exc, "pyaichat's prompt"), "internal")
                 continue
             try:
                 self.execute(text)
