@@ -31,7 +31,11 @@ from runtime_examples import invoke, steps, with_defaults
 
 
 def protocol_members() -> set[str]:
-    return {name for name in vars(Runtime) if not name.startswith("_")} | set(Runtime.__annotations__)
+    """The members of ``Runtime`` and of the protocols it is made of (``Interpreter``, ``Tools``)."""
+    parts = [cls for cls in Runtime.__mro__ if cls.__module__ == Runtime.__module__]
+    return {name for cls in parts for name in vars(cls) if not name.startswith("_")} | {
+        name for cls in parts for name in getattr(cls, "__annotations__", {})
+    }
 
 
 # -- the declarations agree ----------------------------------------------------------------------------------

@@ -11,10 +11,12 @@ offers (an input as an ``execute_request``, the kernel's completion, interrupts,
 the host knows without asking.
 
 **Adding an operation**: write it on ``LocalRuntime`` (its arguments must be JSON values), declare it in the
-``Runtime`` protocol, and add one ``Operation`` to ``OPERATIONS``: how its answer crosses the wire (``Wire``;
-plain JSON needs nothing), how long the host waits for it, and what it answers when the kernel cannot (or
-``None``: it raises the one sentence). ``tests/core/test_runtime_link.py`` fails until the protocol, the local
-runtime and this table agree, and until the operation has an example call there.
+``Runtime`` protocol (``Interpreter`` or ``Tools``), add one ``Operation`` to ``OPERATIONS`` — how its answer
+crosses the wire (``Wire``; plain JSON needs nothing), how long the host waits for it, and what it answers
+when the kernel cannot (or ``None``: it raises the one sentence) — and its one-line member on
+``LinkedRuntime``, with the local member's signature. ``tests/core/test_runtime_link.py`` fails until the
+protocol, the local runtime, the linked one and this table agree, and until the operation has an example
+call there.
 
 The wire: a request is ``{"op": name, "args": {parameter: value}, "settings": {...}, "id": n}``, where
 ``settings`` are the host's capability settings (``SETTINGS``: never the model, the key or the base), which
@@ -30,12 +32,16 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PyAIChatError
-from . import KernelUnavailable, Runtime
+from . import KernelUnavailable
 from .local import LocalRuntime
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..capabilities.registry import CapabilityResult
     from ..capabilities.toolbox import Toolbox
     from ..config import Config
+    from ..records import HistoryEntry
 
 # The comm target of pyaichat's helper inside a kernel (``kernel_helper``) and the version of this protocol:
 # a helper that speaks another one is told to match the host's pyaichat.
@@ -243,9 +249,9 @@ def answer(runtime: Any, request: Mapping[str, Any]) -> dict[str, Any]:
 
 # -- the host's end ------------------------------------------------------------------------------------------
 class LinkedRuntime:
-    """The operations of ``OPERATIONS``, each a member that sends one request and returns the answer (with
-    the signature and documentation of the ``LocalRuntime`` member it stands for). A subclass supplies
-    ``config`` and ``exchange``."""
+    """The operations of ``OPERATIONS``, each a member that sends one request and returns the answer, with
+    the signature of the ``LocalRuntime`` member it stands for (the ``Runtime`` protocol documents them). A
+    subclass supplies ``config`` and ``exchange``."""
 
     config: Config
 
@@ -281,29 +287,53 @@ class LinkedRuntime:
             raise PyAIChatError(sentence)
         return op.otherwise(sentence, arguments)
 
+    # -- the operations, one request each (``tests/core/test_runtime_link.py`` holds them to the table) ------
+    def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        origin: str = "assistant",
+        images: bool = False,
+    ) -> CapabilityResult:
+        return self.ask(BY_NAME["call"], {"name": name, "args": args, "origin": origin, "images": images})
 
-def _member(op: Operation) -> Any:
-    """``LinkedRuntime``'s member for ``op``: a property or a method shaped like the local one."""
-    local = inspect.getattr_static(LocalRuntime, op.name)
-    doc = inspect.getattr_static(Runtime, op.name, local).__doc__  # what the protocol promises
-    if isinstance(local, property):
-        return property(lambda self: self.ask(op, {}), doc=doc)
-    signature = inspect.signature(local)
+    def tools(self) -> Toolbox:
+        return self.ask(BY_NAME["tools"], {})
 
-    def method(self: LinkedRuntime, *args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        arguments = dict(bound.arguments)
-        arguments.pop(next(iter(signature.parameters)))  # self
-        return self.ask(op, arguments)
+    def sandbox_walls(self) -> list[str]:
+        return self.ask(BY_NAME["sandbox_walls"], {})
 
-    method.__name__ = op.name
-    method.__qualname__ = f"LinkedRuntime.{op.name}"
-    method.__doc__ = doc
-    method.__signature__ = signature  # type: ignore[attr-defined]
-    return method
+    def picture(self) -> str:
+        return self.ask(BY_NAME["picture"], {})
 
+    @property
+    def history(self) -> Sequence[HistoryEntry]:
+        return self.ask(BY_NAME["history"], {})
 
-for _op in OPERATIONS:
-    setattr(LinkedRuntime, _op.name, _member(_op))
-del _op
+    def user_names(self) -> list[tuple[str, str]]:
+        return self.ask(BY_NAME["user_names"], {})
+
+    def audit_log(self, count: int) -> tuple[str, list[dict[str, Any]]]:
+        return self.ask(BY_NAME["audit_log"], {"count": count})
+
+    def suggestion_facts(self, before: str, after: str = "") -> dict[str, list[str]]:
+        return self.ask(BY_NAME["suggestion_facts"], {"before": before, "after": after})
+
+    def preview(self, source: str) -> dict[str, Any]:
+        return self.ask(BY_NAME["preview"], {"source": source})
+
+    def begin_proposal(self, source: str) -> None:
+        return self.ask(BY_NAME["begin_proposal"], {"source": source})
+
+    def end_proposal(self) -> None:
+        return self.ask(BY_NAME["end_proposal"], {})
+
+    def undo(self) -> tuple[bool, str]:
+        return self.ask(BY_NAME["undo"], {})
+
+    def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
+        return self.ask(BY_NAME["save_variables"], {"path": path, "include_secrets": include_secrets})
+
+    def load_variables(self, path: str | None) -> str:
+        return self.ask(BY_NAME["load_variables"], {"path": path})
