@@ -22,17 +22,18 @@ from .errors import PyAIChatError, internal_error
 from .journal import Journal
 from .lasting import LastingState
 from .mcpserve.gate import SessionGate
-from .modes import Mode
+from .modes import Kind, Mode
 from .proposals import Proposals
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .agent.assistant import Assistant
     from .agent.events import Event
     from .agent.suggest import Suggester
     from .config import Config
     from .mcptools.approval import Answer, Question
-    from .ports import AssistantPort, FrontEnd
+    from .ports import FrontEnd
     from .records import ExecResult
     from .runtime import Runtime
 
@@ -42,7 +43,7 @@ __all__ = ["Controller", "Mode"]
 class Controller:
     """Routes each complete input to a slash command, the Python session or the assistant."""
 
-    def __init__(self, runtime: Runtime, frontend: FrontEnd, *, assistant: AssistantPort) -> None:
+    def __init__(self, runtime: Runtime, frontend: FrontEnd, *, assistant: Assistant) -> None:
         self.runtime = runtime
         self.settings = runtime.settings
         self.frontend = frontend
@@ -63,6 +64,7 @@ class Controller:
             runtime, assistant, config=self.settings.current, keep=self._keeps, notice=self.notice
         )
         self._suggester: Suggester | None = None
+        self._question_hinted = False
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
         self.gate = SessionGate()
 
@@ -94,24 +96,44 @@ class Controller:
         return self.mode
 
     # -- dispatch --------------------------------------------------------------------------------------------
+    def kind(self, text: str) -> Kind:
+        """What an input is, decided here once for every front end (Enter, piped input's grouping, dispatch):
+        a slash command in either mode, else Python or a question by the mode."""
+        stripped = text.strip()
+        if not stripped:
+            return "empty"
+        if stripped.startswith("/"):
+            return "command"
+        return "python" if self.mode is Mode.PYTHON else "question"
+
     def handle(self, text: str) -> None:
         """Handle one complete input. ``SystemExit`` from user code propagates to the front end."""
-        stripped = text.strip()
+        kind = self.kind(text)
         try:
             with self.gate:
-                if stripped.startswith("/") or not stripped:
-                    self.proposals.drop_placed()  # code placed in this input was not run
-                    if stripped:
-                        from .commands import dispatch  # with the first slash command, not at start-up
-
-                        dispatch(self, stripped)
-                elif self.mode is Mode.PYTHON:
+                if kind == "python":
                     self.run_python(text)
-                else:
-                    self.proposals.drop_placed()
-                    self.ask(stripped)
+                    return
+                self.proposals.drop_placed()  # code placed in this input was not run
+                if kind == "command":
+                    from .commands import dispatch  # with the first slash command, not at start-up
+
+                    dispatch(self, text.strip())
+                elif kind == "question":
+                    self.ask(text.strip())
         finally:
             self.lasting.changed()
+
+    def hint_if_question(self, source: str) -> None:
+        """``source`` ran as Python but reads like a question (it failed, or IPython took it for a help
+        request): say once a session where questions go."""
+        if self._question_hinted:
+            return
+        from .prose import QUESTION_HINT, looks_like_question  # only after an input that ran as Python
+
+        if looks_like_question(source):
+            self._question_hinted = True
+            self.notice(QUESTION_HINT)
 
     def cancel_input(self) -> None:
         """The person dropped the input being typed (Ctrl-C at the prompt): code placed in it did not run."""

@@ -23,8 +23,8 @@ from .errors import PyAIChatError
 if TYPE_CHECKING:
     import threading
 
+    from .agent.assistant import Assistant
     from .config import Config
-    from .ports import AssistantPort
     from .runtime import Runtime
 
 Level = Literal["info", "warning", "success"]
@@ -36,7 +36,7 @@ class LastingState:
     def __init__(
         self,
         runtime: Runtime,
-        assistant: AssistantPort,
+        assistant: Assistant,
         *,
         config: Callable[[], Config],
         keep: Callable[[], bool],

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from .controller import Controller, Mode
+from .controller import Controller
 from .ports import BaseFrontEnd
 from .session import needs_more_input
 
@@ -143,7 +143,7 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
                 continue
         if not line.strip():
             continue
-        if line.lstrip().startswith("/") or ctrl.mode is Mode.ASSISTANT:
+        if ctrl.kind(line) in ("command", "question"):
             yield line
             continue
         block = [line]

@@ -1,5 +1,5 @@
-"""The two interfaces the session's core is written against, apart from what implements them: a front end
-(what shows events and asks the person) and the assistant (what answers questions).
+"""The interface the session's core is written against, apart from what implements it: a front end (what
+shows events and asks the person).
 
 ``FrontEnd`` declares every member a front end has; ``BaseFrontEnd`` gives the ones a front end may not
 need their default (nothing to withdraw, no argument editor, no form to answer), so the core never asks
@@ -12,12 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
-
     from .agent.events import ApprovalRequiredEvent, Event
-    from .config import Config, Settings
-    from .mcptools.approval import Answer, Ask, Question
-    from .proposal import Decide, Decision
+    from .mcptools.approval import Answer, Question
+    from .proposal import Decision
 
 
 class FrontEnd(Protocol):
@@ -70,47 +67,3 @@ class BaseFrontEnd:
         from .mcptools.approval import Answer  # only with a server's question
 
         return Answer("cancel")  # no one to fill in the form
-
-
-class AssistantPort(Protocol):
-    """What the controller, the slash commands and what lasts use of the assistant
-    (``agent.assistant.Assistant``)."""
-
-    settings: Settings
-
-    @property
-    def config(self) -> Config: ...
-
-    def ask(
-        self,
-        question: str,
-        emit: Callable[[Event], None],
-        decide: Decide,
-        *,
-        config: Config | None = None,
-        interactive: bool = False,
-        ask_person: Ask | None = None,
-    ) -> Any: ...
-
-    def warm_up(self) -> None: ...
-
-    def close(self) -> None: ...
-
-    @property
-    def servers(self) -> Any: ...  # the MCP servers as tools, or None (``/tools``)
-
-    def clear(self) -> None: ...
-
-    def tell(self, note: str) -> None: ...
-
-    def memory_state(self) -> tuple[list[dict[str, Any]], list[str]]: ...
-
-    def restore(self, turns: Iterable[Mapping[str, Any]], notes: Iterable[str]) -> None: ...
-
-    def trace_text(self) -> str: ...
-
-    def sent_json(self) -> list[str]: ...
-
-    def sent_labels(self) -> list[str]: ...
-
-    def cost_text(self) -> str: ...

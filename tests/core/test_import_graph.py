@@ -239,11 +239,13 @@ CONTROLLER_MAY_IMPORT = {
     "pyaichat.journal",
     "pyaichat.lasting",
     "pyaichat.modes",
+    "pyaichat.prose",  # the one hint where questions go, for a question typed as Python
     "pyaichat.proposals",
     "pyaichat.proposal",
     "pyaichat.mcpserve.gate",  # outside agents' calls wait while an input is handled (standard library only)
-    # types it names: the interfaces it is written against, the configuration, a run's record, the runtime
+    # types it names: the interfaces it is written against, the assistant, the configuration, a run's record
     "pyaichat.ports",
+    "pyaichat.agent.assistant",
     "pyaichat.config",
     "pyaichat.records",
     "pyaichat.runtime",

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyaichat.agent.context import approx_tokens
+from fakes.sent import approx_tokens
 from pyaichat.capabilities import call
 from pyaichat.capabilities.summary import describe, one_line, type_details
 from pyaichat.config import Config

@@ -21,11 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder
+from fakes.sent import expand_sent
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
-from pyaichat.commands.assistant import expand_sent
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.runtime import LocalRuntime

@@ -15,8 +15,9 @@ from mcp_helpers import fault, run_piped
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
+from fakes.sent import expand_sent
 from pyaichat.capabilities import audit
-from pyaichat.commands.assistant import expand_sent, sent_view
+from pyaichat.commands.assistant import sent_view
 from pyaichat.config import Config
 from pyaichat.errors import ConfigError
 from pyaichat.mcptools.approval import Answer, Question

@@ -166,11 +166,6 @@ _overran: dict[int, tuple[type, Any, str, float]] = {}
 _OVERRAN_MAX = 4096
 
 
-def overran(value: Any) -> bool:
-    """True if ``value``'s own code overran its budget before in this session (it is not asked again)."""
-    return _overran_entry(value) is not None
-
-
 def _overran_entry(value: Any) -> tuple[type, Any, str, float] | None:
     entry = _overran.get(id(value))
     if entry is None:

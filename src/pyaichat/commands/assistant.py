@@ -47,8 +47,7 @@ def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> 
     earlier request's is named, not repeated, and the messages a request shares with the turn's request
     before it are one line (each request repeats the whole conversation so far and every tool schema: a
     two-step question was 645 lines). A request made for someone else (``labels``: an MCP server's sampling)
-    is shown whole and is no part of that chain. Nothing else changes; ``expand_sent`` gives the bodies
-    back."""
+    is shown whole and is no part of that chain. Nothing else changes."""
     shown: list[dict[str, Any]] = []
     tool_lists: list[tuple[int, Any]] = []
     previous: tuple[int, list[Any]] = (0, [])
@@ -71,26 +70,6 @@ def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> 
             view["messages"] = [f"(messages 1–{shared}: as in request {before})", *messages[shared:]]
         previous = (n, messages)
     return shown
-
-
-def expand_sent(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The request bodies again from what ``sent_view`` showed (for whoever reads ``/sent`` back)."""
-    bodies: list[dict[str, Any]] = []
-    for view in shown:
-        body = dict(view)
-        tools = view.get("tools")
-        if isinstance(tools, str) and tools.startswith("(the same "):
-            first = int(tools.rsplit(" ", 1)[1].rstrip(")"))
-            body["tools"] = bodies[first - 1]["tools"]
-        messages = list(view.get("messages") or [])
-        if messages and isinstance(messages[0], str) and messages[0].startswith("(messages 1–"):
-            shared = int(messages[0].split("–", 1)[1].split(":", 1)[0])
-            before = int(messages[0].rsplit(" ", 1)[1].rstrip(")"))
-            messages = bodies[before - 1]["messages"][:shared] + messages[1:]
-        if "messages" in view:
-            body["messages"] = messages
-        bodies.append(body)
-    return bodies
 
 
 @command("cost", "/cost", "Show the session's token use and cost.")

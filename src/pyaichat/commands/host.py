@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from ..agent.assistant import Assistant
     from ..agent.events import Event
     from ..agent.suggest import Suggester
     from ..config import Config, Settings
     from ..journal import Journal
     from ..lasting import LastingState
     from ..modes import Mode
-    from ..ports import AssistantPort
     from ..proposals import Proposals
     from ..runtime import Runtime
 
@@ -28,7 +28,7 @@ class Controller(Protocol):
 
     runtime: Runtime
     frontend: Any  # has ``interactive: bool``
-    assistant: AssistantPort
+    assistant: Assistant
     journal: Journal
     proposals: Proposals
     lasting: LastingState

@@ -57,7 +57,6 @@ class Extension:
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
         self.suggestions: Any = None
-        self._question_hinted = False  # a question typed as Python gets the hint once a session
 
     # -- configuration ---------------------------------------------------------------------------------------
     def _load_config(self, warn: Any = None) -> Config:
@@ -155,17 +154,8 @@ class Extension:
         history = self.session.history
         entry = history[-1] if history and history[-1].number == number else None
         self.controller.proposals.cell_finished(number, entry)
-        if self.prompt is not None and not self._question_hinted:  # the terminal's two-mode prompt
-            self._hint_question(getattr(getattr(result, "info", None), "raw_cell", None) or "")
-
-    def _hint_question(self, source: str) -> None:
-        """A question typed as a cell (IPython ran it as Python, or as a help request for a line ending in
-        ``?``): say once how to reach the assistant."""
-        from ..prose import QUESTION_HINT, looks_like_question  # only after a cell
-
-        if looks_like_question(source):
-            self._question_hinted = True
-            self.controller.notice(QUESTION_HINT)
+        if self.prompt is not None:  # the terminal's two-mode prompt: a question typed as a cell gets a hint
+            self.controller.hint_if_question(getattr(getattr(result, "info", None), "raw_cell", None) or "")
 
     def serve_proposals(self) -> None:
         """The terminal prompt is idle: ask about proposals submitted from other threads (an outside agent's);

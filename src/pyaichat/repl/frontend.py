@@ -402,7 +402,6 @@ class Repl:
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
-        self._question_hinted = False  # a question typed at >>> gets the hint once a session
 
     def _mask_for_disk(self, line: str) -> str:
         """What the history file keeps of ``line``: masked as the resume file masks it, with the current
@@ -445,14 +444,10 @@ class Repl:
         self._guarded(lambda: self._handle(text))
 
     def _handle(self, text: str) -> None:
-        as_python = self.ctrl.mode is Mode.PYTHON and not text.lstrip().startswith("/")
+        as_python = self.ctrl.kind(text) == "python"
         self.ctrl.handle(text)
-        if as_python and not self._question_hinted:
-            from ..prose import QUESTION_HINT, looks_like_question  # only after an input
-
-            if looks_like_question(text):  # a question typed at >>> failed as Python: say once where to ask
-                self._question_hinted = True
-                self.ctrl.notice(QUESTION_HINT)
+        if as_python:  # a question typed at >>> failed as Python: say once where to ask
+            self.ctrl.hint_if_question(text)
 
     def serve_proposals(self) -> None:
         """Ask about the proposals outside agents submitted meanwhile (and say which were withdrawn); nothing
