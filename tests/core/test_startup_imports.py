@@ -127,9 +127,9 @@ def test_settings_from_env_and_file_are_checked_without_pydantic_and_a_bad_one_i
 # before the work left to that moment (the lexer's thread) starts.
 SNAPSHOT_AT_FIRST_RENDER = """
 import json, sys
-import pyaichat.repl.frontend as frontend
+import pyaichat.repl.prompt_session as prompt_session
 
-original = frontend._start_up_done  # the first thing the first full render calls
+original = prompt_session._start_up_done  # the first thing the first full render calls
 target = sys.argv[1]
 taken = []
 
@@ -140,7 +140,7 @@ def start_up_done(app):
             json.dump(sorted(sys.modules), fh)
     original(app)
 
-frontend._start_up_done = start_up_done
+prompt_session._start_up_done = start_up_done
 sys.argv = ["pyaichat"]
 from pyaichat.cli import main
 sys.exit(main())

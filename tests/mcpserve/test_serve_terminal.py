@@ -76,7 +76,7 @@ def test_the_person_sees_each_call_keeps_typing_and_turns_it_off(tmp_path: Path)
 def test_the_toolbar_says_the_session_is_served() -> None:
     from serve_helpers import RecordingFrontEnd, controller_over
 
-    from pyaichat.repl.frontend import toolbar
+    from pyaichat.repl.prompt_session import toolbar
     from pyaichat.runtime import LocalRuntime
     from pyaichat.session import Session
 

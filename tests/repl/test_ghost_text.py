@@ -21,7 +21,8 @@ from rich.console import Console
 
 from pyaichat.agent.suggest import Suggester
 from pyaichat.config import Config
-from pyaichat.repl.frontend import Repl, make_repl, toolbar
+from pyaichat.repl.frontend import Repl, make_repl
+from pyaichat.repl.prompt_session import toolbar
 from pyaichat.repl.suggest import first_word
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

@@ -19,8 +19,10 @@ from pyaichat.config import Config
 from pyaichat.controller import Mode
 from pyaichat.paths import state_dir
 from pyaichat.proposals import Proposal
-from pyaichat.repl.frontend import Repl, ask_decision, make_repl, prompt_message, toolbar
+from pyaichat.repl.frontend import Repl, make_repl
 from pyaichat.repl.history import make_history
+from pyaichat.repl.prompt_session import prompt_message, toolbar
+from pyaichat.repl.questions import ask_decision
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 

@@ -22,6 +22,10 @@ States announced with ``StateEvent``: starting → idle → thinking → calling
 done / failed. Tool trouble of any kind (unknown tool, broken JSON, invalid arguments, a failing capability)
 becomes a result the model reads, never an exception. Ctrl-C keeps the partial answer and closes every open
 tool call. The loop knows nothing about sessions or terminals: ``TurnEnv`` hands it what it uses.
+
+One module of ~500 lines on purpose: a turn is one state machine (``_Turn``) that reads top to bottom in the
+order above; every piece it steps through (the budget, the conversation, the reply's view, the tool
+protocols, the repetition guard) is a module of its own already.
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ class IPythonFrontEnd(BaseFrontEnd):
             return "edit"
         if not self.interactive:
             return "shown"  # a notebook or a kernel has no prompt to ask with
-        from ..repl.frontend import ask_decision  # prompt_toolkit: a terminal IPython has it loaded
+        from ..repl.questions import ask_decision  # prompt_toolkit: a terminal IPython has it loaded
 
         close = getattr(self.renderer, "pause", None)
         if close is not None:
@@ -200,7 +200,7 @@ class IPythonFrontEnd(BaseFrontEnd):
 
     def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
         """A tool call's arguments, edited as one line of JSON in a terminal."""
-        from ..repl.frontend import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
+        from ..repl.questions import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
 
         return ask_arguments(proposal.tool, dict(proposal.arguments or {}))
 
