@@ -86,7 +86,7 @@ def _main(argv: Sequence[str] | None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["mcp"]:  # `pyaichat mcp`: the stdio MCP server an agent starts (not a REPL)
-        from .mcpserve.bridge_cli import main as mcp_main
+        from .mcpserve.bridge_cli import main as mcp_main  # the stdio bridge only: no REPL is loaded
 
         gc.enable()
         return mcp_main(argv[1:])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..agent.suggest import PAUSE
+from ..agent.suggest.route import destination, route_for
 from .registry import command
 
 if TYPE_CHECKING:
@@ -33,8 +35,6 @@ def _suggest(ctrl: Controller, arg: str) -> None:
 
 
 def _where(ctrl: Controller) -> str:
-    from ..agent.suggest.route import destination
-
     host, local = destination(ctrl.config)
     return f"at {host}, this machine" if local else f"at {host}: what you type leaves this machine"
 
@@ -43,9 +43,6 @@ def status(ctrl: Controller) -> str:
     config = ctrl.config
     if not config.suggest_model:
         return OFF
-    from ..agent.suggest import PAUSE
-    from ..agent.suggest.route import route_for
-
     engine = ctrl.suggester
     s = engine.stats
     kind = "chat" if config.suggest_model in engine.chat_only else route_for(config).kind

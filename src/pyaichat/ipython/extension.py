@@ -103,7 +103,7 @@ class Extension:
             self.suggestions.uninstall()
             self.suggestions = None
         if "pyaichat.mcpserve.hosting" in sys.modules:  # it served: stop (a served session needs its hooks)
-            from ..mcpserve.hosting import service_for
+            from ..mcpserve.hosting import service_for  # loaded already: it served
 
             service = service_for(self.controller, create=False)
             if service is not None:
