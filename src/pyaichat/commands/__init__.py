@@ -11,7 +11,7 @@ from ..registry import Registry
 from .registry import DECLARED, Command, declared
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 __all__ = ["COMMANDS", "Command", "all_commands", "dispatch", "names"]
 
@@ -37,7 +37,7 @@ def names() -> list[str]:
     return [c.name for c in all_commands()]
 
 
-def dispatch(ctrl: Controller, line: str) -> None:
+def dispatch(ctrl: CommandHost, line: str) -> None:
     """Run the slash command in ``line`` (which starts with ``/``)."""
     name, _, arg = line[1:].partition(" ")
     cmd = COMMANDS.get(name.strip().lower())

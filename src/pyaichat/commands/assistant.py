@@ -9,24 +9,24 @@ from ..agent.events import PageEvent, PageSection
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 
 @command("clear", "/clear", "Forget the conversation (the session's variables stay).")
-def _clear(ctrl: Controller, arg: str) -> None:
+def _clear(ctrl: CommandHost, arg: str) -> None:
     ctrl.assistant.clear()
     ctrl.notice("The assistant forgot the conversation.", level="success")
 
 
 @command("trace", "/trace", "Show the steps of the last answer with durations and result sizes.")
-def _trace(ctrl: Controller, arg: str) -> None:
+def _trace(ctrl: CommandHost, arg: str) -> None:
     engine = ctrl.suggester_if_any
     quiet = engine.trace_line() if engine is not None else None  # a failed suggestion shows only here
     ctrl.notice(ctrl.assistant.trace_text() + (f"\n{quiet}" if quiet else ""))
 
 
 @command("sent", "/sent", "Show exactly what the provider received in the last turn (after masking).")
-def _sent(ctrl: Controller, arg: str) -> None:
+def _sent(ctrl: CommandHost, arg: str) -> None:
     bodies = [json.loads(body) for body in ctrl.assistant.sent_json()]
     if not bodies:
         ctrl.notice("Nothing has been sent to a provider yet.")
@@ -73,7 +73,7 @@ def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> 
 
 
 @command("cost", "/cost", "Show the session's token use and cost.")
-def _cost(ctrl: Controller, arg: str) -> None:
+def _cost(ctrl: CommandHost, arg: str) -> None:
     engine = ctrl.suggester_if_any
     suggestions = engine.usage_line() if engine is not None else None
     ctrl.notice(ctrl.assistant.cost_text() + (f"\n{suggestions}" if suggestions else ""))

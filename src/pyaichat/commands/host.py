@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-class Controller(Protocol):
+class CommandHost(Protocol):
     settings: Settings  # the session's configuration: ``settings.replace(...)`` changes it everywhere
 
     @property

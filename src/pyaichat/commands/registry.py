@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
-Handler = Callable[["Controller", str], None]
+Handler = Callable[["CommandHost", str], None]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from ..agent.suggest.route import destination, route_for
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 OFF = (
     "Suggestions are off. /suggest MODEL turns them on — a small, fast model is best, e.g. "
@@ -19,7 +19,7 @@ OFF = (
 
 
 @command("suggest", "/suggest [MODEL|off]", "Show the suggestions' model, choose one, or turn them off.")
-def _suggest(ctrl: Controller, arg: str) -> None:
+def _suggest(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         ctrl.notice(status(ctrl))
         return
@@ -34,12 +34,12 @@ def _suggest(ctrl: Controller, arg: str) -> None:
     ctrl.notice(f"Suggestions on: {arg} ({where}) gets what you type in Python mode.", level="success")
 
 
-def _where(ctrl: Controller) -> str:
+def _where(ctrl: CommandHost) -> str:
     host, local = destination(ctrl.config)
     return f"at {host}, this machine" if local else f"at {host}: what you type leaves this machine"
 
 
-def status(ctrl: Controller) -> str:
+def status(ctrl: CommandHost) -> str:
     config = ctrl.config
     if not config.suggest_model:
         return OFF
