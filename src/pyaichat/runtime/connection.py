@@ -48,6 +48,9 @@ NOT_IPYTHON = (
 DEAD = "The kernel is not running (it died or was shut down); start it again and reattach with --existing."
 DEAD_OWN = "The kernel pyaichat started has died (its variables are gone); restart pyaichat for a new one."
 RESTARTED = "The kernel restarted: its variables are gone."
+# A new kernel process announces itself with "starting"; a Jupyter Server says "restarting" first when it
+# restarts a kernel that died.
+NEW_PROCESS = ("starting", "restarting")
 
 
 @dataclass
@@ -58,6 +61,7 @@ class WireStats:
     received: int = 0
     calls: int = 0
     total: deque[int] = field(default_factory=lambda: deque(maxlen=1000))  # per call, the latest last
+    latency: deque[float] = field(default_factory=lambda: deque(maxlen=50))  # seconds per request (/status)
 
 
 class KernelConnection:
@@ -240,11 +244,14 @@ class KernelConnection:
                 self.reset_after_restart()
                 continue
             request_id = next(self._ids)
+            started = time.perf_counter()
             msg_id, self.wire.sent = self._send_shell(
                 "comm_msg", {"comm_id": self._comm_id, "data": {**data, "id": request_id}}
             )
             try:
-                return self._await_comm(request_id, timeout, msg_id)
+                reply = self._await_comm(request_id, timeout, msg_id)
+                self.wire.latency.append(time.perf_counter() - started)
+                return reply
             except _Restarted:
                 if attempt == 2:
                     raise KernelUnavailable(RESTARTED)
@@ -286,7 +293,7 @@ class KernelConnection:
                     self.wire.calls += 1
                     self.wire.total.append(self.wire.sent + self.wire.received)
                     return reply
-            elif (kind == "status" and content.get("execution_state") == "starting") or (
+            elif (kind == "status" and content.get("execution_state") in NEW_PROCESS) or (
                 kind == "status"
                 and msg_id is not None
                 and content.get("execution_state") == "idle"
@@ -324,7 +331,7 @@ class KernelConnection:
         channel = self.client.iopub_channel
         while channel.msg_ready():
             msg = channel.get_msg(timeout=0)
-            if msg["header"]["msg_type"] == "status" and msg["content"].get("execution_state") == "starting":
+            if msg["header"]["msg_type"] == "status" and msg["content"].get("execution_state") in NEW_PROCESS:
                 self.restarted = True
 
     # -- output ----------------------------------------------------------------------------------------------

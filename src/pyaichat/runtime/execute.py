@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import zmq
 
 from . import KernelUnavailable
-from .connection import POLL_S, KernelConnection
+from .connection import NEW_PROCESS, POLL_S, KernelConnection
 
 OUTPUT_KEEP = 2000  # characters of a run's output kept for the history summary and the assistant
 
@@ -90,7 +90,7 @@ class CellRun:
     def _on_iopub(self, msg: dict[str, Any]) -> None:
         kind = msg["header"]["msg_type"]
         content = msg["content"]
-        if kind == "status" and content.get("execution_state") == "starting":
+        if kind == "status" and content.get("execution_state") in NEW_PROCESS:
             # a new kernel process: our request may still reach it (queued by the socket), or be lost with
             # the old one; wait() gives it a few seconds
             self.kernel.restarted = True

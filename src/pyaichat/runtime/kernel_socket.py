@@ -1,0 +1,398 @@
+"""A kernel client over a Jupyter Server's kernel websocket (``/api/kernels/ID/channels``).
+
+``KernelConnection`` and ``CellRun`` talk to a kernel through ``jupyter_client``'s client surface: a
+``session`` that makes messages, and shell, IOPub, stdin and control channels with ``send``, ``get_msg``,
+``msg_ready`` and a pollable ``socket``. ``SocketKernelClient`` is that surface with the five channels
+multiplexed on one websocket, so the kernel runtime above runs unchanged on a kernel behind a server.
+
+- The message layer is ``jupyter_client``'s: the request methods (``execute``, ``complete``, ``input``, …) are
+  ``KernelClient``'s own, messages are made and read by its ``Session`` (unsigned: the server signs what it
+  forwards to the kernel with the kernel's key, which never leaves the server).
+- The framing is the server's: the ``v1.kernel.websocket.jupyter.org`` subprotocol when the server offers it
+  (binary frames, the message parts as the kernel sent them), else the legacy JSON form (older servers,
+  Enterprise Gateway), both as ``jupyter_server.services.kernels.connection`` writes them.
+- The websocket is ``websocket-client``'s (synchronous, threads: the REPL is synchronous too). One thread
+  reads frames into the channels' queues; each queue has a readiness pipe for its ``socket``, so
+  ``zmq.Poller`` waits on these channels exactly as it waits on ZMQ sockets. A ping every few seconds keeps
+  proxies from closing an idle link and measures its round trip (``/status``).
+- A dropped websocket is opened again with the same session id, so the server replays what the kernel sent
+  meanwhile; one line says so. A kernel the server no longer has, a token it no longer takes, or a link down
+  for longer than ``RECONNECT_FOR`` ends the client (``gone`` says why in one sentence).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from queue import Empty
+from typing import Any
+
+import websocket
+from jupyter_client.client import KernelClient
+from jupyter_client.jsonutil import extract_dates, json_default
+from jupyter_client.session import Session
+
+from .server_api import ServerAPI, ServerError
+
+V1 = "v1.kernel.websocket.jupyter.org"
+CHANNELS = ("shell", "iopub", "stdin", "control")
+PING_EVERY = 5.0  # seconds between pings (keeps proxies from closing an idle link; measures the round trip)
+PING_TIMEOUT = 30.0  # no pong for this long: the link is down (a cut that sent no FIN)
+RECONNECT_FOR = 60.0  # seconds to keep trying after a drop before giving up
+IOPUB_KEPT = 10_000  # unread IOPub messages kept (other clients' output between our inputs): the oldest go
+
+
+class Channel:
+    """One Jupyter channel on the websocket: the messages the reader queued for it, and a pipe that is
+    readable while any wait (its ``socket`` for ``zmq.Poller``; at most one byte is ever in it)."""
+
+    def __init__(self, name: str, client: SocketKernelClient, kept: int | None = None) -> None:
+        self.name = name
+        self._client = client
+        self._queue: deque[dict[str, Any]] = deque(maxlen=kept)
+        self._cond = threading.Condition()
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self._read_fd, False)
+        self.socket = self._read_fd  # zmq.Poller polls a file descriptor as it polls a ZMQ socket
+
+    def put(self, msg: dict[str, Any]) -> None:
+        with self._cond:
+            if not self._queue:
+                os.write(self._write_fd, b"!")
+            self._queue.append(msg)
+            self._cond.notify()
+
+    def get_msg(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next message (``queue.Empty`` when none came within ``timeout``), as ZMQ channels do."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._queue, timeout):
+                raise Empty
+            msg = self._queue.popleft()
+            if not self._queue:
+                os.read(self._read_fd, 1)
+            return msg
+
+    def msg_ready(self) -> bool:
+        return bool(self._queue)
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self._client.send(self.name, msg)
+
+    def is_alive(self) -> bool:
+        return self._client.is_alive()
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        for fd in (self._read_fd, self._write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class SocketKernelClient(KernelClient):
+    """``jupyter_client``'s kernel client, its channels on a Jupyter Server's kernel websocket."""
+
+    def __init__(self, api: ServerAPI, kernel_id: str) -> None:
+        super().__init__(session=Session(key=b""))
+        self.api = api
+        self.kernel_id = kernel_id
+        self.notice: Callable[[str], None] = lambda text: None  # one line for the person (a reconnection)
+        self._channels = {
+            name: Channel(name, self, IOPUB_KEPT if name == "iopub" else None) for name in CHANNELS
+        }
+        self._ws: websocket.WebSocket | None = None
+        self._connected = threading.Event()
+        self._closing = False
+        self._threads: list[threading.Thread] = []
+        self.subprotocol: str | None = None
+        self.gone: str | None = None  # why the link ended for good (one sentence), or None while it serves
+        self.dead = False  # the server said the kernel is dead (its restarts failed)
+        self.drops = 0  # websocket drops survived
+        self.round_trips: deque[float] = deque(maxlen=20)  # ping round trips, seconds
+        self._ping_sent: dict[bytes, float] = {}
+        self._pongs = 0
+        self._last_pong = time.monotonic()
+
+    # -- jupyter_client's client surface ---------------------------------------------------------------------
+    @property
+    def shell_channel(self) -> Channel:
+        return self._channels["shell"]
+
+    @property
+    def iopub_channel(self) -> Channel:
+        return self._channels["iopub"]
+
+    @property
+    def stdin_channel(self) -> Channel:
+        return self._channels["stdin"]
+
+    @property
+    def control_channel(self) -> Channel:
+        return self._channels["control"]
+
+    @property
+    def channels_running(self) -> bool:
+        return self._connected.is_set()
+
+    def is_alive(self) -> bool:
+        """Whether the kernel can still be reached (also while a dropped link is being made again)."""
+        return self.gone is None and not self.dead
+
+    def start_channels(self, *args: Any, **kwargs: Any) -> None:
+        """Open the websocket (raises ``ServerError`` with the sentence) and start reading it."""
+        self._ws = self._open()
+        self._connected.set()
+        for target in (self._read, self._ping):
+            thread = threading.Thread(target=target, name=f"pyaichat-kernel-{target.__name__}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop_channels(self) -> None:
+        self._closing = True
+        ws = self._ws
+        if ws is not None:
+            try:
+                ws.close(timeout=1)
+            except Exception:
+                ws.shutdown()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(2)
+        for channel in self._channels.values():
+            channel.close()
+
+    # -- sending ---------------------------------------------------------------------------------------------
+    def send(self, channel: str, msg: dict[str, Any]) -> None:
+        """Send ``msg`` on ``channel``; while a dropped link is being made again, wait for it (bounded)."""
+        if not self._connected.wait(RECONNECT_FOR + 5) or self._ws is None:
+            raise ServerError(self.gone or "The link to the server is down.")
+        frame = self._encode(channel, msg)
+        try:
+            if isinstance(frame, bytes):
+                self._ws.send_bytes(frame)
+            else:
+                self._ws.send_text(frame)
+        except (websocket.WebSocketException, OSError):
+            # the reader sees the drop too and makes the link again; this message is lost with it
+            self._connected.clear()
+
+    def _encode(self, channel: str, msg: dict[str, Any]) -> bytes | str:
+        pack = self.session.pack
+        if self.subprotocol == V1:
+            parts = [
+                pack(msg["header"]),
+                pack(msg["parent_header"]),
+                pack(msg["metadata"]),
+                pack(msg["content"]),
+            ]
+            return encode_v1(channel, parts)
+        legacy = {key: msg[key] for key in ("header", "parent_header", "metadata", "content")}
+        legacy["channel"] = channel
+        return json.dumps(legacy, default=json_default)
+
+    # -- reading ---------------------------------------------------------------------------------------------
+    def _read(self) -> None:
+        while not self._closing:
+            ws = self._ws
+            try:
+                while ws is not None:
+                    opcode, frame = ws.recv_data_frame(True)
+                    if opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY):
+                        self._dispatch(frame.data)
+                    elif opcode == websocket.ABNF.OPCODE_PONG:
+                        self._pong(frame.data)
+                    elif opcode == websocket.ABNF.OPCODE_CLOSE:
+                        break
+            except Exception:
+                pass  # the link dropped: made again below
+            self._connected.clear()
+            if self._closing or not self._reconnect():
+                self._connected.set()  # senders wake up and read ``gone``
+                return
+
+    def _dispatch(self, data: bytes | str) -> None:
+        try:
+            channel, msg = self._decode(data)
+        except Exception:
+            return  # not a kernel message: nothing reads it
+        kind, content = msg["header"].get("msg_type"), msg["content"]
+        if channel == "iopub" and kind == "status" and content.get("execution_state") == "dead":
+            self.dead = True  # the server's restarts of the kernel failed
+        target = self._channels.get(channel)
+        if target is not None:
+            target.put(msg)
+
+    def _decode(self, data: bytes | str) -> tuple[str, dict[str, Any]]:
+        if self.subprotocol == V1 and isinstance(data, bytes):
+            channel, parts = decode_v1(data)
+            return channel, self.session.deserialize([b"", *parts])
+        msg = decode_legacy(data)
+        channel = msg.pop("channel", None) or "shell"
+        return channel, msg
+
+    # -- keeping the link ------------------------------------------------------------------------------------
+    def _open(self) -> websocket.WebSocket:
+        """One websocket to the kernel (the same session id every time: the server replays to it what the
+        kernel sent while the link was down)."""
+        url = self.api.address.ws_url(
+            f"api/kernels/{self.kernel_id}/channels?session_id={self.session.session}"
+        )
+        header = [f"{key}: {value}" for key, value in self.api.headers().items()]
+        try:
+            ws = websocket.create_connection(
+                url,
+                header=header,
+                subprotocols=[V1],
+                timeout=self.api.timeout,
+                sslopt={"context": _ssl_context(self.api)},
+                enable_multithread=True,
+            )
+        except websocket.WebSocketBadStatusException as exc:
+            raise self._handshake_refused(exc.status_code)
+        except (websocket.WebSocketException, OSError) as exc:
+            raise self.api.unreachable(exc)
+        ws.settimeout(None)  # the reader blocks; the pinger notices a silent link
+        self.subprotocol = ws.getsubprotocol() if ws.getsubprotocol() == V1 else None
+        self._last_pong = time.monotonic()
+        return ws
+
+    def _handshake_refused(self, status: int) -> ServerError:
+        if status == 404:
+            return ServerError(f"The server no longer runs kernel {self.kernel_id[:8]} (it was shut down).")
+        if status in (401, 403):
+            return ServerError(
+                f"{self.api.address.shown} refused the token for the kernel's websocket (expired?)."
+            )
+        if status in (301, 302, 303, 307):
+            return ServerError(
+                f"{self.api.address.shown} answered the kernel's websocket with its login page."
+            )
+        return ServerError(f"{self.api.address.shown} refused the kernel's websocket (HTTP {status}).")
+
+    def _reconnect(self) -> bool:
+        """Open the websocket again after a drop; ``False`` (and ``gone`` set) when it cannot be done."""
+        started = time.monotonic()
+        pause = 0.1
+        while not self._closing:
+            try:
+                ws = self._open()
+            except ServerError as exc:
+                if "no longer runs" in str(exc) or "token" in str(exc) or "login" in str(exc):
+                    self.gone = str(exc)
+                    return False
+                if time.monotonic() - started > RECONNECT_FOR:
+                    self.gone = (
+                        f"The link to {self.api.address.shown} dropped and could not be made again within "
+                        f"{RECONNECT_FOR:g} s: {exc}"
+                    )
+                    return False
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
+                continue
+            self._ws = ws
+            self.drops += 1
+            self._connected.set()
+            took = time.monotonic() - started
+            self.notice(
+                f"The link to the server dropped; reconnected after {took:.1f} s (the kernel and its "
+                "variables are as they were)."
+            )
+            return True
+        return False
+
+    def _ping(self) -> None:
+        while not self._closing:
+            time.sleep(PING_EVERY)
+            self.ping()
+            if self._connected.is_set() and time.monotonic() - self._last_pong > PING_TIMEOUT:
+                ws = self._ws
+                if ws is not None:
+                    ws.shutdown()  # the reader's recv fails and it reconnects
+
+    def ping(self) -> None:
+        """Send one ping (its pong measures the round trip to the server)."""
+        ws = self._ws
+        if ws is None or not self._connected.is_set():
+            return
+        payload = os.urandom(4).hex().encode()
+        self._ping_sent = {payload: time.perf_counter()}
+        try:
+            ws.ping(payload)
+        except (websocket.WebSocketException, OSError):
+            pass
+
+    def _pong(self, payload: bytes) -> None:
+        self._last_pong = time.monotonic()
+        sent = self._ping_sent.pop(payload, None)
+        if sent is not None:
+            self.round_trips.append(time.perf_counter() - sent)
+            self._pongs += 1
+
+    def measure(self, timeout: float = 2.0) -> float | None:
+        """A fresh round trip to the server in seconds (``None`` when no pong came within ``timeout``)."""
+        seen = self._pongs
+        self.ping()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._pongs != seen:
+                return self.round_trips[-1]
+            time.sleep(0.002)
+        return None
+
+
+def _ssl_context(api: ServerAPI) -> Any:
+    from .server_api import ssl_context
+
+    return ssl_context(api.address.insecure)
+
+
+# -- the two framings of the kernel websocket (as jupyter_server writes them) --------------------------------
+def encode_v1(channel: str, parts: list[bytes]) -> bytes:
+    """``v1.kernel.websocket.jupyter.org``: the count of offsets, the offsets (64-bit little-endian), the
+    channel name, then the message parts."""
+    name = channel.encode()
+    offsets = [8 * (2 + len(parts) + 1)]
+    offsets.append(offsets[-1] + len(name))
+    for part in parts:
+        offsets.append(offsets[-1] + len(part))
+    head = struct.pack(f"<{len(offsets) + 1}Q", len(offsets), *offsets)
+    return b"".join([head, name, *parts])
+
+
+def decode_v1(data: bytes) -> tuple[str, list[bytes]]:
+    count = struct.unpack_from("<Q", data)[0]
+    offsets = struct.unpack_from(f"<{count}Q", data, 8)
+    channel = data[offsets[0] : offsets[1]].decode()
+    return channel, [data[offsets[i] : offsets[i + 1]] for i in range(1, count - 1)]
+
+
+def decode_legacy(data: bytes | str) -> dict[str, Any]:
+    """The legacy form: a JSON text frame, or (a message with buffers) a binary frame of big-endian 32-bit
+    offsets, the JSON message and the buffers."""
+    if isinstance(data, str):
+        msg = json.loads(data)
+        buffers: list[bytes] = []
+    else:
+        count = struct.unpack_from("!I", data)[0]
+        offsets = [*struct.unpack_from(f"!{count}I", data, 4), len(data)]
+        msg = json.loads(data[offsets[0] : offsets[1]].decode())
+        buffers = [data[offsets[i] : offsets[i + 1]] for i in range(1, count)]
+    msg["header"] = extract_dates(msg.get("header") or {})
+    msg["parent_header"] = extract_dates(msg.get("parent_header") or {})
+    msg.setdefault("metadata", {})
+    msg.setdefault("content", {})
+    msg["buffers"] = buffers
+    msg["msg_id"] = msg["header"].get("msg_id")
+    msg["msg_type"] = msg["header"].get("msg_type")
+    return msg
