@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+import shlex
 import sys
 import threading
 import time
@@ -86,6 +87,8 @@ class KernelConnection:
         self.kernel_info: dict[str, Any] = {}
         self.restarted = False  # a new kernel process was seen behind the same ports
         self.execution_count = 0  # the kernel's count of the last input run through this connection
+        # the last /snapshot saved through this connection: its file ("" the default one) and when
+        self.snapshot: tuple[str, float] | None = None
         self._ids = itertools.count(1)
         self._comm_id: str | None = None
         self._token: str | None = None
@@ -198,6 +201,15 @@ class KernelConnection:
         else:  # a kernel started elsewhere: ask it to interrupt itself (works across machines)
             self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
 
+    def restart_sentence(self, sentence: str = RESTARTED) -> str:
+        """``sentence`` (the variables are gone), offering the last snapshot back when one was taken."""
+        if self.snapshot is None:
+            return sentence
+        path, when = self.snapshot
+        at = time.strftime("%H:%M", time.localtime(when))
+        again = f"/resume {shlex.quote(path)}" if path else "/resume"
+        return f"{sentence} {again} brings back those of your /snapshot of {at}."
+
     def reset_after_restart(self) -> None:
         """A new kernel process is behind the connection: its helper and its input count start afresh."""
         self.restarted = False
@@ -221,6 +233,16 @@ class KernelConnection:
             return f"started a {kind} kernel ({what}); Ctrl-D exits and shuts it down"
         name = self.connection_file.rsplit("/", 1)[-1] if self.connection_file else "a kernel"
         return f"attached to {name} ({what}); Ctrl-D detaches and leaves it running"
+
+    def status_lines(self) -> list[str]:
+        """What ``/status`` shows: which kernel, and how long a request to its helper takes."""
+        return [self.describe(), f"Link: ZMQ; {self.helper_latency()}."]
+
+    def helper_latency(self) -> str:
+        """How long a request to the helper took, in words (the median of the last ones)."""
+        trips = sorted(self.wire.latency)
+        took = f"{trips[len(trips) // 2] * 1000:.0f} ms (median of {len(trips)})" if trips else "none yet"
+        return f"a request to pyaichat's helper in the kernel: {took}"
 
     # -- talking to the helper -------------------------------------------------------------------------------
     def request(self, data: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
@@ -254,7 +276,7 @@ class KernelConnection:
                 return reply
             except _Restarted:
                 if attempt == 2:
-                    raise KernelUnavailable(RESTARTED)
+                    raise KernelUnavailable(self.restart_sentence())
                 self.reset_after_restart()
         raise self.dead()  # pragma: no cover
 

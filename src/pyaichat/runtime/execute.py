@@ -67,7 +67,9 @@ class CellRun:
                 if self.restarted_at and self.reply is None and time.monotonic() - self.restarted_at > 5:
                     self.kernel.reset_after_restart()
                     raise KernelUnavailable(
-                        "The kernel restarted while running this input; its variables are gone."
+                        self.kernel.restart_sentence(
+                            "The kernel restarted while running this input; its variables are gone."
+                        )
                     )
                 if time.monotonic() - last_check > POLL_S * 2 or not ready:
                     last_check = time.monotonic()

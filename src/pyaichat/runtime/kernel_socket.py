@@ -104,7 +104,10 @@ class SocketKernelClient(KernelClient):
     """``jupyter_client``'s kernel client, its channels on a Jupyter Server's kernel websocket."""
 
     def __init__(self, api: ServerAPI, kernel_id: str) -> None:
-        super().__init__(session=Session(key=b""))
+        super().__init__(session=Session(key=b"-"))
+        # Unsigned: the server signs what it forwards to the kernel with the kernel's key, which never leaves
+        # it. (Emptied after creation: jupyter_client warns at creation about a session that does not sign.)
+        self.session.key = b""
         self.api = api
         self.kernel_id = kernel_id
         self.notice: Callable[[str], None] = lambda text: None  # one line for the person (a reconnection)
@@ -116,6 +119,7 @@ class SocketKernelClient(KernelClient):
         self._closing = False
         self._threads: list[threading.Thread] = []
         self.subprotocol: str | None = None
+        self._offer = [V1]  # the subprotocols offered (none once the server turned v1 down)
         self.gone: str | None = None  # why the link ended for good (one sentence), or None while it serves
         self.dead = False  # the server said the kernel is dead (its restarts failed)
         self.drops = 0  # websocket drops survived
@@ -208,7 +212,9 @@ class SocketKernelClient(KernelClient):
             try:
                 while ws is not None:
                     opcode, frame = ws.recv_data_frame(True)
-                    if opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY):
+                    if opcode == websocket.ABNF.OPCODE_TEXT:
+                        self._dispatch(frame.data.decode("utf-8", "replace"))
+                    elif opcode == websocket.ABNF.OPCODE_BINARY:
                         self._dispatch(frame.data)
                     elif opcode == websocket.ABNF.OPCODE_PONG:
                         self._pong(frame.data)
@@ -253,14 +259,21 @@ class SocketKernelClient(KernelClient):
             ws = websocket.create_connection(
                 url,
                 header=header,
-                subprotocols=[V1],
+                subprotocols=self._offer or None,
                 timeout=self.api.timeout,
                 sslopt={"context": _ssl_context(self.api)},
                 enable_multithread=True,
             )
         except websocket.WebSocketBadStatusException as exc:
             raise self._handshake_refused(exc.status_code)
-        except (websocket.WebSocketException, OSError) as exc:
+        except websocket.WebSocketException as exc:
+            # websocket-client refuses a handshake that picked none of the offered subprotocols: a server
+            # that speaks only the legacy form (an older one, a gateway) is asked again without the offer
+            if self._offer and "Header" in str(exc):
+                self._offer = []
+                return self._open()
+            raise self.api.unreachable(exc)
+        except OSError as exc:
             raise self.api.unreachable(exc)
         ws.settimeout(None)  # the reader blocks; the pinger notices a silent link
         self.subprotocol = ws.getsubprotocol() if ws.getsubprotocol() == V1 else None

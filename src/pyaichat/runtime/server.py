@@ -231,13 +231,11 @@ class ServerKernelConnection(KernelConnection):
             )
         fresh = client.measure()
         trip = f"{fresh * 1000:.0f} ms" if fresh is not None else "no answer within 2 s"
-        requests = sorted(self.wire.latency)
-        kernel = (
-            f"; a kernel request {requests[len(requests) // 2] * 1000:.0f} ms (median)" if requests else ""
-        )
         framing = "v1.kernel.websocket.jupyter.org" if client.subprotocol else "legacy JSON"
         drops = f"; reconnected {client.drops} time(s)" if client.drops else ""
-        lines.append(f"Link: websocket ({framing}), {trip} a round trip to the server{kernel}{drops}.")
+        lines.append(
+            f"Link: websocket ({framing}), {trip} a round trip to the server; {self.helper_latency()}{drops}."
+        )
         return lines
 
     def reopen(self, config: Config) -> KernelRuntime:

@@ -51,9 +51,9 @@ class ServerAddress:
 
     @property
     def hub_user(self) -> str | None:
-        """The JupyterHub user name when the address is a hub user's server (``…/user/NAME/``)."""
+        """The JupyterHub user name when the address is a hub user's server (``…/user/NAME/[SERVER/]``)."""
         parts = urlsplit(self.base).path.strip("/").split("/")
-        return parts[-1] if len(parts) >= 2 and parts[-2] == "user" else None
+        return parts[parts.index("user") + 1] if "user" in parts[:-1] else None
 
     @property
     def root(self) -> str:
@@ -83,8 +83,6 @@ def parse_address(text: str, *, insecure: bool = False) -> tuple[ServerAddress, 
         if segment in UI_SEGMENTS or (segment == "hub" and index == 0):
             segments = segments[:index]
             break
-    if len(segments) > 2 and segments[-3] == "user":  # /user/NAME/<server name or a UI path>
-        segments = segments[:-1]
     path = "/" + "".join(f"{s}/" for s in segments)
     return ServerAddress(urlunsplit((split.scheme, split.netloc, path, "", "")), insecure), token
 
@@ -242,7 +240,8 @@ class ServerAPI:
         shown = self.address.shown
         if code in (301, 302, 303, 307, 308):
             where = urlsplit(location).path
-            if "/hub/spawn" in where or where.rstrip("/").endswith(f"/hub/user/{self.address.hub_user}"):
+            # a hub sends a request for a stopped server to its own /hub/user/NAME/… (or the spawn page)
+            if "/hub/spawn" in where or f"/hub/user/{self.address.hub_user}/" in where + "/":
                 return self._not_running()
             if "login" in where or "oauth2/authorize" in where:
                 hub = "/hub/" in where
