@@ -306,8 +306,8 @@ class SocketKernelClient(KernelClient):
                     return False
                 if time.monotonic() - started > RECONNECT_FOR:
                     self.gone = (
-                        f"The link to {self.api.address.shown} dropped and could not be made again within "
-                        f"{RECONNECT_FOR:g} s: {exc}"
+                        f"The link to the server dropped and could not be made again within {RECONNECT_FOR:g} "
+                        f"s: {exc}"
                     )
                     return False
                 time.sleep(pause)
