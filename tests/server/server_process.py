@@ -179,6 +179,7 @@ class CuttableProxy:
         self._lock = threading.Lock()
         self._closed = False
         self.cuts = 0
+        self._held_until = 0.0
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -189,6 +190,9 @@ class CuttableProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            if time.monotonic() < self._held_until:  # the link is still down: refused at once
+                client.close()
+                continue
             upstream = socket.create_connection(("127.0.0.1", self.target_port))
             for sock in (client, upstream):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -211,8 +215,10 @@ class CuttableProxy:
             except OSError:
                 pass
 
-    def cut(self) -> None:
-        """Drop every connection now (both ends see the connection end)."""
+    def cut(self, hold: float = 0.0) -> None:
+        """Drop every connection now (both ends see the connection end); for ``hold`` seconds new ones are
+        dropped as they come."""
+        self._held_until = time.monotonic() + hold
         with self._lock:
             pairs, self._pairs = self._pairs, []
             self.cuts += 1

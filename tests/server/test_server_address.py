@@ -63,7 +63,7 @@ def test_pick_by_id_prefix_and_by_notebook() -> None:
         pick(ENTRIES, kernel_id="9999")
 
 
-# -- what people meet: each a real answer over a real socket ---------------------------------------------------
+# -- what people meet: each a real answer over a real socket -------------------------------------------------
 class _Answer(http.server.BaseHTTPRequestHandler):
     """A web server that answers every request the same way (``status``, ``location``, ``body``)."""
 
@@ -116,7 +116,7 @@ def test_a_hub_that_answers_with_its_login_page(answering) -> None:
 
 def test_a_hub_whose_server_is_not_running(answering) -> None:
     root = answering(302, "/hub/user/ada/api/kernels")
-    with pytest.raises(ServerError, match=r"Your server on the hub is not running: start it from .*/hub/home"):
+    with pytest.raises(ServerError, match=r"Your server on the hub is not running: start it from .*/hub/hom"):
         _api(f"{root}/user/ada/").kernels()
     root = answering(424, body=b'{"message": "ada is not running"}')
     with pytest.raises(ServerError, match="Your server on the hub is not running"):

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import api_for, attach_to
 from server_process import JupyterServer
 
+from conftest import api_for, attach_to
 from fakes.recorder import Recorder
 from pyaichat.config import Config
 from pyaichat.controller import Controller
@@ -34,7 +34,8 @@ def test_inputs_and_capabilities_run_in_the_servers_kernel(jupyter: JupyterServe
         line = runtime.describe()
         assert line.startswith(f"attached to kernel {kernel_id[:8]} (python3, python 3")
         assert line.endswith(f"on {jupyter.url}; Ctrl-D detaches and leaves it running")
-        result = runtime.run("import os\nsales = [3, 5, 8]\napi_token = 'sk-live-abcdefghijklmnopqrstuv'\nsum(sales)")
+        setup = "import os\nsales = [3, 5, 8]\napi_token = 'sk-live-abcdefghijklmnopqrstuv'\nsum(sales)"
+        result = runtime.run(setup)
         assert result.ok and result.output.strip() == "16"
         assert "16" in capsys.readouterr().out
         typed = runtime.call("get_type", {"expr": "sales"})
@@ -64,7 +65,7 @@ def test_a_kernel_pyaichat_starts_is_shut_down_at_exit_unless_kept(jupyter: Jupy
     runtime.close()
     assert started not in jupyter.kernel_ids()
 
-    kept = start(api_for(jupyter), None, Config(audit=False, color=False), keep=True)  # the default kernelspec
+    kept = start(api_for(jupyter), None, Config(audit=False, color=False), keep=True)  # the default spec
     kept_id = kept.kernel.server.entry.id
     jupyter.started.append(kept_id)
     assert "Ctrl-D leaves it running (--keep)" in kept.describe()
@@ -116,7 +117,7 @@ def test_a_restart_under_you_says_the_variables_are_gone_and_offers_the_snapshot
         runtime.run("rows = [1, 2, 3]")
         saved = runtime.save_variables(None)  # /snapshot
         assert saved.startswith("Saved 1 variable to ")
-        jupyter.rest("POST", f"api/kernels/{kernel_id}/restart", {})  # someone restarts it (a notebook's menu)
+        jupyter.rest("POST", f"api/kernels/{kernel_id}/restart", {})  # someone restarts it (from a notebook)
         jupyter.wait_state(kernel_id, "idle", 60)
         capsys.readouterr()
         result = runtime.run("'rows' in dir()")
@@ -135,7 +136,7 @@ def test_a_kernel_that_dies_while_running_is_restarted_by_the_server(jupyter: Ju
     runtime = attach_to(jupyter, kernel_id)
     try:
         runtime.run("before = 1")
-        with pytest.raises(KernelUnavailable, match="restarted while running this input; its variables are gone"):
+        with pytest.raises(KernelUnavailable, match="restarted while running this input; its variables are"):
             runtime.run("import os\nos._exit(1)")
         assert runtime.run("'before' in dir()").output.strip() == "False"
         assert runtime.run("after = 2\nafter").output.strip() == "2"
@@ -166,7 +167,8 @@ def test_the_legacy_json_protocol(tmp_path: Path) -> None:
     """A server that does not offer ``v1.kernel.websocket.jupyter.org`` (older ones, a gateway)."""
     from server_process import start_server
 
-    legacy = start_server(tmp_path / "legacy", extra=("--ZMQChannelsWebsocketConnection.kernel_ws_protocol=",))
+    only_legacy = ("--ZMQChannelsWebsocketConnection.kernel_ws_protocol=",)
+    legacy = start_server(tmp_path / "legacy", extra=only_legacy)
     try:
         kernel_id = legacy.start_kernel()
         runtime = attach_to(legacy, kernel_id)
@@ -184,7 +186,8 @@ def test_kernel_messages_keep_their_buffers_in_the_legacy_form() -> None:
     from pyaichat.runtime.kernel_socket import decode_legacy
 
     header = {"msg_id": "m", "msg_type": "comm_msg", "date": "2026-01-01T00:00:00Z"}
-    body = json.dumps({"header": header, "parent_header": {}, "content": {"a": 1}, "channel": "iopub"}).encode()
+    msg = {"header": header, "parent_header": {}, "content": {"a": 1}, "channel": "iopub"}
+    body = json.dumps(msg).encode()
     import struct
 
     frame = struct.pack("!3I", 2, 12, 12 + len(body)) + body + b"\x00\x01"

@@ -28,8 +28,8 @@ def proxy(jupyter: JupyterServer) -> Iterator[CuttableProxy]:
     proxy.close()
 
 
-def _through(proxy: CuttableProxy, jupyter: JupyterServer, kernel_id: str, **options: object):
-    address, _ = parse_address(f"http://127.0.0.1:{proxy.port}/", insecure=bool(options.pop("insecure", False)))
+def _through(proxy: CuttableProxy, jupyter: JupyterServer, kernel_id: str):
+    address, _ = parse_address(f"http://127.0.0.1:{proxy.port}/")
     api = ServerAPI(address, jupyter.token)
     entry = next(e for e in running(api) if e.id == kernel_id)
     return attach(api, entry, Config(audit=False, color=False))
@@ -111,7 +111,7 @@ def test_a_slow_link_shows_in_the_attach_line_and_status(jupyter: JupyterServer)
         proxy.close()
 
 
-# -- TLS ------------------------------------------------------------------------------------------------------
+# -- TLS ----------------------------------------------------------------------------------------------------
 def _self_signed(directory: Path) -> tuple[Path, Path]:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -129,7 +129,9 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
         .sign(key, hashes.SHA256())
     )
     certfile, keyfile = directory / "cert.pem", directory / "key.pem"
@@ -152,7 +154,7 @@ def test_a_self_signed_server_is_refused_unless_insecure(tmp_path: Path) -> None
         with pytest.raises(ServerError) as caught:
             ServerAPI(address, server.token).kernels()
         text = str(caught.value)
-        assert text.startswith(f"The TLS certificate of {server.url} cannot be trusted (self-signed certificate")
+        assert text.startswith(f"The TLS certificate of {server.url} cannot be trusted (self-signed")
         assert "anyone between you and the server could then read the token" in text
         assert text.endswith("run again with --insecure.")
         address, _ = parse_address(server.url, insecure=True)
@@ -165,3 +167,38 @@ def test_a_self_signed_server_is_refused_unless_insecure(tmp_path: Path) -> None
             runtime.close()
     finally:
         server.stop()
+
+
+def test_a_drop_while_another_client_is_attached_loses_the_output_and_says_so(
+    jupyter: JupyterServer, proxy: CuttableProxy
+) -> None:
+    """The server replays what the kernel sent during a drop only when no other client is attached; with a
+    notebook open in a browser it keeps nothing, so the input's reply never comes: one sentence, not a hang."""
+    from conftest import attach_to
+
+    kernel_id = jupyter.start_kernel()
+    browser = attach_to(jupyter, kernel_id)  # another client, straight to the server
+    runtime = _through(proxy, jupyter, kernel_id)
+    try:
+        runtime.run("import time\nx = 5")
+        results: list[object] = []
+
+        def run() -> None:
+            try:
+                results.append(runtime.run("time.sleep(2)\ny = x * 2"))
+            except KernelUnavailable as exc:
+                results.append(exc)
+
+        cell = threading.Thread(target=run)
+        cell.start()
+        time.sleep(0.7)
+        proxy.cut(hold=2.5)  # down until after the kernel has answered
+        cell.join(60)
+        assert not cell.is_alive()
+        (outcome,) = results
+        assert isinstance(outcome, KernelUnavailable), outcome
+        assert str(outcome).startswith("The link to the server dropped while this input ran, and the server")
+        assert runtime.run("y").output.strip() == "10"  # the kernel ran it all the same
+    finally:
+        runtime.close()
+        browser.close()

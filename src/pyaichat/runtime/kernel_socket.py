@@ -124,6 +124,9 @@ class SocketKernelClient(KernelClient):
         self.dead = False  # the server said the kernel is dead (its restarts failed)
         self.drops = 0  # websocket drops survived
         self.round_trips: deque[float] = deque(maxlen=20)  # ping round trips, seconds
+        self._pending: dict[str, float] = {}  # execute requests awaiting their reply: msg_id → when sent
+        self._reconnected_at: float | None = None
+        self._lost_checked = 0.0
         self._ping_sent: dict[bytes, float] = {}
         self._pongs = 0
         self._last_pong = time.monotonic()
@@ -182,6 +185,10 @@ class SocketKernelClient(KernelClient):
         if not self._connected.wait(RECONNECT_FOR + 5) or self._ws is None:
             raise ServerError(self.gone or "The link to the server is down.")
         frame = self._encode(channel, msg)
+        if channel == "shell" and msg["header"].get("msg_type") == "execute_request":
+            if len(self._pending) > 100:  # replies a kernel never sent (it was killed) are not kept for ever
+                self._pending.pop(next(iter(self._pending)))
+            self._pending[msg["header"]["msg_id"]] = time.monotonic()
         try:
             if isinstance(frame, bytes):
                 self._ws.send_bytes(frame)
@@ -233,6 +240,8 @@ class SocketKernelClient(KernelClient):
         except Exception:
             return  # not a kernel message: nothing reads it
         kind, content = msg["header"].get("msg_type"), msg["content"]
+        if channel == "shell":
+            self._pending.pop((msg.get("parent_header") or {}).get("msg_id"), None)
         if channel == "iopub" and kind == "status" and content.get("execution_state") == "dead":
             self.dead = True  # the server's restarts of the kernel failed
         target = self._channels.get(channel)
@@ -306,8 +315,8 @@ class SocketKernelClient(KernelClient):
                     return False
                 if time.monotonic() - started > RECONNECT_FOR:
                     self.gone = (
-                        f"The link to the server dropped and could not be made again within {RECONNECT_FOR:g} "
-                        f"s: {exc}"
+                        "The link to the server dropped and could not be made again within "
+                        f"{RECONNECT_FOR:g} s: {exc}"
                     )
                     return False
                 time.sleep(pause)
@@ -315,6 +324,7 @@ class SocketKernelClient(KernelClient):
                 continue
             self._ws = ws
             self.drops += 1
+            self._reconnected_at = time.monotonic()
             self._connected.set()
             took = time.monotonic() - started
             self.notice(
@@ -323,6 +333,29 @@ class SocketKernelClient(KernelClient):
             )
             return True
         return False
+
+    def lost_replies(self) -> bool:
+        """Whether inputs sent before the last reconnection will never get their reply: the server replays
+        what the kernel sent while the link was down only when no other client was attached (a notebook open
+        in a browser keeps it from buffering). True once the kernel is idle again a few seconds after the
+        reconnection while such a reply is still missing; those inputs are then forgotten."""
+        now = time.monotonic()
+        since = self._reconnected_at
+        if since is None or now - since < 3 or now - self._lost_checked < 1:
+            return False
+        stale = [msg_id for msg_id, sent in self._pending.items() if sent < since]
+        if not stale:
+            return False
+        self._lost_checked = now
+        try:
+            model = self.api.kernel(self.kernel_id)
+        except ServerError:
+            return False
+        if not model or model.get("execution_state") != "idle":
+            return False
+        for msg_id in stale:
+            self._pending.pop(msg_id, None)
+        return True
 
     def _ping(self) -> None:
         while not self._closing:

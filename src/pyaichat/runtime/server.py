@@ -167,7 +167,14 @@ class ServerKernelConnection(KernelConnection):
     def __init__(self, server: ServerKernel, *, color: bool = True, err: TextIO | None = None) -> None:
         super().__init__(server.client, server, color=color, err=err)
         self.server = server
+        self._output_lost = False
         server.client.notice = self.say
+
+    def alive(self) -> bool:
+        if self.server.client.lost_replies():
+            self._output_lost = True
+            return False
+        return self.server.client.is_alive()
 
     def say(self, text: str) -> None:
         """One line for the person (from the websocket's thread: printed above the prompt while it is up)."""
@@ -176,6 +183,13 @@ class ServerKernelConnection(KernelConnection):
 
     def dead(self, *, while_running: bool = False) -> KernelUnavailable:
         client = self.server.client
+        if self._output_lost:
+            self._output_lost = False
+            return KernelUnavailable(
+                "The link to the server dropped while this input ran, and the server kept none of its output "
+                "for pyaichat (another client is attached to the kernel); the kernel ran it: its results are "
+                "there."
+            )
         if client.gone:
             return KernelUnavailable(client.gone)
         kernel = self.server.entry.short
