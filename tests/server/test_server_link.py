@@ -173,7 +173,7 @@ def test_a_drop_while_another_client_is_attached_loses_the_output_and_says_so(
     jupyter: JupyterServer, proxy: CuttableProxy
 ) -> None:
     """The server replays what the kernel sent during a drop only when no other client is attached; with a
-    notebook open in a browser it keeps nothing, so the input's reply never comes: one sentence, not a hang."""
+    notebook open in a browser it keeps nothing, so the reply never comes: one sentence, not a hang."""
     from conftest import attach_to
 
     kernel_id = jupyter.start_kernel()
