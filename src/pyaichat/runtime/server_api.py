@@ -257,6 +257,11 @@ class ServerAPI:
                 f"{shown} sent pyaichat elsewhere ({_without_query(location)}): give the address of the "
                 "Jupyter Server itself."
             )
+        if code in (401, 403) and self.address.hub_user and self.has_token:
+            return TokenRefused(
+                f"The hub refused the token for {shown} (wrong or expired): make a new one at "
+                f"{self.address.root}hub/token and pass it in JUPYTER_TOKEN."
+            )
         if code in (401, 403):
             return TokenRefused(
                 f"{shown} refused the token (wrong or expired): get the current one (`jupyter server list` "
