@@ -1,6 +1,6 @@
 """A real JupyterHub on 127.0.0.1 for the hub tests: the dummy authenticator, single-user servers as local
-processes, and configurable-http-proxy (npm's; found on PATH or in ``$PYAICHAT_TEST_CHP``). A service token
-starts a user's server and makes the user an API token, as the hub's Token page does."""
+processes, and configurable-http-proxy (``proxy_command``). A service token starts a user's server and makes
+the user an API token, as the hub's Token page does."""
 
 from __future__ import annotations
 
@@ -22,8 +22,11 @@ SERVICE_TOKEN = "hub-service-token-8c1d"
 
 
 def proxy_command() -> str | None:
-    """configurable-http-proxy, if this machine has it (``npm install configurable-http-proxy``)."""
-    return os.environ.get("PYAICHAT_TEST_CHP") or shutil.which("configurable-http-proxy")
+    """configurable-http-proxy: ``$PYAICHAT_TEST_CHP``, the one beside this Python (the PyPI port, in the
+    test extra), or npm's on PATH."""
+    beside = Path(sys.executable).with_name("configurable-http-proxy")
+    found = os.environ.get("PYAICHAT_TEST_CHP") or (str(beside) if beside.exists() else None)
+    return found or shutil.which("configurable-http-proxy")
 
 
 @dataclass

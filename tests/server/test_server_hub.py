@@ -1,7 +1,6 @@
-"""A real JupyterHub (the dummy authenticator, local single-user servers, npm's configurable-http-proxy):
-``pyaichat --server https://hub/user/NAME/`` with a hub API token, and what a hub answers when the token is
-wrong or the user's server is not running. Skipped where configurable-http-proxy is not installed
-(``npm install -g configurable-http-proxy``)."""
+"""A real JupyterHub (the dummy authenticator, local single-user servers, configurable-http-proxy — the PyPI
+port from the test extra, or npm's): ``pyaichat --server https://hub/user/NAME/`` with a hub API token, and
+what a hub answers when the token is wrong or the user's server is not running."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from pyaichat.runtime.server_api import ServerAPI, ServerError, TokenRefused, pa
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(proxy_command() is None, reason="configurable-http-proxy (npm) is not installed"),
+    pytest.mark.skipif(proxy_command() is None, reason="configurable-http-proxy is not installed"),
 ]
 
 
