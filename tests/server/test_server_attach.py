@@ -47,6 +47,15 @@ def test_inputs_and_capabilities_run_in_the_servers_kernel(jupyter: JupyterServe
         failed = runtime.run("1/0")
         assert not failed.ok and runtime.last_error is not None
         assert runtime.last_error.type_name == "ZeroDivisionError"
+        # ghost-text facts, a proposal's preview, the proposal run, and /undo: each where the data is
+        facts = runtime.suggestion_facts("total = sum(sales")
+        assert any("sales" in line for line in facts["facts"]), facts
+        preview = runtime.preview("extra = sales + [13]")
+        assert "extra" in str(preview)
+        assert runtime.run_proposal("extra = sales + [13]").ok
+        undone, said = runtime.undo()
+        assert undone and "extra" in said
+        assert runtime.run("'extra' in dir()").output.strip() == "False"
         # the kernel's own completion (its first imports jedi: on a busy machine longer than pyaichat waits)
         completions = [c.text for _ in range(3) for c in runtime.complete("sal", 3)]
         assert completions[:1] == ["sales"]
@@ -144,6 +153,24 @@ def test_a_kernel_that_dies_while_running_is_restarted_by_the_server(jupyter: Ju
         runtime.close()
 
 
+def test_a_kernel_shut_down_under_you_is_one_sentence(jupyter: JupyterServer) -> None:
+    kernel_id = jupyter.start_kernel()
+    runtime = attach_to(jupyter, kernel_id)
+    try:
+        runtime.run("a = 1")
+        jupyter.rest("DELETE", f"api/kernels/{kernel_id}")  # shut down from a notebook's Kernel menu
+        deadline = time.monotonic() + 30
+        while runtime.kernel.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pytest.raises(KernelUnavailable) as caught:
+            runtime.run("a")
+        assert str(caught.value) == f"The server no longer runs kernel {kernel_id[:8]} (it was shut down)."
+        result = runtime.call("get_type", {"expr": "a"})
+        assert not result.ok and result.error == str(caught.value)
+    finally:
+        runtime.close()
+
+
 def test_status_shows_the_link_and_its_round_trip(jupyter: JupyterServer) -> None:
     kernel_id = jupyter.start_kernel()
     runtime = attach_to(jupyter, kernel_id)
@@ -183,7 +210,7 @@ def test_the_legacy_json_protocol(tmp_path: Path) -> None:
 
 
 def test_kernel_messages_keep_their_buffers_in_the_legacy_form() -> None:
-    from pyaichat.runtime.kernel_socket import decode_legacy
+    from pyaichat.runtime.socket_channels import decode_legacy
 
     header = {"msg_id": "m", "msg_type": "comm_msg", "date": "2026-01-01T00:00:00Z"}
     msg = {"header": header, "parent_header": {}, "content": {"a": 1}, "channel": "iopub"}

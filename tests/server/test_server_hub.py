@@ -80,6 +80,12 @@ def test_what_a_hub_answers_is_one_sentence(hub: Hub) -> None:
         ServerAPI(address, None).kernels()
     assert "token" in str(none.value)
     token = hub.user_token("ada")
+    with pytest.raises(ServerError) as root:
+        ServerAPI(parse_address(f"{hub.url}hub/home")[0], token).version()  # the hub's own page, not a server
+    assert str(root.value) == (
+        f"{hub.url} is a JupyterHub: give the address of your own server on it, {hub.url}user/NAME/ (as your "
+        "browser shows it once your server runs)."
+    )
     hub.stop_server("ada")
     with pytest.raises(ServerError) as stopped:
         ServerAPI(address, token).kernels()

@@ -25,20 +25,19 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from queue import Empty
 from typing import Any
 
 import websocket
 from jupyter_client.client import KernelClient
-from jupyter_client.jsonutil import extract_dates, json_default
+from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
 
 from .server_api import ServerAPI, ServerError
+from .socket_channels import Channel, decode_legacy, decode_v1, encode_v1
 
 V1 = "v1.kernel.websocket.jupyter.org"
 CHANNELS = ("shell", "iopub", "stdin", "control")
@@ -46,59 +45,6 @@ PING_EVERY = 5.0  # seconds between pings (keeps proxies from closing an idle li
 PING_TIMEOUT = 30.0  # no pong for this long: the link is down (a cut that sent no FIN)
 RECONNECT_FOR = 60.0  # seconds to keep trying after a drop before giving up
 IOPUB_KEPT = 10_000  # unread IOPub messages kept (other clients' output between our inputs): the oldest go
-
-
-class Channel:
-    """One Jupyter channel on the websocket: the messages the reader queued for it, and a pipe that is
-    readable while any wait (its ``socket`` for ``zmq.Poller``; at most one byte is ever in it)."""
-
-    def __init__(self, name: str, client: SocketKernelClient, kept: int | None = None) -> None:
-        self.name = name
-        self._client = client
-        self._queue: deque[dict[str, Any]] = deque(maxlen=kept)
-        self._cond = threading.Condition()
-        self._read_fd, self._write_fd = os.pipe()
-        os.set_blocking(self._read_fd, False)
-        self.socket = self._read_fd  # zmq.Poller polls a file descriptor as it polls a ZMQ socket
-
-    def put(self, msg: dict[str, Any]) -> None:
-        with self._cond:
-            if not self._queue:
-                os.write(self._write_fd, b"!")
-            self._queue.append(msg)
-            self._cond.notify()
-
-    def get_msg(self, timeout: float | None = None) -> dict[str, Any]:
-        """The next message (``queue.Empty`` when none came within ``timeout``), as ZMQ channels do."""
-        with self._cond:
-            if not self._cond.wait_for(lambda: self._queue, timeout):
-                raise Empty
-            msg = self._queue.popleft()
-            if not self._queue:
-                os.read(self._read_fd, 1)
-            return msg
-
-    def msg_ready(self) -> bool:
-        return bool(self._queue)
-
-    def send(self, msg: dict[str, Any]) -> None:
-        self._client.send(self.name, msg)
-
-    def is_alive(self) -> bool:
-        return self._client.is_alive()
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-    def close(self) -> None:
-        for fd in (self._read_fd, self._write_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
 
 
 class SocketKernelClient(KernelClient):
@@ -118,6 +64,7 @@ class SocketKernelClient(KernelClient):
         self._ws: websocket.WebSocket | None = None
         self._connected = threading.Event()
         self._closing = False
+        self._stopped = threading.Event()  # wakes the pinger at once when the client stops
         self._threads: list[threading.Thread] = []
         self.subprotocol: str | None = None
         self._offer = [V1]  # the subprotocols offered (none once the server turned v1 down)
@@ -168,12 +115,14 @@ class SocketKernelClient(KernelClient):
 
     def stop_channels(self) -> None:
         self._closing = True
+        self._stopped.set()
         ws = self._ws
         if ws is not None:
             try:
-                ws.close(timeout=1)
+                ws.send_close()  # politely; the reader thread is the one reading, so no wait for the answer
             except Exception:
-                ws.shutdown()
+                pass
+            ws.shutdown()
         for thread in self._threads:
             if thread is not threading.current_thread():
                 thread.join(2)
@@ -183,7 +132,7 @@ class SocketKernelClient(KernelClient):
     # -- sending ---------------------------------------------------------------------------------------------
     def send(self, channel: str, msg: dict[str, Any]) -> None:
         """Send ``msg`` on ``channel``; while a dropped link is being made again, wait for it (bounded)."""
-        if not self._connected.wait(RECONNECT_FOR + 5) or self._ws is None:
+        if self.gone or not self._connected.wait(RECONNECT_FOR + 5) or self.gone or self._ws is None:
             raise ServerError(self.gone or "The link to the server is down.")
         frame = self._encode(channel, msg)
         if channel == "shell" and msg["header"].get("msg_type") == "execute_request":
@@ -321,7 +270,7 @@ class SocketKernelClient(KernelClient):
                         f"{RECONNECT_FOR:g} s: {exc}"
                     )
                     return False
-                time.sleep(pause)
+                self._stopped.wait(pause)
                 pause = min(pause * 2, 2.0)
                 continue
             self._ws = ws
@@ -360,8 +309,7 @@ class SocketKernelClient(KernelClient):
         return True
 
     def _ping(self) -> None:
-        while not self._closing:
-            time.sleep(PING_EVERY)
+        while not self._stopped.wait(PING_EVERY):
             self.ping()
             if self._connected.is_set() and time.monotonic() - self._last_pong > PING_TIMEOUT:
                 ws = self._ws
@@ -417,44 +365,3 @@ def _ssl_context(api: ServerAPI) -> Any:
     from .server_api import ssl_context
 
     return ssl_context(api.address.insecure)
-
-
-# -- the two framings of the kernel websocket (as jupyter_server writes them) --------------------------------
-def encode_v1(channel: str, parts: list[bytes]) -> bytes:
-    """``v1.kernel.websocket.jupyter.org``: the count of offsets, the offsets (64-bit little-endian), the
-    channel name, then the message parts."""
-    name = channel.encode()
-    offsets = [8 * (2 + len(parts) + 1)]
-    offsets.append(offsets[-1] + len(name))
-    for part in parts:
-        offsets.append(offsets[-1] + len(part))
-    head = struct.pack(f"<{len(offsets) + 1}Q", len(offsets), *offsets)
-    return b"".join([head, name, *parts])
-
-
-def decode_v1(data: bytes) -> tuple[str, list[bytes]]:
-    count = struct.unpack_from("<Q", data)[0]
-    offsets = struct.unpack_from(f"<{count}Q", data, 8)
-    channel = data[offsets[0] : offsets[1]].decode()
-    return channel, [data[offsets[i] : offsets[i + 1]] for i in range(1, count - 1)]
-
-
-def decode_legacy(data: bytes | str) -> dict[str, Any]:
-    """The legacy form: a JSON text frame, or (a message with buffers) a binary frame of big-endian 32-bit
-    offsets, the JSON message and the buffers."""
-    if isinstance(data, str):
-        msg = json.loads(data)
-        buffers: list[bytes] = []
-    else:
-        count = struct.unpack_from("!I", data)[0]
-        offsets = [*struct.unpack_from(f"!{count}I", data, 4), len(data)]
-        msg = json.loads(data[offsets[0] : offsets[1]].decode())
-        buffers = [data[offsets[i] : offsets[i + 1]] for i in range(1, count)]
-    msg["header"] = extract_dates(msg.get("header") or {})
-    msg["parent_header"] = extract_dates(msg.get("parent_header") or {})
-    msg.setdefault("metadata", {})
-    msg.setdefault("content", {})
-    msg["buffers"] = buffers
-    msg["msg_id"] = msg["header"].get("msg_id")
-    msg["msg_type"] = msg["header"].get("msg_type")
-    return msg

@@ -253,6 +253,11 @@ class ServerAPI:
                     if hub
                     else f"{shown} answered with its login page: the token is missing, wrong or expired."
                 )
+            if where.startswith("/hub/") and self.address.hub_user is None:  # the hub itself, not a server
+                return ServerError(
+                    f"{shown} is a JupyterHub: give the address of your own server on it, "
+                    f"{self.address.root}user/NAME/ (as your browser shows it once your server runs)."
+                )
             return ServerError(
                 f"{shown} sent pyaichat elsewhere ({_without_query(location)}): give the address of the "
                 "Jupyter Server itself."
