@@ -44,6 +44,7 @@ CHANNELS = ("shell", "iopub", "stdin", "control")
 PING_EVERY = 5.0  # seconds between pings (keeps proxies from closing an idle link; measures the round trip)
 PING_TIMEOUT = 30.0  # no pong for this long: the link is down (a cut that sent no FIN)
 RECONNECT_FOR = 60.0  # seconds to keep trying after a drop before giving up
+QUIET = 3.0  # seconds without a word from the kernel before the server is asked whether it still runs it
 IOPUB_KEPT = 10_000  # unread IOPub messages kept (other clients' output between our inputs): the oldest go
 
 
@@ -78,6 +79,7 @@ class SocketKernelClient(KernelClient):
         self._ping_sent: dict[bytes, float] = {}
         self._pongs = 0
         self._last_pong = time.monotonic()
+        self._last_heard = self._listed_at = time.monotonic()
 
     # -- jupyter_client's client surface ---------------------------------------------------------------------
     @property
@@ -102,7 +104,26 @@ class SocketKernelClient(KernelClient):
 
     def is_alive(self) -> bool:
         """Whether the kernel can still be reached (also while a dropped link is being made again)."""
+        if self.gone is None and not self.dead:
+            self._check_listed()
         return self.gone is None and not self.dead
+
+    def _check_listed(self) -> None:
+        """A kernel shut down through the server (a notebook's Kernel menu) leaves its websocket open and
+        silent: when the kernel has said nothing for a few seconds, ask the server whether it still runs it
+        (at most every few seconds)."""
+        now = time.monotonic()
+        if now - self._last_heard < QUIET or now - self._listed_at < QUIET:
+            return
+        self._listed_at = now
+        try:
+            model = self.api.kernel(self.kernel_id)
+        except ServerError:
+            return  # the server cannot be asked now: the link's own reconnection decides
+        if model is None:
+            self.gone = f"The server no longer runs kernel {self.kernel_id[:8]} (it was shut down)."
+        elif model.get("execution_state") == "dead":
+            self.dead = True
 
     def start_channels(self, *args: Any, **kwargs: Any) -> None:
         """Open the websocket (raises ``ServerError`` with the sentence) and start reading it."""
@@ -190,6 +211,7 @@ class SocketKernelClient(KernelClient):
             channel, msg = self._decode(data)
         except Exception:
             return  # not a kernel message: nothing reads it
+        self._last_heard = time.monotonic()
         kind, content = msg["header"].get("msg_type"), msg["content"]
         if channel == "shell":
             self._pending.pop((msg.get("parent_header") or {}).get("msg_id"), None)
