@@ -174,3 +174,8 @@ def test_an_outside_agent_reads_the_kernel_through_pyaichat_mcp_server(
         f"pyaichat mcp serving a Jupyter kernel (attached to kernel {kernel_id[:8]}"
     )
     assert kernel_id in jupyter.kernel_ids()
+
+
+def test_status_in_a_plain_session(tmp_path: Path) -> None:
+    done = pyaichat(tmp_path, stdin="/status\n")
+    assert done.returncode == 0 and done.stdout.startswith("In this process.\nModel: ")
