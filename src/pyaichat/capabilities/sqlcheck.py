@@ -106,8 +106,10 @@ def _sqlglot() -> Any:
     try:
         import sqlglot  # deferred: only with the first query (pyaichat[data])
     except ImportError:
+        from ..extras import install_command  # only to say how
+
         raise CapabilityError(
-            "query_sql needs the sqlglot package to read SQL safely (pip install 'pyaichat[data]')."
+            f"query_sql needs the sqlglot package to read SQL safely: {install_command('data')}."
         ) from None
     logger = logging.getLogger("sqlglot")
     if not any(isinstance(f, _Quiet) for f in logger.filters):
