@@ -46,23 +46,30 @@ def secret_outputs(
     opaque &= referenced
     if not secret and not opaque:
         return set()
+    names = {c for _, c in secret}
+    if not opaque and not any(True for _ in expanded.find_all(exp.Star)):
+        mentioned = {c.name.lower() for c in expanded.find_all(exp.Column)}
+        if not mentioned & names:
+            return set()  # nothing can be computed from a secret column the query never names
     schema = {t: {c: "text" for c in tables[t]} for t in referenced if t in tables}
     try:
         from sqlglot.lineage import lineage
         from sqlglot.optimizer.qualify import qualify
+        from sqlglot.optimizer.scope import build_scope
 
         qualified = qualify(expanded, schema=schema, dialect=dialect or None, validate_qualify_columns=True)
         heads = _first_select(qualified)
         if heads is None or len(heads.selects) != count:
             return everything
-        names = []
+        outputs = []
         for i, projection in enumerate(list(heads.selects)):
             name = f"_pyaichat_out_{i}"
             projection.replace(exp.alias_(projection.unalias(), name))
-            names.append(name)
+            outputs.append(name)
+        scope = build_scope(qualified)  # once: lineage would qualify the whole statement again per column
         masked = set()
-        for i, name in enumerate(names):
-            node = lineage(name, qualified, schema=schema, dialect=dialect or None)
+        for i, name in enumerate(outputs):
+            node = lineage(name, qualified, None, dialect=dialect or None, scope=scope, copy=False)
             leaves = [leaf for leaf in node.walk() if not leaf.downstream]
             if any(_leaf_is_secret(leaf, secret, opaque, schema, is_secret) for leaf in leaves):
                 masked.add(i)

@@ -23,6 +23,7 @@ allows:
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,7 +48,9 @@ def masked_url(engine: Any) -> str:
 
 
 def _memory_sqlite(engine: Any) -> bool:
-    return engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
+    """An in-memory SQLite database made from the URL (a custom creator may connect anywhere)."""
+    memory = engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
+    return memory and _default_creator(getattr(engine.pool, "_creator", None))
 
 
 def _default_creator(creator: Any) -> bool:
@@ -87,6 +90,29 @@ def own_dbapi_connection(engine: Any) -> Any:
     return first
 
 
+_own_engines: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _own_engine(engine: Any) -> Any:
+    """An engine of ours beside the person's (``NullPool``: every connection a fresh one from
+    ``own_dbapi_connection``, closed after use), kept per engine so the dialect is set up once."""
+    own = _own_engines.get(engine)
+    if own is None:
+        import sqlalchemy  # deferred: never imported to check (the user's engine means it is loaded)
+        from sqlalchemy.pool import NullPool
+
+        ref = weakref.ref(engine)
+
+        def create() -> Any:
+            theirs = ref()
+            if theirs is None:
+                raise CapabilityError("The SQLAlchemy engine is gone.")
+            return own_dbapi_connection(theirs)
+
+        own = _own_engines[engine] = sqlalchemy.create_engine(engine.url, creator=create, poolclass=NullPool)
+    return own
+
+
 @contextmanager
 def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
     """A connection of our own (never from the engine's pool) in a read-only transaction:
@@ -96,28 +122,28 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
             "This SQLAlchemy engine holds an in-memory SQLite database, which exists only in the user's own "
             "connection: the assistant cannot reach it."
         )
-    import sqlalchemy  # deferred: never imported to check (the user's engine means it is loaded)
-    from sqlalchemy.pool import NullPool
-
+    deadline = time.monotonic() + timeout  # connecting counts: the database stops the query in time
     dialect = engine.dialect.name
-    raw = own_dbapi_connection(engine)
-    own = sqlalchemy.create_engine(engine.url, creator=lambda: raw, poolclass=NullPool)
     try:
-        conn = own.connect()
+        conn = _own_engine(engine).connect()
+    except CapabilityError:
+        raise
     except Exception as exc:
-        own.dispose()
+        inner = getattr(exc, "orig", None)
+        if isinstance(inner, CapabilityError):
+            raise inner from None
         raise CapabilityError(f"Could not connect to the database: {type(exc).__name__}: {exc}".strip())
     try:
         held = "a separate connection, rolled back (no read-only mode known for this database)"
         interrupt: Any = None
         if dialect == "postgresql":
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(int(timeout * 1000), 1)}")
+            left = max(int((deadline - time.monotonic()) * 1000), 1)
+            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {left}")
             held = "a separate connection in a READ ONLY transaction with statement_timeout, rolled back"
         elif dialect == "sqlite":
             sqlite_raw = conn.connection.driver_connection
             sqlite_raw.execute("PRAGMA query_only = ON")
-            deadline = time.monotonic() + timeout
             sqlite_raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             held = "a separate connection with PRAGMA query_only, rolled back"
         elif dialect in ("mysql", "mariadb"):
@@ -129,7 +155,6 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
             conn.rollback()  # ours: nobody else holds this connection
         finally:
             conn.close()  # NullPool: the DBAPI connection is closed, never pooled
-            own.dispose()
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------
