@@ -137,6 +137,7 @@ LEAKS = [
     "SELECT * FROM people",  # a view: SELECT name, password AS pw FROM users
     "SELECT pw AS harmless FROM people",
     "SELECT * FROM people_again",  # a view over the view
+    "SELECT u AS whole_row FROM users AS u",  # PostgreSQL and DuckDB: the row as one value
 ]
 
 
@@ -178,7 +179,10 @@ def people(request, tmp_path):
 @pytest.mark.parametrize("sql", LEAKS)
 def test_a_column_computed_from_a_secret_is_masked_like_the_column(people, sql):
     result = q(Session({"db": people}), "db", sql)
-    assert result.ok, result.error
+    if not result.ok:  # SQLite has no whole-row values: it refuses that one itself
+        assert isinstance(people, sqlite3.Connection) and "whole_row" in sql, result.error
+        assert "hunter2" not in result.error
+        return
     assert "hunter2" not in result.text and "<redacted>" in result.text
 
 

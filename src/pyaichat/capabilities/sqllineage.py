@@ -49,9 +49,17 @@ def secret_outputs(
     names = {c for _, c in secret}
     if not opaque and not any(True for _ in expanded.find_all(exp.Star)):
         mentioned = {c.name.lower() for c in expanded.find_all(exp.Column)}
-        if not mentioned & names:
+        rows = {t.alias_or_name.lower() for t in expanded.find_all(exp.Table)}  # `SELECT u FROM users u`
+        if not mentioned & (names | rows):
             return set()  # nothing can be computed from a secret column the query never names
     schema = {t: {c: "text" for c in tables[t]} for t in referenced if t in tables}
+    secret_tables = {t for t, _ in secret} | opaque
+    whole_rows = {  # a relation named as a value is its whole row (PostgreSQL, DuckDB): `SELECT u FROM users u`
+        name
+        for t in expanded.find_all(exp.Table)
+        if t.name.lower() in secret_tables
+        for name in (t.name.lower(), t.alias_or_name.lower())
+    }
     try:
         from sqlglot.lineage import lineage
         from sqlglot.optimizer.qualify import qualify
@@ -70,8 +78,11 @@ def secret_outputs(
         masked = set()
         for i, name in enumerate(outputs):
             node = lineage(name, qualified, None, dialect=dialect or None, scope=scope, copy=False)
-            leaves = [leaf for leaf in node.walk() if not leaf.downstream]
-            if any(_leaf_is_secret(leaf, secret, opaque, schema, is_secret) for leaf in leaves):
+            steps = list(node.walk())
+            leaves = [leaf for leaf in steps if not leaf.downstream]
+            if any(_leaf_is_secret(leaf, secret, opaque, schema, is_secret) for leaf in leaves) or any(
+                _names_a_row(step.expression, whole_rows) for step in steps
+            ):
                 masked.add(i)
         return masked
     except Exception:
@@ -120,6 +131,17 @@ def _leaf_is_secret(
             return True
         return (table, column) in secret if table in schema else False
     return isinstance(node, exp.Expression) and any(True for _ in node.find_all(exp.Column))
+
+
+def _names_a_row(node: Any, rows: set[str]) -> bool:
+    from sqlglot import exp
+
+    if not rows or not isinstance(node, exp.Expression):
+        return False
+    if isinstance(node, exp.TableColumn) or any(True for _ in node.find_all(exp.TableColumn)):
+        return True  # the parser's own mark for a relation used as a value
+    columns = [node] if isinstance(node, exp.Column) else node.find_all(exp.Column)
+    return any(c.name.lower() in rows for c in columns)
 
 
 def _expand_views(tree: Any, dialect: str, views: Mapping[str, str], opaque: set[str], depth: int) -> Any:
