@@ -54,7 +54,8 @@ def secret_outputs(
             return set()  # nothing can be computed from a secret column the query never names
     schema = {t: {c: "text" for c in tables[t]} for t in referenced if t in tables}
     secret_tables = {t for t, _ in secret} | opaque
-    whole_rows = {  # a relation named as a value is its whole row (PostgreSQL, DuckDB): `SELECT u FROM users u`
+    # a relation named as a value is its whole row (PostgreSQL, DuckDB): `SELECT u FROM users u`
+    whole_rows = {
         name
         for t in expanded.find_all(exp.Table)
         if t.name.lower() in secret_tables
