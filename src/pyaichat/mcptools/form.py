@@ -82,7 +82,11 @@ class Field:
 
     @property
     def label(self) -> str:
-        return self.title or self.name
+        """The field as shown: its title, else its name (the key of the answer, kept as the server wrote it,
+        shown with its control characters made visible)."""
+        from ..printable import printable
+
+        return self.title or printable(self.name)
 
     @property
     def asks_for_secret(self) -> bool:
@@ -216,7 +220,7 @@ def fields_of(schema: Any) -> tuple[Field, ...]:
     if not isinstance(properties, Mapping) or len(properties) > MAX_FIELDS:
         raise FormError(f"its requestedSchema should list at most {MAX_FIELDS} fields under properties")
     required = set(schema.get("required") or ())
-    return tuple(_field(_text(str(name)), prop, name in required) for name, prop in properties.items())
+    return tuple(_field(str(name), prop, name in required) for name, prop in properties.items())
 
 
 def _field(name: str, prop: Any, required: bool) -> Field:
