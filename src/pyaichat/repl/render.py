@@ -327,9 +327,13 @@ class RichRenderer:
         self._stop_live()
         quote = f"{event.source} ▌ "
 
+        room = max(10, self._text_width() - len(quote) - 4)  # inside the panel, behind the rule
+
         def quoted(text: str, style: str = "") -> Text:
+            """Every line on screen behind the server's rule, also those a long line wraps onto."""
             lines = text.splitlines() or [""]
-            return Text("\n").join(Text.assemble((quote, "magenta"), (line, style)) for line in lines)
+            pieces = [piece for line in lines for piece in Text(line).wrap(self.console, room)]
+            return Text("\n").join(Text.assemble((quote, "magenta"), (p.plain, style)) for p in pieces)
 
         parts: list[Any] = [quoted(event.message.strip() or "(no message)", "italic")]
         if event.url:
@@ -344,17 +348,14 @@ class RichRenderer:
             secret = set(event.secret_fields)
             rows: list[Text] = []
             for label, hint in event.fields:
-                rows.append(
-                    Text.assemble((quote, "magenta"), (label, "italic"), (f": {hint}" if hint else "", "dim"))
-                )
+                rows.append(quoted(f"{label}: {hint}" if hint else label, "italic"))
                 if label in secret:
-                    rows.append(
-                        Text(
-                            f"  ⚠ pyaichat never asks for passwords; this is server {event.source!r} asking "
-                            "(what you type is not shown).",
-                            style="bold red",
-                        )
+                    warning = Text(
+                        f"⚠ pyaichat never asks for passwords; this is server {event.source!r} asking "
+                        "(what you type is not shown).",
+                        style="bold red",
                     )
+                    rows.append(warning)
             parts.append(Padding(Text("\n").join(rows), (1, 0, 0, 0)))
         title = f"The MCP server {event.source!r} asks you (its own words, quoted)"
         self._print(
