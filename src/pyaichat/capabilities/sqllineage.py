@@ -47,7 +47,10 @@ def secret_outputs(
     if not secret and not opaque:
         return set()
     names = {c for _, c in secret}
-    if not opaque and not any(True for _ in expanded.find_all(exp.Star)):
+    stars = [
+        star for star in expanded.find_all(exp.Star) if not isinstance(star.parent, exp.Func)
+    ]  # count(*)
+    if not opaque and not stars:
         mentioned = {c.name.lower() for c in expanded.find_all(exp.Column)}
         rows = {t.alias_or_name.lower() for t in expanded.find_all(exp.Table)}  # `SELECT u FROM users u`
         if not mentioned & (names | rows):
