@@ -135,6 +135,9 @@ def test_a_function_is_refused_under_every_spelling_postgresql_resolves(sql):
         ("sqlite", "SELECT \"load_extension\"('/tmp/evil.so')", "loads code"),
         ("sqlite", "SELECT writefile('/tmp/x', 'y')", "files"),
         ("sqlite", "PRAGMA query_only = 0", "this is PRAGMA"),
+        ("mysql", "SELECT `load_file`('/etc/passwd')", "files"),
+        ("mysql", "SELECT SLEEP(10)", "waits"),
+        ("mysql", "SELECT GET_LOCK('x', 10)", "locks"),
     ],
 )
 def test_calls_with_effects_outside_the_result_are_refused_per_database(dialect, sql, why):

@@ -32,7 +32,14 @@ from typing import Any
 from ..errors import CapabilityError
 from . import sqlfunctions as funcs
 
-DIALECTS = {"postgresql": "postgres", "postgres": "postgres", "sqlite": "sqlite", "duckdb": "duckdb"}
+DIALECTS = {
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "sqlite": "sqlite",
+    "duckdb": "duckdb",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+}
 _EXPLAIN_WORDS = {"ANALYZE", "ANALYSE", "VERBOSE", "QUERY", "PLAN"}
 _EXPLAIN_OPTIONS = {
     "ANALYZE", "ANALYSE", "VERBOSE", "COSTS", "SETTINGS", "GENERIC_PLAN", "BUFFERS", "SERIALIZE", "WAL",

@@ -67,6 +67,13 @@ _DUCKDB_EFFECTS = {
     EXTENSIONS: "duckdb_extensions load_extension",
     SEQUENCES: "nextval currval",
 }
+_MYSQL_EFFECTS = {
+    FILES: "load_file",
+    WAITS: "sleep benchmark",
+    LOCKS: "get_lock release_lock release_all_locks is_free_lock is_used_lock",
+    PROCESSES: "sys_exec sys_eval",
+    SEQUENCES: "last_insert_id",
+}
 _SQLITE_EFFECTS = {
     PROCESSES: "load_extension fts3_tokenizer",
     FILES: "readfile writefile edit",
@@ -81,6 +88,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "postgres": _reasons(_PG_EFFECTS),
     "duckdb": _reasons(_DUCKDB_EFFECTS),
     "sqlite": _reasons(_SQLITE_EFFECTS),
+    "mysql": _reasons(_MYSQL_EFFECTS),
 }
 ALL_EFFECTS = {name: reason for table in EFFECTS.values() for name, reason in table.items()}
 

@@ -6,11 +6,11 @@ A pool may hand out the person's own DBAPI connection: ``StaticPool`` (the usual
 database between threads), ``SingletonThreadPool`` on the same thread, ``AssertionPool``, or a ``creator``
 that returns one object. Reading through it would see their uncommitted rows, and the rollback that ends
 every read would throw their work away. So the pool is never checked out: a fresh DBAPI connection is made
-with the engine's own creator (its URL, ``connect_args`` and ``do_connect`` hooks), wrapped in a throwaway
-engine of ours and closed after the call. A custom ``creator`` is called twice: if it returns the same object
-both times it is the person's connection, and the read is refused in one sentence, with nothing rolled back,
-committed or changed on it. On our connection the database holds the query read-only as far as the dialect
-allows:
+with the engine's own creator (its URL, ``connect_args`` and ``do_connect`` hooks), through an engine of ours
+(``NullPool``, kept per engine) and closed after the call. A custom ``creator`` is called twice: if it
+returns the same object both times it is the person's connection, and the read is refused in one sentence,
+with nothing rolled back, committed or changed on it. On our connection the database holds the query
+read-only as far as the dialect allows:
 
 - PostgreSQL: ``SET TRANSACTION READ ONLY`` and ``SET LOCAL statement_timeout`` (the server cancels at the
   deadline);
