@@ -56,3 +56,50 @@ def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str) -> pe
     if wait:
         child.expect(NEW_PY)
     return child
+
+
+class Screen:
+    """What the terminal shows: the child's output fed, as it comes, to pyte's VT100 emulator of the same
+    size, for tests that assert on the screen itself (where text landed, what is drawn twice)."""
+
+    def __init__(self, child: pexpect.spawn, columns: int = 100, rows: int = 30) -> None:
+        import pyte
+
+        self.child = child
+        self.screen = pyte.Screen(columns, rows)
+        self.stream = pyte.Stream(self.screen)
+
+    @property
+    def lines(self) -> list[str]:
+        """The screen's rows, trailing blanks removed."""
+        return [row.rstrip() for row in self.screen.display]
+
+    def text(self) -> str:
+        return "\n".join(self.lines).rstrip("\n")
+
+    def pump(self, seconds: float = 0.3) -> None:
+        """Read what arrives for ``seconds``."""
+        import time
+
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            self._read(min(left, 0.05))
+
+    def wait_for(self, pattern: str, timeout: float = TIMEOUT) -> re.Match[str]:
+        """Read until ``pattern`` (a regular expression) matches the screen's text; its match."""
+        import time
+
+        end = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, self.text(), re.MULTILINE)
+            if found:
+                return found
+            if time.monotonic() > end:
+                raise AssertionError(f"{pattern!r} never showed; the screen:\n{self.text()}")
+            self._read(0.05)
+
+    def _read(self, timeout: float) -> None:
+        try:
+            self.stream.feed(self.child.read_nonblocking(65536, timeout=timeout))
+        except pexpect.TIMEOUT:
+            pass
