@@ -108,6 +108,33 @@ def test_undo_restores_the_old_objects_and_tells_the_model(srv):
 
 
 @needs_walls
+def test_an_undone_proposal_is_marked_alike_in_every_list_of_inputs(srv):
+    """The built-in assistant's picture, get_session_picture over MCP and /history mark it the same way: a
+    model reading the inputs never takes the undone change for one that stands."""
+    from pyaichat.mcpserve.backend import LocalBackend
+
+    ctrl = make_ctrl(srv)
+    ctrl.run_python("level = 1")
+    srv.tool("propose_code", {"code": "level = 2"}).text("Raised.")
+    ctrl.ask("raise the level")
+    ctrl.run_python("seen = level")
+    dispatch(ctrl, "/undo")
+    assert ns(ctrl)["level"] == 1
+    srv.text("The level is 1.")
+    ctrl.ask("what is the level?")
+    sent = "\n".join(str(m.get("content")) for m in srv.bodies[-1]["messages"])
+    assert "  [2] level = 2  [undone with /undo]\n" in sent
+    assert "  [3] seen = level\n" in sent  # only the undone input is marked
+    picture = LocalBackend(ctrl.runtime, ctrl.gate).picture("mcp test via http")["text"]
+    assert "  [2] level = 2  [undone with /undo]\n" in picture
+    dispatch(ctrl, "/history")
+    (page,) = ctrl.frontend.of("page")
+    shown = page.sections[0].text.splitlines()
+    assert shown[1] == "[2] level = 2  [proposed by the assistant; undone with /undo]"
+    assert shown[2] == "[3] seen = level"
+
+
+@needs_walls
 def test_undo_refuses_an_in_place_change_and_changes_nothing(srv):
     ctrl = make_ctrl(srv)
     ctrl.run_python("items = [1, 2]")

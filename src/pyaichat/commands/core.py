@@ -84,16 +84,16 @@ def _history(ctrl: Controller, arg: str) -> None:
     if not entries:
         ctrl.notice("No inputs yet.")
         return
+    from ..records import input_mark  # with the first input
+
     # approved proposals ran as inputs: say whose they were, and which /undo took back
     proposed = {p.input_number: p for p in ctrl.journal.approved if p.input_number is not None}
     lines = []
     for e in entries:
         first, *more = e.source.strip().splitlines() or [""]
-        src = first + (f"  (+{len(more)} lines)" if more else "")
         proposal = proposed.get(e.number)
-        if proposal is not None:
-            undone = "; undone with /undo" if proposal.undone else ""
-            src += f"  [proposed by {_proposer(proposal.proposed_by)}{undone}]"
+        by = _proposer(proposal.proposed_by) if proposal is not None else None
+        src = first + (f"  (+{len(more)} lines)" if more else "") + input_mark(e, by)
         mark = "" if e.ok else "✗ "
         lines.append(f"[{e.number}] {src}" + (f"\n      → {mark}{e.summary}" if e.summary else ""))
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /history
