@@ -80,7 +80,7 @@ def candidates(
         if name not in users and not isinstance(value, types.ModuleType):
             continue  # pyaichat's own objects
         if not include_secrets and masker.is_secret_name(name):
-            left[name] = "secret name; include secrets to save it"
+            left[name] = "secret name; /snapshot --include-secrets saves it"
             continue
         reason = unsaveable(value)
         if reason is None:
