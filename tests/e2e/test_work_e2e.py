@@ -323,6 +323,44 @@ def test_an_undo_the_model_was_not_told_of_yet_survives_a_resume(srv):
 
 
 @needs_walls
+def test_a_resumed_session_keeps_the_journal_for_history_and_save(srv, tmp_path):
+    """--resume brings back /history's proposal marks and /save's record of approved proposals and of
+    where each question fell, as the session that made them had them."""
+    nbformat = pytest.importorskip("nbformat")
+    first = make_ctrl(srv, autosave="on")
+    first.run_python("level = 1")
+    srv.tool("propose_code", {"code": "level = 2"}).text("Raised.")
+    first.handle("raise the level")  # input [2]
+    first.handle("/undo")
+    srv.tool("propose_code", {"code": "ceiling = 9"}).text("Set.")
+    first.handle("set a ceiling")  # input [3]
+    first.close()
+    second = make_ctrl(srv, autosave="on")
+    second.handle("/resume")
+    second.handle("/history")
+    (page,) = second.frontend.of("page")
+    assert page.sections[0].text.splitlines() == [
+        "[1] level = 1",
+        "[2] level = 2  [proposed by the assistant; undone with /undo]",
+        "[3] ceiling = 9  [proposed by the assistant]",
+    ]
+    second.run_python("level")  # [4], in the resumed session
+    path = tmp_path / "resumed.ipynb"
+    second.handle(f"/save {path}")
+    nb = nbformat.read(path, as_version=4)
+    code = {c.source: c.metadata for c in nb.cells if c.cell_type == "code"}
+    assert code["level = 2"]["tags"] == ["skip-execution"] and "undone" in code["level = 2"]["pyaichat"]
+    assert code["ceiling = 9"]["pyaichat"]["source"] == "assistant" and "pyaichat" not in code["level"]
+    questions = [c.source for c in nb.cells if c.cell_type == "markdown" and "raise the level" in c.source]
+    assert len(questions) == 1  # the first session's question, in its place
+    # a session resumed after its own inputs keeps neither the old inputs nor their records
+    third = make_ctrl(srv, autosave="off")
+    third.run_python("fresh = 1")
+    third.handle("/resume")
+    assert third.journal.approved == [] and third.journal.turns == []
+
+
+@needs_walls
 def test_piped_a_slow_proposal_says_what_happened_in_plain_words(srv, tmp_path):
     """Piped, after a first question (litellm's logging threads are running, and they are not the user's):
     the preview says the code was stopped at its limit and nothing else; no "not timed", no threads."""
