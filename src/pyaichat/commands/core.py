@@ -65,8 +65,26 @@ def _model(ctrl: Controller, arg: str) -> None:
                 level="warning",
             )
         return
+    problem = _model_problem(arg)
+    if problem:
+        now = ctrl.config.model
+        ctrl.notice(f"{problem} The model stays {now or 'unset'}.", level="warning")
+        return
     ctrl.config = ctrl.config.replace(model=arg)
     ctrl.notice(f"Model set to {arg} for the next question.", level="success")
+
+
+def _model_problem(model: str) -> str | None:
+    """Why litellm cannot place ``model`` (the sentence its first question would end with), asked of the
+    litellm the assistant loads anyway for that question; ``None`` when it can, or cannot be asked."""
+    from ..agent.llm import load_litellm  # the assistant's own litellm: with /model NAME
+    from ..agent.llm.errors import model_problem
+
+    try:
+        lib = load_litellm()
+    except Exception:  # no litellm: the question will say so
+        return None
+    return model_problem(lib, model)
 
 
 @command(

@@ -34,6 +34,10 @@ from ...errors import (
     LLMUnknownModel,
 )
 
+UNKNOWN_PROVIDER = (
+    "pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as gpt-4o-mini, "
+    "anthropic/<model>, ollama/<model> or openai/<model> with --api-base."
+)
 NO_MODEL = (
     "No model is configured: choose one with /model <name>, the --model flag, the PYAICHAT_MODEL variable "
     'or model = "…" in the config file.'
@@ -134,10 +138,7 @@ def map_error(
     if isinstance(exc, x.NotFoundError) or status == 404:
         return LLMUnknownModel(f"The provider {where} does not know the model {model}; check it with /model.")
     if isinstance(exc, x.LiteLLMUnknownProvider) or "llm provider not provided" in low:
-        return LLMUnknownModel(
-            f"pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as "
-            "gpt-4o-mini, anthropic/<model>, ollama/<model> or openai/<model> with --api-base."
-        )
+        return LLMUnknownModel(UNKNOWN_PROVIDER.format(model=model))
     if isinstance(exc, x.BadRequestError) or status == 400:
         if sent_tools and ("tool" in low or "function" in low):
             return LLMToolsRefused(f"{model} does not accept tool schemas.")
@@ -150,6 +151,18 @@ def map_error(
     if "connection" in low:
         return LLMNetworkError(f"Cannot reach the provider {where}; check the network.")
     return LLMProviderError(f"The model call failed: {_first_sentence(str(exc))}")
+
+
+def model_problem(lib: Any, model: str) -> str | None:
+    """Why litellm cannot place ``model`` with a provider — the sentence a request for it would end with —
+    or ``None``; asked before a model is chosen (``/model``, ``/suggest``), no request made."""
+    try:
+        lib.get_llm_provider(model=model)
+    except Exception as exc:
+        unknown = getattr(lib.exceptions, "LiteLLMUnknownProvider", ())
+        if (unknown and isinstance(exc, unknown)) or "llm provider not provided" in str(exc).lower():
+            return UNKNOWN_PROVIDER.format(model=model)
+    return None
 
 
 def _key_error(lib: Any, model: str, api_base: str | None, *, no_key: bool, key_given: bool) -> LLMAuthError:
