@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -39,11 +40,12 @@ def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str) -> pe
         XDG_STATE_HOME=str(tmp_path / "state"),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         TERM="xterm",
-        # pexpect is a terminal that never answers cursor-position requests; do not wait for it.
+        # pexpect is a terminal that never answers cursor-position requests; do not wait for it (a test with
+        # a ``Screen`` that answers them passes PROMPT_TOOLKIT_NO_CPR="0")
         PROMPT_TOOLKIT_NO_CPR="1",
         LITELLM_LOCAL_MODEL_COST_MAP="True",
-        **env_extra,
     )
+    env.update(env_extra)
     env.pop("NO_COLOR", None)
     child = pexpect.spawn(
         sys.executable,
@@ -62,12 +64,30 @@ class Screen:
     """What the terminal shows: the child's output fed, as it comes, to pyte's VT100 emulator of the same
     size, for tests that assert on the screen itself (where text landed, what is drawn twice)."""
 
-    def __init__(self, child: pexpect.spawn, columns: int = 100, rows: int = 30) -> None:
+    def __init__(
+        self,
+        child: pexpect.spawn,
+        columns: int = 100,
+        rows: int = 30,
+        *,
+        answers: Callable[[], float] | None = None,
+    ) -> None:
+        """``answers``: the terminal answers cursor-position requests, each after the delay this returns
+        (seconds; a real terminal's, or a loaded machine's); without it, like pexpect, it never does."""
         import pyte
 
         self.child = child
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.Stream(self.screen)
+        if answers is not None:
+            import threading
+
+            def answer(data: str) -> None:
+                timer = threading.Timer(answers(), lambda: child.isalive() and child.send(data))
+                timer.daemon = True
+                timer.start()
+
+            self.screen.write_process_input = answer  # type: ignore[method-assign]
 
     @property
     def lines(self) -> list[str]:
