@@ -1,8 +1,9 @@
 """Quiet ``⇄`` lines that arrive together, read off the screen (pyte emulating the pty, answering the
-prompt's cursor-position requests late, as a loaded machine or a remote terminal does): ``pyaichat --mcp`` in a
-real pseudo-terminal, an agent making two calls at once through ``pyaichat mcp``, again and again. Each pair
-lands above the prompt as two lines, with no stray ``>>>`` drawn between them (issue 34, point 11: seen in 2
-of 11 tries by its reporter; not reproduced here, so this guards the screen rather than proving a fix)."""
+prompt's cursor-position requests late, as a loaded machine or a remote terminal does): ``pyaichat --mcp``
+in a real pseudo-terminal, an agent making two calls at once through ``pyaichat mcp``, again and again.
+Each pair lands above the prompt as two lines, with no stray ``>>>`` drawn between them (issue 34, point
+11: seen in 2 of 11 tries by its reporter; not reproduced here, so this guards the screen rather than
+proving a fix)."""
 
 from __future__ import annotations
 
