@@ -61,7 +61,12 @@ class Controller:
             on_placed=lambda: self.set_mode(Mode.PYTHON),  # the code placed in the next input is Python
         )
         self.lasting = LastingState(
-            runtime, assistant, config=self.settings.current, keep=self._keeps, notice=self.notice
+            runtime,
+            assistant,
+            config=self.settings.current,
+            keep=self._keeps,
+            notice=self.notice,
+            journal=self.journal,
         )
         self._suggester: Suggester | None = None
         self._question_hinted = False
@@ -186,6 +191,7 @@ class Controller:
                 message=question.message,
                 fields=[(_field_label(f), _field_hint(f)) for f in question.fields],
                 url=question.url,
+                secret_fields=[_field_label(f) for f in question.fields if f.asks_for_secret],
             )
         )
         return self.frontend.answer_question(question)

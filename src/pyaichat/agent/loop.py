@@ -136,6 +136,7 @@ class _Turn:
         self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
         self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
         self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
+        self.declined_by_interrupt = False  # Ctrl-C answered a proposal's question: no, and stop
         if env.side is not None:
             env.side.bind(self.result)
 
@@ -378,7 +379,11 @@ class _Turn:
         if not isinstance(code, str) or not code.strip():
             return _Outcome(False, error="Error: propose_code needs a non-empty string argument 'code'.")
         proposal = Proposal.of_code(code, str(args.get("explanation") or ""), call_id=cid)
-        outcome = self.env.decide(proposal)  # its panel, the preview, the person's answer, the run
+        try:
+            outcome = self.env.decide(proposal)  # its panel, the preview, the person's answer, the run
+        except KeyboardInterrupt:  # Ctrl-C at the question: declined, and the turn ends without asking again
+            self.declined_by_interrupt = True
+            raise
         return _Outcome(True, outcome.observation, decision=outcome.decision)
 
     # -- endings -----------------------------------------------------------------------------------------
@@ -423,15 +428,18 @@ class _Turn:
         self.result.interrupted = True
         self.talk.cancel_calls()
         partial = self.view.text if self.view is not None else ""
-        note = (
-            "Stopped by Ctrl-C; the partial answer is kept."
-            if partial.strip()
-            else "Stopped by Ctrl-C before an answer arrived."
-        )
+        if self.declined_by_interrupt:
+            note = "Declined with Ctrl-C; the model was not asked again."
+        elif partial.strip():
+            note = "Stopped by Ctrl-C; the partial answer is kept."
+        else:
+            note = "Stopped by Ctrl-C before an answer arrived."
         self.talk.end((partial or "(no answer yet)") + "\n\n(interrupted)")
         self.result.answer, self.result.stopped_by, self.result.note = partial, "interrupt", note
         try:
-            self.env.emit(AnswerEvent(text=partial, stopped_by="interrupt", note=note))
+            # a proposal's panel printed the text before it: not again
+            shown = "" if self.declined_by_interrupt else partial
+            self.env.emit(AnswerEvent(text=shown, stopped_by="interrupt", note=note))
             self._usage_event()
             self._state("failed", detail="cancelled")
         except KeyboardInterrupt:  # a second Ctrl-C while rendering: the record above is already consistent

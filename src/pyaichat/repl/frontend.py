@@ -23,6 +23,7 @@ from .history import make_history
 from .prompt_session import build_prompt_session
 from .questions import ask_arguments, decision_app, run_decision
 from .suggest import GhostText
+from .typeahead import TypeAhead
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -61,6 +62,9 @@ class ReplFrontEnd(BaseFrontEnd):
         # the proposal being decided, and its question; proposals no one waits for any more
         self._asking: tuple[str, Application[str]] | None = None
         self._withdrawn: set[str] = set()
+        # keys typed while output is drawn wait, unechoed, for the next prompt (not with a test's own input)
+        self._typeahead = TypeAhead() if input is None else None
+        self._typed_ahead = ""  # taken out of a question's way, for the next prompt
 
     @property
     def renderer(self) -> RichRenderer:
@@ -71,18 +75,32 @@ class ReplFrontEnd(BaseFrontEnd):
         return self._renderer
 
     def emit(self, event: Event) -> None:
+        if self._typeahead is not None:
+            self._typeahead.hold()
         self.renderer.render(event)
 
     def finish(self, *, interrupted: bool = False) -> None:
-        """End of one input: stop live output, keep a partial answer."""
-        if self._renderer is not None or interrupted:
-            self.renderer.close(interrupted=interrupted)
+        """End of one input: stop live output, keep a partial answer; the held keys go to the next prompt."""
+        try:
+            if self._renderer is not None or interrupted:
+                self.renderer.close(interrupted=interrupted)
+        finally:
+            self._give_back_terminal()
+
+    def _give_back_terminal(self, *, keep_keys: bool = True) -> None:
+        """The terminal as the person's code and other prompts expect it (echo, line editing). Before a
+        question (``keep_keys=False``) the keys typed ahead are taken out of its way, for the next prompt."""
+        if self._typeahead is not None:
+            if not keep_keys:
+                self._typed_ahead += self._typeahead.take()
+            self._typeahead.release()
 
     def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
         renderer = self.renderer
         if proposal.call_id not in renderer.shown_proposals:
             renderer.render(proposal)
         renderer.pause()
+        self._give_back_terminal(keep_keys=False)  # approved code may read input()
         app = decision_app(input=self._input, output=self._output, color=self.color)
         call_id = proposal.call_id
         self._asking = (call_id, app)
@@ -105,6 +123,7 @@ class ReplFrontEnd(BaseFrontEnd):
             loop.call_soon_threadsafe(_exit_quietly, app, "no")
 
     def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+        self._give_back_terminal(keep_keys=False)
         return ask_arguments(
             proposal.tool, dict(proposal.arguments or {}), input=self._input, output=self._output
         )
@@ -114,6 +133,7 @@ class ReplFrontEnd(BaseFrontEnd):
         from .form import ask_answer  # with the first question
 
         self.renderer.pause()
+        self._give_back_terminal(keep_keys=False)
         return ask_answer(question, input=self._input, output=self._output, color=self.color)
 
     def set_next_input(self, code: str) -> None:
@@ -121,8 +141,10 @@ class ReplFrontEnd(BaseFrontEnd):
         self._next_input = code
 
     def pop_next_input(self) -> str:
+        """What the next prompt starts with: code put there to edit, else keys typed ahead of a question."""
         code, self._next_input = self._next_input, None
-        return code or ""
+        typed, self._typed_ahead = self._typed_ahead, ""
+        return code if code is not None else typed
 
 
 def _exit_quietly(app: Application[Any], result: Any = None, exception: BaseException | None = None) -> None:

@@ -35,11 +35,20 @@ def key_app(
     output: Output | None = None,
     style: Style | None = None,
     color: bool = True,
+    interrupt: bool = False,
 ) -> Application[str]:
     """A one-key question: each of ``keys`` (a key, the value it chooses) ends it, Esc chooses ``escape``,
-    other keys are ignored; the choice stays on screen after the question."""
+    other keys are ignored; the choice stays on screen after the question. With ``interrupt``, Ctrl-C also
+    chooses ``escape`` and then raises ``KeyboardInterrupt``: it stops whatever asked, as Ctrl-C does."""
     chosen: list[str] = []
     kb = KeyBindings()
+    if interrupt:
+
+        @kb.add("c-c")
+        def stop(event: KeyPressEvent) -> None:
+            chosen.append(escape)
+            event.app.exit(exception=KeyboardInterrupt())
+
     for key, value in keys:
 
         def choose(event: KeyPressEvent, value: str = value) -> None:
@@ -89,7 +98,8 @@ def ask_line(
 
 
 def ask_decision(*, input: Input | None = None, output: Output | None = None, color: bool = True) -> Decision:
-    """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-C/Ctrl-D no. Other keys are ignored."""
+    """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-D no; Ctrl-C is no and raises
+    ``KeyboardInterrupt`` (the turn that asked stops there). Other keys are ignored."""
     return run_decision(decision_app(input=input, output=output, color=color))
 
 
@@ -102,9 +112,9 @@ def decision_app(
     *, input: Input | None = None, output: Output | None = None, color: bool = True
 ) -> Application[str]:
     """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
-    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no"))
+    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-d", "no"))
     question = ("Run it? ", "[r]un / [e]dit / [n]o: ")
-    return key_app(*question, keys, "no", input=input, output=output, color=color)
+    return key_app(*question, keys, "no", input=input, output=output, color=color, interrupt=True)
 
 
 def ask_arguments(

@@ -181,6 +181,11 @@ class Runtime(Interpreter, Tools, Protocol):
         """One line saying where the session runs, when it is not simply this process."""
         ...
 
+    def status_lines(self) -> list[str]:
+        """``/status``: where the session runs and, for a kernel, its state and how it is reached (the link's
+        round trip measured now)."""
+        ...
+
     def close(self) -> None:
         """Let go of what the runtime holds (a kernel it started is shut down)."""
         ...

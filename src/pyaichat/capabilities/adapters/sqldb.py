@@ -64,7 +64,7 @@ def result_lines(result: Result, lvl: int) -> list[str]:
     )
     lines = [f"{head}; read-only: {result.held_by}"]
     if result.columns:
-        lines += table(result.columns, result.rows, max(lvl, SAMPLE), max_cols=20)
+        lines += table(result.columns, result.rows, max(lvl, SAMPLE), max_cols=20, masked=result.masked)
     return lines
 
 
