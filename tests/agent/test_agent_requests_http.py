@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 def make(srv: ScriptedServer, **settings) -> tuple[Assistant, Session]:
     config = Config(model="openai/local", api_base=srv.base_url, audit=False, request_timeout=10, **settings)
     session = Session(echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     return Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01)), session
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .calls import ParsedCall, arguments_json, read_arguments, tool_params
-from .gate import StreamGate
 from .llm import LLMReply, ProtocolName
+from .stream_gate import StreamGate
 from .textcalls import recover_calls
 from .textproto import describe_protocol, observation, parse_blocks
 

@@ -2,7 +2,7 @@
 get_last_exception.
 
 Each honours the privacy level (``names`` < ``schema`` < ``sample`` < ``full``) itself, masks the values of
-secret-looking names, and leaves the size, time and credential-pattern limits to ``registry.call``.
+secret-looking names, and leaves the size, time and credential-pattern limits to ``invoke.call``.
 """
 
 from __future__ import annotations

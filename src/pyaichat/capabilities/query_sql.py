@@ -23,11 +23,11 @@ from ..errors import CapabilityError
 from . import sqlcheck
 from .adapters import database_for
 from .adapters.sqldb import Result, result_lines
-from .brepr import type_name
 from .expr_lookup import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .redact import masker_for
 from .registry import CapabilityContext, capability
+from .text import type_name
 
 KNOWN = "sqlite3, DuckDB, a SQLAlchemy Engine or Connection, or a psycopg connection"
 _VIEW_DEPTH = 8

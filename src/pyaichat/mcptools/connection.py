@@ -34,8 +34,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from .launch import Launch
 from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
-from .spec import Launch
 
 STDERR_TAIL = 4096  # bytes of a server's standard error kept for the sentence that explains its death
 MAX_TOOLS = 500  # tools listed per server (a server listing more is cut, and says so in /tools)
