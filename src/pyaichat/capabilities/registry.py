@@ -19,7 +19,7 @@ from ..registry import Registry
 from ..workers import Abandoned, within
 from . import audit
 from .redact import Masker, masker_for
-from .toolbox import Tool, first_sentence
+from .toolbox import Tool, clean_description, first_sentence
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -87,7 +87,7 @@ class Capability:
         for prop in params.get("properties", {}).values():
             prop.pop("title", None)
         params.setdefault("properties", {})
-        return Tool(self.name, self.description.strip(), params, self.source, self.executable)
+        return Tool(self.name, clean_description(self.description), params, self.source, self.executable)
 
     def tool_schema(self) -> dict[str, Any]:
         """OpenAI-style function schema, which litellm translates for other providers."""
@@ -99,6 +99,22 @@ CAPABILITIES: Registry[Capability] = Registry(
     ("pyaichat.capabilities.builtin", "pyaichat.capabilities.plugins:load_all")
 )
 _REGISTRY = CAPABILITIES.entries  # the entries themselves: ``plugins`` restores them when a plugin fails
+# The order tools are listed in, the same in every process whatever imported what first: the built-in ones
+# least power first, then plugins by name. The tool list is part of every request's stable prefix, which a
+# provider's prompt cache reuses only when it is byte for byte the same.
+ORDER = (
+    "list_globals",
+    "get_type",
+    "get_repr",
+    "get_dir",
+    "get_doc",
+    "get_last_exception",
+    "eval_expr",
+    "run_python",
+    "query_sql",
+    "get_figure",
+    "propose_code",
+)
 
 
 def register(cap: Capability) -> Capability:
@@ -121,7 +137,12 @@ def get(name: str) -> Capability | None:
 
 
 def all_capabilities() -> list[Capability]:
-    return CAPABILITIES.all()
+    """Every capability, in ``ORDER``."""
+    return sorted(CAPABILITIES.all(), key=_place)
+
+
+def _place(cap: Capability) -> tuple[int, str]:
+    return (ORDER.index(cap.name), "") if cap.name in ORDER else (len(ORDER), cap.name)
 
 
 def tool_schemas() -> list[dict[str, Any]]:
