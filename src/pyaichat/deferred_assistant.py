@@ -108,5 +108,8 @@ class DeferredAssistant:
     def sent_labels(self) -> list[str]:
         return self.made.sent_labels()
 
+    def sent_tokens(self) -> str:
+        return self.made.sent_tokens()
+
     def cost_text(self) -> str:
         return self.made.cost_text()
