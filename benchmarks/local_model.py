@@ -11,7 +11,7 @@ Per question and per model request:
 * cached-prefix share: prompt tokens the server took from its prompt cache / all prompt tokens, read from
   llama-cpp-python's log (``N prefix-match hit, remaining M prompt tokens to eval``);
 * per turn: whole-turn time, and pyaichat's own time (turn time minus the time inside model requests, so it
-  includes building requests, masking, the digest and the tool calls) as a share of the turn.
+  includes building requests, masking, the picture and the tool calls) as a share of the turn.
 ``--show`` prints what the model received (as ``/sent`` shows it, message by message) and what it answered.
 """
 

@@ -85,8 +85,8 @@ def test_tools_rows_and_walls_go_on_under_their_indent(tmp_path):
     )
     assert all(t.endswith(":") for t in titles), titles  # nothing else reaches column 0
     assert all(len(line) <= 100 for line in lines)
-    row = next(n for n, line in enumerate(lines) if line.startswith("  get_last_exception  () Return"))
-    column = lines[row].index("()")
+    row = next(n for n, line in enumerate(lines) if line.startswith("  run_python          (code) Run"))
+    column = lines[row].index("(code)")
     assert (
         lines[row + 1].startswith(" " * column) and lines[row + 1][column] != " "
     )  # its description goes on

@@ -283,7 +283,43 @@ class Assistant:
         )
         if self.config.budget_usd is not None:
             text += f" Budget: ${self.config.budget_usd:g}."
+        if t.prefix_tokens:
+            read = t.cached_tokens
+            cached = f"; the provider read {read:,} from its prompt cache" if read else ""
+            text += (
+                f"\nPrompt tokens: about {t.prefix_tokens:,} the stable prefix (system prompt and tools, the "
+                f"same in every request) and {t.prompt_tokens - t.prefix_tokens:,} the rest (pictures, "
+                f"questions, conversation, tool results){cached}."
+            )
         return text
+
+    def sent_tokens(self) -> str:
+        """The prompt tokens of each request of the last turn, the stable prefix apart from the rest (for
+        ``/sent``); "" when the provider counted none."""
+        last = self.last
+        if last is None:
+            return ""
+        steps = [s for s in last.steps if s.kind == "llm"]  # one per request, in the same order
+        lines = []
+        for n, step in enumerate(steps, 1):
+            u = step.usage
+            label = last.side_requests.get(n - 1)
+            if u is None or not u.prompt_tokens:
+                lines.append(f"  request {n}: not counted (no reply)")
+                continue
+            if label:  # made for someone else: no prefix of ours
+                lines.append(f"  request {n} (for {label}): {u.prompt_tokens:,}")
+                continue
+            parts = f"{u.prefix_tokens:,} stable prefix + {u.prompt_tokens - u.prefix_tokens:,} the rest"
+            cached = f"; {u.cached_tokens:,} read from the provider's cache" if u.cached_tokens else ""
+            lines.append(f"  request {n}: {u.prompt_tokens:,} = {parts}{cached}")
+        if not any(s.usage is not None and s.usage.prefix_tokens for s in steps):
+            return ""
+        head = (
+            "Prompt tokens per request, as the provider counted them (the stable prefix, about: the system "
+            "prompt and the tools, the same in every request, which prompt caches reuse):"
+        )
+        return "\n".join([head, *lines])
 
 
 def _dollars(amount: float) -> str:

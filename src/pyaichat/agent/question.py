@@ -98,19 +98,21 @@ def answer(
     )
     # The system message (and the tool schemas) are the same bytes at every step and turn of the session,
     # so prompt caches reuse them; what changes each turn, the session picture, goes with the question.
+    # What is said of MCP servers' tools comes after our own, so a change there keeps our part cached.
     offered = None
-    system = assistant.system_prompt
+    note = ""
     if outside is not None and outside.offered:
         offered = OutsideSchemas(*outside.schemas(), full_tokens=config.mcp_tool_tokens)
-        system = f"{system}\n\n{outside.system_note()}"
+        note = outside.system_note()
     memory = assistant.memory
     prompt = Prompt(
-        system=system,
+        system=assistant.system_prompt,
         schemas=assistant.tool_schemas(),
         context=context,
         history=[Remembered(t.messages, t.compact()) for t in memory.turns],
         mask=mask,
         outside=offered,
+        note=note,
     )
     budget = Budget(
         llm, Limits.of(config), prompt, spent_before=assistant.totals, requests_before=assistant.requests

@@ -32,8 +32,31 @@ def get(name: str) -> Capability | None:
     return CAPABILITIES.get(name)
 
 
+# The order tools are listed in, the same in every process whatever imported what first: the built-in ones
+# least power first, then plugins by name. The tool list is part of every request's stable prefix, which a
+# provider's prompt cache reuses only when it is byte for byte the same.
+ORDER = (
+    "list_globals",
+    "get_type",
+    "get_repr",
+    "get_dir",
+    "get_doc",
+    "get_last_exception",
+    "eval_expr",
+    "run_python",
+    "query_sql",
+    "get_figure",
+    "propose_code",
+)
+
+
 def all_capabilities() -> list[Capability]:
-    return CAPABILITIES.all()
+    """Every capability, in ``ORDER``."""
+    return sorted(CAPABILITIES.all(), key=_place)
+
+
+def _place(cap: Capability) -> tuple[int, str]:
+    return (ORDER.index(cap.name), "") if cap.name in ORDER else (len(ORDER), cap.name)
 
 
 def tool_schemas() -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from . import audit
-from .toolbox import Tool, first_sentence
+from .toolbox import Tool, clean_description, first_sentence
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -85,7 +85,7 @@ class Capability:
         for prop in params.get("properties", {}).values():
             prop.pop("title", None)
         params.setdefault("properties", {})
-        return Tool(self.name, self.description.strip(), params, self.source, self.executable)
+        return Tool(self.name, clean_description(self.description), params, self.source, self.executable)
 
     def tool_schema(self) -> dict[str, Any]:
         """OpenAI-style function schema, which litellm translates for other providers."""

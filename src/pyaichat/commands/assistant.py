@@ -40,6 +40,9 @@ def _sent(ctrl: CommandHost, arg: str) -> None:
         for n, (view, label) in enumerate(zip(sent_view(bodies, labels), labels, strict=True), 1)
     ]
     ctrl.emit(PageEvent(sections=sections))
+    tokens = ctrl.assistant.sent_tokens()
+    if tokens:  # after the page: still on the screen once a pager is closed
+        ctrl.notice(tokens)
 
 
 def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> list[dict[str, Any]]:
