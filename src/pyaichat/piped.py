@@ -45,6 +45,11 @@ class PlainFrontEnd(BaseFrontEnd):
             self._end_stream()
             if event.note:
                 self._line(event.note)
+        elif kind == "receipts":
+            self._end_stream()
+            for warning in event.warnings:
+                self._line(f"Warning: {warning}")
+            self._line(event.summary)
         elif kind == "error":
             self._end_stream()
             self._line(f"Error: {event.message}")

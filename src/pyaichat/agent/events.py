@@ -71,6 +71,16 @@ class AnswerEvent(_Event):
     note: str | None = None
 
 
+class ReceiptsEvent(_Event):
+    """The answer's receipts (``agent.receipts``): ``summary`` for its status line, one ``warnings`` line per
+    number that contradicts a result of the turn, and each checked number with the call behind it."""
+
+    type: Literal["receipts"] = "receipts"
+    summary: str
+    warnings: list[str] = Field(default_factory=list)
+    numbers: list[tuple[str, str]] = Field(default_factory=list)
+
+
 class ApprovalRequiredEvent(_Event):
     """Someone proposes to change the session; the user must run, edit or reject it (``pyaichat.proposals``).
     ``source``: "" for the assistant, else the outside client that proposes it (the panel names it).
@@ -252,6 +262,7 @@ Event = Annotated[
     | ToolEndEvent
     | AnswerChunkEvent
     | AnswerEvent
+    | ReceiptsEvent
     | ApprovalRequiredEvent
     | QuestionEvent
     | PreviewEvent

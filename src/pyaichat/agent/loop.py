@@ -45,6 +45,7 @@ from .events import (
     ErrorEvent,
     Event,
     NoticeEvent,
+    ReceiptsEvent,
     StateEvent,
     ToolEndEvent,
     ToolStartEvent,
@@ -52,6 +53,7 @@ from .events import (
 )
 from .llm import LLM, LLMReply, Receiving, Request, Retrying, Stream, Usage
 from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
+from .receipts import Seen, check
 from .repetition import LOOP_NOTE, RepetitionGuard
 from .side import SideRequests
 from .trace import StepRecord, TurnResult
@@ -101,6 +103,8 @@ class TurnEnv:
     decide: Decide  # a proposal (``propose_code``) goes to the person through it
     mask: Callable[[str], str] = lambda text: text
     side: SideRequests | None = None  # model requests a tool call makes for someone else (MCP sampling)
+    receipts: bool = False  # check the answer's numbers against the turn's results (``receipts``)
+    picture: str = ""  # what the model was told of the session, for the receipts
 
 
 @dataclass
@@ -134,6 +138,7 @@ class _Turn:
         self.view: ReplyView | None = None  # the reply being streamed
         self.best = ""  # the latest prose the model wrote: the best answer so far
         self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
+        self.seen: list[Seen] = []  # every result the model read, for the answer's receipts
         self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
         self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
         self.declined_by_interrupt = False  # Ctrl-C answered a proposal's question: no, and stop
@@ -360,6 +365,9 @@ class _Turn:
             )
         else:
             self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
+            if out.ok:
+                expr = args.get("expr") if call.name == "eval_expr" else None
+                self.seen.append(Seen(f"{call.name}({summary})", observation, str(expr or "")))
             finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
             if finding not in self.findings:  # what a bound's summary lists: each distinct result once
                 self.findings.append(finding)
@@ -392,6 +400,7 @@ class _Turn:
         self.talk.end(text + (f"\n\n({remembered})" if remembered else ""))
         self.result.answer, self.result.stopped_by, self.result.note = text, stopped_by, note
         self.env.emit(AnswerEvent(text=text, stopped_by=stopped_by, note=note))
+        self._receipts(text)
         self._usage_event()
         self._state("done", detail=stopped_by or "")
         return self.result
@@ -467,6 +476,17 @@ class _Turn:
     ) -> None:
         duration = round((self.clock() - started) * 1000, 3)
         self.result.steps.append(StepRecord(kind, name, duration, size, ok, detail, usage, note))
+
+    def _receipts(self, answer: str) -> None:
+        """Check the answer's numbers against what this turn's tools showed; the front ends say it."""
+        if not self.env.receipts or answer == EMPTY_ANSWER:
+            return
+        found = check(answer, self.seen, self.env.picture, self.result.question)
+        self.result.receipts = found
+        if found.receipts:
+            self.env.emit(
+                ReceiptsEvent(summary=found.summary(), warnings=found.warnings(), numbers=found.lines())
+            )
 
     def _usage_event(self) -> None:
         u = self.result.usage

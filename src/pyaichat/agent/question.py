@@ -120,7 +120,15 @@ def answer(
     side.append(SideRequests(llm, budget, mask=mask, emit=emit))
     run_tool = assistant.look if outside is None else _runner(assistant, outside, approve_tool)
     env = TurnEnv(
-        llm=llm, budget=budget, emit=emit, run_tool=run_tool, decide=decide, mask=mask, side=side[0]
+        llm=llm,
+        budget=budget,
+        emit=emit,
+        run_tool=run_tool,
+        decide=decide,
+        mask=mask,
+        side=side[0],
+        receipts=config.receipts,
+        picture=mask(context),
     )
     result = run_turn(env, question)
     if outside is not None:  # a server that failed during the turn: the model knows, now the user does

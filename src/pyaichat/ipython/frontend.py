@@ -69,6 +69,10 @@ class DisplayRenderer:
             self._reset()
             if event.note or event.stopped_by:
                 print(event.note or f"Stopped by the {event.stopped_by} limit.")
+        elif kind == "receipts":
+            for warning in event.warnings:
+                print(f"⚠ {warning}")
+            print(f"{event.summary} (/receipts)")
         elif kind == "approval_required":
             self._finish()
             self.shown_proposals.add(event.call_id)

@@ -282,6 +282,12 @@ class RichRenderer:
         if event.note or event.stopped_by:
             self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
 
+    def _on_receipts(self, event: Any) -> None:
+        """Under the answer: a warning line per contradicted number, then the receipts' status line."""
+        for warning in event.warnings:
+            self._print(Text(f"⚠ {warning}", style="bold yellow"))
+        self._print(Text(f"{event.summary} (/receipts)", style="dim"))
+
     def _on_usage(self, event: Any) -> None:
         line = format_usage(
             event.prompt_tokens,
