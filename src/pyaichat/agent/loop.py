@@ -53,7 +53,7 @@ from .events import (
 )
 from .llm import LLM, LLMReply, Receiving, Request, Retrying, Stream, Usage
 from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
-from .receipts import Seen, check
+from .receipts import Evidence, Seen, check
 from .repetition import LOOP_NOTE, RepetitionGuard
 from .side import SideRequests
 from .trace import StepRecord, TurnResult
@@ -138,7 +138,8 @@ class _Turn:
         self.view: ReplyView | None = None  # the reply being streamed
         self.best = ""  # the latest prose the model wrote: the best answer so far
         self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
-        self.seen: list[Seen] = []  # every result the model read, for the answer's receipts
+        # every result the model read, indexed as it comes, for the answer's receipts
+        self.evidence = Evidence(env.picture) if env.receipts else None
         self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
         self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
         self.declined_by_interrupt = False  # Ctrl-C answered a proposal's question: no, and stop
@@ -365,9 +366,9 @@ class _Turn:
             )
         else:
             self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
-            if out.ok:
+            if out.ok and self.evidence is not None:
                 expr = args.get("expr") if call.name == "eval_expr" else None
-                self.seen.append(Seen(f"{call.name}({summary})", observation, str(expr or "")))
+                self.evidence.add(Seen(f"{call.name}({summary})", observation, str(expr or "")))
             finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
             if finding not in self.findings:  # what a bound's summary lists: each distinct result once
                 self.findings.append(finding)
@@ -479,9 +480,9 @@ class _Turn:
 
     def _receipts(self, answer: str) -> None:
         """Check the answer's numbers against what this turn's tools showed; the front ends say it."""
-        if not self.env.receipts or answer == EMPTY_ANSWER:
+        if self.evidence is None or answer == EMPTY_ANSWER:
             return
-        found = check(answer, self.seen, self.env.picture, self.result.question)
+        found = check(answer, self.evidence, question=self.result.question)
         self.result.receipts = found
         if found.receipts:
             self.env.emit(

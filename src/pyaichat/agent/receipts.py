@@ -45,6 +45,11 @@ _NUMBER = re.compile(
     r"(?<![\w.\-/−])(?<!\d:)(?P<sign>[-−])?(?P<int>\d{1,3}(?:,\d{3})+|\d+)?(?P<frac>\.\d+)?"
     r"(?:[eE](?P<exp>[-+]?\d+))?(?P<pct>\s?%|\s(?:pp|percent|percentage points?)\b)?(?![\w/]|:\d|\.\d|,\d{3})"
 )
+# The same in a result, where only the value matters (the answer's number says how precise a match must be).
+_RESULT_NUMBER = re.compile(
+    r"(?<![\w.\-/])-?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?%?(?![\w/]|\.\d)"
+)
+_CELL = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
 _FENCE = re.compile(r"^([ \t]*)(```|~~~)([\w+-]*)[^\n]*\n(.*?)^\1\2[ \t]*$", re.M | re.S)
 _SPAN = re.compile(r"`([^`\n]+)`")
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\d{1,3}[.)][ \t]", re.M)
@@ -132,7 +137,7 @@ class Receipts:
         return rows
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Num:
     text: str
     value: float
@@ -142,28 +147,24 @@ class _Num:
     end: int
 
 
-def _parse(m: re.Match[str], offset: int = 0) -> _Num | None:
-    whole, frac = m.group("int"), m.group("frac")
+def _parse(m: re.Match[str]) -> _Num | None:
+    sign, whole, frac, exp_text, pct = m.groups()
     if whole is None and frac is None:
         return None
-    digits = (whole or "0").replace(",", "")
+    digits = whole.replace(",", "") if whole else "0"
     text = m.group(0).strip()
-    if m.group("pct") and "%" not in m.group("pct"):  # "0.59 percentage points": the number, as a percent
-        text = text[: len(text) - len(m.group("pct"))] + "%"
-    try:
-        value = float(digits + (frac or "") + (f"e{m.group('exp')}" if m.group("exp") else ""))
-    except ValueError:
-        return None
-    exp = int(m.group("exp") or 0)
+    if pct and "%" not in pct:  # "0.59 percentage points": the number, as a percent
+        text = text[: len(text) - len(pct)] + "%"
+    exp = int(exp_text) if exp_text else 0
+    value = float(digits + frac if frac else digits) * (10.0**exp if exp else 1.0)
     if frac:
         tol = 0.5 * 10.0 ** (exp - (len(frac) - 1))
     else:
-        # 1,200 is written to the hundreds; 1,234 and 100 to the unit... save "100", which may be exact
+        # a round number is read to its last non-zero digit, keeping two significant digits at least:
+        # 1,200 ≈ 1,150–1,250, 100 ≈ 95–105, 1,234 and 42 to the unit
         zeros = len(digits) - len(digits.rstrip("0")) if len(digits) > 2 else 0
-        tol = 0.5 * 10.0 ** (exp + max(0, min(zeros, len(digits) - 2)))
-    if m.group("sign"):
-        value = -value
-    return _Num(text, value, tol * (1 + 1e-9), bool(m.group("pct")), m.start() + offset, m.end() + offset)
+        tol = 0.5 * 10.0 ** (exp + min(zeros, len(digits) - 2))
+    return _Num(text, -value if sign else value, tol * (1 + 1e-9), bool(pct), m.start(), m.end())
 
 
 def numbers_in(text: str) -> list[_Num]:
@@ -183,12 +184,19 @@ class _Values:
         self._pairs: list[tuple[float, str, str]] = []
         self._keys: list[float] = []
 
-    def add(self, value: float, source: str, shown: str) -> None:
-        self._pairs.append((abs(value), source, shown))
-
-    def freeze(self) -> None:
-        self._pairs.sort(key=lambda pair: pair[0])
-        self._keys = [pair[0] for pair in self._pairs]
+    def add(self, text: str, source: str) -> None:
+        """Every number of ``text`` (a percentage also as its ratio), seen in ``source``."""
+        pairs = self._pairs
+        for shown in _RESULT_NUMBER.findall(text):
+            try:
+                value = abs(float(shown.rstrip("%").replace(",", "")))
+            except ValueError:
+                continue
+            pairs.append((value, source, shown))
+            if shown.endswith("%"):
+                pairs.append((value / 100, source, shown))
+        pairs.sort()  # in the C sort, mostly sorted already: the cost lands as each result arrives
+        self._keys = [pair[0] for pair in pairs]
 
     def near(self, value: float, tol: float) -> tuple[str, str] | None:
         """The result value closest to ``value`` within ``tol`` (where it was seen, as written)."""
@@ -251,33 +259,26 @@ def _scalar(text: str) -> _Num | None:
     return found[0] if len(found) == 1 else None
 
 
-def _tables(seen: list[Seen]) -> dict[tuple[str, str], set[tuple[float, str, str]]]:
-    """Cells of the tables results showed (pandas' aligned text): (row label, column) → values; a table of
-    one value column is also keyed by (row label, "")."""
-    cells: dict[tuple[str, str], set[tuple[float, str, str]]] = {}
-    for item in seen:
-        header: list[str] = []
-        for line in item.text.splitlines():
-            tokens = line.split()
-            if not tokens:
-                header = []
-                continue
-            values = [numbers_in(t) for t in tokens[1:]]
-            pairs = zip(values, tokens[1:], strict=True)
-            numeric = bool(values) and all(len(v) == 1 and v[0].text == t for v, t in pairs)
-            if not numeric:
-                header = tokens if all(not numbers_in(t) or t.endswith("%") for t in tokens) else []
-                continue
-            label = tokens[0].lower()
-            # a header over the values, or over the index and the values (a SQL result's first column)
-            columns = header[-len(values) :] if len(header) in (len(values), len(values) + 1) else []
-            for i, v in enumerate(values):
-                keys = [(label, columns[i].lower())] if columns else []
-                if len(values) == 1:
-                    keys.append((label, ""))
-                for key in keys:
-                    cells.setdefault(key, set()).add((v[0].value, item.call, tokens[i + 1]))
-    return cells
+def _table_cells(item: Seen, cells: dict[tuple[str, str], set[tuple[float, str, str]]]) -> None:
+    """Add the cells of the tables ``item`` showed (pandas' aligned text) to ``cells``: (row label, column)
+    → values; a table of one value column is also keyed by (row label, "")."""
+    header: list[str] = []
+    for line in item.text.splitlines():
+        tokens = line.split()
+        if len(tokens) < 2 or not all(_CELL.fullmatch(t) for t in tokens[1:]):
+            header = tokens if tokens and not any(_CELL.fullmatch(t) for t in tokens) else []
+            continue
+        values = tokens[1:]
+        label = tokens[0].lower()
+        # a header over the values, or over the index and the values (a SQL result's first column)
+        columns = header[-len(values) :] if len(header) in (len(values), len(values) + 1) else []
+        for i, shown in enumerate(values):
+            value = float(shown.rstrip("%").replace(",", ""))
+            keys = [(label, columns[i].lower())] if columns else []
+            if len(values) == 1:
+                keys.append((label, ""))
+            for key in keys:
+                cells.setdefault(key, set()).add((value, item.call, shown))
 
 
 def _masked_code(answer: str) -> str:
@@ -313,23 +314,38 @@ def _trivial(num: _Num, text: str, asked: set[str], in_table: bool) -> bool:
     return plain and not in_table and 1800 <= num.value <= 2100
 
 
-def check(answer: str, seen: list[Seen], picture: str = "", question: str = "") -> Receipts:
-    """The receipts of ``answer``, against the results ``seen`` this turn and the session ``picture``."""
-    values = _Values()
-    ties: list[_Tie] = []
-    for item in seen:
-        for num in numbers_in(item.text):
-            values.add(num.value, item.call, num.text)
-            if num.pct:
-                values.add(num.value / 100, item.call, num.text)
+class Evidence:
+    """What the model of one turn was shown, indexed as it arrives (``add`` with each tool result, during
+    the turn, where a tool call and a model request take far longer): so checking the answer (``check``)
+    costs only the answer's own numbers."""
+
+    def __init__(self, picture: str = "") -> None:
+        self.values = _Values()
+        self.ties: list[_Tie] = []
+        self.cells: dict[tuple[str, str], set[tuple[float, str, str]]] = {}
+        if picture:
+            self.values.add(picture, PICTURE)
+
+    def add(self, item: Seen) -> None:
+        self.values.add(item.text, item.call)
+        _table_cells(item, self.cells)
         if item.expr:
             one = _scalar(item.text)
             if one is not None:
                 expr = item.expr.strip()
-                ties.append(_Tie(item.call, one.value, one.text, _norm_expr(expr), _phrases(expr)))
-    for num in numbers_in(picture):
-        values.add(num.value, PICTURE, num.text)
-    values.freeze()
+                self.ties.append(_Tie(item.call, one.value, one.text, _norm_expr(expr), _phrases(expr)))
+
+
+def check(answer: str, seen: Evidence | list[Seen], picture: str = "", question: str = "") -> Receipts:
+    """The receipts of ``answer``, against what the turn showed: an ``Evidence`` gathered as it went, or the
+    results ``seen`` and the session ``picture``."""
+    if isinstance(seen, Evidence):
+        evidence = seen
+    else:
+        evidence = Evidence(picture)
+        for item in seen:
+            evidence.add(item)
+    values = evidence.values
     asked = {n.text.lstrip("-−") for n in numbers_in(question)}
 
     text = _masked_code(answer)
@@ -346,8 +362,8 @@ def check(answer: str, seen: list[Seen], picture: str = "", question: str = "") 
             hit = values.near(num.value / 100, num.tol / 100)
         receipts[num.start] = Receipt(num.text, SUPPORTED, *hit) if hit else Receipt(num.text, NOT_FOUND)
     unsupported = {start for start, r in receipts.items() if r.status == NOT_FOUND}
-    receipts.update(_by_expression(answer, numbers, unsupported, ties))
-    receipts.update(_by_table(text, numbers, unsupported, table_rows, _tables(seen)))
+    receipts.update(_by_expression(answer, numbers, unsupported, evidence.ties))
+    receipts.update(_by_table(text, numbers, unsupported, table_rows, evidence.cells))
     return Receipts([receipts[n.start] for n in numbers])
 
 
