@@ -107,6 +107,8 @@ def proposal_lines(event: ApprovalRequiredEvent) -> list[str]:
         lines = [f"{who} code (not run in piped mode):", event.code]
     if event.explanation:
         lines.insert(1, event.explanation)
+    if event.provenance:  # it follows text from the data that looked like an instruction: said first
+        lines.insert(1, f"Warning: {event.provenance}")
     return lines
 
 

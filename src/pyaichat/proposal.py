@@ -31,7 +31,18 @@ _ids = itertools.count(1)
 class Proposal:
     """Something someone proposes to do to the session, waiting for the person's decision."""
 
-    __slots__ = ("arguments", "call", "call_id", "code", "explanation", "kind", "source", "title", "tool")
+    __slots__ = (
+        "arguments",
+        "call",
+        "call_id",
+        "code",
+        "explanation",
+        "kind",
+        "provenance",
+        "source",
+        "title",
+        "tool",
+    )
 
     def __init__(
         self,
@@ -45,6 +56,7 @@ class Proposal:
         call: Callable[[dict[str, Any]], str] | None = None,
         call_id: str | None = None,
         title: str = "",
+        provenance: str = "",
     ) -> None:
         if kind == "code" and not code.strip():
             raise ValueError("a code proposal needs code")
@@ -59,13 +71,24 @@ class Proposal:
         self.call = call
         self.call_id = call_id or f"proposal-{next(_ids)}"
         self.title = title  # the panel's title, when the default one would not say what it is
+        # what the proposer read just before that looked like an instruction (``agent.provenance``): one
+        # line for the panel, "" when nothing did
+        self.provenance = provenance
 
     @classmethod
     def of_code(
-        cls, code: str, explanation: str = "", *, source: str = ASSISTANT, call_id: str | None = None
+        cls,
+        code: str,
+        explanation: str = "",
+        *,
+        source: str = ASSISTANT,
+        call_id: str | None = None,
+        provenance: str = "",
     ) -> Proposal:
         """Python code to run in the session as the person's input."""
-        return cls("code", code=code, explanation=explanation, source=source, call_id=call_id)
+        return cls(
+            "code", code=code, explanation=explanation, source=source, call_id=call_id, provenance=provenance
+        )
 
     @classmethod
     def of_tool(

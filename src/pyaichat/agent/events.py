@@ -94,6 +94,8 @@ class ApprovalRequiredEvent(_Event):
     tool: str = ""
     arguments: dict[str, Any] | None = None
     title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
+    # one line: the proposer read text that looked like an instruction just before (``agent.provenance``)
+    provenance: str = ""
 
 
 class QuestionEvent(_Event):

@@ -37,6 +37,7 @@ from typing import Any, Literal, Protocol
 
 from ..errors import LLMError, LLMToolsRefused, LLMTransportError
 from ..proposal import Decide, Proposal
+from ..untrusted import Reads, span
 from .budget import Budget, Stop
 from .calls import ParsedCall, arg_summary
 from .conversation import Conversation
@@ -104,6 +105,7 @@ class TurnEnv:
     mask: Callable[[str], str] = lambda text: text
     side: SideRequests | None = None  # model requests a tool call makes for someone else (MCP sampling)
     receipts: bool = False  # check the answer's numbers against the turn's results (``receipts``)
+    reads: Reads | None = None  # what the turn read that looked like an instruction (for proposals' panels)
     picture: str = ""  # what the model was told of the session, for the receipts
 
 
@@ -115,6 +117,7 @@ class _Outcome:
     truncated: bool = False
     images: tuple[str, ...] = ()
     decision: str | None = None  # of the user, for a proposal
+    from_tool: bool = False  # what a tool returned (data), not pyaichat's own words
 
 
 def run_turn(env: TurnEnv, question: str, content: str | None = None) -> TurnResult:
@@ -343,6 +346,8 @@ class _Turn:
             out = self._outcome(cid, call)
         error = out.error or ""
         observation = out.text if out.ok else (error if error.startswith("Error") else f"Error: {error}")
+        # what a tool returned is data: the model reads it inside a span it cannot close (``untrusted``)
+        sent = span(observation) if out.from_tool else observation
         if not out.ok and earlier is None:
             reason = _first_line(observation.removeprefix("Error:").strip(), 300)
             self.failed[key] = reason if reason.endswith((".", "!", "?", "…")) else reason + "."
@@ -366,13 +371,15 @@ class _Turn:
             )
         else:
             self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
+            if out.from_tool and env.reads is not None:
+                env.reads.saw(f"{call.name}({summary})", observation)
             if out.ok and self.evidence is not None:
                 expr = args.get("expr") if call.name == "eval_expr" else None
                 self.evidence.add(Seen(f"{call.name}({summary})", observation, str(expr or "")))
             finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
             if finding not in self.findings:  # what a bound's summary lists: each distinct result once
                 self.findings.append(finding)
-        return ToolResult(cid, call.name, observation, out.images), out.decision
+        return ToolResult(cid, call.name, sent, out.images), out.decision
 
     def _outcome(self, cid: str, call: ParsedCall) -> _Outcome:
         if call.error or call.args is None:
@@ -381,13 +388,16 @@ class _Turn:
             return self._propose(cid, call.args)
         got = self.env.run_tool(call.name, call.args, images=self.sees_images)
         images = tuple(getattr(got, "images", ()) or ())
-        return _Outcome(got.ok, got.text, got.error, got.truncated, images)
+        return _Outcome(got.ok, got.text, got.error, got.truncated, images, from_tool=True)
 
     def _propose(self, cid: str, args: dict[str, Any]) -> _Outcome:
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return _Outcome(False, error="Error: propose_code needs a non-empty string argument 'code'.")
-        proposal = Proposal.of_code(code, str(args.get("explanation") or ""), call_id=cid)
+        provenance = self.env.reads.line() if self.env.reads is not None else ""
+        proposal = Proposal.of_code(
+            code, str(args.get("explanation") or ""), call_id=cid, provenance=provenance
+        )
         try:
             outcome = self.env.decide(proposal)  # its panel, the preview, the person's answer, the run
         except KeyboardInterrupt:  # Ctrl-C at the question: declined, and the turn ends without asking again

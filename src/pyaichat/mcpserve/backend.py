@@ -36,6 +36,13 @@ def failure(error: str, started: float | None = None) -> dict[str, Any]:
     return {"ok": False, "text": "", "error": error, "truncated": False, "duration_ms": ms, "images": []}
 
 
+def read_label(name: str, args: dict[str, Any]) -> str:
+    """A call as the panel names what was read: ``eval_expr(df.notes[17])``."""
+    shown = ", ".join(str(v) for v in args.values())
+    shown = " ".join(shown.split())
+    return f"{name}({shown if len(shown) <= 60 else shown[:59] + '…'})"
+
+
 class LocalBackend:
     """Outside calls over ``runtime``, one at a time, while ``gate`` says the session is idle.
 
@@ -104,11 +111,13 @@ class LocalBackend:
         try:
             with self.gate.outside(self._busy_wait()), self._runtime_lock:
                 result = self._run(name, dict(args or {}), client)
+                client.reads.saw(read_label(name, dict(args or {})), str(result.get("text") or ""))
                 return self._done(client, name, args, result, shown=True)
         except SessionBusy as exc:  # no line: the person's own input is running and printing now
             return self._done(client, name, args, failure(str(exc), started))
 
     def _run(self, name: str, args: dict[str, Any], client: ClientRecord) -> dict[str, Any]:
+        """One capability call (or the picture) for ``client``, as a result dict."""
         origin = f"mcp {client.name} via {client.transport}"
         if name == PICTURE:
             return self.picture(origin)

@@ -314,6 +314,8 @@ class RichRenderer:
             body = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
             title = f"Proposed code{who} (not run yet)"
         parts: list[Any] = []
+        if event.provenance:  # it follows text from the data that looked like an instruction
+            parts.append(Padding(Text(f"⚠ {event.provenance}", style="bold yellow"), (0, 0, 1, 0)))
         if event.explanation.strip():
             parts.append(Padding(Text(event.explanation.strip()), (0, 0, 1, 0)))
         parts.append(body)
