@@ -34,8 +34,11 @@ def defang(text: str) -> str:
     return _TAG.sub(lambda m: "‹" + m.group(0)[1:], text)
 
 
-def span(text: str) -> str:
-    """``text`` as an untrusted span: ``<data>…</data>``, its content unable to close it early."""
+def span(text: str, *, inline: bool = False) -> str:
+    """``text`` as an untrusted span: ``<data>…</data>``, its content unable to close it early; ``inline``
+    for a short text on one line (a tool's first line), else on lines of their own."""
+    if inline:
+        return f"{OPEN}{defang(text)}{CLOSE}"
     return f"{OPEN}\n{defang(text)}\n{CLOSE}"
 
 

@@ -110,5 +110,5 @@ def test_the_text_protocol_sends_the_images_with_its_observations(srv):
     observations = srv.bodies[1]["messages"][-1]
     assert observations["role"] == "user"
     text, label, image = observations["content"]
-    assert text["text"].startswith('<observation tool="get_figure">\nFigure 1')
+    assert text["text"].startswith('<observation tool="get_figure">\n<data>\nFigure 1')
     assert label["text"] == "1 image from get_figure:" and image["image_url"]["url"] == URL

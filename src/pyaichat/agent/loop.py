@@ -347,7 +347,11 @@ class _Turn:
         error = out.error or ""
         observation = out.text if out.ok else (error if error.startswith("Error") else f"Error: {error}")
         # what a tool returned is data: the model reads it inside a span it cannot close (``untrusted``)
-        sent = span(observation) if out.from_tool else observation
+        if out.from_tool:  # a failure stays one the model sees at once; only its words are data
+            words = observation if out.ok else observation.removeprefix("Error:").strip()
+            sent = span(words) if out.ok else "Error: " + span(words)
+        else:
+            sent = observation
         if not out.ok and earlier is None:
             reason = _first_line(observation.removeprefix("Error:").strip(), 300)
             self.failed[key] = reason if reason.endswith((".", "!", "?", "…")) else reason + "."

@@ -60,7 +60,8 @@ class OfferedTool:
         """The name and the description's first line: the arguments come from ``describe_tool``."""
         first = first_line(self.description)
         text = mask(
-            (span(first) if first else "") + ("" if self.runs_at_once else " (the user approves each call)")
+            (span(first, inline=True) if first else "")
+            + ("" if self.runs_at_once else " (the user approves each call)")
         )
         params = {"type": "object", "properties": {}}
         return {
