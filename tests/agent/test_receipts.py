@@ -217,3 +217,15 @@ def test_a_notebook_shows_the_warning_and_the_status_line(capsys):
         "⚠ 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2",
         "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted (/receipts)",
     ]
+
+
+def test_several_quantities_in_one_sentence_each_take_the_numbers_after_them():
+    other = Seen("eval_expr(df.qty.mean())", "float64 4.4", "df.qty.mean()")
+    assert statuses("The mean of `price` is **12.5** over the 1,200 rows.", MEAN, ROWS) == [
+        ("12.5", CONTRADICTED),
+        ("1,200", SUPPORTED),
+    ]
+    assert statuses("`df.price.mean()` is 11.2 and `df.qty.mean()` is 4.9.", MEAN, other) == [
+        ("11.2", SUPPORTED),
+        ("4.9", CONTRADICTED),
+    ]

@@ -16,6 +16,8 @@ warning teaches people to ignore the true ones):
    (`` `df.price.mean()` ``), or in words for a column aggregate ("the mean of price", "average `price`",
    "number of rows" for ``len(df)``). The first number after the mention that no result supports is
    contradicted, unless some number of the sentence equals the call's value (then the sentence reports it).
+   A sentence naming several such quantities gives each the numbers up to the next one ("the mean of price
+   is 12.5 over 4 rows"); one that names them before their values ("`a` and `b` are 1 and 2") ties none.
 2. *A table cell*: a Markdown table's cell whose row label and column header name exactly one value of a
    table a tool returned (a ``describe()``, a SQL result): that cell states that value, whatever else
    matches it by chance. A two-column table's cell whose header names no result column is tied to a
@@ -406,27 +408,48 @@ def _by_expression(
         return found
     for start, end in _sentences(answer):
         sentence = answer[start:end]
-        mentions: list[tuple[int, _Tie]] = []
+        mentions: list[tuple[int, int, _Tie]] = []  # (where it starts, where it ends, the call it names)
         for m in _SPAN.finditer(sentence):
             key = _norm_expr(m.group(1))
-            mentions += [(start + m.end(), t) for t in ties if t.expr == key]
+            mentions += [(start + m.start(), start + m.end(), t) for t in ties if t.expr == key]
         if not mentions:  # words name a quantity only where no backticked expression does
             for tie in ties:
                 for pattern in tie.phrases:
-                    mentions += [(start + m.end(), tie) for m in pattern.finditer(sentence)]
-        named = {id(t): t for _, t in mentions}
-        if len(named) != 1:
-            continue  # none, or several quantities in one sentence: which number is whose is not clear
-        tie = next(iter(named.values()))
-        inside = [n for n in numbers if start <= n.start < end]
-        if any(_equal(n, tie.value) for n in inside):
+                    mentions += [
+                        (start + m.start(), start + m.end(), tie) for m in pattern.finditer(sentence)
+                    ]
+        if not mentions:
             continue
-        after = min(pos for pos, _ in mentions)
-        for n in inside:
-            if n.start >= after and n.start in unsupported:
-                found[n.start] = Receipt(n.text, CONTRADICTED, tie.source, tie.shown)
-                break
+        mentions.sort(key=lambda mention: mention[0])
+        inside = [n for n in numbers if start <= n.start < end]
+        if len({id(t) for _, _, t in mentions}) == 1:
+            tie = mentions[0][2]
+            if not any(_equal(n, tie.value) for n in inside):
+                _first_unsupported(inside, mentions[0][1], end, unsupported, tie, found)
+            continue
+        # several quantities: each number goes with the one named just before it ("the mean of price is
+        # 12.5 over 4 rows"); names listed before their values ("`a` and `b` are 1 and 2") tie nothing
+        bounds = [m[0] for m in mentions[1:]] + [end]
+        segments = [
+            (m[1], bound, m[2], [n for n in inside if m[1] <= n.start < bound])
+            for m, bound in zip(mentions, bounds, strict=True)
+        ]
+        if any(not nums for _, _, _, nums in segments[:-1]):
+            continue
+        for after, bound, tie, nums in segments:
+            if nums and not any(_equal(n, tie.value) for n in nums):
+                _first_unsupported(nums, after, bound, unsupported, tie, found)
     return found
+
+
+def _first_unsupported(
+    nums: list[_Num], after: int, before: int, unsupported: set[int], tie: _Tie, found: dict[int, Receipt]
+) -> None:
+    """The first number between ``after`` and ``before`` that no result showed contradicts ``tie``."""
+    for n in nums:
+        if after <= n.start < before and n.start in unsupported:
+            found[n.start] = Receipt(n.text, CONTRADICTED, tie.source, tie.shown)
+            return
 
 
 def _by_table(
