@@ -102,7 +102,7 @@ def _sentence_start(line: str, at: int) -> int:
 
 
 def _quote(line: str, limit: int = 90) -> str:
-    line = " ".join(line.split())
+    line = " ".join(line.split()).rstrip("'\"")  # a repr's closing quote is not part of what it says
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
