@@ -10,8 +10,12 @@ running it plainly, plus the bare fork round trip).
    the same machine load.
 2. The snapshot's own cost against the number of names (``x = 1`` previewed in sessions of 100 to 10,000
    small variables next to the 1 GB of data).
+3. What the watch on what a preview cannot see adds (``watch.Watch``: attributes of modules and classes,
+   the environment, threads, audit hooks): the same previews with the watch and with a watch that does
+   nothing, interleaved pair by pair in this process, so machine load affects both alike, 0.1 s apart (the
+   previous child's address space is torn down by then, as it is while a person reads a panel).
 
-Run: ``.venv/bin/python benchmarks/preview.py [--quick] [--size-mb 1024]``
+Run: ``.venv/bin/python benchmarks/preview.py [--quick] [--size-mb 1024] [--watch-only]``
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyaichat.capabilities.sandbox import confine
+from pyaichat.capabilities.sandbox import preview as preview_module
 from pyaichat.capabilities.sandbox.preview import preview
+from pyaichat.capabilities.sandbox.unseen import Unseen
 
 PROPOSALS: list[tuple[str, str]] = [
     ("trivial", "x = 1"),
@@ -124,10 +130,43 @@ def names_table(namespace: dict[str, Any], repeat: int) -> None:
         print(f"| {count:,} | {f:.1f} | {v:.1f} | {v - f:.1f} |")
 
 
+class NoWatch:
+    """A watch that looks at nothing: the preview as it was before it said what it cannot see."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        pass
+
+    def arm(self) -> None:
+        pass
+
+    def collect(self) -> Unseen:
+        return Unseen()
+
+
+def watch_table(namespace: dict[str, Any], repeat: int) -> None:
+    print(f"\n## What the watch adds (median of {repeat} pairs, interleaved, each first half the time, ms)\n")
+    print("| proposal | without the watch | with it | added | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    real = preview_module.Watch
+    for name, code in PROPOSALS[:3] + PROPOSALS[-1:]:
+        without, with_it = [], []
+        for i in range(repeat):
+            for watched in (False, True) if i % 2 else (True, False):  # each goes first half of the time
+                preview_module.Watch = real if watched else NoWatch  # type: ignore[misc]
+                time.sleep(0.1)  # the last child's address space is gone, as when a person reads a panel
+                took = timed(lambda c=code: preview(namespace, c, timeout=60.0))
+                (with_it if watched else without).append(took)
+        preview_module.Watch = real  # type: ignore[misc]
+        a, b = statistics.median(without), statistics.median(with_it)
+        diffs = statistics.median(w - o for o, w in zip(without, with_it, strict=True))
+        print(f"| {name} | {a:.1f} | {b:.1f} | {diffs:.2f} | {b / a:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--size-mb", type=int, default=1024, help="resident size of the session's data")
+    parser.add_argument("--watch-only", action="store_true", help="only the table of what the watch adds")
     args = parser.parse_args()
     walls = confine.probe()
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
@@ -138,8 +177,10 @@ def main() -> None:
     namespace = session_namespace(args.size_mb)
     repeat = 5 if args.quick else 11
     preview(namespace, "x = 1", timeout=60.0)  # warm: the rulesets, the imports
-    proposals_table(namespace, repeat)
-    names_table(namespace, repeat)
+    if not args.watch_only:
+        proposals_table(namespace, repeat)
+        names_table(namespace, repeat)
+    watch_table(namespace, repeat * 4)
 
 
 if __name__ == "__main__":

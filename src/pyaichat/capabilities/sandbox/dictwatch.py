@@ -51,8 +51,9 @@ _COPIES_KEPT = 4096  # dicts kept, with their reader and copy, between previews
 # id(dict) -> [the dict, a reader of its tag (a ctypes object made once), its tag when copied, the copy]:
 # kept between previews, so a preview in a session that did not change any of them copies nothing
 _known: dict[int, list[Any]] = {}
-# the last list watched: (its dicts, their entries), so the next preview of the same session looks up nothing
-_last: tuple[list[dict[str, Any]], list[list[Any]]] | None = None
+# the last list watched: (its dicts, their entries, readers, tags and copies), so that the next preview of a
+# session that changed nothing touches no entry (after ``fork`` each object touched is a copy-on-write fault)
+_last: tuple[list[dict[str, Any]], list[list[Any]], list[Any], list[Any], list[dict[str, Any]]] | None = None
 
 
 def _entry(d: dict[str, Any]) -> list[Any]:
@@ -92,20 +93,21 @@ class Watched:
         self.dicts = dicts
         last = _last
         if last is not None and len(last[0]) == len(dicts) and all(map(operator.is_, last[0], dicts)):
-            entries = last[1]
+            dicts, entries, readers, tags, copies = last
+            now = list(map(_value, readers)) if TAGS else tags
+            if TAGS and now == tags:  # nothing changed since the last preview: nothing to copy
+                self.dicts, self.readers, self.tags, self.copies = dicts, readers, now, copies
+                return
         else:
             entries = [_entry(d) for d in dicts]
-            _last = (dicts, entries)
-        if TAGS:
-            self.readers = [e[1] for e in entries]
-            tags = list(map(_value, self.readers))
-        else:
-            self.readers, tags = [], [None] * len(dicts)
-        for entry, now in zip(entries, tags, strict=True):
-            if entry[3] is None or not TAGS or entry[2] != now:
-                entry[2], entry[3] = now, entry[0].copy()
-        self.copies = [e[3] for e in entries]
-        self.tags = tags
+            readers = [e[1] for e in entries]
+            now = list(map(_value, readers)) if TAGS else [None] * len(dicts)
+        for entry, tag in zip(entries, now, strict=True):
+            if entry[3] is None or not TAGS or entry[2] != tag:
+                entry[2], entry[3] = tag, entry[0].copy()
+        copies = [e[3] for e in entries]
+        self.readers, self.tags, self.copies = readers, now, copies
+        _last = (dicts, entries, readers, now, copies)
 
     def start(self) -> None:
         """In the child, just before the run: the tags to compare with. What changed between the copies and

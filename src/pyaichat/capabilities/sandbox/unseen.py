@@ -92,9 +92,9 @@ class Unseen:
         name may be spelled out (the others are only counted)."""
         see = shown or (lambda kind, name: True)
         variable = "environment variable"
-        env = _and(
-            [self._said("sets", ENV_SET, variable, see), self._said("removes", ENV_REMOVED, variable, see)]
-        )
+        both = bool(self._names(ENV_SET, see))  # "sets the environment variable A and removes B"
+        removes = self._said("removes", ENV_REMOVED, variable, see, bare=both)
+        env = _and([self._said("sets", ENV_SET, variable, see), removes])
         attrs = _and([self._said(verb, kind, "", see) for verb, kind in _ATTRIBUTE_VERBS])
         parts = [
             f"{env}: what that changes is not previewed" if env else "",
@@ -187,16 +187,19 @@ class Unseen:
         more = self.count(kind) - len(named)
         return _and(named + ([f"{more} more"] if more > 0 else []))
 
-    def _said(self, verb: str, kind: str, noun: str, see: Callable[[str, str], bool]) -> str:
-        """ "sets the environment variables A, B and 2 more", or "sets 3 environment variables" when none may
-        be named ("" when there are none); without a noun the names go alone ("replaces pd.DataFrame.x")."""
+    def _said(
+        self, verb: str, kind: str, noun: str, see: Callable[[str, str], bool], bare: bool = False
+    ) -> str:
+        """'sets the environment variables A, B and 2 more', or 'sets 3 environment variables' when none may
+        be named ('' when there are none); without a noun, or ``bare``, the names go alone ('replaces
+        pd.DataFrame.x', '… and removes B')."""
         total = self.count(kind)
         if not total:
             return ""
         names = self._names(kind, see)
         if not names:
             return f"{verb} {_count(total, noun or 'attribute')}"
-        label = f"the {noun if total == 1 else _plural(noun)} " if noun else ""
+        label = f"the {noun if total == 1 else _plural(noun)} " if noun and not bare else ""
         return f"{verb} {label}{names}"
 
 

@@ -46,7 +46,7 @@ from .unseen import (
     WRITES,
     Unseen,
 )
-from .watchlist import class_setter, dict_of, is_machinery, plumbing, targets
+from .watchlist import Target, class_setter, dict_of, is_machinery, plumbing, targets
 
 MAX_EVENTS = 4000  # audit events kept from one run
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -73,17 +73,11 @@ class Watch:
     """See the module's docstring. Made in the parent, where every object is warm (``Snapshot``'s reason)."""
 
     def __init__(self, namespace: dict[str, Any]) -> None:
-        self.targets = targets(namespace)  # builtins first
-        self.watched = dictwatch.Watched([dict_of(t.obj) for t in self.targets])
-        self.setters = [class_setter(t.obj) if isinstance(t.obj, type) else None for t in self.targets]
-        # sys.modules entries, by the key they are found under (``_io`` calls itself "io")
-        modules = [t for t in self.targets if type(t.obj) is types.ModuleType]
-        keys = [(t.label if t.owner != "session" else t.obj.__name__, t) for t in modules]
-        self.modules = [(k, t) for k, t in keys if sys.modules.get(k) is t.obj]
+        self.targets, self.dicts, self.setters, self.modules = _plan(namespace)
+        self.watched = dictwatch.Watched(self.dicts)
         self.sys_modules = dictwatch.reader(sys.modules)
         self.env_reads: list[Any] = []
-        data = getattr(os.environ, "_data", None)
-        self.env_store = _EnvStore.of(frozenset(data), self.env_reads) if isinstance(data, dict) else None
+        self.env_store = _EnvStore.of(_env_names(), self.env_reads)
         asyncio = sys.modules.get("asyncio")
         self.loop = asyncio._get_running_loop() if asyncio is not None else None  # a kernel runs cells in one
         self.log: list[Any] = []
@@ -230,6 +224,45 @@ class Watch:
             found.count_only(NETWORK, 1)
         for name, kind in env.items():
             found.add(kind, name)
+
+
+_Plan = tuple[list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]]]
+_plans: list[tuple[tuple[int, int | None, int | None], _Plan]] = []  # the last one, by what it depends on
+
+
+def _plan(namespace: dict[str, Any]) -> _Plan:
+    """What to watch in this session: the targets (builtins first), their dicts, how to write a class's dict,
+    and the ``sys.modules`` entries by the key they are found under (``_io`` calls itself "io"). Made again
+    only when a name of the session or an entry of ``sys.modules`` changed (their dicts' version tags)."""
+    key = (id(namespace), dictwatch.tag(namespace), dictwatch.tag(sys.modules))
+    if _plans and key[1] is not None and _plans[0][0] == key:
+        return _plans[0][1]
+    found = targets(namespace)
+    setters = [class_setter(t.obj) if isinstance(t.obj, type) else None for t in found]
+    modules = [t for t in found if type(t.obj) is types.ModuleType]
+    keys = [(t.label if t.owner != "session" else t.obj.__name__, t) for t in modules]
+    plan = (
+        found,
+        [dict_of(t.obj) for t in found],
+        setters,
+        [(k, t) for k, t in keys if sys.modules.get(k) is t.obj],
+    )
+    _plans[:] = [(key, plan)]
+    return plan
+
+
+_env_seen: list[Any] = [None, frozenset()]  # (os.environ's store's tag, its names)
+
+
+def _env_names() -> frozenset[Any]:
+    """The names of the session's environment variables (never their values)."""
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        return frozenset()
+    tag = dictwatch.tag(data)
+    if tag is None or tag != _env_seen[0]:
+        _env_seen[:] = [tag, frozenset(data)]
+    return _env_seen[1]
 
 
 class _EnvStore(dict):  # type: ignore[type-arg]
