@@ -342,3 +342,29 @@ def test_a_library_thread_started_before_the_preview_is_not_blamed(fx: Fixture) 
         stop.set()
         worker.join(5)
     assert not found.unseen and found.status == "previewed"
+
+
+def test_an_odd_class_in_the_session_is_still_watched(fx: Fixture) -> None:
+    """A metaclass that answers ``__dict__`` itself neither stops the preview nor hides the class."""
+    odd = "class Meta(type):\n    @property\n    def __dict__(cls):\n        raise RuntimeError('no')\n"
+    assert fx.session.run(odd + "class Odd(metaclass=Meta):\n    pass").ok
+    found = fx.preview("Odd.extra = 1\ny = 2")
+    assert found.ok and "  adds Odd.extra: every later use sees that, which is not previewed" in text(found)
+
+
+def test_a_watch_that_breaks_in_the_child_says_so_and_the_preview_still_comes(
+    fx: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pyaichat.capabilities.sandbox.watch import Watch
+
+    def broken(self: Watch) -> None:
+        raise RuntimeError("what the code broke")
+
+    monkeypatch.setattr(Watch, "collect", broken)  # forked with the child: it breaks there
+    found = fx.preview("items.append(4)")
+    assert found.status == "incomplete" and found.lines()[1] == (
+        "tampered",
+        "  This code changes how Python works, part of Python itself; its effects cannot be previewed — read "
+        "it before you run it.",
+    )
+    assert "changes items in place" in text(found)

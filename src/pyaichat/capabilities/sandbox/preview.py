@@ -6,9 +6,9 @@ walls, resource limits and deadline; only file *reads* are widened (``confine.ev
 loads, not ``/dev``, ``/proc`` or ``/sys``). Writes, the network and other processes stay out of reach, and
 memory the session shares with a file or another process is private in the child (``shared_memory``), so a
 memmap the code writes changes neither the session nor the file. What comes back is a plain ``Preview``
-(JSON-serialisable: a Jupyter kernel's helper can send it over the wire) for the user's eyes only — nothing
-of it is meant for the model: the code's effects on each name (``effects``), what it printed, how long it
-took, and its exception if it raised one.
+(JSON-serialisable: a Jupyter kernel's helper can send it over the wire) for the user's eyes: the code's
+effects on each name (``effects``), what it printed, how long it took, and its exception if it raised one.
+Only what it could not see (``Preview.told``) goes to whoever proposed the code.
 
 Where it cannot run, nothing runs and ``reason`` says why in one sentence: no kernel walls here (the
 in-process policy, another OS, an old kernel: ``SandboxPolicy.preview_unavailable``), the session holds GPU
@@ -46,11 +46,11 @@ from .isolation import CHANNEL_CLOSED, CHANNEL_WRITTEN, run_forked
 from .pages import Pages
 from .pages import open_in_child as open_proc_files
 from .policy import SandboxPolicy, forked
-from .stops import PREVIEW_FILENAME, blocked, one_line, overran, settle, users_threads
-from .unseen import TAMPERED_OURS, Unseen
+from .stops import PREVIEW_FILENAME, blocked, one_line, overran, settle
+from .unseen import TAMPERED, TAMPERED_OURS, Unseen
 from .watch import Watch
 
-__all__ = ["PREVIEW_FILENAME", "Preview", "preview", "unavailable_reason", "users_threads"]
+__all__ = ["PREVIEW_FILENAME", "Preview", "preview", "unavailable_reason"]
 
 MAX_EFFECTS = 500
 
@@ -193,7 +193,8 @@ def preview(
         return tuple(fd for fd in proc_files if fd >= 0)
 
     snapshot = Snapshot(namespace)  # here, where the objects are warm (see ``Snapshot``)
-    watch = Watch(namespace)
+    watch = _quietly(lambda: Watch(namespace))
+    watch = watch if watch is not _FAILED else Watch.idle()
 
     def job() -> dict[str, Any]:
         fds = proc_files if len(proc_files) == 2 else [-1, -1]
@@ -257,6 +258,17 @@ def _echo(value: Any, limit: int) -> str:
     return shown.repr(value)
 
 
+_FAILED = object()
+
+
+def _quietly(step: Callable[[], Any]) -> Any:
+    """``step()``, or ``_FAILED`` if it raised: the watch must never stop a preview."""
+    try:
+        return step()
+    except Exception:
+        return _FAILED
+
+
 def _finish(found: Preview) -> Preview:
     """In the parent: the reason made a sentence and merged with what the watch saw (``stops.settle``)."""
     found.status, found.reason = settle(found.status, found.reason, found.ok, found.unseen)
@@ -279,7 +291,7 @@ def _run(
     out = _Output(limit)
     sys.stdout = sys.stderr = out  # type: ignore[assignment]  (this process ends after the preview)
     raised: BaseException | None = None
-    watch.arm()
+    armed = _quietly(watch.arm) is not _FAILED
     started = time.perf_counter()
     try:
         if body is not None:
@@ -291,7 +303,10 @@ def _run(
     except BaseException as exc:  # the code's own exception, or a wall it met
         raised = exc
     duration = (time.perf_counter() - started) * 1000
-    unseen = watch.collect()  # first: what follows runs on Python's own functions again
+    # first of all: what follows runs on Python's own functions again
+    unseen = _quietly(watch.collect) if armed else Unseen()
+    if unseen is _FAILED:  # the watch itself broke: the code changed more of Python than it puts back
+        unseen = Unseen(counts={TAMPERED: 1})
     error = one_line(raised) if raised is not None else None
     reason = blocked(raised, unseen) if raised is not None else None
     effects = snapshot.effects(

@@ -72,8 +72,8 @@ _ENVIRON_FILES = ("<frozen os>", "<frozen _collections_abc>")  # where ``os.envi
 class Watch:
     """See the module's docstring. Made in the parent, where every object is warm (``Snapshot``'s reason)."""
 
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        self.targets, self.dicts, self.setters, self.modules = _plan(namespace)
+    def __init__(self, namespace: dict[str, Any], plan: _Plan | None = None) -> None:
+        self.targets, self.dicts, self.setters, self.modules = plan if plan is not None else _plan(namespace)
         self.watched = dictwatch.Watched(self.dicts)
         self.sys_modules = dictwatch.reader(sys.modules)
         self.env_reads: list[Any] = []
@@ -82,6 +82,11 @@ class Watch:
         self.loop = asyncio._get_running_loop() if asyncio is not None else None  # a kernel runs cells in one
         self.log: list[Any] = []
         self.budget = [0]
+
+    @classmethod
+    def idle(cls) -> Watch:
+        """A watch that looks at nothing (what to watch could not be found): the preview runs without it."""
+        return cls({}, plan=([], [], [], []))
 
     # -- in the child, before the code --------------------------------------------------------------------
     def arm(self) -> None:
@@ -127,7 +132,7 @@ class Watch:
         self.budget[0] = 0  # what runs from here is the preview's own
         watched = self.watched
         builtins_diff = None
-        if watched.moved(0):  # builtins (the first target), looking up no built-in
+        if self.targets and watched.moved(0):  # builtins (the first target), looking up no built-in
             builtins_diff = watched.diff(0)
             watched.restore(0, builtins_diff[0] + builtins_diff[2])
         found = Unseen()

@@ -107,14 +107,26 @@ def targets(namespace: dict[str, Any]) -> list[Target]:
     kinds = set(map(type, (value for _, value in items)))
     if types.ModuleType in kinds or types.FunctionType in kinds or any(issubclass(k, type) for k in kinds):
         for name, value in items:  # modules, classes and functions: one pass, only when there are some
-            _add_named(add, name, value)
+            try:
+                _add_named(add, name, value)
+            except Exception:  # an object whose names are not what Python's own are: not watched
+                continue
     for kind in kinds:
         if issubclass(kind, type):
             continue  # a metaclass: the classes themselves were added by name
         for cls in kind.__mro__:
             if cls.__flags__ & HEAP:
-                add(f"{cls.__module__}.{cls.__qualname__}", cls, owner_of(cls.__module__))
-    return list(found.values())
+                module = str(getattr(cls, "__module__", "?"))
+                add(f"{module}.{cls.__qualname__}", cls, owner_of(module))
+    return [t for t in found.values() if _has_dict(t.obj)]
+
+
+def _has_dict(obj: Any) -> bool:
+    try:
+        dict_of(obj)
+    except Exception:  # a class whose ``__dict__`` a metaclass replaced, say
+        return False
+    return True
 
 
 def _add_named(add: Callable[[str, Any, str], None], name: str, value: Any) -> None:
@@ -129,9 +141,9 @@ def _add_named(add: Callable[[str, Any, str], None], name: str, value: Any) -> N
                 add(f"{name}.{attr}", cls, owner_of(cls.__module__))
     elif issubclass(kind, type):
         if value.__flags__ & HEAP:
-            add(name, value, owner_of(value.__module__))
+            add(name, value, owner_of(str(value.__module__)))
     elif kind is types.FunctionType:  # ``from mylib import helper``: mylib is the session's too
-        home = sys.modules.get(value.__module__ or "")
+        home = sys.modules.get(str(value.__module__ or ""))
         if isinstance(home, types.ModuleType) and home.__name__ != "__main__":
             add(home.__name__, home, owner_of(home.__name__))
 
@@ -188,7 +200,10 @@ def dict_of(obj: Any) -> dict[str, Any]:
     known = _dicts.get(id(obj))
     if known is not None and known[0] is obj:
         return known[1]
-    (real,) = gc.get_referents(obj.__dict__)
+    proxy = type.__dict__["__dict__"].__get__(obj)  # not what a metaclass may say ``__dict__`` is
+    (real,) = gc.get_referents(proxy)
+    if not isinstance(real, dict):
+        raise TypeError("not a class's own dict")
     if len(_dicts) > 8000:
         _dicts.clear()
     _dicts[id(obj)] = (obj, real)
