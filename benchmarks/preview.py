@@ -11,9 +11,10 @@ running it plainly, plus the bare fork round trip).
 2. The snapshot's own cost against the number of names (``x = 1`` previewed in sessions of 100 to 10,000
    small variables next to the 1 GB of data).
 3. What the watch on what a preview cannot see adds (``watch.Watch``: attributes of modules and classes,
-   the environment, threads, audit hooks): the same previews with the watch and with a watch that does
-   nothing, interleaved pair by pair in this process, so machine load affects both alike, 0.1 s apart (the
-   previous child's address space is torn down by then, as it is while a person reads a panel).
+   the environment, threads, audit hooks): step by step where each runs (``Watch()`` in the parent,
+   ``arm`` and ``collect`` in a forked child), and overall: the same previews with the watch and with a
+   watch that does nothing, interleaved pair by pair in this process, so machine load affects both alike,
+   0.1 s apart (the previous child's address space is torn down by then, as while a person reads a panel).
 
 Run: ``.venv/bin/python benchmarks/preview.py [--quick] [--size-mb 1024] [--watch-only]``
 """
@@ -162,6 +163,35 @@ def watch_table(namespace: dict[str, Any], repeat: int) -> None:
         print(f"| {name} | {a:.1f} | {b:.1f} | {diffs:.2f} | {b / a:.2f} |")
 
 
+def watch_steps(namespace: dict[str, Any], repeat: int) -> None:
+    """The watch's own steps, timed where they run: ``Watch()`` in the parent, ``arm`` and ``collect`` in a
+    forked child (with nothing run between them: what any preview pays)."""
+    from pyaichat.capabilities.sandbox.watch import Watch
+
+    parent = [timed(lambda: Watch(namespace)) for _ in range(repeat)]
+    arms, collects = [], []
+    for _ in range(repeat):
+        watch = Watch(namespace)
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            arm = timed(watch.arm)
+            collect = timed(watch.collect)
+            os.write(write_fd, f"{arm} {collect}".encode())
+            os._exit(0)
+        os.close(write_fd)
+        arm, collect = map(float, os.read(read_fd, 100).split())
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+        arms.append(arm)
+        collects.append(collect)
+    print(f"\n## The watch's own steps (median of {repeat}, ms)\n")
+    print("| Watch() in the parent | arm in the child | collect in the child | watched dicts |")
+    print("|---:|---:|---:|---:|")
+    steps = [statistics.median(parent), statistics.median(arms), statistics.median(collects)]
+    print("| " + " | ".join(f"{step:.3f}" for step in steps) + f" | {len(Watch(namespace).targets)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -180,6 +210,7 @@ def main() -> None:
     if not args.watch_only:
         proposals_table(namespace, repeat)
         names_table(namespace, repeat)
+    watch_steps(namespace, repeat * 4)
     watch_table(namespace, repeat * 4)
 
 

@@ -341,7 +341,7 @@ def _address(event: str, args: tuple[Any, ...]) -> str:
 def _command(event: str, args: tuple[Any, ...]) -> str:
     """The command a process would have run, short: ``ls -l``."""
     if event in ("os.fork", "os.forkpty"):
-        return f"a copy of the session ({event})"
+        return "a fork of the session"
     if event == "os.system":
         argv: Any = args[0]
     elif event == "subprocess.Popen":
