@@ -284,11 +284,13 @@ def test_tampering_is_one_sentence_and_the_preview_still_reports(fx: Fixture, co
     assert grew in text(found)
 
 
+# every descriptor the child may hold (the report's pipe keeps its number from a parent that may hold many)
+EVERY_FD = "import resource\nfor fd in range(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0]):"
 EACH_FD = "    try:\n        {}\n    except OSError:\n        pass"
 
 
 def test_closing_the_report_channel_is_tampering_not_a_glitch(fx: Fixture) -> None:
-    found = fx.preview(f"for fd in range(3, 64):\n{EACH_FD.format('os.close(fd)')}")
+    found = fx.preview(f"{EVERY_FD}\n{EACH_FD.format('os.close(fd)')}")
     assert found.status == "incomplete" and found.lines()[1] == (
         "tampered",
         "  This code closes the channel the preview reports through, part of pyaichat's preview; its effects "
@@ -298,7 +300,7 @@ def test_closing_the_report_channel_is_tampering_not_a_glitch(fx: Fixture) -> No
 
 def test_writing_into_the_report_channel_is_tampering_and_the_report_still_comes(fx: Fixture) -> None:
     junk = "os.write(fd, b'{}')"
-    found = fx.preview(f"for fd in range(3, 64):\n{EACH_FD.format(junk)}\nz = 1")
+    found = fx.preview(f"{EVERY_FD}\n{EACH_FD.format(junk)}\nz = 1")
     assert found.status == "incomplete"
     assert "writes into the channel the preview reports through" in text(found)
     assert "  new z: int" in text(found)
