@@ -370,3 +370,19 @@ def test_a_watch_that_breaks_in_the_child_says_so_and_the_preview_still_comes(
         "it before you run it.",
     )
     assert "changes items in place" in text(found)
+
+
+def test_without_dict_version_tags_every_watched_dict_is_compared(
+    fx: Fixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.14 dropped the tag (another interpreter may lack it): the same report, at a higher cost."""
+    from pyaichat.capabilities.sandbox import dictwatch
+
+    monkeypatch.setattr(dictwatch, "TAGS", False)
+    monkeypatch.setattr(dictwatch, "_last", None)
+    found = fx.preview("json.dumps = lambda *a, **k: '{}'\nAccount.total = lambda self: 2\nitems.append(4)")
+    lines = text(found)
+    assert found.status == "incomplete" and "This code replaces json.dumps, part of Python itself" in lines
+    assert "  replaces Account.total: every later use sees that" in lines
+    assert "changes items in place" in lines
+    assert not fx.preview("y = 1").unseen

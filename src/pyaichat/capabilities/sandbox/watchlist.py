@@ -61,6 +61,13 @@ MACHINERY = frozenset(
     asyncio.events asyncio.tasks _asyncio
     """.split()  # noqa: SIM905 (a list of 70 names reads better as words)
 )
+# Where dicts carry no version tag (``dictwatch.TAGS`` False: Python 3.14), every watched dict is compared
+# entry by entry in the child, a copy-on-write fault per object: the watch narrows to these modules, the
+# preview's report path, and the session's own modules and classes (not their exports nor the classes of
+# its values).
+CORE = frozenset(
+    ("builtins", "sys", "os", "posix", "json", "json.encoder", "pickle", "_pickle", "copyreg", "threading")
+)
 MACHINERY_CLASSES = (
     ("json", "JSONEncoder"),
     ("json", "JSONDecoder"),
@@ -91,7 +98,8 @@ def targets(namespace: dict[str, Any]) -> list[Target]:
             found[id(obj)] = Target(label, obj, owner)
 
     add("builtins", sys.modules["builtins"], "python")
-    machinery = _machinery_modules()
+    narrow = not dictwatch.TAGS
+    machinery = [(n, m) for n, m in _machinery_modules() if not narrow or n in CORE or n in REPORT_PATH]
     for name, module in machinery:
         add(name, module, owner_of(name))
     for module_name, class_name in MACHINERY_CLASSES:
@@ -108,10 +116,10 @@ def targets(namespace: dict[str, Any]) -> list[Target]:
     if types.ModuleType in kinds or types.FunctionType in kinds or any(issubclass(k, type) for k in kinds):
         for name, value in items:  # modules, classes and functions: one pass, only when there are some
             try:
-                _add_named(add, name, value)
+                _add_named(add, name, value, narrow)
             except Exception:  # an object whose names are not what Python's own are: not watched
                 continue
-    for kind in kinds:
+    for kind in () if narrow else kinds:
         if issubclass(kind, type):
             continue  # a metaclass: the classes themselves were added by name
         for cls in kind.__mro__:
@@ -129,14 +137,14 @@ def _has_dict(obj: Any) -> bool:
     return True
 
 
-def _add_named(add: Callable[[str, Any, str], None], name: str, value: Any) -> None:
+def _add_named(add: Callable[[str, Any, str], None], name: str, value: Any, narrow: bool) -> None:
     kind = type(value)
     if kind is types.ModuleType:
         if value.__name__ == "__main__":
             return
         owner = owner_of(value.__name__)
         add(name, value, owner)
-        if owner == "session":
+        if owner == "session" and not narrow:
             for attr, cls in _module_classes(value):
                 add(f"{name}.{attr}", cls, owner_of(cls.__module__))
     elif issubclass(kind, type):
