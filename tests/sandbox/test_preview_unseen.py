@@ -386,3 +386,12 @@ def test_without_dict_version_tags_every_watched_dict_is_compared(
     assert "  replaces Account.total: every later use sees that" in lines
     assert "changes items in place" in lines
     assert not fx.preview("y = 1").unseen
+
+
+def test_a_write_a_c_library_makes_is_the_wall_too(fx: Fixture) -> None:
+    """Arrow opens its files in C++ (no audit event, no ``filename`` on its error): the path it quotes."""
+    pytest.importorskip("pyarrow")
+    target = fx.tmp / "out.parquet"
+    found = fx.preview(f"df.to_parquet({str(target)!r})")
+    assert found.status == "incomplete" and not target.exists()
+    assert found.reason == f"The code writes {target}, which a preview never does; the preview stopped there."

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 import threading
 import types
@@ -19,6 +20,7 @@ from .unseen import ENV_READ, NETWORK, PROCESSES, WRITES, Unseen
 
 PREVIEW_FILENAME = "<proposal>"
 _NEVER_READ = ("/dev/", "/proc/", "/sys/")
+_QUOTED_PATH = re.compile(r"'(/[^'\n]+)'")  # a path a library quotes in its error: "… open local file '/x'"
 
 
 def overran(timeout: float) -> str:
@@ -119,6 +121,11 @@ def blocked(exc: BaseException, unseen: Unseen) -> str | None:
             return "the code starts a process, which a preview never does"
         if e.errno in (errno.EPERM, errno.EACCES) and e.filename is None and unseen.found.get(WRITES):
             return f"the code writes {unseen.found[WRITES][-1]}, which a preview never does"  # os.utime
+        quoted = _QUOTED_PATH.search(str(e)) if e.filename is None else None
+        if e.errno in (errno.EPERM, errno.EACCES, errno.EROFS) and quoted:  # a C library's own open (Arrow)
+            path = quoted.group(1)
+            if not os.path.abspath(path).startswith(_NEVER_READ) and os.path.exists(os.path.dirname(path)):
+                return f"the code writes {path}, which a preview never does"
         path = e.filename
         if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and isinstance(path, str):
             if os.path.abspath(path).startswith(_NEVER_READ):
