@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder
-from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.assemble import assemble
 from pyaichat.capabilities.sandbox.confine import probe
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
@@ -50,9 +50,10 @@ TAMPER_SENTENCE = (
 
 def make_ctrl(srv: ScriptedServer, decision: str = "no") -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
-    session = Session(config=config, echo=lambda value: None)
-    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    ctrl = Controller(config, LocalRuntime(session), Recorder(decision), assistant=assistant)
+    session = Session(echo=lambda value: None)
+    session.settings.replace(config)
+    llm = lambda cfg: LiteLLMClient(cfg, backoff=0.01)  # noqa: E731
+    ctrl = assemble(LocalRuntime(session), Recorder(decision), llm_factory=llm)
     ctrl.set_mode(Mode.ASSISTANT)
     return ctrl
 
