@@ -16,7 +16,11 @@ running it plainly, plus the bare fork round trip).
    watch that does nothing, interleaved pair by pair in this process, so machine load affects both alike,
    0.1 s apart (the previous child's address space is torn down by then, as while a person reads a panel).
 
-Run: ``.venv/bin/python benchmarks/preview.py [--quick] [--size-mb 1024] [--watch-only]``
+4. ``--versus SRC``: before/after pair by pair against another tree (``git archive main | tar -x -C /tmp/m``,
+   then ``--versus /tmp/m/src``): table 1 in fresh processes, alternating sides.
+
+Run: ``.venv/bin/python benchmarks/preview.py [--quick] [--size-mb 1024] [--watch-only | --proposals-only]
+[--versus SRC --pairs 4]``
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ from typing import Any
 from pyaichat.capabilities.sandbox import confine
 from pyaichat.capabilities.sandbox import preview as preview_module
 from pyaichat.capabilities.sandbox.preview import preview
-from pyaichat.capabilities.sandbox.unseen import Unseen
 
 PROPOSALS: list[tuple[str, str]] = [
     ("trivial", "x = 1"),
@@ -93,10 +96,12 @@ def plain(namespace: dict[str, Any], code: str) -> Callable[[], object]:
     return lambda: exec(compiled, dict(namespace))  # names it creates vanish; in-place work is real
 
 
-def proposals_table(namespace: dict[str, Any], repeat: int) -> None:
+def proposals_table(namespace: dict[str, Any], repeat: int) -> dict[str, list[float]]:
+    """The table, printed; returned as ``{proposal: [plain, fork, preview]}`` medians (for ``--versus``)."""
     print(f"\n## Preview vs running plainly, {rss_mb():,.0f} MB resident (median of {repeat}, ms)\n")
     print("| proposal | plain | bare fork | preview | budget 1.5×plain+fork | preview / budget | in child |")
     print("|---|---:|---:|---:|---:|---:|---:|")
+    medians: dict[str, list[float]] = {}
     for name, code in PROPOSALS:
         plains, forks, previews, insides = [], [], [], []
         for _ in range(repeat):
@@ -109,10 +114,12 @@ def proposals_table(namespace: dict[str, Any], repeat: int) -> None:
             insides.append(found[0].duration_ms or 0.0)
         p, f, v = statistics.median(plains), statistics.median(forks), statistics.median(previews)
         budget = 1.5 * p + f
+        medians[name] = [p, f, v]
         print(
             f"| {name} | {p:.1f} | {f:.1f} | {v:.1f} | {budget:.1f} | {v / budget:.2f} "
             f"| {statistics.median(insides):.1f} |"
         )
+    return medians
 
 
 def names_table(namespace: dict[str, Any], repeat: int) -> None:
@@ -140,7 +147,9 @@ class NoWatch:
     def arm(self) -> None:
         pass
 
-    def collect(self) -> Unseen:
+    def collect(self) -> Any:
+        from pyaichat.capabilities.sandbox.unseen import Unseen  # not in a tree from before the watch
+
         return Unseen()
 
 
@@ -192,11 +201,61 @@ def watch_steps(namespace: dict[str, Any], repeat: int) -> None:
     print("| " + " | ".join(f"{step:.3f}" for step in steps) + f" | {len(Watch(namespace).targets)} |")
 
 
+def versus(before_src: str, pairs: int, size_mb: int) -> None:
+    """Before/after, pair by pair: the proposals table run in a fresh process on ``before_src`` (a tree's
+    ``src``, e.g. ``git archive main``) and on this tree's, alternately (each side goes first half of the
+    time), so machine load affects both alike. Per proposal: the preview's median on each side, the median of
+    the pairs' ratios, and the after side's preview against its own budget."""
+    import json
+    import subprocess
+    import tempfile
+
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    runs: dict[str, list[dict[str, list[float]]]] = {"before": [], "after": []}
+    loads = []
+    for i in range(pairs):
+        for side in ("before", "after") if i % 2 == 0 else ("after", "before"):
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                env = dict(os.environ, PYTHONPATH=before_src if side == "before" else here)
+                command = [sys.executable, __file__, "--proposals-only", "--quick", "--size-mb", str(size_mb)]
+                subprocess.run([*command, "--json", out.name], env=env, check=True, stdout=subprocess.DEVNULL)
+                runs[side].append(json.load(out))
+            loads.append(os.getloadavg()[0])
+    print(
+        f"\n## Before ({before_src}) vs after ({here}), {pairs} pairs, "
+        f"1-min load {min(loads):.1f}–{max(loads):.1f}"
+    )
+    print("\nPreview medians in ms (each side: the median over its runs of each run's median of 5).\n")
+    print(
+        "| proposal | before | after | after/before (median of pairs) | after: 1.5×plain+fork "
+        "| after / budget |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, _ in PROPOSALS:
+        b = [run[name][2] for run in runs["before"]]
+        a = [run[name][2] for run in runs["after"]]
+        plain_ms = statistics.median(run[name][0] for run in runs["after"])
+        fork_ms = statistics.median(run[name][1] for run in runs["after"])
+        budget = 1.5 * plain_ms + fork_ms
+        ratio = statistics.median(x / y for x, y in zip(a, b, strict=True))
+        after = statistics.median(a)
+        print(
+            f"| {name} | {statistics.median(b):.1f} | {after:.1f} | {ratio:.2f} | {budget:.1f} "
+            f"| {after / budget:.2f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--size-mb", type=int, default=1024, help="resident size of the session's data")
     parser.add_argument("--watch-only", action="store_true", help="only the table of what the watch adds")
+    parser.add_argument("--proposals-only", action="store_true", help="only the table of proposals")
+    parser.add_argument("--json", help="also write the proposals table's medians to this file")
+    parser.add_argument(
+        "--versus", metavar="SRC", help="before/after against another tree's src, pair by pair"
+    )
+    parser.add_argument("--pairs", type=int, default=4, help="with --versus: how many pairs")
     args = parser.parse_args()
     walls = confine.probe()
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
@@ -204,11 +263,21 @@ def main() -> None:
     if not walls.complete:
         print("No preview here: the kernel walls are not up.")
         return
+    if args.versus:
+        versus(args.versus, args.pairs, args.size_mb)
+        return
     namespace = session_namespace(args.size_mb)
     repeat = 5 if args.quick else 11
     preview(namespace, "x = 1", timeout=60.0)  # warm: the rulesets, the imports
     if not args.watch_only:
-        proposals_table(namespace, repeat)
+        medians = proposals_table(namespace, repeat)
+        if args.json:
+            import json
+
+            with open(args.json, "w") as fh:
+                json.dump(medians, fh)
+        if args.proposals_only:
+            return
         names_table(namespace, repeat)
     watch_steps(namespace, repeat * 4)
     watch_table(namespace, repeat * 4)
