@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,39 @@ def test_a_task_on_the_running_event_loop_is_said(fx: Fixture) -> None:
     asyncio.run(in_a_loop())
     assert found[0].ok and "schedules an asyncio task (later) on the running event loop" in text(found[0])
     assert found[1].ok and "schedules a callback on the running event loop" in text(found[1])
+
+
+# -- the process's own state: working directory, exit functions, signal handlers ----------------------------
+def test_changing_the_working_directory_is_said(fx: Fixture) -> None:
+    """Every later relative path of the session would resolve elsewhere; the names do not show it."""
+    found = fx.preview(f"os.chdir({str(fx.tmp)!r})")
+    assert found.status == "previewed", found
+    said = f"  changes the working directory to {fx.tmp}: every later relative path sees that, which is not"
+    assert said in text(found)
+    assert os.getcwd() != str(fx.tmp)  # only the walled copy moved
+
+
+def test_a_function_run_when_the_session_ends_is_said(fx: Fixture) -> None:
+    found = fx.preview("import atexit\natexit.register(items.clear)\natexit.register(print, 'bye')")
+    said = "  registers 2 functions to run when the session ends (atexit): what they do then is not previewed"
+    assert said in text(found)
+
+
+def test_a_library_that_registers_an_exit_function_as_it_is_imported_is_not_blamed(fx: Fixture) -> None:
+    """``multiprocessing.util`` registers its clean-up when first imported: ordinary, not the code's doing."""
+    if "multiprocessing.util" in sys.modules:
+        pytest.skip("multiprocessing.util is already imported in this process")
+    found = fx.preview("import multiprocessing.util\nx = 1")
+    assert "atexit" not in text(found), text(found)
+    assert "registers a function" in text(fx.preview("import atexit\natexit.register(print)"))
+
+
+def test_a_signal_handler_is_said_and_named_only_where_the_code_names_it(fx: Fixture) -> None:
+    """Replacing SIGINT's handler takes Ctrl-C away from the session."""
+    found = fx.preview("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)")
+    assert "  sets the handler of SIGINT: what happens on that signal is not previewed" in text(found)
+    assert "- sets the handler of SIGINT" in found.told("import signal\nsignal.signal(signal.SIGINT, 1)")
+    assert "- sets the handler of a signal:" in found.told("import signal\nsignal.signal(2, 1)")
 
 
 # -- what the walls refused ---------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A preview compares the session's names before and after the proposed code ran on a walled copy. Some of what
 code does lies outside that view, and a list of changes that looks complete while it is not is worse than no
 list: environment variables it sets or removes (or reads, which the walled copy runs without), attributes of
-the session's modules and classes it replaces (every later use changes), threads, timers and asyncio tasks
+the session's modules and classes it replaces (every later use changes), the process's working directory,
+exit functions and signal handlers, threads, timers and asyncio tasks
 that outlive the run (what they do later never happens in the preview), and what the walls refused — files it
 tried to write, the network it tried to reach, processes it tried to start (the real run goes on differently
 from there). Code that tampers with Python itself or with the preview's own machinery (``json.dumps``, a
@@ -29,6 +30,7 @@ SHOWN = 3  # names a line shows before "and N more"
 ENV_SET, ENV_REMOVED, ENV_READ = "env_set", "env_removed", "env_read"
 REPLACED, ADDED, DELETED = "replaced", "added", "deleted"  # attributes of the session's modules and classes
 THREADS, TASKS, CALLBACKS = "threads", "tasks", "callbacks"
+CWD, AT_EXIT, SIGNALS = "cwd", "at_exit", "signals"  # the process's own state
 PROCESSES, WRITES, NETWORK = "processes", "writes", "network"
 TAMPERED, TAMPERED_OURS = "tampered", "tampered_ours"  # phrases: "replaces json.dumps"
 REFUSED = (PROCESSES, WRITES, NETWORK)
@@ -102,6 +104,7 @@ class Unseen:
             if self.count(ENV_READ)
             else "",
             f"{attrs}: every later use sees that, which is not previewed" if attrs else "",
+            *self._process(see),
             self._threads(see),
             self._queued(see),
             self._refused(PROCESSES, "start", see),
@@ -110,6 +113,29 @@ class Unseen:
             self.tamper_sentence(),
         ]
         return [part for part in parts if part]
+
+    def _process(self, see: Callable[[str, str], bool]) -> list[str]:
+        """The process's own state, which every later input shares: its working directory, the functions it
+        runs when it ends, its signal handlers (SIGINT's is Ctrl-C)."""
+        cwd = self._names(CWD, see)
+        exits, signals = self.count(AT_EXIT), self.count(SIGNALS)
+        which = self._names(SIGNALS, see) or _count(signals, "signal")
+        handlers, those = ("handler", "that signal") if signals == 1 else ("handlers", "those signals")
+        parts = []
+        if self.count(CWD):
+            where = f" to {cwd}" if cwd else ""
+            later = "every later relative path sees that, which is not previewed"
+            parts.append(f"changes the working directory{where}: {later}")
+        if exits:
+            does = "it does" if exits == 1 else "they do"
+            functions = _count(exits, "function")
+            parts.append(
+                f"registers {functions} to run when the session ends (atexit): what {does} then is not "
+                "previewed"
+            )
+        if signals:
+            parts.append(f"sets the {handlers} of {which}: what happens on {those} is not previewed")
+        return parts
 
     def _threads(self, see: Callable[[str, str], bool]) -> str:
         n = self.count(THREADS)

@@ -15,6 +15,8 @@ after it (``collect``).
 * Environment variables read: the child runs without the session's environment (``isolation`` drops it, so
   no secret is in it); ``os.environ`` answers from a store that notes each of the session's names the
   proposed code asks for and does not get.
+* The process's working directory, its ``atexit`` functions (but those a library registers as the code
+  imports it) and its signal handlers: compared with what they were before the run.
 * Threads (and timers) still running after the run, tasks and callbacks queued on the running asyncio loop:
   compared with what was there before.
 """
@@ -31,7 +33,9 @@ from typing import Any
 from . import dictwatch
 from .unseen import (
     ADDED,
+    AT_EXIT,
     CALLBACKS,
+    CWD,
     DELETED,
     ENV_READ,
     ENV_REMOVED,
@@ -39,6 +43,7 @@ from .unseen import (
     NETWORK,
     PROCESSES,
     REPLACED,
+    SIGNALS,
     TAMPERED,
     TAMPERED_OURS,
     TASKS,
@@ -90,12 +95,14 @@ class Watch:
 
     # -- in the child, before the code --------------------------------------------------------------------
     def arm(self) -> None:
+        self.library_exits = _count_library_exits()  # before the dicts' copies: the wrapper is the baseline
         self.watched.start()
         self.sys_modules_tag = self.sys_modules.value if self.sys_modules is not None else None
         self.threads = {threading.get_ident()}  # the only one a forked child has
         self.thread_count = _thread_count()
         self.trace, self.profile = sys.gettrace(), sys.getprofile()
         self.tasks, self.queued = _loop_state(self.loop)
+        self.process = _process_state()
         self._env_store()
         self.budget[0] = MAX_EVENTS
         want, budget, log, writing = _EVENTS, self.budget, self.log.append, _WRITE_FLAGS
@@ -138,6 +145,7 @@ class Watch:
         found = Unseen()
         self._put_back(found, builtins_diff)
         self._threads_and_tasks(found)
+        self._process_changes(found)
         self._events(found)
         for key in self.env_reads:
             found.add(ENV_READ, _text(key))
@@ -182,6 +190,16 @@ class Watch:
         if sys.getprofile() is not self.profile:
             sys.setprofile(self.profile)
             found.add(TAMPERED, "sets a profile function (sys.setprofile)")
+
+    def _process_changes(self, found: Unseen) -> None:
+        cwd, exits, handlers = self.process
+        now_cwd, now_exits, now_handlers = _process_state()
+        if now_cwd != cwd and now_cwd is not None:
+            found.add(CWD, now_cwd)
+        found.count_only(AT_EXIT, now_exits - exits - self.library_exits[0])
+        for number, handler in now_handlers.items():
+            if handler is not handlers.get(number):
+                found.add(SIGNALS, _signal_name(number))
 
     def _threads_and_tasks(self, found: Unseen) -> None:
         started = [t for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()]
@@ -354,6 +372,65 @@ def _command(event: str, args: tuple[Any, ...]) -> str:
         argv = " ".join(_text(os.fspath(a) if isinstance(a, os.PathLike) else a) for a in argv)
     text = " ".join(_text(argv).split())
     return text if len(text) <= 60 else text[:57] + "…"
+
+
+# -- the process's own state -------------------------------------------------------------------------------
+def _process_state() -> tuple[str | None, int, dict[int, Any]]:
+    """The working directory, how many ``atexit`` functions there are, and the Python-level signal handlers
+    (a few microseconds: the handlers are read from the ``signal`` module's table, no system call)."""
+    import atexit
+    import signal
+
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:  # the directory is gone
+        cwd = None
+    count = getattr(atexit, "_ncallbacks", None)
+    exits = int(count()) if count is not None else 0
+    handlers = {}
+    for number in _SIGNALS:
+        try:
+            handlers[number] = signal.getsignal(number)
+        except (ValueError, OSError):
+            continue
+    return cwd, exits, handlers
+
+
+def _count_library_exits() -> list[int]:
+    """``atexit.register`` made to count the functions a library registers (``multiprocessing.util`` does
+    as the code first imports it): those are no doing of the proposed code. The count is ``[n]``."""
+    import atexit
+
+    from ..deadline import is_user_code
+
+    counted = [0]
+    original = atexit.register
+
+    def register(func: Any, *args: Any, **kwargs: Any) -> Any:
+        if not is_user_code(sys._getframe(1).f_code.co_filename):
+            counted[0] += 1
+        return original(func, *args, **kwargs)
+
+    atexit.register = register  # this process ends after the preview
+    return counted
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _signal_numbers() -> tuple[int, ...]:
+    import signal
+
+    return tuple(int(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+
+
+_SIGNALS = _signal_numbers()
 
 
 # -- threads and the event loop --------------------------------------------------------------------------
