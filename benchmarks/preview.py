@@ -225,24 +225,24 @@ def versus(before_src: str, pairs: int, size_mb: int) -> None:
         f"\n## Before ({before_src}) vs after ({here}), {pairs} pairs, "
         f"1-min load {min(loads):.1f}–{max(loads):.1f}"
     )
-    print("\nPreview medians in ms (each side: the median over its runs of each run's median of 5).\n")
     print(
-        "| proposal | before | after | after/before (median of pairs) | after: 1.5×plain+fork "
-        "| after / budget |"
+        "\nPreview medians in ms (each side: the median over its runs of each run's median of 5); each side's"
     )
+    print("budget is 1.5 × its own plain run + its own bare fork.\n")
+    print("| proposal | before | after | after/before (median of pairs) | before / budget | after / budget |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, _ in PROPOSALS:
-        b = [run[name][2] for run in runs["before"]]
-        a = [run[name][2] for run in runs["after"]]
-        plain_ms = statistics.median(run[name][0] for run in runs["after"])
-        fork_ms = statistics.median(run[name][1] for run in runs["after"])
-        budget = 1.5 * plain_ms + fork_ms
-        ratio = statistics.median(x / y for x, y in zip(a, b, strict=True))
-        after = statistics.median(a)
-        print(
-            f"| {name} | {statistics.median(b):.1f} | {after:.1f} | {ratio:.2f} | {budget:.1f} "
-            f"| {after / budget:.2f} |"
+        medians = {}
+        for side in ("before", "after"):
+            plain_ms, fork_ms, took = (
+                statistics.median(run[name][k] for run in runs[side]) for k in range(3)
+            )
+            medians[side] = (took, took / (1.5 * plain_ms + fork_ms))
+        pairs_ratio = statistics.median(
+            a[name][2] / b[name][2] for a, b in zip(runs["after"], runs["before"], strict=True)
         )
+        (b, b_budget), (a, a_budget) = medians["before"], medians["after"]
+        print(f"| {name} | {b:.1f} | {a:.1f} | {pairs_ratio:.2f} | {b_budget:.2f} | {a_budget:.2f} |")
 
 
 def main() -> None:
