@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from pyaichat.config import Config
+from pyaichat.ipc import ChannelClosed as LinkClosed
 from pyaichat.mcpserve import discovery
 from pyaichat.mcpserve.backend import LocalBackend
 from pyaichat.mcpserve.endpoint import Endpoint
 from pyaichat.mcpserve.gate import SessionGate
 from pyaichat.mcpserve.link import SessionLink
-from pyaichat.mcpserve.wire import LinkClosed
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
@@ -76,7 +76,7 @@ def endpoint(tmp_path: Path):
     gate = SessionGate()
     gate.attach()
     directory = discovery.ensure_private_dir(str(tmp_path / "r"))
-    path = discovery.endpoint_path(directory) or str(Path(directory) / "e.sock")
+    path = discovery.endpoint_path(directory)
     ep = Endpoint(LocalBackend(LocalRuntime(session), gate), "the-token")
     address = ep.start(path)
     yield ep, address, directory
