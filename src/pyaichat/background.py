@@ -39,7 +39,6 @@ class BackgroundLoop:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.complaints = 0  # what asyncio would have printed (kept quiet)
-        self.closed = False
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -51,15 +50,13 @@ class BackgroundLoop:
         return self._thread
 
     def start(self) -> asyncio.AbstractEventLoop:
-        """The loop, started now if it was not (once; a closed one is not started again)."""
+        """The loop, started now if it is not running (again, after ``close``)."""
         loop = self._loop
         if loop is not None:
             return loop
         with self._lock:
             if self._loop is not None:
                 return self._loop
-            if self.closed:
-                raise RuntimeError(f"the {self.name} loop is closed")
             loop = asyncio.new_event_loop()
             loop.set_exception_handler(self._complaint)
             ready = threading.Event()
@@ -85,11 +82,16 @@ class BackgroundLoop:
 
     def call_soon(self, func: Callable[..., Any], *args: Any) -> None:
         """Run ``func(*args)`` on the loop soon; never waits (a key's thread may call it)."""
-        self.start().call_soon_threadsafe(func, *args)
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing runs there any more
+            self.start().call_soon_threadsafe(func, *args)
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Run ``coro`` on the loop; its future (``cancel()`` cancels the task there)."""
-        return asyncio.run_coroutine_threadsafe(coro, self.start())
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self.start())
+        except RuntimeError:  # the loop closed meanwhile: the coroutine will never run
+            coro.close()
+            raise
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coro`` on the loop and wait for its result; ``TimeoutError`` after ``timeout`` seconds. The
@@ -107,7 +109,6 @@ class BackgroundLoop:
     def close(self, timeout: float = 2.0, *, before: Callable[[], None] | None = None) -> None:
         """Stop the loop and wait (bounded) for its thread; ``before`` runs on the loop first."""
         with self._lock:
-            self.closed = True
             loop, self._loop = self._loop, None
         with contextlib.suppress(Exception):
             atexit.unregister(self.close)

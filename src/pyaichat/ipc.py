@@ -228,24 +228,25 @@ class Child:
         except subprocess.TimeoutExpired:
             return None
 
-    def end(self, timeout: float = 2.0, *, kill: bool = False) -> None:
-        """End its input, so it leaves by itself, and kill it if it has not within ``timeout`` seconds
-        (``kill``: at once)."""
-        if kill:
-            self._kill()
-        for stream in (self.popen.stdin, self.popen.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+    def end(self, timeout: float = 2.0) -> None:
+        """End its input, so it leaves by itself; killed if it has not within ``timeout`` seconds."""
+        self._close_input()
         if self.wait(timeout) is None:
-            self._kill()
-            self.wait(timeout)
+            self.kill()
 
-    def _kill(self) -> None:
+    def kill(self) -> None:
+        """At once (its connections drop with it)."""
         try:
             self.popen.kill()
+        except OSError:
+            pass
+        self.wait(5.0)
+        self._close_input()
+
+    def _close_input(self) -> None:
+        try:
+            if self.popen.stdin is not None:
+                self.popen.stdin.close()
         except OSError:
             pass
 

@@ -154,7 +154,7 @@ class McpService:
                 raise RuntimeError(f"The MCP server process could not start: {exc}.") from None
             finally:
                 listener.close()  # the face holds its own copy
-            undo.append(lambda: face.end(kill=True))
+            undo.append(lambda: face.kill())
             started = time.time()
             record = {
                 "protocol": 1,
@@ -221,7 +221,7 @@ class McpService:
         if face is not None and answering:  # calls that waited are told the person stopped; then it goes
             threading.Thread(target=_end_after, args=(face, endpoint), daemon=True).start()
         elif face is not None:  # killed at once: every connection drops with it
-            face.end(kill=True)
+            face.kill()
         if self.record_path:
             discovery.remove_record(self.record_path)
             self.record_path = None
