@@ -70,8 +70,7 @@ class BackgroundLoop:
                 try:
                     loop.run_forever()
                 finally:
-                    with contextlib.suppress(Exception):
-                        loop.close()
+                    _finish(loop)
 
             self._thread = threading.Thread(target=run, name=self.name, daemon=True)
             self._thread.start()
@@ -124,3 +123,16 @@ class BackgroundLoop:
 
     def _complaint(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         self.complaints += 1
+
+
+def _finish(loop: asyncio.AbstractEventLoop) -> None:
+    """The loop stopped: cancel what is still pending and let it unwind (briefly), as ``asyncio.run`` does —
+    a task that never ran a step would otherwise leave a coroutine never awaited — then close the loop."""
+    with contextlib.suppress(Exception):
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
+    with contextlib.suppress(Exception):
+        loop.close()

@@ -17,14 +17,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..capabilities.redact import masker_for
-from ..capabilities.registry import CapabilityResult
 from .clients import ClientBook, ClientRecord, safe_text
 from .gate import SessionBusy, SessionGate
 from .rate import RateBound
 from .tools import PICTURE, PROPOSE, tool_table
 
 if TYPE_CHECKING:
+    from ..capabilities.registry import CapabilityResult
     from ..runtime import Runtime
     from .proposing import Proposer
 
@@ -145,6 +144,8 @@ class LocalBackend:
         self.clients.counted(client, result.ok)
         if shown and self.show is not None:
             try:
+                from ..capabilities.redact import masker_for  # loaded by the call already
+
                 mask = masker_for(self.runtime.config).mask_text
                 self.show(quiet_line(client, name, args, result, mask))
             except Exception:
@@ -154,6 +155,8 @@ class LocalBackend:
 
 def refusal(name: str, error: str, started: float | None = None) -> CapabilityResult:
     """A call refused before it ran: one sentence, nothing to mask (the sentence is ours)."""
+    from ..capabilities.registry import CapabilityResult  # pydantic: with the first call, not at /mcp on
+
     ms = round((time.perf_counter() - started) * 1000, 3) if started is not None else 0.0
     return CapabilityResult(name=name, ok=False, error=error, duration_ms=ms)
 

@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..capabilities.registry import CapabilityResult, finish
-
 if TYPE_CHECKING:
+    from ..capabilities.registry import CapabilityResult
     from ..config import Config
     from ..proposals import Outcome, Pending, Proposals
     from .clients import ClientRecord
@@ -117,6 +116,8 @@ class Proposer:
         self, client: ClientRecord, args: dict[str, Any], started: float, error: str | None, text: str = ""
     ) -> CapabilityResult:
         """Out through the capabilities' one door: masked, bounded, audited like every call."""
+        from ..capabilities.registry import finish  # loaded by the proposal's preview already
+
         origin = f"mcp {client.name} via {client.transport}"
         ok = error is None
         settings = self._settings()

@@ -1,6 +1,7 @@
 """``/mcp on|off|status``: serving one session to outside agents, and stopping it.
 
-Serving starts three things, none of which loads the MCP SDK into the person's process:
+Serving starts three things, none of which loads the MCP SDK into the person's process (the rule for where
+heavy libraries run: ``ipc``):
 
 1. the private endpoint (``endpoint``) with a fresh random token;
 2. the Streamable HTTP listener, bound here on 127.0.0.1 (a free port; another host only when the person
@@ -8,9 +9,12 @@ Serving starts three things, none of which loads the MCP SDK into the person's p
    guard — the port is known at once, and connections made while the face starts wait in the backlog;
 3. the discovery record (``discovery``), through which ``pyaichat mcp`` finds the session.
 
-``stop`` undoes all three at once: the face process is killed (every HTTP connection drops), the endpoint
-closes every link (a stdio bridge's next call says the session stopped serving), the record is removed, and
-the token is forgotten. The face also exits by itself when the session's process ends (its stdin closes).
+``stop`` undoes all three at once, and for good: no outside call runs after it (one that was waiting for the
+person's input to end is answered that the person stopped serving); the endpoint closes every other link
+(a stdio bridge's next call says the session stopped serving); the face process is killed at once (every
+HTTP connection drops) — or, when calls were waiting, once they are answered (it stopped listening when its
+link closed); the record is removed and the token is forgotten. The face also exits by itself when the
+session's process ends (its stdin closes).
 """
 
 from __future__ import annotations
