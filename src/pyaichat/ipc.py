@@ -14,6 +14,23 @@ too (``Child``): out of the terminal's process group (the Ctrl-C for the person'
 input a pipe that ends with this process, ended with a bounded wait and then killed; on their side,
 ``die_with_parent`` and ``private_stdout``.
 
+**Where the heavy libraries run — one rule for litellm and the MCP SDK.** A heavy library works in the
+person's own process only while the person waits for that work; work that goes on while they type runs in a
+child process of its own. So:
+
+- litellm: the assistant's turn runs in the REPL (the person waits for the answer; the import starts in the
+  background when they enter Assistant mode); ghost-text suggestions, asked while they type, run in the
+  helper (``agent.suggest.helper``).
+- the MCP SDK: its client, for the person's own servers, runs in the REPL (its calls are made during a turn;
+  the import comes with the servers' start, in the background, at Assistant mode); its server, which serves
+  the session to outside agents whose calls come while the person types, runs in the faces (the HTTP face,
+  ``pyaichat mcp``).
+
+Why, measured (``benchmarks/suggest.py --in-process``, ``benchmarks/mcp.py --in-process``, which move that
+work into the REPL): IN_PROCESS_FIGURES. The other way round does not pay either: the assistant in a helper
+would add a hop to every streamed chunk and tool call of a turn the person is waiting for, and a second copy
+of litellm's memory, for echo the person is not using then.
+
 Standard library only: the person's process loads it with the first suggestion or ``/mcp on``.
 """
 

@@ -72,11 +72,11 @@ class Capability:
     func: Callable[[CapabilityContext, Any], str]
     # False for the approval gate (propose_code): handled by the agent, never run by ``call``.
     executable: bool = True
+    source: str = "builtin"
+    extra: dict[str, Any] = field(default_factory=dict)
     # False: for outside agents only (the session picture: the assistant is sent it with every question)
     assistant: bool = True
     output_floor: int = 0  # characters a result may always hold, whatever ``max_output_chars`` says
-    source: str = "builtin"
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def summary(self) -> str:

@@ -127,14 +127,13 @@ class McpService:
                 undo.append(self._close_calls_runtime)
             self.gate.attach()
             token = secrets.token_urlsafe(32)
-            busy_wait = lambda: self.settings().mcp_serve_busy_wait  # noqa: E731
             backend = LocalBackend(
                 calls_runtime,
                 self.gate,
                 show=self._show,
                 proposer=self.proposer,
                 where=self.where,
-                busy_wait=busy_wait,
+                busy_wait=lambda: self.settings().mcp_serve_busy_wait,
             )
             endpoint = Endpoint(backend, token)
             unix_path = discovery.endpoint_path(directory)
