@@ -1,12 +1,12 @@
 """A face's end of the link to a session's endpoint: each call on a connection of its own, reused.
 
 ``SessionLink.connect`` opens the endpoint, proves who listens there (the peer's user and, given ``pid``,
-its process: ``ipc.peer``), says hello with the token and receives the session's tool table and identity. A
-request takes an idle connection (or opens one), sends, and reads its answer on the same thread — no reader
-thread to hand the answer over, which would cost a wake-up per call — then gives the connection back. Calls
-at once use connections at once (a proposal holds one while the person decides); the session bounds how
-many it accepts. The first connection stays idle as a watch: when the session stops serving or exits, it
-ends, and ``wait_closed`` returns.
+its process: ``prove``), says hello with the token and receives the session's tool table and identity. A
+call (``acall``, on the face's event loop) takes an idle connection (or opens one), sends, and reads its
+answer on the same loop — no thread to hand the answer over, which would cost a wake-up per call — then gives
+the connection back. Calls at once use connections at once (a proposal holds one while the person decides);
+the session bounds how many it accepts. The first connection stays idle as a watch: when the session stops
+serving or exits, it ends, and ``wait_closed`` returns.
 """
 
 from __future__ import annotations
@@ -86,9 +86,7 @@ class SessionLink:
         self.tools: list[dict[str, Any]] = list(welcome.get("tools") or [])
         self.info: dict[str, Any] = dict(welcome.get("info") or {})
         self._ids = itertools.count(1)
-        self._idle: list[Channel] = []
-        self._aidle: list[Any] = []  # the event loop's idle connections (acall), (stream, reader) pairs
-        self._lock = threading.Lock()
+        self._aidle: list[Any] = []  # idle connections on the face's event loop, (stream, reader) pairs
         self._ended = threading.Event()
         self._watch = watch
         threading.Thread(target=self._watch_until_closed, name="pyaichat-mcp-watch", daemon=True).start()
@@ -112,31 +110,6 @@ class SessionLink:
 
     def wait_closed(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
-
-    def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send one request and read its answer (``ChannelClosed`` when the session is gone)."""
-        if self._ended.is_set():
-            raise ChannelClosed(GONE)
-        channel = self._take()
-        rid = next(self._ids)
-        try:
-            channel.send({"id": rid, "op": op, **fields})
-            reply = channel.receive()
-        except ChannelClosed:
-            channel.close()
-            raise ChannelClosed(GONE) from None
-        if reply.get("id") != rid:
-            channel.close()
-            raise ChannelClosed("The session answered out of turn.")
-        self._give_back(channel)
-        return reply
-
-    def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
-        reply = self.request("call", key=key, client=client, transport=transport, name=name, args=args)
-        result = reply.get("result")
-        if not isinstance(result, dict):
-            raise ChannelClosed(str(reply.get("error") or "The session sent no result."))
-        return result
 
     async def acall(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
         """``call`` from a face's event loop, on connections of the loop's own: no worker thread is woken to
@@ -194,29 +167,6 @@ class SessionLink:
     def close(self) -> None:
         self._ended.set()
         self._watch.close()
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for channel in idle:
-            channel.close()
-
-    # -- connections -----------------------------------------------------------------------------------------
-    def _take(self) -> Channel:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        try:
-            channel, _ = _open(self._address, self._pid, self._greeting)
-        except ChannelClosed:
-            self.close()
-            raise ChannelClosed(GONE) from None
-        return channel
-
-    def _give_back(self, channel: Channel) -> None:
-        with self._lock:
-            if len(self._idle) < IDLE_KEPT and not self._ended.is_set():
-                self._idle.append(channel)
-                return
-        channel.close()
 
     def _watch_until_closed(self) -> None:
         try:
