@@ -1,6 +1,7 @@
 """The suggestion model's helper process: litellm's calls for ghost-text suggestions, away from the prompt.
 
-Why a process of its own (measured in the REPL, ``benchmarks/suggest.py``): litellm spends 7–12 ms of Python
+Why a process of its own (the rule in ``ipc``: work made while the person types runs apart; measured in the
+REPL, ``benchmarks/suggest.py``): litellm spends 7–12 ms of Python
 per request (building the call, its logging payloads, its cost lookup) and more unwinding an aborted one, all
 of it holding the interpreter's lock the prompt needs for the next key; its import is 4–5 s of Python in the
 background; and its ~400,000 objects make every full collection of the garbage collector take ~0.4 s instead
