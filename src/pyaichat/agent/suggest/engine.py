@@ -13,8 +13,9 @@ there once the key is on the screen; the engine's thread runs only once the user
 
 The model call itself is made by a helper process (``helper.ModelHelper``; litellm never loads in the REPL for
 a suggestion: suggestions are made while the person types, so by the rule in ``ipc`` they run apart), and the
-engine's own thread is a ``background.BackgroundLoop``: this process only reads the facts, builds and masks the request, and cuts the answer to the
-cursor — a fraction of a millisecond to a few, once per pause, measured in ``benchmarks/suggest.py``.
+engine's own thread is a ``background.BackgroundLoop``: this process only reads the facts, builds and masks
+the request, and cuts the answer to the cursor — a fraction of a millisecond to a few, once per pause,
+measured in ``benchmarks/suggest.py``.
 
 A provider error or timeout shows nothing: it is kept as one quiet line for ``/trace`` and ``/suggest``, and
 the engine waits a while before asking again (an error that will not go away by itself — a refused key, an
