@@ -273,6 +273,7 @@ class Controller:
                 message=question.message,
                 fields=[(_field_label(f), _field_hint(f)) for f in question.fields],
                 url=question.url,
+                secret_fields=[_field_label(f) for f in question.fields if f.asks_for_secret],
             )
         )
         return self.frontend.answer_question(question)  # type: ignore[attr-defined]

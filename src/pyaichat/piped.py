@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from .controller import Controller, Decision, Mode
+from .printable import printable_data
 from .session import needs_more_input
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class PlainFrontEnd:
         self._shown: set[str] = set()  # proposals whose panel is printed
 
     def emit(self, event: Event) -> None:
+        event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
         kind = event.type
         if kind == "answer_chunk":
             self._write(event.text)

@@ -231,6 +231,8 @@ def test_each_heavy_library_has_one_home() -> None:
         # session (their own processes: the HTTP face, `pyaichat mcp`)
         "mcp": ("pyaichat.mcptools.connection", *MCP_SERVER_FACES),
         "mcp_types": ("pyaichat.mcptools.connection", *MCP_SERVER_FACES),
+        # the SQL parser: the statement check and the lineage of its result columns
+        "sqlglot": ("pyaichat.capabilities.sqlcheck", "pyaichat.capabilities.sqllineage"),
     }
     strays = {
         library: sorted(n for n in MODULES if library in third_party_imports(n) and not n.startswith(home))

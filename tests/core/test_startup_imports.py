@@ -34,6 +34,7 @@ NEVER_AT_START_UP = {
     "RestrictedPython",
     "numpy",
     "pandas",
+    "sqlglot",  # query_sql's SQL parser: with the first query
     "tomllib",  # only with a config file
     "argparse",  # only with flags
     "mcp",  # the MCP SDK: servers start when the assistant first needs them

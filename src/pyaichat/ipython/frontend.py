@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from IPython.display import Markdown, display
 
 from ..controller import Decision
+from ..printable import printable_data
 
 if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
@@ -55,6 +56,7 @@ class DisplayRenderer:
         self._last_update = 0.0
 
     def render(self, event: Event) -> None:
+        event = printable_data(event)  # a notebook's output interprets ANSI codes too
         kind = event.type
         if kind == "answer_chunk":
             self._answer.append(event.text)

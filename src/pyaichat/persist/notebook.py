@@ -31,6 +31,7 @@ from ..records import ApprovedProposal, AssistantTurn
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
+from .masking import document_mask, texts_of
 
 FORMATS = {".ipynb": "ipynb", ".py": "py", ".md": "md"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -371,9 +372,9 @@ def export(
         raise PersistError(
             f"Cannot save as {os.path.basename(target)!r}: use a .ipynb, .py or .md file name."
         )
-    mask = _mask_for(config)
     entries = [_plain(e) for e in history]
     turns, proposals = list(turns), list(proposals)
+    mask = document_mask(config, texts_of(entries, turns, proposals))
     cells = 0
     if kind == "ipynb":
         import nbformat  # optional dependency: pyaichat[persist]

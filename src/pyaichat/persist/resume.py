@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
-from ..capabilities.redact import masker_for
 from ..paths import state_dir
 from ..records import HistoryEntry
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
+from .masking import document_mask, texts_of
 
 FORMAT = 1
 FILE_NAME = "last-session.json"
@@ -95,9 +95,11 @@ def save_resume(
     """Write the conversation memory and input history (``HistoryEntry`` objects or dicts) atomically."""
 
     started = time.perf_counter()
-    mask = _remembered_masks(masker_for(config))
-    kept_turns = [_mask_turn(_turn(t), mask) for t in list(turns)[-MAX_TURNS:]]
-    kept_inputs = [_mask_entry(_entry(e), mask) for e in list(history)[-MAX_INPUTS:]]
+    turns = [_turn(t) for t in list(turns)[-MAX_TURNS:]]
+    inputs = [_entry(e) for e in list(history)[-MAX_INPUTS:]]
+    mask = _remembered_masks(document_mask(config, texts_of(turns, inputs)))
+    kept_turns = [_mask_turn(t, mask) for t in turns]
+    kept_inputs = [_mask_entry(e, mask) for e in inputs]
     document = {
         "format": FORMAT,
         "pyaichat": __version__,
@@ -116,13 +118,13 @@ def save_resume(
 _masks: tuple[Any, Callable[[str], str]] | None = None
 
 
-def _remembered_masks(masker: Any) -> Callable[[str], str]:
-    """The masker's ``mask_text``, remembering its answers: the file is rewritten after every input with the
-    same old turns and inputs, which need masking once, not at every save (``masker_for`` returns the same
-    masker while the settings stay the same)."""
+def _remembered_masks(mask: Callable[[str], str]) -> Callable[[str], str]:
+    """``mask``, remembering its answers: the file is rewritten after every input with the same old turns and
+    inputs, which need masking once, not at every save. The same masker with no value revealed by the texts
+    is the same bound method, so the memory lasts while the settings and the revealed values stay the same."""
     global _masks
-    if _masks is None or _masks[0] is not masker:
-        _masks = (masker, functools.lru_cache(maxsize=20_000)(masker.mask_text))
+    if _masks is None or _masks[0] != mask:
+        _masks = (mask, functools.lru_cache(maxsize=20_000)(mask))
     return _masks[1]
 
 

@@ -61,13 +61,14 @@ def ask_answer(
         return Answer(action)
     typed: dict[str, str] = {}
     while True:
-        content = _fill(question.fields, typed, input=input, output=output)
+        content = _fill(question.fields, typed, server=question.server, input=input, output=output)
         if content is None:
             return Answer("cancel")
         if question.fields:
-            print("Your answers:")
+            print(f"Your answers to {question.server!r}:")
             for field in question.fields:
-                print(f"  {field.label}: {typed[field.name] or '(left empty)'}")
+                shown = "(hidden)" if field.asks_for_secret and typed[field.name] else typed[field.name]
+                print(f"  {field.label}: {shown or '(left empty)'}")
         send = (
             one_key("Send them? ", "[s]end / [e]dit / [c]ancel: ", SEND_KEYS) if question.fields else "send"
         )
@@ -78,9 +79,15 @@ def ask_answer(
 
 
 def _fill(
-    fields: tuple[Field, ...], typed: dict[str, str], *, input: Input | None, output: Output | None
+    fields: tuple[Field, ...],
+    typed: dict[str, str],
+    *,
+    server: str = "",
+    input: Input | None,
+    output: Output | None,
 ) -> dict[str, Any] | None:
-    """Every field asked in turn (``typed``: what was typed, kept for the next round); ``None`` on Ctrl-C."""
+    """Every field asked in turn (``typed``: what was typed, kept for the next round); ``None`` on Ctrl-C.
+    Each prompt names the server that asks; a field that looks like a credential is typed unseen."""
     from ..mcptools.form import SKIP
 
     content: dict[str, Any] = {}
@@ -92,8 +99,9 @@ def _fill(
         mark = "" if field.required else " (optional)"
         try:
             text = ask_line(
-                f"{field.label}{mark}: ",
+                f"{server} ▌ {field.label}{mark}: " if server else f"{field.label}{mark}: ",
                 default=typed.get(field.name, field.default_text()),
+                is_password=field.asks_for_secret,
                 validator=_Checks(field),
                 validate_while_typing=False,
                 completer=completer,

@@ -129,6 +129,22 @@ class DatabaseAdapter(Adapter, abc.ABC):
         """The tables and views with their columns and types (the first ``max_tables``, and how many in all),
         read through a connection of the adapter's own."""
 
+    def dialect(self, value: Any) -> str:
+        """The SQL dialect ``sqlcheck`` reads the statement in (``"postgres"``, ``"duckdb"``, ``"sqlite"``;
+        ``""`` for standard SQL with the functions common to all)."""
+        return ""
+
+    def relations(
+        self, value: Any, names: set[str], timeout: float = 2.0
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """For masking by lineage: the columns of the named tables and views (lower-case names), and the
+        defining SQL of the views among them. This default reads the catalog and knows no view's definition,
+        so every column of a view counts as possibly derived from a secret."""
+        cat = self.catalog(value, 10_000, timeout)
+        found = [t for t in cat.tables if t.name.lower().rpartition(".")[2] in names]
+        columns = {t.name.lower().rpartition(".")[2]: [c for c, _ in t.columns] for t in found}
+        return columns, {t.name.lower(): "" for t in found if t.kind == "view"}
+
     @abc.abstractmethod
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         """Run ``sql`` (one statement, already checked read-only) and return at most ``limit`` rows, saying

@@ -51,6 +51,7 @@ class Result:
     rows: list[tuple[Any, ...]]
     more: bool  # the row limit cut the result
     held_by: str  # how the database held it read-only, said in the answer
+    masked: set[int] = field(default_factory=set)  # columns derived from a secret-named one (by lineage)
 
 
 def catalog_lines(cat: Catalog, lvl: int) -> list[str]:
@@ -87,7 +88,7 @@ def result_lines(result: Result, lvl: int) -> list[str]:
     )
     lines = [f"{head}; read-only: {result.held_by}"]
     if result.columns:
-        lines += table(result.columns, result.rows, max(lvl, SAMPLE), max_cols=20)
+        lines += table(result.columns, result.rows, max(lvl, SAMPLE), max_cols=20, masked=result.masked)
     return lines
 
 
