@@ -92,13 +92,11 @@ class Channel:
         self._reader, self._write, self._limit, self._fd = reader, write, limit, fd
         self._lock = threading.Lock()
         self._closers: list[Callable[[], Any]] = []
-        self.sock: socket.socket | None = None
         self.closed = False
 
     @classmethod
     def over_socket(cls, sock: socket.socket, limit: int) -> Channel:
         channel = cls(sock.makefile("rb"), sock.sendall, limit, fd=sock.fileno())
-        channel.sock = sock
         shut = lambda: sock.shutdown(socket.SHUT_RDWR)  # noqa: E731 - wakes a reader blocked on it
         channel._closers = [shut, sock.close, channel._reader.close]  # type: ignore[union-attr]
         return channel
@@ -125,7 +123,7 @@ class Channel:
             try:
                 self._write(data)
             except (OSError, ValueError) as exc:
-                self._close_locked()
+                self.close()
                 raise ChannelClosed(str(exc)) from None
 
     def send_now(self, data: bytes) -> bool:
@@ -157,10 +155,7 @@ class Channel:
             raise ChannelClosed(str(exc)) from None
 
     def close(self) -> None:
-        with self._lock:
-            self._close_locked()
-
-    def _close_locked(self) -> None:
+        """From any thread, at once (never waiting for a send in progress: closing is what ends it)."""
         if self.closed:
             return
         self.closed = True
