@@ -6,10 +6,10 @@ for the whole session, started on first need and never at start-up, and hand it 
 callback, never waiting), ``submit`` (a coroutine, a ``concurrent.futures.Future`` back) or ``run`` (a
 coroutine, waited for, bounded; Ctrl-C cancels it on the loop).
 
-Why not anyio's blocking portal, which the MCP SDK installs (``benchmarks/background_loop.py``): a portal
-costs the REPL ~35 ms to import with the first suggestion, a key that hands the loop a callback pays ~57 µs
-with it against ~2 µs here, and a blocking call ~75 µs against ~39 µs; and the engine's timers and cancels
-are asyncio's own anyway.
+Why not anyio's blocking portal, which the MCP SDK installs (``benchmarks/background_loop.py``, a quiet
+machine): a portal costs the REPL ~20 ms to import with the first suggestion (this module ~1 ms, asyncio
+being loaded already), a key that hands the loop a callback pays ~87 µs with it against ~4 µs here, and a
+blocking call ~124 µs against ~53 µs; and the engine's timers and cancels are asyncio's own anyway.
 
 Nothing from the loop reaches the screen: what asyncio would print (a connection dropped unclosed, a task's
 error nobody read) is counted in ``complaints`` instead, since the prompt is drawn on the same terminal.
