@@ -23,6 +23,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -94,13 +95,19 @@ class BackgroundLoop:
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run ``coro`` on the loop and wait for its result; ``TimeoutError`` after ``timeout`` seconds. The
-        task is cancelled on the loop whenever this stops waiting for it (a timeout, Ctrl-C)."""
+        wait is polled, so Ctrl-C ends it at once; the task is cancelled on the loop whenever this stops
+        waiting for it (a timeout, Ctrl-C)."""
         future = self.submit(coro)
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"no answer within {timeout:g} s") from None
+            while True:
+                left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+                if left <= 0:
+                    raise TimeoutError(f"no answer within {timeout:g} s")
+                try:
+                    return future.result(left)
+                except concurrent.futures.TimeoutError:
+                    continue
         except BaseException:
             future.cancel()
             raise

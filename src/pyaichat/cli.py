@@ -67,8 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         const="python3",
         metavar="NAME",
-        help="start a Jupyter kernel of this kernelspec (default python3) and run in it",
+        help="start a Jupyter kernel of this kernelspec (default python3), on the --server if given",
     )
+    from .server_flags import add_server_flags  # with the other flags
+
+    add_server_flags(parser)
     return parser
 
 
@@ -109,6 +112,18 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
 
     first = _first_inputs(flags)
+    if flags:
+        from .server_flags import server_misuse  # the flags' own module: loaded with the parser
+
+        misuse = server_misuse(flags)
+        if misuse:
+            print(f"pyaichat: {misuse}", file=sys.stderr)
+            return 2
+    if flags.get("server") is not None:  # a kernel on a Jupyter Server or JupyterHub
+        from .attach import run_server  # Jupyter: only with --server
+
+        gc.enable()
+        return run_server(config, flags, first)
     if flags.get("existing") is not None or flags.get("kernel"):  # the data lives in a Jupyter kernel
         from .attach import run_attached  # Jupyter: only with these flags
 

@@ -123,7 +123,12 @@ class Controller:
             on_placed=lambda: self.set_mode(Mode.PYTHON),  # the code placed in the next input is Python
         )
         self.lasting = LastingState(
-            runtime, assistant, config=lambda: self._config, keep=self._keeps, notice=self.notice
+            runtime,
+            assistant,
+            config=lambda: self._config,
+            keep=self._keeps,
+            notice=self.notice,
+            journal=self.journal,
         )
         self._suggester: Suggester | None = None
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done

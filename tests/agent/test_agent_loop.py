@@ -248,6 +248,19 @@ def test_ctrl_c_at_the_approval_prompt_closes_open_tool_calls(assistant, fake):
     assert [m["content"] for m in tool_msgs] == ["Cancelled by the user.", "Cancelled by the user."]
 
 
+def test_ctrl_c_at_the_approval_prompt_says_declined_and_does_not_repeat_the_text_shown(assistant, fake):
+    def interrupt(event: Any) -> Approval:
+        raise KeyboardInterrupt
+
+    fake.tool("propose_code", {"code": "y = 1"}, text="I will set y.")
+    fake.text("asked again")
+    _, rec = ask(assistant, "q", approve=interrupt)
+    (answer,) = rec.of("answer")
+    assert answer.note == "Declined with Ctrl-C; the model was not asked again."
+    assert answer.text == ""  # the text before the proposal is on screen above its panel already
+    assert len(fake.requests) == 1 and len(fake.queue) == 1
+
+
 # -- the approval gate through the controller ----------------------------------------------------------------
 def _propose(fake: FakeLLM) -> None:
     fake.tool("propose_code", {"code": "fixed = x * 2", "explanation": "Doubles x."})

@@ -184,7 +184,9 @@ def test_an_edited_proposal_is_the_users_own_code_and_not_undone(aip, scripted, 
     run(aip, "%ai make n two")
     run(aip, "n = 3")  # the user typed something else
     run(aip, "%ai /undo")
-    assert "Nothing to undo" in capsys.readouterr().out and aip.user_ns["n"] == 3
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Nothing was undone: you edited the assistant's last proposal before running it" in out
+    assert "is your own code, which /undo does not take back." in out and aip.user_ns["n"] == 3
 
 
 def test_snapshot_and_resume_in_ipython(aip, scripted, capsys, tmp_path):

@@ -69,6 +69,24 @@ def test_servers_start_with_the_first_question_and_end_with_the_assistant(make_a
     assert not alive(pid)
 
 
+def test_a_server_installed_in_this_environment_but_not_on_path_is_given_its_full_path(
+    make_assistant, monkeypatch
+) -> None:
+    """``pip install mcp-server-time`` into pyaichat's venv, not activated: the command is not on PATH, and
+    the sentence gives the path to copy into the config."""
+    import sysconfig
+
+    here = os.path.join(sysconfig.get_path("scripts"), "mcp-server-time")
+    assert os.access(here, os.X_OK)  # the test extra installs it into this environment
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assistant, fake, _ = make_assistant({"time": {"command": "mcp-server-time"}})
+    fake.text("answer")
+    (told,) = warnings(ask(assistant)[1])
+    assert (
+        f"the command 'mcp-server-time' was not found. This environment has it: command = \"{here}\"." in told
+    )
+
+
 @pytest.mark.parametrize(
     ("entry", "sentence"),
     [

@@ -214,8 +214,15 @@ def test_the_save_report_says_how_to_run_what_it_wrote(tmp_path, monkeypatch):
     import importlib.util
 
     notebook = export(tmp_path / "s.ipynb")
-    # ipykernel and nbclient are both in the test extras
-    assert notebook.text().endswith(f"Run it with: jupyter execute {notebook.path}")
+    # ipykernel and nbclient are both in the test extras; the command is this environment's, so it works
+    # where the environment is not activated (no venv on PATH), as the .py line's interpreter does
+    run = notebook.text().partition("Run it with: ")[2]
+    assert run.endswith(f" execute {notebook.path}")
+    command = run.split()
+    assert os.path.samefile(command[0], Path(sys.executable).parent / "jupyter")
+    bare = {**os.environ, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(command, cwd=os.getcwd(), env=bare, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "ipykernel" else real(n, *a))
     assert "(needs ipykernel: " in notebook.text() and "-m pip install ipykernel)" in notebook.text()

@@ -59,7 +59,7 @@ def test_round_trip_keeps_values_identity_and_code(tmp_path, capsys):
     assert report.not_saved == {
         "handle": "open file",
         "gen": "generator",
-        "api_key": "secret name; include secrets to save it",
+        "api_key": "secret name; /snapshot --include-secrets saves it",
     }
     assert report.size == os.path.getsize(tmp_path / "s.snapshot") and report.seconds > 0
     text = report.text()

@@ -28,7 +28,7 @@ from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fakes.suggest_model import WAIT, Model
+from fakes.suggest_model import WAIT, Model, Screen
 
 RIGHT, END, ALT_RIGHT, ALT_F = "\x1b[C", "\x1b[F", "\x1b\x1b[C", "\x1bf"
 
@@ -131,6 +131,27 @@ def test_the_toolbar_names_the_model_that_gets_the_keys(make) -> None:
     assert ("class:bottom-toolbar.remote", "suggest: openai/x → api.example.com") in list(bar)
     ghost.repl.ctrl.toggle_mode()
     assert "suggest" not in "".join(text for _, text in toolbar(ghost.repl.ctrl))
+
+
+def test_the_toolbar_says_when_suggestions_are_failing_and_when_they_work_again(make) -> None:
+    from pyaichat.errors import LLMConnectError
+
+    failure = LLMConnectError("Cannot reach the provider at http://127.0.0.1:9/v1: is the server running?")
+    ghost = make(Model(failure, "net_revenue_eur"))
+    engine = ghost.repl.ctrl.suggester
+    engine.edit("total = sales.", "", Screen())
+    ghost.model.wait_asked()
+    deadline = time.monotonic() + WAIT
+    while not engine.stats.failing:  # recorded on the engine's thread
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    bar = list(toolbar(ghost.repl.ctrl))
+    assert ("class:bottom-toolbar.remote", "suggest: openai/x ✗ failing (see /suggest)") in bar
+    engine._quiet_until = 0.0  # past the back-off: the next pause asks again, and is answered
+    screen = Screen()
+    engine.edit("total = sales.n", "", screen)
+    assert screen.arrived.wait(WAIT)
+    assert "suggest: openai/x (this machine)" in "".join(text for _, text in toolbar(ghost.repl.ctrl))
 
 
 def test_the_input_runs_only_once_nothing_reads_the_session(make) -> None:

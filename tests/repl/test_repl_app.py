@@ -132,12 +132,21 @@ PROPOSAL = ApprovalRequiredEvent(call_id="c1", code="df = df.dropna()", explanat
 
 @pytest.mark.parametrize(
     ("keys", "decision"),
-    [("r", "run"), ("y", "run"), ("xe", "edit"), ("n", "no"), (CTRL_C, "no")],
+    [("r", "run"), ("y", "run"), ("xe", "edit"), ("n", "no"), ("\x04", "no")],
 )
 def test_ask_decision_keys(keys, decision):
     with create_pipe_input() as pipe:
         pipe.send_text(keys)
         assert ask_decision(input=pipe, output=DummyOutput()) == decision
+
+
+def test_ctrl_c_at_the_decision_declines_and_stops_what_asked():
+    """Ctrl-C is "no" on screen, and it stops the turn that asked (a ``KeyboardInterrupt``), as Ctrl-C
+    stops an answer: the model is not asked again."""
+    with create_pipe_input() as pipe:
+        pipe.send_text(CTRL_C)
+        with pytest.raises(KeyboardInterrupt):
+            ask_decision(input=pipe, output=DummyOutput())
 
 
 def test_edit_prefills_the_next_python_prompt(harness):

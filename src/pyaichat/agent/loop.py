@@ -141,6 +141,7 @@ class _Turn:
         self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
         self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
         self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
+        self.declined_by_interrupt = False  # Ctrl-C answered a proposal's question: no, and stop
         if env.side is not None:
             env.side.bind(self.result)
 
@@ -384,7 +385,11 @@ class _Turn:
             return _Outcome(False, error="Error: propose_code needs a non-empty string argument 'code'.")
         event = ApprovalRequiredEvent(call_id=cid, code=code, explanation=str(args.get("explanation") or ""))
         self.env.emit(event)
-        approval = self.env.approve(event)
+        try:
+            approval = self.env.approve(event)
+        except KeyboardInterrupt:  # Ctrl-C at the question: declined, and the turn ends without asking again
+            self.declined_by_interrupt = True
+            raise
         return _Outcome(True, approval.observation, decision=approval.decision)
 
     # -- endings -----------------------------------------------------------------------------------------
@@ -429,15 +434,18 @@ class _Turn:
         self.result.interrupted = True
         self.talk.cancel_calls()
         partial = self.view.text if self.view is not None else ""
-        note = (
-            "Stopped by Ctrl-C; the partial answer is kept."
-            if partial.strip()
-            else "Stopped by Ctrl-C before an answer arrived."
-        )
+        if self.declined_by_interrupt:
+            note = "Declined with Ctrl-C; the model was not asked again."
+        elif partial.strip():
+            note = "Stopped by Ctrl-C; the partial answer is kept."
+        else:
+            note = "Stopped by Ctrl-C before an answer arrived."
         self.talk.end((partial or "(no answer yet)") + "\n\n(interrupted)")
         self.result.answer, self.result.stopped_by, self.result.note = partial, "interrupt", note
         try:
-            self.env.emit(AnswerEvent(text=partial, stopped_by="interrupt", note=note))
+            # a proposal's panel printed the text before it: not again
+            shown = "" if self.declined_by_interrupt else partial
+            self.env.emit(AnswerEvent(text=shown, stopped_by="interrupt", note=note))
             self._usage_event()
             self._state("failed", detail="cancelled")
         except KeyboardInterrupt:  # a second Ctrl-C while rendering: the record above is already consistent

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..records import input_mark
 from .adapters.matplotlib import open_figures_line
 from .introspect import user_names
 from .privacy import SAMPLE, level
@@ -67,7 +68,8 @@ def session_picture(
             outcome = ("✗ " if not entry.ok else "") + summary if summary else ""
             if not values:
                 outcome = "" if entry.ok else "✗"
-            lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
+            arrow = f"  → {outcome}" if outcome else ""
+            lines.append(f"  [{entry.number}] {src}{arrow}{input_mark(entry)}")
     lines.extend(_error_lines(session, mask, seen_error, values=values))
     return "\n".join(lines)
 

@@ -65,8 +65,26 @@ def _model(ctrl: Controller, arg: str) -> None:
                 level="warning",
             )
         return
+    problem = _model_problem(arg)
+    if problem:
+        now = ctrl.config.model
+        ctrl.notice(f"{problem} The model stays {now or 'unset'}.", level="warning")
+        return
     ctrl.config = ctrl.config.replace(model=arg)
     ctrl.notice(f"Model set to {arg} for the next question.", level="success")
+
+
+def _model_problem(model: str) -> str | None:
+    """Why litellm cannot place ``model`` (the sentence its first question would end with), asked of the
+    litellm the assistant loads anyway for that question; ``None`` when it can, or cannot be asked."""
+    from ..agent.llm import load_litellm  # the assistant's own litellm: with /model NAME
+    from ..agent.llm.errors import model_problem
+
+    try:
+        lib = load_litellm()
+    except Exception:  # no litellm: the question will say so
+        return None
+    return model_problem(lib, model)
 
 
 @command(
@@ -84,16 +102,16 @@ def _history(ctrl: Controller, arg: str) -> None:
     if not entries:
         ctrl.notice("No inputs yet.")
         return
+    from ..records import input_mark  # with the first input
+
     # approved proposals ran as inputs: say whose they were, and which /undo took back
     proposed = {p.input_number: p for p in ctrl.journal.approved if p.input_number is not None}
     lines = []
     for e in entries:
         first, *more = e.source.strip().splitlines() or [""]
-        src = first + (f"  (+{len(more)} lines)" if more else "")
         proposal = proposed.get(e.number)
-        if proposal is not None:
-            undone = "; undone with /undo" if proposal.undone else ""
-            src += f"  [proposed by {_proposer(proposal.proposed_by)}{undone}]"
+        by = _proposer(proposal.proposed_by) if proposal is not None else None
+        src = first + (f"  (+{len(more)} lines)" if more else "") + input_mark(e, by)
         mark = "" if e.ok else "✗ "
         lines.append(f"[{e.number}] {src}" + (f"\n      → {mark}{e.summary}" if e.summary else ""))
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /history

@@ -31,6 +31,7 @@ COMMANDS: Registry[Command] = Registry(
         "pyaichat.commands.work",
         "pyaichat.commands.suggest",
         "pyaichat.commands.mcp",
+        "pyaichat.commands.status",
     )
 )
 

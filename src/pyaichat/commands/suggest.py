@@ -27,6 +27,11 @@ def _suggest(ctrl: Controller, arg: str) -> None:
         ctrl.suggester.stop_helper()  # its memory back now, not when it idles out
         ctrl.notice("Suggestions are off; nothing you type is sent.", level="success")
         return
+    problem = ctrl.suggester.check(arg)  # as /model checks: nothing goes to a model litellm cannot place
+    if problem:
+        now = ctrl.config.suggest_model
+        ctrl.notice(f"{problem} Suggestions stay {'with ' + now if now else 'off'}.", level="warning")
+        return
     ctrl.config = ctrl.config.replace(suggest_model=arg)
     where = _where(ctrl)
     ctrl.notice(f"Suggestions on: {arg} ({where}) gets what you type in Python mode.", level="success")

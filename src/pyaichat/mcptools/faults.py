@@ -7,6 +7,7 @@ its standard error — so the wording lives in one place and the connection keep
 from __future__ import annotations
 
 import os
+import sys
 
 from .spec import Launch
 
@@ -23,7 +24,7 @@ def start_failure(name: str, launch: Launch, exc: BaseException, last: str) -> s
     if isinstance(exc, FileNotFoundError) and launch.transport == "stdio":
         where = f" in {launch.cwd}" if launch.cwd and not os.path.isdir(launch.cwd) else ""
         missing = f"the directory {launch.cwd}" if where else f"the command {launch.command!r}"
-        return f"The MCP server {name!r} could not start: {missing} was not found."
+        return f"The MCP server {name!r} could not start: {missing} was not found.{_full_path(launch)}"
     if isinstance(exc, PermissionError):
         return f"The MCP server {name!r} could not start: {launch.command!r} cannot be run (permission)."
     if isinstance(exc, OSError) and launch.transport == "stdio":
@@ -56,3 +57,15 @@ def offending(exc: Exception) -> str:
         text = " ".join(text.split())
         return repr(text if len(text) <= 120 else text[:119] + "…") + "."
     return " ".join(str(exc).split())[:160] + "."
+
+
+def _full_path(launch: Launch) -> str:
+    """A bare command that this environment has (``pip install mcp-server-time`` into pyaichat's own
+    ``.venv``) but ``PATH`` does not, where the environment is not activated: its full path, to copy."""
+    command = launch.command or ""
+    if os.sep in command:
+        return ""
+    import sysconfig
+
+    here = os.path.join(sysconfig.get_path("scripts") or os.path.dirname(sys.executable), command)
+    return f' This environment has it: command = "{here}".' if os.access(here, os.X_OK) else ""

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
 from ..capabilities.redact import masker_for
-from ..extras import install_command, this_python
+from ..extras import install_command, this_python, this_script
 from ..records import ApprovedProposal, AssistantTurn
 from ..version import __version__
 from . import PersistError
@@ -58,7 +58,7 @@ class ExportReport:
         import importlib.util  # with /save FILE.ipynb only
 
         missing = [name for name in ("ipykernel", "nbclient") if importlib.util.find_spec(name) is None]
-        run = f" Run it with: jupyter execute {self.path}"
+        run = f" Run it with: {this_script('jupyter')} execute {self.path}"
         if missing:
             run += f" (needs {' and '.join(missing)}: {sys.executable} -m pip install {' '.join(missing)})"
         return run

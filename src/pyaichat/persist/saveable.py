@@ -116,7 +116,7 @@ def candidates(
         if name not in users and not isinstance(value, types.ModuleType):
             continue  # pyaichat's own objects
         if not include_secrets and masker.is_secret_name(name):
-            left[name] = "secret name; include secrets to save it"
+            left[name] = "secret name; /snapshot --include-secrets saves it"
             continue
         inner = None if include_secrets else secret_inside(value, masker.is_secret_name)
         if inner is not None:

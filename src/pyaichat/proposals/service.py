@@ -115,6 +115,7 @@ class Proposals:
         self._cell: _Cell | None = None
         self._notices: list[str] = []  # said on the front end's thread at the next serve()
         self._last_source = ASSISTANT  # of the last approved code (what /undo takes back)
+        self._edited: tuple[Proposal, int] | None = None  # the latest proposal ran as the person edited it
 
     # -- on the front end's thread -----------------------------------------------------------------------
     def decide(self, proposal: Proposal, *, announced: bool = False) -> Outcome:
@@ -329,6 +330,7 @@ class Proposals:
         model = self._model() if not proposal.outside else None
         self.journal.approve(code, model, number, proposal.explanation, proposed_by=proposal.source)
         self._last_source = proposal.source
+        self._edited = None
 
     def _say_notices(self) -> None:
         with self._lock:
@@ -430,13 +432,25 @@ class Proposals:
         self._settle(cell.placed, outcome)
 
     def _settle(self, placed: _Placed, outcome: Outcome) -> None:
+        if outcome.status == "edited" and outcome.input_number is not None:
+            self._edited = (placed.proposal, outcome.input_number)
         if placed.pending is not None:
             placed.pending._finish(outcome)
 
     # -- undo ----------------------------------------------------------------------------------------------
     def undo(self) -> tuple[bool, str]:
         """Take back the last approved code (``Runtime.undo``); the journal marks it undone and the assistant
-        is told with its next question. Raises ``PyAIChatError`` when the runtime cannot undo at all."""
+        is told with its next question. Raises ``PyAIChatError`` when the runtime cannot undo at all.
+
+        Code the person edited before running it is their own input (the journal and ``/save`` say so too):
+        after it, ``/undo`` says so and takes nothing back — not an older proposal either."""
+        if self._edited is not None:
+            proposal, number = self._edited
+            whose = "the assistant's" if proposal.source == ASSISTANT else f"{proposal.source}'s"
+            return False, (
+                f"Nothing was undone: you edited {whose} last proposal before running it, so input "
+                f"[{number}] is your own code, which /undo does not take back."
+            )
         ok, text = self.runtime.undo()
         if ok:  # the model must not go on believing the proposal's effects still stand
             if self._last_source == ASSISTANT:

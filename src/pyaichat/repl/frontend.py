@@ -33,6 +33,7 @@ from .history import make_history
 from .keys import build_key_bindings
 from .questions import ask_line, key_app
 from .suggest import GhostLineProcessor, GhostText, ghost_bindings, toolbar_part
+from .typeahead import TypeAhead
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -210,7 +211,8 @@ def _start_up_done(app: Application[Any]) -> None:
 
 
 def ask_decision(*, input: Input | None = None, output: Output | None = None, color: bool = True) -> Decision:
-    """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-C/Ctrl-D no. Other keys are ignored."""
+    """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-D no; Ctrl-C is no and raises
+    ``KeyboardInterrupt`` (the turn that asked stops there). Other keys are ignored."""
     return _run_decision(decision_app(input=input, output=output, color=color))
 
 
@@ -223,10 +225,12 @@ def decision_app(
     *, input: Input | None = None, output: Output | None = None, color: bool = True
 ) -> Application[str]:
     """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
-    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-c", "no"), ("c-d", "no"))
+    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-d", "no"))
     style = STYLE if color else PLAIN_STYLE
     question = ("Run it? ", "[r]un / [e]dit / [n]o: ")
-    return key_app(*question, keys, "no", input=input, output=output, style=style, color=color)
+    return key_app(
+        *question, keys, "no", input=input, output=output, style=style, color=color, interrupt=True
+    )
 
 
 def ask_arguments(
@@ -276,6 +280,9 @@ class ReplFrontEnd:
         # the proposal being decided, and its question; proposals no one waits for any more
         self._asking: tuple[str, Application[str]] | None = None
         self._withdrawn: set[str] = set()
+        # keys typed while output is drawn wait, unechoed, for the next prompt (not with a test's own input)
+        self._typeahead = TypeAhead() if input is None else None
+        self._typed_ahead = ""  # taken out of a question's way, for the next prompt
 
     @property
     def renderer(self) -> RichRenderer:
@@ -286,18 +293,32 @@ class ReplFrontEnd:
         return self._renderer
 
     def emit(self, event: Event) -> None:
+        if self._typeahead is not None:
+            self._typeahead.hold()
         self.renderer.render(event)
 
     def finish(self, *, interrupted: bool = False) -> None:
-        """End of one input: stop live output, keep a partial answer."""
-        if self._renderer is not None or interrupted:
-            self.renderer.close(interrupted=interrupted)
+        """End of one input: stop live output, keep a partial answer; the held keys go to the next prompt."""
+        try:
+            if self._renderer is not None or interrupted:
+                self.renderer.close(interrupted=interrupted)
+        finally:
+            self._give_back_terminal()
+
+    def _give_back_terminal(self, *, keep_keys: bool = True) -> None:
+        """The terminal as the person's code and other prompts expect it (echo, line editing). Before a
+        question (``keep_keys=False``) the keys typed ahead are taken out of its way, for the next prompt."""
+        if self._typeahead is not None:
+            if not keep_keys:
+                self._typed_ahead += self._typeahead.take()
+            self._typeahead.release()
 
     def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
         renderer = self.renderer
         if proposal.call_id not in renderer.shown_proposals:
             renderer.render(proposal)
         renderer.pause()
+        self._give_back_terminal(keep_keys=False)  # approved code may read input()
         app = decision_app(input=self._input, output=self._output, color=self.color)
         call_id = proposal.call_id
         self._asking = (call_id, app)
@@ -320,6 +341,7 @@ class ReplFrontEnd:
             loop.call_soon_threadsafe(_exit_quietly, app, "no")
 
     def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+        self._give_back_terminal(keep_keys=False)
         return ask_arguments(
             proposal.tool, dict(proposal.arguments or {}), input=self._input, output=self._output
         )
@@ -329,6 +351,7 @@ class ReplFrontEnd:
         from .form import ask_answer  # with the first question
 
         self.renderer.pause()
+        self._give_back_terminal(keep_keys=False)
         return ask_answer(question, input=self._input, output=self._output, color=self.color)
 
     def set_next_input(self, code: str) -> None:
@@ -336,8 +359,10 @@ class ReplFrontEnd:
         self._next_input = code
 
     def pop_next_input(self) -> str:
+        """What the next prompt starts with: code put there to edit, else keys typed ahead of a question."""
         code, self._next_input = self._next_input, None
-        return code or ""
+        typed, self._typed_ahead = self._typed_ahead, ""
+        return code if code is not None else typed
 
 
 def _exit_quietly(app: Application[Any], result: Any = None, exception: BaseException | None = None) -> None:

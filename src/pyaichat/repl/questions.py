@@ -33,11 +33,20 @@ def key_app(
     output: Output | None = None,
     style: Style | None = None,
     color: bool = True,
+    interrupt: bool = False,
 ) -> Application[str]:
     """A one-key question: each of ``keys`` (a key, the value it chooses) ends it, Esc chooses ``escape``,
-    other keys are ignored; the choice stays on screen after the question."""
+    other keys are ignored; the choice stays on screen after the question. With ``interrupt``, Ctrl-C also
+    chooses ``escape`` and then raises ``KeyboardInterrupt``: it stops whatever asked, as Ctrl-C does."""
     chosen: list[str] = []
     kb = KeyBindings()
+    if interrupt:
+
+        @kb.add("c-c")
+        def stop(event: KeyPressEvent) -> None:
+            chosen.append(escape)
+            event.app.exit(exception=KeyboardInterrupt())
+
     for key, value in keys:
 
         def choose(event: KeyPressEvent, value: str = value) -> None:

@@ -21,7 +21,7 @@ from ..records import ExecResult, LastError
 from ..session import input_is_complete
 from . import KernelUnavailable
 from .completion import Completion
-from .connection import ANSI, RESTARTED, KernelConnection
+from .connection import ANSI, KernelConnection
 from .execute import CellRun
 from .link import BY_NAME, LinkedRuntime
 
@@ -52,7 +52,7 @@ class KernelRuntime(LinkedRuntime):
         kernel.drain_iopub()
         if kernel.restarted:
             kernel.reset_after_restart()
-            kernel.err.write(RESTARTED + "\n")
+            kernel.err.write(kernel.restart_sentence() + "\n")
         started = time.perf_counter()
         msg_id = kernel.client.execute(source, allow_stdin=True)
         run = CellRun(kernel, msg_id)
@@ -61,7 +61,7 @@ class KernelRuntime(LinkedRuntime):
         if isinstance(count, int):
             if count <= kernel.execution_count or kernel.restarted:  # counts only grow in one kernel process
                 kernel.reset_after_restart()
-                kernel.err.write(RESTARTED + "\n")
+                kernel.err.write(kernel.restart_sentence() + "\n")
             kernel.execution_count = count
         result = ExecResult(ok=run.ok, number=count or kernel.execution_count + 1, output="".join(run.kept))
         result.duration_ms = (time.perf_counter() - started) * 1000
@@ -122,7 +122,10 @@ class KernelRuntime(LinkedRuntime):
 
     def exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not BY_NAME[request["op"]].gives_way:
-            return self.kernel.request(request, timeout)
+            reply = self.kernel.request(request, timeout)
+            if request["op"] == "save_variables" and "value" in reply:  # offered back after a restart
+                self.kernel.snapshot = (str(request["args"].get("path") or ""), time.time())
+            return reply
         # asked from a background thread (a suggestion's facts): never waits for the prompt's own request
         if not self.kernel.lock.acquire(blocking=False):
             raise KernelUnavailable("The kernel link is busy with the prompt's own request.")

@@ -30,6 +30,7 @@ class LocalRuntime:
         self.session = session
         self._reported_error: object = None  # the last error the previous picture told about
         self._undo: Checkpoint | None = None  # the last approved proposal's, for /undo
+        self._undo_after = 0  # the last input number before that proposal ran (its input comes next)
         # how proposed code becomes Python before a preview runs it (IPython sets its ``transform_cell``)
         self.transform: Callable[[str], str] | None = None
         # one sentence the picture adds under its heading when the session is not simply this process's
@@ -146,6 +147,7 @@ class LocalRuntime:
         from ..persist.undo import checkpoint  # with the first approved proposal
 
         self._undo = None  # the previous proposal's old objects are released now
+        self._undo_after = self.last_input_number
         self._undo = checkpoint(self.session.namespace, source)
 
     def end_proposal(self) -> None:
@@ -161,6 +163,10 @@ class LocalRuntime:
         if self._undo is None:
             return False, "Nothing to undo: no approved proposal has run since the session started."
         done = undo(self.session.namespace, self._undo)
+        if done.ok:  # the input it ran as is marked wherever inputs are listed (the picture, /history)
+            ran = next((e for e in self.session.history if e.number > self._undo_after), None)
+            if ran is not None:
+                ran.undone = True
         return done.ok, done.text
 
     @property

@@ -226,6 +226,7 @@ class _Completion:
             api_base=client.api_base,
             timeout=timeout,
             sent_tools=bool(self.request.tools),
+            key_given=bool(client.config.api_key_value),
         )
         if isinstance(error, LLMToolsRefused):
             client._tools_refused = True

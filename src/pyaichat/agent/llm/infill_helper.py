@@ -13,8 +13,9 @@ as pyaichat (the end of its input, or the parent's death on Linux, ends it), lea
 without a request, restarts itself after an answer once it holds more than ``--rss-mb`` megabytes, and
 cannot grow past ``ADDRESS_SPACE_MB`` of address space.
 
-The protocol is ``ipc``'s bounded JSON lines. In: ``{"op": "ask", "id", "request", "timeout"}`` and
-``{"op": "cancel", "id"}`` (cancelling the task aborts the HTTP request). Out: ``{"ready": pid}``, then
+The protocol is ``ipc``'s bounded JSON lines. In: ``{"op": "ask", "id", "request", "timeout"}``, ``{"op":
+"cancel", "id"}`` (cancelling the task aborts the HTTP request) and ``{"op": "check", "id", "model"}``
+(answered ``{"id", "problem"}``: why litellm cannot place the model, or null). Out: ``{"ready": pid}``, then
 ``{"id", "answer"}``, ``{"id", "error"}`` (the ``LLMError`` ``errors.map_error`` made, by class and
 sentence); nothing for a cancelled request (the REPL has forgotten it: a reply would only wake it while the
 user types); ``{"fatal": sentence}`` when it cannot start; ``{"leaving": reason}`` when it goes on its own.
@@ -114,6 +115,10 @@ class Helper:
             return  # not a request: nothing to answer
         if op == "ask":
             self.tasks[rid] = asyncio.get_running_loop().create_task(self.answer(rid, message))
+        elif op == "check":  # can litellm place this model string? (``/suggest MODEL``, before it is used)
+            from .errors import model_problem
+
+            self._send({"id": rid, "problem": model_problem(self.lib, str(message.get("model")))})
         elif op == "cancel" and rid in self.tasks:
             self.tasks[rid].cancel()
 

@@ -11,11 +11,9 @@ thread either: the pause is timed on the prompt's loop, and a stale request is a
 there once the key is on the screen; the engine's thread runs only once the user has paused (measured:
 ``benchmarks/suggest.py --probe``).
 
-The model call itself is made by a helper process (``helper.ModelHelper``; litellm never loads in the REPL for
-a suggestion: suggestions are made while the person types, so by the rule in ``ipc`` they run apart), and the
-engine's own thread is a ``background.BackgroundLoop``: this process only reads the facts, builds and masks
-the request, and cuts the answer to the cursor — a fraction of a millisecond to a few, once per pause,
-measured in ``benchmarks/suggest.py``.
+The model call is made by a helper process (``helper.ModelHelper``: made while the person types, it runs apart
+by the rule in ``ipc``), the engine's thread is a ``background.BackgroundLoop``; this process only reads the
+facts, masks the request and cuts the answer to the cursor (``benchmarks/suggest.py``).
 
 A provider error or timeout shows nothing: it is kept as one quiet line for ``/trace`` and ``/suggest``, and
 the engine waits a while before asking again (an error that will not go away by itself — a refused key, an
@@ -233,6 +231,18 @@ class Suggester:
         if self._background is not None and self._background.loop is not None:
             self._background.call_soon(task.cancel)
 
+    def check(self, model: str) -> str | None:
+        """Why litellm cannot place ``model`` (``/model``'s sentence), or ``None``: asked of the helper, which
+        this starts (the first suggestion need not wait). From the front end's thread; Ctrl-C ends it."""
+        if self._ask is not None:  # a model call put in by a test: no litellm to ask
+            return None
+        from ...errors import LLMError
+
+        try:
+            return self.background.run(self._model_helper().check(model))
+        except LLMError as exc:
+            return str(exc)
+
     # -- the engine's thread --------------------------------------------------------------------------------
     def _arm(self) -> None:
         import asyncio  # on the engine's loop: loaded
@@ -356,6 +366,7 @@ class Suggester:
             self.chat_only.add(model)
             self.stats.last_failure = f"{stamp} {sentence} (fill-in-the-middle refused: chat from now on)"
             return
+        self.stats.failing += 1
         self.stats.last_failure = f"{stamp} {sentence}"
         if isinstance(exc, (LLMAuthError, LLMUnknownModel, LLMSetupError)):
             self._stopped = (model, sentence)

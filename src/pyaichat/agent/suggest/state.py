@@ -63,6 +63,7 @@ class SuggestStats:
         "cost_usd",
         "delivered",
         "failed",
+        "failing",
         "last_failure",
         "last_ms",
         "prompt_tokens",
@@ -74,10 +75,12 @@ class SuggestStats:
         self.prompt_tokens = self.completion_tokens = 0
         self.cost_usd: float | None = None
         self.last_failure: str | None = None
+        self.failing = 0  # requests failed in a row since the last answer (the toolbar says so)
         self.last_ms: float | None = None  # the last answer's round trip
 
     def count(self, answer: CodeAnswer) -> None:
         self.answered += 1
+        self.failing = 0
         self.prompt_tokens += answer.prompt_tokens
         self.completion_tokens += answer.completion_tokens
         if answer.cost_usd is not None:
