@@ -1,5 +1,5 @@
-"""``python -m pyaichat`` in a real pseudo-terminal (pexpect): the prompt patterns and the spawn the pty tests
-share."""
+"""``python -m pyaichat`` in a real pseudo-terminal (pexpect): the prompt patterns, the spawns and the keys
+the pty tests share."""
 
 from __future__ import annotations
 
@@ -58,6 +58,34 @@ def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str) -> pe
     if wait:
         child.expect(NEW_PY)
     return child
+
+
+def spawn_suggesting(tmp_path: Path, base_url: str, bound: float) -> pexpect.spawn:
+    """pyaichat with ghost-text suggestions from the scripted server at ``base_url``; ``bound``: the first
+    suggestion pays litellm's import in the child (or in its helper)."""
+    child = spawn(
+        tmp_path,
+        PYAICHAT_SUGGEST_MODEL="openai/fim",
+        PYAICHAT_SUGGEST_API_BASE=base_url,
+        OPENAI_API_KEY="sk-test",
+    )
+    child.timeout = bound
+    return child
+
+
+def type_line(child: pexpect.spawn, text: str) -> None:
+    """Type ``text`` and Enter."""
+    child.send(text)
+    child.send("\r")
+
+
+def leave(child: pexpect.spawn, *, from_assistant: bool = False) -> None:
+    """Leave as a person does: TAB back to Python mode first if asked, then Ctrl-D on an empty line."""
+    if from_assistant:
+        child.send("\t")
+        child.expect_exact(PY_PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
 
 
 class Screen:

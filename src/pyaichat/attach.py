@@ -12,9 +12,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .assemble import assemble
 from .config import Config
-from .controller import Controller
-from .deferred_assistant import DeferredAssistant
 from .errors import PyAIChatError
 from .piped import PlainFrontEnd, run_piped
 from .repl.app import run_repl
@@ -45,11 +44,10 @@ def run_attached(
     try:
         if runtime.kernel.helper_problem:
             print(f"pyaichat: {runtime.kernel.helper_problem}", file=sys.stderr)
-        assistant = DeferredAssistant(config, runtime)
         if sys.stdin.isatty() and sys.stdout.isatty():
             print(f"pyaichat: {runtime.describe()}.")
-            return run_repl(config, runtime, assistant=assistant, first=first)
-        return run_piped(Controller(config, runtime, PlainFrontEnd(), assistant=assistant), first=first)
+            return run_repl(runtime, first=first)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
     except SystemExit as exc:  # exit() in the kernel, or in pyaichat itself
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:

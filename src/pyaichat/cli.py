@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .config import load_config
-from .controller import Controller
-from .deferred_assistant import DeferredAssistant
 from .errors import ConfigError
 from .runtime import LocalRuntime
 from .session import Session
@@ -91,7 +89,7 @@ def _main(argv: Sequence[str] | None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["mcp"]:  # `pyaichat mcp`: the stdio MCP server an agent starts (not a REPL)
-        from .mcpserve.bridge_cli import main as mcp_main
+        from .mcpserve.bridge_cli import main as mcp_main  # the stdio bridge only: no REPL is loaded
 
         gc.enable()
         return mcp_main(argv[1:])
@@ -104,7 +102,7 @@ def _main(argv: Sequence[str] | None) -> int:
             config_file=flags.get("config"),
         )
         if flags.get("mcp_config"):  # named on the command line: a mistake in it is told now, not later
-            from .mcptools.config import read_json_file
+            from .server_entries import read_json_file  # only with --mcp-config
 
             read_json_file(flags["mcp_config"])
     except ConfigError as exc:
@@ -130,16 +128,16 @@ def _main(argv: Sequence[str] | None) -> int:
         gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
         return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"), first=first)
     runtime = LocalRuntime(Session(config=config))
-    assistant = DeferredAssistant(config, runtime)  # the agent loads with the first question
     try:
         if sys.stdin.isatty() and sys.stdout.isatty():
             from .repl.app import run_repl  # the terminal front end: not when piped
 
-            return run_repl(config, runtime, assistant=assistant, first=first)
+            return run_repl(runtime, first=first)
+        from .assemble import assemble  # the session's parts: only once it is known which front end
         from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(Controller(config, runtime, PlainFrontEnd(), assistant=assistant), first=first)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:

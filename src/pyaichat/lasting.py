@@ -25,8 +25,8 @@ from .errors import PyAIChatError
 if TYPE_CHECKING:
     import threading
 
+    from .agent.assistant import Assistant
     from .config import Config
-    from .controller import AssistantPort
     from .journal import Journal
     from .runtime import Runtime
 
@@ -39,7 +39,7 @@ class LastingState:
     def __init__(
         self,
         runtime: Runtime,
-        assistant: AssistantPort,
+        assistant: Assistant,
         *,
         config: Callable[[], Config],
         keep: Callable[[], bool],

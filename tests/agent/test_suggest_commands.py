@@ -53,8 +53,8 @@ def test_suggest_turns_them_on_says_where_the_keys_go_and_off(ctrl, recorder):
 
 
 def test_a_failed_suggestion_is_one_quiet_line_in_trace_and_tokens_count_in_cost(ctrl, recorder):
-    ctrl.config = ctrl.config.replace(suggest_model="openai/x")
-    ctrl.config = ctrl.config.replace(suggest_api_base="http://127.0.0.1:9/v1")
+    ctrl.settings.replace(ctrl.config.replace(suggest_model="openai/x"))
+    ctrl.settings.replace(ctrl.config.replace(suggest_api_base="http://127.0.0.1:9/v1"))
     clock = Clock()
     model = Model("answer", LLMServerError("The provider at x failed (HTTP 500); try again in a moment."))
     ctrl._suggester = Suggester(lambda: ctrl.config, ctrl.runtime, ask=model, pause=0.01, clock=clock)

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.proposals import ASSISTANT, Outcome, Pending, Proposal
 from pyaichat.runtime import LocalRuntime
@@ -66,7 +66,7 @@ class FakeFrontEnd:
 def make(front: Any, **settings: Any) -> Controller:
     config = Config(audit=False, sandbox_isolation="inprocess", **settings)  # no preview: fast and certain
     runtime = LocalRuntime(Session(config=config, echo=lambda value: None))
-    return Controller(config, runtime, front, assistant=DeferredAssistant(config, runtime))
+    return assemble(runtime, front)
 
 
 def ns(ctrl: Controller) -> dict[str, Any]:

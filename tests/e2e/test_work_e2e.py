@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder
-from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.assemble import assemble
 from pyaichat.capabilities.sandbox.confine import probe
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
@@ -36,8 +36,9 @@ def make_ctrl(srv: ScriptedServer, decision: str = "run", **settings: Any) -> Co
         model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4, **settings
     )
     session = Session(config=config, echo=lambda value: None)
-    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    c = Controller(config, LocalRuntime(session), Recorder(decision), assistant=assistant)
+    c = assemble(
+        LocalRuntime(session), Recorder(decision), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01)
+    )
     c.set_mode(Mode.ASSISTANT)
     return c
 

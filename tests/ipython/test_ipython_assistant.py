@@ -72,7 +72,7 @@ def test_a_proposal_goes_into_the_next_input_and_is_not_run(aip, scripted, capsy
 
 def test_options_apply_to_one_question_only(aip, scripted, monkeypatch):
     ext = extension.get(aip)
-    ext.controller.config = ext.controller.config.replace(model=None)
+    ext.controller.settings.replace(ext.controller.config.replace(model=None))
     scripted.text("first")
     run(aip, "%ai --model openai/other --max-steps 2 hello")
     assert scripted.bodies[0]["model"] == "other"

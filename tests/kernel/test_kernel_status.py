@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from fakes.recorder import Recorder
-from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
+from pyaichat.assemble import assemble
 
 
 def test_status_names_the_kernel_and_the_helpers_round_trip(runtime) -> None:
     front = Recorder()
-    ctrl = Controller(runtime.config, runtime, front, assistant=DeferredAssistant(runtime.config, runtime))
+    ctrl = assemble(runtime, front)
     ctrl.handle("/status")
     before = front.of("notice")[-1].text.splitlines()
     assert before[0].startswith("attached to kernel-test.json (python 3")

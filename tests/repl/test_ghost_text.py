@@ -21,8 +21,8 @@ from rich.console import Console
 
 from pyaichat.agent.suggest import Suggester
 from pyaichat.config import Config
-from pyaichat.deferred_assistant import DeferredAssistant
-from pyaichat.repl.frontend import Repl, toolbar
+from pyaichat.repl.frontend import Repl, make_repl
+from pyaichat.repl.prompt_session import toolbar
 from pyaichat.repl.suggest import first_word
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
@@ -67,15 +67,13 @@ def make() -> Iterator:
             session.run("import types\nsales = types.SimpleNamespace(net_revenue_eur=1.5, region_code='N')")
             chosen = {"suggest_model": "openai/x", "suggest_api_base": "http://127.0.0.1:9/v1", **settings}
             config = Config(**chosen)
-            session.config = config
+            session.settings.replace(config)
             console = Console(file=io.StringIO(), width=100, no_color=True)
             history = InMemoryHistory()
             history.append_string("print('hello from history')")
             runtime = LocalRuntime(session)
-            repl = Repl(
-                config,
+            repl = make_repl(
                 runtime,
-                assistant=DeferredAssistant(config, runtime),
                 input=pipe,
                 output=DummyOutput(),
                 console=console,
@@ -126,7 +124,9 @@ def test_the_toolbar_names_the_model_that_gets_the_keys(make) -> None:
     ghost = make(None)
     bar = "".join(text for _, text in toolbar(ghost.repl.ctrl))
     assert "suggest: openai/x (this machine)" in bar
-    ghost.repl.ctrl.config = ghost.repl.ctrl.config.replace(suggest_api_base="https://api.example.com/v1")
+    ghost.repl.ctrl.settings.replace(
+        ghost.repl.ctrl.config.replace(suggest_api_base="https://api.example.com/v1")
+    )
     bar = toolbar(ghost.repl.ctrl)
     assert ("class:bottom-toolbar.remote", "suggest: openai/x → api.example.com") in list(bar)
     ghost.repl.ctrl.toggle_mode()

@@ -16,9 +16,8 @@ from server_process import JupyterServer
 
 from conftest import api_for, attach_to
 from fakes.recorder import Recorder
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
-from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.runtime import KernelUnavailable
 from pyaichat.runtime.kernel_socket import V1
 from pyaichat.runtime.server import start
@@ -175,7 +174,7 @@ def test_status_shows_the_link_and_its_round_trip(jupyter: JupyterServer) -> Non
     kernel_id = jupyter.start_kernel()
     runtime = attach_to(jupyter, kernel_id)
     front = Recorder()
-    ctrl = Controller(runtime.config, runtime, front, assistant=DeferredAssistant(runtime.config, runtime))
+    ctrl = assemble(runtime, front)
     try:
         runtime.call("get_type", {"expr": "len"})
         ctrl.handle("/status")

@@ -23,11 +23,11 @@ from ..errors import CapabilityError
 from . import sqlcheck
 from .adapters import database_for
 from .adapters.sqldb import Result, result_lines
-from .brepr import type_name
 from .expr_lookup import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .redact import masker_for
 from .registry import CapabilityContext, capability
+from .text import type_name
 
 KNOWN = "sqlite3, DuckDB, a SQLAlchemy Engine or Connection, or a psycopg connection"
 _VIEW_DEPTH = 8
@@ -35,20 +35,15 @@ _VIEW_DEPTH = 8
 
 class QuerySqlArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    connection: str = Field(
-        description="the variable holding the connection or engine, e.g. 'conn' or 'engine'"
-    )
-    sql: str = Field(description="one read-only SELECT, WITH … SELECT or EXPLAIN statement")
-    limit: int = Field(20, ge=1, le=200, description="the most rows to return (default 20)")
+    connection: str = Field(description="the variable holding the connection or engine")
+    sql: str = Field(description="one SELECT, WITH … SELECT or EXPLAIN statement")
+    limit: int = Field(20, ge=1, le=200, description="the most rows to return")
 
 
 @capability("query_sql", QuerySqlArgs)
 def query_sql(ctx: CapabilityContext, args: QuerySqlArgs) -> str:
-    """Run one read-only SQL query (SELECT, WITH … SELECT or EXPLAIN) on a database connection in the session.
-    Works with sqlite3, DuckDB, SQLAlchemy engines/connections and psycopg; the database itself holds the
-    query read-only on a separate connection, with a row limit and the tool deadline. Writes, DDL, several
-    statements and functions that read files are refused. get_repr on the connection lists its tables and
-    columns first."""
+    """Run one read-only SQL query on a database connection in the session. Use get_repr on the connection
+    first to see its tables."""
     lvl = level(ctx.privacy)
     if lvl < SCHEMA:
         raise CapabilityError("At privacy level 'names' no query can run.")

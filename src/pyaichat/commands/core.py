@@ -5,26 +5,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..modes import Mode
-from .registry import all_commands, command
+from .registry import command, declared
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 
 @command("py", "/py", "Switch to Python mode.")
-def _py(ctrl: Controller, arg: str) -> None:
+def _py(ctrl: CommandHost, arg: str) -> None:
     ctrl.set_mode(Mode.PYTHON)
     ctrl.notice("Python mode.")
 
 
 @command("ai", "/ai", "Switch to Assistant mode (questions in plain words).")
-def _ai(ctrl: Controller, arg: str) -> None:
+def _ai(ctrl: CommandHost, arg: str) -> None:
     ctrl.set_mode(Mode.ASSISTANT)
     ctrl.notice("Assistant mode: ask in plain words. /py or TAB on an empty line goes back.")
 
 
 @command("ask", "/ask <question>", "Ask the assistant one question without leaving the current mode.")
-def _ask(ctrl: Controller, arg: str) -> None:
+def _ask(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         ctrl.notice("Usage: /ask <question>", level="warning")
         return
@@ -44,17 +44,17 @@ KEYS = [
 
 
 @command("help", "/help", "Show keys and commands.")
-def _help(ctrl: Controller, arg: str) -> None:
+def _help(ctrl: CommandHost, arg: str) -> None:
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /help
 
-    sections = [PageSection(title="Commands:", rows=[(c.usage, c.help) for c in all_commands()])]
+    sections = [PageSection(title="Commands:", rows=[(c.usage, c.help) for c in declared()])]
     if ctrl.frontend.interactive:
         sections.append(PageSection(title="Keys:", rows=KEYS))
     ctrl.emit(PageEvent(sections=sections))
 
 
 @command("model", "/model [name]", "Show the model, or switch to another for the next question.")
-def _model(ctrl: Controller, arg: str) -> None:
+def _model(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         current = ctrl.config.model
         if current:
@@ -70,7 +70,7 @@ def _model(ctrl: Controller, arg: str) -> None:
         now = ctrl.config.model
         ctrl.notice(f"{problem} The model stays {now or 'unset'}.", level="warning")
         return
-    ctrl.config = ctrl.config.replace(model=arg)
+    ctrl.settings.replace(model=arg)
     ctrl.notice(f"Model set to {arg} for the next question.", level="success")
 
 
@@ -92,7 +92,7 @@ def _model_problem(model: str) -> str | None:
     "/history [n]",
     "Show the last n inputs (default 20) with short output summaries; approved proposals are marked.",
 )
-def _history(ctrl: Controller, arg: str) -> None:
+def _history(ctrl: CommandHost, arg: str) -> None:
     try:
         count = int(arg) if arg else 20
     except ValueError:

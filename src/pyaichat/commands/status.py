@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 
 @command("status", "/status", "Where the session runs; for a kernel, its state and the link's round trip.")
-def _status(ctrl: Controller, arg: str) -> None:
-    kernel = getattr(ctrl.runtime, "kernel", None)  # a kernel runtime's connection says how it is reached
-    status_lines = getattr(kernel, "status_lines", None)
-    lines = status_lines() if status_lines is not None else [ctrl.runtime.describe() or "In this process."]
+def _status(ctrl: CommandHost, arg: str) -> None:
+    lines = ctrl.runtime.status_lines()
     lines.append(f"Model: {ctrl.config.model or 'none set (Python mode only)'}.")
     ctrl.notice("\n".join(lines))

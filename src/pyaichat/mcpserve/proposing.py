@@ -116,7 +116,7 @@ class Proposer:
         self, client: ClientRecord, args: dict[str, Any], started: float, error: str | None, text: str = ""
     ) -> CapabilityResult:
         """Out through the capabilities' one door: masked, bounded, audited like every call."""
-        from ..capabilities.registry import finish  # loaded by the proposal's preview already
+        from ..capabilities.invoke import finish  # loaded by the proposal's preview already
 
         origin = f"mcp {client.name} via {client.transport}"
         ok = error is None

@@ -33,8 +33,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .faults import exited, leaf, offending, start_failure
+from .launch import Launch
 from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
-from .spec import Launch
 from .stderr import Tail
 
 MAX_TOOLS = 500  # tools listed per server (a server listing more is cut, and says so in /tools)

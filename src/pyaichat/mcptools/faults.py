@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .spec import Launch
+from .launch import Launch
 
 
 def exited(name: str, when: str, last: str) -> str:

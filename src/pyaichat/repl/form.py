@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.validation import ValidationError, Validator
 
+from ..mcptools.approval import Answer
+from ..mcptools.form import SKIP, FieldError
 from .questions import ask_line, key_app
 
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
 
-    from ..mcptools.approval import Answer, Question
+    from ..mcptools.approval import Question
     from ..mcptools.form import Field
 
 _CANCEL = (("c", "cancel"), ("c-c", "cancel"), ("c-d", "cancel"))
@@ -37,8 +39,6 @@ class _Checks(Validator):
         self.field = field
 
     def validate(self, document: Document) -> None:
-        from ..mcptools.form import FieldError
-
         try:
             self.field.parse(document.text)
         except FieldError as exc:
@@ -49,7 +49,6 @@ def ask_answer(
     question: Question, *, input: Input | None = None, output: Output | None = None, color: bool = True
 ) -> Answer:
     """The person's answer to ``question``."""
-    from ..mcptools.approval import Answer
 
     def one_key(text: str, choices: str, keys: tuple[tuple[str, str], ...]) -> str:
         return key_app(text, choices, keys, "cancel", input=input, output=output, color=color).run()
@@ -88,7 +87,6 @@ def _fill(
 ) -> dict[str, Any] | None:
     """Every field asked in turn (``typed``: what was typed, kept for the next round); ``None`` on Ctrl-C.
     Each prompt names the server that asks; a field that looks like a credential is typed unseen."""
-    from ..mcptools.form import SKIP
 
     content: dict[str, Any] = {}
     for field in fields:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config
+from ..config import Config, Settings
 from ..errors import PyAIChatError
 from ..records import ExecResult, LastError
 from ..session import input_is_complete
@@ -33,11 +33,15 @@ class KernelRuntime(LinkedRuntime):
     """A ``Runtime`` whose namespace lives in a Jupyter kernel: the members of ``link.AT_THE_HOST`` are
     written here, every other one is an operation sent to the kernel (``link.OPERATIONS``)."""
 
-    def __init__(self, kernel: KernelConnection, config: Config | None = None) -> None:
+    def __init__(self, kernel: KernelConnection, settings: Settings | Config | None = None) -> None:
         self.kernel = kernel
-        self.config = config if config is not None else Config()
+        self.settings = Settings.of(settings)
         self._last_error: LastError | None = None
         self._completed_once = False  # the first completion of a kernel imports jedi
+
+    @property
+    def config(self) -> Config:
+        return self.settings.current()
 
     # -- Python mode -----------------------------------------------------------------------------------------
     def run(self, source: str) -> ExecResult:
@@ -116,6 +120,9 @@ class KernelRuntime(LinkedRuntime):
 
     def describe(self) -> str:
         return self.kernel.describe()
+
+    def status_lines(self) -> list[str]:
+        return self.kernel.status_lines()
 
     def close(self) -> None:
         self.kernel.close()

@@ -10,19 +10,25 @@ import struct
 import threading
 from collections import deque
 from queue import Empty
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jupyter_client.jsonutil import extract_dates
 
-if TYPE_CHECKING:
-    from .kernel_socket import SocketKernelClient
+
+class Carrier(Protocol):
+    """What a channel sends through (the websocket client of ``kernel_socket``), named here so that this
+    module does not import the one that imports it."""
+
+    def send(self, channel: str, msg: dict[str, Any]) -> None: ...
+
+    def is_alive(self) -> bool: ...
 
 
 class Channel:
     """One Jupyter channel on the websocket: the messages the reader queued for it, and a pipe that is
     readable while any wait (its ``socket`` for ``zmq.Poller``; at most one byte is ever in it)."""
 
-    def __init__(self, name: str, client: SocketKernelClient, kept: int | None = None) -> None:
+    def __init__(self, name: str, client: Carrier, kept: int | None = None) -> None:
         self.name = name
         self._client = client
         self._queue: deque[dict[str, Any]] = deque(maxlen=kept)

@@ -10,9 +10,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..brepr import count, cut, type_name
 from ..privacy import FULL, SAMPLE, SCHEMA
 from ..redact import REDACTED, is_secret_name
+from ..text import count, cut, type_name
 from .protocol import LAZY
 
 __all__ = [

@@ -69,14 +69,23 @@ A minimal adapter::
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..privacy import FULL, NAMES, SAMPLE, SCHEMA
 
-if TYPE_CHECKING:
-    from .sqldb import Catalog, Result
-
-__all__ = ["FULL", "LAZY", "NAMES", "SAMPLE", "SCHEMA", "Adapter", "DatabaseAdapter"]
+__all__ = [
+    "FULL",
+    "LAZY",
+    "NAMES",
+    "SAMPLE",
+    "SCHEMA",
+    "Adapter",
+    "Catalog",
+    "DatabaseAdapter",
+    "Result",
+    "Table",
+]
 
 LAZY = "lazy: not computed"  # what an adapter says where no value is in memory
 
@@ -150,3 +159,28 @@ class DatabaseAdapter(Adapter, abc.ABC):
         """Run ``sql`` (one statement, already checked read-only) and return at most ``limit`` rows, saying
         how the database held it read-only (``Result.held_by``). Raise ``CapabilityError`` with a sentence
         for the user when the database refuses it or the deadline stops it."""
+
+
+# -- what a database adapter answers ---------------------------------------------------------------------
+@dataclass
+class Table:
+    name: str
+    kind: str = "table"  # or "view"
+    columns: list[tuple[str, str]] = field(default_factory=list)
+    rows: str = ""  # an estimate the database keeps ("~1,200 rows"), never a count
+
+
+@dataclass
+class Catalog:
+    tables: list[Table]
+    total: int  # tables and views in all, also those not listed
+    where: str = ""  # "schema public" …
+
+
+@dataclass
+class Result:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    more: bool  # the row limit cut the result
+    held_by: str  # how the database held it read-only, said in the answer
+    masked: set[int] = field(default_factory=set)  # columns derived from a secret-named one (by lineage)

@@ -41,7 +41,8 @@ from ..redact import masker_for
 from .confine import probe as probe_walls
 from .isolation import fork_available
 from .policy import IN_PROCESS, InProcess, SandboxPolicy, forked
-from .runner import Request, Secrets, value_of
+from .policy_base import Request, Secrets
+from .runner import value_of
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
