@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..capabilities.toolbox import model_parameters
+
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
@@ -58,13 +60,11 @@ PROPOSE_TOOL: dict[str, Any] = {
 
 
 def input_schema(params: dict[str, Any]) -> dict[str, Any]:
-    """A capability's argument schema as MCP wants it (an object schema without pydantic's titles)."""
-    schema = {key: value for key, value in params.items() if key not in ("title", "description")}
+    """A capability's argument schema as MCP wants it: the same lean schema our own model gets
+    (``toolbox.model_parameters``: no titles, no ``additionalProperties``, an optional ``X | None`` as plain
+    ``X``), as an object schema."""
+    schema = model_parameters(params)
     schema["type"] = "object"
-    schema.setdefault("properties", {})
-    for prop in schema["properties"].values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
     return schema
 
 
