@@ -210,3 +210,23 @@ def test_a_proposal_with_a_magic_previews_as_ipython_would_run_it(aip, scripted,
     run(aip, "%ai time it")
     out = capsys.readouterr().out
     assert "new total: int" in out and "SyntaxError" not in out, out
+
+
+def test_the_preview_says_what_it_cannot_see(aip, scripted, capsys):
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    run(aip, "import json\nrows = [1]")
+    extension.get(aip).controller.set_mode(Mode.ASSISTANT)
+    code = "import os\nos.environ['IPY_MODE'] = 'fast'\njson.dumps = lambda *a, **k: '{}'\nrows = rows + [2]"
+    scripted.tool("propose_code", {"code": code, "explanation": "Add."}).text("Done.")
+    run(aip, "%ai add a row")
+    out = flat(capsys.readouterr().out)  # the terminal wraps long lines
+    assert "Incomplete preview (ran on a walled copy" in out, out
+    assert (
+        "This code replaces json.dumps, part of Python itself; its effects cannot be previewed — read it "
+        "before you run it. rebinds rows: list of 1 item → list of 2 items" in out
+    ), out
+    assert "sets the environment variable IPY_MODE: what that changes is not previewed" in out
+    assert aip.user_ns["rows"] == [1] and json.dumps([1]) == "[1]"

@@ -186,6 +186,11 @@ class Runtime(Interpreter, Tools, Protocol):
         round trip measured now)."""
         ...
 
+    def audit_key(self) -> object:
+        """Whom the audit log's records of work done here name (``capabilities.audit.session_id``): one
+        object for all of this session's records, so an MCP tool's call and a capability's share an id."""
+        ...
+
     def close(self) -> None:
         """Let go of what the runtime holds (a kernel it started is shut down)."""
         ...

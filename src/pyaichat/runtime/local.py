@@ -134,6 +134,9 @@ class LocalRuntime:
     def status_lines(self) -> list[str]:
         return ["In this process."]
 
+    def audit_key(self) -> object:
+        return self.session  # what the capabilities' own records name
+
     def close(self) -> None:
         pass
 
