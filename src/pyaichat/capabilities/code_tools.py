@@ -35,6 +35,6 @@ def run_python(ctx: CapabilityContext, args: CodeArgs) -> str:
 def eval_expr(ctx: CapabilityContext, args: ExprArgs) -> str:
     """Evaluate one read-only Python expression in the session and return a bounded summary of its value,
     e.g. df.shape, len(x), sorted(d)[:5], df['a'].mean(). Prefer it to run_python for a single fact."""
-    from .fast_eval import evaluate  # deferred: as run_python's sandbox
+    from .expression import evaluate  # deferred: as run_python's sandbox
 
     return evaluate(ctx, args.expr)

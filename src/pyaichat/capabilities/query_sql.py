@@ -21,7 +21,7 @@ from . import sqlcheck
 from .adapters import database_for
 from .adapters.sqldb import result_lines
 from .brepr import type_name
-from .expr_lookup import resolve
+from .expression import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .registry import CapabilityContext, capability
 
