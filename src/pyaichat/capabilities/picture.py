@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .adapters.matplotlib import open_figures_line
 from .introspect import user_names
 from .redact import masker_for
+from .secret_values import refresh as refresh_secret_values
 from .summary import one_line
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def session_picture(
 ) -> str:
     """Variables (those used in the latest inputs first), the last few inputs and the last error; an error
     that is not ``seen_error`` (the one the previous picture showed) is marked as new."""
+    refresh_secret_values(session, config)  # the values the masker masks wherever they show
     names = user_names(session.namespace)
     lines = ["## Session (live; rebuilt for this question)", f"Variables ({len(names):,}):"]
     if not names:
@@ -65,7 +67,9 @@ def session_picture(
             outcome = ("✗ " if not entry.ok else "") + summary if summary else ""
             lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
     lines.extend(_error_lines(session, mask, seen_error))
-    return "\n".join(lines)
+    # The whole picture once more, by value: a secret that a variable's summary or an error quotes is masked
+    # here, in the session's own process (a kernel's picture reaches the terminal already masked).
+    return mask("\n".join(lines))
 
 
 def _one_line(value: Any, privacy: str) -> str:

@@ -19,6 +19,7 @@ from ..registry import Registry
 from ..workers import Abandoned, within
 from . import audit
 from .redact import Masker, masker_for
+from .secret_values import refresh as refresh_secret_values
 from .toolbox import Tool, first_sentence
 
 if TYPE_CHECKING:
@@ -170,6 +171,7 @@ def call(
 
     try:
         ctx = CapabilityContext(session=session, config=config or session.config, images=images)
+        refresh_secret_values(session, ctx.config)  # what the masker masks by value, for this session now
         masker = masker_for(ctx.config)
         cap = get(name)
         if cap is None or not cap.executable:
