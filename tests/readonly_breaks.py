@@ -1,7 +1,8 @@
 """The breaks of the read-only promise found by the adversarial review (issue 40, its first two bullets), as
-one list that every front end's test sends: the local door (``tests/security/test_readonly_breaks.py``), the
-built-in assistant, ``pyaichat mcp`` and Streamable HTTP (``tests/mcpserve``), IPython (``tests/ipython``) and a
-Jupyter kernel (``tests/kernel``). A plain module: ``conftest`` names clash across test folders.
+one list that every front end's test sends: the local door and the REPL's assistant
+(``tests/security/test_readonly_breaks.py``), ``pyaichat mcp`` and Streamable HTTP (``tests/mcpserve``),
+IPython (``tests/ipython``) and a Jupyter kernel (``tests/kernel``). A plain module: ``conftest`` names
+clash across test folders.
 
 Each write must be refused in one sentence and change nothing (the variable, the folder); each road to a
 secret must show no piece of it.

@@ -125,3 +125,19 @@ def test_resolve_returns_the_object_read_in_process_only(session) -> None:
     assert expression.resolve(ctx, "df.shape") == (3, 2)
     with pytest.raises(pyaichat.errors.CapabilityError):
         expression.resolve(ctx, "[1 for _ in x]")
+
+
+@pytest.mark.parametrize(
+    ("expr", "level"),
+    [("df.shape", "path"), ("df.columns", "path"), ("df['a'].mean()", "pure"), ("len(x)", "pure"),
+     ("sorted(d)[:5]", "pure"), ("df.dtypes", "path"), ("d['k']", "path"), ("df.head()", "pure"),
+     ("df.a.value_counts()", "pure"), ("df[df.a > 1].b.tolist()", "pure"),
+     ("sorted(x, key=x.append)", "child"), ("df.a.clip(1, 2, out=df.a)", "child"),
+     ("list.append(x, 1)", "child"), ("[v for v in x]", "child"),
+     ("df.sort_values('a', inplace=True)", "child")],
+)  # fmt: skip
+def test_typical_expressions_are_read_in_process_and_writes_go_to_the_child(session, expr, level) -> None:
+    from pyaichat.capabilities.registry import CapabilityContext
+
+    session.namespace["arr"] = __import__("numpy").arange(5.0)
+    assert expression.level_of(CapabilityContext(session, session.config), expr).value == level

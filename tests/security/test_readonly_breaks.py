@@ -5,9 +5,15 @@ Streamable HTTP (``tests/mcpserve``), IPython (``tests/ipython``) and a kernel (
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+
+import pyaichat
+from pyaichat.capabilities import call
+from pyaichat.capabilities.picture import session_picture
+from pyaichat.config import Config
 from readonly_breaks import (
     DB_PASSWORD,
     EXPR_TOOLS,
@@ -19,11 +25,6 @@ from readonly_breaks import (
     setup_source,
     state_source,
 )
-
-import pyaichat
-from pyaichat.capabilities import call
-from pyaichat.capabilities.picture import session_picture
-from pyaichat.config import Config
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> pyaichat.Session:
 
 
 def _state(session: pyaichat.Session) -> str:
-    return eval(state_source(), session.namespace)  # noqa: S307 - the test's own expression
+    return eval(state_source(), session.namespace)
 
 
 @pytest.mark.parametrize("tool", EXPR_TOOLS)
@@ -83,3 +84,34 @@ def test_the_folder_stays_empty(session) -> None:
     for expr in WRITES:
         call(session, "eval_expr", {"expr": expr})
     assert list(Path(session.namespace["WATCH"]).iterdir()) == []
+
+
+def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> None:
+    """The REPL's built-in assistant (its controller over the local runtime, the real litellm client against
+    the scripted server): the model asks for each break; what it is sent back refuses or hides."""
+    from fakes.recorder import Recorder
+    from pyaichat.agent.assistant import Assistant
+    from pyaichat.agent.llm import LiteLLMClient
+    from pyaichat.controller import Controller
+    from pyaichat.runtime import LocalRuntime
+
+    watch = tmp_path / "watched"
+    watch.mkdir()
+    config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
+    session = pyaichat.Session(config=config)
+    assert session.run(setup_source(str(watch))).ok
+    session.run(FAILING_INPUT)
+    runtime = LocalRuntime(session)
+    assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    ctrl = Controller(config, runtime, Recorder("no"), assistant=assistant)
+    before = _state(session)
+    calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
+    srv.tools(*calls).text("Nothing could be changed or read there.")
+    ctrl.ask("try them all")
+    assert _state(session) == before and list(watch.iterdir()) == []
+    first, second = srv.bodies
+    assert leaked(json.dumps(first)) is None  # the picture, with the failing input's message
+    replies = [m["content"] for m in second["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(calls) and all(leaked(r) is None for r in replies), replies
+    refusals = replies[: len(WRITES)]
+    assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
