@@ -88,9 +88,12 @@ def test_a_property_that_loops_forever_is_stopped_at_the_deadline():
     )
     result = tool(session, "get_repr", expr="s.forever")
     assert not result.ok
-    # The session's property is read in the walled child, killed at the deadline (in-process, the guards
-    # refuse to run it at all).
-    assert "was stopped (its process was killed)" in result.error or "property" in result.error
+    # The session's property is read in the walled child, killed at the deadline (or, the machine busy, the
+    # call's own deadline comes first); in-process, the guards refuse to run it at all.
+    said = result.error
+    assert (
+        "was stopped (its process was killed)" in said or "Stopped after 0.3 s" in said or "property" in said
+    )
 
 
 def test_a_repr_sleeping_in_c_is_abandoned_at_the_deadline():

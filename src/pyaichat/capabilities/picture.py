@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .adapters.matplotlib import open_figures_line
 from .introspect import user_names
-from .redact import masker_for
+from .redact import mask_known, masker_for
 from .secret_values import refresh as refresh_secret_values
 from .summary import one_line
 
@@ -67,9 +67,10 @@ def session_picture(
             outcome = ("✗ " if not entry.ok else "") + summary if summary else ""
             lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
     lines.extend(_error_lines(session, mask, seen_error))
-    # The whole picture once more, by value: a secret that a variable's summary or an error quotes is masked
-    # here, in the session's own process (a kernel's picture reaches the terminal already masked).
-    return mask("\n".join(lines))
+    # The whole picture once more, by the session's secret values: one that a variable's summary or an error
+    # quotes is masked here, in the session's own process, where they are known (a kernel's picture reaches
+    # the terminal without them; the rest of the masking is done again on the way to the model).
+    return mask_known("\n".join(lines))
 
 
 def _one_line(value: Any, privacy: str) -> str:

@@ -264,6 +264,7 @@ class Masker:
     environ: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
+        self._names: dict[str, bool] = {}
         self._extra_names = [n.lower() for n in self.extra_names]
         self._extra = _compile_extra(self.extra_patterns)
         env = os.environ if self.environ is None else self.environ
@@ -285,9 +286,17 @@ class Masker:
         return cls(list(config.secret_names), list(config.secret_patterns))
 
     def is_secret_name(self, name: str) -> bool:
-        """True when ``name`` (a variable, attribute, key or column name) looks like it holds a secret."""
-        if not isinstance(name, str) or not name:
-            return False
+        """True when ``name`` (a variable, attribute, key or column name) looks like it holds a secret.
+        Remembered per name: the session's secret values are looked for under every name of a namespace
+        of 10,000 variables after each input (``secret_values``)."""
+        known = self._names.get(name) if type(name) is str else False
+        if known is None:
+            known = bool(name) and self._is_secret_name(name)
+            if len(self._names) < 50_000:
+                self._names[name] = known
+        return known
+
+    def _is_secret_name(self, name: str) -> bool:
         lowered = name.lower()
         if any(fnmatch.fnmatchcase(lowered, pat) or pat == lowered for pat in self._extra_names):
             return True
@@ -300,9 +309,8 @@ class Masker:
         for value in self._env_values:
             if value in text:
                 text = text.replace(value, "<redacted environment value>")
-        known = _known_values
-        if known:
-            text = _mask_known(text, known)
+        if _known_values or _known_exact:
+            text = _mask_known(text, _known_values)
         for pattern, replacement in _PATTERNS:
             text = pattern.sub(replacement, text)
         for pattern, replacement in _PIECES:
@@ -371,21 +379,37 @@ KNOWN_VALUE = "<redacted secret value>"
 MIN_KNOWN = 6  # characters: a shorter value is too likely to be ordinary text to be masked wherever it occurs
 _PREFIX = 10  # leading characters of a known value that, found in a text, mask the piece that follows
 _known_values: tuple[str, ...] = ()
+_known_exact: tuple[str, ...] = ()
 
 
-def set_known_values(values: Iterable[str]) -> None:
-    """The session's secret values (``secret_values.refresh``) that every ``mask_text`` masks from now on."""
-    global _known_values
-    kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN}
+def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
+    """The session's secret values (``secret_values.refresh``) that every ``mask_text`` masks from now on:
+    ``values`` wherever they or a piece with their first characters appear, ``exact`` (a copy of the
+    environment's values) only whole. An existing file or directory is not a secret (``PWD``, a secret's
+    file), whatever it was found under."""
+    global _known_values, _known_exact
+    kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN and not _is_path(v)}
+    whole = {v for v in exact if isinstance(v, str) and len(v) >= _MIN_ENV_SECRET and not _is_path(v)} - kept
     _known_values = tuple(sorted(kept, key=len, reverse=True))  # a value that holds another goes whole
+    _known_exact = tuple(sorted(whole, key=len, reverse=True))
 
 
 def known_values() -> tuple[str, ...]:
-    return _known_values
+    return _known_values + _known_exact
+
+
+def mask_known(text: str) -> str:
+    """Only the session's known secret values (and pieces of them) masked in ``text``: for text whose other
+    parts were masked already, or will be on the way out (the session picture, in the session's process)."""
+    return _mask_known(text, _known_values) if (_known_values or _known_exact) and text else text
 
 
 def _mask_known(text: str, known: tuple[str, ...]) -> str:
-    """Each known value, and a piece of one that keeps its first ``_PREFIX`` characters (a slice), masked."""
+    """Each known value, and a piece of one that keeps its first ``_PREFIX`` characters (a slice), masked;
+    the environment's values only whole."""
+    for value in _known_exact:
+        if value in text:
+            text = text.replace(value, KNOWN_VALUE)
     for value in known:
         if value in text:
             text = text.replace(value, KNOWN_VALUE)

@@ -34,6 +34,7 @@ MAX_VALUES = 256
 FRAME_SAMPLE = 16
 MAX_DEPTH = 32
 TTL = 2.0
+_PLAIN = frozenset({int, float, str, bytes, bool, type(None), complex})
 _SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
@@ -44,6 +45,7 @@ class _Walk:
         self.is_secret = is_secret_name
         self.items = ITEMS
         self.found: dict[str, None] = {}
+        self.environment: dict[str, None] = {}  # values of a copy of the environment: masked whole only
 
     def name(self, label: Any) -> bool:
         if type(label) is tuple:
@@ -92,8 +94,8 @@ class _Walk:
             : max(self.items, 0)
         ]:
             if environment:
-                if type(v) is str and len(v) >= 8:
-                    self.add(v)
+                if type(v) is str and len(v) >= 8 and len(self.environment) < MAX_VALUES:
+                    self.environment.setdefault(v, None)
                 continue
             self.walk(v, under or self.name(k), depth + 1)
 
@@ -140,19 +142,33 @@ def _as_text(value: Any) -> str | None:
     return None
 
 
-def collect(namespace: Mapping[str, Any], is_secret_name: Callable[[str], bool]) -> list[str]:
-    """The secret values in ``namespace`` (module docstring), bounded."""
+def collect(
+    namespace: Mapping[str, Any], is_secret_name: Callable[[str], bool]
+) -> tuple[list[str], list[str]]:
+    """The secret values in ``namespace`` (module docstring), bounded, and apart the values of copies of the
+    environment (masked only whole: a path or a locale is ordinary text in pieces)."""
     walk = _Walk(is_secret_name)
+    plain = _PLAIN
+    # The masker's memory of names, read directly: a namespace of 10,000 numbers is a loop of dict lookups.
+    verdicts: dict[str, bool] = getattr(getattr(is_secret_name, "__self__", None), "_names", None) or {}
     for name, value in list(namespace.items()):
-        if type(name) is not str or name.startswith("__"):
+        if type(value) in plain:  # a number or a string: something only under a secret name
+            under = verdicts.get(name)
+            if under is None:
+                under = type(name) is str and is_secret_name(name)
+            if under:
+                walk.add(value)
             continue
-        walk.walk(value, walk.name(name))
-    return list(walk.found)
+        if type(name) is str and name[:2] != "__":
+            walk.walk(value, is_secret_name(name))
+    return list(walk.found), list(walk.environment)
 
 
 # -- per session, cached per generation ----------------------------------------------------------------------
 _lock = threading.Lock()
-_by_session: weakref.WeakKeyDictionary[Any, tuple[Any, float, list[str]]] = weakref.WeakKeyDictionary()
+_by_session: weakref.WeakKeyDictionary[Any, tuple[Any, float, tuple[list[str], list[str]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _generation(session: Any) -> Any:
@@ -183,8 +199,9 @@ def refresh(session: Any, config: Any) -> None:
             _by_session[session] = (stamp, now, values)
         except TypeError:
             pass
-        union: dict[str, None] = {}
-        for _, _, found in list(_by_session.values()):
+        union: dict[str, None] = dict.fromkeys(values[0])
+        exact: dict[str, None] = dict.fromkeys(values[1])
+        for _, _, (found, environment) in list(_by_session.values()):
             union.update(dict.fromkeys(found))
-        union.update(dict.fromkeys(values))
-        set_known_values(union)
+            exact.update(dict.fromkeys(environment))
+        set_known_values(union, exact)

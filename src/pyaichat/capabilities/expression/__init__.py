@@ -28,12 +28,13 @@ import enum
 import functools
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, SandboxViolation
 from ..deadline import UserCodeNeeded, no_user_code
 from ..redact import masker_for
-from .plain import SecretsOf
+from .plain import SecretsOf, library_only
 from .reader import NotInProcess, Reader
 
 if TYPE_CHECKING:
@@ -127,14 +128,20 @@ def _in_process(
 ) -> tuple[Any, Level]:
     """``render(value)`` of ``tree`` read at level 1 or 2 (the value itself when ``render`` is None), and the
     level; ``NotInProcess`` when only the walled child can read it."""
-    masker = masker_for(ctx.config)
-    secrets = SecretsOf(masker.is_secret_name, lambda text: masker.mask_text(text) != text)
-    reader = Reader(ctx.namespace, secrets, strict=strict, dunders=frozenset() if strict else SAFE_DUNDERS)
+    secrets = _secrets(ctx.config)
     with no_user_code() as block:
+        reader = Reader(
+            ctx.namespace,
+            secrets,
+            strict=strict,
+            dunders=frozenset() if strict else SAFE_DUNDERS,
+            block=block,
+        )
         try:
             result = reader.eval(tree.body)
-            if render is not None:
-                result = render(result)
+            if render is not None:  # describing runs the session's code only if something in it is theirs
+                untraced = type(result) not in _CONTAINERS and library_only(result)
+                result = (render if untraced else partial(block.run, render))(result)
         except UserCodeNeeded:
             raise NotInProcess from None
     if block.tripped:
@@ -142,6 +149,32 @@ def _in_process(
     if reader.pure and reader.named_secret:
         raise NotInProcess  # a computation over a secret-named value: the child hides that value
     return result, Level.PURE if reader.pure else Level.PATH
+
+
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})  # described under the tracer (cheap for them)
+_secrets_cache: dict[tuple[Any, ...], SecretsOf] = {}
+_last_secrets: tuple[Any, SecretsOf] | None = None
+
+
+def _secrets(config: Any) -> SecretsOf:
+    """The secret checks of ``config``'s settings, made once: a name's verdict depends on the settings only;
+    whether a string holds a secret asks the masker of the moment (the environment, the session's values)."""
+    last = _last_secrets
+    if last is not None and last[0] is config:
+        return last[1]
+    key = (tuple(config.secret_names), tuple(config.secret_patterns))
+    found = _secrets_cache.get(key)
+    if found is None:
+        is_secret_name = masker_for(config).is_secret_name
+
+        def looks_secret(text: str) -> bool:
+            return masker_for(config).mask_text(text) != text
+
+        if len(_secrets_cache) >= 16:
+            _secrets_cache.clear()
+        found = _secrets_cache[key] = SecretsOf(is_secret_name, looks_secret)
+    globals()["_last_secrets"] = (config, found)  # the same settings object as last time: no key to build
+    return found
 
 
 def _child(ctx: CapabilityContext, expr: str, render: Callable[[Any], str] | None = None) -> str:

@@ -14,6 +14,11 @@ hold a secret (which only the walled child, which hides them, may read).
   Series column, index label or name, a structured array's field — or is a copy of the environment. The
   in-process levels never compute with one (only its metadata and its non-secret parts by name); the walled
   child reads a copy with those entries hidden.
+
+Every check here looks at types (``type(x)``, never ``isinstance``, which asks a failing object for its
+``__class__``; a type's ``__module__`` through ``type`` itself) and into builtin containers and pandas' own
+structures only, so none runs the session's code: ``reader`` runs them outside the ``no_user_code`` tracer,
+where a traced call per item would cost more than the expression.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from __future__ import annotations
 import datetime
 import decimal
 import fractions
+import inspect
 import os
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -54,6 +61,7 @@ class SecretsOf:
     def __init__(self, is_secret_name: Callable[[str], bool], looks_secret: Callable[[str], bool]) -> None:
         self.is_secret_name = is_secret_name
         self.looks_secret = looks_secret
+        self.seen: dict[Any, Any] = {}  # the reader's verdicts on attribute names, under these settings
 
     def looks(self, value: Any) -> bool:
         """A string of the session's (not a literal of the expression) that holds a credential."""
@@ -96,20 +104,32 @@ def _plain(value: Any, budget: list[int], depth: int) -> bool:
 def is_numpy_scalar(value: Any) -> bool:
     """A numpy scalar of a plain kind (numbers, booleans, strings, dates), not ``object`` or ``void``."""
     t = type(value)
-    if (t.__module__ or "") != "numpy":
+    if module_of(t) != "numpy":
         return False
     dtype = getattr(value, "dtype", None)
     return getattr(dtype, "kind", "O") in "biufcUSMm"
 
 
 # -- known receivers -----------------------------------------------------------------------------------------
+def module_of(t: type) -> str:
+    """``t.__module__`` read through ``type`` itself (a metaclass of the session's may make it a property)."""
+    module = type.__getattribute__(t, "__module__")
+    return module if type(module) is str else ""
+
+
+_known_types: dict[type, bool] = {}
+
+
 def is_known(value: Any) -> bool:
-    """The exact type is Python's own (``_KNOWN_BUILTINS``) or numpy's, pandas' or ``collections``'."""
+    """The exact type is Python's own (``_KNOWN_BUILTINS``) or numpy's, pandas' or ``collections``' (and the
+    value is not a copy of the environment)."""
     t = type(value)
-    if t in _KNOWN_BUILTINS:
-        return True
-    root = (t.__module__ or "").partition(".")[0]
-    return root in _KNOWN_ROOTS and not is_environ(value)
+    known = _known_types.get(t)
+    if known is None:
+        known = t in _KNOWN_BUILTINS or module_of(t).partition(".")[0] in _KNOWN_ROOTS
+        if len(_known_types) < 10_000:
+            _known_types[t] = known
+    return known and not (t is dict and is_environ(value))
 
 
 def is_module(value: Any, name: str) -> bool:
@@ -120,7 +140,7 @@ def is_module(value: Any, name: str) -> bool:
 def is_environment(value: Any) -> bool:
     """``os.environ``, ``os.environb`` or a dict that mirrors the environment (``dict(os.environ)``,
     ``os.environ.copy()``, ``{**os.environ, …}``)."""
-    return isinstance(value, os._Environ) or is_environ(value)
+    return issubclass(type(value), os._Environ) or is_environ(value)
 
 
 def bears_secret(value: Any, secrets: SecretsOf) -> bool:
@@ -140,18 +160,24 @@ def _bears(value: Any, secrets: SecretsOf, budget: list[int], depth: int) -> boo
         return True
     if t in _VIEWS:
         value, t = value.mapping, dict  # a view of a dict reads what the dict holds
-    if isinstance(value, _SCANNED) and (t in _SCANNED or t.__module__ == "collections"):
+    if issubclass(t, _SCANNED) and (t in _SCANNED or module_of(t) == "collections"):
         if is_environment(value):
             return True
         budget[0] -= len(value)
         if budget[0] < 0:
             return True
-        if isinstance(value, dict):
-            return any(secrets.name(k) or _bears(v, secrets, budget, depth + 1) for k, v in dict.items(value))
-        return any(_bears(item, secrets, budget, depth + 1) for item in value)
+        if issubclass(t, dict):
+            if any(map(secrets.name, dict.keys(value))):
+                return True
+            items: Any = dict.values(value)
+        else:
+            items = value
+        if set(map(type, items)) <= _SCALARS:
+            return False  # numbers and strings only (the common case, decided in one C loop)
+        return any(_bears(item, secrets, budget, depth + 1) for item in items)
     if t is types.MappingProxyType:
         return _bears(dict(value), secrets, budget, depth + 1)
-    root = (t.__module__ or "").partition(".")[0]
+    root = module_of(t).partition(".")[0]
     if root == "pandas":
         return pandas_bears(value, secrets)
     if root == "numpy":
@@ -203,3 +229,115 @@ def _is_frame_or_series(value: Any) -> bool:
 def _is_index(value: Any) -> bool:
     t = type(value)
     return t.__qualname__.endswith("Index") and (t.__module__ or "").startswith("pandas")
+
+
+# -- values with nothing of the session's inside -------------------------------------------------------------
+_NUMPY_KINDS = frozenset("biufcmMUS")  # numpy kinds that hold no Python object
+_LIBRARIES = ("pandas", "numpy", "builtins")
+
+
+def library_only(value: Any) -> bool:
+    """Nothing in ``value`` is the session's, so no operation of numpy's or pandas' on it can reach code the
+    session wrote (no tracer needed): a plain value, a numpy array or scalar of a kind that holds no Python
+    object, or a pandas frame, series or index whose data, labels and ``attrs`` are of such kinds (or of
+    pandas' own extension types over them). Anything else — object columns, an extension dtype from
+    elsewhere, ``attrs`` that are not empty (copied into every result) — is run under the tracer."""
+    t = type(value)
+    if t in _SCALARS:
+        return True
+    if t in _CONTAINERS or t is slice:
+        return is_plain(value)
+    root = module_of(t).partition(".")[0]
+    try:
+        if root == "numpy":
+            return _numpy_plain(value)
+        if root == "pandas":
+            return _pandas_plain(value)
+    except Exception:
+        return False
+    return False
+
+
+def _numpy_plain(value: Any) -> bool:
+    np = sys.modules.get("numpy")
+    t = type(value)
+    if np is None or not (t is np.ndarray or (issubclass(t, np.generic) and module_of(t) == "numpy")):
+        return False
+    return _dtype_plain(value.dtype)
+
+
+def _dtype_plain(dtype: Any) -> bool:
+    t = type(dtype)
+    module = module_of(t)
+    if module.startswith("numpy"):
+        return getattr(dtype, "kind", "O") in _NUMPY_KINDS
+    if not module.startswith("pandas"):
+        return False  # an extension dtype from elsewhere: its code may be the session's
+    if t.__qualname__ == "CategoricalDtype":
+        categories = getattr(dtype, "categories", None)
+        return categories is None or _index_plain(categories)
+    if t.__qualname__ == "StringDtype":
+        return True  # pandas keeps str values (Arrow memory, or Python strings it made)
+    return getattr(dtype, "kind", "O") != "O" or t.__qualname__ in ("ArrowDtype",)
+
+
+def _index_plain(index: Any) -> bool:
+    kind = type(index).__qualname__
+    if kind == "RangeIndex":
+        return True
+    if module_of(type(index)).partition(".")[0] != "pandas" or kind == "MultiIndex":
+        return False
+    dtype = index.dtype
+    if _dtype_plain(dtype):
+        return True
+    # Labels of dtype object: plain when pandas found them all strings or numbers (cached on the index).
+    return getattr(dtype, "kind", "") == "O" and len(index) <= 100_000 and index.inferred_type in (
+        "string", "integer", "floating", "boolean", "mixed-integer-float", "empty",
+    )  # fmt: skip
+
+
+def _pandas_plain(value: Any) -> bool:
+    kind = type(value).__qualname__
+    if kind.endswith("Index"):
+        return kind != "MultiIndex" and _index_plain(value)
+    if kind not in ("DataFrame", "Series"):
+        return False
+    state = object.__getattribute__(value, "__dict__")
+    if state.get("_attrs"):
+        return False  # attrs are deep-copied into every result: the session's objects may be in them
+    dtypes = state["_mgr"].get_dtypes() if kind == "DataFrame" else [value.dtype]
+    if not all(_dtype_plain(d) for d in dtypes):
+        return False
+    return all(_index_plain(axis) for axis in value.axes)
+
+
+_library_attributes: dict[tuple[type, str], bool] = {}
+
+
+def library_attribute(cls: type, name: str) -> bool:
+    """``_library_attribute``, remembered per class and name (a library's class does not change; one the
+    session patched later is still run under the tracer's eye everywhere else)."""
+    key = (cls, name)
+    found = _library_attributes.get(key)
+    if found is None:
+        found = _library_attribute(cls, name)
+        if len(_library_attributes) < 10_000:
+            _library_attributes[key] = found
+    return found
+
+
+def _library_attribute(cls: type, name: str) -> bool:
+    """``cls.name`` (found without running anything) is the library's own: a property or method written in
+    pandas or numpy, one of their descriptors, or nothing at all (pandas then looks for a column). Not an
+    accessor (``s.str``, ``df.sparse``: a registered one may be the session's) nor something the session put
+    on the class."""
+    if name in getattr(cls, "_accessors", ()):
+        return False
+    try:
+        attr = inspect.getattr_static(cls, name)
+    except AttributeError:
+        return True
+    if isinstance(attr, property):
+        attr = attr.fget
+    module = module_of(type(attr)) if not isinstance(attr, types.FunctionType) else attr.__module__ or ""
+    return module.partition(".")[0] in _LIBRARIES

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .plain import is_known, is_numpy_scalar, is_plain
+from .plain import is_environment, is_known, is_numpy_scalar, is_plain
 
 Kind = Callable[[Any], bool]
 
@@ -133,7 +133,7 @@ NONE_SIG = sig()
 # -- builtin functions (by name; only when the session has not rebound the name) ----------------------------
 ANY = is_known  # the one argument of len(), type() … : any value of a known type (checked by the reader)
 FUNCTIONS: dict[str, Sig] = {
-    "len": sig("obj", obj=ANY),
+    "len": sig("obj", obj=lambda v: is_known(v) or is_environment(v)),  # the size of a copy of the environ
     "type": sig("obj", obj=lambda v: True),
     "callable": sig("obj", obj=lambda v: True),
     "id": sig("obj", obj=lambda v: True),
