@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import CapabilityError, SandboxViolation
 from ..deadline import UserCodeNeeded, no_user_code
 from ..redact import masker_for
-from .plain import SecretsOf, library_only
+from .plain import SecretsOf, library_only, module_of, pandas_display_plain
 from .reader import NotInProcess, Reader
 
 if TYPE_CHECKING:
@@ -139,8 +139,12 @@ def _in_process(
         )
         try:
             result = reader.eval(tree.body)
-            if render is not None:  # describing runs the session's code only if something in it is theirs
-                untraced = type(result) not in _CONTAINERS and library_only(result)
+            if render is not None:
+                # Describing a value with nothing of the session's in it runs none of its code (and pandas'
+                # display options hold none of the person's functions: ``plain.pandas_display_plain``).
+                untraced = type(result) not in _TRACED_DESCRIPTIONS and library_only(result)
+                if untraced and module_of(type(result)).startswith("pandas"):
+                    untraced = pandas_display_plain()
                 result = (render if untraced else partial(block.run, render))(result)
         except UserCodeNeeded:
             raise NotInProcess from None
@@ -151,7 +155,7 @@ def _in_process(
     return result, Level.PURE if reader.pure else Level.PATH
 
 
-_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})  # described under the tracer (cheap for them)
+_TRACED_DESCRIPTIONS = frozenset({list, tuple, dict, set, frozenset})  # cheap to trace: few frames
 _secrets_cache: dict[tuple[Any, ...], SecretsOf] = {}
 _last_secrets: tuple[Any, SecretsOf] | None = None
 

@@ -311,6 +311,16 @@ def _pandas_plain(value: Any) -> bool:
     return all(_index_plain(axis) for axis in value.axes)
 
 
+def pandas_display_plain() -> bool:
+    """None of pandas' display options is a function (``display.float_format`` may be the person's, and a
+    description of a frame would call it); read from pandas' own table, any doubt answers False."""
+    try:
+        options = sys.modules["pandas._config.config"]._global_config["display"]
+        return not any(callable(value) for value in options.values())
+    except Exception:
+        return False
+
+
 _library_attributes: dict[tuple[type, str], bool] = {}
 
 
