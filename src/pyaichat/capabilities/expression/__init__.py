@@ -17,8 +17,9 @@ Three levels, least power first; each expression is read at the lowest one that 
 
 Levels 1 and 2 run inside ``deadline.no_user_code``: if a library would reach the session's own code (an
 element's ``__eq__``, an extension dtype, a ``__repr__`` while describing), the in-process result is thrown
-away and level 3 reads it instead. Describing runs there too, so the text a level-1 or level-2 read returns
-was made without running any of the session's code.
+away and level 3 reads it instead. Describing the result runs under it too (unless the value provably holds
+nothing of the session's, ``plain.library_only``), so the text a level-1 or level-2 read returns was made
+without running any of the session's code.
 """
 
 from __future__ import annotations
@@ -163,6 +164,7 @@ _last_secrets: tuple[Any, SecretsOf] | None = None
 def _secrets(config: Any) -> SecretsOf:
     """The secret checks of ``config``'s settings, made once: a name's verdict depends on the settings only;
     whether a string holds a secret asks the masker of the moment (the environment, the session's values)."""
+    global _last_secrets
     last = _last_secrets
     if last is not None and last[0] is config:
         return last[1]
@@ -177,7 +179,7 @@ def _secrets(config: Any) -> SecretsOf:
         if len(_secrets_cache) >= 16:
             _secrets_cache.clear()
         found = _secrets_cache[key] = SecretsOf(is_secret_name, looks_secret)
-    globals()["_last_secrets"] = (config, found)  # the same settings object as last time: no key to build
+    _last_secrets = (config, found)  # the same settings object as last time: no key to build
     return found
 
 

@@ -96,7 +96,8 @@ class Reader:
     ) -> None:
         self.ns = namespace
         self.secrets = secrets
-        # pyaichat's own checks (types and builtin containers only) run outside the block's tracer
+        # Operations on the session's objects run under the block's tracer; the reader's own checks (types
+        # and builtin containers only) run outside it.
         self._run: Callable[..., Any] = block.run if block is not None else _call
         self.strict = strict
         self.dunders = dunders
