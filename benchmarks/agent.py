@@ -35,9 +35,9 @@ from fakes.openai_server import ScriptedServer  # noqa: E402
 from pyaichat.agent.assistant import Assistant  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, load_litellm  # noqa: E402
 from pyaichat.agent.llm.loader import import_litellm, prime  # noqa: E402
-from pyaichat.agent.loop import Approval  # noqa: E402
 from pyaichat.capabilities.picture import session_picture  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
+from pyaichat.proposal import Outcome, Proposal  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 
 QUESTION = "why is `merged` empty?"
@@ -65,7 +65,7 @@ ANSWER = (
 
 def scenario(rows: int) -> Session:
     session = Session(echo=lambda value: None)
-    session.config = Config(model="openai/gpt-4o-mini", audit=False)
+    session.settings.replace(Config(model="openai/gpt-4o-mini", audit=False))
     session.run(SETUP.replace("N + 1", str(rows + 1)).replace("range(N)", f"range({rows})"))
     with contextlib.redirect_stderr(io.StringIO()):  # the failed merge's traceback is expected
         session.run(FAILED_MERGE)
@@ -73,8 +73,8 @@ def scenario(rows: int) -> Session:
     return session
 
 
-def no_approval(event: Any) -> Approval:
-    return Approval("no", "declined")
+def no_approval(proposal: Proposal) -> Outcome:
+    return Outcome(proposal, "declined")
 
 
 def ms(values: list[float]) -> str:
@@ -101,7 +101,7 @@ def in_process_overhead(turns: int = 200) -> list[float]:
 
 def http_overhead(server: ScriptedServer, turns: int = 20) -> tuple[list[float], list[float]]:
     session = scenario(1000)
-    session.config.api_base = server.base_url
+    session.settings.replace(api_base=server.base_url)
     assistant = Assistant(session.config, session, llm_factory=lambda cfg: LiteLLMClient(cfg))
     per_step, server_time = [], []
     for turn in range(turns + 1):
@@ -125,7 +125,7 @@ def http_overhead(server: ScriptedServer, turns: int = 20) -> tuple[list[float],
 def tokens_per_turn(server: ScriptedServer, rows: int) -> dict[str, Any]:
     litellm = load_litellm()
     session = scenario(rows)
-    session.config.api_base = server.base_url
+    session.settings.replace(api_base=server.base_url)
     assistant = Assistant(session.config, session, llm_factory=lambda cfg: LiteLLMClient(cfg))
     server.reset()
     for name, args in STEPS:
@@ -155,7 +155,7 @@ def prefix_reuse(server: ScriptedServer) -> list[tuple[str, int, int]]:
     with the last of turn one."""
     litellm = load_litellm()
     session = scenario(1000)
-    session.config.api_base = server.base_url
+    session.settings.replace(api_base=server.base_url)
     assistant = Assistant(session.config, session, llm_factory=lambda cfg: LiteLLMClient(cfg))
     server.reset()
     for _ in range(2):
@@ -188,7 +188,7 @@ def picture_cost() -> tuple[list[float], int, int]:
     import pandas as pd
 
     session = Session(echo=lambda value: None)
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     for i in range(10_000):
         session.namespace[f"var_{i}"] = i
     n = 10_000_000
@@ -214,7 +214,7 @@ def ctrl_c_latency(server: ScriptedServer, runs: int = 5) -> list[float]:
     from fakes.openai_server import Reply
 
     session = scenario(10)
-    session.config.api_base = server.base_url
+    session.settings.replace(api_base=server.base_url)
     assistant = Assistant(session.config, session, llm_factory=lambda cfg: LiteLLMClient(cfg))
     latencies = []
     for _ in range(runs):

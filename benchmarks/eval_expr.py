@@ -87,8 +87,7 @@ def main() -> None:
     from pyaichat.config import Config
     from pyaichat.session import Session
 
-    session = Session(echo=lambda value: None)
-    session.config = Config(audit=False)
+    session = Session(echo=lambda value: None, config=Config(audit=False))
     session.namespace.update(
         df=pd.DataFrame({"a": np.linspace(0, 1, 1000), "b": range(1000), "c": ["x", "y"] * 500}),
         xs=list(range(1000)),

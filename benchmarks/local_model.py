@@ -11,7 +11,7 @@ Per question and per model request:
 * cached-prefix share: prompt tokens the server took from its prompt cache / all prompt tokens, read from
   llama-cpp-python's log (``N prefix-match hit, remaining M prompt tokens to eval``);
 * per turn: whole-turn time, and pyaichat's own time (turn time minus the time inside model requests, so it
-  includes building requests, masking, the digest and the tool calls) as a share of the turn.
+  includes building requests, masking, the picture and the tool calls) as a share of the turn.
 ``--show`` prints what the model received (as ``/sent`` shows it, message by message) and what it answered.
 """
 
@@ -37,8 +37,8 @@ os.environ["OPENAI_API_KEY"] = "sk-local"
 
 from pyaichat.agent.assistant import Assistant  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, LLMReply, Request  # noqa: E402
-from pyaichat.agent.loop import Approval  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
+from pyaichat.proposal import Outcome  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 from realmodel.local_server import LocalModelServer, server_available  # noqa: E402
 
@@ -124,7 +124,7 @@ def main() -> None:
             tool_protocol=args.protocol,
         )
         session = Session(echo=lambda value: None)
-        session.config = config
+        session.settings.replace(config)
         clients: list[TimedClient] = []
 
         def factory(cfg: Config) -> TimedClient:
@@ -142,7 +142,7 @@ def main() -> None:
             server.mark()
             before = len(clients[-1].calls) if clients else 0
             began = time.perf_counter()
-            result = assistant.ask(question, lambda e: None, lambda e: Approval("no", "declined"))
+            result = assistant.ask(question, lambda e: None, lambda p: Outcome(p, "declined"))
             turn = time.perf_counter() - began
             calls = clients[-1].calls[before:]
             reuse = server.prompt_reuse()

@@ -71,8 +71,7 @@ def picture_table() -> None:
     rows = 1_000_000
     frame = pd.DataFrame({"id": np.arange(rows), "password": [f"pw-{i:07d}-Zq8v" for i in range(rows)]})
     for others in (10, 10_000):
-        session = Session(echo=lambda value: None)
-        session.config = Config(audit=False)
+        session = Session(echo=lambda value: None, config=Config(audit=False))
         session.namespace.update({f"v{i}": i for i in range(others)})
         session.namespace["accounts"] = frame
         session.run("note = 'the accounts frame'")

@@ -71,7 +71,7 @@ def servers(repo: Path) -> dict[str, dict[str, Any]]:
 FIRST_USE = """
 import json, sys, time
 t0 = time.perf_counter()
-from pyaichat.mcptools.config import servers_from_table
+from pyaichat.server_entries import servers_from_table
 from pyaichat.mcptools.manager import Manager
 entries = json.loads(sys.argv[1])
 m = Manager(servers_from_table(entries))

@@ -293,7 +293,7 @@ def eval_expr_table(runs: int = 2000) -> None:
     from pyaichat.session import Session
 
     session = Session(echo=lambda value: None)
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     session.namespace.update(
         n=42,
         name="orders.csv",

@@ -1,11 +1,12 @@
-"""``python -m pyaichat`` in a real pseudo-terminal (pexpect): the prompt patterns and the spawn the pty tests
-share."""
+"""``python -m pyaichat`` in a real pseudo-terminal (pexpect): the prompt patterns, the spawns and the keys
+the pty tests share."""
 
 from __future__ import annotations
 
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -39,11 +40,12 @@ def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str) -> pe
         XDG_STATE_HOME=str(tmp_path / "state"),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         TERM="xterm",
-        # pexpect is a terminal that never answers cursor-position requests; do not wait for it.
+        # pexpect is a terminal that never answers cursor-position requests; do not wait for it (a test with
+        # a ``Screen`` that answers them passes PROMPT_TOOLKIT_NO_CPR="0")
         PROMPT_TOOLKIT_NO_CPR="1",
         LITELLM_LOCAL_MODEL_COST_MAP="True",
-        **env_extra,
     )
+    env.update(env_extra)
     env.pop("NO_COLOR", None)
     child = pexpect.spawn(
         sys.executable,
@@ -56,3 +58,96 @@ def spawn(tmp_path: Path, *args: str, wait: bool = True, **env_extra: str) -> pe
     if wait:
         child.expect(NEW_PY)
     return child
+
+
+def spawn_suggesting(tmp_path: Path, base_url: str, bound: float) -> pexpect.spawn:
+    """pyaichat with ghost-text suggestions from the scripted server at ``base_url``; ``bound``: the first
+    suggestion pays litellm's import in the child (or in its helper)."""
+    child = spawn(
+        tmp_path,
+        PYAICHAT_SUGGEST_MODEL="openai/fim",
+        PYAICHAT_SUGGEST_API_BASE=base_url,
+        OPENAI_API_KEY="sk-test",
+    )
+    child.timeout = bound
+    return child
+
+
+def type_line(child: pexpect.spawn, text: str) -> None:
+    """Type ``text`` and Enter."""
+    child.send(text)
+    child.send("\r")
+
+
+def leave(child: pexpect.spawn, *, from_assistant: bool = False) -> None:
+    """Leave as a person does: TAB back to Python mode first if asked, then Ctrl-D on an empty line."""
+    if from_assistant:
+        child.send("\t")
+        child.expect_exact(PY_PROMPT)
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+
+
+class Screen:
+    """What the terminal shows: the child's output fed, as it comes, to pyte's VT100 emulator of the same
+    size, for tests that assert on the screen itself (where text landed, what is drawn twice)."""
+
+    def __init__(
+        self,
+        child: pexpect.spawn,
+        columns: int = 100,
+        rows: int = 30,
+        *,
+        answers: Callable[[], float] | None = None,
+    ) -> None:
+        """``answers``: the terminal answers cursor-position requests, each after the delay this returns
+        (seconds; a real terminal's, or a loaded machine's); without it, like pexpect, it never does."""
+        import pyte
+
+        self.child = child
+        self.screen = pyte.Screen(columns, rows)
+        self.stream = pyte.Stream(self.screen)
+        if answers is not None:
+            import threading
+
+            def answer(data: str) -> None:
+                timer = threading.Timer(answers(), lambda: child.isalive() and child.send(data))
+                timer.daemon = True
+                timer.start()
+
+            self.screen.write_process_input = answer  # type: ignore[method-assign]
+
+    @property
+    def lines(self) -> list[str]:
+        """The screen's rows, trailing blanks removed."""
+        return [row.rstrip() for row in self.screen.display]
+
+    def text(self) -> str:
+        return "\n".join(self.lines).rstrip("\n")
+
+    def pump(self, seconds: float = 0.3) -> None:
+        """Read what arrives for ``seconds``."""
+        import time
+
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            self._read(min(left, 0.05))
+
+    def wait_for(self, pattern: str, timeout: float = TIMEOUT) -> re.Match[str]:
+        """Read until ``pattern`` (a regular expression) matches the screen's text; its match."""
+        import time
+
+        end = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, self.text(), re.MULTILINE)
+            if found:
+                return found
+            if time.monotonic() > end:
+                raise AssertionError(f"{pattern!r} never showed; the screen:\n{self.text()}")
+            self._read(0.05)
+
+    def _read(self, timeout: float) -> None:
+        try:
+            self.stream.feed(self.child.read_nonblocking(65536, timeout=timeout))
+        except pexpect.TIMEOUT:
+            pass

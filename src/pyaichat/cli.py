@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .config import load_config
-from .controller import Controller
-from .deferred_assistant import DeferredAssistant
 from .errors import ConfigError
 from .runtime import LocalRuntime
 from .session import Session
@@ -67,8 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         const="python3",
         metavar="NAME",
-        help="start a Jupyter kernel of this kernelspec (default python3) and run in it",
+        help="start a Jupyter kernel of this kernelspec (default python3), on the --server if given",
     )
+    from .server_flags import add_server_flags  # with the other flags
+
+    add_server_flags(parser)
     return parser
 
 
@@ -88,7 +89,7 @@ def _main(argv: Sequence[str] | None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["mcp"]:  # `pyaichat mcp`: the stdio MCP server an agent starts (not a REPL)
-        from .mcpserve.bridge_cli import main as mcp_main
+        from .mcpserve.bridge_cli import main as mcp_main  # the stdio bridge only: no REPL is loaded
 
         gc.enable()
         return mcp_main(argv[1:])
@@ -101,7 +102,7 @@ def _main(argv: Sequence[str] | None) -> int:
             config_file=flags.get("config"),
         )
         if flags.get("mcp_config"):  # named on the command line: a mistake in it is told now, not later
-            from .mcptools.config import read_json_file
+            from .server_entries import read_json_file  # only with --mcp-config
 
             read_json_file(flags["mcp_config"])
     except ConfigError as exc:
@@ -109,22 +110,34 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
 
     first = _first_inputs(flags)
+    if flags:
+        from .server_flags import server_misuse  # the flags' own module: loaded with the parser
+
+        misuse = server_misuse(flags)
+        if misuse:
+            print(f"pyaichat: {misuse}", file=sys.stderr)
+            return 2
+    if flags.get("server") is not None:  # a kernel on a Jupyter Server or JupyterHub
+        from .attach import run_server  # Jupyter: only with --server
+
+        gc.enable()
+        return run_server(config, flags, first)
     if flags.get("existing") is not None or flags.get("kernel"):  # the data lives in a Jupyter kernel
         from .attach import run_attached  # Jupyter: only with these flags
 
         gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
         return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"), first=first)
     runtime = LocalRuntime(Session(config=config))
-    assistant = DeferredAssistant(config, runtime)  # the agent loads with the first question
     try:
         if sys.stdin.isatty() and sys.stdout.isatty():
             from .repl.app import run_repl  # the terminal front end: not when piped
 
-            return run_repl(config, runtime, assistant=assistant, first=first)
+            return run_repl(runtime, first=first)
+        from .assemble import assemble  # the session's parts: only once it is known which front end
         from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(Controller(config, runtime, PlainFrontEnd(), assistant=assistant), first=first)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:

@@ -4,9 +4,9 @@ Every source is merged into one dict first (``config_sources``) and checked once
 the settings table (``settings.py``: names, kinds, defaults, bounds, descriptions), so a bad value is reported
 with the place it came from (file and key, variable, or flag) instead of a traceback.
 
-A ``Config`` never changes: ``replace(**changes)`` gives a checked copy. The controller holds the current one
-and hands a new one to the runtime and the assistant when it changes (``/model``, a fixed configuration in
-IPython); a ``%ai --model M`` question gets its own ``replace(...)`` for that question only.
+A ``Config`` never changes: ``replace(**changes)`` gives a checked copy. ``Settings`` holds the session's
+current one: every part reads it there, and only the controller replaces it (``/model``, a fixed
+configuration in IPython); a ``%ai --model M`` question gets its own ``replace(...)`` for that question only.
 
 The checks are pyaichat's own, in its own words, and accept what a person writes in a TOML file, an
 environment variable or a flag: ``"5"`` or ``" 5 "`` for a number, ``"1_000"``, ``"yes"``/``"off"`` for a
@@ -27,12 +27,13 @@ from .secret import Secret
 from .settings import SETTINGS, Setting, closest_setting
 
 if TYPE_CHECKING:
-    from .mcptools.spec import ServerSpec
+    from .server_spec import ServerSpec
 
 __all__ = [
     "ENV_PREFIX",
     "Config",
     "Secret",
+    "Settings",
     "config_file_path",
     "describe_settings",
     "load_config",
@@ -119,6 +120,47 @@ class Config:
 
     def __repr__(self) -> str:
         return f"Config({', '.join(f'{name}={value!r}' for name, value in self.values().items())})"
+
+
+class Settings:
+    """The session's current configuration, held in one place: the composition root makes one per session
+    and hands it to every part that reads a setting (the session, the runtime, the assistant, the controller,
+    the suggestions, the MCP server); each reads ``current()`` when it needs a value, so a change reaches all
+    of them at once. Only the controller changes it (``/model``, ``/suggest``, a fixed configuration in
+    IPython), with ``replace``; ``listen`` is told of each new configuration."""
+
+    __slots__ = ("_config", "_listeners")
+
+    def __init__(self, config: Config | None = None) -> None:
+        self._config = config if config is not None else Config()
+        self._listeners: list[Callable[[Config], None]] = []
+
+    @classmethod
+    def of(cls, given: Settings | Config | None) -> Settings:
+        """``given`` if it is a holder already, else a holder of its own for that configuration (a part made
+        on its own: a test, the Python API)."""
+        return given if isinstance(given, Settings) else cls(given)
+
+    def current(self) -> Config:
+        return self._config
+
+    def replace(self, config: Config | None = None, /, **changes: Any) -> Config:
+        """Make ``config`` (default: the current one), with ``changes`` applied, the current configuration;
+        each listener is told. ``ConfigError`` names the first bad change, and nothing changes then."""
+        new = (config if config is not None else self._config).replace(**changes) if changes else config
+        if new is None or new == self._config:
+            return self._config
+        self._config = new
+        for listener in list(self._listeners):
+            listener(new)
+        return new
+
+    def listen(self, listener: Callable[[Config], None]) -> None:
+        """Call ``listener(config)`` with every new configuration."""
+        self._listeners.append(listener)
+
+    def __repr__(self) -> str:
+        return f"Settings({self._config!r})"
 
 
 def load_config(
@@ -208,7 +250,7 @@ def check(setting: Setting, value: Any) -> Any:
             return tuple(value)
         return _refuse("should be a list of strings")
     if kind == "servers":
-        from .mcptools.config import servers_from_table  # only with a config that lists MCP servers
+        from .server_entries import servers_from_table  # only with a config that lists MCP servers
 
         try:
             return servers_from_table(value)

@@ -5,9 +5,9 @@ question) is decided here, once. The controller is given what it dispatches to, 
 
 - ``runtime``, where the user's session lives, and ``assistant``, which answers questions: both built by the
   entry point (``cli``, ``attach``, the IPython extension) and handed over at construction;
-- ``config``: the current configuration, which the controller alone replaces (``/model``; IPython once a
-  broken configuration is fixed) and hands to the runtime and the assistant; a question may have its own
-  (``ask(question, config=...)``: ``%ai --model M``);
+- ``settings`` (the runtime's ``config.Settings``, the session's one holder of its configuration): the
+  controller alone replaces it (``/model``, ``/suggest``; IPython once a broken configuration is fixed), and
+  every part reads it there; a question may have its own (``ask(question, config=...)``: ``%ai --model M``);
 - ``proposals`` (the ``proposals`` package): every proposal's life, whoever proposes it: preview, the person's
   decision, the run, the journal, ``/undo``;
 - ``lasting`` (``lasting.py``): what ``--resume`` brings back, written off the keystroke path;
@@ -16,100 +16,38 @@ question) is decided here, once. The controller is given what it dispatches to, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import PyAIChatError
+from .errors import PyAIChatError, internal_error
 from .journal import Journal
 from .lasting import LastingState
 from .mcpserve.gate import SessionGate
-from .modes import Mode
-from .proposals import ASSISTANT, Decision, Proposal, Proposals
+from .modes import Kind, Mode
+from .proposals import Proposals
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable
 
-    from .agent.events import ApprovalRequiredEvent, Event
-    from .agent.loop import Approval
+    from .agent.assistant import Assistant
+    from .agent.events import Event
     from .agent.suggest import Suggester
     from .config import Config
-    from .mcptools.approval import Answer, Approve, Ask, Question, ToolDecision, ToolRequest
+    from .mcptools.approval import Answer, Question
+    from .ports import FrontEnd
     from .records import ExecResult
     from .runtime import Runtime
 
-__all__ = ["AssistantPort", "Controller", "Decision", "FrontEnd", "Mode"]
-
-
-class FrontEnd(Protocol):
-    """What the shared core needs from a front end."""
-
-    interactive: bool
-    remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
-
-    def emit(self, event: Event) -> None: ...
-
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the person what to do with a proposal ("shown" where no one can be asked: piped input)."""
-        ...
-
-    def set_next_input(self, code: str) -> None:
-        """Put ``code`` into the next input for the person to edit (the controller is in Python mode)."""
-        ...
-
-    # Optional, where a person can answer: ``answer_question(question) -> Answer``, an MCP server's question
-    # (elicitation) after its ``QuestionEvent`` is on screen.
-
-
-class AssistantPort(Protocol):
-    """What the controller and the slash commands use of the assistant (``agent.assistant.Assistant``, or
-    the ``DeferredAssistant`` that makes one on first use)."""
-
-    config: Config
-
-    def ask(
-        self,
-        question: str,
-        emit: Callable[[Event], None],
-        approve: Callable[[ApprovalRequiredEvent], Approval],
-        *,
-        config: Config | None = None,
-        approve_tool: Approve | None = None,
-        ask_person: Ask | None = None,
-    ) -> Any: ...
-
-    def warm_up(self) -> None: ...
-
-    def close(self) -> None: ...
-
-    @property
-    def servers(self) -> Any: ...  # the MCP servers as tools, or None (``/tools``)
-
-    def clear(self) -> None: ...
-
-    def tell(self, note: str) -> None: ...
-
-    def memory_state(self) -> tuple[list[dict[str, Any]], list[str]]: ...
-
-    def restore(self, turns: Iterable[Mapping[str, Any]], notes: Iterable[str]) -> None: ...
-
-    def trace_text(self) -> str: ...
-
-    def sent_json(self) -> list[str]: ...
-
-    def sent_labels(self) -> list[str]: ...
-
-    def cost_text(self) -> str: ...
+__all__ = ["Controller", "Mode"]
 
 
 class Controller:
     """Routes each complete input to a slash command, the Python session or the assistant."""
 
-    def __init__(
-        self, config: Config, runtime: Runtime, frontend: FrontEnd, *, assistant: AssistantPort
-    ) -> None:
+    def __init__(self, runtime: Runtime, frontend: FrontEnd, *, assistant: Assistant) -> None:
         self.runtime = runtime
+        self.settings = runtime.settings
         self.frontend = frontend
         self.assistant = assistant
-        self.config = config  # hands it to the runtime and the assistant
         self.mode = Mode.PYTHON
         self.should_exit = False
         self.mode_listeners: list[Callable[[Mode], None]] = []
@@ -118,33 +56,34 @@ class Controller:
             runtime,
             frontend,
             self.journal,
-            model=lambda: self._config.model,
+            model=lambda: self.config.model,
             tell=assistant.tell,
             on_placed=lambda: self.set_mode(Mode.PYTHON),  # the code placed in the next input is Python
         )
         self.lasting = LastingState(
-            runtime, assistant, config=lambda: self._config, keep=self._keeps, notice=self.notice
+            runtime,
+            assistant,
+            config=self.settings.current,
+            keep=self._keeps,
+            notice=self.notice,
+            journal=self.journal,
         )
         self._suggester: Suggester | None = None
+        self._question_hinted = False
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
         self.gate = SessionGate()
 
     # -- the configuration -----------------------------------------------------------------------------------
     @property
     def config(self) -> Config:
-        """The current configuration (a ``Config`` never changes: a new one replaces it)."""
-        return self._config
-
-    @config.setter
-    def config(self, config: Config) -> None:
-        self._config = config
-        self.runtime.config = config
-        self.assistant.config = config
+        """The current configuration (``settings.current()``; a ``Config`` never changes: ``settings.replace``
+        makes a new one current)."""
+        return self.settings.current()
 
     def _keeps(self) -> bool:
         """Whether the session is kept for ``--resume``: ``autosave = "auto"`` keeps a terminal's, not piped
         input's or a notebook's."""
-        autosave = self._config.autosave
+        autosave = self.config.autosave
         return autosave == "on" or (autosave == "auto" and self.frontend.remembers)
 
     # -- modes -----------------------------------------------------------------------------------------------
@@ -162,24 +101,44 @@ class Controller:
         return self.mode
 
     # -- dispatch --------------------------------------------------------------------------------------------
+    def kind(self, text: str) -> Kind:
+        """What an input is, decided here once for every front end (Enter, piped input's grouping, dispatch):
+        a slash command in either mode, else Python or a question by the mode."""
+        stripped = text.strip()
+        if not stripped:
+            return "empty"
+        if stripped.startswith("/"):
+            return "command"
+        return "python" if self.mode is Mode.PYTHON else "question"
+
     def handle(self, text: str) -> None:
         """Handle one complete input. ``SystemExit`` from user code propagates to the front end."""
-        stripped = text.strip()
+        kind = self.kind(text)
         try:
             with self.gate:
-                if stripped.startswith("/") or not stripped:
-                    self.proposals.drop_placed()  # code placed in this input was not run
-                    if stripped:
-                        from .commands import dispatch  # with the first slash command, not at start-up
-
-                        dispatch(self, stripped)
-                elif self.mode is Mode.PYTHON:
+                if kind == "python":
                     self.run_python(text)
-                else:
-                    self.proposals.drop_placed()
-                    self.ask(stripped)
+                    return
+                self.proposals.drop_placed()  # code placed in this input was not run
+                if kind == "command":
+                    from .commands import dispatch  # with the first slash command, not at start-up
+
+                    dispatch(self, text.strip())
+                elif kind == "question":
+                    self.ask(text.strip())
         finally:
             self.lasting.changed()
+
+    def hint_if_question(self, source: str) -> None:
+        """``source`` ran as Python but reads like a question (it failed, or IPython took it for a help
+        request): say once a session where questions go."""
+        if self._question_hinted:
+            return
+        from .prose import QUESTION_HINT, looks_like_question  # only after an input that ran as Python
+
+        if looks_like_question(source):
+            self._question_hinted = True
+            self.notice(QUESTION_HINT)
 
     def cancel_input(self) -> None:
         """The person dropped the input being typed (Ctrl-C at the prompt): code placed in it did not run."""
@@ -208,59 +167,18 @@ class Controller:
             result = self.assistant.ask(
                 question,
                 self.emit,
-                self._approve,
-                config=config or self._config,
-                approve_tool=self._approve_tool if person else None,
-                ask_person=self._ask_person if person and hasattr(self.frontend, "answer_question") else None,
+                self.proposals.decide,  # everything proposed on the way: the one proposal path
+                config=config or self.config,
+                interactive=person,
+                ask_person=self._ask_person if person else None,
             )
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
-            self.emit(
-                ErrorEvent(
-                    message=f"The assistant hit an internal error ({type(exc).__name__}: {exc}); "
-                    "your session is intact.",
-                    kind="internal",
-                )
-            )
+            self.emit(ErrorEvent(message=internal_error(exc, "The assistant"), kind="internal"))
             return
         finally:
             self.lasting.changed()
         if result is not None:
             self.journal.question(result, before, self.runtime.last_input_number)
-
-    def _approve(self, event: ApprovalRequiredEvent) -> Approval:
-        """The assistant's ``propose_code``: on the one proposal path; the model is told what happened."""
-        from .agent.loop import Approval  # the agent: with the first question
-
-        proposal = Proposal.of_code(event.code, event.explanation, call_id=event.call_id)
-        outcome = self.proposals.decide(proposal, announced=True)  # the loop showed its panel
-        return Approval(outcome.decision, outcome.observation, input_number=outcome.input_number)
-
-    def _approve_tool(self, request: ToolRequest) -> ToolDecision:
-        """A call of an MCP server's tool that needs the person: on the one proposal path (the same panel,
-        run / edit its arguments / no); the call runs through the request's own ``run``."""
-        from .mcptools.approval import ToolDecision  # with the first such call
-
-        def call(arguments: dict[str, Any]) -> str:
-            if request.run is None:  # the server's tools run it after a "run"
-                return ""
-            result = request.run(arguments)
-            return result.text if result.ok else f"Error: {result.error}"
-
-        why = f"\n(MCP server {request.server!r}: {request.reason}.)" if request.reason else ""
-        explanation = f"{request.description}{why}".strip()
-        proposal = Proposal.of_tool(
-            request.name,
-            request.args,
-            call,
-            source=ASSISTANT,  # the model asks for the call; the server it goes to is in the panel
-            explanation=explanation,
-            call_id=request.call_id or None,
-            title=request.title,
-        )
-        outcome = self.proposals.decide(proposal)
-        if outcome.ran:
-            return ToolDecision("run", outcome.arguments, edited=outcome.status == "edited")
-        return ToolDecision("no", note=outcome.observation)
 
     def _ask_person(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), put to the person: its panel, then their answer."""
@@ -273,9 +191,10 @@ class Controller:
                 message=question.message,
                 fields=[(_field_label(f), _field_hint(f)) for f in question.fields],
                 url=question.url,
+                secret_fields=[_field_label(f) for f in question.fields if f.asks_for_secret],
             )
         )
-        return self.frontend.answer_question(question)  # type: ignore[attr-defined]
+        return self.frontend.answer_question(question)
 
     def serve_proposals(self) -> None:
         """The front end is idle: ask about proposals submitted from other threads (an outside agent's).
@@ -293,7 +212,7 @@ class Controller:
         if self._suggester is None:
             from .agent.suggest import Suggester  # standard library only
 
-            self._suggester = Suggester(lambda: self.config, self.runtime)
+            self._suggester = Suggester(self.settings.current, self.runtime)
         return self._suggester
 
     @property

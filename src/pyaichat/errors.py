@@ -149,5 +149,6 @@ class CapabilityTimeout(CapabilityError):
     """A capability or sandbox run did not finish before its deadline."""
 
 
-class AssistantUnavailable(PyAIChatError):
-    """The assistant cannot answer (no model configured, or its dependencies are missing)."""
+def internal_error(exc: BaseException, who: str = "pyaichat") -> str:
+    """The one sentence for a bug in pyaichat that was caught before it could end the session."""
+    return f"{who} hit an internal error ({type(exc).__name__}: {exc}); your session is intact."

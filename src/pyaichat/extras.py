@@ -35,6 +35,15 @@ def this_python() -> str:
     return _shown(sys.executable)
 
 
+def this_script(name: str) -> str:
+    """A command of this environment (``.venv/bin/jupyter``), as ``this_python`` names the interpreter: a bare
+    ``jupyter`` may be another environment's, or none when the environment is not activated."""
+    import sysconfig  # with the first such hint only
+
+    folder = sysconfig.get_path("scripts") or os.path.dirname(sys.executable)
+    return _shown(os.path.join(folder, name))
+
+
 def _local_source() -> tuple[str, bool] | None:
     """(folder, editable) when pyaichat was installed from a local folder; ``None`` otherwise."""
     try:

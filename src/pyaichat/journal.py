@@ -53,3 +53,13 @@ class Journal:
         if self.approved:
             self.approved[-1].undone = text
             self.approved[-1].undone_after = last_input
+
+    def restore(self, turns: list[AssistantTurn], approved: list[ApprovedProposal]) -> None:
+        """A resumed session's records (``--resume``), before anything of this session: ``/save`` places its
+        questions and approved proposals, and ``/history`` marks them, as the session that made them did."""
+        self.turns[:0] = turns
+        self.approved[:0] = approved
+
+    def state(self) -> tuple[int, int, int]:
+        """What changes when the journal does (for the resume file: written again only then)."""
+        return len(self.turns), len(self.approved), sum(1 for p in self.approved if p.undone)

@@ -1,9 +1,11 @@
 """The session's lasting state: what ``--resume`` brings back tomorrow, kept and restored in one place.
 
 What lasts is the conversation memory and the notes not yet told to the model (the assistant's
-``memory_state``), the numbered inputs (the runtime's, where a resumed session can number on after them), and
-the last ``/snapshot`` file. ``persist.resume`` owns the file's format (plain, checked JSON, masked, written
-atomically and privately); this module owns when it is written and how a session is brought back.
+``memory_state``), the numbered inputs (the runtime's, where a resumed session can number on after them), the
+journal (where questions fell among the inputs, which inputs were approved proposals and which ``/undo`` took
+back: ``/save`` and ``/history`` need it), and the last ``/snapshot`` file. ``persist.resume`` owns the
+file's format (plain, checked JSON, masked, written atomically and privately); this module owns when it is
+written and how a session is brought back.
 
 Writing is kept off the keystroke path: ``changed()`` (after every input) only takes the current state, which
 is cheap; a background thread masks, serialises and writes it. A front end that draws a prompt sets
@@ -23,8 +25,9 @@ from .errors import PyAIChatError
 if TYPE_CHECKING:
     import threading
 
+    from .agent.assistant import Assistant
     from .config import Config
-    from .controller import AssistantPort
+    from .journal import Journal
     from .runtime import Runtime
 
 Level = Literal["info", "warning", "success"]
@@ -36,14 +39,16 @@ class LastingState:
     def __init__(
         self,
         runtime: Runtime,
-        assistant: AssistantPort,
+        assistant: Assistant,
         *,
         config: Callable[[], Config],
         keep: Callable[[], bool],
         notice: Callable[[str, Level], None],
+        journal: Journal | None = None,
     ) -> None:
         self.runtime = runtime
         self.assistant = assistant
+        self.journal = journal
         self._config = config
         self._keep = keep  # whether this session is kept (the autosave setting and the front end)
         self._notice = notice
@@ -64,14 +69,30 @@ class LastingState:
             return
         history = list(self.runtime.history) if self.runtime.keeps_inputs else []
         turns, notes = self.assistant.memory_state()
-        key = (history[-1].number if history else 0, len(history), len(turns), tuple(notes), self.snapshot)
+        journal = self._journal_now() if history else None  # its input numbers mean nothing without them
+        key = (
+            history[-1].number if history else 0,
+            len(history),
+            len(turns),
+            tuple(notes),
+            self.snapshot,
+            self.journal.state() if journal is not None and self.journal is not None else None,
+        )
         if key == self._kept or not (history or turns):
             return
         self._kept = key
         with self._lock:
-            self._pending = (turns, history, notes, self.snapshot, self._config())
+            self._pending = (turns, history, notes, self.snapshot, self._config(), journal)
         if not self.defer:
             self._start()
+
+    def _journal_now(self) -> Any:
+        """The journal's records as they are now (the writer runs on another thread)."""
+        if self.journal is None:
+            return None
+        from types import SimpleNamespace
+
+        return SimpleNamespace(turns=list(self.journal.turns), approved=list(self.journal.approved))
 
     def idle(self) -> None:
         """The front end is idle (its next prompt is on screen): write what is waiting."""
@@ -105,9 +126,9 @@ class LastingState:
                 if job is None:
                     self._writer = None
                     return
-            turns, history, notes, snapshot, config = job
+            turns, history, notes, snapshot, config, journal = job
             try:
-                save_resume(turns, history, config=config, snapshot=snapshot, notes=notes)
+                save_resume(turns, history, config=config, snapshot=snapshot, notes=notes, journal=journal)
             except Exception as exc:  # a thread of its own: nothing above it would say anything
                 self._failure = exc
 
@@ -122,6 +143,17 @@ class LastingState:
         """``/snapshot`` wrote ``path`` ("": the runtime's default file): ``/resume`` without a file loads it
         back with the conversation."""
         self.snapshot = path
+
+    def _restore_journal(self, turns: list[Any], approved: list[Any]) -> None:
+        """The old inputs came back with their numbers: so do the journal's records of them, and the mark of
+        each input ``/undo`` took back."""
+        if self.journal is None:
+            return
+        self.journal.restore(turns, approved)
+        undone = {p.input_number for p in approved if p.undone and p.input_number is not None}
+        for entry in self.runtime.history if undone else ():
+            if entry.number in undone:
+                entry.undone = True
 
     def resume(self, path: str | None) -> None:
         """Bring back the last session's conversation and inputs, then the variables of ``path`` (a snapshot)
@@ -145,6 +177,8 @@ class LastingState:
                     " The old inputs are not in /history: inputs already ran here, or the kernel or IPython "
                     "numbers its own."
                 )
+            elif last.history:
+                self._restore_journal(last.journal_turns, last.approved)
             self._notice(said, "success")
             snapshot = path if path is not None else last.snapshot
             if snapshot is None and last.history:  # inputs came back, the names they bound did not

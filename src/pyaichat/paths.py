@@ -32,10 +32,6 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
-def config_dir() -> Path:
-    return _path(_config_home())
-
-
 def default_config_file() -> Path:
     return _path(default_config_location())
 

@@ -11,21 +11,22 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from .controller import Controller, Decision, Mode
+from .controller import Controller
+from .ports import BaseFrontEnd
+from .printable import printable_data
 from .session import needs_more_input
 
 if TYPE_CHECKING:
     from .agent.events import ApprovalRequiredEvent, Event
+    from .proposal import Decision
 
 # Lines that continue a block even though they are not indented.
 _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
 
 
-class PlainFrontEnd:
-    """Renders events as plain text on a stream; cannot ask, so never runs proposed code."""
-
-    interactive = False
-    remembers = False  # a script must not replace the interactive session --resume brings back
+class PlainFrontEnd(BaseFrontEnd):
+    """Renders events as plain text on a stream; cannot ask, so never runs proposed code (``interactive``
+    and ``remembers`` are False: a script must not replace the interactive session --resume brings back)."""
 
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stdout
@@ -33,6 +34,7 @@ class PlainFrontEnd:
         self._shown: set[str] = set()  # proposals whose panel is printed
 
     def emit(self, event: Event) -> None:
+        event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
         kind = event.type
         if kind == "answer_chunk":
             self._write(event.text)
@@ -75,9 +77,6 @@ class PlainFrontEnd:
         if proposal.call_id not in self._shown:
             self.emit(proposal)
         return "shown"
-
-    def set_next_input(self, code: str) -> None:  # nothing to edit in piped mode
-        pass
 
     def _write(self, text: str) -> None:
         self.out.write(text)
@@ -146,7 +145,7 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
                 continue
         if not line.strip():
             continue
-        if line.lstrip().startswith("/") or ctrl.mode is Mode.ASSISTANT:
+        if ctrl.kind(line) in ("command", "question"):
             yield line
             continue
         block = [line]

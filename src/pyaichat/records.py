@@ -58,6 +58,20 @@ class HistoryEntry:
     stdout: str = ""
     stderr: str = ""
     result: str | None = None
+    undone: bool = False  # /undo took this input (an approved proposal) back: its effects are gone
+
+
+UNDONE = "undone with /undo"
+
+
+def input_mark(entry: HistoryEntry, proposed_by: str | None = None) -> str:
+    """The note after an input wherever inputs are listed — the session picture the assistant and outside
+    agents read, ``/history`` — so a model never takes an undone change for a standing one: ``  [proposed
+    by the assistant; undone with /undo]``, ``  [undone with /undo]``, or nothing."""
+    parts = [f"proposed by {proposed_by}"] if proposed_by else []
+    if entry.undone:
+        parts.append(UNDONE)
+    return f"  [{'; '.join(parts)}]" if parts else ""
 
 
 @dataclass

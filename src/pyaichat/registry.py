@@ -2,10 +2,12 @@
 capabilities (``capabilities.registry``), the slash commands (``commands.registry``) and the adapters
 (``capabilities.adapters.registry``).
 
-A registry names its *providers* up front, as import paths: a module (importing it registers what it
-defines, e.g. with a decorator) or ``module:function`` (called after the import, e.g. to load plugins). The
-first look-up imports them, so the start-up imports none of them, and a provider imports the registry, never
-the other way round. Third-party entries come from entry-point groups (``pyaichat.capabilities``,
+A registry names its *providers* up front: import paths — a module (importing it declares what it defines,
+e.g. with a decorator) or ``module:function`` (called after the import, e.g. to load plugins) — or a
+function to call. The first look-up loads them, so the start-up loads none of them. The entries a provider
+declares go into a dict that lives apart from the registry that loads the provider (``entries``: in the
+module that holds the decorator), so that a provider never imports the module that names it: each import
+runs one way. Third-party entries come from entry-point groups (``pyaichat.capabilities``,
 ``pyaichat.adapters``), read by ``installed_entry_points``.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -25,9 +27,11 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Entries by name, in the order they were added."""
 
-    def __init__(self, providers: Iterable[str]) -> None:
+    def __init__(
+        self, providers: Iterable[str | Callable[[], object]], entries: dict[str, T] | None = None
+    ) -> None:
         self.providers = tuple(providers)
-        self.entries: dict[str, T] = {}
+        self.entries: dict[str, T] = entries if entries is not None else {}
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()
@@ -59,6 +63,9 @@ class Registry(Generic[T]):
             self._loading = True
             try:
                 for provider in self.providers:
+                    if callable(provider):
+                        provider()
+                        continue
                     module, _, function = provider.partition(":")
                     loaded = importlib.import_module(module)
                     if function:

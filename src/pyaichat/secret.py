@@ -1,6 +1,6 @@
 """``Secret``: a string that never shows itself, for the API key and the values MCP servers are given.
 
-Its own module so that the settings checks and the MCP server entries (``mcptools.spec``) share one class
+Its own module so that the settings checks and the MCP server entries (``server_spec``) share one class
 without importing each other.
 """
 

@@ -17,7 +17,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .config import Config
+from .config import Config, Settings
 
 if TYPE_CHECKING:
     from .records import ExecResult, FrameInfo, HistoryEntry, LastError
@@ -111,17 +111,24 @@ class Session:
         namespace: dict[str, Any] | None = None,
         *,
         config: Config | None = None,
+        settings: Settings | None = None,
         echo: Callable[[Any], None] | None = None,
     ) -> None:
         self.namespace: dict[str, Any] = namespace if namespace is not None else {}
         self.namespace.setdefault("__name__", "__main__")
         self.namespace.setdefault("__builtins__", __builtins__)
-        self.config = config if config is not None else Config()  # what capabilities over it may reveal
+        # what capabilities over it may reveal: the session's settings (``config``: a holder of its own)
+        self.settings = settings if settings is not None else Settings(config)
         self.history: list[HistoryEntry] = []
         self.last_error: LastError | None = None
         self._echo = echo or self._default_echo
         self._counter = 0
         self.numbered_here = True  # False where IPython numbers the inputs (``runtime.cells``)
+
+    @property
+    def config(self) -> Config:
+        """The current configuration (``settings.current()``)."""
+        return self.settings.current()
 
     def adopt_history(self, entries: list[HistoryEntry]) -> bool:
         """Take a resumed session's inputs as this one's first, numbering on after them; only before any

@@ -20,7 +20,7 @@ class Setting:
     ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``config.Secret``),
     ``choice`` (``Literal[*choices]``), ``strlist`` (``tuple[str, ...]``, from the environment
     comma-separated) or ``servers`` (``tuple[ServerSpec, ...]``: the config file's ``[mcp_servers.NAME]``
-    tables, ``mcptools``).
+    tables, ``server_entries``).
     """
 
     __slots__ = ("bounds", "choices", "default", "description", "kind", "name")

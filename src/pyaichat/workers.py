@@ -3,7 +3,7 @@ and stops *waiting* at the deadline.
 
 A thread cannot be killed, and an exception injected into one can land inside a library's lock or thread pool
 and break it for good; so an overrunning call is abandoned — left to finish on its own in its daemon thread —
-and nothing is interrupted. Capabilities (``capabilities.registry.run_with_deadline``), the session picture's
+and nothing is interrupted. Capabilities (``capabilities.invoke.run_with_deadline``), the session picture's
 user ``__repr__`` (``capabilities.deadline.bounded``) and completion's custom ``__dir__`` use this one pool.
 Standard library only: completion loads it at the first TAB.
 """

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime import LocalRuntime
@@ -26,7 +27,7 @@ def config() -> Config:
 @pytest.fixture
 def session(config: Config) -> Session:
     s = Session(echo=lambda value: None)
-    s.config = config
+    s.settings.replace(config)
     return s
 
 
@@ -47,5 +48,4 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def ctrl(config: Config, session: Session, fake: FakeLLM, recorder: Recorder) -> Controller:
-    assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
-    return Controller(config, LocalRuntime(session), recorder, assistant=assistant)
+    return assemble(LocalRuntime(session), recorder, llm_factory=lambda cfg: fake)

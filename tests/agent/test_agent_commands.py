@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from fakes.sent import expand_sent
 from pyaichat.commands import dispatch, names
-from pyaichat.commands.assistant import expand_sent
 
 
 def test_assistant_commands_are_registered():

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from fakes.sent import approx_tokens
 from pyaichat.agent.context import (
-    approx_tokens,
     load_system_prompt,
     make_masker,
     mask_messages,

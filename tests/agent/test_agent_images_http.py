@@ -41,9 +41,9 @@ class FigureAssistant(Assistant):
 
     asked: list[bool]
 
-    def _look(self, name: str, args: dict[str, Any], *, images: bool = False) -> Any:
+    def look(self, name: str, args: dict[str, Any], *, images: bool = False) -> Any:
         if name != "get_figure":
-            return super()._look(name, args, images=images)
+            return super().look(name, args, images=images)
         self.asked.append(images)
         return Figure()
 
@@ -51,7 +51,7 @@ class FigureAssistant(Assistant):
 def make(srv: ScriptedServer, model: str) -> FigureAssistant:
     config = Config(model=model, api_base=srv.base_url, audit=False, request_timeout=10)
     session = Session(echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     assistant = FigureAssistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     assistant.asked = []
     return assistant
@@ -104,7 +104,7 @@ def test_a_model_that_cannot_see_images_is_told_they_were_left_out(srv):
 
 def test_the_text_protocol_sends_the_images_with_its_observations(srv):
     assistant = make(srv, "openai/gpt-4o-mini")
-    assistant.config = assistant.config.replace(tool_protocol="text")
+    assistant.settings.replace(assistant.config.replace(tool_protocol="text"))
     srv.text('<tool name="get_figure">{}</tool>').text("A line plot.")
     ask(assistant, "what does my figure show?")
     observations = srv.bodies[1]["messages"][-1]

@@ -163,7 +163,8 @@ def make(lib: Any, name: str, message: str, status: int | None = None) -> Except
         ),
     ],
 )
-def test_litellm_errors_map_to_one_plain_sentence(lib, name, message, status, cls, kind, words):
+def test_litellm_errors_map_to_one_plain_sentence(lib, name, message, status, cls, kind, words, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a provider that refuses a key was sent one
     mapped = map_error(
         make(lib, name, message, status),
         lib,
@@ -176,6 +177,52 @@ def test_litellm_errors_map_to_one_plain_sentence(lib, name, message, status, cl
     text = str(mapped)
     assert words in text
     assert "\n" not in text and "Traceback" not in text and text.endswith((".", "?"))
+
+
+@pytest.mark.parametrize(
+    ("model", "env", "key_given", "sentence"),
+    [
+        (
+            "anthropic/claude-3-5-haiku-latest",
+            {},
+            False,
+            "No API key was found for anthropic/claude-3-5-haiku-latest: set ANTHROPIC_API_KEY (or "
+            "PYAICHAT_API_KEY).",
+        ),
+        (
+            "anthropic/claude-3-5-haiku-latest",
+            {"ANTHROPIC_API_KEY": "sk-ant-bad"},
+            False,
+            "The provider rejected the API key for anthropic/claude-3-5-haiku-latest: check "
+            "ANTHROPIC_API_KEY (or PYAICHAT_API_KEY).",
+        ),
+        (
+            "anthropic/claude-3-5-haiku-latest",
+            {},
+            True,
+            "The provider rejected the API key for anthropic/claude-3-5-haiku-latest: check "
+            "PYAICHAT_API_KEY.",
+        ),
+        (
+            "gemini/gemini-1.5-flash",
+            {},
+            False,
+            "No API key was found for gemini/gemini-1.5-flash: set GOOGLE_API_KEY or GEMINI_API_KEY (or "
+            "PYAICHAT_API_KEY).",
+        ),
+    ],
+)
+def test_a_key_refused_or_missing_is_named_by_the_providers_own_variable(
+    lib, model, env, key_given, sentence, monkeypatch
+):
+    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    exc = make(lib, "AuthenticationError", "invalid x-api-key", 401)
+    mapped = map_error(exc, lib, model=model, api_base=None, timeout=30, sent_tools=True, key_given=key_given)
+    assert type(mapped) is LLMAuthError and str(mapped) == sentence
+    assert "OPENAI_API_KEY" not in str(mapped)
 
 
 def test_a_remote_provider_that_hangs_up_is_not_called_crashed(lib):

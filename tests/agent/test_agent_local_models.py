@@ -99,7 +99,7 @@ def WindowedLLM(window: int) -> FakeLLM:
 
 
 def test_a_small_window_gets_the_lean_tool_set(config, session):
-    fake = WindowedLLM(window=2600)
+    fake = WindowedLLM(window=1600)  # room for about 1,200 prompt tokens: the lean set, not every tool
     fake.text("ok")
     result, _ = ask(Assistant(config, session, llm_factory=lambda cfg: fake), "q")
     assert result.answer == "ok"

@@ -25,7 +25,7 @@ def ask(assistant: Assistant, question: str):
 def long_session(fit: bool, questions: int = 120) -> tuple[Assistant, FakeLLM]:
     config = Config(model="fake/model", audit=False, context_tokens=1500)
     session = Session(echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     fake = FakeLLM()
     assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
     if not fit:
@@ -86,7 +86,7 @@ def test_the_requests_of_a_session_share_one_http_client(srv: ScriptedServer):
     litellm = load_litellm()
     config = Config(model="openai/local", api_base=srv.base_url, audit=False, request_timeout=30)
     session = Session(echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     srv.text("warm")
     ask(assistant, "q0")
@@ -115,7 +115,7 @@ def test_a_streamed_reply_is_not_handed_to_litellms_logging_threads_chunk_by_chu
     monkeypatch.setattr(executor, "submit", counted)
     config = Config(model="openai/local", api_base=srv.base_url, audit=False)
     session = Session(echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     words = [a + b + c for a in "bdgkmpst" for b in "aeiou" for c in "lnr"]  # 120 different words
     for i in range(3):

@@ -10,9 +10,10 @@ from fakes.recorder import Recorder, never_approve
 from fakes.turn_env import timed_env
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LLMReply, Usage
-from pyaichat.agent.loop import EDIT_ANSWER, Approval, TurnEnv, run_turn
+from pyaichat.agent.loop import EDIT_ANSWER, TurnEnv, run_turn
 from pyaichat.controller import Mode
 from pyaichat.errors import LLMServerError
+from pyaichat.proposal import Outcome
 
 
 def ask(assistant: Assistant, question: str, approve: Any = never_approve) -> tuple[Any, Recorder]:
@@ -89,7 +90,7 @@ def test_unknown_tool_bad_json_and_bad_arguments_become_observations(assistant, 
 
 
 def test_a_model_that_calls_tools_forever_stops_at_max_steps(assistant, fake, config):
-    assistant.config = config.replace(max_steps=3)
+    assistant.settings.replace(config.replace(max_steps=3))
     for _ in range(5):
         fake.tool("list_globals", {})
     result, rec = ask(assistant, "loop")
@@ -153,7 +154,7 @@ def test_the_money_budget_stops_before_it_is_exceeded(session, config):
 
 
 def test_a_question_larger_than_the_context_budget_is_not_sent(assistant, fake, config):
-    assistant.config = config.replace(context_tokens=1000)
+    assistant.settings.replace(config.replace(context_tokens=1000))
     result, _ = ask(assistant, "why? " * 2000)
     assert result.stopped_by == "context_tokens" and fake.requests == []
 
@@ -237,7 +238,7 @@ def test_ctrl_c_while_the_model_library_loads_says_no_answer_arrived(assistant, 
 
 
 def test_ctrl_c_at_the_approval_prompt_closes_open_tool_calls(assistant, fake):
-    def interrupt(event: Any) -> Approval:
+    def interrupt(proposal: Any) -> Outcome:
         raise KeyboardInterrupt
 
     fake.tools(("propose_code", {"code": "y = 1"}), ("list_globals", {}))
@@ -246,6 +247,19 @@ def test_ctrl_c_at_the_approval_prompt_closes_open_tool_calls(assistant, fake):
     assert_valid_conversation(result.messages)
     tool_msgs = [m for m in result.messages if m["role"] == "tool"]
     assert [m["content"] for m in tool_msgs] == ["Cancelled by the user.", "Cancelled by the user."]
+
+
+def test_ctrl_c_at_the_approval_prompt_says_declined_and_does_not_repeat_the_text_shown(assistant, fake):
+    def interrupt(proposal: Any) -> Outcome:
+        raise KeyboardInterrupt
+
+    fake.tool("propose_code", {"code": "y = 1"}, text="I will set y.")
+    fake.text("asked again")
+    _, rec = ask(assistant, "q", approve=interrupt)
+    (answer,) = rec.of("answer")
+    assert answer.note == "Declined with Ctrl-C; the model was not asked again."
+    assert answer.text == ""  # the text before the proposal is on screen above its panel already
+    assert len(fake.requests) == 1 and len(fake.queue) == 1
 
 
 # -- the approval gate through the controller ----------------------------------------------------------------
@@ -373,7 +387,9 @@ def test_a_model_switch_applies_at_the_next_question(session, config):
 
     assistant = Assistant(config, session, llm_factory=factory)
     ask(assistant, "one")
-    assistant.config = config.replace(model="other/model")  # /model: the controller hands it the new one
+    assistant.settings.replace(
+        config.replace(model="other/model")
+    )  # /model: the controller hands it the new one
     _, rec = ask(assistant, "two")
     assert made == ["fake/model", "other/model"] and rec.of("usage")[0].model == "other/model"
 
@@ -425,7 +441,7 @@ def test_a_failing_call_is_not_run_twice_but_may_run_again_once_the_user_ran_cod
     fake.tool("propose_code", {"code": "x = 1"})
     fake.tool("eval_expr", {"expr": "x", "n": 1}).text("done")
     env, rec = timed_env(fake, [0.0], run_tool)
-    env.approve = lambda event: Approval("run", "The user ran it.")
+    env.decide = lambda proposal: Outcome(proposal, "ran")
     result = run_turn(env, "q")
     assert result.answer == "done" and len(ran) == 2  # once before the proposal ran, once after
     second = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][1]["content"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyaichat.agent.gate import StreamGate
+from pyaichat.agent.stream_gate import StreamGate
 from pyaichat.agent.textcalls import pythonic_calls, recover_calls
 
 PARAMS = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pyaichat.agent.calls import ParsedCall
-from pyaichat.agent.gate import StreamGate
+from pyaichat.agent.stream_gate import StreamGate
 from pyaichat.agent.textcalls import recover_calls
 from pyaichat.agent.textproto import describe_protocol, parse_blocks
 

@@ -26,9 +26,9 @@ def test_start_up_modules_do_not_import_litellm():
 
 
 def controller(config: Config, loader: Loader) -> Controller:
-    runtime = LocalRuntime(Session())
-    assistant = Assistant(config, runtime, loader=loader)
-    return Controller(config, runtime, frontend=None, assistant=assistant)  # type: ignore[arg-type]
+    runtime = LocalRuntime(Session(config=config))
+    assistant = Assistant(runtime.settings, runtime, loader=loader)
+    return Controller(runtime, frontend=None, assistant=assistant)  # type: ignore[arg-type]
 
 
 def test_entering_assistant_mode_warms_litellm_in_the_background():
@@ -51,9 +51,9 @@ def test_quitting_while_litellm_warms_up_exits_cleanly():
     code = (
         "from pyaichat.config import Config; from pyaichat.controller import Controller, Mode; "
         "from pyaichat.session import Session; from pyaichat.runtime import LocalRuntime; "
-        "from pyaichat.deferred_assistant import DeferredAssistant; "
-        "config = Config(model='openai/test'); runtime = LocalRuntime(Session()); "
-        "Controller(config, runtime, None, assistant=DeferredAssistant(config, runtime))"
+        "from pyaichat.assemble import assemble; "
+        "config = Config(model='openai/test'); runtime = LocalRuntime(Session(config=config)); "
+        "assemble(runtime, None)"
         ".set_mode(Mode.ASSISTANT)"
     )
     for _ in range(2):

@@ -124,7 +124,7 @@ def test_an_error_only_the_user_can_fix_stops_suggestions_until_the_model_change
         model.wait_asked()
         _settle(eng)
         assert not eng.active() and eng.stopped_by == "The provider rejected the API key."
-        session.config = session.config.replace(suggest_model="openai/y")
+        session.settings.replace(session.config.replace(suggest_model="openai/y"))
         assert eng.active()
     finally:
         eng.close()
@@ -191,7 +191,7 @@ def test_user_code_waits_until_the_session_is_no_longer_being_read(session: Sess
 
 
 def test_off_until_a_model_is_set(session: Session) -> None:
-    session.config = session.config.replace(suggest_model=None)
+    session.settings.replace(session.config.replace(suggest_model=None))
     model, screen = Model("x"), Screen()
     eng = engine(session, model)
     assert eng.edit("sales.", "", screen) is None

@@ -13,7 +13,7 @@ def make_session(source: str = "", namespace: dict[str, Any] | None = None, **co
     """A session whose namespace is ``namespace`` plus whatever ``source`` defines, with
     ``Config(**config)``."""
     session = Session(namespace if namespace is not None else {})
-    session.config = Config(**config)
+    session.settings.replace(Config(**config))
     if source:
         result = session.run(source)
         assert result.ok, result.error and result.error.formatted

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from cap_helpers import make_session
 
+from pyaichat.assemble import assemble
 from pyaichat.capabilities import call
 from pyaichat.capabilities.adapters import (
     ADAPTERS,
@@ -35,8 +36,6 @@ from pyaichat.capabilities.adapters import (
 from pyaichat.capabilities.picture import session_picture
 from pyaichat.capabilities.summary import describe, one_line, type_details
 from pyaichat.config import Config
-from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.runtime import LocalRuntime
 
@@ -197,8 +196,7 @@ def test_plugins_are_read_and_imported_only_for_a_type_no_builtin_adapter_knows(
 def tools_command(out: io.StringIO) -> None:
     """``/tools`` in a session as the command line builds it, printed on ``out``."""
     runtime = LocalRuntime(make_session())
-    assistant = DeferredAssistant(Config(), runtime)
-    Controller(Config(), runtime, PlainFrontEnd(out=out), assistant=assistant).handle("/tools")
+    assemble(runtime, PlainFrontEnd(out=out)).handle("/tools")
 
 
 def test_tools_lists_the_plugin_adapters(sensors):
@@ -292,7 +290,7 @@ def test_a_plugin_cannot_replace_a_builtin_adapter_and_a_broken_one_is_reported(
         EntryPoint("not a module!", "fake_adapter_module:NotAnAdapter", plugins.GROUP),
     ]
     monkeypatch.setattr(plugins, "installed_entry_points", lambda group: found)
-    plugins.load_all()
+    registry.declare_plugins()
     assert adapter_for(pd.DataFrame()) is pandas_adapter
     broken = fake_library("fake_lib_broken", None)(n=1)
     missing = fake_library("fake_lib_missing", None)()

@@ -7,9 +7,8 @@ import io
 
 import pytest
 
-from pyaichat.config import Config
+from pyaichat.assemble import assemble
 from pyaichat.controller import Controller, Mode
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd, run_piped
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
@@ -17,8 +16,7 @@ from pyaichat.session import Session
 
 def plain_controller(out: io.StringIO) -> Controller:
     runtime = LocalRuntime(Session())
-    assistant = DeferredAssistant(Config(), runtime)
-    return Controller(Config(), runtime, PlainFrontEnd(out=out), assistant=assistant)
+    return assemble(runtime, PlainFrontEnd(out=out))
 
 
 @pytest.fixture

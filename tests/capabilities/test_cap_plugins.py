@@ -12,10 +12,8 @@ from importlib.metadata import EntryPoint, PackageNotFoundError, distribution
 import pytest
 from cap_helpers import make_session
 
+from pyaichat.assemble import assemble
 from pyaichat.capabilities import all_capabilities, call, get, plugins, registry
-from pyaichat.config import Config
-from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.runtime import LocalRuntime
 
@@ -42,8 +40,7 @@ def test_the_plugin_capability_is_registered_works_and_is_listed(demo_distributi
     assert result.ok and result.text == "rows holds 1,234 items"
     out = io.StringIO()
     runtime = LocalRuntime(make_session())
-    assistant = DeferredAssistant(Config(), runtime)
-    Controller(Config(), runtime, PlainFrontEnd(out=out), assistant=assistant).handle("/tools")
+    assemble(runtime, PlainFrontEnd(out=out)).handle("/tools")
     lines = out.getvalue().splitlines()
     start = next(n for n, line in enumerate(lines) if "demo_count" in line)
     row = " ".join(lines[start : start + 3]).split()  # its description may go on under its column

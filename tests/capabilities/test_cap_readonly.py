@@ -161,7 +161,7 @@ def _args_for(cap, expr: str, flag: bool, pattern: str | None) -> dict[str, Any]
     privacy=st.sampled_from(["names", "schema", "sample", "full"]),
 )
 def test_no_capability_changes_anything(cap, expr, flag, pattern, privacy):
-    SESSION.config = SESSION.config.replace(privacy=privacy)
+    SESSION.settings.replace(SESSION.config.replace(privacy=privacy))
     result = call(SESSION, cap.name, _args_for(cap, expr, flag, pattern))
     assert result.ok or result.error  # a refusal is fine; a change is not
     assert snapshot(SESSION.namespace) == BEFORE
@@ -174,7 +174,7 @@ def test_every_capability_on_every_value_at_every_privacy_level_changes_nothing(
     session.run("boom = items[5]")
     before = snapshot(session.namespace)
     for privacy in ("names", "schema", "sample", "full"):
-        session.config = session.config.replace(privacy=privacy)
+        session.settings.replace(session.config.replace(privacy=privacy))
         for cap in CAPS:
             for name in _namespace():
                 call(session, cap.name, _args_for(cap, name, True, name))

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from pyaichat.config import Config, Secret, load_config
 from pyaichat.errors import ConfigError
-from pyaichat.mcptools.spec import ServerSpec
+from pyaichat.server_spec import ServerSpec
 from pyaichat.settings import SETTINGS, closest_setting
 
 FIELDS = list(SETTINGS)

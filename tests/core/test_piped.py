@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pyaichat.config import Config
+from pyaichat.assemble import assemble
 from pyaichat.controller import Controller, Mode
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd, iter_inputs
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
@@ -34,8 +33,7 @@ def run_cli(stdin: str, *args: str, env: dict[str, str] | None = None) -> subpro
 def controller() -> tuple[Controller, io.StringIO]:
     out = io.StringIO()
     runtime = LocalRuntime(Session())
-    assistant = DeferredAssistant(Config(), runtime)
-    return Controller(Config(), runtime, PlainFrontEnd(out), assistant=assistant), out
+    return assemble(runtime, PlainFrontEnd(out)), out
 
 
 def test_piped_prints_echoed_value_and_exits_zero() -> None:

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.proposals import ASSISTANT, Outcome, Pending, Proposal
 from pyaichat.runtime import LocalRuntime
@@ -66,7 +66,7 @@ class FakeFrontEnd:
 def make(front: Any, **settings: Any) -> Controller:
     config = Config(audit=False, sandbox_isolation="inprocess", **settings)  # no preview: fast and certain
     runtime = LocalRuntime(Session(config=config, echo=lambda value: None))
-    return Controller(config, runtime, front, assistant=DeferredAssistant(config, runtime))
+    return assemble(runtime, front)
 
 
 def ns(ctrl: Controller) -> dict[str, Any]:
@@ -143,6 +143,30 @@ def test_edited_then_run_by_the_person_returns_the_code_that_ran():
     assert outcome.status == "edited" and outcome.code == "z = 2  # mine" and ns(ctrl)["z"] == 2
     assert outcome.input_number == 1 and "edited the proposed code" in outcome.observation
     assert ctrl.journal.approved == []  # the person's own input, not approved code
+
+
+@pytest.mark.parametrize("undone_before", [True, False])
+def test_undo_after_an_edited_proposal_says_it_was_the_persons_own_input_and_undoes_nothing(undone_before):
+    """The person edited the proposal before running it: that code is theirs (the journal and /save say
+    so too), and /undo says so plainly instead of speaking of an older proposal — or undoing it."""
+    front = FakeFrontEnd("run", "edit")
+    ctrl = make(front)
+    ctrl.run_python("z = 0")
+    finish(from_a_second_thread(ctrl, Proposal.of_code("z = 1", source="claude-code")))  # input [2]
+    if undone_before:
+        assert ctrl.proposals.undo()[0] and ns(ctrl)["z"] == 0
+    got = from_a_second_thread(ctrl, Proposal.of_code("w = 1", source="claude-code"))
+    ctrl.handle("w = 2  # mine")  # input [3]
+    assert finish(got).status == "edited"
+    before = dict(ns(ctrl))
+    ok, text = ctrl.proposals.undo()
+    assert not ok and text == (
+        "Nothing was undone: you edited claude-code's last proposal before running it, so input [3] is your "
+        "own code, which /undo does not take back."
+    )
+    assert ns(ctrl) == before  # the older proposal was not taken back either
+    ctrl.handle("/undo")
+    assert front.of("notice")[-1].text == text
 
 
 def test_edit_then_run_unchanged_is_approved_and_can_be_undone():

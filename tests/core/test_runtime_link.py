@@ -31,7 +31,11 @@ from runtime_examples import invoke, steps, with_defaults
 
 
 def protocol_members() -> set[str]:
-    return {name for name in vars(Runtime) if not name.startswith("_")} | set(Runtime.__annotations__)
+    """The members of ``Runtime`` and of the protocols it is made of (``Interpreter``, ``Tools``)."""
+    parts = [cls for cls in Runtime.__mro__ if cls.__module__ == Runtime.__module__]
+    return {name for cls in parts for name in vars(cls) if not name.startswith("_")} | {
+        name for cls in parts for name in getattr(cls, "__annotations__", {})
+    }
 
 
 # -- the declarations agree ----------------------------------------------------------------------------------
@@ -53,7 +57,7 @@ def test_the_local_runtime_implements_every_operation_the_kernels_end_runs() -> 
 
 
 def test_the_kernel_runtime_sends_every_travelling_operation_and_writes_only_its_own() -> None:
-    runtime = KernelRuntime(kernel=object(), config=Config(audit=False))  # type: ignore[arg-type]
+    runtime = KernelRuntime(kernel=object(), settings=Config(audit=False))  # type: ignore[arg-type]
     for name in BY_NAME:
         member = inspect.getattr_static(KernelRuntime, name)
         assert member is vars(LinkedRuntime)[name], f"KernelRuntime re-implements {name}: declare it instead"

@@ -34,6 +34,7 @@ NEVER_AT_START_UP = {
     "RestrictedPython",
     "numpy",
     "pandas",
+    "sqlglot",  # query_sql's SQL parser: with the first query
     "tomllib",  # only with a config file
     "argparse",  # only with flags
     "mcp",  # the MCP SDK: servers start when the assistant first needs them
@@ -41,7 +42,10 @@ NEVER_AT_START_UP = {
     "anyio",
     "pyaichat.mcptools.tools",
     "pyaichat.agent.events",
-    "pyaichat.agent.assistant",
+    # the session's assistant is made at start-up (``assemble``), and cheaply: its module imports nothing
+    # heavy (``python -X importtime``: ~2 ms); what answers a question loads with the first question
+    "pyaichat.agent.question",
+    "pyaichat.agent.loop",
     "pyaichat.capabilities",
     "pyaichat.commands",
     # serving to outside agents (/mcp, --mcp): the SDK lives in the face processes, never in the session's
@@ -124,9 +128,9 @@ def test_settings_from_env_and_file_are_checked_without_pydantic_and_a_bad_one_i
 # before the work left to that moment (the lexer's thread) starts.
 SNAPSHOT_AT_FIRST_RENDER = """
 import json, sys
-import pyaichat.repl.frontend as frontend
+import pyaichat.repl.prompt_session as prompt_session
 
-original = frontend._start_up_done  # the first thing the first full render calls
+original = prompt_session._start_up_done  # the first thing the first full render calls
 target = sys.argv[1]
 taken = []
 
@@ -137,7 +141,7 @@ def start_up_done(app):
             json.dump(sorted(sys.modules), fh)
     original(app)
 
-frontend._start_up_done = start_up_done
+prompt_session._start_up_done = start_up_done
 sys.argv = ["pyaichat"]
 from pyaichat.cli import main
 sys.exit(main())

@@ -22,7 +22,7 @@ def ask(srv: ScriptedServer, namespace: dict, question: str) -> tuple[str, str, 
     received, and the answer."""
     config = Config(model="openai/local", api_base=srv.base_url, audit=False, request_timeout=10)
     session = Session(namespace, echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     result = assistant.ask(question, Recorder().emit, never_approve)
     first, second = srv.bodies[:2]

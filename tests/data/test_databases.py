@@ -37,7 +37,7 @@ WRITES = [
 
 def session_with(**values) -> Session:
     session = Session(dict(values))
-    session.config = Config(audit=False, tool_timeout=3)
+    session.settings.replace(Config(audit=False, tool_timeout=3))
     return session
 
 

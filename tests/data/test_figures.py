@@ -38,7 +38,7 @@ def fingerprint(fig) -> tuple:
 
 def make_session(**values) -> Session:
     session = Session(dict(values))
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     return session
 
 

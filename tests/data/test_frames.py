@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyaichat.agent.context import approx_tokens
+from fakes.sent import approx_tokens
 from pyaichat.capabilities import call
 from pyaichat.capabilities.summary import describe, one_line, type_details
 from pyaichat.config import Config
@@ -161,7 +161,7 @@ def test_list_globals_and_get_type_over_lazy_objects_compute_nothing(partitions)
     pl = pytest.importorskip("polars")
     ddf = partitions.frame(4)
     session = Session({"ddf": ddf, "lf": pl.LazyFrame({"a": [1]}), "df": pd.DataFrame({"x": [1]})})
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     listed = call(session, "list_globals", {}).text
     assert "ddf: Dask DataFrame ?×3 (4 partitions, lazy: not computed)" in listed
     assert "lf: polars LazyFrame ?×1 (lazy: not computed): a Int64" in listed
@@ -184,7 +184,7 @@ def test_looking_changes_no_lazy_or_stateful_object(tmp_path):
     lf = pl.LazyFrame({"a": [1, 2]}).filter(pl.col("a") > 1)
     plan = lf.explain(optimized=False)
     session = Session({"handle": handle, "gen": gen, "it": it, "lf": lf})
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     for privacy in LEVELS:
         config = Config(audit=False, privacy=privacy)
         call(session, "list_globals", {}, config=config)

@@ -70,7 +70,7 @@ class SlowRepr:
 def test_the_session_picture_calls_no_python_len_and_bounds_a_slow_repr():
     remote, slow = RemoteLen(), SlowRepr()
     session = Session({"remote": remote, "slow": slow, "items": [1, 2, 3]})
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     from pyaichat.capabilities.picture import session_picture
 
     started = time.perf_counter()
@@ -87,7 +87,7 @@ def test_the_session_picture_calls_no_python_len_and_bounds_a_slow_repr():
 
 def test_an_explicit_request_may_run_the_users_len_under_the_deadline():
     session = Session({"remote": RemoteLen()})
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     before = RemoteLen.calls
     result = call(session, "get_type", {"expr": "remote"})
     assert result.ok and RemoteLen.calls == before + 1  # asked for: bounded, as before
@@ -104,7 +104,7 @@ def test_a_user_repr_that_computes_a_dask_frame_is_abandoned_not_broken(partitio
             return f"Wrapper({len(ddf)} rows)"
 
     session = Session({"w": Wrapper()})
-    session.config = Config(audit=False, tool_timeout=0.3)
+    session.settings.replace(Config(audit=False, tool_timeout=0.3))
     errors: list[BaseException] = []
     hook = threading.excepthook
     threading.excepthook = lambda args: errors.append(args.exc_value)
@@ -148,7 +148,7 @@ def test_an_object_that_overran_is_asked_once_and_never_again_by_any_capability(
     get_repr, list_globals, get_dir and eval_expr ask nothing of it, and say why in one sentence."""
     remote = Blocking()
     session = Session({"remote": remote})
-    session.config = Config(audit=False, tool_timeout=5.0)
+    session.settings.replace(Config(audit=False, tool_timeout=5.0))
     try:
         typed = call(session, "get_type", {"expr": "remote"})
         assert typed.ok, typed.error  # abandoned at its budget, well before the 5 s deadline
@@ -175,7 +175,7 @@ def test_an_object_that_overran_is_asked_once_and_never_again_by_any_capability(
 def test_a_property_that_overran_leaves_its_object_unasked():
     remote = Blocking()
     session = Session({"remote": remote})
-    session.config = Config(audit=False, tool_timeout=5.0)
+    session.settings.replace(Config(audit=False, tool_timeout=5.0))
     try:
         read = call(session, "get_repr", {"expr": "remote.rows"})
         assert not read.ok and "Reading remote.rows took too long" in read.error
@@ -209,7 +209,7 @@ class Counted:
 def test_get_type_and_get_repr_ask_the_object_once_and_run_no_property():
     counted = Counted()
     session = Session({"counted": counted})
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     typed = call(session, "get_type", {"expr": "counted"})
     assert typed.ok and typed.text.splitlines()[-1] == "length: 4"
     assert counted.calls == ["len"]
@@ -233,7 +233,7 @@ def test_a_container_subclass_is_read_through_its_base_type():
 
     rows = Remote([1, 2, 3])
     session = Session({"rows": rows})
-    session.config = Config(audit=False)
+    session.settings.replace(Config(audit=False))
     assert call(session, "get_type", {"expr": "rows"}).text.splitlines()[-1] == "length: 3"
     shown = call(session, "get_repr", {"expr": "rows"}).text
     assert shown == f"{type_name(rows)}, 3 items of int\nRemote([1, 2, 3])", shown

@@ -21,10 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder
+from fakes.sent import expand_sent
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
-from pyaichat.commands.assistant import expand_sent
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.runtime import LocalRuntime
@@ -41,9 +42,10 @@ SECRET_PASSWORD = "s3cr3tPa55w0rd"
 def ctrl(srv: ScriptedServer) -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
     session = Session(echo=lambda value: None)
-    session.config = config
-    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    return Controller(config, LocalRuntime(session), Recorder(), assistant=assistant)
+    session.settings.replace(config)
+    return assemble(
+        LocalRuntime(session), Recorder(), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01)
+    )
 
 
 def user_vars(ctrl: Controller) -> dict[str, Any]:
@@ -72,7 +74,7 @@ def test_two_step_answer_with_native_tools(ctrl, srv):
 
 
 def test_text_protocol_when_configured(ctrl, srv):
-    ctrl.config = ctrl.config.replace(tool_protocol="text")
+    ctrl.settings.replace(ctrl.config.replace(tool_protocol="text"))
     ctrl.runtime.run("x = 41")
     srv.text('Checking.\n<tool name="get_repr">{"expr": "x"}</tool>').text("It is 41.")
     ctrl.ask("x?")
@@ -103,7 +105,7 @@ def test_a_server_refusing_tools_falls_back_to_the_text_protocol(ctrl, srv):
     ],
 )
 def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, kind, words):
-    ctrl.config = ctrl.config.replace(request_timeout=0.5)
+    ctrl.settings.replace(ctrl.config.replace(request_timeout=0.5))
     ctrl.runtime.run("data = [1, 2, 3]")
     before = user_vars(ctrl)
     for fault in faults:
@@ -117,7 +119,7 @@ def test_each_fault_is_one_sentence_and_the_repl_stays_alive(ctrl, srv, faults, 
         kept = ctrl.frontend.of("answer")[-1]
         assert kept.text == "part" and "incomplete" in kept.note  # the text that arrived before the cut
     srv.text("data is [1, 2, 3].")
-    ctrl.config = ctrl.config.replace(request_timeout=10)
+    ctrl.settings.replace(ctrl.config.replace(request_timeout=10))
     ctrl.ask("again?")
     assert ctrl.frontend.of("answer")[-1].text == "data is [1, 2, 3]."
     assert ctrl.runtime.run("len(data)").value == 3
@@ -153,7 +155,7 @@ def test_rate_limit_then_success_is_retried(ctrl, srv):
 
 
 def test_a_model_that_calls_tools_forever_stops_at_max_steps(ctrl, srv):
-    ctrl.config = ctrl.config.replace(max_steps=3)
+    ctrl.settings.replace(ctrl.config.replace(max_steps=3))
     for _ in range(6):
         srv.tool("list_globals", {})
     ctrl.ask("loop forever")
@@ -324,7 +326,7 @@ def test_piped_without_a_model_says_how_to_set_one():
 
 
 def test_the_turn_deadline_ends_a_slow_answer_with_a_note(ctrl, srv):
-    ctrl.config = ctrl.config.replace(turn_timeout=0.5)
+    ctrl.settings.replace(ctrl.config.replace(turn_timeout=0.5))
     srv.fault("slow", delay=1.5)
     ctrl.ask("slow one")
     answer = ctrl.frontend.of("answer")[-1]
@@ -355,7 +357,7 @@ def test_client_side_failures_are_named_plainly(srv, monkeypatch, model, base, k
         model=model, api_base=api_base, api_key="sk-test" if base == "closed" else None, audit=False
     )
     session = Session(echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     front = Recorder()
     assistant.ask("hi", front.emit, lambda e: None)
@@ -365,7 +367,7 @@ def test_client_side_failures_are_named_plainly(srv, monkeypatch, model, base, k
 
 
 def test_cost_is_reported_for_a_model_litellm_knows(ctrl, srv):
-    ctrl.config = ctrl.config.replace(model="openai/gpt-4o-mini")
+    ctrl.settings.replace(ctrl.config.replace(model="openai/gpt-4o-mini"))
     srv.text("hello")
     ctrl.ask("hi")
     usage = ctrl.frontend.of("usage")[-1]

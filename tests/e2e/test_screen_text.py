@@ -15,7 +15,7 @@ pexpect = pytest.importorskip("pexpect")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, PY_PROMPT, output, spawn  # noqa: E402
+from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, leave, output, spawn, type_line  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -23,11 +23,6 @@ pytestmark = [
 ]
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\r")
-
-
-def type_line(child, text: str) -> None:
-    child.send(text)
-    child.send("\r")
 
 
 def screen_lines(text: str) -> list[str]:
@@ -72,8 +67,7 @@ def test_help_keeps_each_usage_apart_from_its_description_at_any_width(tmp_path)
         assert body and all(line.startswith("  ") for line in body), [x for x in body if x[:1] != " "]
         at = lines.index("  /snapshot [--include-secrets] [file]")
         assert lines[at + 1] == "      Save the session's variables"
-        child.sendcontrol("d")
-        child.expect(pexpect.EOF)
+        leave(child)
     finally:
         child.close()
 
@@ -82,8 +76,7 @@ def test_tools_rows_and_walls_go_on_under_their_indent(tmp_path):
     child = spawn(tmp_path)
     try:
         lines = shown_after(child, "/tools", "capabilities (read-only")
-        child.sendcontrol("d")
-        child.expect(pexpect.EOF)
+        leave(child)
     finally:
         child.close()
     titles = [line for line in lines if not line.startswith(" ")]
@@ -92,8 +85,8 @@ def test_tools_rows_and_walls_go_on_under_their_indent(tmp_path):
     )
     assert all(t.endswith(":") for t in titles), titles  # nothing else reaches column 0
     assert all(len(line) <= 100 for line in lines)
-    row = next(n for n, line in enumerate(lines) if line.startswith("  get_last_exception  () Return"))
-    column = lines[row].index("()")
+    row = next(n for n, line in enumerate(lines) if line.startswith("  run_python          (code) Run"))
+    column = lines[row].index("(code)")
     assert (
         lines[row + 1].startswith(" " * column) and lines[row + 1][column] != " "
     )  # its description goes on
@@ -129,8 +122,7 @@ def test_the_preview_wraps_under_its_indent_and_history_marks_the_undone_proposa
             child.expect_exact("[1] x = 1")
             child.expect(NEW_AI)
             history = screen_lines(child.before)
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child)
         finally:
             child.close()
     marked = [line for line in history if line.startswith("[2] ")]
@@ -201,10 +193,7 @@ def test_a_question_typed_at_the_python_prompt_gets_one_hint_and_a_typo_none(tmp
         type_line(child, "")
         child.expect(r"(?i)no model[^\r\n]*")
         child.expect(NEW_AI)
-        child.send("\t")
-        child.expect_exact(PY_PROMPT)
-        child.sendcontrol("d")
-        child.expect(pexpect.EOF)
+        leave(child, from_assistant=True)
     finally:
         child.close()
 
@@ -231,8 +220,7 @@ def test_sent_shows_each_tool_list_once_through_the_pager(tmp_path):
             type_line(child, "6 * 7")
             child.expect(output("42"))
             child.expect(NEW_PY)
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child)
         finally:
             child.close(force=True)
     tools = [body["tools"] for body in server.bodies]

@@ -13,7 +13,7 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
-from pty_terminal import NEW_PY, spawn  # noqa: E402
+from pty_terminal import NEW_PY, leave, spawn  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -32,8 +32,7 @@ def test_keys_typed_before_anything_is_drawn_all_run_in_order(tmp_path: Path) ->
         child.send("pri\t(x * 7, 'done')\r")
         child.expect(r"(?<![0-9])49 done\r\n")
         child.expect(NEW_PY)
-        child.sendcontrol("d")
-        child.expect(pexpect.EOF)
+        leave(child)
     finally:
         child.close()
     assert child.exitstatus == 0

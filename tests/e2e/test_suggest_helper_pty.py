@@ -16,7 +16,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import NEW_PY, output, spawn  # noqa: E402
+from pty_terminal import NEW_PY, leave, output, spawn_suggesting  # noqa: E402
 from timeouts import HANG_GUARD  # noqa: E402
 
 pytestmark = [
@@ -69,20 +69,9 @@ def wait_for_requests(server: ScriptedServer, n: int) -> None:
         time.sleep(0.02)
 
 
-def spawn_suggesting(tmp_path, server: ScriptedServer):
-    child = spawn(
-        tmp_path,
-        PYAICHAT_SUGGEST_MODEL="openai/fim",
-        PYAICHAT_SUGGEST_API_BASE=server.base_url,
-        OPENAI_API_KEY="sk-test",
-    )
-    child.timeout = BOUND
-    return child
-
-
 def test_the_helper_starts_with_the_first_suggestion_and_ends_with_the_session(tmp_path):
     with ScriptedServer() as server:
-        child = spawn_suggesting(tmp_path, server)
+        child = spawn_suggesting(tmp_path, server.base_url, BOUND)
         try:
             child.send("x = 41\r")  # one write: no pause with code on the line, nothing to suggest
             child.expect(NEW_PY)
@@ -102,8 +91,7 @@ def test_the_helper_starts_with_the_first_suggestion_and_ends_with_the_session(t
             child.send("/cost\r")
             child.expect(NEW_PY)
             assert "Suggestions: 1 request(s), 11 prompt + 7 completion tokens" in child.before
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child)
         finally:
             child.close()
         assert wait_gone(helper, 10.0), "the helper outlived the session"
@@ -112,7 +100,7 @@ def test_the_helper_starts_with_the_first_suggestion_and_ends_with_the_session(t
 def test_no_helper_is_left_behind_when_the_repl_is_killed(tmp_path):
     with ScriptedServer() as server:
         server.fault("slow", delay=HANG_GUARD)  # a request in flight when the REPL dies
-        child = spawn_suggesting(tmp_path, server)
+        child = spawn_suggesting(tmp_path, server.base_url, BOUND)
         try:
             child.send("total = 6 * ")
             wait_for_requests(server, 1)

@@ -14,7 +14,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import NEW_PY, output, spawn  # noqa: E402
+from pty_terminal import NEW_PY, leave, output, spawn_suggesting  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -23,17 +23,6 @@ pytestmark = [
 
 RIGHT, ALT_RIGHT = "\x1b[C", "\x1b[1;3C"
 BOUND = 60.0  # seconds: the first suggestion pays litellm's import in the child
-
-
-def spawn_suggesting(tmp_path, server: ScriptedServer):
-    child = spawn(
-        tmp_path,
-        PYAICHAT_SUGGEST_MODEL="openai/fim",
-        PYAICHAT_SUGGEST_API_BASE=server.base_url,
-        OPENAI_API_KEY="sk-test",
-    )
-    child.timeout = BOUND
-    return child
 
 
 def run_line(child, text: str) -> None:
@@ -57,7 +46,7 @@ def make_frame(child) -> None:
 
 def test_a_pause_brings_a_suggestion_only_the_live_frame_could_make(tmp_path):
     with ScriptedServer() as server:
-        child = spawn_suggesting(tmp_path, server)
+        child = spawn_suggesting(tmp_path, server.base_url, BOUND)
         try:
             make_frame(child)
             server.text('"net_revenue_eur_q3"].sum()')
@@ -74,8 +63,7 @@ def test_a_pause_brings_a_suggestion_only_the_live_frame_could_make(tmp_path):
             assert len(server.requests) == 1
             run_line(child, "/suggest")
             assert "1 answered, 1 shown" in child.before
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child)
         finally:
             child.close()
         assert "Unclosed" not in (child.before or "")
@@ -83,7 +71,7 @@ def test_a_pause_brings_a_suggestion_only_the_live_frame_could_make(tmp_path):
 
 def test_fast_typing_sends_one_request_per_pause_and_aborts_the_stale_one(tmp_path):
     with ScriptedServer() as server:
-        child = spawn_suggesting(tmp_path, server)
+        child = spawn_suggesting(tmp_path, server.base_url, BOUND)
         try:
             make_frame(child)
             server.fault("slow", delay=BOUND)  # the first answer never comes in time
@@ -102,7 +90,7 @@ def test_fast_typing_sends_one_request_per_pause_and_aborts_the_stale_one(tmp_pa
 
 def test_a_failing_or_hanging_provider_shows_nothing_and_the_prompt_keeps_working(tmp_path):
     with ScriptedServer() as server:
-        child = spawn_suggesting(tmp_path, server)
+        child = spawn_suggesting(tmp_path, server.base_url, BOUND)
         try:
             server.fault("slow", delay=BOUND)  # hangs
             server.fault("500")
@@ -123,7 +111,7 @@ def test_a_failing_or_hanging_provider_shows_nothing_and_the_prompt_keeps_workin
 
 def test_a_secret_in_the_session_never_reaches_the_suggestion_request(tmp_path):
     with ScriptedServer() as server:
-        child = spawn_suggesting(tmp_path, server)
+        child = spawn_suggesting(tmp_path, server.base_url, BOUND)
         try:
             run_line(child, 'api_key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"')
             run_line(child, "vault = {'db_password': 'hunter2hunter2', 'host': 'db.internal'}")

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pty_terminal import AI_PROMPT, NEW_AI, PY_PROMPT, spawn
+from pty_terminal import AI_PROMPT, NEW_AI, leave, spawn
 
 pytestmark = pytest.mark.e2e
 
@@ -81,7 +81,7 @@ def test_a_turn_cut_at_its_deadline_still_counts_what_was_sent(srv):
 # -- in a real terminal --------------------------------------------------------------------------------------
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_a_long_wait_shows_what_it_waits_for_and_for_how_long_and_ctrl_c_counts_what_was_sent(tmp_path, srv):
-    pexpect = pytest.importorskip("pexpect")
+    pytest.importorskip("pexpect")
     srv.fault("503")  # a server still loading its model, then slow to its first token
     srv.fault("held", text="Finally, an answer.")
     child = spawn(
@@ -113,10 +113,7 @@ def test_a_long_wait_shows_what_it_waits_for_and_for_how_long_and_ctrl_c_counts_
         child.expect(r"tokens: ≈[1-9][\d,]* in · ≈[1-9][\d,]* out")
         child.expect(NEW_AI)
         srv.release()
-        child.send("\t")
-        child.expect_exact(PY_PROMPT)
-        child.sendcontrol("d")
-        child.expect(pexpect.EOF)
+        leave(child, from_assistant=True)
     finally:
         srv.release()
         child.close()

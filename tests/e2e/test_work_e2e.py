@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder
-from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.assemble import assemble
 from pyaichat.capabilities.sandbox.confine import probe
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
@@ -36,8 +36,9 @@ def make_ctrl(srv: ScriptedServer, decision: str = "run", **settings: Any) -> Co
         model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4, **settings
     )
     session = Session(config=config, echo=lambda value: None)
-    assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    c = Controller(config, LocalRuntime(session), Recorder(decision), assistant=assistant)
+    c = assemble(
+        LocalRuntime(session), Recorder(decision), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01)
+    )
     c.set_mode(Mode.ASSISTANT)
     return c
 
@@ -105,6 +106,33 @@ def test_undo_restores_the_old_objects_and_tells_the_model(srv):
     ctrl.ask("what now?")
     question = srv.bodies[-1]["messages"][-1]["content"]
     assert "The user undid the last approved proposal with /undo" in question
+
+
+@needs_walls
+def test_an_undone_proposal_is_marked_alike_in_every_list_of_inputs(srv):
+    """The built-in assistant's picture, get_session_picture over MCP and /history mark it the same way: a
+    model reading the inputs never takes the undone change for one that stands."""
+    from pyaichat.mcpserve.backend import LocalBackend
+
+    ctrl = make_ctrl(srv)
+    ctrl.run_python("level = 1")
+    srv.tool("propose_code", {"code": "level = 2"}).text("Raised.")
+    ctrl.ask("raise the level")
+    ctrl.run_python("seen = level")
+    dispatch(ctrl, "/undo")
+    assert ns(ctrl)["level"] == 1
+    srv.text("The level is 1.")
+    ctrl.ask("what is the level?")
+    sent = "\n".join(str(m.get("content")) for m in srv.bodies[-1]["messages"])
+    assert "  [2] level = 2  [undone with /undo]\n" in sent
+    assert "  [3] seen = level\n" in sent  # only the undone input is marked
+    picture = LocalBackend(ctrl.runtime, ctrl.gate).picture("mcp test via http")["text"]
+    assert "  [2] level = 2  [undone with /undo]\n" in picture
+    dispatch(ctrl, "/history")
+    (page,) = ctrl.frontend.of("page")
+    shown = page.sections[0].text.splitlines()
+    assert shown[1] == "[2] level = 2  [proposed by the assistant; undone with /undo]"
+    assert shown[2] == "[3] seen = level"
 
 
 @needs_walls
@@ -293,6 +321,44 @@ def test_an_undo_the_model_was_not_told_of_yet_survives_a_resume(srv):
     second.handle("what is the level?")
     question = srv.bodies[-1]["messages"][-1]["content"]
     assert "The user undid the last approved proposal with /undo" in question and "restored level" in question
+
+
+@needs_walls
+def test_a_resumed_session_keeps_the_journal_for_history_and_save(srv, tmp_path):
+    """--resume brings back /history's proposal marks and /save's record of approved proposals and of
+    where each question fell, as the session that made them had them."""
+    nbformat = pytest.importorskip("nbformat")
+    first = make_ctrl(srv, autosave="on")
+    first.run_python("level = 1")
+    srv.tool("propose_code", {"code": "level = 2"}).text("Raised.")
+    first.handle("raise the level")  # input [2]
+    first.handle("/undo")
+    srv.tool("propose_code", {"code": "ceiling = 9"}).text("Set.")
+    first.handle("set a ceiling")  # input [3]
+    first.close()
+    second = make_ctrl(srv, autosave="on")
+    second.handle("/resume")
+    second.handle("/history")
+    (page,) = second.frontend.of("page")
+    assert page.sections[0].text.splitlines() == [
+        "[1] level = 1",
+        "[2] level = 2  [proposed by the assistant; undone with /undo]",
+        "[3] ceiling = 9  [proposed by the assistant]",
+    ]
+    second.run_python("level")  # [4], in the resumed session
+    path = tmp_path / "resumed.ipynb"
+    second.handle(f"/save {path}")
+    nb = nbformat.read(path, as_version=4)
+    code = {c.source: c.metadata for c in nb.cells if c.cell_type == "code"}
+    assert code["level = 2"]["tags"] == ["skip-execution"] and "undone" in code["level = 2"]["pyaichat"]
+    assert code["ceiling = 9"]["pyaichat"]["source"] == "assistant" and "pyaichat" not in code["level"]
+    questions = [c.source for c in nb.cells if c.cell_type == "markdown" and "raise the level" in c.source]
+    assert len(questions) == 1  # the first session's question, in its place
+    # a session resumed after its own inputs keeps neither the old inputs nor their records
+    third = make_ctrl(srv, autosave="off")
+    third.run_python("fresh = 1")
+    third.handle("/resume")
+    assert third.journal.approved == [] and third.journal.turns == []
 
 
 @needs_walls

@@ -8,8 +8,10 @@ seconds), ``malformed`` (a 200 whose body is not JSON), ``cut`` (a stream that s
 ``release()``, then the reply: a model still reading the prompt).
 
 ``POST /v1/completions`` (text completion, ``prompt`` and ``suffix``: fill-in-the-middle) answers from the
-same queue. A client that hangs up while a ``slow`` reply waits is noticed: its request is marked
-``aborted`` and ``aborted`` (an event) is set.
+same queue, and so does ``POST /v1/messages``, Anthropic's Messages API (streamed text and ``tool_use``
+blocks; point litellm's ``anthropic/…`` models at the server's root, without ``/v1``). A client that hangs
+up while a ``slow`` reply waits is noticed: its request is marked ``aborted`` and ``aborted`` (an event) is
+set.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Reply:
     delay: float = 0.0
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    cached_tokens: int = 0  # prompt tokens the provider says it read from its prompt cache
 
 
 @dataclass
@@ -217,6 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, srv: ScriptedServer, body: dict[str, Any] | None, record: Recorded) -> None:
         path = self.path.rstrip("/")
         text_completion = path.endswith("/completions") and not path.endswith("/chat/completions")
+        if path == "/v1/messages":
+            return self._anthropic(srv._next(), (body or {}).get("model", "claude"))
         if not path.endswith("/chat/completions") and not text_completion:
             return self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
         reply = srv._next()
@@ -293,6 +298,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._chunked(frames[:2], complete=False)
         if reply.fault == "hang":
             return self._chunked(frames[:2], complete=False, hang=True)
+        return self._chunked(frames, complete=True)
+
+    def _anthropic(self, reply: Reply, model: str) -> None:
+        """One streamed answer of Anthropic's Messages API (faults are not scripted here)."""
+        events = _anthropic_events(reply, model)
+        frames = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
         return self._chunked(frames, complete=True)
 
     def _chunked(self, frames: list[bytes], *, complete: bool, hang: bool = False) -> None:
@@ -398,4 +409,41 @@ def _chunks(reply: Reply, model: str, body: dict[str, Any]) -> list[dict[str, An
     out.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
     if (body.get("stream_options") or {}).get("include_usage"):
         out.append({**chunk({}), "choices": [], "usage": _usage(reply)})
+    return out
+
+
+def _anthropic_events(reply: Reply, model: str) -> list[dict[str, Any]]:
+    """The server-sent events of one streamed Messages API answer: text, then each tool call."""
+    usage = {
+        "input_tokens": reply.prompt_tokens - reply.cached_tokens,
+        "output_tokens": 1,
+        "cache_read_input_tokens": reply.cached_tokens,
+        "cache_creation_input_tokens": 0,
+    }
+    message = {"id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": []}
+    out: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {**message, "stop_reason": None, "usage": usage}}
+    ]
+    blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if reply.text:
+        deltas = [{"type": "text_delta", "text": reply.text}]
+        blocks.append(({"type": "text", "text": ""}, deltas))
+    for i, call in enumerate(reply.tool_calls):
+        args = call.get("arguments", {})
+        args = args if isinstance(args, str) else json.dumps(args)
+        start = {"type": "tool_use", "id": call.get("id") or f"toolu_{i}", "name": call["name"], "input": {}}
+        blocks.append((start, [{"type": "input_json_delta", "partial_json": args}]))
+    for index, (start, deltas) in enumerate(blocks):
+        out.append({"type": "content_block_start", "index": index, "content_block": start})
+        out += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        out.append({"type": "content_block_stop", "index": index})
+    stop = "tool_use" if reply.tool_calls else "end_turn"
+    out.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": reply.completion_tokens},
+        }
+    )
+    out.append({"type": "message_stop"})
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyaichat.agent.loop import Approval
+from pyaichat.proposal import Outcome
 
 
 class Recorder:
@@ -31,5 +31,5 @@ class Recorder:
         return [e for e in self.events if e.type == kind]
 
 
-def never_approve(event: Any) -> Approval:
+def never_approve(proposal: Any) -> Outcome:
     raise AssertionError("no proposal expected")

@@ -17,5 +17,5 @@ def timed_env(
     rec = Recorder()
     prompt = Prompt(system="You answer.", schemas=[], context="")
     budget = Budget(fake, Limits(turn_timeout=turn_timeout), prompt, clock=lambda: now[0])
-    env = TurnEnv(llm=fake, budget=budget, emit=rec.emit, run_tool=run_tool, approve=never_approve)
+    env = TurnEnv(llm=fake, budget=budget, emit=rec.emit, run_tool=run_tool, decide=never_approve)
     return env, rec

@@ -72,7 +72,7 @@ def test_a_proposal_goes_into_the_next_input_and_is_not_run(aip, scripted, capsy
 
 def test_options_apply_to_one_question_only(aip, scripted, monkeypatch):
     ext = extension.get(aip)
-    ext.controller.config = ext.controller.config.replace(model=None)
+    ext.controller.settings.replace(ext.controller.config.replace(model=None))
     scripted.text("first")
     run(aip, "%ai --model openai/other --max-steps 2 hello")
     assert scripted.bodies[0]["model"] == "other"
@@ -184,7 +184,9 @@ def test_an_edited_proposal_is_the_users_own_code_and_not_undone(aip, scripted, 
     run(aip, "%ai make n two")
     run(aip, "n = 3")  # the user typed something else
     run(aip, "%ai /undo")
-    assert "Nothing to undo" in capsys.readouterr().out and aip.user_ns["n"] == 3
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Nothing was undone: you edited the assistant's last proposal before running it" in out
+    assert "is your own code, which /undo does not take back." in out and aip.user_ns["n"] == 3
 
 
 def test_snapshot_and_resume_in_ipython(aip, scripted, capsys, tmp_path):

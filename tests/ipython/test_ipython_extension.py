@@ -274,7 +274,7 @@ def test_variable_listings_hide_ipython_noise(ip):
 def test_failures_while_answering_are_one_line(ip, monkeypatch, capsys, raised, shown):
     run(ip, "%load_ext pyaichat")
     controller = extension.get(ip).controller
-    controller.config = controller.config.replace(model="openai/never-called")
+    controller.settings.replace(controller.config.replace(model="openai/never-called"))
 
     def fail(self, question, config):
         raise raised

@@ -43,8 +43,8 @@ def terminal(new_shell):
 def test_the_models_suggestion_shows_where_history_has_none_and_right_takes_it(terminal):
     run(terminal, "import types\nsales = types.SimpleNamespace(net_revenue_eur=2.5)")
     ctrl = extension.get(terminal).controller
-    ctrl.config = ctrl.config.replace(suggest_model="openai/x")
-    ctrl.config = ctrl.config.replace(suggest_api_base="http://127.0.0.1:9/v1")
+    ctrl.settings.replace(ctrl.config.replace(suggest_model="openai/x"))
+    ctrl.settings.replace(ctrl.config.replace(suggest_api_base="http://127.0.0.1:9/v1"))
     model = Model("net_revenue_eur * 2")
     ctrl._suggester = Suggester(lambda: ctrl.config, ctrl.runtime, ask=model, pause=0.01)
     assert isinstance(terminal.auto_suggest, LiveAutoSuggest)
@@ -71,7 +71,7 @@ def test_the_models_suggestion_shows_where_history_has_none_and_right_takes_it(t
 
 def test_history_first_and_unload_puts_ipythons_provider_back(terminal):
     ctrl = extension.get(terminal).controller
-    ctrl.config = ctrl.config.replace(suggest_model="openai/x")
+    ctrl.settings.replace(ctrl.config.replace(suggest_model="openai/x"))
     model = Model("never asked")
     ctrl._suggester = Suggester(lambda: ctrl.config, ctrl.runtime, ask=model, pause=0.01)
     provider = terminal.auto_suggest

@@ -10,8 +10,8 @@ from kernel_process import attach, kernel_eval
 
 from fakes.openai_server import Reply
 from fakes.recorder import Recorder
-from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller
@@ -24,9 +24,8 @@ ROWS = 10_000_000
 
 def controller(runtime, srv, decision: str = "no") -> Controller:
     config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
-    runtime.config = config
-    assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    return Controller(config, runtime, Recorder(decision), assistant=assistant)
+    runtime.settings.replace(config)
+    return assemble(runtime, Recorder(decision), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
 
 
 def fingerprint(runtime, name: str) -> str:
@@ -134,7 +133,7 @@ def test_ten_million_rows_summarised_without_transferring_them(runtime):
     assert "5000000.0" in runtime.call("eval_expr", {"expr": "big.b.sum()"}).text
     picture = runtime.picture()
     assert "big: DataFrame 10,000,000×2" in picture and len(picture) < 4000
-    runtime.config = Config(audit=False, max_output_chars=300)
+    runtime.settings.replace(Config(audit=False, max_output_chars=300))
     result = runtime.call("get_dir", {"expr": "big"})
     assert result.ok and result.truncated and runtime.kernel.wire.total[-1] < 2 * 300 + 2000
 
@@ -191,7 +190,7 @@ def test_calls_into_the_kernel_are_audited_once_where_they_run_with_their_origin
     from pyaichat.capabilities import audit
 
     runtime.run("audited_value = 3")
-    runtime.config = Config(audit=True)
+    runtime.settings.replace(Config(audit=True))
     runtime.call("get_type", {"expr": "audited_value"}, origin="user")
     runtime.call("get_repr", {"expr": "no_such_name_here"})
     path, (first, second) = runtime.audit_log(2)

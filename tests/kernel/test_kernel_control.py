@@ -11,9 +11,8 @@ import pytest
 from kernel_process import attach
 
 from fakes.recorder import Recorder
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
-from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.runtime import KernelUnavailable, connect
 from pyaichat.runtime.connection import DEAD, DEAD_OWN, RESTARTED
 
@@ -53,7 +52,7 @@ def test_ctrl_c_interrupts_the_kernel_not_pyaichat(kernel, how, capsys):
 def test_dead_kernel_is_one_sentence_and_the_controller_stays_up(kernel):
     runtime = attach(kernel)
     front = Recorder()
-    ctrl = Controller(runtime.config, runtime, front, assistant=DeferredAssistant(runtime.config, runtime))
+    ctrl = assemble(runtime, front)
     try:
         ctrl.handle("x = 1")
         kernel.kill()

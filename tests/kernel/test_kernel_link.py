@@ -28,7 +28,7 @@ def test_every_operation_is_answered_by_the_runtime_inside_the_kernel(runtime, t
         return reply
 
     runtime.exchange = watched
-    runtime.config = Config(audit=True, color=False)
+    runtime.settings.replace(Config(audit=True, color=False))
     examples = steps(tmp_path)
     assert {name for name, _ in examples if name != "code"} == set(BY_NAME)
     answers: dict[str, Any] = {}

@@ -10,16 +10,13 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from pyaichat.deferred_assistant import DeferredAssistant
-from pyaichat.repl.frontend import Repl
+from pyaichat.repl.frontend import Repl, make_repl
 
 
-def make_repl(runtime, pipe) -> Repl:
+def repl_over(runtime, pipe) -> Repl:
     console = Console(file=io.StringIO(), width=100, no_color=True, highlight=False)
-    return Repl(
-        runtime.config,
+    return make_repl(
         runtime,
-        assistant=DeferredAssistant(runtime.config, runtime),
         input=pipe,
         output=DummyOutput(),
         console=console,
@@ -40,7 +37,7 @@ def test_kernel_decides_when_enter_runs(runtime):
 def test_prompt_reads_a_cell_magic_and_completes_from_the_kernel(runtime, capsys):
     runtime.run("prompt_probe_value = 7")
     with create_pipe_input() as pipe:
-        repl = make_repl(runtime, pipe)
+        repl = repl_over(runtime, pipe)
         pipe.send_text("%%capture captured\r")  # Enter in a cell magic opens a new line
         pipe.send_text("print('inside')\r")
         pipe.send_text("\r")  # the blank line runs it

@@ -50,9 +50,7 @@ def test_a_kernel_the_prompt_is_talking_to_gives_no_facts_rather_than_a_wait(run
 
 def test_the_engine_asks_with_the_kernels_facts(runtime):
     runtime.run("import pandas as pd\nsales = pd.DataFrame({'region_code': ['N'], 'net_eur': [1.0]})")
-    runtime.config = runtime.config.replace(
-        suggest_model="openai/x", suggest_api_base="http://127.0.0.1:9/v1"
-    )
+    runtime.settings.replace(suggest_model="openai/x", suggest_api_base="http://127.0.0.1:9/v1")
     model, screen = Model('"net_eur"].sum()'), Screen()
     engine = Suggester(lambda: runtime.config, runtime, ask=model, pause=0.01)
     try:

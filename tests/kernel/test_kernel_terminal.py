@@ -16,7 +16,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import NEW_AI, NEW_PY  # noqa: E402
+from pty_terminal import NEW_AI, NEW_PY, leave  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -140,8 +140,7 @@ def test_existing_kernel_answers_about_a_kernel_only_dataframe(tmp_path, jupyter
             child.expect(NEW_PY)
             assert "Traceback (most recent call last)" not in child.before
 
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child)
         finally:
             child.close()
     assert child.exitstatus == 0
@@ -175,8 +174,7 @@ def test_the_preview_in_pyaichat_kernel_shows_only_what_the_proposal_does(tmp_pa
             child.send("n")
             child.expect_exact("Not run.")
             child.expect(NEW_PY)
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child)
         finally:
             child.close(force=True)
     assert "new total: float64" in screen, screen

@@ -17,9 +17,9 @@ import mcp.types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.mcpserve import discovery
 from pyaichat.mcpserve.hosting import service_for
 from pyaichat.mcpserve.service import McpService
@@ -111,7 +111,7 @@ class Served:
 
 def controller_over(runtime: Any, frontend: Any) -> Controller:
     """A controller as the command line builds one: over ``runtime``, with the assistant made on first use."""
-    return Controller(runtime.config, runtime, frontend, assistant=DeferredAssistant(runtime.config, runtime))
+    return assemble(runtime, frontend)
 
 
 def bridge_env(state: Path) -> dict[str, str]:

@@ -17,7 +17,7 @@ pexpect = pytest.importorskip("pexpect")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from serve_helpers import bridge_env, stdio_client, text  # noqa: E402
 
-from pty_terminal import NEW_PY, spawn  # noqa: E402
+from pty_terminal import NEW_PY, leave, spawn  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -67,8 +67,7 @@ def test_the_person_sees_each_call_keeps_typing_and_turns_it_off(tmp_path: Path)
         child.expect(NEW_PY)
         said = agent_calls(state, [("eval_expr", {"expr": "half"})])
         assert "No pyaichat session is serving" in said[0]
-        child.sendcontrol("d")
-        child.expect(pexpect.EOF)
+        leave(child)
     finally:
         child.close(force=True)
 
@@ -76,7 +75,7 @@ def test_the_person_sees_each_call_keeps_typing_and_turns_it_off(tmp_path: Path)
 def test_the_toolbar_says_the_session_is_served() -> None:
     from serve_helpers import RecordingFrontEnd, controller_over
 
-    from pyaichat.repl.frontend import toolbar
+    from pyaichat.repl.prompt_session import toolbar
     from pyaichat.runtime import LocalRuntime
     from pyaichat.session import Session
 
@@ -139,7 +138,6 @@ def test_an_agents_proposal_waits_for_an_empty_line_and_runs_only_when_the_perso
         child.expect(NEW_PY)
         gone = agent_calls(state, [("get_type", {"expr": "df2"})])  # /undo took it back
         assert gone == ["There is no variable named 'df2' in the session."]
-        child.sendcontrol("d")
-        child.expect(pexpect.EOF)
+        leave(child)
     finally:
         child.close(force=True)

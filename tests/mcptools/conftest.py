@@ -63,7 +63,7 @@ def make_assistant() -> Iterator[Callable[..., tuple[Assistant, FakeLLM, Session
     def make(servers: dict[str, Any], *, llm: FakeLLM | None = None, **settings: Any):
         config = Config(**{"model": "fake/model", "audit": False, "mcp_servers": servers, **settings})
         session = Session(echo=lambda value: None)
-        session.config = config
+        session.settings.replace(config)
         fake = llm or FakeLLM()
         assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
         made.append(assistant)

@@ -11,7 +11,7 @@ import pytest
 from mcp_helpers import calls_made, fault
 
 from fakes.fake_llm import FakeLLM
-from pyaichat.agent.assistant import Assistant
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime import LocalRuntime
@@ -55,8 +55,7 @@ def controller(notes):
         config = Config(model="fake/model", audit=False, mcp_servers=servers)
         session = Session(echo=lambda value: None, config=config)
         fake = FakeLLM()
-        assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
-        ctrl = Controller(config, LocalRuntime(session), person, assistant=assistant)
+        ctrl = assemble(LocalRuntime(session), person, llm_factory=lambda cfg: fake)
         made.append(ctrl)
         return ctrl, fake
 
@@ -125,8 +124,7 @@ def asking_controller(notes):
         config = Config(model="fake/model", audit=False, mcp_servers=servers)
         session = Session(echo=lambda value: None, config=config)
         fake = FakeLLM()
-        assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
-        ctrl = Controller(config, LocalRuntime(session), person, assistant=assistant)
+        ctrl = assemble(LocalRuntime(session), person, llm_factory=lambda cfg: fake)
         made.append(ctrl)
         return ctrl, fake
 
@@ -177,7 +175,8 @@ def test_a_servers_question_is_shown_and_answered_by_the_person(asking_controlle
 
 
 def test_a_front_end_that_cannot_answer_questions_refuses_them(asking_controller):
-    person = Person()  # a front end without answer_question (piped input, a notebook)
+    person = Person()  # a front end where no one can answer (piped input, a notebook)
+    person.interactive = False
     ctrl, fake = asking_controller(person)
     fake.tool("fault__ask_elicitation", {}).text("Could not ask.")
     ctrl.ask("make the report")

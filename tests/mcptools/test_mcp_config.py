@@ -12,15 +12,15 @@ import pytest
 
 from pyaichat.config import Config, Secret, load_config
 from pyaichat.errors import ConfigError
-from pyaichat.mcptools.config import (
+from pyaichat.mcptools.launch import launch, worth_masking
+from pyaichat.server_entries import (
     EntryError,
-    launch,
     merged,
     read_json_file,
     servers_from_json,
     servers_from_table,
 )
-from pyaichat.mcptools.spec import ServerSpec, worth_masking
+from pyaichat.server_spec import ServerSpec
 
 TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
 

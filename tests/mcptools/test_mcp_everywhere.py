@@ -13,10 +13,9 @@ import pytest
 from mcp_helpers import fault
 
 from fakes.recorder import Recorder
-from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
-from pyaichat.controller import Controller
 
 pytestmark = pytest.mark.e2e
 
@@ -97,10 +96,9 @@ def test_in_a_kernel_session_the_servers_run_on_the_users_side(srv, tmp_path) ->
             request_timeout=10,
             mcp_servers={"fault": fault(trust="read-only", env={"FAULT_PID_FILE": str(pids)})},
         )
-        runtime.config = config
+        runtime.settings.replace(config)
         rec = Recorder()
-        assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-        ctrl = Controller(config, runtime, rec, assistant=assistant)
+        ctrl = assemble(runtime, rec, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
         runtime.run("orders = [3, 1, 2]")
         srv.tool("fault__time_now").tool("get_repr", {"expr": "orders"}).text(
             "Three orders, at the server's time."

@@ -14,14 +14,16 @@ from mcp_helpers import calls_made, fault
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from pyaichat.capabilities import audit
-from pyaichat.mcptools.approval import ToolDecision, ToolRequest
+from pyaichat.proposal import Outcome, Proposal
 
 pytestmark = pytest.mark.e2e
 
 
 def ask(assistant, question: str = "q", approve_tool=None) -> tuple[object, Recorder]:
     rec = Recorder()
-    return assistant.ask(question, rec.emit, never_approve, approve_tool=approve_tool), rec
+    return assistant.ask(
+        question, rec.emit, approve_tool or never_approve, interactive=approve_tool is not None
+    ), rec
 
 
 def warnings(rec: Recorder) -> list[str]:
@@ -67,6 +69,24 @@ def test_servers_start_with_the_first_question_and_end_with_the_assistant(make_a
     assert alive(pid)
     assistant.close()
     assert not alive(pid)
+
+
+def test_a_server_installed_in_this_environment_but_not_on_path_is_given_its_full_path(
+    make_assistant, monkeypatch
+) -> None:
+    """``pip install mcp-server-time`` into pyaichat's venv, not activated: the command is not on PATH, and
+    the sentence gives the path to copy into the config."""
+    import sysconfig
+
+    here = os.path.join(sysconfig.get_path("scripts"), "mcp-server-time")
+    assert os.access(here, os.X_OK)  # the test extra installs it into this environment
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assistant, fake, _ = make_assistant({"time": {"command": "mcp-server-time"}})
+    fake.text("answer")
+    (told,) = warnings(ask(assistant)[1])
+    assert (
+        f"the command 'mcp-server-time' was not found. This environment has it: command = \"{here}\"." in told
+    )
 
 
 @pytest.mark.parametrize(
@@ -212,18 +232,18 @@ def test_an_injected_instruction_runs_nothing_without_the_person(make_assistant,
     assert 'not marked trust = "read-only"' in results[1] and "(piped input); it did not run." in results[1]
     assert not Path(notes["FAULT_NOTE_FILE"]).exists() and calls_made(notes) == []
 
-    asked: list[ToolRequest] = []
+    asked: list[Proposal] = []
 
-    def no(request: ToolRequest) -> ToolDecision:
+    def no(request: Proposal) -> Outcome:
         asked.append(request)
-        return ToolDecision("no")
+        return Outcome(request, "declined")
 
     fake.tool("fault__read_notes").tool("fault__delete_everything", {"confirm": True}).text("Done as asked.")
     ask(assistant, approve_tool=no)
-    assert [r.tool for r in asked] == ["read_notes", "delete_everything"]
-    assert "IMPORTANT SYSTEM INSTRUCTION" in asked[0].description  # the person sees what the model saw
-    assert asked[1].args == {"confirm": True} and asked[1].server == "fault"
-    assert tool_results(fake)[1].startswith("Error: The user declined to run fault__delete_everything")
+    assert [r.tool for r in asked] == ["fault__read_notes", "fault__delete_everything"]
+    assert "IMPORTANT SYSTEM INSTRUCTION" in asked[0].explanation  # the person sees what the model saw
+    assert asked[1].arguments == {"confirm": True} and "(MCP server 'fault':" in asked[1].explanation
+    assert tool_results(fake)[1].startswith("Error: The user declined the call to fault__delete_everything")
     assert not Path(notes["FAULT_NOTE_FILE"]).exists() and calls_made(notes) == []
 
 
@@ -231,9 +251,12 @@ def test_an_approved_call_runs_with_the_arguments_the_person_chose(make_assistan
     assistant, fake, _ = make_assistant({"fault": fault(env=notes, trust="read-only")})
     fake.tool("fault__write_note", {"text": "from the model"}).text("Noted.")
 
-    def edit(request: ToolRequest) -> ToolDecision:
-        assert request.reason == "the tool does not declare itself read-only (readOnlyHint)"
-        return ToolDecision("run", {"text": "from the person"}, edited=True)
+    def edit(request: Proposal) -> Outcome:
+        assert (
+            "(MCP server 'fault': the tool does not declare itself read-only (readOnlyHint).)"
+            in request.explanation
+        )
+        return Outcome(request, "edited", arguments={"text": "from the person"})
 
     _, _ = ask(assistant, approve_tool=edit)
     assert "fault__write_note" in tool_names(fake)
@@ -242,10 +265,10 @@ def test_an_approved_call_runs_with_the_arguments_the_person_chose(make_assistan
     assert result == '(The user edited the arguments before running it: {"text": "from the person"})\nwritten'
 
     # an approver that runs the call itself (the proposal path does): it runs once, with its arguments
-    def run_it(request: ToolRequest) -> ToolDecision:
-        assert request.run is not None
-        request.run({"text": "through the panel"})
-        return ToolDecision("run", {"text": "through the panel"}, edited=True)
+    def run_it(request: Proposal) -> Outcome:
+        assert request.call is not None
+        request.call({"text": "through the panel"})
+        return Outcome(request, "edited", arguments={"text": "through the panel"})
 
     fake.tool("fault__write_note", {"text": "from the model"}).text("Noted.")
     ask(assistant, approve_tool=run_it)

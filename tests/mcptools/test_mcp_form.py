@@ -176,3 +176,29 @@ def test_a_schema_pyaichat_cannot_ask_with_is_refused_in_one_sentence(schema, re
 def test_an_empty_form_is_a_plain_confirmation() -> None:
     assert fields_of({"type": "object", "properties": {}}) == ()
     assert fields_of({}) == ()
+
+
+def test_fields_that_ask_for_credentials_are_known_and_server_words_are_printable():
+    from pyaichat.mcptools.form import fields_of
+
+    def field(name, **prop):
+        return fields_of({"type": "object", "properties": {name: {"type": "string", **prop}}})[0]
+
+    for name, prop in [
+        ("session_password", {}),
+        ("x", {"title": "pyaichat session password"}),
+        ("code", {"title": "Your 2FA code"}),
+        ("pin", {}),
+        ("x", {"description": "your GitHub personal access token"}),
+        ("api_key", {}),
+        ("x", {"title": "Recovery phrase"}),
+    ]:
+        assert field(name, **prop).asks_for_secret, (name, prop)
+    for name, prop in [
+        ("warehouse", {}),
+        ("days", {"title": "Days"}),
+        ("sort_key", {}),
+        ("x", {"title": "Spin"}),
+    ]:
+        assert not field(name, **prop).asks_for_secret, (name, prop)
+    assert field("x", title="\x1b[2Kpyaichat\x07").title == "␛[2Kpyaichat␇"

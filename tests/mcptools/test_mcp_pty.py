@@ -17,7 +17,7 @@ pexpect = pytest.importorskip("pexpect")
 from mcp_helpers import fault, real  # noqa: E402
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, PY_PROMPT, spawn  # noqa: E402
+from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, leave, spawn  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -69,10 +69,7 @@ def test_a_trusted_server_tool_answers_in_the_repl_and_exit_closes_the_servers(t
             child.expect(NEW_AI)
             (pid,) = map(int, pids.read_text().split())
             assert alive(pid)
-            child.send("\t")
-            child.expect_exact(PY_PROMPT)
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child, from_assistant=True)
         finally:
             child.close()
     assert child.exitstatus == 0
@@ -153,10 +150,7 @@ def test_the_servers_requests_and_a_write_wait_for_the_person_at_the_terminal(tm
             child.send("\x01\x0b" + '{"text": "from the person"}\r')
             child.expect_exact("Noted.")
             child.expect(NEW_AI)
-            child.send("\t")
-            child.expect_exact(PY_PROMPT)
-            child.sendcontrol("d")
-            child.expect(pexpect.EOF)
+            leave(child, from_assistant=True)
         finally:
             child.close()
     sampled = server.bodies[1]

@@ -172,12 +172,13 @@ def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turne
 ) -> None:
     """The reference server offers its sampling and elicitation tools only to a client that declares them:
     pyaichat declares them only for a server the user turned them on for, and answers through the person."""
-    from pyaichat.mcptools.approval import Answer, ToolDecision
+    from pyaichat.mcptools.approval import Answer
+    from pyaichat.proposal import Outcome
 
     entry = {"command": "node", "args": [str(npm_servers / "server-everything" / "dist" / "index.js")]}
     plain, fake, _ = make_assistant({"everything": entry})
     fake.text("nothing to call")
-    plain.ask("q", Recorder().emit, never_approve, approve_tool=lambda request: ToolDecision("no"))
+    plain.ask("q", Recorder().emit, lambda request: Outcome(request, "declined"), interactive=True)
     offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
     assert "everything__trigger-sampling-request" not in offered
     assert "everything__trigger-elicitation-request" not in offered
@@ -188,9 +189,9 @@ def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turne
     fake.tool("everything__trigger-elicitation-request", {}).text("done")
     panels: list[str] = []
 
-    def run(request) -> ToolDecision:
-        panels.append(request.name)
-        return ToolDecision("run")
+    def run(request) -> Outcome:
+        panels.append(request.tool)
+        return Outcome(request, "ran")
 
     form = {"name": "Ann Example", "check": True, "integer": 7, "untitledMultipleSelectEnum": ["Piano"]}
     asked = []
@@ -199,7 +200,7 @@ def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turne
         asked.append(question)
         return Answer("accept", form)
 
-    assistant.ask("q", Recorder().emit, never_approve, approve_tool=run, ask_person=person)
+    assistant.ask("q", Recorder().emit, run, interactive=True, ask_person=person)
     assert panels == [
         "everything__trigger-sampling-request",  # the tool itself is not read-only: it asks first
         "everything: sampling",

@@ -15,12 +15,14 @@ from mcp_helpers import fault, run_piped
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
+from fakes.sent import expand_sent
 from pyaichat.capabilities import audit
-from pyaichat.commands.assistant import expand_sent, sent_view
+from pyaichat.commands.assistant import sent_view
 from pyaichat.config import Config
 from pyaichat.errors import ConfigError
-from pyaichat.mcptools.approval import Answer, Question, ToolDecision, ToolRequest
-from pyaichat.mcptools.config import merged, servers_from_json, servers_from_table
+from pyaichat.mcptools.approval import Answer, Question
+from pyaichat.proposal import Outcome, Proposal
+from pyaichat.server_entries import merged, servers_from_json, servers_from_table
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +31,13 @@ SECRET = "sk-proj-Zx81Kq02Lm93Np47Qr56St20"
 
 def ask(assistant, *, approve_tool=None, ask_person=None) -> tuple[Any, Recorder]:
     rec = Recorder()
-    result = assistant.ask("q", rec.emit, never_approve, approve_tool=approve_tool, ask_person=ask_person)
+    result = assistant.ask(
+        "q",
+        rec.emit,
+        approve_tool or never_approve,
+        interactive=approve_tool is not None,
+        ask_person=ask_person,
+    )
     return result, rec
 
 
@@ -125,18 +133,18 @@ def test_an_approved_sampling_request_is_answered_by_the_turns_model_masked_and_
     )
     fake.tool("fault__ask_sampling", {"text": f"Name it. The key is {SECRET}.", "max_tokens": 5000})
     fake.text("Order 66 is late.").text("The server got its line.")
-    asked: list[ToolRequest] = []
+    asked: list[Proposal] = []
 
-    def run(request: ToolRequest) -> ToolDecision:
+    def run(request: Proposal) -> Outcome:
         asked.append(request)
-        return ToolDecision("run")
+        return Outcome(request, "ran")
 
     result, rec = ask(assistant, approve_tool=run)
     (panel,) = asked
     assert panel.title == "The MCP server 'fault' asks your model fake/model to write a reply (not sent yet)"
-    assert panel.server == "fault" and "in at most 200 tokens" in panel.description
-    assert panel.args["max_tokens"] == 200  # the server asked for 5,000: the turn's max_tokens bounds it
-    shown = panel.args["messages"]
+    assert "[mcp_servers.fault]" in panel.explanation and "in at most 200 tokens" in panel.explanation
+    assert panel.arguments["max_tokens"] == 200  # the server asked for 5,000: the turn's max_tokens bounds it
+    shown = panel.arguments["messages"]
     assert shown[0] == {"role": "system", "content": "You write one short line."}
     assert SECRET not in json.dumps(shown) and "The key is <redacted" in shown[1]["content"]
     assert "[image content left out" in shown[1]["content"]
@@ -168,19 +176,19 @@ def test_an_approved_sampling_request_is_answered_by_the_turns_model_masked_and_
 def test_a_declined_or_edited_sampling_request(make_assistant) -> None:
     assistant, fake, _ = make_assistant({"fault": fault(trust="read-only", sampling=True)})
     fake.tool("fault__ask_sampling", {"text": "hello"}).text("Declined.")
-    ask(assistant, approve_tool=lambda request: ToolDecision("no"))
+    ask(assistant, approve_tool=lambda request: Outcome(request, "declined"))
     assert len(fake.requests) == 2  # nothing went to the model for the server
     refused = answered(tool_results(fake)[0])
     assert refused == {"code": -1, "message": "The user declined the sampling request."}
 
     edited = {"messages": [{"role": "user", "content": "Say only: edited"}], "max_tokens": 3}
     fake.tool("fault__ask_sampling", {"text": "hello"}).text("edited").text("Done.")
-    ask(assistant, approve_tool=lambda request: ToolDecision("run", edited, edited=True))
+    ask(assistant, approve_tool=lambda request: Outcome(request, "edited", arguments=edited))
     assert fake.requests[-2]["messages"] == edited["messages"] and fake.requests[-2]["max_tokens"] == 3
 
     wrong = {"messages": "say hi"}
     fake.tool("fault__ask_sampling", {"text": "hello"}).text("Done.")
-    ask(assistant, approve_tool=lambda request: ToolDecision("run", wrong, edited=True))
+    ask(assistant, approve_tool=lambda request: Outcome(request, "edited", arguments=wrong))
     message = answered(tool_results(fake)[0])["message"]
     assert message.startswith('The sampling request failed: the request needs "messages"')
 
@@ -190,11 +198,11 @@ def test_an_approver_that_sends_it_itself_sends_it_once(make_assistant) -> None:
     assistant, fake, _ = make_assistant({"fault": fault(trust="read-only", sampling=True)})
     fake.tool("fault__ask_sampling", {"text": "hello"}).text("Once.").text("Done.")
 
-    def run_it(request: ToolRequest) -> ToolDecision:
-        assert request.run is not None
-        out = request.run(request.args)
-        assert out.ok and out.text == "Once."
-        return ToolDecision("run", request.args)
+    def run_it(request: Proposal) -> Outcome:
+        assert request.call is not None
+        out = request.call(request.arguments)
+        assert out == "Once."
+        return Outcome(request, "ran", arguments=request.arguments)
 
     ask(assistant, approve_tool=run_it)
     assert len(fake.requests) == 3 and answered(tool_results(fake)[0])["content"]["text"] == "Once."
@@ -221,7 +229,7 @@ def test_the_money_budget_refuses_a_sampling_request_that_would_go_over(make_ass
         {"fault": fault(trust="read-only", sampling=True)}, llm=FakeLLM(cost=0.001), budget_usd=0.0015
     )
     fake.tool("fault__ask_sampling", {"text": "hello"}).text("over budget")
-    result, _ = ask(assistant, approve_tool=lambda request: ToolDecision("run"))
+    result, _ = ask(assistant, approve_tool=lambda request: Outcome(request, "ran"))
     assert len(fake.requests) == 1 and result.stopped_by == "budget_usd"  # neither the server's nor the next
     (told,) = [m["content"] for m in result.messages if m.get("role") == "tool"]
     assert answered(told)["message"] == (
@@ -233,9 +241,9 @@ def test_the_time_the_person_takes_is_not_counted_against_the_calls_deadline(mak
     assistant, fake, _ = make_assistant({"fault": fault(trust="read-only", sampling=True, call_timeout=1)})
     fake.tool("fault__ask_sampling", {"text": "hello"}).text("Slowly.").text("Done.")
 
-    def slow_person(request: ToolRequest) -> ToolDecision:
+    def slow_person(request: Proposal) -> Outcome:
         time.sleep(2.5)  # longer than the call's deadline: the server is not waiting on its own account
-        return ToolDecision("run")
+        return Outcome(request, "ran")
 
     ask(assistant, approve_tool=slow_person)
     assert answered(tool_results(fake)[0])["content"]["text"] == "Slowly."
@@ -266,7 +274,7 @@ def test_a_servers_question_goes_to_the_person_and_their_answer_back(make_assist
         ("fault__ask_elicitation", {"kind": "url"}),
         ("fault__ask_elicitation", {"kind": "nested"}),
     ).text("ok")
-    ask(assistant, approve_tool=lambda request: ToolDecision("no"), ask_person=person)
+    ask(assistant, approve_tool=lambda request: Outcome(request, "declined"), ask_person=person)
     accepted, declined, cancelled, url, nested = map(answered, tool_results(fake))
     assert accepted == {"action": "accept", "content": {"warehouse": "Leeds", "days": 3, "format": "xlsx"}}
     assert declined == {"action": "decline"} and cancelled == {"action": "cancel"}
@@ -292,7 +300,7 @@ def test_an_answer_that_does_not_fit_the_form_is_never_sent(make_assistant) -> N
     assistant, fake, _ = make_assistant({"fault": fault(trust="read-only", elicitation=True)})
     fake.tool("fault__ask_elicitation", {}).text("ok")
     wrong = Answer("accept", {"warehouse": "Leeds", "days": 99, "format": "xlsx"})
-    ask(assistant, approve_tool=lambda request: ToolDecision("no"), ask_person=lambda q: wrong)
+    ask(assistant, approve_tool=lambda request: Outcome(request, "declined"), ask_person=lambda q: wrong)
     refused = answered(tool_results(fake)[0])
     assert "days" not in json.dumps(refused.get("content")) and "failed to answer" in refused["message"]
 
@@ -338,7 +346,7 @@ def test_a_server_built_with_the_sdk_asks_through_its_resolvers(make_assistant) 
         asked.append(question)
         return Answer("accept", {"environment": "staging"})
 
-    ask(assistant, approve_tool=lambda request: ToolDecision("run"), ask_person=person)
+    ask(assistant, approve_tool=lambda request: Outcome(request, "ran"), ask_person=person)
     deployed, titled = tool_results(fake)
     assert deployed == "deployed to staging with 2 replicas"
     assert titled == "title by fake/model: Stock Levels At A Glance"

@@ -214,8 +214,15 @@ def test_the_save_report_says_how_to_run_what_it_wrote(tmp_path, monkeypatch):
     import importlib.util
 
     notebook = export(tmp_path / "s.ipynb")
-    # ipykernel and nbclient are both in the test extras
-    assert notebook.text().endswith(f"Run it with: jupyter execute {notebook.path}")
+    # ipykernel and nbclient are both in the test extras; the command is this environment's, so it works
+    # where the environment is not activated (no venv on PATH), as the .py line's interpreter does
+    run = notebook.text().partition("Run it with: ")[2]
+    assert run.endswith(f" execute {notebook.path}")
+    command = run.split()
+    assert os.path.samefile(command[0], Path(sys.executable).parent / "jupyter")
+    bare = {**os.environ, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(command, cwd=os.getcwd(), env=bare, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "ipykernel" else real(n, *a))
     assert "(needs ipykernel: " in notebook.text() and "-m pip install ipykernel)" in notebook.text()
@@ -263,3 +270,24 @@ def test_the_saved_notebook_runs_in_a_real_kernel_to_the_same_outputs(work, tmp_
             continue
         assert got == want, before.source
     assert _text_outputs(ran_code[6])["result"] == "[2, 4, 6]"  # the assistant's code ran as it did
+
+
+def test_a_secret_value_quoted_by_an_error_is_masked_in_every_saved_form(tmp_path, capsys):
+    """The assignment is masked; so is the same value wherever else the file would hold it (an error message
+    that quotes it, a print), in the notebook, the script and the resume file alike."""
+    from pyaichat.persist.resume import save_resume
+
+    s = Session()
+    s.run('db_password = "Tr0ub4dor-and-3"')
+    s.run("int(db_password)")  # ValueError: invalid literal for int() with base 10: 'Tr0ub4dor-and-3'
+    s.run("print(db_password[::-1][::-1])")
+    capsys.readouterr()
+    assert "Tr0ub4dor-and-3" in (s.history[-2].stderr or "") + (s.history[-1].stdout or "")
+    for ext in ("ipynb", "py"):
+        report = export(tmp_path / f"s.{ext}", s.history, [], [])
+        text = Path(report.path).read_text()
+        assert "Tr0ub4dor" not in text and "<redacted" in text, ext
+    notebook = Path(tmp_path / "s.ipynb").read_text()
+    assert "invalid literal for int() with base 10: '<redacted secret value>'" in notebook
+    save_resume([], s.history, path=tmp_path / "last-session.json")
+    assert "Tr0ub4dor" not in (tmp_path / "last-session.json").read_text()

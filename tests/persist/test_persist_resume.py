@@ -154,3 +154,38 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path, capsys):
         save_resume([{**TURN, "messages": [{"role": "user", "content": Unserialisable()}]}], [], path=path)
     assert path.read_bytes() == old
     assert os.listdir(tmp_path) == ["s.json"]
+
+
+def test_the_journal_round_trips_masked_and_a_broken_one_loads_nothing(tmp_path):
+    from types import SimpleNamespace
+
+    from pyaichat.records import ApprovedProposal, AssistantTurn
+
+    journal = SimpleNamespace(
+        turns=[
+            AssistantTurn(
+                "raise it", "Raised.", 1, 2, [{"name": "get_repr", "detail": "x", "size": 3, "ok": True}]
+            )
+        ],
+        approved=[
+            ApprovedProposal(f"key = '{SECRET}'", "openai/test", "2026-01-01T00:00:00", 2, "Sets the key."),
+            ApprovedProposal(
+                "level = 2", None, "2026-01-01T00:00:01", 3, undone="Undone.", proposed_by="agent"
+            ),
+        ],
+    )
+    path = tmp_path / "s.json"
+    save_resume([TURN], [HistoryEntry(1, "x = 1", True, "", 1.0)], path=path, journal=journal)
+    assert SECRET not in path.read_text()
+    state = load_resume(path)
+    assert state.journal_turns == journal.turns
+    assert [p.input_number for p in state.approved] == [2, 3] and "<redacted" in state.approved[0].code
+    assert state.approved[1].undone == "Undone." and state.approved[1].proposed_by == "agent"
+    # a file without a journal (an older pyaichat's) resumes with none
+    save_resume([TURN], [HistoryEntry(1, "x = 1", True, "", 1.0)], path=path)
+    assert load_resume(path).approved == [] and load_resume(path).journal_turns == []
+    document = json.loads(path.read_text())
+    document["journal"] = {"turns": [], "approved": [{"code": 1}]}
+    path.write_text(json.dumps(document))
+    with pytest.raises(PersistError, match="journal record 1 of its approved is malformed"):
+        load_resume(path)

@@ -59,7 +59,7 @@ def test_round_trip_keeps_values_identity_and_code(tmp_path, capsys):
     assert report.not_saved == {
         "handle": "open file",
         "gen": "generator",
-        "api_key": "secret name; include secrets to save it",
+        "api_key": "secret name; /snapshot --include-secrets saves it",
     }
     assert report.size == os.path.getsize(tmp_path / "s.snapshot") and report.seconds > 0
     text = report.text()
@@ -121,6 +121,20 @@ def test_secrets_only_when_asked(tmp_path):
     report = save_snapshot(ns, tmp_path / "b", include_secrets=True)
     assert report.saved == ["api_key", "password", "n"] and report.not_saved == {}
     assert load_snapshot(tmp_path / "b").values["api_key"] == SECRET
+
+
+def test_a_secret_inside_a_container_is_left_out_and_listed(tmp_path):
+    ns = {"svc": {"url": "https://x", "api_key": SECRET}, "deep": [{"db": ({"password": "hunter2hunter2"},)}]}
+    ns["fine"] = {"sort_key": "name", "password": ""}
+    report = save_snapshot(ns, tmp_path / "a")
+    assert report.saved == ["fine"]
+    assert report.not_saved == {
+        "svc": "holds a secret under svc['api_key']; include secrets to save it",
+        "deep": "holds a secret under deep[0]['db'][0]['password']; include secrets to save it",
+    }
+    data = (tmp_path / "a").read_bytes()
+    assert SECRET.encode() not in data and b"hunter2hunter2" not in data
+    assert save_snapshot(ns, tmp_path / "b", include_secrets=True).saved == ["svc", "deep", "fine"]
 
 
 def test_default_location_is_the_private_state_directory(tmp_path):

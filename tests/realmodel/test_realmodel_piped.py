@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any
 
+from fakes.sent import expand_sent
 from pyaichat.agent.repetition import LINE_REPEATS
-from pyaichat.commands.assistant import expand_sent
 from realmodel.local_server import N_CTX
 
 DATA = (

@@ -13,9 +13,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from pyaichat.config import Config
-from pyaichat.deferred_assistant import DeferredAssistant
-from pyaichat.repl.frontend import Repl
+from pyaichat.repl.frontend import Repl, make_repl
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
@@ -52,10 +50,8 @@ def harness() -> Iterator[Harness]:
         screen = io.StringIO()
         console = Console(file=screen, width=100, no_color=True, highlight=False)
         runtime = LocalRuntime(Session())
-        repl = Repl(
-            Config(),
+        repl = make_repl(
             runtime,
-            assistant=DeferredAssistant(Config(), runtime),
             input=pipe,
             output=DummyOutput(),
             console=console,

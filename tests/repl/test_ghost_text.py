@@ -21,14 +21,14 @@ from rich.console import Console
 
 from pyaichat.agent.suggest import Suggester
 from pyaichat.config import Config
-from pyaichat.deferred_assistant import DeferredAssistant
-from pyaichat.repl.frontend import Repl, toolbar
+from pyaichat.repl.frontend import Repl, make_repl
+from pyaichat.repl.prompt_session import toolbar
 from pyaichat.repl.suggest import first_word
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fakes.suggest_model import WAIT, Model
+from fakes.suggest_model import WAIT, Model, Screen
 
 RIGHT, END, ALT_RIGHT, ALT_F = "\x1b[C", "\x1b[F", "\x1b\x1b[C", "\x1bf"
 
@@ -67,15 +67,13 @@ def make() -> Iterator:
             session.run("import types\nsales = types.SimpleNamespace(net_revenue_eur=1.5, region_code='N')")
             chosen = {"suggest_model": "openai/x", "suggest_api_base": "http://127.0.0.1:9/v1", **settings}
             config = Config(**chosen)
-            session.config = config
+            session.settings.replace(config)
             console = Console(file=io.StringIO(), width=100, no_color=True)
             history = InMemoryHistory()
             history.append_string("print('hello from history')")
             runtime = LocalRuntime(session)
-            repl = Repl(
-                config,
+            repl = make_repl(
                 runtime,
-                assistant=DeferredAssistant(config, runtime),
                 input=pipe,
                 output=DummyOutput(),
                 console=console,
@@ -126,11 +124,34 @@ def test_the_toolbar_names_the_model_that_gets_the_keys(make) -> None:
     ghost = make(None)
     bar = "".join(text for _, text in toolbar(ghost.repl.ctrl))
     assert "suggest: openai/x (this machine)" in bar
-    ghost.repl.ctrl.config = ghost.repl.ctrl.config.replace(suggest_api_base="https://api.example.com/v1")
+    ghost.repl.ctrl.settings.replace(
+        ghost.repl.ctrl.config.replace(suggest_api_base="https://api.example.com/v1")
+    )
     bar = toolbar(ghost.repl.ctrl)
     assert ("class:bottom-toolbar.remote", "suggest: openai/x → api.example.com") in list(bar)
     ghost.repl.ctrl.toggle_mode()
     assert "suggest" not in "".join(text for _, text in toolbar(ghost.repl.ctrl))
+
+
+def test_the_toolbar_says_when_suggestions_are_failing_and_when_they_work_again(make) -> None:
+    from pyaichat.errors import LLMConnectError
+
+    failure = LLMConnectError("Cannot reach the provider at http://127.0.0.1:9/v1: is the server running?")
+    ghost = make(Model(failure, "net_revenue_eur"))
+    engine = ghost.repl.ctrl.suggester
+    engine.edit("total = sales.", "", Screen())
+    ghost.model.wait_asked()
+    deadline = time.monotonic() + WAIT
+    while not engine.stats.failing:  # recorded on the engine's thread
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    bar = list(toolbar(ghost.repl.ctrl))
+    assert ("class:bottom-toolbar.remote", "suggest: openai/x ✗ failing (see /suggest)") in bar
+    engine._quiet_until = 0.0  # past the back-off: the next pause asks again, and is answered
+    screen = Screen()
+    engine.edit("total = sales.n", "", screen)
+    assert screen.arrived.wait(WAIT)
+    assert "suggest: openai/x (this machine)" in "".join(text for _, text in toolbar(ghost.repl.ctrl))
 
 
 def test_the_input_runs_only_once_nothing_reads_the_session(make) -> None:

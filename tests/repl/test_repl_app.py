@@ -17,11 +17,12 @@ from repl_keyseq import CTRL_C, CTRL_D
 from pyaichat.agent.events import ApprovalRequiredEvent
 from pyaichat.config import Config
 from pyaichat.controller import Mode
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.paths import state_dir
 from pyaichat.proposals import Proposal
-from pyaichat.repl.frontend import Repl, ask_decision, prompt_message, toolbar
+from pyaichat.repl.frontend import Repl, make_repl
 from pyaichat.repl.history import make_history
+from pyaichat.repl.prompt_session import prompt_message, toolbar
+from pyaichat.repl.questions import ask_decision
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
@@ -132,12 +133,21 @@ PROPOSAL = ApprovalRequiredEvent(call_id="c1", code="df = df.dropna()", explanat
 
 @pytest.mark.parametrize(
     ("keys", "decision"),
-    [("r", "run"), ("y", "run"), ("xe", "edit"), ("n", "no"), (CTRL_C, "no")],
+    [("r", "run"), ("y", "run"), ("xe", "edit"), ("n", "no"), ("\x04", "no")],
 )
 def test_ask_decision_keys(keys, decision):
     with create_pipe_input() as pipe:
         pipe.send_text(keys)
         assert ask_decision(input=pipe, output=DummyOutput()) == decision
+
+
+def test_ctrl_c_at_the_decision_declines_and_stops_what_asked():
+    """Ctrl-C is "no" on screen, and it stops the turn that asked (a ``KeyboardInterrupt``), as Ctrl-C
+    stops an answer: the model is not asked again."""
+    with create_pipe_input() as pipe:
+        pipe.send_text(CTRL_C)
+        with pytest.raises(KeyboardInterrupt):
+            ask_decision(input=pipe, output=DummyOutput())
 
 
 def test_edit_prefills_the_next_python_prompt(harness):
@@ -163,19 +173,16 @@ def test_prompt_and_toolbar_show_mode_and_model(harness):
     assert "Python" in fragments_text(toolbar(harness.ctrl))
     assert "no model" in fragments_text(toolbar(harness.ctrl))
     harness.ctrl.toggle_mode()
-    harness.ctrl.config = harness.ctrl.config.replace(model="ollama/qwen2.5-coder")
+    harness.ctrl.settings.replace(harness.ctrl.config.replace(model="ollama/qwen2.5-coder"))
     assert fragments_text(prompt_message(harness.ctrl)) == "ai> "
     bar = fragments_text(toolbar(harness.ctrl))
     assert "Assistant" in bar and "ollama/qwen2.5-coder" in bar
 
 
-def make_repl(config: Config, pipe) -> Repl:
-    runtime = LocalRuntime(Session())
-    assistant = DeferredAssistant(config, runtime)
-    return Repl(
-        config,
+def repl_over(config: Config, pipe) -> Repl:
+    runtime = LocalRuntime(Session(config=config))
+    return make_repl(
         runtime,
-        assistant=assistant,
         input=pipe,
         output=DummyOutput(),
         history=InMemoryHistory(),
@@ -184,10 +191,10 @@ def make_repl(config: Config, pipe) -> Repl:
 
 def test_no_color_and_vi_mode_follow_the_config():
     with create_pipe_input() as pipe:
-        plain = make_repl(Config(color=False, editing_mode="vi"), pipe)
+        plain = repl_over(Config(color=False, editing_mode="vi"), pipe)
         assert plain.prompt.color_depth == ColorDepth.DEPTH_1_BIT
         assert plain.prompt.editing_mode == EditingMode.VI
-        default = make_repl(Config(), pipe)
+        default = repl_over(Config(), pipe)
         assert default.prompt.color_depth is None
         assert default.prompt.editing_mode == EditingMode.EMACS
 
@@ -195,7 +202,7 @@ def test_no_color_and_vi_mode_follow_the_config():
 @pytest.mark.parametrize("mode", ["vi", "emacs"])
 def test_the_editing_mode_edits_the_line(mode: str) -> None:
     with create_pipe_input() as pipe:
-        repl = make_repl(Config(editing_mode=mode), pipe)
+        repl = repl_over(Config(editing_mode=mode), pipe)
         if mode == "vi":  # insert "hello", Esc to normal mode, 0 to the line start, x deletes the "h"
             pipe.send_text("hello\x1b0x\r")
         else:  # Emacs: Ctrl-A to the line start, Ctrl-D deletes the "h"
@@ -205,9 +212,7 @@ def test_the_editing_mode_edits_the_line(mode: str) -> None:
 
 def repl_with_history_file(pipe) -> Repl:
     """A REPL as the command line makes it: its history in the state directory."""
-    runtime = LocalRuntime(Session())
-    assistant = DeferredAssistant(Config(), runtime)
-    return Repl(Config(), runtime, assistant=assistant, input=pipe, output=DummyOutput())
+    return make_repl(LocalRuntime(Session()), input=pipe, output=DummyOutput())
 
 
 def test_history_is_persisted_in_the_state_directory():

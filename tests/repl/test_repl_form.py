@@ -75,7 +75,7 @@ def test_an_address_to_open_is_accepted_with_one_key(answer) -> None:
 def test_a_tool_calls_arguments_are_edited_as_one_line_of_json(capsys) -> None:
     """``e`` on a tool call's panel: its arguments as one line of JSON (this crashed with a TypeError before:
     prompt_toolkit's ``prompt()`` shortcut takes no input or output)."""
-    from pyaichat.repl.frontend import ask_arguments
+    from pyaichat.repl.questions import ask_arguments
 
     with create_pipe_input() as pipe:
         # Ctrl-A Ctrl-K clears the line; the broken JSON is said and kept, "}" finishes it

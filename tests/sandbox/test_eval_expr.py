@@ -15,7 +15,7 @@ from pyaichat.config import Config
 @pytest.fixture
 def session() -> pyaichat.Session:
     s = pyaichat.Session()
-    s.config = Config(audit=False)
+    s.settings.replace(Config(audit=False))
     s.namespace.update(
         df=pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}),
         x=[3, 1, 2],
@@ -108,10 +108,10 @@ def test_inplace_call_is_refused(session) -> None:
 
 
 def test_privacy_names_refuses_and_schema_hides_values(session) -> None:
-    session.config = Config(audit=False, privacy="names")
+    session.settings.replace(Config(audit=False, privacy="names"))
     assert "privacy level 'names'" in ev(session, "n").error
     assert "privacy level 'names'" in call(session, "run_python", {"code": "1"}).error
-    session.config = Config(audit=False, privacy="schema")
+    session.settings.replace(Config(audit=False, privacy="schema"))
     result = ev(session, "df['b'].tolist()")
     assert result.ok and "'x'" not in result.text
     result = call(session, "run_python", {"code": "print(df['b'].tolist())\ndf.shape"})

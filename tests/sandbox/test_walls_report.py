@@ -7,11 +7,10 @@ import os
 
 import pytest
 
+from pyaichat.assemble import assemble
 from pyaichat.capabilities.sandbox import confine, walls_report
 from pyaichat.capabilities.sandbox.isolation import fork_available
 from pyaichat.config import Config
-from pyaichat.controller import Controller
-from pyaichat.deferred_assistant import DeferredAssistant
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
@@ -20,8 +19,7 @@ from pyaichat.session import Session
 def _tools_text(config: Config) -> str:
     out = io.StringIO()
     runtime = LocalRuntime(Session(config=config))
-    assistant = DeferredAssistant(config, runtime)
-    Controller(config, runtime, PlainFrontEnd(out=out), assistant=assistant).handle("/tools")
+    assemble(runtime, PlainFrontEnd(out=out)).handle("/tools")
     return out.getvalue()
 
 

@@ -76,7 +76,7 @@ acct.callbacks = [shell]
 
 def make_session(mode: str, **config: Any) -> pyaichat.Session:
     session = pyaichat.Session()
-    session.config = Config(sandbox_isolation=mode, audit=False, **config)
+    session.settings.replace(Config(sandbox_isolation=mode, audit=False, **config))
     result = session.run(SETUP)
     assert result.ok, result.error
     return session

@@ -31,8 +31,7 @@ from readonly_breaks import (
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> pyaichat.Session:
     watch = tmp_path_factory.mktemp("watched")
-    s = pyaichat.Session()
-    s.config = Config(audit=False)
+    s = pyaichat.Session(config=Config(audit=False))
     result = s.run(setup_source(str(watch)))
     assert result.ok, result.error and result.error.formatted
     return s
@@ -93,9 +92,8 @@ def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> 
     """The REPL's built-in assistant (its controller over the local runtime, the real litellm client against
     the scripted server): the model asks for each break; what it is sent back refuses or hides."""
     from fakes.recorder import Recorder
-    from pyaichat.agent.assistant import Assistant
     from pyaichat.agent.llm import LiteLLMClient
-    from pyaichat.controller import Controller
+    from pyaichat.assemble import assemble
     from pyaichat.runtime import LocalRuntime
 
     watch = tmp_path / "watched"
@@ -105,8 +103,7 @@ def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> 
     assert session.run(setup_source(str(watch))).ok
     session.run(FAILING_INPUT)
     runtime = LocalRuntime(session)
-    assistant = Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    ctrl = Controller(config, runtime, Recorder("no"), assistant=assistant)
+    ctrl = assemble(runtime, Recorder("no"), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     before = _state(session)
     calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
     srv.tools(*calls).text("Nothing could be changed or read there.")

@@ -311,8 +311,7 @@ class Proof:
         for path in self.watch.iterdir():
             path.unlink()
         os.environ["PYAICHAT_PROOF_CANARY"] = ENV_CANARY
-        self.session = pyaichat.Session()
-        self.session.config = Config(audit=False, tool_timeout=4.0)
+        self.session = pyaichat.Session(config=Config(audit=False, tool_timeout=4.0))
         source = SETUP.replace("WRITE_FILES", repr(_walled()))
         values = {
             "WATCH": str(self.watch), "SECRET_KEY": SECRET_KEY, "SECRET_TOKEN": SECRET_TOKEN,

@@ -93,6 +93,7 @@ class Prompt:
     history: Sequence[Remembered] = ()  # oldest first
     mask: Callable[[str], str] = lambda text: text
     outside: OutsideSchemas | None = None
+    note: str = ""  # what the system prompt says about the outside tools: after everything of our own
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ class Budget:
         self.prompt_tokens = 0  # of the latest request (or of the one that did not fit)
         self.deadline = clock() + limits.turn_timeout
         self._sizes: dict[tuple[int, str], int] = {}
+        self._prefixes: dict[tuple[int, int], int] = {}
 
     def start(self) -> None:
         """Size the turn once the model library is loaded: the window, and the turn's clock starts now
@@ -174,7 +176,8 @@ class Budget:
         if stop is not None:
             return stop
         mask = self.prompt.mask
-        system = {"role": "system", "content": protocol.system_text(self.prompt.system, self.offered)}
+        text = protocol.system_text(self.prompt.system, self.offered, self.prompt.note)
+        system = {"role": "system", "content": text}
         question = {**current[0], "content": f"{self.prompt.context}\n\n## Question\n{current[0]['content']}"}
         now = mask_messages([system, question, *current[1:]], mask)
         fitted = self._fit(protocol, now, protocol.tools(self.tools))
@@ -188,7 +191,15 @@ class Budget:
         messages, tools, tokens = fitted
         self.prompt_tokens = tokens
         cap = self.limits.max_tokens if not self.window else min(self.limits.max_tokens, self.window - tokens)
-        return Request(messages, tools, max(MIN_ANSWER_TOKENS, cap))
+        prefix = self._prefix_tokens(messages[0], tools)
+        return Request(messages, tools, max(MIN_ANSWER_TOKENS, cap), prefix, tokens)
+
+    def _prefix_tokens(self, system: dict[str, Any], tools: list[dict[str, Any]] | None) -> int:
+        """Tokens of the stable prefix, the system message and the tools (counted once per turn and form)."""
+        key = (hash(system["content"]) if isinstance(system.get("content"), str) else 0, id(tools))
+        if key not in self._prefixes:
+            self._prefixes[key] = self._count([system], tools)
+        return self._prefixes[key]
 
     def _bound(self, step: int, spent: Usage, requests: int) -> Stop | None:
         limits = self.limits

@@ -8,7 +8,6 @@ received.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,13 +35,6 @@ def load_system_prompt() -> str:
         if path.is_file():
             return path.read_text(encoding="utf-8")
     return "You are pyaichat, an assistant inside a Python REPL. Use the tools to look at the live session."
-
-
-# -- tokens --------------------------------------------------------------------------------------------------
-def approx_tokens(obj: Any) -> int:
-    """A cheap token estimate (≈4 characters a token); the provider's real counts are reported separately."""
-    text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, default=str)
-    return len(text) // 4 + 1
 
 
 # -- masking -------------------------------------------------------------------------------------------------

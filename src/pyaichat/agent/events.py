@@ -97,6 +97,7 @@ class QuestionEvent(_Event):
     message: str
     fields: list[tuple[str, str]] = Field(default_factory=list)
     url: str | None = None
+    secret_fields: list[str] = Field(default_factory=list)  # labels of fields that look like credentials
 
 
 class PreviewEvent(_Event):

@@ -22,6 +22,10 @@ States announced with ``StateEvent``: starting → idle → thinking → calling
 done / failed. Tool trouble of any kind (unknown tool, broken JSON, invalid arguments, a failing capability)
 becomes a result the model reads, never an exception. Ctrl-C keeps the partial answer and closes every open
 tool call. The loop knows nothing about sessions or terminals: ``TurnEnv`` hands it what it uses.
+
+One module of ~500 lines on purpose: a turn is one state machine (``_Turn``) that reads top to bottom in the
+order above; every piece it steps through (the budget, the conversation, the reply's view, the tool
+protocols, the repetition guard) is a module of its own already.
 """
 
 from __future__ import annotations
@@ -32,12 +36,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..errors import LLMError, LLMToolsRefused, LLMTransportError
+from ..proposal import Decide, Proposal
 from .budget import Budget, Stop
 from .calls import ParsedCall, arg_summary
 from .conversation import Conversation
 from .events import (
     AnswerEvent,
-    ApprovalRequiredEvent,
     ErrorEvent,
     Event,
     NoticeEvent,
@@ -87,15 +91,6 @@ class RunTool(Protocol):
 
 
 @dataclass
-class Approval:
-    """The user's decision on a proposal and what the model is told about it."""
-
-    decision: str  # "run" | "edit" | "no"
-    observation: str
-    input_number: int | None = None  # the input the approved code ran as
-
-
-@dataclass
 class TurnEnv:
     """Everything one turn needs, injected (the loop imports no session, capability or front-end code)."""
 
@@ -103,7 +98,7 @@ class TurnEnv:
     budget: Budget
     emit: Callable[[Event], None]
     run_tool: RunTool
-    approve: Callable[[ApprovalRequiredEvent], Approval]
+    decide: Decide  # a proposal (``propose_code``) goes to the person through it
     mask: Callable[[str], str] = lambda text: text
     side: SideRequests | None = None  # model requests a tool call makes for someone else (MCP sampling)
 
@@ -141,6 +136,7 @@ class _Turn:
         self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
         self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
         self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
+        self.declined_by_interrupt = False  # Ctrl-C answered a proposal's question: no, and stop
         if env.side is not None:
             env.side.bind(self.result)
 
@@ -382,10 +378,13 @@ class _Turn:
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return _Outcome(False, error="Error: propose_code needs a non-empty string argument 'code'.")
-        event = ApprovalRequiredEvent(call_id=cid, code=code, explanation=str(args.get("explanation") or ""))
-        self.env.emit(event)
-        approval = self.env.approve(event)
-        return _Outcome(True, approval.observation, decision=approval.decision)
+        proposal = Proposal.of_code(code, str(args.get("explanation") or ""), call_id=cid)
+        try:
+            outcome = self.env.decide(proposal)  # its panel, the preview, the person's answer, the run
+        except KeyboardInterrupt:  # Ctrl-C at the question: declined, and the turn ends without asking again
+            self.declined_by_interrupt = True
+            raise
+        return _Outcome(True, outcome.observation, decision=outcome.decision)
 
     # -- endings -----------------------------------------------------------------------------------------
     def _finish(self, text: str, stopped_by: str | None = None, note: str | None = None) -> TurnResult:
@@ -429,15 +428,18 @@ class _Turn:
         self.result.interrupted = True
         self.talk.cancel_calls()
         partial = self.view.text if self.view is not None else ""
-        note = (
-            "Stopped by Ctrl-C; the partial answer is kept."
-            if partial.strip()
-            else "Stopped by Ctrl-C before an answer arrived."
-        )
+        if self.declined_by_interrupt:
+            note = "Declined with Ctrl-C; the model was not asked again."
+        elif partial.strip():
+            note = "Stopped by Ctrl-C; the partial answer is kept."
+        else:
+            note = "Stopped by Ctrl-C before an answer arrived."
         self.talk.end((partial or "(no answer yet)") + "\n\n(interrupted)")
         self.result.answer, self.result.stopped_by, self.result.note = partial, "interrupt", note
         try:
-            self.env.emit(AnswerEvent(text=partial, stopped_by="interrupt", note=note))
+            # a proposal's panel printed the text before it: not again
+            shown = "" if self.declined_by_interrupt else partial
+            self.env.emit(AnswerEvent(text=shown, stopped_by="interrupt", note=note))
             self._usage_event()
             self._state("failed", detail="cancelled")
         except KeyboardInterrupt:  # a second Ctrl-C while rendering: the record above is already consistent

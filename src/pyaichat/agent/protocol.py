@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .calls import ParsedCall, arguments_json, read_arguments, tool_params
-from .gate import StreamGate
 from .llm import LLMReply, ProtocolName
+from .stream_gate import StreamGate
 from .textcalls import recover_calls
 from .textproto import describe_protocol, observation, parse_blocks
 
@@ -61,8 +61,10 @@ class ToolProtocol:
     name: ProtocolName
     tags = False  # the gate holds back ``<tool``/``<python`` openings too
 
-    def system_text(self, prompt: str, schemas: Sequence[dict[str, Any]]) -> str:
-        return prompt
+    def system_text(self, prompt: str, schemas: Sequence[dict[str, Any]], note: str = "") -> str:
+        """The system message: ``prompt``, this protocol's part, then ``note`` (about the MCP servers' tools,
+        which come after our own: a change there leaves the part before it as it was, for prompt caches)."""
+        return "\n\n".join(part for part in (prompt, note) if part)
 
     def tools(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         return None
@@ -134,8 +136,8 @@ class TextProtocol(ToolProtocol):
     name: ProtocolName = "text"
     tags = True
 
-    def system_text(self, prompt: str, schemas: Sequence[dict[str, Any]]) -> str:
-        return f"{prompt}\n\n{describe_protocol(schemas)}"
+    def system_text(self, prompt: str, schemas: Sequence[dict[str, Any]], note: str = "") -> str:
+        return "\n\n".join(part for part in (prompt, describe_protocol(schemas), note) if part)
 
     def read(self, reply: LLMReply, step: int, schemas: Sequence[dict[str, Any]], seen: set[str]) -> Step:
         blocks, prose = parse_blocks(reply.text)

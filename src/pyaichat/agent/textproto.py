@@ -27,14 +27,9 @@ def describe_protocol(schemas: Iterable[dict[str, Any]]) -> str:
     """The system-prompt section teaching the text protocol; the tool list comes from the registry."""
     lines = [
         "## Tools (text protocol)",
-        "To use a tool, write a block exactly like this and stop; "
-        "the result comes back in an <observation> block:",
-        '<tool name="TOOL_NAME">{"argument": "value"}</tool>',
-        "The body is one JSON object with the arguments. For run_python you may write <python>code</python>.",
-        "You may write several blocks in one reply. "
-        "When you have the answer, reply in plain Markdown without blocks.",
-        "",
-        "Available tools:",
+        'To call a tool, write <tool name="TOOL_NAME">{"argument": "value"}</tool> and stop; its result '
+        "comes back in an <observation> block. <python>code</python> runs run_python. Answer without "
+        "blocks.",
     ]
     for schema in schemas:
         fn = schema.get("function", schema)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .events import AnswerChunkEvent, Event, ThinkingEvent
-from .gate import StreamGate
+from .stream_gate import StreamGate
 
 
 class ReplyView:

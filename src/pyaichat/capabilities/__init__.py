@@ -1,7 +1,7 @@
 """Read-only capabilities over a live session (see ``registry``). ``call`` is the public entry point.
 
-The capabilities register themselves into ``registry.CAPABILITIES`` when their modules are imported; the
-registry imports them (``builtin``, then the plugins) on its first look-up.
+The capabilities declare themselves in ``registry`` when their modules are imported; ``invoke`` (the one door,
+``call``) imports them (``builtin``, then the plugins) on its first look-up.
 
 The registry (and pydantic with it) loads when one of its names is first asked for, not with the package:
 the light modules here (``redact``, ``summary``) serve the start-up path, e.g. masking what ``--resume``
@@ -13,18 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .registry import (
-        Capability,
-        CapabilityContext,
-        CapabilityResult,
-        NoArgs,
-        all_capabilities,
-        call,
-        capability,
-        get,
-        register,
-        tool_schemas,
-    )
+    from .invoke import all_capabilities, call, get, tool_schemas
+    from .registry import Capability, CapabilityContext, CapabilityResult, NoArgs, capability, register
 
 __all__ = [
     "Capability",
@@ -40,9 +30,13 @@ __all__ = [
 ]
 
 
+_IN_INVOKE = frozenset({"all_capabilities", "call", "get", "tool_schemas"})
+
+
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import registry  # pydantic: with the first capability, not with the package
+        # pydantic: with the first capability, not with the package
+        from . import invoke, registry
 
-        return getattr(registry, name)
+        return getattr(invoke if name in _IN_INVOKE else registry, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

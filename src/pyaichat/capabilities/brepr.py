@@ -29,29 +29,12 @@ from . import adapters, layout
 from .deadline import PICTURE_BUDGET, USER_CODE_BUDGET, NotAsked, Overtime, ask, failure, guarded
 from .privacy import FULL, SCHEMA
 from .redact import REDACTED, is_secret_name
+from .text import cut, type_name
 
 LARGE = 10_000
 
 
 # -- small helpers -------------------------------------------------------------------------------------------
-def type_name(value: Any) -> str:
-    cls = type(value)
-    module = getattr(cls, "__module__", "") or ""
-    name = getattr(cls, "__qualname__", cls.__name__)
-    if module in ("builtins", "__main__", ""):
-        return name
-    return f"{module.split('.')[0].lstrip('_')}.{name}"
-
-
-def cut(text: str, width: int) -> str:
-    """Shorten ``text`` to ``width`` characters, marking the cut with an ellipsis."""
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
-
-
-def count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
 def is_environ(value: Any) -> bool:
     """``os.environ``, ``os.environb`` or a dict copy of the environment (``dict(os.environ)``,
     ``os.environ.copy()``, ``{**os.environ, "X": "1"}``, ``{"X": "1", **os.environ}``): only their size is

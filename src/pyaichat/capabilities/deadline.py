@@ -5,7 +5,7 @@ typed at the prompt or in the user's own files and raises ``Overtime`` there. It
 code (the standard library, site-packages, pyaichat itself): an exception injected between a library's
 ``lock.acquire()`` and its ``try`` leaves the lock or its thread pool broken for good — with Dask's threaded
 scheduler that is ``RuntimeError: release unlocked lock`` from ``queue.get``. Library calls are left to
-finish; the caller's own deadline (``workers.within``: ``registry.run_with_deadline`` for a capability,
+finish; the caller's own deadline (``workers.within``: ``invoke.run_with_deadline`` for a capability,
 ``bounded`` here for the session picture) abandons them instead.
 
 ``bounded`` runs a call in a helper thread under ``guarded`` and gives up waiting at its budget, so even code
@@ -262,11 +262,6 @@ def ask(value: Any, func: Callable[[], T], what: str, budget: float = USER_CODE_
 
 _overran: dict[int, tuple[type, Any, str, float]] = {}
 _OVERRAN_MAX = 4096
-
-
-def overran(value: Any) -> bool:
-    """True if ``value``'s own code overran its budget before in this session (it is not asked again)."""
-    return _overran_entry(value) is not None
 
 
 def _overran_entry(value: Any) -> tuple[type, Any, str, float] | None:

@@ -26,17 +26,14 @@ class FigureArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     figure: str | None = Field(
         None,
-        description="which figure: its number (e.g. '1'), its label, or a variable holding a Figure or Axes "
-        "(e.g. 'fig' or 'ax'); omit for every open figure",
+        description="a figure's number or label, or a variable holding a Figure or Axes; omit for all",
     )
 
 
 @capability("get_figure", FigureArgs)
 def get_figure(ctx: CapabilityContext, args: FigureArgs) -> str:
-    """Describe open matplotlib figures as text: axes, titles, labels, scales, limits, what is drawn.
-    Lines, bars, scatter points, images and meshes come with counts and data ranges, plus legends, colour
-    bars and notes on common problems (nothing drawn, data outside the limits, a log scale hiding values,
-    stacked or overlapping bars). Use it when the user asks about a plot; pass figure to pick one."""
+    """Open matplotlib figures as text: axes, labels, what is drawn and common problems. Use it when the user
+    asks about a plot."""
     lvl = level(ctx.privacy)
     if lvl < 1:
         raise CapabilityError("At privacy level 'names' figures are not described.")

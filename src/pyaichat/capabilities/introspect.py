@@ -2,7 +2,7 @@
 get_last_exception.
 
 Each honours the privacy level (``names`` < ``schema`` < ``sample`` < ``full``) itself, masks the values of
-secret-looking names, and leaves the size, time and credential-pattern limits to ``registry.call``.
+secret-looking names, and leaves the size, time and credential-pattern limits to ``invoke.call``.
 """
 
 from __future__ import annotations
@@ -40,17 +40,15 @@ class _Args(BaseModel):
 
 
 class ListGlobalsArgs(_Args):
-    pattern: str | None = Field(None, description="optional glob filter on names, e.g. 'df*' or '*_2024'")
+    pattern: str | None = Field(None, description="a glob on names, e.g. 'df*'")
 
 
 class ExprArgs(_Args):
-    expr: str = Field(
-        description="a variable name or read-only attribute path, e.g. df or df.columns or d['a']"
-    )
+    expr: str = Field(description="a name or attribute path, e.g. df.columns or d['a']")
 
 
 class DirArgs(ExprArgs):
-    include_private: bool = Field(False, description="also list names starting with an underscore")
+    include_private: bool = Field(False, description="also names starting with _")
 
 
 # -- shared helpers ------------------------------------------------------------------------------------------
@@ -95,10 +93,8 @@ def _names_only(ctx: CapabilityContext) -> bool:
 # -- capabilities --------------------------------------------------------------------------------------------
 @capability("list_globals", ListGlobalsArgs)
 def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
-    """List the user's variables in the live Python session, one per line: name, type and a one-line summary
-    (length, shape, dtype, first columns, or a callable's signature). Modules, private names and REPL
-    internals are left out. Call this first to see what data exists; pass pattern (a glob such as 'df*') to
-    filter."""
+    """List the user's variables with types and one-line summaries. Use it when the picture is not
+    enough."""
     names = user_names(ctx.namespace)
     if args.pattern:
         names = [n for n in names if fnmatch.fnmatchcase(n, args.pattern)]
@@ -128,10 +124,8 @@ def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
 
 @capability("get_type", ExprArgs)
 def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
-    """Return the type of a value: class, module, a short MRO and what its library knows without computing.
-    That is columns and dtypes of a DataFrame (pandas, polars, Arrow, Dask, Spark), shape, dtype and device
-    of an array or tensor, partitions of a lazy frame, the tables of a database connection. Use it to learn
-    what kind of object a name holds."""
+    """A value's type and what its library knows without computing (columns, dtypes, shape, tables). Use it
+    to learn what a name holds."""
     return read(ctx, args.expr, lambda value: _type_text(ctx, args.expr, value))
 
 
@@ -149,9 +143,7 @@ def _type_text(ctx: CapabilityContext, expr: str, value: Any) -> str:
 
 @capability("get_repr", ExprArgs)
 def get_repr(ctx: CapabilityContext, args: ExprArgs) -> str:
-    """Return a bounded representation of a value: a few items of a container, shape plus head/tail rows of a
-    DataFrame or Series, shape, dtype and edge values of an array. Never the whole of a large object; how much
-    is shown depends on the privacy setting. Use it to look at actual data values."""
+    """A bounded view of a value's data: a few items, head and tail rows. Use it to see actual values."""
     secret = _secret_path(ctx, args.expr)
 
     def render(value: Any) -> str:
@@ -165,8 +157,7 @@ def get_repr(ctx: CapabilityContext, args: ExprArgs) -> str:
 
 @capability("get_dir", DirArgs)
 def get_dir(ctx: CapabilityContext, args: DirArgs) -> str:
-    """List the members of an object grouped into methods and attributes (public ones unless include_private).
-    Attributes are read statically, so properties are not run. Use it to find what you can call or read."""
+    """A value's methods and attributes. Use it to find what you can call or read."""
     return read(ctx, args.expr, lambda value: _dir_text(args, value))
 
 
@@ -214,9 +205,7 @@ def _dir(value: Any) -> list[str]:
 
 @capability("get_doc", ExprArgs)
 def get_doc(ctx: CapabilityContext, args: ExprArgs) -> str:
-    """Return the signature and docstring (truncated) of a function, method, class or module, or of the type
-    of a plain value. Works for builtins, numpy ufuncs and pandas methods. Use it to check how to call
-    something."""
+    """The signature and docstring of a function, class or module. Use it to check how to call something."""
     return read(ctx, args.expr, lambda value: _doc_text(args.expr, value))
 
 
@@ -266,9 +255,8 @@ def _documents_itself(value: Any) -> bool:
 
 @capability("get_last_exception")
 def get_last_exception(ctx: CapabilityContext, args: Any) -> str:
-    """Return the session's most recent exception: type, message, the traceback frames, the exact failing
-    source segment, and the failing frame's local variables as one-line summaries (not full values). Use it
-    first when the user asks why something failed."""
+    """The last error with its traceback, failing source and local variables. Use it first when the user
+    asks why something failed."""
     err = getattr(ctx.session, "last_error", None)
     if err is None:
         return "No exception has been raised in this session yet."

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..records import input_mark
 from .adapters.matplotlib import open_figures_line
 from .introspect import user_names
 from .redact import mask_known, masker_for
@@ -65,7 +66,8 @@ def session_picture(
             src = _short(mask(first), 90) + (f"  (+{len(more)} lines)" if more else "")
             summary = _short(mask(entry.summary), 90) if entry.summary else ""
             outcome = ("✗ " if not entry.ok else "") + summary if summary else ""
-            lines.append(f"  [{entry.number}] {src}" + (f"  → {outcome}" if outcome else ""))
+            arrow = f"  → {outcome}" if outcome else ""
+            lines.append(f"  [{entry.number}] {src}{arrow}{input_mark(entry)}")
     lines.extend(_error_lines(session, mask, seen_error))
     # The whole picture once more, by the session's secret values: one that a variable's summary or an error
     # quotes is masked here, in the session's own process, where they are known (a kernel's picture reaches

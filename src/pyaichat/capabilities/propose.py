@@ -16,8 +16,8 @@ from .registry import Capability, CapabilityContext, register
 class ProposeArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(description="Python code to run in the user's session, exactly as they would type it")
-    explanation: str = Field("", description="one or two sentences: what the code does and why it helps")
+    code: str = Field(description="exactly as the user would type it")
+    explanation: str = Field("", description="what it does and why, in a sentence or two")
 
 
 def _never_called(ctx: CapabilityContext, args: Any) -> str:  # pragma: no cover - call() refuses it first
@@ -28,10 +28,8 @@ register(
     Capability(
         name="propose_code",
         description=(
-            "Propose Python code that would change the session (assign a variable, fix data, import, write a "
-            "file). The user sees it and chooses to run it, edit it or reject it; you are told the outcome. "
-            "Use it "
-            "for anything that is not read-only; never for looking at values."
+            "Propose code that changes the session; the user runs, edits or rejects it and you are told "
+            "which. Use it for anything not read-only (assign, fix data, import, write a file)."
         ),
         args_model=ProposeArgs,
         func=_never_called,

@@ -302,6 +302,21 @@ class Masker:
             return True
         return _default_secret_name(name)
 
+    def revealed_values(self, text: str, min_length: int = 6) -> set[str]:
+        """The values ``text`` itself binds to secret names (``db_password = "…"``, ``"api_key": "…"``): a
+        file that masks the assignment must mask the same value wherever else it holds it (an error message
+        that quotes it, a print). Shorter values than ``min_length`` are too likely to be ordinary text."""
+        found: set[str] = set()
+        for m in _QUOTED_PAIR.finditer(text or ""):
+            value = m["val"]
+            if (
+                len(value) >= min_length
+                and not value.startswith("<redacted")
+                and self.is_secret_name(m["name"])
+            ):
+                found.add(value)
+        return found
+
     def mask_text(self, text: str) -> str:
         """Replace every credential-looking string and every secret-named value in ``text``."""
         if not text:

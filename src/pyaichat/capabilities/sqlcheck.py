@@ -1,237 +1,328 @@
-"""Is this SQL one read-only statement? Checked before it is sent, for every database alike.
+"""Is this SQL one read-only statement? Checked on the parse tree, before it is sent.
 
 This is the first of two walls (the database holds the second: a read-only connection or transaction, see
-``query_sql``). A small lexer reads the text the way SQL databases do — ``--`` and ``/* */`` comments, quoted
-strings (``''`` doubling, ``E'\\''`` escapes), dollar quoting (``$tag$ … $tag$``), quoted identifiers
-(``"…"``, `````…`````, ``[…]``) — so a keyword inside a string or an identifier never counts, and one hidden
-in a comment never slips through. Then:
+``query_sql``). A list of bad words cannot see what the database sees — ``"pg_read_file"(…)``,
+``pg_catalog."pg_read_file"(…)``, ``U&"pg_r\\0065ad_file"(…)`` are the same function to PostgreSQL — so the
+statement is parsed with **sqlglot** (a maintained, pure-Python SQL parser with PostgreSQL, DuckDB and SQLite
+dialects that resolves quoting and case the way each database does), in the dialect of the connection, and:
 
-* exactly one statement (a trailing ``;`` is fine);
-* it starts with ``SELECT``, ``WITH``, ``VALUES``, ``TABLE``, ``(`` or ``EXPLAIN`` (``EXPLAIN ANALYZE`` runs
-  its statement, which must itself pass);
-* no word that writes, changes settings or reaches outside the database anywhere in it (``INSERT``,
-  ``UPDATE`` … ``INTO``, ``COPY``, ``ATTACH``, ``PRAGMA``, ``INSTALL``/``LOAD``, ``SET``, ``CALL``, row locks
-  ``FOR UPDATE/SHARE`` …), no function known to sleep, signal other sessions, read or write server files,
-  change settings or open other connections (``pg_sleep``, ``pg_terminate_backend``, ``pg_read_file``,
-  ``lo_export``, ``dblink``, ``set_config``, ``nextval``, ``load_extension``, DuckDB's ``read_csv`` and
-  friends, ``query()``, ``getenv`` …), and no file named where a table goes (DuckDB reads ``FROM 'x.csv'``).
+* it must parse, as exactly one statement (anything the parser cannot read is refused);
+* every node of the tree must be read-only syntax (an allow-list of node kinds: ``SELECT``, joins, set
+  operations, CTEs, expressions …) — no ``INTO``, row locks, ``COPY``, ``PRAGMA``, ``SET``, ``ATTACH``,
+  ``INSTALL``/``LOAD``, DML or DDL anywhere, not even inside a CTE;
+* every function called must be on the allow-list of its database (``sqlfunctions``), compared under the name
+  the database resolves (quotes removed, any case, Unicode escapes decoded), qualified by no schema but the
+  built-in one; user-defined operators and types are refused (their code is the database owner's);
+* catalog relations that hold credentials (``pg_authid`` …) are not read.
+
+**What is sent is what was checked**: the statement is written back from the checked tree (without comments,
+in the dialect's canonical spelling) and that text is parsed and checked again; the database never sees the
+text as typed. ``EXPLAIN`` with its options is read here (the parser does not), and what it explains is
+checked like any statement.
 """
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import CapabilityError
+from . import sqlfunctions as funcs
 
-_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "(", "EXPLAIN"})
-_WRITES = frozenset(
-    {
-        "INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "CREATE", "DROP", "ALTER", "TRUNCATE", "RENAME",
-        "GRANT", "REVOKE", "COPY", "ATTACH", "DETACH", "PRAGMA", "INSTALL", "LOAD", "FORCE", "CALL", "EXEC",
-        "EXECUTE", "VACUUM", "REINDEX", "CLUSTER", "LOCK", "UNLOCK", "SET", "RESET", "DO", "COMMENT",
-        "SECURITY", "LISTEN", "NOTIFY", "UNLISTEN", "PREPARE", "DEALLOCATE", "DECLARE", "FETCH", "MOVE",
-        "CLOSE", "CHECKPOINT", "DISCARD", "IMPORT", "EXPORT", "BEGIN", "COMMIT", "ROLLBACK", "ABORT",
-        "SAVEPOINT", "RELEASE", "START", "HANDLER", "USE", "INTO", "OUTFILE", "DUMPFILE", "REFRESH",
-        "REASSIGN", "SHUTDOWN", "KILL", "FLUSH", "PURGE", "OPTIMIZE", "REPAIR",
-    }
-)  # fmt: skip
-_DENIED_FUNCTIONS = re.compile(
-    r"""^(
-        pg_sleep\w* | pg_terminate_backend | pg_cancel_backend | pg_reload_conf | pg_rotate_logfile
-      | pg_switch_wal | pg_promote | pg_read_file | pg_read_binary_file | pg_ls_\w+ | pg_stat_file
-      | pg_file_\w+ | pg_logdir_ls | pg_notify | pg_advisory\w* | pg_try_advisory\w* | pg_create_\w+
-      | pg_drop_\w+ | pg_replication_\w+ | pg_logical_\w+ | pg_log_\w+ | pg_import_system_collations
-      | pg_current_xact_id | txid_current | lo_\w+ | dblink\w* | set_config | nextval | setval
-      | query_to_xml\w* | table_to_xml\w* | cursor_to_xml\w* | database_to_xml\w* | schema_to_xml\w*
-      | load_extension | readfile | writefile | edit | fts3_tokenizer
-      | read_\w+ | glob | sniff_csv | parquet_\w+ | iceberg_\w+ | delta_\w+ | \w+_scan | \w+_attach
-      | query | query_table | getenv | http_\w+ | httpfs_\w+ | duckdb_secrets | which_secret
-      | sleep | benchmark | load_file | get_lock | release_lock | release_all_locks | sys_exec | sys_eval
-    )$""",
-    re.IGNORECASE | re.VERBOSE,
-)
+DIALECTS = {
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "sqlite": "sqlite",
+    "duckdb": "duckdb",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+}
+_EXPLAIN_WORDS = {"ANALYZE", "ANALYSE", "VERBOSE", "QUERY", "PLAN"}
+_EXPLAIN_OPTIONS = {
+    "ANALYZE", "ANALYSE", "VERBOSE", "COSTS", "SETTINGS", "GENERIC_PLAN", "BUFFERS", "SERIALIZE", "WAL",
+    "TIMING", "SUMMARY", "MEMORY", "FORMAT", "TRUE", "FALSE", "ON", "OFF", "0", "1", "TEXT", "XML", "JSON",
+    "YAML", "NONE", "BINARY", ",",
+}  # fmt: skip
+_quiet = contextvars.ContextVar("sqlcheck_quiet", default=False)
 
 
 @dataclass(frozen=True)
-class Token:
-    kind: str  # "word", "string", "ident", "number", "punct"
-    text: str
+class Checked:
+    """A statement that passed: ``sql`` is the text to send (written back from the checked tree)."""
+
+    sql: str
+    dialect: str
+    tree: Any  # the sqlglot tree of the statement (of what EXPLAIN explains)
+    explain: bool = False
+    runs_statement: bool = False  # EXPLAIN ANALYZE runs what it explains
 
 
-def tokens(sql: str, backslashes: bool = False) -> list[Token]:
-    """The statement's tokens. Raise ``CapabilityError`` for an unterminated string, quoted identifier or
-    comment (the database would read the rest differently from us). ``backslashes``: read ``\\'`` inside
-    a string as an escaped quote and ``[`` as plain punctuation, as MySQL and PostgreSQL do."""
-    out: list[Token] = []
-    i, n = 0, len(sql)
-    while i < n:
-        ch = sql[i]
-        if ch.isspace():
-            i += 1
-        elif sql.startswith("--", i) or (backslashes and ch == "#"):
-            end = sql.find("\n", i)
-            out.append(Token("comment", sql[i + 1 : n if end < 0 else end]))
-            i = n if end < 0 else end + 1
-        elif sql.startswith("/*", i):
-            end = _block_comment_end(sql, i)
-            out.append(Token("comment", sql[i + 2 : end - 2]))
-            i = end
-        elif ch in "'\"`" or (ch == "[" and not backslashes) or (ch in "eE" and sql.startswith("'", i + 1)):
-            i = _quoted(sql, i, out, backslashes)
-        elif ch == "$" and (m := re.match(r"\$([A-Za-z_]\w*)?\$", sql[i:])):
-            tag = m.group(0)
-            end = sql.find(tag, i + len(tag))
-            if end < 0:
-                raise CapabilityError("The SQL has an unterminated dollar-quoted string.")
-            out.append(Token("string", sql[i + len(tag) : end]))
-            i = end + len(tag)
-        elif ch.isalpha() or ch == "_":
-            m = re.match(r"[A-Za-z_][\w$]*", sql[i:])
-            assert m is not None
-            out.append(Token("word", m.group(0).upper()))
-            i += len(m.group(0))
-        elif ch.isdigit():
-            m = re.match(r"\d[\w.]*", sql[i:])
-            assert m is not None
-            out.append(Token("number", m.group(0)))
-            i += len(m.group(0))
-        else:
-            out.append(Token("punct", ch))
-            i += 1
-    return out
+def dialect_of(name: str) -> str:
+    """The sqlglot dialect for a database's name ("" reads standard SQL, with the common allow-list)."""
+    return DIALECTS.get((name or "").lower(), "")
 
 
-def _block_comment_end(sql: str, i: int) -> int:
-    depth, j = 0, i
-    while j < len(sql):  # PostgreSQL nests block comments: /* /* */ still open */
-        if sql.startswith("/*", j):
-            depth, j = depth + 1, j + 2
-        elif sql.startswith("*/", j):
-            depth, j = depth - 1, j + 2
-            if depth == 0:
-                return j
-        else:
-            j += 1
-    raise CapabilityError("The SQL has an unterminated /* comment.")
-
-
-def _quoted(sql: str, i: int, out: list[Token], backslashes: bool) -> int:
-    escapes = sql[i] in "eE"
-    if escapes:
-        i += 1
-    escapes = escapes or (backslashes and sql[i] in "'\"")
-    opener = sql[i]
-    closer = "]" if opener == "[" else opener
-    j, buf = i + 1, []
-    while j < len(sql):
-        ch = sql[j]
-        if escapes and ch == "\\":
-            buf.append(sql[j : j + 2])
-            j += 2
-            continue
-        if ch == closer:
-            if closer != "]" and sql.startswith(closer * 2, j):  # '' inside '…'
-                buf.append(ch)
-                j += 2
-                continue
-            out.append(Token("string" if opener == "'" else "ident", "".join(buf)))
-            return j + 1
-        buf.append(ch)
-        j += 1
-    what = "string" if opener == "'" else "quoted name"
-    raise CapabilityError(f"The SQL has an unterminated {what}.")
-
-
-def check_read_only(sql: str) -> str:
-    """``sql`` (without a trailing ``;``) if it is one read-only statement; else ``CapabilityError`` with one
+def check(sql: str, dialect: str = "") -> Checked:
+    """``Checked`` if ``sql`` is one read-only statement for ``dialect``; else ``CapabilityError`` with one
     sentence saying why it was refused."""
+    sqlglot = _sqlglot()
     text = (sql or "").strip()
-    while text.endswith(";"):
-        text = text[:-1].rstrip()
-    # Databases disagree on backslashes in strings and on comments: the statement must pass either way.
-    for backslashes in (False, True):
-        toks = tokens(text, backslashes)
-        for tok in toks:
-            if tok.kind == "comment" and (set(tok.text) & set(";'\"") or _words(tok.text) & _WRITES):
-                raise CapabilityError("The SQL has a comment with a quote, ';' or a writing keyword in it.")
-        toks = [t for t in toks if t.kind != "comment"]
-        if not toks:
-            raise CapabilityError("The SQL is empty.")
-        if any(t == Token("punct", ";") for t in toks):
-            raise CapabilityError("Only one SQL statement can run at a time (there is a ';' in the middle).")
-        _check_tokens(toks)
-    return text
+    if not text.rstrip(";").strip():
+        raise CapabilityError("The SQL is empty.")
+    token = _quiet.set(True)
+    try:
+        if dialect == "postgres":
+            text = _decode_unicode_names(sqlglot, text)
+        prefix, body, runs = _explain(sqlglot, text, dialect)
+        tree = _parse(sqlglot, body, dialect)
+        _check_tree(tree, dialect)
+        sent = tree.sql(dialect=dialect or None, comments=False)
+        again = _parse(sqlglot, sent, dialect)  # what is sent passes as the parser reads it
+        _check_tree(again, dialect)
+    finally:
+        _quiet.reset(token)
+    return Checked(prefix + sent, dialect, again, bool(prefix), runs)
 
 
-def _words(text: str) -> set[str]:
-    return {w.upper() for w in re.findall(r"[A-Za-z_]\w*", text)}
-
-
-def _check_tokens(toks: list[Token]) -> None:
-    first = toks[0].text if toks[0].kind in ("word", "punct") else ""
-    if first not in _STARTS:
-        raise CapabilityError(
-            "Only a read-only SELECT, WITH … SELECT, VALUES or EXPLAIN can run; "
-            f"this starts with {first or '?'}."
-        )
-    if first == "EXPLAIN":
-        rest = _explain_body(toks[1:])
-        if not rest:
-            raise CapabilityError("EXPLAIN needs the statement it explains.")
-        return _check_tokens(rest)
-    for k, tok in enumerate(toks):
-        nxt = toks[k + 1] if k + 1 < len(toks) else None
-        prev = toks[k - 1] if k else None
-        if tok.kind == "word":
-            if tok.text in _WRITES:
-                raise CapabilityError(f"The SQL contains {tok.text}: only reading is allowed.")
-            if tok.text == "REPLACE" and nxt is not None and nxt.text == "INTO":
-                raise CapabilityError("The SQL contains REPLACE INTO: only reading is allowed.")
-            if tok.text == "SHARE" and prev is not None and prev.text == "FOR":
-                raise CapabilityError("The SQL locks rows (FOR SHARE): only plain reading is allowed.")
-            if nxt == Token("punct", "(") and _DENIED_FUNCTIONS.match(tok.text):
-                raise CapabilityError(
-                    f"The SQL calls {tok.text.lower()}(), which can reach outside the database, wait, or "
-                    "change state: it is not allowed here."
-                )
-        if tok.kind == "string" and prev is not None and prev.text in ("FROM", "JOIN"):
-            raise CapabilityError("The SQL reads a file or URL where a table goes: only tables can be read.")
-
-
-def _explain_body(toks: list[Token]) -> list[Token]:
-    """The statement after ``EXPLAIN`` and its options (``ANALYZE``, ``VERBOSE``, ``QUERY PLAN``, ``(…)``)."""
-    k = 0
-    while k < len(toks):
-        tok = toks[k]
-        if tok.kind == "word" and tok.text in ("ANALYZE", "ANALYSE", "VERBOSE", "QUERY", "PLAN", "FORMAT"):
-            k += 1
-        elif (
-            tok == Token("punct", "(")
-            and k + 1 < len(toks)
-            and toks[k + 1].kind == "word"
-            and (toks[k + 1].text not in ("SELECT", "WITH", "VALUES"))
-        ):
-            depth = 0
-            while k < len(toks):
-                depth += {"(": 1, ")": -1}.get(toks[k].text if toks[k].kind == "punct" else "", 0)
-                k += 1
-                if depth == 0:
-                    break
-        elif tok.kind == "word" and tok.text in ("JSON", "TEXT", "XML", "YAML", "TREE", "GRAPHVIZ"):
-            k += 1
-        else:
-            break
-    return toks[k:]
+def check_read_only(sql: str, dialect: str = "") -> str:
+    """The statement to send for ``sql`` (see ``check``)."""
+    return check(sql, dialect).sql
 
 
 def is_explain(sql: str) -> bool:
-    toks = [t for t in tokens(sql) if t.kind != "comment"]
-    return bool(toks) and toks[0] == Token("word", "EXPLAIN")
+    return sql.lstrip().upper().startswith("EXPLAIN")
 
 
-def explain_runs_statement(sql: str) -> bool:
+def explain_runs_statement(sql: str, dialect: str = "") -> bool:
     """``EXPLAIN ANALYZE`` runs what it explains (and so returns what a query returns at best)."""
-    toks = [t for t in tokens(sql) if t.kind != "comment"]
-    head = {t.text for t in toks[:8] if t.kind == "word"}
-    return bool(toks) and toks[0].text == "EXPLAIN" and bool(head & {"ANALYZE", "ANALYSE"})
+    return check(sql, dialect).runs_statement
+
+
+# -- the parser ----------------------------------------------------------------------------------------------
+class _Quiet(logging.Filter):
+    """sqlglot logs a warning when it falls back to an opaque command; ours are refused, never logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _quiet.get()
+
+
+def _sqlglot() -> Any:
+    try:
+        import sqlglot  # deferred: only with the first query (pyaichat[data])
+    except ImportError:
+        from ..extras import install_command  # only to say how
+
+        raise CapabilityError(
+            f"query_sql needs the sqlglot package to read SQL safely: {install_command('data')}."
+        ) from None
+    logger = logging.getLogger("sqlglot")
+    if not any(isinstance(f, _Quiet) for f in logger.filters):
+        logger.addFilter(_Quiet())
+    return sqlglot
+
+
+def _parse(sqlglot: Any, text: str, dialect: str) -> Any:
+    try:
+        trees = [t for t in sqlglot.parse(text, read=dialect or None) if t is not None]
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CapabilityError(f"The SQL could not be read, so it is not run ({_clip(first)}).") from None
+    if not trees:
+        raise CapabilityError("The SQL is empty.")
+    if len(trees) > 1:
+        raise CapabilityError("Only one SQL statement can run at a time (there is a ';' in the middle).")
+    return trees[0]
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text).rstrip(".")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _explain(sqlglot: Any, text: str, dialect: str) -> tuple[str, str, bool]:
+    """``("EXPLAIN <options> ", what it explains, whether it runs it)``; ``("", text, False)`` otherwise."""
+    from sqlglot.tokens import TokenType
+
+    head = re.match(r"\s*EXPLAIN\b", text, re.IGNORECASE)
+    if head is None:
+        return "", text, False
+    text = text[head.end() :]  # the tokenizer reads EXPLAIN as a command that swallows the rest
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect or None).tokenize(text)
+    except Exception:
+        raise CapabilityError("The SQL could not be read, so it is not run (a string or name is not closed).")
+    words: list[str] = []
+    k = 0
+    while k < len(tokens):
+        tok, upper = tokens[k], tokens[k].text.upper()
+        if upper in _EXPLAIN_WORDS:
+            words.append(upper)
+            k += 1
+        elif tok.token_type == TokenType.L_PAREN and k + 1 < len(tokens) and _is_option(tokens[k + 1]):
+            end = k + 1
+            while end < len(tokens) and tokens[end].token_type != TokenType.R_PAREN:
+                if tokens[end].text.upper() not in _EXPLAIN_OPTIONS:
+                    raise CapabilityError(
+                        f"EXPLAIN has an option query_sql does not know: {tokens[end].text}."
+                    )
+                end += 1
+            if end >= len(tokens):
+                raise CapabilityError("EXPLAIN has an unclosed list of options.")
+            words.append("(" + " ".join(t.text.upper() for t in tokens[k + 1 : end]).replace(" ,", ",") + ")")
+            k = end + 1
+        else:
+            break
+    if k >= len(tokens):
+        raise CapabilityError("EXPLAIN needs the statement it explains.")
+    if " ".join(words).count("QUERY") != " ".join(words).count("PLAN"):
+        raise CapabilityError("EXPLAIN QUERY PLAN is the only EXPLAIN form with QUERY or PLAN.")
+    runs = any(w.startswith(("ANALY", "(ANALY")) or "ANALYZE" in w or "ANALYSE" in w for w in words)
+    prefix = " ".join(["EXPLAIN", *words]) + " "
+    return prefix, text[tokens[k].start :], runs
+
+
+def _is_option(tok: Any) -> bool:
+    return tok.text.upper() in _EXPLAIN_OPTIONS - {","}
+
+
+# -- PostgreSQL's U&"…" names --------------------------------------------------------------------------------
+def _decode_unicode_names(sqlglot: Any, text: str) -> str:
+    """``U&"d\\0061ta"`` (with ``UESCAPE``) written as the plain ``"data"`` it names: the parser would read
+    ``U & "…"`` and compare an escaped spelling, not the name PostgreSQL resolves."""
+    from sqlglot.tokens import TokenType
+
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("postgres").tokenize(text)
+    except Exception:
+        return text  # the parse that follows refuses it with its own sentence
+    out, last, k = [], 0, 0
+    while k + 2 < len(tokens):
+        u, amp, name = tokens[k], tokens[k + 1], tokens[k + 2]
+        adjacent = u.end + 1 == amp.start and amp.end + 1 == name.start
+        if (
+            u.text.upper() == "U"
+            and amp.token_type == TokenType.AMP
+            and adjacent
+            and name.token_type == TokenType.IDENTIFIER
+        ):
+            escape, end, skip = "\\", name.end, 3
+            if k + 4 < len(tokens) and tokens[k + 3].text.upper() == "UESCAPE":
+                escape, end, skip = tokens[k + 4].text, tokens[k + 4].end, 5
+                if len(escape) != 1 or escape in "+'\"0123456789abcdefABCDEF \t\n":
+                    raise CapabilityError('The SQL has a U&"…" name with an invalid UESCAPE character.')
+            decoded = _unescape(name.text, escape)
+            out.append(text[last : u.start])
+            out.append('"' + decoded.replace('"', '""') + '"')
+            last, k = end + 1, k + skip
+            continue
+        k += 1
+    return "".join(out) + text[last:] if out else text
+
+
+def _unescape(body: str, escape: str) -> str:
+    result, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != escape:
+            result.append(ch)
+            i += 1
+            continue
+        if body.startswith(escape, i + 1):
+            result.append(escape)
+            i += 2
+            continue
+        plus = body.startswith("+", i + 1)
+        digits = body[i + 2 : i + 8] if plus else body[i + 1 : i + 5]
+        if not re.fullmatch(r"[0-9A-Fa-f]{6}" if plus else r"[0-9A-Fa-f]{4}", digits):
+            raise CapabilityError('The SQL has a U&"…" name with an invalid Unicode escape.')
+        result.append(chr(int(digits, 16)) if int(digits, 16) <= 0x10FFFF else "\ufffd")
+        i += len(digits) + (2 if plus else 1)
+    return "".join(result)
+
+
+# -- the tree ------------------------------------------------------------------------------------------------
+_ROOTS = ("Select", "Union", "Intersect", "Except", "Values", "Subquery")
+_SYNTAX_NAMES = """
+    Add BitwiseAnd BitwiseLeftShift BitwiseOr BitwiseRightShift BitwiseXor DPipe Div Dot EQ Escape GT GTE Glob
+    ILike IntDiv Is LT LTE Like Mod Mul NEQ NullSafeEQ NullSafeNEQ Overlaps SimilarTo Sub Distance Kwarg
+    RegexpLike Adjacent ExtendsLeft ExtendsRight BitwiseNot Neg Not Paren
+    Alias Aliases All Any AtTimeZone Between BitString Boolean Bracket ByteString CTE Column DataType
+    DataTypeParam Distinct Except Filter From FromTimeZone Group GroupingSets Cube Rollup Having HexString
+    Identifier IgnoreNulls RespectNulls In Interval IntervalSpan Join Lambda Lateral Limit LimitOptions
+    Literal National Null Offset Order Ordered Qualify RawString Select Slice Star Subquery Table TableAlias
+    TableSample Tuple UnicodeString Union Intersect Values Var Where Window WindowSpec With WithinGroup
+    PositionalColumn Fetch Introducer Heredoc JSONPath JSONPathKey JSONPathRoot JSONPathSubscript
+    JSONPathWildcard JSONPathSlice JSONPathSelector JSONPathUnion JSONPathPart JSONPathFilter
+    JSONPathRecursive JSONPathScript Pseudocolumn ColumnPrefix PivotAlias Pivot PivotAny UnpivotColumns
+    PropertyEQ Columns
+"""
+_SYNTAX = frozenset(_SYNTAX_NAMES.split())
+
+
+def _check_tree(tree: Any, dialect: str) -> None:
+    from sqlglot import exp
+
+    kind = type(tree).__name__
+    if kind not in _ROOTS:
+        what = str(tree.this).split()[0] if isinstance(tree, exp.Command) else tree.key
+        raise CapabilityError(
+            f"Only a read-only SELECT, WITH … SELECT, VALUES or EXPLAIN can run; this is {what.upper()}."
+        )
+    allowed = funcs.ALLOWED.get(dialect, funcs.ALLOWED[""])
+    effects = {**funcs.ALL_EFFECTS, **funcs.EFFECTS.get(dialect, {})}
+    for node in tree.walk():
+        name = type(node).__name__
+        if isinstance(node, exp.Func):
+            _check_function(node, name, allowed, effects, dialect)
+        elif name not in _SYNTAX:
+            raise CapabilityError(f"The SQL uses {_words(node.key.upper())}, which query_sql does not run.")
+        elif isinstance(node, exp.DataType) and node.this == exp.DataType.Type.USERDEFINED:
+            raise CapabilityError(
+                f"The SQL uses the type {node.sql(dialect=dialect or None)}, which is not a built-in type."
+            )
+        elif isinstance(node, exp.Table):
+            _check_table(node, dialect)
+
+
+def _words(key: str) -> str:
+    return {"INTO": "SELECT … INTO (a write)", "LOCK": "a row lock (FOR UPDATE/SHARE)"}.get(key, key)
+
+
+def _check_function(
+    node: Any, kind: str, allowed: frozenset[str], effects: dict[str, str], dialect: str
+) -> None:
+    from sqlglot import exp
+
+    if kind in funcs.EFFECT_CLASSES:
+        raise CapabilityError(
+            f"The SQL calls {node.sql_name().lower()}(), which {funcs.EFFECT_CLASSES[kind]}: "
+            "not allowed here."
+        )
+    parent = node.parent
+    if isinstance(parent, exp.Dot) and parent.expression is node:
+        schema = parent.this.name.lower() if isinstance(parent.this, (exp.Identifier, exp.Column)) else "?"
+        if schema not in funcs.BUILTIN_SCHEMAS.get(dialect, set()):
+            raise CapabilityError(
+                f"The SQL calls a function of the schema {schema!r}; only the database's built-in functions "
+                "can run here."
+            )
+    if not isinstance(node, exp.Anonymous):
+        return
+    name = node.name.lower()
+    reason = effects.get(name)
+    if reason:
+        raise CapabilityError(f"The SQL calls {name}(), which {reason}: not allowed here, whatever the role.")
+    if name not in allowed:
+        raise CapabilityError(
+            f"The SQL calls {name}(), which is not on query_sql's list of functions that only read; "
+            "write the query without it."
+        )
+
+
+def _check_table(node: Any, dialect: str) -> None:
+    reason = funcs.SECRET_RELATIONS.get(dialect, {}).get(node.name.lower())
+    if reason:
+        raise CapabilityError(f"The SQL reads {node.name}, which {reason}: not allowed here.")

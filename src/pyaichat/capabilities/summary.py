@@ -32,8 +32,6 @@ from .brepr import (
     Limits,
     attributes,
     brepr,
-    count,
-    cut,
     has_custom_repr,
     is_environ,
     is_iterator,
@@ -42,7 +40,6 @@ from .brepr import (
     safe_len,
     signature_text,
     static,
-    type_name,
 )
 from .deadline import (
     PICTURE_BUDGET,
@@ -56,6 +53,7 @@ from .deadline import (
     safe,
 )
 from .privacy import FULL, NAMES, PRIVACY_LEVELS, SAMPLE, SCHEMA, level
+from .text import count, cut, type_name
 
 __all__ = [
     "FULL",

@@ -13,6 +13,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def clean_description(text: str) -> str:
+    """A description as a model reads it: a docstring's indentation and line breaks gone (they cost tokens and
+    say nothing), paragraphs kept apart by one line break."""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
+
+
+def model_parameters(schema: dict[str, Any]) -> dict[str, Any]:
+    """An argument schema as the model gets it: only what helps it call the tool. pydantic's titles, the
+    argument model's own docstring and ``additionalProperties`` go (arguments are validated here anyway, and
+    an unknown one comes back as an error the model reads); an optional ``X | None`` defaulting to ``None``
+    is plain ``X``, left out of ``required``; a default of nothing (``None``, ``""``, ``False``) goes too."""
+    out = {k: v for k, v in schema.items() if k not in ("title", "description", "additionalProperties")}
+    props = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        spec = {k: v for k, v in spec.items() if k != "title"}
+        options = spec.get("anyOf")
+        if isinstance(options, list) and spec.get("default", ...) is None:
+            kept = [o for o in options if o != {"type": "null"}]
+            if len(kept) == 1 and isinstance(kept[0], dict):
+                spec = {**{k: v for k, v in spec.items() if k != "anyOf"}, **kept[0]}
+        if _says_nothing(spec.get("default", 0)):  # what leaving the argument out means anyway
+            del spec["default"]
+        props[name] = spec
+    out["properties"] = props
+    return out
+
+
+def _says_nothing(default: Any) -> bool:
+    """``None``, ``False`` or ``""`` (not ``0``, which is a number like any other)."""
+    return default is None or default is False or (isinstance(default, str) and not default)
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of ``text``, on one line (a tool's summary)."""
     text = " ".join(text.split())
@@ -37,9 +70,10 @@ class Tool:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI-style function schema, which litellm translates for other providers."""
+        params = model_parameters(self.parameters)
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description, "parameters": params},
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,24 +9,24 @@ from ..agent.events import PageEvent, PageSection
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 
 @command("clear", "/clear", "Forget the conversation (the session's variables stay).")
-def _clear(ctrl: Controller, arg: str) -> None:
+def _clear(ctrl: CommandHost, arg: str) -> None:
     ctrl.assistant.clear()
     ctrl.notice("The assistant forgot the conversation.", level="success")
 
 
 @command("trace", "/trace", "Show the steps of the last answer with durations and result sizes.")
-def _trace(ctrl: Controller, arg: str) -> None:
+def _trace(ctrl: CommandHost, arg: str) -> None:
     engine = ctrl.suggester_if_any
     quiet = engine.trace_line() if engine is not None else None  # a failed suggestion shows only here
     ctrl.notice(ctrl.assistant.trace_text() + (f"\n{quiet}" if quiet else ""))
 
 
 @command("sent", "/sent", "Show exactly what the provider received in the last turn (after masking).")
-def _sent(ctrl: Controller, arg: str) -> None:
+def _sent(ctrl: CommandHost, arg: str) -> None:
     bodies = [json.loads(body) for body in ctrl.assistant.sent_json()]
     if not bodies:
         ctrl.notice("Nothing has been sent to a provider yet.")
@@ -40,6 +40,9 @@ def _sent(ctrl: Controller, arg: str) -> None:
         for n, (view, label) in enumerate(zip(sent_view(bodies, labels), labels, strict=True), 1)
     ]
     ctrl.emit(PageEvent(sections=sections))
+    tokens = ctrl.assistant.sent_tokens()
+    if tokens:  # after the page: still on the screen once a pager is closed
+        ctrl.notice(tokens)
 
 
 def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> list[dict[str, Any]]:
@@ -47,8 +50,7 @@ def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> 
     earlier request's is named, not repeated, and the messages a request shares with the turn's request
     before it are one line (each request repeats the whole conversation so far and every tool schema: a
     two-step question was 645 lines). A request made for someone else (``labels``: an MCP server's sampling)
-    is shown whole and is no part of that chain. Nothing else changes; ``expand_sent`` gives the bodies
-    back."""
+    is shown whole and is no part of that chain. Nothing else changes."""
     shown: list[dict[str, Any]] = []
     tool_lists: list[tuple[int, Any]] = []
     previous: tuple[int, list[Any]] = (0, [])
@@ -73,28 +75,8 @@ def sent_view(bodies: list[dict[str, Any]], labels: list[str] | None = None) -> 
     return shown
 
 
-def expand_sent(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The request bodies again from what ``sent_view`` showed (for whoever reads ``/sent`` back)."""
-    bodies: list[dict[str, Any]] = []
-    for view in shown:
-        body = dict(view)
-        tools = view.get("tools")
-        if isinstance(tools, str) and tools.startswith("(the same "):
-            first = int(tools.rsplit(" ", 1)[1].rstrip(")"))
-            body["tools"] = bodies[first - 1]["tools"]
-        messages = list(view.get("messages") or [])
-        if messages and isinstance(messages[0], str) and messages[0].startswith("(messages 1–"):
-            shared = int(messages[0].split("–", 1)[1].split(":", 1)[0])
-            before = int(messages[0].rsplit(" ", 1)[1].rstrip(")"))
-            messages = bodies[before - 1]["messages"][:shared] + messages[1:]
-        if "messages" in view:
-            body["messages"] = messages
-        bodies.append(body)
-    return bodies
-
-
 @command("cost", "/cost", "Show the session's token use and cost.")
-def _cost(ctrl: Controller, arg: str) -> None:
+def _cost(ctrl: CommandHost, arg: str) -> None:
     engine = ctrl.suggester_if_any
     suggestions = engine.usage_line() if engine is not None else None
     ctrl.notice(ctrl.assistant.cost_text() + (f"\n{suggestions}" if suggestions else ""))

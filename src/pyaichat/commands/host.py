@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from ..agent.assistant import Assistant
     from ..agent.events import Event
     from ..agent.suggest import Suggester
-    from ..config import Config
-    from ..controller import AssistantPort
+    from ..config import Config, Settings
     from ..journal import Journal
     from ..lasting import LastingState
     from ..modes import Mode
@@ -20,11 +20,15 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-class Controller(Protocol):
-    config: Config  # the current one; assigning a new one replaces it everywhere (``/model``)
+class CommandHost(Protocol):
+    settings: Settings  # the session's configuration: ``settings.replace(...)`` changes it everywhere
+
+    @property
+    def config(self) -> Config: ...  # ``settings.current()``
+
     runtime: Runtime
     frontend: Any  # has ``interactive: bool``
-    assistant: AssistantPort
+    assistant: Assistant
     journal: Journal
     proposals: Proposals
     lasting: LastingState

@@ -13,12 +13,12 @@ from ..errors import PyAIChatError
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 _DOC_LINES = 8
 
 
-def _call(ctrl: Controller, name: str, args: dict | None = None) -> CapabilityResult:
+def _call(ctrl: CommandHost, name: str, args: dict | None = None) -> CapabilityResult:
     return ctrl.runtime.call(name, args or {}, origin="user")
 
 
@@ -27,7 +27,7 @@ def _call(ctrl: Controller, name: str, args: dict | None = None) -> CapabilityRe
     "/tools",
     "List the capabilities the assistant can use, one line each, and your MCP servers: state, tools, calls.",
 )
-def _tools(ctrl: Controller, arg: str) -> None:
+def _tools(ctrl: CommandHost, arg: str) -> None:
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /tools
 
     box = ctrl.runtime.tools()  # described where they run (a kernel has its own plugins and walls)
@@ -57,7 +57,7 @@ def _tools(ctrl: Controller, arg: str) -> None:
 
 
 @command("inspect", "/inspect <expr>", "Show type, summary and doc of a value, as the assistant sees it.")
-def _inspect(ctrl: Controller, arg: str) -> None:
+def _inspect(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         ctrl.notice(
             "Usage: /inspect <expr> — a name or attribute path such as df or df.columns.", level="warning"
@@ -80,13 +80,13 @@ def _inspect(ctrl: Controller, arg: str) -> None:
 
 
 @command("last_error", "/last_error", "Show the last exception the way the assistant sees it.")
-def _last_error(ctrl: Controller, arg: str) -> None:
+def _last_error(ctrl: CommandHost, arg: str) -> None:
     result = _call(ctrl, "get_last_exception")
     ctrl.notice(result.text if result.ok else (result.error or "Cannot read the last error."))
 
 
 @command("audit", "/audit [n]", "Show the last n capability calls from the audit log (default 10).")
-def _audit(ctrl: Controller, arg: str) -> None:
+def _audit(ctrl: CommandHost, arg: str) -> None:
     try:
         count = int(arg) if arg else 10
     except ValueError:

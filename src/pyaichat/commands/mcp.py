@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 USAGE = "Usage: /mcp on [HOST] | off | status | token"
 
@@ -17,7 +17,7 @@ USAGE = "Usage: /mcp on [HOST] | off | status | token"
     "/mcp on|off|status|token",
     "Serve this session to outside agents over MCP (read-only; they can only propose code to you).",
 )
-def _mcp(ctrl: Controller, arg: str) -> None:
+def _mcp(ctrl: CommandHost, arg: str) -> None:
     from ..mcpserve.hosting import service_for  # with the first /mcp
 
     words = arg.split() or ["status"]

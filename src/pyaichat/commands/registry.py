@@ -1,5 +1,7 @@
-"""The slash-command registry: each area registers its commands with ``@command`` in its own module (``core``,
-``inspect``, ``assistant``, ``work``), which the registry imports on its first look-up."""
+"""What a slash command is, and where each area declares its own: ``@command`` in its module (``core``,
+``inspect``, ``assistant``, ``work``, ``suggest``, ``mcp``) puts it into ``DECLARED``. The package
+(``commands.COMMANDS``) names those modules and imports them on its first look-up; they import only this
+module, so no import runs back to the one that loads them."""
 
 from __future__ import annotations
 
@@ -7,12 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..registry import Registry
-
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
-Handler = Callable[["Controller", str], None]
+Handler = Callable[["CommandHost", str], None]
 
 
 @dataclass(frozen=True)
@@ -23,33 +23,20 @@ class Command:
     handler: Handler
 
 
-COMMANDS: Registry[Command] = Registry(
-    (
-        "pyaichat.commands.core",
-        "pyaichat.commands.inspect",
-        "pyaichat.commands.assistant",
-        "pyaichat.commands.work",
-        "pyaichat.commands.suggest",
-        "pyaichat.commands.mcp",
-    )
-)
-
-
-def all_commands() -> list[Command]:
-    return sorted(COMMANDS.all(), key=lambda c: c.name)
-
-
-def names() -> list[str]:
-    return [c.name for c in all_commands()]
+DECLARED: dict[str, Command] = {}  # by name, as the command modules declare them
 
 
 def command(name: str, usage: str = "", help: str = "") -> Callable[[Handler], Handler]:
-    """Decorator: register ``handler(ctrl, arg)`` as ``/name``; its docstring is the help unless given."""
+    """Decorator: declare ``handler(ctrl, arg)`` as ``/name``; its docstring is the help unless given."""
 
     def wrap(handler: Handler) -> Handler:
-        COMMANDS.add(
-            name, Command(name, usage or f"/{name}", help or (handler.__doc__ or "").strip(), handler)
-        )
+        DECLARED[name] = Command(name, usage or f"/{name}", help or (handler.__doc__ or "").strip(), handler)
         return handler
 
     return wrap
+
+
+def declared() -> list[Command]:
+    """Every command declared so far, by name (all of them once the package has looked one up: a command
+    that runs, ``/help``, was found by that look-up)."""
+    return sorted(DECLARED.values(), key=lambda c: c.name)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..agent.suggest import PAUSE
+from ..agent.suggest.route import destination, route_for
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 OFF = (
     "Suggestions are off. /suggest MODEL turns them on — a small, fast model is best, e.g. "
@@ -17,35 +19,35 @@ OFF = (
 
 
 @command("suggest", "/suggest [MODEL|off]", "Show the suggestions' model, choose one, or turn them off.")
-def _suggest(ctrl: Controller, arg: str) -> None:
+def _suggest(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         ctrl.notice(status(ctrl))
         return
     if arg.lower() == "off":
-        ctrl.config = ctrl.config.replace(suggest_model=None)
+        ctrl.settings.replace(suggest_model=None)
         ctrl.suggester.cancel()
         ctrl.suggester.stop_helper()  # its memory back now, not when it idles out
         ctrl.notice("Suggestions are off; nothing you type is sent.", level="success")
         return
-    ctrl.config = ctrl.config.replace(suggest_model=arg)
+    problem = ctrl.suggester.check(arg)  # as /model checks: nothing goes to a model litellm cannot place
+    if problem:
+        now = ctrl.config.suggest_model
+        ctrl.notice(f"{problem} Suggestions stay {'with ' + now if now else 'off'}.", level="warning")
+        return
+    ctrl.settings.replace(suggest_model=arg)
     where = _where(ctrl)
     ctrl.notice(f"Suggestions on: {arg} ({where}) gets what you type in Python mode.", level="success")
 
 
-def _where(ctrl: Controller) -> str:
-    from ..agent.suggest.route import destination
-
+def _where(ctrl: CommandHost) -> str:
     host, local = destination(ctrl.config)
     return f"at {host}, this machine" if local else f"at {host}: what you type leaves this machine"
 
 
-def status(ctrl: Controller) -> str:
+def status(ctrl: CommandHost) -> str:
     config = ctrl.config
     if not config.suggest_model:
         return OFF
-    from ..agent.suggest import PAUSE
-    from ..agent.suggest.route import route_for
-
     engine = ctrl.suggester
     s = engine.stats
     kind = "chat" if config.suggest_model in engine.chat_only else route_for(config).kind

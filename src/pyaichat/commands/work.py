@@ -10,7 +10,7 @@ from ..errors import PyAIChatError
 from .registry import command
 
 if TYPE_CHECKING:
-    from .host import Controller
+    from .host import CommandHost
 
 
 @command(
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     "/undo",
     "Put back the names the last approved proposal created, rebound or deleted (not in-place changes).",
 )
-def _undo(ctrl: Controller, arg: str) -> None:
+def _undo(ctrl: CommandHost, arg: str) -> None:
     try:
         ok, text = ctrl.proposals.undo()  # the journal and the assistant learn of it there
     except PyAIChatError as exc:  # a kernel without pyaichat's helper, or a dead one
@@ -32,7 +32,7 @@ def _undo(ctrl: Controller, arg: str) -> None:
     "/save <file>",
     "Save the session: .ipynb a runnable notebook, .py a percent-format script, .md the conversation.",
 )
-def _save(ctrl: Controller, arg: str) -> None:
+def _save(ctrl: CommandHost, arg: str) -> None:
     from ..persist import PersistError  # with the first /save
     from ..persist.notebook import export  # with the first /save
 
@@ -62,7 +62,7 @@ def _save(ctrl: Controller, arg: str) -> None:
     "/snapshot [--include-secrets] [file]",
     "Save the session's variables (default: in the state directory; secret-named ones only if asked).",
 )
-def _snapshot(ctrl: Controller, arg: str) -> None:
+def _snapshot(ctrl: CommandHost, arg: str) -> None:
     words = _words(ctrl, arg)
     if words is None:
         return
@@ -93,7 +93,7 @@ def _snapshot(ctrl: Controller, arg: str) -> None:
     "Bring back the last session's conversation and inputs, and the variables of a snapshot file (default: "
     "the last session's own last /snapshot).",
 )
-def _resume(ctrl: Controller, arg: str) -> None:
+def _resume(ctrl: CommandHost, arg: str) -> None:
     words = _words(ctrl, arg)
     if words is None:
         return
@@ -103,7 +103,7 @@ def _resume(ctrl: Controller, arg: str) -> None:
     ctrl.lasting.resume(words[0] if words else None)
 
 
-def _words(ctrl: Controller, arg: str) -> list[str] | None:
+def _words(ctrl: CommandHost, arg: str) -> list[str] | None:
     try:
         return shlex.split(arg)
     except ValueError as exc:

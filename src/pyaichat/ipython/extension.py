@@ -16,13 +16,10 @@ from IPython.core.error import UsageError
 
 from ..agent import llm
 from ..agent.events import ErrorEvent, StateEvent
+from ..assemble import assemble
 from ..config import Config, load_config
-from ..controller import Controller
-from ..deferred_assistant import DeferredAssistant
-from ..errors import ConfigError, PyAIChatError
-from ..runtime import LocalRuntime
-from ..runtime.cells import CellRecorder, is_question
-from ..session import Session
+from ..errors import ConfigError, PyAIChatError, internal_error
+from ..runtime.cells import is_question, shell_runtime
 from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
 from .magics import AIMagics
@@ -53,17 +50,13 @@ class Extension:
         self.shell = shell
         self.config_error: ConfigError | None = None
         config = self._load_config()
-        self.session = Session(namespace=shell.user_ns, config=config)
+        self.runtime, self.recorder = shell_runtime(shell, config)
+        self.session = self.runtime.session
         self.frontend = IPythonFrontEnd(shell, config)
-        self.runtime = LocalRuntime(self.session)
-        self.runtime.transform = shell.transform_cell  # a proposal's %magics preview as IPython runs them
-        assistant = DeferredAssistant(config, self.runtime)  # the agent loads with the first question
-        self.controller = Controller(config, self.runtime, self.frontend, assistant=assistant)
-        self.recorder = CellRecorder(self.session)
+        self.controller = assemble(self.runtime, self.frontend)
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
         self.suggestions: Any = None
-        self._question_hinted = False  # a question typed as Python gets the hint once a session
 
     # -- configuration ---------------------------------------------------------------------------------------
     def _load_config(self, warn: Any = None) -> Config:
@@ -82,7 +75,7 @@ class Extension:
         config = self._load_config(warn=lambda sentence: None)  # said once, when the extension loaded
         if self.config_error is not None:
             raise UsageError(str(self.config_error))
-        self.controller.config = config  # the controller hands it to the runtime and the assistant
+        self.controller.settings.replace(config)  # every part reads it there
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def install(self) -> None:
@@ -92,7 +85,6 @@ class Extension:
         shell.events.register("post_run_cell", self.post_run_cell)
         if keep_question_mark not in shell.input_transformers_cleanup:
             shell.input_transformers_cleanup.append(keep_question_mark)
-        self.recorder.backfill(shell)
         if getattr(shell, "pt_app", None) is not None:  # a terminal IPython (not a kernel or a notebook)
             from .prompt import TwoModePrompt  # prompt_toolkit: terminal only
 
@@ -111,7 +103,7 @@ class Extension:
             self.suggestions.uninstall()
             self.suggestions = None
         if "pyaichat.mcpserve.hosting" in sys.modules:  # it served: stop (a served session needs its hooks)
-            from ..mcpserve.hosting import service_for
+            from ..mcpserve.hosting import service_for  # loaded already: it served
 
             service = service_for(self.controller, create=False)
             if service is not None:
@@ -162,17 +154,8 @@ class Extension:
         history = self.session.history
         entry = history[-1] if history and history[-1].number == number else None
         self.controller.proposals.cell_finished(number, entry)
-        if self.prompt is not None and not self._question_hinted:  # the terminal's two-mode prompt
-            self._hint_question(getattr(getattr(result, "info", None), "raw_cell", None) or "")
-
-    def _hint_question(self, source: str) -> None:
-        """A question typed as a cell (IPython ran it as Python, or as a help request for a line ending in
-        ``?``): say once how to reach the assistant."""
-        from ..prose import QUESTION_HINT, looks_like_question  # only after a cell
-
-        if looks_like_question(source):
-            self._question_hinted = True
-            self.controller.notice(QUESTION_HINT)
+        if self.prompt is not None:  # the terminal's two-mode prompt: a question typed as a cell gets a hint
+            self.controller.hint_if_question(getattr(getattr(result, "info", None), "raw_cell", None) or "")
 
     def serve_proposals(self) -> None:
         """The terminal prompt is idle: ask about proposals submitted from other threads (an outside agent's);
@@ -216,8 +199,7 @@ class Extension:
         except PyAIChatError as exc:
             self.frontend.emit(ErrorEvent(message=str(exc)))
         except Exception as exc:  # a bug in pyaichat must not look like a failure of the user's cell
-            message = f"pyaichat hit an internal error ({type(exc).__name__}: {exc}); your session is intact."
-            self.frontend.emit(ErrorEvent(message=message, kind="internal"))
+            self.frontend.emit(ErrorEvent(message=internal_error(exc), kind="internal"))
         finally:
             self.frontend.close(interrupted=interrupted)
 

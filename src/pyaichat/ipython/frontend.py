@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.display import Markdown, display
 
-from ..controller import Decision
+from ..ports import BaseFrontEnd
+from ..printable import printable_data
 
 if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
     from ..config import Config
     from ..mcptools.approval import Answer, Question
+    from ..proposal import Decision
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
 
@@ -55,6 +57,7 @@ class DisplayRenderer:
         self._last_update = 0.0
 
     def render(self, event: Event) -> None:
+        event = printable_data(event)  # a notebook's output interprets ANSI codes too
         kind = event.type
         if kind == "answer_chunk":
             self._answer.append(event.text)
@@ -153,8 +156,8 @@ class DisplayRenderer:
         display(Markdown(text))
 
 
-class IPythonFrontEnd:
-    """The ``FrontEnd`` of ``controller.py`` for an IPython shell (terminal, Jupyter or embedded)."""
+class IPythonFrontEnd(BaseFrontEnd):
+    """The ``FrontEnd`` (``ports``) for an IPython shell (terminal, Jupyter or embedded)."""
 
     def __init__(self, shell: Any, config: Config) -> None:
         self.shell = shell
@@ -190,7 +193,7 @@ class IPythonFrontEnd:
             return "edit"
         if not self.interactive:
             return "shown"  # a notebook or a kernel has no prompt to ask with
-        from ..repl.frontend import ask_decision  # prompt_toolkit: a terminal IPython has it loaded
+        from ..repl.questions import ask_decision  # prompt_toolkit: a terminal IPython has it loaded
 
         close = getattr(self.renderer, "pause", None)
         if close is not None:
@@ -199,7 +202,7 @@ class IPythonFrontEnd:
 
     def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
         """A tool call's arguments, edited as one line of JSON in a terminal."""
-        from ..repl.frontend import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
+        from ..repl.questions import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
 
         return ask_arguments(proposal.tool, dict(proposal.arguments or {}))
 

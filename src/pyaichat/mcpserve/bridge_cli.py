@@ -1,10 +1,12 @@
-"""``pyaichat mcp [--existing [FILE] | --kernel [NAME]]``: the stdio MCP server an agent starts.
+"""``pyaichat mcp [--existing [FILE] | --kernel [NAME] | --server URL]``: the stdio MCP server an agent
+starts.
 
-Without flags it serves the person's running session (``bridge.Switchboard``). With ``--existing`` or
-``--kernel`` it serves a Jupyter kernel's namespace with no terminal at all: the tools run in the kernel
-through the kernel runtime (the same helper the REPL uses), only the read-only ones are offered, and calls
-are answered one at a time — the kernel itself answers them between its cells, so a call waits while a cell
-runs and is told the kernel is busy after the bound.
+Without flags it serves the person's running session (``bridge.Switchboard``). With ``--existing``,
+``--kernel`` or ``--server`` (a kernel on a Jupyter Server: the token from ``JUPYTER_TOKEN`` or ``--token``,
+never asked, since stdin is the agent's) it serves a Jupyter kernel's namespace with no terminal at all: the
+tools run in the kernel through the kernel runtime (the same helper the REPL uses), only the read-only ones
+are offered, and calls are answered one at a time — the kernel itself answers them between its cells, so a
+call waits while a cell runs and is told the kernel is busy after the bound.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="start a kernel of this kernelspec and serve it",
     )
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
+    from ..server_flags import add_server_flags
+
+    add_server_flags(parser, interactive=False)
     return parser
 
 
@@ -53,7 +58,13 @@ def main(argv: Sequence[str]) -> int:
 
         print(f"pyaichat mcp needs the MCP SDK: {install_command('mcp')}.", file=sys.stderr)
         return 2
-    if flags.existing is not None or flags.kernel:
+    from ..server_flags import server_misuse
+
+    misuse = server_misuse(vars(flags))
+    if misuse:
+        print(f"pyaichat mcp: {misuse}", file=sys.stderr)
+        return 2
+    if flags.existing is not None or flags.kernel or flags.server is not None:
         return _headless(flags)
     from .bridge import Switchboard
 
@@ -72,11 +83,16 @@ def _headless(flags: Any) -> int:
         print(f"pyaichat mcp: {exc}", file=sys.stderr)
         return 2
     try:
-        runtime = (
-            connect.start(flags.kernel, config)
-            if flags.kernel
-            else connect.attach(flags.existing or None, config)
-        )
+        if flags.server is not None:
+            from ..server_front import open_server  # a kernel on a Jupyter Server
+
+            runtime = open_server(vars(flags), config, interactive=False)
+        else:
+            runtime = (
+                connect.start(flags.kernel, config)
+                if flags.kernel
+                else connect.attach(flags.existing or None, config)
+            )
     except PyAIChatError as exc:
         print(f"pyaichat mcp: {exc}", file=sys.stderr)
         return 1
@@ -92,6 +108,8 @@ def _headless(flags: Any) -> int:
         )
         # the pid and directory the picture names next to this are pyaichat mcp's own
         which = f" ({os.path.basename(path)})" if path else ""
+        if flags.server is not None:
+            which = f" ({runtime.describe().split(';')[0]})"
         where = f"pyaichat mcp serving a Jupyter kernel{which} read-only"
         local = LocalBackend(runtime, gate, where=where)
         return _serve(HeadlessBackend(local), "stdio")

@@ -77,6 +77,14 @@ def calls_runtime(runtime: Any) -> Any:
     if isinstance(runtime, LocalRuntime):
         return runtime
     kernel = getattr(runtime, "kernel", None)
+    reopen = getattr(kernel, "reopen", None)  # a kernel behind a Jupyter Server: a websocket of its own
+    if reopen is not None:
+        from ..errors import PyAIChatError
+
+        try:
+            return reopen(runtime.config)
+        except PyAIChatError as exc:
+            raise RuntimeError(f"Cannot serve this kernel session: {exc}") from None
     path = getattr(kernel, "connection_file", None) or getattr(
         getattr(kernel, "manager", None), "connection_file", None
     )

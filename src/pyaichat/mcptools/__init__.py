@@ -1,11 +1,10 @@
 """Tools from outside: the MCP servers the user already has, offered to the assistant as tools of its own.
 
-One module per job, bottom up:
+The entries themselves are configuration, below this package (the settings check them when the config
+file is read): ``pyaichat.server_spec`` (``ServerSpec``, and ``Launch``, ready to start) and
+``pyaichat.server_entries`` (the config file's ``[mcp_servers.NAME]`` tables and the ``mcpServers`` JSON of
+Claude Desktop, Cursor and VS Code). One module per job here, bottom up:
 
-- ``spec``: one server's entry as the user wrote it (``ServerSpec``), and ``Launch``, the same entry with its
-  ``${…}`` references filled in, ready to start;
-- ``config``: reading entries from the config file's ``[mcp_servers.NAME]`` tables and from the ``mcpServers``
-  JSON that Claude Desktop, Cursor and VS Code use, and putting the two together;
 - ``naming``: the name each tool is offered under (``SERVER__TOOL``, within every provider's limits);
 - ``trust``: which calls run at once and which need the person;
 - ``results``: a tool's answer as the model reads it (masked, bounded, images only where allowed);
@@ -17,6 +16,6 @@ One module per job, bottom up:
   bounds, audit);
 - ``status``: the servers as ``/tools`` lists them.
 
-Nothing here is imported at start-up: ``config`` loads with a config file that lists servers, the rest with
-the first question that needs them; the ``mcp`` SDK itself only on the manager's own thread.
+Nothing here is imported at start-up: it loads with the first question that needs it; the ``mcp`` SDK itself
+only on the manager's own thread.
 """

@@ -1,6 +1,8 @@
-"""The seams through which a server's wishes reach the person: a call that needs their approval
-(``ToolRequest`` and ``ToolDecision``), and a question a server puts to them (``Question`` and ``Answer``, for
-elicitation). The front end's side is the one proposal path and its question panel; this package only asks.
+"""The seams through which a server's wishes reach the person: a call that needs their approval (a
+``Proposal`` on the one proposal path, ``tool_proposal``: the turn's ``decide`` answers it with an
+``Outcome``), a question a server puts to them (``Question`` and ``Answer``, for elicitation), and a sampling
+request answered by the turn's model (``Completion``). The front end's side is the proposal path and its
+question panel; this package only asks.
 """
 
 from __future__ import annotations
@@ -9,41 +11,45 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..proposal import ASSISTANT, Proposal
+
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from .form import Field
 
 
-@dataclass(frozen=True)
-class ToolRequest:
-    """A call that needs the person: what the approval panel shows, in full, and how to run it once they
-    say yes (``run(arguments)``: the call, its result masked and bounded; the approver may call it itself,
-    as the proposal path does, or leave it to ``ServerTools.run``). A server's sampling request comes the
-    same way: its arguments are the messages it wants completed, ``run`` sends them to the model."""
+def tool_proposal(
+    *,
+    call_id: str,
+    server: str,
+    name: str,
+    arguments: dict[str, Any],
+    description: str,
+    reason: str,
+    run: Callable[[dict[str, Any]], CapabilityResult],
+    title: str = "",
+) -> Proposal:
+    """A call of ``server``'s tool ``name`` (as offered to the model) that needs the person, as a proposal on
+    the one proposal path: what the panel shows, in full — the ``arguments`` (masked), the server's
+    ``description`` (masked) and ``reason`` it needs approval — and how it runs once they say yes: ``run``
+    (the call, its result masked and bounded), whose text, or error, the proposal's outcome carries. The model
+    asks for the call, so the proposal is the assistant's; the server it goes to is in the panel. A server's
+    sampling request comes the same way (``title`` then says what it is)."""
 
-    call_id: str
-    server: str
-    tool: str
-    name: str  # as offered to the model
-    args: dict[str, Any]  # masked
-    description: str  # the server's description of the tool, masked
-    reason: str  # why it needs approval ("" when the title says it)
-    run: Callable[[dict[str, Any]], CapabilityResult] | None = None
-    title: str = ""  # the panel's title when it is not a tool call (a sampling request)
+    def call(chosen: dict[str, Any]) -> str:
+        result = run(chosen)
+        return result.text if result.ok else f"Error: {result.error}"
 
-
-@dataclass(frozen=True)
-class ToolDecision:
-    """The person's answer: ``run`` (with ``args``, edited or not) or ``no``; ``note`` is what the model is
-    told when it did not run (the default says the user declined)."""
-
-    decision: str  # "run" | "no"
-    args: dict[str, Any] | None = None
-    edited: bool = False
-    note: str | None = None
-
-
-Approve = Callable[[ToolRequest], ToolDecision]
+    why = f"\n(MCP server {server!r}: {reason}.)" if reason else ""
+    return Proposal.of_tool(
+        name,
+        arguments,
+        call,
+        source=ASSISTANT,
+        explanation=f"{description}{why}".strip(),
+        call_id=call_id or None,
+        title=title,
+    )
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from .launch import Launch
 from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
-from .spec import Launch
 
 STDERR_TAIL = 4096  # bytes of a server's standard error kept for the sentence that explains its death
 MAX_TOOLS = 500  # tools listed per server (a server listing more is cut, and says so in /tools)
@@ -415,7 +415,7 @@ class Connection:
         if isinstance(exc, FileNotFoundError) and launch.transport == "stdio":
             where = f" in {launch.cwd}" if launch.cwd and not os.path.isdir(launch.cwd) else ""
             missing = f"the directory {launch.cwd}" if where else f"the command {launch.command!r}"
-            return f"The MCP server {name!r} could not start: {missing} was not found."
+            return f"The MCP server {name!r} could not start: {missing} was not found.{_full_path(launch)}"
         if isinstance(exc, PermissionError):
             return f"The MCP server {name!r} could not start: {launch.command!r} cannot be run (permission)."
         if isinstance(exc, OSError) and launch.transport == "stdio":
@@ -467,3 +467,15 @@ def _offending(exc: Exception) -> str:
         text = " ".join(text.split())
         return repr(text if len(text) <= 120 else text[:119] + "…") + "."
     return " ".join(str(exc).split())[:160] + "."
+
+
+def _full_path(launch: Any) -> str:
+    """A bare command that this environment has (``pip install mcp-server-time`` into pyaichat's own
+    ``.venv``) but ``PATH`` does not, where the environment is not activated: its full path, to copy."""
+    command = launch.command or ""
+    if os.sep in command:
+        return ""
+    import sysconfig
+
+    here = os.path.join(sysconfig.get_path("scripts") or os.path.dirname(sys.executable), command)
+    return f' This environment has it: command = "{here}".' if os.access(here, os.X_OK) else ""

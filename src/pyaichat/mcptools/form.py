@@ -27,6 +27,14 @@ FORMATS = {
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 _YES = ("y", "yes", "true", "1")
+# Words of a field that asks for a credential: pyaichat never asks for one, so such a field is flagged.
+_CREDENTIAL = re.compile(
+    r"\b(?:pass(?:word|wd|phrase|code)?s?|pwd|pins?|pin[ -]?code|tokens?|secrets?|credentials?|"
+    r"(?:api|private|secret|access|license|ssh|encryption|recovery)[ _-]?keys?|otp|totp|2fa|mfa|"
+    r"one[ -]time[ -](?:code|password)|(?:verification|security|auth(?:entication)?|sms|login)[ -]codes?|"
+    r"cvv|cvc|seed[ -]phrase|recovery[ -](?:phrase|codes?))\b",
+    re.IGNORECASE,
+)
 _NO = ("n", "no", "false", "0")
 MAX_FIELDS = 50
 
@@ -74,7 +82,20 @@ class Field:
 
     @property
     def label(self) -> str:
-        return self.title or self.name
+        """The field as shown: its title, else its name (the key of the answer, kept as the server wrote it,
+        shown with its control characters made visible)."""
+        from ..printable import printable
+
+        return self.title or printable(self.name)
+
+    @property
+    def asks_for_secret(self) -> bool:
+        """Whether the field looks like it asks for a password, token, key, PIN, 2FA code …: the front end
+        warns that pyaichat never asks for one, and neither echoes nor repeats what is typed."""
+        from ..capabilities.redact import is_secret_name
+
+        words = " ".join((self.name.replace("_", " "), self.title, self.description))
+        return is_secret_name(self.name) or bool(_CREDENTIAL.search(words))
 
     def hint(self) -> str:
         """What kind of answer it takes, in a few words (``an integer from 1 to 100``, ``yes or no``)."""
@@ -247,16 +268,19 @@ def _choices(prop: Any) -> tuple[Choice, ...]:
     if isinstance(enum, list) and enum:
         names = prop.get("enumNames")
         labels = names if isinstance(names, list) and len(names) == len(enum) else enum
-        return tuple(Choice(str(v), str(label)) for v, label in zip(enum, labels, strict=True))
+        return tuple(Choice(str(v), _text(str(label))) for v, label in zip(enum, labels, strict=True))
     options = prop.get("oneOf") or prop.get("anyOf")
     consts = isinstance(options, list) and all(isinstance(o, Mapping) and "const" in o for o in options)
     if consts and options:
-        return tuple(Choice(str(o["const"]), str(o.get("title") or o["const"])) for o in options)
+        return tuple(Choice(str(o["const"]), _text(str(o.get("title") or o["const"]))) for o in options)
     return ()
 
 
 def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    """A server's words, made safe to print (no terminal control characters)."""
+    from ..printable import printable
+
+    return printable(value.strip()) if isinstance(value, str) else ""
 
 
 def _int(value: Any) -> int | None:

@@ -27,10 +27,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .config import EntryError, launch, merged, read_json_file
+from ..server_entries import EntryError, merged, read_json_file
+from ..server_spec import ServerSpec
 from .connection import Connection, ServerProblem
+from .launch import launch
 from .requests_back import RequestBack
-from .spec import ServerSpec
 
 CLOSE_WAIT = 6.0  # seconds close() waits for servers to exit (the SDK kills one after ~4 s)
 

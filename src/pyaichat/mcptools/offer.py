@@ -11,16 +11,10 @@ others are withheld, and a call of one is refused. How a call runs is ``tools.Se
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from .trust import runs_without_asking
-
-if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
-    from .approval import Approve
-    from .requests_back import Answerer
-    from .tools import ServerTools
 
 DESCRIBE = "describe_tool"
 BRIEF_CHARS = 100  # of a description's first line, in the brief form
@@ -70,53 +64,6 @@ class OfferedTool:
             "type": "function",
             "function": {"name": self.name, "description": text, "parameters": params},
         }
-
-
-@dataclass
-class TurnTools:
-    """The MCP tools of one turn: both forms, ``describe_tool``, and how calls of them run."""
-
-    offered: dict[str, OfferedTool]
-    servers: ServerTools
-    can_approve: bool
-    config: Any  # this question's settings (masking, bounds, privacy, audit)
-    news: list[str] = field(default_factory=list)
-    withheld: dict[str, OfferedTool] = field(default_factory=dict)  # need approval, and no one can give it
-    answerer: Answerer | None = None  # the servers' requests back during this turn
-
-    def schemas(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-        mask = self.mask
-        tools = list(self.offered.values())
-        return [t.full(mask) for t in tools], [t.brief(mask) for t in tools], describe_schema()
-
-    def handles(self, name: str) -> bool:
-        return name == DESCRIBE or name in self.offered or name in self.withheld
-
-    def mask(self, text: str) -> str:
-        return self.servers.mask(text, self.config)
-
-    def system_note(self) -> str:
-        """What the system prompt says about these tools (only when some are offered)."""
-        return SYSTEM_NOTE
-
-    def run(
-        self, name: str, args: dict[str, Any], *, images: bool, approve: Approve | None, call_id: str = ""
-    ) -> CapabilityResult:
-        """One call of an MCP tool (or of ``describe_tool``); never raises except for Ctrl-C."""
-        if name == DESCRIBE:
-            return self.servers.describe(self.offered, args, self.config)
-        if name in self.withheld:  # the model guessed a tool it was not offered: it needs the person
-            approve = None
-        entry = self.offered.get(name) or self.withheld[name]
-        return self.servers.run(
-            entry,
-            args,
-            self.config,
-            images=images,
-            approve=approve,
-            call_id=call_id,
-            answer=self.answerer,
-        )
 
 
 def describe_schema() -> dict[str, Any]:

@@ -30,13 +30,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .approval import Answer, Ask, Completion, Question, Sample, ToolRequest
+from .approval import Answer, Ask, Completion, Question, Sample, tool_proposal
 
 if TYPE_CHECKING:
     import asyncio
 
     from ..capabilities.registry import CapabilityResult
-    from .approval import Approve
+    from ..proposal import Decide
 
 SAMPLING = "sampling"
 ELICITATION = "elicitation"
@@ -114,7 +114,7 @@ class Answerer:
         config: Any,
         mask: Callable[[Any], Any],
         audit: Callable[..., None],
-        approve: Approve | None,
+        approve: Decide | None,
         ask: Ask | None,
         sample: Sample | None,
         tell: Callable[[str], None] = lambda sentence: None,
@@ -177,12 +177,11 @@ class Answerer:
             return CapabilityResult(name=SAMPLING, ok=True, text=completion.text, duration_ms=_ms(began))
 
         self._count += 1
-        request = ToolRequest(
+        proposal = tool_proposal(
             call_id=f"{self.call_id or 'mcp'}-sampling-{self._count}",
             server=server,
-            tool=SAMPLING,
             name=f"{server}: sampling",
-            args=shown,
+            arguments=shown,
             description=(
                 f"Your model ({self.model}) would answer, in at most {cap:,} tokens, and the server gets its "
                 f"reply (sampling = true in [mcp_servers.{server}]). Below is what the model would be sent, "
@@ -192,24 +191,24 @@ class Answerer:
             run=run_it,
             title=f"The MCP server {server!r} asks your model {self.model} to write a reply (not sent yet)",
         )
-        decision = self.approve(request)
-        if decision.decision == "run" and not done:
-            run_it(decision.args if decision.args is not None else shown)
-        if decision.decision != "run" or not done:
+        outcome = self.approve(proposal)
+        if outcome.ran and not done:  # the decider left the call to us
+            run_it(outcome.arguments if outcome.arguments is not None else shown)
+        if not outcome.ran or not done:
             declined = Refused("The user declined the sampling request.", USER_REJECTED)
             return self._answered(server, SAMPLING, started, shown, declined)
         last = done[-1]
-        outcome = "edited" if decision.edited else "run"
+        decision = "edited" if outcome.status == "edited" else "run"
         if isinstance(last, str):
             failed = Refused(f"The sampling request failed: {last}")
-            return self._answered(server, SAMPLING, started, shown, failed, decision=outcome)
+            return self._answered(server, SAMPLING, started, shown, failed, decision=decision)
         return self._answered(
             server,
             SAMPLING,
             started,
             shown,
             last,
-            decision=outcome,
+            decision=decision,
             output_chars=len(last.text),
             tokens=last.tokens,
         )

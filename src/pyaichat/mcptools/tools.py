@@ -13,16 +13,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..capabilities import audit
 from ..capabilities.redact import masker_for
 from ..capabilities.registry import CapabilityResult, cap_text
-from .approval import Approve, Ask, Sample, ToolRequest
+from ..proposal import Decide
+from .approval import Ask, Sample, tool_proposal
 from .connection import ServerProblem
 from .manager import Manager
 from .naming import offered_name
-from .offer import DESCRIBE, OfferedTool, TurnTools, parameters
+from .offer import DESCRIBE, SYSTEM_NOTE, OfferedTool, describe_schema, parameters
 from .requests_back import Answerer
 from .results import convert
 from .status import status_lines
@@ -60,7 +62,7 @@ class ServerTools:
         *,
         can_approve: bool,
         config: Any = None,
-        approve: Approve | None = None,
+        approve: Decide | None = None,
         ask: Ask | None = None,
         sample: Sample | None = None,
         tell: Callable[[str], None] | None = None,
@@ -85,7 +87,7 @@ class ServerTools:
         self,
         config: Any,
         *,
-        approve: Approve | None = None,
+        approve: Decide | None = None,
         ask: Ask | None = None,
         sample: Sample | None = None,
         tell: Callable[[str], None] | None = None,
@@ -143,7 +145,7 @@ class ServerTools:
         config: Any = None,
         *,
         images: bool,
-        approve: Approve | None,
+        approve: Decide | None,
         call_id: str = "",
         answer: Answerer | None = None,
     ) -> CapabilityResult:
@@ -170,30 +172,29 @@ class ServerTools:
             done.append((arguments, result))
             return result
 
-        request = ToolRequest(
+        proposal = tool_proposal(
             call_id=call_id,
             server=entry.server,
-            tool=entry.tool.name,
             name=entry.name,
-            args=self._masked_args(args, config),
+            arguments=self._masked_args(args, config),
             description=self.mask(entry.description, config),
             reason=reason,
             run=run_it,
         )
-        decision = approve(request)
-        extra["decision"] = "edited" if decision.edited else decision.decision
-        if decision.decision != "run":
-            error = (
-                decision.note
-                or f"The user declined to run {entry.name}; it did not run. Do not ask for it again."
-            )
+        outcome = approve(proposal)
+        edited = outcome.status == "edited"
+        extra["decision"] = "edited" if edited else ("run" if outcome.ran else "no")
+        if not outcome.ran:  # declined, unanswered, or it failed: what the model is told
             return self._audited(
-                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+                self._result(entry.name, started, config, ok=False, error=outcome.observation),
+                args,
+                extra,
+                config,
             )
-        if not done:  # the approver left the call to us
-            run_it(decision.args if decision.args is not None else args)
+        if not done:  # the decider left the call to us
+            run_it(outcome.arguments if outcome.arguments is not None else args)
         arguments, result = done[-1]
-        if decision.edited and result.ok:
+        if edited and result.ok:
             shown = json.dumps(self._masked_args(arguments, config), ensure_ascii=False)
             text, _ = self._bounded(
                 f"(The user edited the arguments before running it: {shown})\n{result.text}", config
@@ -295,3 +296,50 @@ class ServerTools:
 def _short(exc: BaseException) -> str:
     text = " ".join(str(getattr(exc, "message", "") or exc).split())
     return text[:300] or type(exc).__name__
+
+
+@dataclass
+class TurnTools:
+    """The MCP tools of one turn: both forms, ``describe_tool``, and how calls of them run."""
+
+    offered: dict[str, OfferedTool]
+    servers: ServerTools
+    can_approve: bool
+    config: Any  # this question's settings (masking, bounds, privacy, audit)
+    news: list[str] = field(default_factory=list)
+    withheld: dict[str, OfferedTool] = field(default_factory=dict)  # need approval, and no one can give it
+    answerer: Answerer | None = None  # the servers' requests back during this turn
+
+    def schemas(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+        mask = self.mask
+        tools = list(self.offered.values())
+        return [t.full(mask) for t in tools], [t.brief(mask) for t in tools], describe_schema()
+
+    def handles(self, name: str) -> bool:
+        return name == DESCRIBE or name in self.offered or name in self.withheld
+
+    def mask(self, text: str) -> str:
+        return self.servers.mask(text, self.config)
+
+    def system_note(self) -> str:
+        """What the system prompt says about these tools (only when some are offered)."""
+        return SYSTEM_NOTE
+
+    def run(
+        self, name: str, args: dict[str, Any], *, images: bool, approve: Decide | None, call_id: str = ""
+    ) -> CapabilityResult:
+        """One call of an MCP tool (or of ``describe_tool``); never raises except for Ctrl-C."""
+        if name == DESCRIBE:
+            return self.servers.describe(self.offered, args, self.config)
+        if name in self.withheld:  # the model guessed a tool it was not offered: it needs the person
+            approve = None
+        entry = self.offered.get(name) or self.withheld[name]
+        return self.servers.run(
+            entry,
+            args,
+            self.config,
+            images=images,
+            approve=approve,
+            call_id=call_id,
+            answer=self.answerer,
+        )

@@ -26,11 +26,12 @@ from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any
 
 from ..capabilities.redact import masker_for
-from ..extras import install_command, this_python
+from ..extras import install_command, this_python, this_script
 from ..records import ApprovedProposal, AssistantTurn
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
+from .masking import document_mask, texts_of
 
 FORMATS = {".ipynb": "ipynb", ".py": "py", ".md": "md"}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -57,7 +58,7 @@ class ExportReport:
         import importlib.util  # with /save FILE.ipynb only
 
         missing = [name for name in ("ipykernel", "nbclient") if importlib.util.find_spec(name) is None]
-        run = f" Run it with: jupyter execute {self.path}"
+        run = f" Run it with: {this_script('jupyter')} execute {self.path}"
         if missing:
             run += f" (needs {' and '.join(missing)}: {sys.executable} -m pip install {' '.join(missing)})"
         return run
@@ -371,9 +372,9 @@ def export(
         raise PersistError(
             f"Cannot save as {os.path.basename(target)!r}: use a .ipynb, .py or .md file name."
         )
-    mask = _mask_for(config)
     entries = [_plain(e) for e in history]
     turns, proposals = list(turns), list(proposals)
+    mask = document_mask(config, texts_of(entries, turns, proposals))
     cells = 0
     if kind == "ipynb":
         import nbformat  # optional dependency: pyaichat[persist]

@@ -7,7 +7,10 @@ this module needs neither the agent nor a front end:
 - a turn: ``{"question": str, "messages": [chat messages], "answer": str, "native": bool}`` (the agent's
   ``Turn``);
 - an input: the fields of ``records.HistoryEntry`` (number, source, ok, summary, duration_ms, stdout,
-  stderr, result).
+  stderr, result);
+- the journal (``/save``'s record of where questions fell and which inputs were approved proposals, and
+  ``/history``'s marks): ``{"turns": [records.AssistantTurn fields], "approved": [records.ApprovedProposal
+  fields]}``. Optional: a file without it resumes with an empty journal.
 
 Loading checks every field first and returns nothing unless all of it is sound.
 """
@@ -22,12 +25,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
-from ..capabilities.redact import masker_for
 from ..paths import state_dir
-from ..records import HistoryEntry
+from ..records import ApprovedProposal, AssistantTurn, HistoryEntry
 from ..version import __version__
 from . import PersistError
 from .atomic import atomic_write
+from .masking import document_mask, texts_of
 
 FORMAT = 1
 FILE_NAME = "last-session.json"
@@ -49,6 +52,8 @@ class ResumeState:
     saved: str
     snapshot: str | None = None
     notes: list[str] = field(default_factory=list)  # told to the model with the next question (an /undo)
+    journal_turns: list[AssistantTurn] = field(default_factory=list)
+    approved: list[ApprovedProposal] = field(default_factory=list)
 
     def text(self) -> str:
         return (
@@ -91,13 +96,17 @@ def save_resume(
     config: Any = None,
     snapshot: str | None = None,
     notes: Iterable[str] = (),
+    journal: Any = None,
 ) -> ResumeReport:
-    """Write the conversation memory and input history (``HistoryEntry`` objects or dicts) atomically."""
+    """Write the conversation memory, input history (``HistoryEntry`` objects or dicts) and ``journal``
+    (its ``turns`` and ``approved``) atomically."""
 
     started = time.perf_counter()
-    mask = _remembered_masks(masker_for(config))
-    kept_turns = [_mask_turn(_turn(t), mask) for t in list(turns)[-MAX_TURNS:]]
-    kept_inputs = [_mask_entry(_entry(e), mask) for e in list(history)[-MAX_INPUTS:]]
+    turns = [_turn(t) for t in list(turns)[-MAX_TURNS:]]
+    inputs = [_entry(e) for e in list(history)[-MAX_INPUTS:]]
+    mask = _remembered_masks(document_mask(config, texts_of(turns, inputs)))
+    kept_turns = [_mask_turn(t, mask) for t in turns]
+    kept_inputs = [_mask_entry(e, mask) for e in inputs]
     document = {
         "format": FORMAT,
         "pyaichat": __version__,
@@ -107,6 +116,8 @@ def save_resume(
         "turns": kept_turns,
         "history": kept_inputs,
     }
+    if journal is not None:
+        document["journal"] = _journal_out(journal, mask)
     data = json.dumps(document, ensure_ascii=False, default=str).encode("utf-8")
     target = os.path.abspath(os.path.expanduser(os.fspath(path))) if path is not None else default_path()
     size = atomic_write(target, lambda fh: fh.write(data), private=True)
@@ -116,13 +127,13 @@ def save_resume(
 _masks: tuple[Any, Callable[[str], str]] | None = None
 
 
-def _remembered_masks(masker: Any) -> Callable[[str], str]:
-    """The masker's ``mask_text``, remembering its answers: the file is rewritten after every input with the
-    same old turns and inputs, which need masking once, not at every save (``masker_for`` returns the same
-    masker while the settings stay the same)."""
+def _remembered_masks(mask: Callable[[str], str]) -> Callable[[str], str]:
+    """``mask``, remembering its answers: the file is rewritten after every input with the same old turns and
+    inputs, which need masking once, not at every save. The same masker with no value revealed by the texts
+    is the same bound method, so the memory lasts while the settings and the revealed values stay the same."""
     global _masks
-    if _masks is None or _masks[0] is not masker:
-        _masks = (masker, functools.lru_cache(maxsize=20_000)(masker.mask_text))
+    if _masks is None or _masks[0] != mask:
+        _masks = (mask, functools.lru_cache(maxsize=20_000)(mask))
     return _masks[1]
 
 
@@ -177,6 +188,69 @@ def _mask_entry(entry: dict[str, Any], mask: Callable[[str], str]) -> dict[str, 
     return out
 
 
+_TURN_MASKED = ("question", "answer", "note", "error")
+_APPROVED_MASKED = ("code", "explanation", "undone")
+
+
+def _journal_out(journal: Any, mask: Callable[[str], str]) -> dict[str, Any]:
+    """The journal's records as masked dicts: the newest ``MAX_TURNS`` questions, the approved proposals of
+    the inputs kept."""
+    turns = []
+    for turn in list(journal.turns)[-MAX_TURNS:]:
+        data = asdict(turn)
+        data.update({k: mask(data[k]) for k in _TURN_MASKED if isinstance(data.get(k), str)})
+        data["steps"] = [{**step, "detail": mask(str(step.get("detail") or ""))} for step in data["steps"]]
+        turns.append(data)
+    approved = []
+    for proposal in journal.approved:
+        data = asdict(proposal)
+        data.update({k: mask(data[k]) for k in _APPROVED_MASKED if isinstance(data.get(k), str)})
+        approved.append(data)
+    return {"turns": turns, "approved": approved}
+
+
+_JOURNAL_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
+    "turns": {
+        "question": (str,),
+        "answer": (str,),
+        "after_input": (int,),
+        "end_input": (int, type(None)),
+        "steps": (list,),
+        "note": (str, type(None)),
+        "error": (str, type(None)),
+    },
+    "approved": {
+        "code": (str,),
+        "model": (str, type(None)),
+        "approved_at": (str,),
+        "input_number": (int, type(None)),
+        "explanation": (str,),
+        "undone": (str, type(None)),
+        "undone_after": (int, type(None)),
+        "proposed_by": (str,),
+    },
+}
+
+
+def _journal_problem(journal: Any) -> str | None:
+    if journal is None:
+        return None
+    if not isinstance(journal, dict) or not all(isinstance(journal.get(k), list) for k in _JOURNAL_TYPES):
+        return "its journal is malformed"
+    for part, types_ in _JOURNAL_TYPES.items():
+        for i, record in enumerate(journal[part], 1):
+            if not isinstance(record, dict) or set(record) != set(types_):
+                return f"journal record {i} of its {part} is malformed"
+            for key, allowed in types_.items():
+                value = record[key]
+                if not isinstance(value, allowed) or (isinstance(value, bool) and int in allowed):
+                    return f"journal record {i} of its {part} has a bad {key}"
+    steps = [step for turn in journal["turns"] for step in turn["steps"]]
+    if not all(isinstance(step, dict) for step in steps):
+        return "its journal's steps are malformed"
+    return None
+
+
 # -- loading ------------------------------------------------------------------------------------------------
 def load_resume(path: str | os.PathLike[str] | None = None) -> ResumeState:
     """The saved conversation and history; ``PersistError`` (one sentence, nothing loaded) when the file is
@@ -210,6 +284,8 @@ def load_resume(path: str | os.PathLike[str] | None = None) -> ResumeState:
         saved=str(document.get("saved") or "?"),
         snapshot=document.get("snapshot") if isinstance(document.get("snapshot"), str) else None,
         notes=list(document.get("notes") or []),
+        journal_turns=[AssistantTurn(**turn) for turn in (document.get("journal") or {}).get("turns", [])],
+        approved=[ApprovedProposal(**p) for p in (document.get("journal") or {}).get("approved", [])],
     )
 
 
@@ -243,6 +319,9 @@ def _problem(document: dict[str, Any]) -> str | None:
             and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in turn["messages"])
         ):
             return f"question {i} is malformed"
+    journal_problem = _journal_problem(document.get("journal"))
+    if journal_problem:
+        return journal_problem
     for i, entry in enumerate(history, 1):
         if not isinstance(entry, dict) or set(entry) != set(_ENTRY_TYPES):
             return f"input {i} is malformed"

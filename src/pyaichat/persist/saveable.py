@@ -64,6 +64,42 @@ def _importable(module: types.ModuleType) -> bool:
     )
 
 
+_MAX_DEPTH = 32
+_MAX_ITEMS = 10_000
+
+
+def secret_inside(value: Any, is_secret_name: Any) -> str | None:
+    """The path (``['db']['api_key']``) of the first secret-named key holding a value inside plain
+    containers (dicts, lists, tuples, sets; bounded walk, no user code run), else ``None``: pickled whole,
+    the container would carry the secret to disk."""
+    budget = [_MAX_ITEMS]
+    seen: set[int] = set()
+
+    def walk(node: Any, path: str, depth: int) -> str | None:
+        if depth > _MAX_DEPTH or budget[0] <= 0 or id(node) in seen:
+            return None
+        if type(node) in (dict, list, tuple, set, frozenset):
+            seen.add(id(node))
+        if type(node) is dict:
+            for key, item in list(node.items()):
+                budget[0] -= 1
+                here = f"{path}[{key!r}]"
+                if isinstance(key, str) and is_secret_name(key) and item not in (None, ""):
+                    return here
+                found = walk(item, here, depth + 1)
+                if found:
+                    return found
+        elif type(node) in (list, tuple, set, frozenset):
+            for i, item in enumerate(list(node)):
+                budget[0] -= 1
+                found = walk(item, f"{path}[{i}]", depth + 1)
+                if found:
+                    return found
+        return None
+
+    return walk(value, "", 0)
+
+
 def candidates(
     namespace: dict[str, Any], *, config: Any = None, include_secrets: bool = False
 ) -> tuple[dict[str, Any], dict[str, str]]:
@@ -80,7 +116,11 @@ def candidates(
         if name not in users and not isinstance(value, types.ModuleType):
             continue  # pyaichat's own objects
         if not include_secrets and masker.is_secret_name(name):
-            left[name] = "secret name; include secrets to save it"
+            left[name] = "secret name; /snapshot --include-secrets saves it"
+            continue
+        inner = None if include_secrets else secret_inside(value, masker.is_secret_name)
+        if inner is not None:
+            left[name] = f"holds a secret under {name}{inner}; include secrets to save it"
             continue
         reason = unsaveable(value)
         if reason is None:

@@ -51,23 +51,26 @@ A tool of an outside server that needs approval, during the assistant's turn::
                                                 source="github"))
     outcome.status, outcome.arguments, outcome.output   # "ran"/"edited"/"declined"…, as called, its result
 
-The package: ``values`` (``Proposal``, ``Outcome``, what a model is told) and ``service`` (``Proposals``,
-``Pending``). It is imported at start-up (the controller builds the service), so it holds no dataclass and
-imports the agent's events, the preview and the records only when a proposal arrives.
+The vocabulary (``Proposal``, ``Outcome``, ``Decision``, what a model is told) is ``pyaichat.proposal``, below
+every proposer; this package is the service: ``service`` (``Proposals``), ``pending`` (a proposal on its way)
+and ``outputs`` (its panel, the bounded output of a run). It is imported at start-up (the controller builds
+the service), so it holds no dataclass and imports the agent's events, the preview and the records only when
+a proposal arrives.
 """
 
 from __future__ import annotations
 
-from .service import Pending, Proposals
-from .values import ASSISTANT, DECLINED, EDITING, NOT_ASKED, Decision, FrontEnd, Outcome, Proposal, Status
+from ..proposal import ASSISTANT, DECLINED, EDITING, NOT_ASKED, Decision, Outcome, Proposal, Status
+from .pending import Pending
+from .service import Proposals
 
+# the vocabulary, as the proposers outside the core (``mcpserve``) and the tests have long imported it
 __all__ = [
     "ASSISTANT",
     "DECLINED",
     "EDITING",
     "NOT_ASKED",
     "Decision",
-    "FrontEnd",
     "Outcome",
     "Pending",
     "Proposal",

@@ -8,78 +8,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PyAIChatError
-from .values import ASSISTANT, Outcome, Proposal, Status, entry_output, run_output
+from ..proposal import ASSISTANT, Outcome, Proposal, Status
+from .outputs import entry_output, panel, run_output
+from .pending import Cell, Pending, Placed
 
 if TYPE_CHECKING:
     from ..journal import Journal
+    from ..ports import FrontEnd
     from ..records import ExecResult, HistoryEntry
     from ..runtime import Runtime
-    from .values import FrontEnd
-
-
-# -- a proposal from another thread --------------------------------------------------------------------------
-class Pending:
-    """A proposal submitted from another thread; ``wait`` for its outcome."""
-
-    # queued → asking → (placed →) running → done; queued, asking or placed → withdrawn (no answer in time)
-    def __init__(self, proposal: Proposal, service: Proposals) -> None:
-        import threading  # only for proposals from another thread
-
-        self.proposal = proposal
-        self.state = "queued"
-        self._service = service
-        self._outcome: Outcome | None = None
-        self._answered = threading.Event()  # the person answered (or it was withdrawn)
-        self._done = threading.Event()
-
-    @property
-    def outcome(self) -> Outcome | None:
-        return self._outcome
-
-    def wait(self, timeout: float | None = None) -> Outcome:
-        """The outcome. ``timeout`` bounds the wait for the person's answer: past it, an unanswered proposal
-        is withdrawn and its outcome is ``unanswered``. Once answered, this waits until the run is over."""
-        if not self._answered.wait(timeout):
-            self._service._withdraw(self)
-        self._done.wait()
-        assert self._outcome is not None
-        return self._outcome
-
-    def withdraw(self, notice: str = "") -> Outcome:
-        """Withdraw it now, unless the person has answered already (then this waits for what they approved to
-        finish). ``notice`` is what the person is told at their next prompt ("": nothing, e.g. they withdrew
-        it themselves by stopping what it came through)."""
-        self._service._withdraw(self, notice)
-        self._done.wait()
-        assert self._outcome is not None
-        return self._outcome
-
-    def _answer(self) -> None:
-        self._answered.set()
-
-    def _finish(self, outcome: Outcome) -> None:
-        if self._outcome is None:
-            self._outcome = outcome
-        self._answered.set()
-        self._done.set()
-
-
-class _Placed:
-    """A proposal waiting in the person's next input."""
-
-    __slots__ = ("pending", "preview", "proposal")
-
-    def __init__(self, proposal: Proposal, preview: str, pending: Pending | None) -> None:
-        self.proposal, self.preview, self.pending = proposal, preview, pending
-
-
-class _Cell:
-    """The cell IPython is running for a placed proposal (between its two cell hooks)."""
-
-    __slots__ = ("as_proposed", "placed", "source")
-
-    def __init__(self, placed: _Placed, source: str, as_proposed: bool) -> None:
-        self.placed, self.source, self.as_proposed = placed, source, as_proposed
 
 
 # -- the service -------------------------------------------------------------------------------------------
@@ -111,16 +48,17 @@ class Proposals:
         self.on_waiting: list[Callable[[], None]] = []
         self._lock = _thread.allocate_lock()
         self._queue: list[Pending] = []
-        self._placed: _Placed | None = None
-        self._cell: _Cell | None = None
+        self._placed: Placed | None = None
+        self._cell: Cell | None = None
         self._notices: list[str] = []  # said on the front end's thread at the next serve()
         self._last_source = ASSISTANT  # of the last approved code (what /undo takes back)
+        self._edited: tuple[Proposal, int] | None = None  # the latest proposal ran as the person edited it
 
     # -- on the front end's thread -----------------------------------------------------------------------
-    def decide(self, proposal: Proposal, *, announced: bool = False) -> Outcome:
-        """Show ``proposal`` (unless ``announced``: its panel is already on screen), preview it, ask, run what
-        the person approves, journal it. Returns its outcome (``placed`` after "edit" on code)."""
-        return self._decide(proposal, None, announced)
+    def decide(self, proposal: Proposal) -> Outcome:
+        """Show ``proposal``, preview it, ask, run what the person approves, journal it. Returns its outcome
+        (``placed`` after "edit" on code). This is the ``decide`` every proposer is handed."""
+        return self._decide(proposal, None)
 
     def serve(self) -> int:
         """Decide every proposal submitted from another thread (the front end's prompt is idle); how many."""
@@ -134,7 +72,7 @@ class Proposals:
                 pending.state = "asking"
             served += 1
             try:
-                self._decide(pending.proposal, pending, False)
+                self._decide(pending.proposal, pending)
             except KeyboardInterrupt:
                 pending._finish(Outcome(pending.proposal, "declined"))
                 raise
@@ -159,7 +97,7 @@ class Proposals:
     # -- from any thread ---------------------------------------------------------------------------------
     def submit(self, proposal: Proposal) -> Pending:
         """Queue ``proposal`` for the person (returns at once); the front end is woken to ``serve`` it."""
-        pending = Pending(proposal, self)
+        pending = Pending(proposal, self._withdraw)
         with self._lock:
             self._queue.append(pending)
         self._wake()
@@ -200,11 +138,10 @@ class Proposals:
                 self._notices.append(notice)
             # within the lock: whoever finds it withdrawn finds its outcome too
             pending._finish(Outcome(pending.proposal, "unanswered"))
-        withdraw = getattr(self.frontend, "withdraw", None)
-        if state == "asking" and withdraw is not None:
+        if state == "asking":
             try:
-                withdraw(pending.proposal.call_id)
-            except Exception:
+                self.frontend.withdraw(pending.proposal.call_id)
+            except Exception:  # a front end that cannot close it closes it at the person's answer
                 pass
         elif state == "queued" or notice:  # the toolbar's count changed, a notice is due: wake the prompt
             self._wake()
@@ -222,12 +159,11 @@ class Proposals:
         return True
 
     # -- the steps ---------------------------------------------------------------------------------------
-    def _decide(self, proposal: Proposal, pending: Pending | None, announced: bool) -> Outcome:
+    def _decide(self, proposal: Proposal, pending: Pending | None) -> Outcome:
         if self._withdrawn(pending):
             return self._too_late(pending)
-        event = proposal.event()
-        if not announced:
-            self.frontend.emit(event)
+        event = panel(proposal)
+        self.frontend.emit(event)
         preview = self._preview(proposal) if proposal.kind == "code" else ""
         decision = self.frontend.decide(event) if not self._withdrawn(pending) else "no"
         if decision == "run":
@@ -235,8 +171,7 @@ class Proposals:
                 return self._too_late(pending)
             outcome = self._run(proposal, proposal.code, proposal.arguments, preview, edited=False)
         elif decision == "edit" and proposal.kind == "tool":
-            edit = getattr(self.frontend, "edit_arguments", None)
-            arguments = edit(event) if edit is not None else None
+            arguments = self.frontend.edit_arguments(event)
             if not self._claim(pending, "running" if arguments is not None else "done"):
                 return self._too_late(pending)
             if arguments is None:
@@ -248,7 +183,7 @@ class Proposals:
                 return self._too_late(pending)
             self.drop_placed()  # an older one still waiting in the input is replaced, so declined
             with self._lock:
-                self._placed = _Placed(proposal, preview, pending)
+                self._placed = Placed(proposal, preview, pending)
             self._on_placed()
             self.frontend.set_next_input(proposal.code)
             return Outcome(proposal, "placed", preview=preview)
@@ -329,6 +264,7 @@ class Proposals:
         model = self._model() if not proposal.outside else None
         self.journal.approve(code, model, number, proposal.explanation, proposed_by=proposal.source)
         self._last_source = proposal.source
+        self._edited = None
 
     def _say_notices(self) -> None:
         with self._lock:
@@ -346,7 +282,7 @@ class Proposals:
         placed = self._placed
         return placed.proposal if placed is not None else None
 
-    def _take_placed(self) -> _Placed | None:
+    def _take_placed(self) -> Placed | None:
         with self._lock:
             placed, self._placed = self._placed, None
             if placed is not None and placed.pending is not None:
@@ -403,7 +339,7 @@ class Proposals:
         if placed is None:
             return
         as_proposed = source.strip() == placed.proposal.code.strip()
-        self._cell = _Cell(placed, source, as_proposed)
+        self._cell = Cell(placed, source, as_proposed)
         if as_proposed:
             self.runtime.begin_proposal(source)
 
@@ -429,14 +365,26 @@ class Proposals:
         )
         self._settle(cell.placed, outcome)
 
-    def _settle(self, placed: _Placed, outcome: Outcome) -> None:
+    def _settle(self, placed: Placed, outcome: Outcome) -> None:
+        if outcome.status == "edited" and outcome.input_number is not None:
+            self._edited = (placed.proposal, outcome.input_number)
         if placed.pending is not None:
             placed.pending._finish(outcome)
 
     # -- undo ----------------------------------------------------------------------------------------------
     def undo(self) -> tuple[bool, str]:
         """Take back the last approved code (``Runtime.undo``); the journal marks it undone and the assistant
-        is told with its next question. Raises ``PyAIChatError`` when the runtime cannot undo at all."""
+        is told with its next question. Raises ``PyAIChatError`` when the runtime cannot undo at all.
+
+        Code the person edited before running it is their own input (the journal and ``/save`` say so too):
+        after it, ``/undo`` says so and takes nothing back — not an older proposal either."""
+        if self._edited is not None:
+            proposal, number = self._edited
+            whose = "the assistant's" if proposal.source == ASSISTANT else f"{proposal.source}'s"
+            return False, (
+                f"Nothing was undone: you edited {whose} last proposal before running it, so input "
+                f"[{number}] is your own code, which /undo does not take back."
+            )
         ok, text = self.runtime.undo()
         if ok:  # the model must not go on believing the proposal's effects still stand
             if self._last_source == ASSISTANT:

@@ -15,8 +15,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..controller import AssistantPort
     from ..runtime import Runtime
 
 _EARLY_PROMPT = {True: "\x1b[0;32;1m>>> \x1b[0m", False: ">>> "}
@@ -54,22 +52,15 @@ def early_prompt(color: bool) -> Callable[[], None]:
     return restore
 
 
-def run_repl(
-    config: Config,
-    runtime: Runtime,
-    *,
-    assistant: AssistantPort,
-    first: Sequence[str] = (),
-    **kwargs: Any,
-) -> int:
+def run_repl(runtime: Runtime, *, first: Sequence[str] = (), **kwargs: Any) -> int:
     """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals) over the
-    entry point's ``runtime`` and ``assistant``. ``first``: inputs handled before the first prompt
-    (``--resume`` is ``/resume``), which then has no early prompt."""
-    restore = early_prompt(config.color) if not kwargs and not first else (lambda: None)
+    entry point's ``runtime``. ``first``: inputs handled before the first prompt (``--resume`` is
+    ``/resume``), which then has no early prompt. ``kwargs``: ``make_repl``'s (a test's input and output)."""
+    restore = early_prompt(runtime.config.color) if not kwargs and not first else (lambda: None)
     try:
-        from .frontend import Repl  # prompt_toolkit: after the early prompt is on screen
+        from .frontend import make_repl  # prompt_toolkit: after the early prompt is on screen
 
-        repl = Repl(config, runtime, assistant=assistant, **kwargs)
+        repl = make_repl(runtime, **kwargs)
     finally:
         restore()
     try:

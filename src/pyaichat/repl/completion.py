@@ -11,7 +11,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ..runtime import Interpreter, Tools
 
 MENTION_PATTERN = re.compile(r"(?<![\w@])@(?P<prefix>\w*)$")
 
@@ -19,7 +19,7 @@ MENTION_PATTERN = re.compile(r"(?<![\w@])@(?P<prefix>\w*)$")
 class RuntimeCompleter(Completer):
     """Python mode: the runtime's completions for the text before the cursor."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Interpreter) -> None:
         self.runtime = runtime
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
@@ -36,7 +36,7 @@ class RuntimeCompleter(Completer):
 class MentionCompleter(Completer):
     """Assistant mode: ``@name`` completes the runtime's variable names, with their type names."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Tools) -> None:
         self.runtime = runtime
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import WordCompleter
 from prompt_toolkit.validation import ValidationError, Validator
 
+from ..mcptools.approval import Answer
+from ..mcptools.form import SKIP, FieldError
 from .questions import ask_line, key_app
 
 if TYPE_CHECKING:
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
 
-    from ..mcptools.approval import Answer, Question
+    from ..mcptools.approval import Question
     from ..mcptools.form import Field
 
 _CANCEL = (("c", "cancel"), ("c-c", "cancel"), ("c-d", "cancel"))
@@ -37,8 +39,6 @@ class _Checks(Validator):
         self.field = field
 
     def validate(self, document: Document) -> None:
-        from ..mcptools.form import FieldError
-
         try:
             self.field.parse(document.text)
         except FieldError as exc:
@@ -49,7 +49,6 @@ def ask_answer(
     question: Question, *, input: Input | None = None, output: Output | None = None, color: bool = True
 ) -> Answer:
     """The person's answer to ``question``."""
-    from ..mcptools.approval import Answer
 
     def one_key(text: str, choices: str, keys: tuple[tuple[str, str], ...]) -> str:
         return key_app(text, choices, keys, "cancel", input=input, output=output, color=color).run()
@@ -61,13 +60,14 @@ def ask_answer(
         return Answer(action)
     typed: dict[str, str] = {}
     while True:
-        content = _fill(question.fields, typed, input=input, output=output)
+        content = _fill(question.fields, typed, server=question.server, input=input, output=output)
         if content is None:
             return Answer("cancel")
         if question.fields:
-            print("Your answers:")
+            print(f"Your answers to {question.server!r}:")
             for field in question.fields:
-                print(f"  {field.label}: {typed[field.name] or '(left empty)'}")
+                shown = "(hidden)" if field.asks_for_secret and typed[field.name] else typed[field.name]
+                print(f"  {field.label}: {shown or '(left empty)'}")
         send = (
             one_key("Send them? ", "[s]end / [e]dit / [c]ancel: ", SEND_KEYS) if question.fields else "send"
         )
@@ -78,10 +78,15 @@ def ask_answer(
 
 
 def _fill(
-    fields: tuple[Field, ...], typed: dict[str, str], *, input: Input | None, output: Output | None
+    fields: tuple[Field, ...],
+    typed: dict[str, str],
+    *,
+    server: str = "",
+    input: Input | None,
+    output: Output | None,
 ) -> dict[str, Any] | None:
-    """Every field asked in turn (``typed``: what was typed, kept for the next round); ``None`` on Ctrl-C."""
-    from ..mcptools.form import SKIP
+    """Every field asked in turn (``typed``: what was typed, kept for the next round); ``None`` on Ctrl-C.
+    Each prompt names the server that asks; a field that looks like a credential is typed unseen."""
 
     content: dict[str, Any] = {}
     for field in fields:
@@ -92,8 +97,9 @@ def _fill(
         mark = "" if field.required else " (optional)"
         try:
             text = ask_line(
-                f"{field.label}{mark}: ",
+                f"{server} ▌ {field.label}{mark}: " if server else f"{field.label}{mark}: ",
                 default=typed.get(field.name, field.default_text()),
+                is_password=field.asks_for_secret,
                 validator=_Checks(field),
                 validate_while_typing=False,
                 completer=completer,

@@ -130,7 +130,7 @@ def build_key_bindings(ctrl: Controller) -> KeyBindings:
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         buffer.cancel_completion()
-        if ctrl.mode is not Mode.PYTHON or buffer.text.lstrip().startswith("/"):
+        if ctrl.kind(buffer.text) in ("command", "question"):
             buffer.validate_and_handle()  # a question or a slash command is always one line
             return
         document = buffer.document

@@ -1,6 +1,6 @@
 """The small questions a front end asks in a terminal, each on its own short-lived prompt: one key
-(``key_app``: run / edit / no, answer / decline / cancel) and one line (``ask_line``: a tool call's
-arguments, a field of a server's form)."""
+(``key_app``: run / edit / no — ``ask_decision`` —, answer / decline / cancel) and one line (``ask_line``: a
+tool call's arguments — ``ask_arguments`` —, a field of a server's form)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
 
+    from ..proposal import Decision
+
 QUESTION_STYLE = Style.from_dict({"question": "ansiyellow bold"})
 PLAIN_QUESTION_STYLE = Style.from_dict({"question": "bold"})
 
@@ -33,11 +35,20 @@ def key_app(
     output: Output | None = None,
     style: Style | None = None,
     color: bool = True,
+    interrupt: bool = False,
 ) -> Application[str]:
     """A one-key question: each of ``keys`` (a key, the value it chooses) ends it, Esc chooses ``escape``,
-    other keys are ignored; the choice stays on screen after the question."""
+    other keys are ignored; the choice stays on screen after the question. With ``interrupt``, Ctrl-C also
+    chooses ``escape`` and then raises ``KeyboardInterrupt``: it stops whatever asked, as Ctrl-C does."""
     chosen: list[str] = []
     kb = KeyBindings()
+    if interrupt:
+
+        @kb.add("c-c")
+        def stop(event: KeyPressEvent) -> None:
+            chosen.append(escape)
+            event.app.exit(exception=KeyboardInterrupt())
+
     for key, value in keys:
 
         def choose(event: KeyPressEvent, value: str = value) -> None:
@@ -84,3 +95,46 @@ def ask_line(
     a session does), with ``options`` for its ``prompt`` (a validator, a completer, a toolbar)."""
     session: PromptSession[str] = PromptSession(input=input, output=output)
     return session.prompt(message, default=default, **options)
+
+
+def ask_decision(*, input: Input | None = None, output: Output | None = None, color: bool = True) -> Decision:
+    """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-D no; Ctrl-C is no and raises
+    ``KeyboardInterrupt`` (the turn that asked stops there). Other keys are ignored."""
+    return run_decision(decision_app(input=input, output=output, color=color))
+
+
+def run_decision(app: Application[str]) -> Decision:
+    result = app.run()
+    return result if result in ("run", "edit", "no") else "no"  # type: ignore[return-value]
+
+
+def decision_app(
+    *, input: Input | None = None, output: Output | None = None, color: bool = True
+) -> Application[str]:
+    """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
+    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-d", "no"))
+    question = ("Run it? ", "[r]un / [e]dit / [n]o: ")
+    return key_app(*question, keys, "no", input=input, output=output, color=color, interrupt=True)
+
+
+def ask_arguments(
+    tool: str, arguments: dict[str, Any], *, input: Input | None = None, output: Output | None = None
+) -> dict[str, Any] | None:
+    """New arguments for a tool call, edited as one line of JSON (Enter accepts, Ctrl-C gives up: ``None``).
+    Text that is not a JSON object is said and asked again."""
+    import json  # with the first tool call to edit
+
+    text = json.dumps(arguments, ensure_ascii=False)
+    while True:
+        try:
+            text = ask_line(f"{tool} arguments (JSON)> ", default=text, input=input, output=output)
+        except (KeyboardInterrupt, EOFError):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            print(f"That is not JSON ({exc}); edit it again, or Ctrl-C to give up.")
+            continue
+        if isinstance(value, dict):
+            return value
+        print("The arguments are one JSON object ({...}); edit them again, or Ctrl-C to give up.")

@@ -29,6 +29,8 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ..printable import printable_data
+
 if TYPE_CHECKING:
     from ..agent.events import Event
 
@@ -147,6 +149,7 @@ class RichRenderer:
 
     # -- dispatch --------------------------------------------------------------------------------------------
     def render(self, event: Event) -> None:
+        event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
         handler = getattr(self, f"_on_{event.type}", None)
         if handler is None:  # a newer event type: show something rather than nothing
             self._print(Text(str(event), style="dim"))
@@ -314,11 +317,25 @@ class RichRenderer:
 
     def _on_question(self, event: Any) -> None:
         """An MCP server's question to the person (elicitation): its message, then the fields it asks for
-        or the address it asks them to open; the front end asks for the answer under it."""
+        or the address it asks them to open; the front end asks for the answer under it.
+
+        The server's words are shown as its quoted words — each line behind a rule with the server's name,
+        never in the style of pyaichat's own prompts — and a field that looks like it asks for a credential
+        gets a warning line: a server can write "pyaichat: your session expired", not make it ours."""
         self._flush_answer()
         self._status = None
         self._stop_live()
-        parts: list[Any] = [Text(event.message.strip() or "(no message)")]
+        quote = f"{event.source} ▌ "
+
+        room = max(10, self._text_width() - len(quote) - 4)  # inside the panel, behind the rule
+
+        def quoted(text: str, style: str = "") -> Text:
+            """Every line on screen behind the server's rule, also those a long line wraps onto."""
+            lines = text.splitlines() or [""]
+            pieces = [piece for line in lines for piece in Text(line).wrap(self.console, room)]
+            return Text("\n").join(Text.assemble((quote, "magenta"), (p.plain, style)) for p in pieces)
+
+        parts: list[Any] = [quoted(event.message.strip() or "(no message)", "italic")]
         if event.url:
             parts.append(Padding(Text.assemble(("Open: ", "bold"), (event.url, "underline")), (1, 0, 0, 0)))
             parts.append(
@@ -328,12 +345,19 @@ class RichRenderer:
                 )
             )
         elif event.fields:
-            rows = Text("\n").join(
-                Text.assemble(("  " + label, "bold"), (f": {hint}" if hint else "", ""))
-                for label, hint in event.fields
-            )
-            parts.append(Padding(rows, (1, 0, 0, 0)))
-        title = f"The MCP server {event.source!r} asks you"
+            secret = set(event.secret_fields)
+            rows: list[Text] = []
+            for label, hint in event.fields:
+                rows.append(quoted(f"{label}: {hint}" if hint else label, "italic"))
+                if label in secret:
+                    warning = Text(
+                        f"⚠ pyaichat never asks for passwords; this is server {event.source!r} asking "
+                        "(what you type is not shown).",
+                        style="bold red",
+                    )
+                    rows.append(warning)
+            parts.append(Padding(Text("\n").join(rows), (1, 0, 0, 0)))
+        title = f"The MCP server {event.source!r} asks you (its own words, quoted)"
         self._print(
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
@@ -361,7 +385,7 @@ class RichRenderer:
         self.console.print(renderable)
 
     def _print_markdown(self, text: str) -> None:
-        self.console.print(Markdown(text, code_theme=_CODE_THEME))
+        self.console.print(Markdown(text, code_theme=_CODE_THEME, hyperlinks=False))
 
     def _flush_answer(self) -> None:
         """Print streamed text that no ``answer`` event completed (an error or a proposal cut it short)."""
@@ -375,7 +399,9 @@ class RichRenderer:
         parts: list[Any] = []
         if self._answer:
             height = max(3, self.console.size.height - 3)
-            parts.append(_Tail(Markdown("".join(self._answer), code_theme=_CODE_THEME), height))
+            parts.append(
+                _Tail(Markdown("".join(self._answer), code_theme=_CODE_THEME, hyperlinks=False), height)
+            )
         if self._status:
             parts.append(self._status_line)
         return Group(*parts)

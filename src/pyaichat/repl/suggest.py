@@ -364,6 +364,8 @@ def toolbar_part(config: Config, engine: Suggester | None, mode: Mode) -> list[t
     host, local = destination(config)
     if engine is not None and engine.stopped_by is not None:
         return [("class:bottom-toolbar.remote", f"suggest: {model} ✗ (see /suggest)"), ("", " │ ")]
+    if engine is not None and engine.stats.failing:  # the last request failed: say so, not only in /suggest
+        return [("class:bottom-toolbar.remote", f"suggest: {model} ✗ failing (see /suggest)"), ("", " │ ")]
     if local:
         return [("", f"suggest: {model} (this machine) │ ")]
     return [("class:bottom-toolbar.remote", f"suggest: {model} → {host}"), ("", " │ ")]

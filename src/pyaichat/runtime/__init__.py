@@ -35,21 +35,27 @@ from .local import LocalRuntime
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from ..capabilities.toolbox import Toolbox
-    from ..config import Config
+    from ..config import Config, Settings
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
 
-__all__ = ["KernelUnavailable", "LocalRuntime", "Runtime", "as_runtime"]
+__all__ = ["Interpreter", "KernelUnavailable", "LocalRuntime", "Runtime", "Tools", "as_runtime"]
 
 
-class Runtime(Protocol):
-    """The user's session, wherever it runs. Nothing here raises for a problem the user can fix: a runtime
-    that cannot answer (a dead kernel) raises ``PyAIChatError`` from ``run`` and degrades everywhere else."""
-
-    config: Config  # bounds what capabilities reveal; the same object the front end shows and changes
+class Interpreter(Protocol):
+    """The session as an interpreter: runs inputs, completes them, numbers them and keeps the last error.
+    What the prompt, piped input and what lasts (``--resume``) use."""
 
     def run(self, source: str) -> ExecResult:
         """Run one input as the interactive interpreter would, printing its output here."""
+        ...
+
+    def complete(self, text: str, cursor: int) -> list[Completion]:
+        """Completions for ``text`` at ``cursor`` (names, attributes, keys), computed without side effects."""
+        ...
+
+    def is_complete(self, text: str) -> bool:
+        """Would Enter run ``text``, or does it need more lines?"""
         ...
 
     @property
@@ -62,13 +68,27 @@ class Runtime(Protocol):
         """The last exception an input run through this runtime raised."""
         ...
 
-    def complete(self, text: str, cursor: int) -> list[Completion]:
-        """Completions for ``text`` at ``cursor`` (names, attributes, keys), computed without side effects."""
+    @property
+    def last_input_number(self) -> int:
+        """The number of the last input (0 before any), known here without asking the kernel."""
         ...
 
-    def is_complete(self, text: str) -> bool:
-        """Would Enter run ``text``, or does it need more lines?"""
+    @property
+    def keeps_inputs(self) -> bool:
+        """Whether the resume file should keep this session's inputs: only where a resumed session can
+        number on after them (a plain session here; not IPython's or a kernel's, which number their own)."""
         ...
+
+    def adopt_history(self, entries: list[HistoryEntry]) -> bool:
+        """Take a resumed session's inputs as this one's first (numbering continues after them); False
+        where it cannot (inputs already ran, or the kernel or IPython numbers its own)."""
+        ...
+
+
+class Tools(Protocol):
+    """The session as the assistant and the person's commands see it: capabilities (``call``), the session
+    picture, the tools' descriptions, proposals (preview, run, undo) and snapshots — each run where the data
+    is, bounded, masked and audited there."""
 
     def call(
         self,
@@ -110,15 +130,6 @@ class Runtime(Protocol):
         session cannot answer at once)."""
         ...
 
-    def describe(self) -> str | None:
-        """One line saying where the session runs, when it is not simply this process."""
-        ...
-
-    def close(self) -> None:
-        """Let go of what the runtime holds (a kernel it started is shut down)."""
-        ...
-
-    # -- proposals and the work that lasts: each runs where the data is ------------------------------------
     def preview(self, source: str) -> dict[str, Any]:
         """What running the proposed ``source`` would do (``Preview.to_dict()``), found in a walled, forked
         copy of the session; nothing runs in the session itself. For the user's eyes only."""
@@ -143,22 +154,6 @@ class Runtime(Protocol):
         way (``ok`` is whether anything was undone)."""
         ...
 
-    @property
-    def last_input_number(self) -> int:
-        """The number of the last input (0 before any), known here without asking the kernel."""
-        ...
-
-    @property
-    def keeps_inputs(self) -> bool:
-        """Whether the resume file should keep this session's inputs: only where a resumed session can
-        number on after them (a plain session here; not IPython's or a kernel's, which number their own)."""
-        ...
-
-    def adopt_history(self, entries: list[HistoryEntry]) -> bool:
-        """Take a resumed session's inputs as this one's first (numbering continues after them); False
-        where it cannot (inputs already ran, or the kernel or IPython numbers its own)."""
-        ...
-
     def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
         """Snapshot the session's variables (``persist.snapshot``); one sentence with the size and time
         and what could not be saved. Raises ``PyAIChatError`` (one sentence) when nothing was written."""
@@ -167,6 +162,32 @@ class Runtime(Protocol):
     def load_variables(self, path: str | None) -> str:
         """Load a snapshot this user saved into the session, all or nothing; one sentence saying what came
         back. Raises ``PyAIChatError`` (one sentence) when nothing was loaded."""
+        ...
+
+
+class Runtime(Interpreter, Tools, Protocol):
+    """The user's session, wherever it runs: an ``Interpreter`` and its ``Tools``, with the session's
+    settings. Nothing here raises for a problem the user can fix: a runtime that cannot answer (a dead kernel)
+    raises ``PyAIChatError`` from ``run`` and degrades everywhere else."""
+
+    settings: Settings  # the session's one holder of its configuration (the controller changes it)
+
+    @property
+    def config(self) -> Config:
+        """The current configuration (``settings.current()``): it bounds what capabilities reveal."""
+        ...
+
+    def describe(self) -> str | None:
+        """One line saying where the session runs, when it is not simply this process."""
+        ...
+
+    def status_lines(self) -> list[str]:
+        """``/status``: where the session runs and, for a kernel, its state and how it is reached (the link's
+        round trip measured now)."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the runtime holds (a kernel it started is shut down)."""
         ...
 
 

@@ -3,7 +3,8 @@
 IPython runs cells itself, so ``Session.run`` never sees them; ``pre_run_cell``/``post_run_cell`` callbacks
 record each input (as typed), a short summary of its result, and its exception, which is what the
 assistant's context reads. Questions (``%ai …`` cells) are not recorded as inputs: the conversation memory
-has them. Used by the IPython extension and by the kernel helper, both inside a running IPython.
+has them. Used by the IPython extension and by the kernel helper, both inside a running IPython:
+``shell_runtime`` makes the local runtime over a shell's ``user_ns`` for both.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import reprlib
 import sys
 import time
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..records import HistoryEntry, LastError
 from ..session import Session, Tee, bounded_outputs, safe_repr, short
+from .local import LocalRuntime
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 _BACKFILL = 20  # inputs typed before the extension was loaded that are copied into the history
 _LOAD_MAGICS = ("%load_ext", "%reload_ext", "%unload_ext")
@@ -130,3 +135,16 @@ class CellRecorder:
                 continue
             summary = summarise_value(outputs[number]) if number in outputs else ""
             self.session.history.append(HistoryEntry(number, source, True, summary, 0.0))
+
+
+def shell_runtime(
+    shell: Any, config: Config | None = None, *, where: str | None = None
+) -> tuple[LocalRuntime, CellRecorder]:
+    """The local runtime over ``shell.user_ns`` (the very same dict) and the recorder that mirrors its cells
+    into the session's history, with the inputs typed before; a proposal's ``%magics`` preview as IPython
+    runs them. The caller registers the recorder's two cell events (the extension wraps them in its own)."""
+    session = Session(namespace=shell.user_ns, config=config)
+    runtime = LocalRuntime(session, transform=shell.transform_cell, where=where)
+    recorder = CellRecorder(session)
+    recorder.backfill(shell)
+    return runtime, recorder

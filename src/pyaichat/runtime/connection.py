@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+import shlex
 import sys
 import threading
 import time
@@ -48,6 +49,9 @@ NOT_IPYTHON = (
 DEAD = "The kernel is not running (it died or was shut down); start it again and reattach with --existing."
 DEAD_OWN = "The kernel pyaichat started has died (its variables are gone); restart pyaichat for a new one."
 RESTARTED = "The kernel restarted: its variables are gone."
+# A new kernel process announces itself with "starting"; a Jupyter Server says "restarting" first when it
+# restarts a kernel that died.
+NEW_PROCESS = ("starting", "restarting")
 
 
 @dataclass
@@ -58,6 +62,7 @@ class WireStats:
     received: int = 0
     calls: int = 0
     total: deque[int] = field(default_factory=lambda: deque(maxlen=1000))  # per call, the latest last
+    latency: deque[float] = field(default_factory=lambda: deque(maxlen=50))  # seconds per request (/status)
 
 
 class KernelConnection:
@@ -82,6 +87,8 @@ class KernelConnection:
         self.kernel_info: dict[str, Any] = {}
         self.restarted = False  # a new kernel process was seen behind the same ports
         self.execution_count = 0  # the kernel's count of the last input run through this connection
+        # the last /snapshot saved through this connection: its file ("" the default one) and when
+        self.snapshot: tuple[str, float] | None = None
         self._ids = itertools.count(1)
         self._comm_id: str | None = None
         self._token: str | None = None
@@ -194,6 +201,15 @@ class KernelConnection:
         else:  # a kernel started elsewhere: ask it to interrupt itself (works across machines)
             self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
 
+    def restart_sentence(self, sentence: str = RESTARTED) -> str:
+        """``sentence`` (the variables are gone), offering the last snapshot back when one was taken."""
+        if self.snapshot is None:
+            return sentence
+        path, when = self.snapshot
+        at = time.strftime("%H:%M", time.localtime(when))
+        again = f"/resume {shlex.quote(path)}" if path else "/resume"
+        return f"{sentence} {again} brings back those of your /snapshot of {at}."
+
     def reset_after_restart(self) -> None:
         """A new kernel process is behind the connection: its helper and its input count start afresh."""
         self.restarted = False
@@ -218,6 +234,16 @@ class KernelConnection:
         name = self.connection_file.rsplit("/", 1)[-1] if self.connection_file else "a kernel"
         return f"attached to {name} ({what}); Ctrl-D detaches and leaves it running"
 
+    def status_lines(self) -> list[str]:
+        """What ``/status`` shows: which kernel, and how long a request to its helper takes."""
+        return [self.describe(), f"Link: ZMQ; {self.helper_latency()}."]
+
+    def helper_latency(self) -> str:
+        """How long a request to the helper took, in words (the median of the last ones)."""
+        trips = sorted(self.wire.latency)
+        took = f"{trips[len(trips) // 2] * 1000:.0f} ms (median of {len(trips)})" if trips else "none yet"
+        return f"a request to pyaichat's helper in the kernel: {took}"
+
     # -- talking to the helper -------------------------------------------------------------------------------
     def request(self, data: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """One request to the helper over the comm, and its reply (reloading the helper once if the kernel
@@ -240,14 +266,17 @@ class KernelConnection:
                 self.reset_after_restart()
                 continue
             request_id = next(self._ids)
+            started = time.perf_counter()
             msg_id, self.wire.sent = self._send_shell(
                 "comm_msg", {"comm_id": self._comm_id, "data": {**data, "id": request_id}}
             )
             try:
-                return self._await_comm(request_id, timeout, msg_id)
+                reply = self._await_comm(request_id, timeout, msg_id)
+                self.wire.latency.append(time.perf_counter() - started)
+                return reply
             except _Restarted:
                 if attempt == 2:
-                    raise KernelUnavailable(RESTARTED)
+                    raise KernelUnavailable(self.restart_sentence())
                 self.reset_after_restart()
         raise self.dead()  # pragma: no cover
 
@@ -286,7 +315,7 @@ class KernelConnection:
                     self.wire.calls += 1
                     self.wire.total.append(self.wire.sent + self.wire.received)
                     return reply
-            elif (kind == "status" and content.get("execution_state") == "starting") or (
+            elif (kind == "status" and content.get("execution_state") in NEW_PROCESS) or (
                 kind == "status"
                 and msg_id is not None
                 and content.get("execution_state") == "idle"
@@ -324,7 +353,7 @@ class KernelConnection:
         channel = self.client.iopub_channel
         while channel.msg_ready():
             msg = channel.get_msg(timeout=0)
-            if msg["header"]["msg_type"] == "status" and msg["content"].get("execution_state") == "starting":
+            if msg["header"]["msg_type"] == "status" and msg["content"].get("execution_state") in NEW_PROCESS:
                 self.restarted = True
 
     # -- output ----------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import zmq
 
 from . import KernelUnavailable
-from .connection import POLL_S, KernelConnection
+from .connection import NEW_PROCESS, POLL_S, KernelConnection
 
 OUTPUT_KEEP = 2000  # characters of a run's output kept for the history summary and the assistant
 
@@ -67,7 +67,9 @@ class CellRun:
                 if self.restarted_at and self.reply is None and time.monotonic() - self.restarted_at > 5:
                     self.kernel.reset_after_restart()
                     raise KernelUnavailable(
-                        "The kernel restarted while running this input; its variables are gone."
+                        self.kernel.restart_sentence(
+                            "The kernel restarted while running this input; its variables are gone."
+                        )
                     )
                 if time.monotonic() - last_check > POLL_S * 2 or not ready:
                     last_check = time.monotonic()
@@ -90,7 +92,7 @@ class CellRun:
     def _on_iopub(self, msg: dict[str, Any]) -> None:
         kind = msg["header"]["msg_type"]
         content = msg["content"]
-        if kind == "status" and content.get("execution_state") == "starting":
+        if kind == "status" and content.get("execution_state") in NEW_PROCESS:
             # a new kernel process: our request may still reach it (queued by the socket), or be lost with
             # the old one; wait() gives it a few seconds
             self.kernel.restarted = True

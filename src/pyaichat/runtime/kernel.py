@@ -15,13 +15,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config
+from ..config import Config, Settings
 from ..errors import PyAIChatError
 from ..records import ExecResult, LastError
 from ..session import input_is_complete
 from . import KernelUnavailable
 from .completion import Completion
-from .connection import ANSI, RESTARTED, KernelConnection
+from .connection import ANSI, KernelConnection
 from .execute import CellRun
 from .link import BY_NAME, LinkedRuntime
 
@@ -33,11 +33,15 @@ class KernelRuntime(LinkedRuntime):
     """A ``Runtime`` whose namespace lives in a Jupyter kernel: the members of ``link.AT_THE_HOST`` are
     written here, every other one is an operation sent to the kernel (``link.OPERATIONS``)."""
 
-    def __init__(self, kernel: KernelConnection, config: Config | None = None) -> None:
+    def __init__(self, kernel: KernelConnection, settings: Settings | Config | None = None) -> None:
         self.kernel = kernel
-        self.config = config if config is not None else Config()
+        self.settings = Settings.of(settings)
         self._last_error: LastError | None = None
         self._completed_once = False  # the first completion of a kernel imports jedi
+
+    @property
+    def config(self) -> Config:
+        return self.settings.current()
 
     # -- Python mode -----------------------------------------------------------------------------------------
     def run(self, source: str) -> ExecResult:
@@ -52,7 +56,7 @@ class KernelRuntime(LinkedRuntime):
         kernel.drain_iopub()
         if kernel.restarted:
             kernel.reset_after_restart()
-            kernel.err.write(RESTARTED + "\n")
+            kernel.err.write(kernel.restart_sentence() + "\n")
         started = time.perf_counter()
         msg_id = kernel.client.execute(source, allow_stdin=True)
         run = CellRun(kernel, msg_id)
@@ -61,7 +65,7 @@ class KernelRuntime(LinkedRuntime):
         if isinstance(count, int):
             if count <= kernel.execution_count or kernel.restarted:  # counts only grow in one kernel process
                 kernel.reset_after_restart()
-                kernel.err.write(RESTARTED + "\n")
+                kernel.err.write(kernel.restart_sentence() + "\n")
             kernel.execution_count = count
         result = ExecResult(ok=run.ok, number=count or kernel.execution_count + 1, output="".join(run.kept))
         result.duration_ms = (time.perf_counter() - started) * 1000
@@ -117,12 +121,18 @@ class KernelRuntime(LinkedRuntime):
     def describe(self) -> str:
         return self.kernel.describe()
 
+    def status_lines(self) -> list[str]:
+        return self.kernel.status_lines()
+
     def close(self) -> None:
         self.kernel.close()
 
     def exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not BY_NAME[request["op"]].gives_way:
-            return self.kernel.request(request, timeout)
+            reply = self.kernel.request(request, timeout)
+            if request["op"] == "save_variables" and "value" in reply:  # offered back after a restart
+                self.kernel.snapshot = (str(request["args"].get("path") or ""), time.time())
+            return reply
         # asked from a background thread (a suggestion's facts): never waits for the prompt's own request
         if not self.kernel.lock.acquire(blocking=False):
             raise KernelUnavailable("The kernel link is busy with the prompt's own request.")

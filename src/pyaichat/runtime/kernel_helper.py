@@ -21,11 +21,9 @@ from typing import Any
 
 from IPython import get_ipython
 
-from ..session import Session
 from ..version import __version__
-from .cells import CellRecorder, record_error
+from .cells import record_error, shell_runtime
 from .link import COMM_TARGET, PROTOCOL, WHERE, answer
-from .local import LocalRuntime
 
 _helper: KernelHelper | None = None
 
@@ -40,12 +38,8 @@ class KernelHelper:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.token = uuid.uuid4().hex  # tells the host whether the kernel it talks to is still the same one
-        self.session = Session(namespace=shell.user_ns)
-        self.runtime = LocalRuntime(self.session)
-        self.runtime.transform = shell.transform_cell  # a proposal's %magics preview as IPython runs them
-        self.runtime.where = WHERE
-        self.recorder = CellRecorder(self.session)
-        self.recorder.backfill(shell)
+        self.runtime, self.recorder = shell_runtime(shell, where=WHERE)
+        self.session = self.runtime.session
         last = getattr(sys, "last_value", None)
         if isinstance(last, BaseException) and not isinstance(last, KeyboardInterrupt):
             # an error raised before pyaichat attached is still "the last error"

@@ -11,32 +11,37 @@ offers (an input as an ``execute_request``, the kernel's completion, interrupts,
 the host knows without asking.
 
 **Adding an operation**: write it on ``LocalRuntime`` (its arguments must be JSON values), declare it in the
-``Runtime`` protocol, and add one ``Operation`` to ``OPERATIONS``: how its answer crosses the wire (``Wire``;
-plain JSON needs nothing), how long the host waits for it, and what it answers when the kernel cannot (or
-``None``: it raises the one sentence). ``tests/core/test_runtime_link.py`` fails until the protocol, the local
-runtime and this table agree, and until the operation has an example call there.
+``Runtime`` protocol (``Interpreter`` or ``Tools``), add one ``Operation`` to ``OPERATIONS`` — how its answer
+crosses the wire (``Wire``; plain JSON needs nothing), how long the host waits for it, and what it answers
+when the kernel cannot (or ``None``: it raises the one sentence) — and its one-line member on
+``LinkedRuntime``, with the local member's signature. ``tests/core/test_runtime_link.py`` fails until the
+protocol, the local runtime, the linked one and this table agree, and until the operation has an example
+call there.
 
 The wire: a request is ``{"op": name, "args": {parameter: value}, "settings": {...}, "id": n}``, where
 ``settings`` are the host's capability settings (``SETTINGS``: never the model, the key or the base), which
-configure the kernel's runtime for that request; the reply is ``{"value": answer}`` or
+the kernel's runtime takes as its own when they changed; the reply is ``{"value": answer}`` or
 ``{"error": sentence}``.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PyAIChatError
-from . import KernelUnavailable, Runtime
+from . import KernelUnavailable
 from .local import LocalRuntime
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..capabilities.registry import CapabilityResult
     from ..capabilities.toolbox import Toolbox
     from ..config import Config
+    from ..records import HistoryEntry
 
 # The comm target of pyaichat's helper inside a kernel (``kernel_helper``) and the version of this protocol:
 # a helper that speaks another one is told to match the host's pyaichat.
@@ -201,12 +206,14 @@ BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
 # The members of ``Runtime`` the kernel runtime answers itself, and why none of them is a request to the
 # kernel's runtime.
 AT_THE_HOST: dict[str, str] = {
-    "config": "the host's settings; their capability part travels with every request",
+    "settings": "the host's holder of the session's settings; their capability part travels with a request",
+    "config": "the host's current settings (``settings.current()``)",
     "run": "an execute_request: output streams here as it comes, input() is answered here, Ctrl-C interrupts",
     "last_error": "read from the execute reply of the inputs run from here",
     "complete": "the kernel's own complete_request (it knows its magics)",
     "is_complete": "the kernel's own is_complete_request (it knows cell magics)",
     "describe": "which kernel this is and how it was reached",
+    "status_lines": "the kernel's state and the link's round trip, as the host's connection measures them",
     "close": "stops the channels, and the kernel when pyaichat started it",
     "run_proposal": "begin_proposal and end_proposal travel; the code runs as run runs it",
     "last_input_number": "the execution count of the inputs run from here, known without a request",
@@ -221,32 +228,17 @@ def is_attribute(name: str) -> bool:
 
 
 # -- the kernel's end ----------------------------------------------------------------------------------------
-_configs: dict[str, Config] = {}
-
-
-def config_for(settings: Mapping[str, Any]) -> Config:
-    """A ``Config`` for the host's settings (kept: the host sends the same ones every time)."""
-    from ..config import Config  # with the first request
-
-    key = json.dumps(settings, sort_keys=True, default=str)
-    config = _configs.get(key)
-    if config is None:
-        config = Config(**settings)
-        if len(_configs) > 8:
-            _configs.clear()
-        _configs[key] = config
-    return config
-
-
 def answer(runtime: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     """Run one request's operation on ``runtime`` (the local runtime over the kernel's namespace), configured
-    by the host's settings. Never raises: a refusal or a failure is an ``error`` sentence for the host."""
+    by the host's settings: they travel with every request, and the kernel's runtime takes them into its
+    own ``Settings`` only when they differ from what it holds. Never raises: a refusal or a failure is an
+    ``error`` sentence for the host."""
     name = request.get("op")
     op = BY_NAME.get(name) if isinstance(name, str) else None
     if op is None:
         return {"error": f"pyaichat's kernel helper does not know the request {name!r}."}
     try:
-        runtime.config = config_for(request.get("settings") or {})
+        runtime.settings.replace(**dict(request.get("settings") or {}))  # the same: nothing changes
         member = getattr(runtime, op.name)
         value = member if is_attribute(op.name) else member(**dict(request.get("args") or {}))
         return {"value": op.wire.encode(value)}
@@ -258,9 +250,9 @@ def answer(runtime: Any, request: Mapping[str, Any]) -> dict[str, Any]:
 
 # -- the host's end ------------------------------------------------------------------------------------------
 class LinkedRuntime:
-    """The operations of ``OPERATIONS``, each a member that sends one request and returns the answer (with
-    the signature and documentation of the ``LocalRuntime`` member it stands for). A subclass supplies
-    ``config`` and ``exchange``."""
+    """The operations of ``OPERATIONS``, each a member that sends one request and returns the answer, with
+    the signature of the ``LocalRuntime`` member it stands for (the ``Runtime`` protocol documents them). A
+    subclass supplies ``config`` and ``exchange``."""
 
     config: Config
 
@@ -296,29 +288,53 @@ class LinkedRuntime:
             raise PyAIChatError(sentence)
         return op.otherwise(sentence, arguments)
 
+    # -- the operations, one request each (``tests/core/test_runtime_link.py`` holds them to the table) ------
+    def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        origin: str = "assistant",
+        images: bool = False,
+    ) -> CapabilityResult:
+        return self.ask(BY_NAME["call"], {"name": name, "args": args, "origin": origin, "images": images})
 
-def _member(op: Operation) -> Any:
-    """``LinkedRuntime``'s member for ``op``: a property or a method shaped like the local one."""
-    local = inspect.getattr_static(LocalRuntime, op.name)
-    doc = inspect.getattr_static(Runtime, op.name, local).__doc__  # what the protocol promises
-    if isinstance(local, property):
-        return property(lambda self: self.ask(op, {}), doc=doc)
-    signature = inspect.signature(local)
+    def tools(self) -> Toolbox:
+        return self.ask(BY_NAME["tools"], {})
 
-    def method(self: LinkedRuntime, *args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        arguments = dict(bound.arguments)
-        arguments.pop(next(iter(signature.parameters)))  # self
-        return self.ask(op, arguments)
+    def sandbox_walls(self) -> list[str]:
+        return self.ask(BY_NAME["sandbox_walls"], {})
 
-    method.__name__ = op.name
-    method.__qualname__ = f"LinkedRuntime.{op.name}"
-    method.__doc__ = doc
-    method.__signature__ = signature  # type: ignore[attr-defined]
-    return method
+    def picture(self) -> str:
+        return self.ask(BY_NAME["picture"], {})
 
+    @property
+    def history(self) -> Sequence[HistoryEntry]:
+        return self.ask(BY_NAME["history"], {})
 
-for _op in OPERATIONS:
-    setattr(LinkedRuntime, _op.name, _member(_op))
-del _op
+    def user_names(self) -> list[tuple[str, str]]:
+        return self.ask(BY_NAME["user_names"], {})
+
+    def audit_log(self, count: int) -> tuple[str, list[dict[str, Any]]]:
+        return self.ask(BY_NAME["audit_log"], {"count": count})
+
+    def suggestion_facts(self, before: str, after: str = "") -> dict[str, list[str]]:
+        return self.ask(BY_NAME["suggestion_facts"], {"before": before, "after": after})
+
+    def preview(self, source: str) -> dict[str, Any]:
+        return self.ask(BY_NAME["preview"], {"source": source})
+
+    def begin_proposal(self, source: str) -> None:
+        return self.ask(BY_NAME["begin_proposal"], {"source": source})
+
+    def end_proposal(self) -> None:
+        return self.ask(BY_NAME["end_proposal"], {})
+
+    def undo(self) -> tuple[bool, str]:
+        return self.ask(BY_NAME["undo"], {})
+
+    def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
+        return self.ask(BY_NAME["save_variables"], {"path": path, "include_secrets": include_secrets})
+
+    def load_variables(self, path: str | None) -> str:
+        return self.ask(BY_NAME["load_variables"], {"path": path})

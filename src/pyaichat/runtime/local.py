@@ -14,7 +14,7 @@ from ..session import Session, input_is_complete
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from ..capabilities.toolbox import Toolbox
-    from ..config import Config
+    from ..config import Config, Settings
     from ..persist.undo import Checkpoint
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
@@ -24,24 +24,32 @@ _toolbox: tuple[tuple[Any, ...], Toolbox] | None = None  # the registry's tools,
 
 
 class LocalRuntime:
-    """A ``Runtime`` over a ``Session``; its configuration is the session's."""
+    """A ``Runtime`` over a ``Session``; its settings are the session's."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(
+        self,
+        session: Session,
+        *,
+        transform: Callable[[str], str] | None = None,
+        where: str | None = None,
+    ) -> None:
         self.session = session
         self._reported_error: object = None  # the last error the previous picture told about
         self._undo: Checkpoint | None = None  # the last approved proposal's, for /undo
-        # how proposed code becomes Python before a preview runs it (IPython sets its ``transform_cell``)
-        self.transform: Callable[[str], str] | None = None
+        self._undo_after = 0  # the last input number before that proposal ran (its input comes next)
+        # how proposed code becomes Python before a preview runs it (IPython's ``transform_cell``)
+        self.transform = transform
         # one sentence the picture adds under its heading when the session is not simply this process's
-        self.where: str | None = None
+        self.where = where
+
+    @property
+    def settings(self) -> Settings:
+        """The session's settings."""
+        return self.session.settings
 
     @property
     def config(self) -> Config:
-        return self.session.config
-
-    @config.setter
-    def config(self, config: Config) -> None:
-        self.session.config = config
+        return self.session.settings.current()
 
     def run(self, source: str) -> ExecResult:
         return self.session.run(source)
@@ -123,6 +131,9 @@ class LocalRuntime:
     def describe(self) -> str | None:
         return None
 
+    def status_lines(self) -> list[str]:
+        return ["In this process."]
+
     def close(self) -> None:
         pass
 
@@ -146,6 +157,7 @@ class LocalRuntime:
         from ..persist.undo import checkpoint  # with the first approved proposal
 
         self._undo = None  # the previous proposal's old objects are released now
+        self._undo_after = self.last_input_number
         self._undo = checkpoint(self.session.namespace, source)
 
     def end_proposal(self) -> None:
@@ -161,6 +173,10 @@ class LocalRuntime:
         if self._undo is None:
             return False, "Nothing to undo: no approved proposal has run since the session started."
         done = undo(self.session.namespace, self._undo)
+        if done.ok:  # the input it ran as is marked wherever inputs are listed (the picture, /history)
+            ran = next((e for e in self.session.history if e.number > self._undo_after), None)
+            if ran is not None:
+                ran.undone = True
         return done.ok, done.text
 
     @property

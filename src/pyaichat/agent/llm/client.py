@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from ...config import Config
 
 TOKEN_MARGIN = 1.1  # another model's tokenizer may count a little differently from the one litellm uses
+# Providers through which litellm passes Anthropic's ``cache_control`` marks on to a Claude model.
+_CLAUDE_ELSEWHERE = frozenset({"bedrock", "vertex_ai"})
 
 
 class LiteLLMClient:
@@ -62,6 +64,7 @@ class LiteLLMClient:
         self._tools_refused = False  # the provider said no to tool schemas
         self._tools_unseen = False  # the server took them but never showed them to the model
         self._counts: dict[int, int | None] = {}
+        self._marks: bool | None = None
 
     def _lib(self) -> Any:
         return self.loader.get()
@@ -88,6 +91,18 @@ class LiteLLMClient:
         # accept tools; if this one refuses them, the session falls back to the text protocol.
         return "native" if self.model.startswith("openai/") else "text"
 
+    def takes_cache_markers(self) -> bool:
+        """Does the provider cache a prompt prefix only where ``cache_control`` marks it? (OpenAI, DeepSeek
+        and llama.cpp servers cache without marks; others ignore them.)"""
+        if self._marks is None:
+            try:
+                provider = str(self._lib().get_llm_provider(model=self.model)[1])
+            except Exception:
+                provider = ""
+            claude = "claude" in self.model.lower()
+            self._marks = provider == "anthropic" or (claude and provider in _CLAUDE_ELSEWHERE)
+        return self._marks
+
     def supports_images(self) -> bool:
         try:
             return bool(self._lib().supports_vision(model=self.model))
@@ -110,9 +125,15 @@ class LiteLLMClient:
         """The request body pyaichat builds (what ``/sent`` shows), without credentials or transport.
 
         Ollama is told its window (``num_ctx``): left alone it silently cuts a longer prompt from the front,
-        system prompt first.
+        system prompt first. A provider that caches a prompt's prefix only where it is marked (Anthropic's
+        Claude, also through Bedrock and Vertex AI) gets the mark on the system message: everything up to it
+        is the stable prefix, the same bytes in every request of the session.
         """
-        body: dict[str, Any] = {"model": self.model, "messages": request.messages}
+        messages = request.messages
+        if messages and messages[0].get("role") == "system" and self.takes_cache_markers():
+            # the stable prefix (the tools, then the system prompt, in Anthropic's order) ends here
+            messages = [{**messages[0], "cache_control": {"type": "ephemeral"}}, *messages[1:]]
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
         if request.tools:
             body["tools"] = request.tools
         body["max_tokens"] = request.max_tokens
@@ -226,6 +247,7 @@ class _Completion:
             api_base=client.api_base,
             timeout=timeout,
             sent_tools=bool(self.request.tools),
+            key_given=bool(client.config.api_key_value),
         )
         if isinstance(error, LLMToolsRefused):
             client._tools_refused = True
@@ -280,6 +302,7 @@ class _Completion:
                 prompt_tokens()
                 reply.usage = Usage(counted[-1], _count_text(lib, client.model, reply.text))
         reply.usage.estimated = bool(counted)
+        reply.usage.prefix_tokens = request.prefix_of(reply.usage.prompt_tokens)
         reply.usage.cost_usd = client._cost(lib, reply.usage)
         if whole and request.tools and not reply.tool_calls:
             reply.tools_unseen = client._tools_were_unseen(request, reply.usage.prompt_tokens)
@@ -310,8 +333,20 @@ def _reply_of(built: Any) -> LLMReply:
     return LLMReply(
         text=message.content or "",
         tool_calls=calls,
-        usage=Usage(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)) if usage else Usage(),
+        usage=_usage_of(usage) if usage else Usage(),
         finish_reason=choice.finish_reason,
+    )
+
+
+def _usage_of(usage: Any) -> Usage:
+    """The provider's count, with the prompt tokens it read from its prompt cache when it says (OpenAI's
+    ``cached_tokens``; litellm reports Anthropic's ``cache_read_input_tokens`` there too)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None)
+    return Usage(
+        int(usage.prompt_tokens or 0),
+        int(usage.completion_tokens or 0),
+        cached_tokens=int(cached) if isinstance(cached, int) else 0,
     )
 
 

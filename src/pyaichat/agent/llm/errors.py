@@ -11,6 +11,7 @@ exceeded" is a plain ``BadRequestError`` whose words say so.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,6 +34,10 @@ from ...errors import (
     LLMUnknownModel,
 )
 
+UNKNOWN_PROVIDER = (
+    "pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as gpt-4o-mini, "
+    "anthropic/<model>, ollama/<model> or openai/<model> with --api-base."
+)
 NO_MODEL = (
     "No model is configured: choose one with /model <name>, the --model flag, the PYAICHAT_MODEL variable "
     'or model = "…" in the config file.'
@@ -62,9 +67,17 @@ _PREFIX = re.compile(r"^(?:litellm\.\w+:\s*|\w+Error:\s*|\w+Exception\s*-\s*)+")
 
 
 def map_error(
-    exc: BaseException, lib: Any, *, model: str, api_base: str | None, timeout: float, sent_tools: bool
+    exc: BaseException,
+    lib: Any,
+    *,
+    model: str,
+    api_base: str | None,
+    timeout: float,
+    sent_tools: bool,
+    key_given: bool = False,
 ) -> LLMError:
-    """The ``LLMError`` for an exception raised by ``lib.completion`` or while reading its stream."""
+    """The ``LLMError`` for an exception raised by ``lib.completion`` or while reading its stream.
+    ``key_given``: pyaichat passed a key itself (``PYAICHAT_API_KEY``), so litellm read none of its own."""
     x = lib.exceptions
     status = getattr(exc, "status_code", None)
     low = f"{exc} {getattr(exc, 'original_exception', None) or ''}".lower()
@@ -96,20 +109,25 @@ def map_error(
         return LLMContextTooLong(
             f"The conversation is too long for {model}'s context window; /clear starts afresh."
         )
-    # Client-side failures that litellm reports as HTTP 500: recognised by their words before the status.
-    if "missing credentials" in low or ("api_key" in low and "must be set" in low) or "no api key" in low:
-        return LLMAuthError(
-            f"No API key was found for {model}: set PYAICHAT_API_KEY or the provider's own variable "
-            "(e.g. OPENAI_API_KEY)."
-        )
+    # Client-side failures that litellm reports as HTTP 500 (or as a 401 no provider ever sent): recognised
+    # by their words before the status.
+    no_key = (
+        "missing credentials" in low
+        or ("api_key" in low and "must be set" in low)
+        or "no api key" in low
+        or ("missing" in low and "api key" in low)
+    )
+    refused = isinstance(exc, (x.AuthenticationError, x.PermissionDeniedError)) or status in (401, 403)
+    if no_key or refused:
+        return _key_error(lib, model, api_base, no_key=no_key, key_given=key_given)
     if any(words in low for words in _UNREACHABLE):
+        if api_base or local:  # a server the person named, or runs here
+            return LLMConnectError(
+                f"Cannot reach the provider {where}: is the server running and the address right?"
+            )
         return LLMConnectError(
-            f"Cannot reach the provider {where}: is the server running and the address right?"
-        )
-    if isinstance(exc, (x.AuthenticationError, x.PermissionDeniedError)) or status in (401, 403):
-        return LLMAuthError(
-            f"The provider rejected the API key for {model}: check PYAICHAT_API_KEY or the provider's own "
-            "variable (e.g. OPENAI_API_KEY)."
+            f"Cannot reach the provider for {model}: check this machine's network connection (and proxy "
+            "settings, if any)."
         )
     if isinstance(exc, x.RateLimitError) or status == 429:
         return LLMRateLimited(f"The provider {where} is rate limiting requests; wait a moment and ask again.")
@@ -120,10 +138,7 @@ def map_error(
     if isinstance(exc, x.NotFoundError) or status == 404:
         return LLMUnknownModel(f"The provider {where} does not know the model {model}; check it with /model.")
     if isinstance(exc, x.LiteLLMUnknownProvider) or "llm provider not provided" in low:
-        return LLMUnknownModel(
-            f"pyaichat cannot tell which provider serves {model!r}: use a litellm model string such as "
-            "gpt-4o-mini, anthropic/<model>, ollama/<model> or openai/<model> with --api-base."
-        )
+        return LLMUnknownModel(UNKNOWN_PROVIDER.format(model=model))
     if isinstance(exc, x.BadRequestError) or status == 400:
         if sent_tools and ("tool" in low or "function" in low):
             return LLMToolsRefused(f"{model} does not accept tool schemas.")
@@ -136,6 +151,54 @@ def map_error(
     if "connection" in low:
         return LLMNetworkError(f"Cannot reach the provider {where}; check the network.")
     return LLMProviderError(f"The model call failed: {_first_sentence(str(exc))}")
+
+
+def model_problem(lib: Any, model: str) -> str | None:
+    """Why litellm cannot place ``model`` with a provider — the sentence a request for it would end with —
+    or ``None``; asked before a model is chosen (``/model``, ``/suggest``), no request made."""
+    try:
+        lib.get_llm_provider(model=model)
+    except Exception as exc:
+        unknown = getattr(lib.exceptions, "LiteLLMUnknownProvider", ())
+        if (unknown and isinstance(exc, unknown)) or "llm provider not provided" in str(exc).lower():
+            return UNKNOWN_PROVIDER.format(model=model)
+    return None
+
+
+def _key_error(lib: Any, model: str, api_base: str | None, *, no_key: bool, key_given: bool) -> LLMAuthError:
+    """No key, or a key refused: named by the variable the provider reads (litellm knows which), never
+    another provider's."""
+    if key_given:
+        return LLMAuthError(f"The provider rejected the API key for {model}: check PYAICHAT_API_KEY.")
+    missing = _missing_keys(lib, model, api_base)
+    if no_key or missing:
+        names = missing or _key_names(lib, model)
+        either = " or " if all(n.endswith("_API_KEY") for n in names) else " and "
+        what = either.join(names) if names else "the provider's own key variable"
+        return LLMAuthError(f"No API key was found for {model}: set {what} (or PYAICHAT_API_KEY).")
+    names = [n for n in _key_names(lib, model) if n in os.environ]
+    what = " or ".join(names) if names else "the provider's own key variable"
+    return LLMAuthError(f"The provider rejected the API key for {model}: check {what} (or PYAICHAT_API_KEY).")
+
+
+def _missing_keys(lib: Any, model: str, api_base: str | None) -> list[str]:
+    """The key variables litellm says ``model``'s provider wants and the environment lacks (not its other
+    settings, such as a base URL)."""
+    try:
+        found = lib.validate_environment(model=model, api_base=api_base)
+        names = [str(n) for n in found.get("missing_keys") or []]
+    except Exception:  # an older litellm, a model it cannot place: say less rather than something wrong
+        return []
+    return [n for n in names if "KEY" in n or "TOKEN" in n]
+
+
+def _key_names(lib: Any, model: str) -> list[str]:
+    """The usual key variable of ``model``'s provider (``ANTHROPIC_API_KEY``), as litellm places it."""
+    try:
+        provider = str(lib.get_llm_provider(model)[1] or "")
+    except Exception:
+        return []
+    return [f"{provider.upper()}_API_KEY"] if provider.replace("_", "").isalnum() else []
 
 
 def _causes(exc: BaseException) -> str:

@@ -156,7 +156,13 @@ async def complete_code(lib: Any, request: CodeRequest, *, timeout: float) -> Co
         raise
     except Exception as exc:
         raise map_error(
-            exc, lib, model=request.model, api_base=request.api_base, timeout=timeout, sent_tools=False
+            exc,
+            lib,
+            model=request.model,
+            api_base=request.api_base,
+            timeout=timeout,
+            sent_tools=False,
+            key_given=bool(request.api_key),
         ) from None
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)

@@ -12,8 +12,10 @@ as pyaichat (the end of its input, or the parent's death on Linux, ends it), lea
 without a request, restarts itself after an answer once it holds more than ``--rss-mb`` megabytes, and
 cannot grow past ``ADDRESS_SPACE_MB`` of address space.
 
-The protocol is JSON lines. In: ``{"op": "ask", "id", "request", "timeout"}`` and ``{"op": "cancel", "id"}``
-(cancelling the task aborts the HTTP request). Out: ``{"ready": pid}``, then ``{"id", "answer"}``,
+The protocol is JSON lines. In: ``{"op": "ask", "id", "request", "timeout"}``, ``{"op": "cancel", "id"}``
+(cancelling the task aborts the HTTP request) and ``{"op": "check", "id", "model"}`` (answered
+``{"id", "problem"}``: why litellm cannot place the model, or null). Out: ``{"ready": pid}``, then
+``{"id", "answer"}``,
 ``{"id", "error"}`` (the ``LLMError`` ``errors.map_error`` made, by class and sentence); nothing for a
 cancelled request (the REPL has forgotten it: a reply would only wake it while the user types);
 ``{"fatal": sentence}`` when it cannot start; ``{"leaving": reason}`` when it goes on
@@ -151,6 +153,10 @@ class Helper:
             return  # not a request: nothing to answer
         if op == "ask":
             self.tasks[rid] = asyncio.get_running_loop().create_task(self.answer(rid, message))
+        elif op == "check":  # can litellm place this model string? (``/suggest MODEL``, before it is used)
+            from .errors import model_problem
+
+            self.channel.write({"id": rid, "problem": model_problem(self.lib, str(message.get("model")))})
         elif op == "cancel" and rid in self.tasks:
             self.tasks[rid].cancel()
 

@@ -28,12 +28,18 @@ class ToolCall:
 @dataclass
 class Usage:
     """Tokens and cost of model requests. ``estimated``: some of it was counted here, because the request
-    ended before the provider reported its usage (stopped at the deadline, by Ctrl-C, cut off)."""
+    ended before the provider reported its usage (stopped at the deadline, by Ctrl-C, cut off).
+
+    Of the prompt tokens, ``prefix_tokens`` were the stable prefix (system prompt and tools: the same bytes
+    in every request, what prompt caches reuse), pyaichat's estimate (``Request.prefix_of``);
+    ``cached_tokens`` the provider says it read from its prompt cache."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
     estimated: bool = False
+    prefix_tokens: int = 0
+    cached_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         cost = None
@@ -44,6 +50,8 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             cost,
             self.estimated or other.estimated,
+            self.prefix_tokens + other.prefix_tokens,
+            self.cached_tokens + other.cached_tokens,
         )
 
     @staticmethod
@@ -56,11 +64,23 @@ class Usage:
 
 @dataclass
 class Request:
-    """One chat completion as the budget sized it: what is sent, and the most tokens the answer may have."""
+    """One chat completion as the budget sized it: what is sent, and the most tokens the answer may have.
+
+    ``prefix_tokens`` and ``counted_tokens``: the budget's counts of its stable prefix (the system message and
+    the tools) and of all of it, for telling the provider's prompt tokens apart (``prefix_of``)."""
 
     messages: Messages
     tools: Tools | None
     max_tokens: int
+    prefix_tokens: int = 0
+    counted_tokens: int = 0
+
+    def prefix_of(self, prompt_tokens: int) -> int:
+        """How many of ``prompt_tokens`` (the provider's count of this request) were the stable prefix: its
+        share by the budget's count (another model's tokenizer splits both parts alike)."""
+        if not self.counted_tokens or not prompt_tokens:
+            return 0
+        return min(prompt_tokens, round(prompt_tokens * self.prefix_tokens / self.counted_tokens))
 
 
 @dataclass

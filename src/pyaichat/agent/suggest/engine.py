@@ -59,6 +59,7 @@ class SuggestStats:
         "cost_usd",
         "delivered",
         "failed",
+        "failing",
         "last_failure",
         "last_ms",
         "loop_complaints",
@@ -71,6 +72,7 @@ class SuggestStats:
         self.prompt_tokens = self.completion_tokens = 0
         self.cost_usd: float | None = None
         self.last_failure: str | None = None
+        self.failing = 0  # requests failed in a row since the last answer (the toolbar says so)
         self.last_ms: float | None = None  # the last answer's round trip
         self.loop_complaints = 0  # what asyncio would have printed from the engine's loop (kept quiet)
 
@@ -312,6 +314,32 @@ class Suggester:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(task.cancel)
 
+    def check(self, model: str) -> str | None:
+        """Before ``model`` gets what the person types: why litellm cannot place it (the sentence ``/model``
+        gives), or ``None``. Asked of the helper process, which it starts (the first suggestion then does
+        not wait for it); a helper that cannot start is said the same way. From the front end's thread;
+        Ctrl-C ends the wait."""
+        if self._ask is not None:  # a model call put in by a test: no litellm to ask
+            return None
+        import asyncio
+        import concurrent.futures
+
+        from ...errors import LLMError
+
+        loop = self._loop or self._start()
+        future = asyncio.run_coroutine_threadsafe(self._model_helper().check(model), loop)
+        try:
+            while True:  # polled, so Ctrl-C ends the wait (the helper goes on starting)
+                try:
+                    return future.result(timeout=0.1)
+                except concurrent.futures.TimeoutError:
+                    continue
+        except LLMError as exc:
+            return str(exc)
+        except BaseException:
+            future.cancel()
+            raise
+
     # -- the engine's thread --------------------------------------------------------------------------------
     def _call(self, func: Callable[[], None]) -> None:
         loop = self._loop
@@ -459,6 +487,7 @@ class Suggester:
     def _count(self, answer: CodeAnswer) -> None:
         stats = self.stats
         stats.answered += 1
+        stats.failing = 0
         stats.prompt_tokens += answer.prompt_tokens
         stats.completion_tokens += answer.completion_tokens
         if answer.cost_usd is not None:
@@ -476,6 +505,7 @@ class Suggester:
             self.chat_only.add(model)
             self.stats.last_failure = f"{stamp} {sentence} (fill-in-the-middle refused: chat from now on)"
             return
+        self.stats.failing += 1
         self.stats.last_failure = f"{stamp} {sentence}"
         if isinstance(exc, (LLMAuthError, LLMUnknownModel, LLMSetupError)):
             self._stopped = (model, sentence)

@@ -265,6 +265,24 @@ class ModelHelper:
             return CodeAnswer.from_wire(reply["answer"])
         raise error_from_wire(reply.get("error") or {})
 
+    async def check(self, model: str) -> str | None:
+        """Why litellm cannot place ``model`` (the helper's litellm: none loads here), or ``None``."""
+        await self.start()
+        process = self._process
+        assert process is not None
+        rid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        process.waiting[rid] = future
+        try:
+            process.send({"op": "check", "id": rid, "model": model})
+            reply = await future
+        except (OSError, ValueError):
+            raise LLMHelperStopped("The suggestion helper process stopped before it was asked.") from None
+        finally:
+            process.waiting.pop(rid, None)
+        problem = reply.get("problem")
+        return str(problem) if problem else None
+
     def in_flight(self) -> tuple[int, ...]:
         """The requests the helper has been sent and not answered (from any thread)."""
         process = self._process

@@ -1,4 +1,5 @@
-"""The built-in adapters: which module's types each describes, and where it is (imported on first use).
+"""The built-in adapters: which module's types each describes, and where it is (imported on first use). Plain
+data: the registry declares them on its first look-up.
 
 A library whose types live in more than one top-level module is declared once for each (``jaxlib`` beside
 ``jax``, the ``_duckdb`` extension beside ``duckdb``); a sub-module narrows an entry (``scipy`` describes
@@ -6,8 +7,6 @@ only sparse matrices, but any ``scipy`` type is asked).
 """
 
 from __future__ import annotations
-
-from .registry import declare
 
 _HERE = __name__.rpartition(".")[0]
 
@@ -34,5 +33,7 @@ BUILTIN = {
     "matplotlib": "matplotlib:MatplotlibAdapter",
 }
 
-for _module, _target in BUILTIN.items():
-    declare(_module, f"{_HERE}.{_target}")
+
+def targets() -> dict[str, str]:
+    """Each module of the value's types → its adapter's import path (``package.module:Class``)."""
+    return {module: f"{_HERE}.{target}" for module, target in BUILTIN.items()}

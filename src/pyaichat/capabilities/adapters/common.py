@@ -10,9 +10,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..brepr import count, cut, type_name
 from ..privacy import FULL, SAMPLE, SCHEMA
 from ..redact import REDACTED, is_secret_name
+from ..text import count, cut, type_name
 from .protocol import LAZY
 
 __all__ = [
@@ -89,11 +89,19 @@ def cell(value: Any, width: int) -> str:
     return f"<{type_name(value)}>"
 
 
-def table(columns: Sequence[Any], rows: Iterable[Sequence[Any]], lvl: int, max_cols: int = 12) -> list[str]:
-    """A small aligned text table; the values of secret-named columns are replaced."""
+def table(
+    columns: Sequence[Any],
+    rows: Iterable[Sequence[Any]],
+    lvl: int,
+    max_cols: int = 12,
+    masked: Iterable[int] = (),
+) -> list[str]:
+    """A small aligned text table; the values of secret-named columns (and of the columns at the positions
+    ``masked``: derived from one, see ``sqllineage``) are replaced."""
     width = 40 if lvl >= FULL else 24
     names = [str(c) for c in columns[:max_cols]]
-    secret = [is_secret_name(n) for n in names]
+    hidden = set(masked)
+    secret = [is_secret_name(n) or i in hidden for i, n in enumerate(names)]
     body = [
         [REDACTED if secret[i] else cell(v, width) for i, v in enumerate(list(r)[:max_cols])] for r in rows
     ]

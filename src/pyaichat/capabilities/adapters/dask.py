@@ -16,9 +16,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..brepr import type_name
 from ..deadline import failure, safe
 from ..redact import REDACTED
+from ..text import type_name
 from .common import (
     LAZY,
     SAMPLE,

@@ -35,6 +35,7 @@ from .sqldb import (
 
 _EXPLAIN = re.compile(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
 _PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "repeat", "pragma_table_info"})
+_PARAMETRIC_TYPES = frozenset({"list", "struct", "map", "union", "array", "decimal", "numeric", "enum"})
 _OBJECTS = (
     "SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
     "AND NOT internal UNION ALL SELECT view_name, 'view' FROM duckdb_views() "
@@ -84,6 +85,68 @@ def _check_sources(cur: Any, sql: str) -> None:
                 f"{name!r} is not a table or view of this database (DuckDB would look for a file or a Python "
                 "variable of that name): only the database's own tables can be read."
             )
+
+
+def _check_loaded(cur: Any, sql: str) -> None:
+    """Refuse a statement naming a function, type or collation that no loaded extension provides: DuckDB
+    would install and load an extension for it (autoinstall/autoload of known extensions: folders under
+    ``~/.duckdb``, a download, code loaded into the session's process). Those settings are global to the
+    database, so they are not changed on the person's behalf; the statement is checked against what is loaded.
+    """
+    parsed = json.loads(cur.execute("SELECT json_serialize_sql(?)", [_explained(sql)]).fetchone()[0])
+    functions: set[str] = set()
+    types: set[str] = set()
+    collations: set[str] = set()
+    _names_in(parsed, functions, types, collations)
+    missing = []
+    if functions:
+        known = {
+            n
+            for (n,) in cur.execute(
+                "SELECT DISTINCT lower(function_name) FROM duckdb_functions() "
+                "WHERE list_contains(?, lower(function_name))",
+                [sorted(functions)],
+            ).fetchall()
+        }
+        missing += [f"{f}()" for f in sorted(functions - known)]
+    if types:
+        known = {
+            n
+            for (n,) in cur.execute(
+                "SELECT lower(type_name) FROM duckdb_types() WHERE list_contains(?, lower(type_name))",
+                [sorted(types)],
+            ).fetchall()
+        }
+        missing += [f"the type {t.upper()}" for t in sorted(types - known - _PARAMETRIC_TYPES)]
+    if collations:
+        known = {n.lower() for (n,) in cur.execute("SELECT collname FROM pragma_collations()").fetchall()}
+        missing += [f"the collation {c}" for c in sorted(collations - known)]
+    if missing:
+        raise CapabilityError(
+            f"The query needs {', '.join(missing)}, which no loaded DuckDB extension provides; query_sql "
+            "never installs or loads an extension (that would download code into the session)."
+        )
+
+
+def _names_in(node: Any, functions: set[str], types: set[str], collations: set[str]) -> None:
+    if isinstance(node, dict):
+        cls = node.get("class")
+        if cls == "FUNCTION" and isinstance(node.get("function_name"), str):
+            functions.add(node["function_name"].lower())
+        elif cls == "TYPE" and isinstance(node.get("type_name"), str):
+            types.add(node["type_name"].lower())
+        elif cls == "COLLATE" and isinstance(node.get("collation"), str):
+            collations.update(c.lower() for c in node["collation"].split(".") if c)
+        cast_type = node.get("cast_type")
+        if isinstance(cast_type, dict) and cast_type.get("id") == "USER":
+            info = cast_type.get("type_info") or {}
+            if isinstance(info.get("user_type_name"), str):
+                types.add(info["user_type_name"].lower())
+        for value in node.values():
+            _names_in(value, functions, types, collations)
+    elif isinstance(node, list):
+        for value in node:
+            _names_in(value, functions, types, collations)
 
 
 def _is_catalog_view(name: str) -> bool:
@@ -140,9 +203,32 @@ class DuckDBAdapter(DatabaseAdapter):
                 table.columns.append((column, dtype))
         return Catalog(list(tables.values()), rows[0][2] if rows else 0)
 
+    def dialect(self, value: Any) -> str:
+        return "duckdb"
+
+    def relations(
+        self, value: Any, names: set[str], timeout: float = 2.0
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        wanted = sorted(names)
+        with closing(_cursor(value)) as cur:
+            rows = cur.execute(
+                "SELECT lower(table_name), column_name FROM duckdb_columns() "
+                "WHERE list_contains(?, lower(table_name)) ORDER BY table_name, column_index",
+                [wanted],
+            ).fetchall()
+            views = cur.execute(
+                "SELECT lower(view_name), sql FROM duckdb_views() WHERE list_contains(?, lower(view_name))",
+                [wanted],
+            ).fetchall()
+        columns: dict[str, list[str]] = {}
+        for table, column in rows:
+            columns.setdefault(table, []).append(column)
+        return columns, {name: sql or "" for name, sql in views}
+
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         with closing(_cursor(value)) as cur:
             _check_sources(cur, sql)
+            _check_loaded(cur, sql)
             cur.execute("BEGIN TRANSACTION READ ONLY")
             try:
                 with interrupt_after(timeout, cur.interrupt) as fired:

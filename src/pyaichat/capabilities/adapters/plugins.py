@@ -12,19 +12,20 @@ from __future__ import annotations
 import re
 
 from ...registry import installed_entry_points
-from .registry import declare, problems
 
 GROUP = "pyaichat.adapters"
 _MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
-def load_all() -> None:
-    """Declare every installed plugin adapter (called by the registry after the built-in ones)."""
+def entry_points(problems: list[str]) -> list[tuple[str, str, str]]:
+    """Every installed plugin adapter as (module of its types, its import path, who provides it), for the
+    registry to declare after the built-in ones; what cannot be read is added to ``problems``."""
     try:
         found = installed_entry_points(GROUP)
     except Exception as exc:  # broken metadata of some unrelated distribution
         problems.append(f"Could not read installed adapters: {type(exc).__name__}: {exc}.")
-        return
+        return []
+    declared = []
     for ep in found:
         dist = getattr(getattr(ep, "dist", None), "name", None) or ep.module.split(".")[0]
         if not _MODULE_NAME.fullmatch(ep.name):
@@ -33,4 +34,5 @@ def load_all() -> None:
                 "whose types it describes (such as 'sensors' or 'sensors.core')."
             )
             continue
-        declare(ep.name, f"{ep.module}:{ep.attr}" if ep.attr else ep.module, f"plugin {dist}")
+        declared.append((ep.name, f"{ep.module}:{ep.attr}" if ep.attr else ep.module, f"plugin {dist}"))
+    return declared

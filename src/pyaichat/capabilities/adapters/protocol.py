@@ -69,14 +69,23 @@ A minimal adapter::
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..privacy import FULL, NAMES, SAMPLE, SCHEMA
 
-if TYPE_CHECKING:
-    from .sqldb import Catalog, Result
-
-__all__ = ["FULL", "LAZY", "NAMES", "SAMPLE", "SCHEMA", "Adapter", "DatabaseAdapter"]
+__all__ = [
+    "FULL",
+    "LAZY",
+    "NAMES",
+    "SAMPLE",
+    "SCHEMA",
+    "Adapter",
+    "Catalog",
+    "DatabaseAdapter",
+    "Result",
+    "Table",
+]
 
 LAZY = "lazy: not computed"  # what an adapter says where no value is in memory
 
@@ -129,8 +138,49 @@ class DatabaseAdapter(Adapter, abc.ABC):
         """The tables and views with their columns and types (the first ``max_tables``, and how many in all),
         read through a connection of the adapter's own."""
 
+    def dialect(self, value: Any) -> str:
+        """The SQL dialect ``sqlcheck`` reads the statement in (``"postgres"``, ``"duckdb"``, ``"sqlite"``;
+        ``""`` for standard SQL with the functions common to all)."""
+        return ""
+
+    def relations(
+        self, value: Any, names: set[str], timeout: float = 2.0
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """For masking by lineage: the columns of the named tables and views (lower-case names), and the
+        defining SQL of the views among them. This default reads the catalog and knows no view's definition,
+        so every column of a view counts as possibly derived from a secret."""
+        cat = self.catalog(value, 10_000, timeout)
+        found = [t for t in cat.tables if t.name.lower().rpartition(".")[2] in names]
+        columns = {t.name.lower().rpartition(".")[2]: [c for c, _ in t.columns] for t in found}
+        return columns, {t.name.lower(): "" for t in found if t.kind == "view"}
+
     @abc.abstractmethod
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         """Run ``sql`` (one statement, already checked read-only) and return at most ``limit`` rows, saying
         how the database held it read-only (``Result.held_by``). Raise ``CapabilityError`` with a sentence
         for the user when the database refuses it or the deadline stops it."""
+
+
+# -- what a database adapter answers ---------------------------------------------------------------------
+@dataclass
+class Table:
+    name: str
+    kind: str = "table"  # or "view"
+    columns: list[tuple[str, str]] = field(default_factory=list)
+    rows: str = ""  # an estimate the database keeps ("~1,200 rows"), never a count
+
+
+@dataclass
+class Catalog:
+    tables: list[Table]
+    total: int  # tables and views in all, also those not listed
+    where: str = ""  # "schema public" …
+
+
+@dataclass
+class Result:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    more: bool  # the row limit cut the result
+    held_by: str  # how the database held it read-only, said in the answer
+    masked: set[int] = field(default_factory=set)  # columns derived from a secret-named one (by lineage)

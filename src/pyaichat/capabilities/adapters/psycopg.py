@@ -94,6 +94,26 @@ def read_catalog(cur: Any, max_tables: int) -> Catalog:
     return Catalog(list(tables.values()), total)
 
 
+RELATION_COLUMNS_SQL = """
+SELECT lower(table_name), column_name FROM information_schema.columns
+WHERE lower(table_name) = ANY(%(names)s) ORDER BY table_schema, table_name, ordinal_position
+"""
+VIEWS_SQL = "SELECT lower(viewname), definition FROM pg_views WHERE lower(viewname) = ANY(%(names)s)"
+
+
+def read_relations(cur: Any, names: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Columns of the named relations (in any schema: merged, so a secret column of one counts for all of that
+    name) and the definitions of the views among them, from a DB-API cursor."""
+    wanted = sorted(names)
+    cur.execute(RELATION_COLUMNS_SQL, {"names": wanted})
+    columns: dict[str, list[str]] = {}
+    for table, column in cur.fetchall():
+        columns.setdefault(table, []).append(column)
+    cur.execute(VIEWS_SQL, {"names": wanted})
+    views = {name: definition or "" for name, definition in cur.fetchall()}
+    return columns, views
+
+
 # -- the adapter ---------------------------------------------------------------------------------------------
 class PsycopgAdapter(DatabaseAdapter):
     """psycopg 3 connections (and their cursors, which are never read)."""
@@ -106,6 +126,17 @@ class PsycopgAdapter(DatabaseAdapter):
             cat = read_catalog(cur, max_tables)
             reader.rollback()
         return cat
+
+    def dialect(self, value: Any) -> str:
+        return "postgres"
+
+    def relations(
+        self, value: Any, names: set[str], timeout: float = 2.0
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        with open_reader(value, timeout) as reader, reader.cursor() as cur:
+            found = read_relations(cur, names)
+            reader.rollback()
+        return found
 
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         import psycopg  # deferred: never imported to check (the user's connection means it is loaded)

@@ -76,9 +76,23 @@ def _load(target: str | Adapter) -> Adapter:
     return loaded
 
 
-ADAPTERS: Registry[AdapterEntry] = Registry(("pyaichat.capabilities.adapters.builtin",))
+def _declare_builtin() -> None:
+    from .builtin import targets  # the table of built-in adapters: with the first look-up
+
+    for module, target in targets().items():
+        declare(module, target)
+
+
+def declare_plugins() -> None:
+    from .plugins import entry_points  # the installed distributions' metadata: with the first look-up
+
+    for module, target, source in entry_points(problems):
+        declare(module, target, source)
+
+
+ADAPTERS: Registry[AdapterEntry] = Registry((_declare_builtin,))
 # Adapters for modules no built-in one describes, from the installed distributions.
-PLUGIN_ADAPTERS: Registry[AdapterEntry] = Registry(("pyaichat.capabilities.adapters.plugins:load_all",))
+PLUGIN_ADAPTERS: Registry[AdapterEntry] = Registry((declare_plugins,))
 
 # Problems with third-party adapters (one sentence each, each said once), listed by ``/tools``.
 problems: list[str] = []

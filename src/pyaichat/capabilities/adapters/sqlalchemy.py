@@ -1,23 +1,29 @@
 """SQLAlchemy: an Engine or Connection is described by its URL (password masked) without touching the
-network; its tables are read, and ``query_sql`` runs, on a connection of our own from the engine's pool.
+network; its tables are read, and ``query_sql`` runs, on a connection of our own that never comes from the
+engine's pool.
 
-A user's ``Connection`` may hold an open transaction: it is never used; its ``engine`` gives a separate
-pooled connection. On it the database holds the query read-only as far as the dialect allows:
+A pool may hand out the person's own DBAPI connection: ``StaticPool`` (the usual recipe for sharing a SQLite
+database between threads), ``SingletonThreadPool`` on the same thread, ``AssertionPool``, or a ``creator``
+that returns one object. Reading through it would see their uncommitted rows, and the rollback that ends
+every read would throw their work away. So the pool is never checked out: a fresh DBAPI connection is made
+with the engine's own creator (its URL, ``connect_args`` and ``do_connect`` hooks), through an engine of ours
+(``NullPool``, kept per engine) and closed after the call. A custom ``creator`` is called twice: if it
+returns the same object both times it is the person's connection, and the read is refused in one sentence,
+with nothing rolled back, committed or changed on it. On our connection the database holds the query
+read-only as far as the dialect allows:
 
 - PostgreSQL: ``SET TRANSACTION READ ONLY`` and ``SET LOCAL statement_timeout`` (the server cancels at the
   deadline);
-- SQLite: ``PRAGMA query_only`` (set back before the connection returns to the pool) and a progress handler
-  that interrupts at the deadline; an in-memory SQLite database lives only in the user's own connection and
-  is not reached;
+- SQLite: ``PRAGMA query_only`` and a progress handler that interrupts at the deadline; an in-memory SQLite
+  database lives only in the person's own connection and is not reached;
 - MySQL/MariaDB: ``SET TRANSACTION READ ONLY``;
 - any other dialect: ``sqlcheck`` and a rollback only (the answer says so).
-
-The transaction is always rolled back.
 """
 
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,7 +31,7 @@ from typing import Any
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
-from .psycopg import read_catalog
+from .psycopg import read_catalog, read_relations
 from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
 
 
@@ -42,34 +48,102 @@ def masked_url(engine: Any) -> str:
 
 
 def _memory_sqlite(engine: Any) -> bool:
-    return engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
+    """An in-memory SQLite database made from the URL (a custom creator may connect anywhere)."""
+    memory = engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")
+    return memory and _default_creator(getattr(engine.pool, "_creator", None))
+
+
+def _default_creator(creator: Any) -> bool:
+    """The creator ``create_engine`` makes from the URL (a fresh DBAPI connection each call)."""
+    return getattr(creator, "__qualname__", "") == "create_engine.<locals>.connect" and getattr(
+        creator, "__module__", ""
+    ).startswith("sqlalchemy.")
+
+
+def own_dbapi_connection(engine: Any) -> Any:
+    """A DBAPI connection nobody else holds, made by the engine's creator outside its pool; refused when the
+    creator hands out one shared object."""
+    pool = engine.pool
+    invoke = getattr(pool, "_invoke_creator", None)
+    if invoke is None:
+        raise CapabilityError(
+            f"This SQLAlchemy engine's pool ({type(pool).__name__}) cannot open a separate connection, and "
+            "the assistant never uses one you may hold."
+        )
+    try:
+        first = invoke(None)
+        if _default_creator(getattr(pool, "_creator", None)):
+            return first
+        second = invoke(None)
+    except Exception as exc:
+        raise CapabilityError(f"Could not connect to the database: {type(exc).__name__}: {exc}".strip())
+    if first is second:
+        raise CapabilityError(
+            "This SQLAlchemy engine's creator returns the same connection every time (yours, with your "
+            "transaction), so the assistant does not query through it: give it an engine that opens its own "
+            "connections."
+        )
+    try:
+        second.close()
+    except Exception:
+        pass
+    return first
+
+
+_own_engines: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _own_engine(engine: Any) -> Any:
+    """An engine of ours beside the person's (``NullPool``: every connection a fresh one from
+    ``own_dbapi_connection``, closed after use), kept per engine so the dialect is set up once."""
+    own = _own_engines.get(engine)
+    if own is None:
+        import sqlalchemy  # deferred: never imported to check (the user's engine means it is loaded)
+        from sqlalchemy.pool import NullPool
+
+        ref = weakref.ref(engine)
+
+        def create() -> Any:
+            theirs = ref()
+            if theirs is None:
+                raise CapabilityError("The SQLAlchemy engine is gone.")
+            return own_dbapi_connection(theirs)
+
+        own = _own_engines[engine] = sqlalchemy.create_engine(engine.url, creator=create, poolclass=NullPool)
+    return own
 
 
 @contextmanager
 def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
-    """A pooled connection of our own in a read-only transaction: ``(connection, how it is held, -)``."""
+    """A connection of our own (never from the engine's pool) in a read-only transaction:
+    ``(connection, how it is held, -)``."""
     if _memory_sqlite(engine):
         raise CapabilityError(
             "This SQLAlchemy engine holds an in-memory SQLite database, which exists only in the user's own "
             "connection: the assistant cannot reach it."
         )
+    deadline = time.monotonic() + timeout  # connecting counts: the database stops the query in time
     dialect = engine.dialect.name
     try:
-        conn = engine.connect()
+        conn = _own_engine(engine).connect()
+    except CapabilityError:
+        raise
     except Exception as exc:
+        inner = getattr(exc, "orig", None)
+        if isinstance(inner, CapabilityError):
+            raise inner from None
         raise CapabilityError(f"Could not connect to the database: {type(exc).__name__}: {exc}".strip())
-    sqlite_raw = None
     try:
-        held = "a separate pooled connection, rolled back (no read-only mode known for this database)"
+        held = "a separate connection, rolled back (no read-only mode known for this database)"
         interrupt: Any = None
         if dialect == "postgresql":
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(int(timeout * 1000), 1)}")
+            left = max(int((deadline - time.monotonic()) * 1000), 1)
+            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {left}")
             held = "a separate connection in a READ ONLY transaction with statement_timeout, rolled back"
         elif dialect == "sqlite":
             sqlite_raw = conn.connection.driver_connection
             sqlite_raw.execute("PRAGMA query_only = ON")
-            deadline = time.monotonic() + timeout
             sqlite_raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             held = "a separate connection with PRAGMA query_only, rolled back"
         elif dialect in ("mysql", "mariadb"):
@@ -78,13 +152,9 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
         yield conn, held, interrupt
     finally:
         try:
-            conn.rollback()
-            if sqlite_raw is not None:
-                sqlite_raw.set_progress_handler(None, 0)
-                sqlite_raw.execute("PRAGMA query_only = OFF")
-        except Exception:
-            conn.invalidate()  # never back into the pool in a state we cannot vouch for
-        conn.close()
+            conn.rollback()  # ours: nobody else holds this connection
+        finally:
+            conn.close()  # NullPool: the DBAPI connection is closed, never pooled
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------
@@ -112,6 +182,36 @@ class SQLAlchemyAdapter(DatabaseAdapter):
                 cols = [(c["name"], str(c["type"])) for c in inspector.get_columns(name)]
                 tables.append(Table(name, kind, cols))
         return Catalog(tables, len(names))
+
+    def dialect(self, value: Any) -> str:
+        from ..sqlcheck import dialect_of
+
+        return dialect_of(_engine(value).dialect.name)
+
+    def relations(
+        self, value: Any, names: set[str], timeout: float = 2.0
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        engine = _engine(value)
+        import sqlalchemy  # deferred: never imported to check (the user's engine means it is loaded)
+
+        with reader(engine, timeout) as (conn, _, _):
+            if engine.dialect.name == "postgresql":
+                with conn.connection.driver_connection.cursor() as cur:
+                    return read_relations(cur, names)
+            inspector = sqlalchemy.inspect(conn)
+            columns: dict[str, list[str]] = {}
+            views: dict[str, str] = {}
+            view_names = set(inspector.get_view_names())
+            for name in [*inspector.get_table_names(), *view_names]:
+                if name.lower() not in names:
+                    continue
+                columns[name.lower()] = [c["name"] for c in inspector.get_columns(name)]
+                if name in view_names:
+                    try:
+                        views[name.lower()] = str(inspector.get_view_definition(name) or "")
+                    except Exception:
+                        views[name.lower()] = ""
+        return columns, views
 
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         engine = _engine(value)

@@ -14,11 +14,11 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CapabilityError
 from .common import FULL, SAMPLE, table
+from .protocol import Catalog, Result, Table  # noqa: F401  (the database adapters take them from here)
 
 MAX_TABLES = 20  # described with their columns at sample (60 at full); the rest are counted
 
@@ -28,29 +28,6 @@ def tables_for(lvl: int) -> int:
 
 
 MAX_COLUMNS = 15
-
-
-@dataclass
-class Table:
-    name: str
-    kind: str = "table"  # or "view"
-    columns: list[tuple[str, str]] = field(default_factory=list)
-    rows: str = ""  # an estimate the database keeps ("~1,200 rows"), never a count
-
-
-@dataclass
-class Catalog:
-    tables: list[Table]
-    total: int  # tables and views in all, also those not listed
-    where: str = ""  # "schema public" …
-
-
-@dataclass
-class Result:
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-    more: bool  # the row limit cut the result
-    held_by: str  # how the database held it read-only, said in the answer
 
 
 def catalog_lines(cat: Catalog, lvl: int) -> list[str]:
@@ -87,7 +64,7 @@ def result_lines(result: Result, lvl: int) -> list[str]:
     )
     lines = [f"{head}; read-only: {result.held_by}"]
     if result.columns:
-        lines += table(result.columns, result.rows, max(lvl, SAMPLE), max_cols=20)
+        lines += table(result.columns, result.rows, max(lvl, SAMPLE), max_cols=20, masked=result.masked)
     return lines
 
 

@@ -167,6 +167,23 @@ def _where(conn: Any) -> str:
     return os.path.basename(name) if name else "an in-memory database"
 
 
+def read_relations(reader: Any, names: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Columns of the named tables and views, and the views' ``CREATE VIEW`` text (a connection of ours)."""
+    columns: dict[str, list[str]] = {}
+    views: dict[str, str] = {}
+    rows = reader.execute(
+        "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')"
+    ).fetchall()
+    for name, kind, sql in rows:
+        if name.lower() not in names:
+            continue
+        cols = reader.execute("SELECT name FROM pragma_table_info(?)", (name,)).fetchall()
+        columns[name.lower()] = [c for (c,) in cols]
+        if kind == "view":
+            views[name.lower()] = sql or ""
+    return columns, views
+
+
 # -- the adapter ---------------------------------------------------------------------------------------------
 class SqliteAdapter(DatabaseAdapter):
     """sqlite3 connections (and their cursors, which are never read)."""
@@ -185,6 +202,15 @@ class SqliteAdapter(DatabaseAdapter):
                 cols = reader.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
                 tables.append(Table(name, kind, [(c, t or "any") for c, t in cols]))
         return Catalog(tables, len(entries))
+
+    def dialect(self, value: Any) -> str:
+        return "sqlite"
+
+    def relations(
+        self, value: Any, names: set[str], timeout: float = 2.0
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        with closing(open_reader(value)) as reader:
+            return read_relations(reader, names)
 
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         deadline = time.monotonic() + timeout

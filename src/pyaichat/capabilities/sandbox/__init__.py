@@ -42,7 +42,7 @@ from ..redact import masker_for
 from .confine import probe as probe_walls
 from .isolation import fork_available
 from .policy import IN_PROCESS, InProcess, SandboxPolicy, forked
-from .runner import Request, Secrets
+from .policy_base import Request, Secrets
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext

@@ -19,7 +19,7 @@ from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locati
 
 from ...errors import SandboxViolation
 from ..redact import Masker
-from .modules import module_allowed
+from .modules import denied_text, module_allowed
 from .rules import (
     DUNDER_METHODS,
     FORBIDDEN_BUILTINS,
@@ -93,7 +93,7 @@ class _Checker(ast.NodeVisitor):
 
     def _check_module(self, node: ast.AST, name: str) -> None:
         if not module_allowed(name):
-            self.fail(node, f"the module {name} is not available in the sandbox")
+            self.fail(node, denied_text(name))
         self.imports.add(name)
 
     def visit_Import(self, node: ast.Import) -> None:

@@ -11,7 +11,7 @@ from .ownership import UserObjects
 
 if TYPE_CHECKING:
     from .modules import ModuleProxy
-    from .policy import SandboxPolicy
+    from .policy_base import SandboxPolicy
 
 
 @dataclass

@@ -31,7 +31,14 @@ def module_allowed(name: str) -> bool:
 
 
 def denied_module(name: str) -> SandboxViolation:
-    return SandboxViolation(f"the module {name} is not available in the sandbox")
+    return SandboxViolation(denied_text(name))
+
+
+def denied_text(name: str) -> str:
+    """Why an import is refused, with what can be imported: the model learns the list when it needs it, and
+    ``run_python``'s description, sent with every request, need not carry it."""
+    roots = sorted({m.split(".")[0] for m in ALLOWED_MODULES}, key=lambda m: (m in ("numpy", "pandas"), m))
+    return f"the module {name} is not available in the sandbox (it can import {', '.join(roots)})"
 
 
 def check_attr_name(name: object) -> None:

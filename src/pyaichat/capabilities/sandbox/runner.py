@@ -19,29 +19,10 @@ from ..summary import describe  # imported here, in the parent: a forked child m
 from . import limits
 from .compiler import RESULT_NAME, Compiled
 from .guards import SANDBOX_FILENAME, Guards
+from .policy_base import Request, Secrets
 
 if TYPE_CHECKING:
-    from .policy import SandboxPolicy, Watch
-
-
-@dataclass(frozen=True)
-class Request:
-    source: str
-    mode: str  # "exec" (run_python) or "eval" (eval_expr)
-    policy: SandboxPolicy  # a forked child or this process (``policy``)
-    timeout: float
-    privacy: str
-    limit: int
-    secret_names: tuple[str, ...] = ()
-    render: Callable[[Any], str] | None = None  # the text of an expression's value (introspection)
-
-
-@dataclass(frozen=True)
-class Secrets:
-    """How to recognise secrets (from the registry's ``Masker``), passed in so this module has no opinion."""
-
-    is_secret_name: Callable[[str], bool]
-    looks_secret: Callable[[str], bool]
+    from .policy_base import Watch
 
 
 def execute(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:

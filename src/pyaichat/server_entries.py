@@ -1,4 +1,6 @@
-"""Where MCP server entries come from, and how they become servers ready to start.
+"""Where MCP server entries come from, and how they become servers ready to start: configuration, below
+``config`` (the ``mcp_servers`` setting is checked with it when the file is read) and ``mcptools`` (which
+starts them).
 
 Two forms, which can be used together:
 
@@ -14,21 +16,18 @@ A table in the config file without a ``command`` or ``url`` changes a server of 
 table turns on a server's requests back (``sampling = true``, ``elicitation = true``), which exist only
 there.
 
-``${env:NAME}`` / ``${NAME}`` / ``${NAME:-default}`` (the user's environment), ``${userHome}`` and
-``${workspaceFolder}`` (the current directory) are filled in when a server starts (``launch``): only what the
-entry lists reaches the server, on top of the few variables a program needs to run at all.
+``${…}`` references are filled in when a server starts (``mcptools.launch``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigError
-from ..secret import Secret
-from .spec import TRANSPORTS, TRUSTS, Launch, Pairs, ServerSpec
+from .errors import ConfigError
+from .secret import Secret
+from .server_spec import TRANSPORTS, TRUSTS, Pairs, ServerSpec
 
 TOML_KEYS = (
     "command",
@@ -54,7 +53,6 @@ _TRANSPORT_NAMES = {
     "streamable_http": "http",
     "sse": "sse",
 }
-_REFERENCE = re.compile(r"\$\{(?P<body>[^}]*)\}")
 
 
 class EntryError(ValueError):
@@ -243,68 +241,3 @@ def _seconds(entry: Mapping[str, Any], key: str, fail: Any) -> float | None:
 
 
 # -- ready to start ------------------------------------------------------------------------------------------
-def launch(
-    spec: ServerSpec,
-    *,
-    start_timeout: float,
-    call_timeout: float,
-    environ: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-) -> Launch:
-    """``spec`` with its references filled in from ``environ`` (default: this process's) and the default
-    timeouts applied; ``EntryError`` when it cannot start as written (a variable that is not set, a VS Code
-    ``${input:…}`` prompt pyaichat cannot show)."""
-    environ = os.environ if environ is None else environ
-    here = cwd or os.getcwd()
-
-    def fill(text: str) -> str:
-        return _expand(spec.name, text, environ, here)
-
-    if spec.overlay:
-        raise EntryError(
-            f"The MCP server {spec.name!r} in the config file has no command or url, and no server of that "
-            "name is in the MCP config file to apply it to"
-        )
-    command = os.path.expanduser(fill(spec.command)) if spec.command is not None else None
-    return Launch(
-        spec.name,
-        transport=spec.transport or ("stdio" if command else "http"),
-        command=command,
-        args=tuple(fill(a) for a in spec.args),
-        env={k: Secret(fill(v.get_secret_value())) for k, v in spec.env},
-        cwd=os.path.expanduser(fill(spec.cwd)) if spec.cwd else None,
-        url=fill(spec.url) if spec.url is not None else None,
-        headers={k: Secret(fill(v.get_secret_value())) for k, v in spec.headers},
-        trust=spec.trust or TRUSTS[0],
-        start_timeout=spec.start_timeout or start_timeout,
-        call_timeout=spec.call_timeout or call_timeout,
-        roots=tuple(os.path.abspath(os.path.expanduser(fill(r))) for r in spec.roots or ()),
-        sampling=bool(spec.sampling),
-        elicitation=bool(spec.elicitation),
-    )
-
-
-def _expand(server: str, text: str, environ: Mapping[str, str], here: str) -> str:
-    def one(m: re.Match[str]) -> str:
-        body = m["body"].strip()
-        if body.startswith("input:"):
-            raise EntryError(
-                f"The MCP server {server!r} asks for the VS Code input {body[6:]!r}, which pyaichat cannot "
-                "prompt for; put the value in the entry's env, or as ${env:NAME} from your environment"
-            )
-        if body == "userHome":
-            return environ.get("HOME") or os.path.expanduser("~")
-        if body in ("workspaceFolder", "cwd"):
-            return here
-        name, default = body.removeprefix("env:"), None
-        if ":-" in name:
-            name, default = name.split(":-", 1)
-        if name in environ:
-            return environ[name]
-        if default is not None:
-            return default
-        raise EntryError(
-            f"The MCP server {server!r} uses ${{{body}}}, but {name} is not set in your environment"
-        )
-
-    return _REFERENCE.sub(one, text)

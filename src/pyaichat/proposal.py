@@ -1,14 +1,22 @@
-"""A proposal and its outcome as values, and what a model is told of an outcome (see the package)."""
+"""One vocabulary for whatever is proposed to the person: a ``Proposal`` (code for the session, or a call of
+an outside tool that needs their approval), the person's ``Decision`` and the proposal's ``Outcome``, with
+what a model is told of it.
+
+Every proposer speaks it: the assistant's ``propose_code`` (``agent.loop``), a tool call or a sampling
+request of one of the user's MCP servers (``mcptools``) and an outside agent's code (``mcpserve``). Each is
+handed a ``decide(proposal) -> Outcome`` callable (the proposal service's, ``proposals.Proposals.decide``)
+or submits to the service from another thread. Plain values, below everything that uses them: this module
+imports nothing of pyaichat.
+"""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ..agent.events import ApprovalRequiredEvent, Event
-    from ..records import ExecResult, HistoryEntry
+    from .records import ExecResult
 
 ASSISTANT = "assistant"  # the source of our own model's proposals
 
@@ -17,27 +25,7 @@ Decision = Literal["run", "edit", "no", "shown"]
 
 Status = Literal["ran", "edited", "declined", "placed", "unanswered", "not_asked", "failed"]
 
-OUTPUT_CHARS = 1500  # of what a run printed, in an outcome (a model's observation, an MCP reply)
-
 _ids = itertools.count(1)
-
-
-class FrontEnd(Protocol):
-    """What the proposal path needs of a front end (each front end adds what else the controller needs)."""
-
-    def emit(self, event: Event) -> None: ...
-
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
-        ...
-
-    def set_next_input(self, code: str) -> None:
-        """Put ``code`` into the next Python-mode input for the person to edit and run."""
-        ...
-
-    # Optional: ``edit_arguments(proposal) -> dict | None`` (a tool call's arguments, edited; ``None``: given
-    # up) and ``withdraw(call_id)`` (close the question about a proposal no one waits for any more; called
-    # from another thread).
 
 
 class Proposal:
@@ -109,20 +97,6 @@ class Proposal:
     def outside(self) -> bool:
         """Proposed by an outside client, not by our assistant."""
         return self.source != ASSISTANT
-
-    def event(self) -> ApprovalRequiredEvent:
-        """The panel's event."""
-        from ..agent.events import ApprovalRequiredEvent  # pydantic: with the first proposal
-
-        return ApprovalRequiredEvent(
-            call_id=self.call_id,
-            code=self.code,
-            explanation=self.explanation,
-            source="" if not self.outside else self.source,
-            tool=self.tool,
-            arguments=self.arguments if self.kind == "tool" else None,
-            title=self.title,
-        )
 
     def __repr__(self) -> str:
         what = self.tool if self.kind == "tool" else self.code.strip().splitlines()[0][:40]
@@ -236,29 +210,6 @@ NOT_ASKED = (
 )
 
 
-def run_output(result: ExecResult) -> tuple[str, str | None]:
-    """(what a run printed and echoed, bounded; its error's headline) of an ``ExecResult``."""
-    from ..capabilities.summary import one_line  # with the first approved run
-
-    if not result.ok and result.error is not None:
-        return result.output.strip()[:OUTPUT_CHARS], result.error.headline()
-    parts = []
-    if result.output.strip():
-        parts.append("Output:\n" + result.output.strip()[:OUTPUT_CHARS])
-    if result.has_value:
-        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
-    return "\n".join(parts), None
-
-
-def entry_output(entry: HistoryEntry | None) -> tuple[str, str | None]:
-    """The same for an input IPython ran itself (its history record)."""
-    if entry is None:
-        return "", None
-    if not entry.ok:
-        return entry.stdout.strip()[:OUTPUT_CHARS], entry.summary
-    parts = []
-    if entry.stdout.strip():
-        parts.append("Output:\n" + entry.stdout.strip()[:OUTPUT_CHARS])
-    if entry.result is not None:
-        parts.append("Value: " + entry.result[:1000])
-    return "\n".join(parts), None
+Decide = Callable[[Proposal], Outcome]
+"""The one way a proposer asks: the person decides on ``proposal`` (``proposals.Proposals.decide``) and the
+outcome comes back once what they approved has run."""

@@ -1,0 +1,193 @@
+"""An MCP server's entry made ready to start (``Launch``): its ``${…}`` references filled in from the user's
+environment, and the values worth masking wherever they appear.
+
+``${env:NAME}`` / ``${NAME}`` / ``${NAME:-default}`` (the user's environment), ``${userHome}`` and
+``${workspaceFolder}`` (the current directory) are filled in when a server starts (``launch``): only what the
+entry lists reaches the server, on top of the few variables a program needs to run at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+from ..capabilities.redact import is_secret_name
+from ..secret import Secret
+from ..server_entries import EntryError
+from ..server_spec import TRUST_READ_ONLY, TRUSTS, ServerSpec
+
+_REFERENCE = re.compile(r"\$\{(?P<body>[^}]*)\}")
+
+
+class Launch:
+    """A server ready to start: every ``${…}`` filled in, the timeouts decided. Values stay ``Secret``s."""
+
+    __slots__ = (
+        "args",
+        "call_timeout",
+        "command",
+        "cwd",
+        "elicitation",
+        "env",
+        "headers",
+        "name",
+        "roots",
+        "sampling",
+        "secrets",
+        "start_timeout",
+        "transport",
+        "trust",
+        "url",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        transport: str,
+        command: str | None,
+        args: tuple[str, ...],
+        env: dict[str, Secret],
+        cwd: str | None,
+        url: str | None,
+        headers: dict[str, Secret],
+        trust: str,
+        start_timeout: float,
+        call_timeout: float,
+        roots: tuple[str, ...],
+        sampling: bool = False,
+        elicitation: bool = False,
+    ) -> None:
+        self.name, self.transport, self.command, self.args, self.env = name, transport, command, args, env
+        self.cwd, self.url, self.headers, self.trust = cwd, url, headers, trust
+        self.start_timeout, self.call_timeout, self.roots = start_timeout, call_timeout, roots
+        self.sampling, self.elicitation = sampling, elicitation  # requests back the user turned on
+        self.secrets = tuple(
+            sorted(
+                {
+                    text
+                    for key, value in (*env.items(), *headers.items())
+                    for text in worth_masking(key, value.get_secret_value())
+                },
+                key=len,
+                reverse=True,
+            )
+        )
+
+    @property
+    def read_only(self) -> bool:
+        return self.trust == TRUST_READ_ONLY
+
+    def where(self) -> str:
+        """Where the server is, for ``/tools`` (no secret: arguments and the url are the user's own text,
+        but a password in a url is cut out)."""
+        if self.url is not None:
+            return _without_password(self.url)
+        return " ".join((self.command or "", *self.args))
+
+    def __repr__(self) -> str:
+        return f"Launch({self.name!r}: {self.where()}, trust={self.trust})"
+
+
+def worth_masking(key: str, value: str) -> list[str]:
+    """The parts of an ``env``/``headers`` value to mask wherever they appear: the whole value when it could
+    be a credential (a secret-looking name, or eight characters or more mixing letters and digits), and the
+    token of an ``Authorization: Bearer …`` header on its own. Short words (``debug``) and paths that exist
+    are left alone, or every mention of them in a result would be masked too."""
+    value = value.strip()
+    if len(value) < 8 or _is_existing_path(value):
+        return []
+    mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    if not (mixed or is_secret_name(key) or key.lower() in ("authorization", "cookie")):
+        return []
+    found = [value]
+    scheme, _, token = value.partition(" ")
+    if token and scheme.lower() in ("bearer", "basic", "token") and len(token) >= 8:
+        found.append(token.strip())
+    return found
+
+
+def _is_existing_path(value: str) -> bool:
+    try:
+        return os.sep in value and os.path.exists(value)
+    except (OSError, ValueError):
+        return False
+
+
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        user = authority.rpartition("@")[0].partition(":")[0]
+        authority = f"{user}:****@{authority.rpartition('@')[2]}" if user else authority.rpartition("@")[2]
+    return f"{scheme}://{authority}{slash}{path}"
+
+
+def launch(
+    spec: ServerSpec,
+    *,
+    start_timeout: float,
+    call_timeout: float,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Launch:
+    """``spec`` with its references filled in from ``environ`` (default: this process's) and the default
+    timeouts applied; ``EntryError`` when it cannot start as written (a variable that is not set, a VS Code
+    ``${input:…}`` prompt pyaichat cannot show)."""
+    environ = os.environ if environ is None else environ
+    here = cwd or os.getcwd()
+
+    def fill(text: str) -> str:
+        return _expand(spec.name, text, environ, here)
+
+    if spec.overlay:
+        raise EntryError(
+            f"The MCP server {spec.name!r} in the config file has no command or url, and no server of that "
+            "name is in the MCP config file to apply it to"
+        )
+    command = os.path.expanduser(fill(spec.command)) if spec.command is not None else None
+    return Launch(
+        spec.name,
+        transport=spec.transport or ("stdio" if command else "http"),
+        command=command,
+        args=tuple(fill(a) for a in spec.args),
+        env={k: Secret(fill(v.get_secret_value())) for k, v in spec.env},
+        cwd=os.path.expanduser(fill(spec.cwd)) if spec.cwd else None,
+        url=fill(spec.url) if spec.url is not None else None,
+        headers={k: Secret(fill(v.get_secret_value())) for k, v in spec.headers},
+        trust=spec.trust or TRUSTS[0],
+        start_timeout=spec.start_timeout or start_timeout,
+        call_timeout=spec.call_timeout or call_timeout,
+        roots=tuple(os.path.abspath(os.path.expanduser(fill(r))) for r in spec.roots or ()),
+        sampling=bool(spec.sampling),
+        elicitation=bool(spec.elicitation),
+    )
+
+
+def _expand(server: str, text: str, environ: Mapping[str, str], here: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        body = m["body"].strip()
+        if body.startswith("input:"):
+            raise EntryError(
+                f"The MCP server {server!r} asks for the VS Code input {body[6:]!r}, which pyaichat cannot "
+                "prompt for; put the value in the entry's env, or as ${env:NAME} from your environment"
+            )
+        if body == "userHome":
+            return environ.get("HOME") or os.path.expanduser("~")
+        if body in ("workspaceFolder", "cwd"):
+            return here
+        name, default = body.removeprefix("env:"), None
+        if ":-" in name:
+            name, default = name.split(":-", 1)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise EntryError(
+            f"The MCP server {server!r} uses ${{{body}}}, but {name} is not set in your environment"
+        )
+
+    return _REFERENCE.sub(one, text)

@@ -1,0 +1,69 @@
+"""The interface the session's core is written against, apart from what implements it: a front end (what
+shows events and asks the person).
+
+``FrontEnd`` declares every member a front end has; ``BaseFrontEnd`` gives the ones a front end may not
+need their default (nothing to withdraw, no argument editor, no form to answer), so the core never asks
+whether a front end has a member. The terminal (``repl.frontend.ReplFrontEnd``), piped input
+(``piped.PlainFrontEnd``) and IPython (``ipython.frontend.IPythonFrontEnd``) derive from it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .agent.events import ApprovalRequiredEvent, Event
+    from .mcptools.approval import Answer, Question
+    from .proposal import Decision
+
+
+class FrontEnd(Protocol):
+    """What the shared core needs from a front end."""
+
+    interactive: bool  # a person can be asked (not piped input, not a notebook's kernel)
+    remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
+
+    def emit(self, event: Event) -> None:
+        """Show ``event``."""
+        ...
+
+    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
+        ...
+
+    def set_next_input(self, code: str) -> None:
+        """Put ``code`` into the next Python-mode input for the person to edit and run."""
+        ...
+
+    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+        """A tool call's arguments, edited by the person (``None``: they gave up)."""
+        ...
+
+    def withdraw(self, call_id: str) -> None:
+        """No one waits for that proposal any more: close its question (called from another thread)."""
+        ...
+
+    def answer_question(self, question: Question) -> Answer:
+        """An MCP server's question (elicitation), its panel on screen: the person's answer."""
+        ...
+
+
+class BaseFrontEnd:
+    """The defaults of ``FrontEnd``'s members a front end may not need."""
+
+    interactive = False
+    remembers = False
+
+    def set_next_input(self, code: str) -> None:  # nowhere to put it
+        pass
+
+    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+        return None  # no editor: the call does not run
+
+    def withdraw(self, call_id: str) -> None:  # its question closes by itself (it never blocks)
+        pass
+
+    def answer_question(self, question: Question) -> Answer:
+        from .mcptools.approval import Answer  # only with a server's question
+
+        return Answer("cancel")  # no one to fill in the form

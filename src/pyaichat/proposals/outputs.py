@@ -1,0 +1,56 @@
+"""What the proposal service shows and tells of a proposal: its panel (the front end's event) and the bounded
+output of an approved run (for the model's observation and an outside client's reply)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..agent.events import ApprovalRequiredEvent
+    from ..proposal import Proposal
+    from ..records import ExecResult, HistoryEntry
+
+OUTPUT_CHARS = 1500  # of what a run printed, in an outcome (a model's observation, an MCP reply)
+
+
+def panel(proposal: Proposal) -> ApprovalRequiredEvent:
+    """The proposal's panel, as the front ends show it."""
+    from ..agent.events import ApprovalRequiredEvent  # pydantic: with the first proposal
+
+    return ApprovalRequiredEvent(
+        call_id=proposal.call_id,
+        code=proposal.code,
+        explanation=proposal.explanation,
+        source="" if not proposal.outside else proposal.source,
+        tool=proposal.tool,
+        arguments=proposal.arguments if proposal.kind == "tool" else None,
+        title=proposal.title,
+    )
+
+
+def run_output(result: ExecResult) -> tuple[str, str | None]:
+    """(what a run printed and echoed, bounded; its error's headline) of an ``ExecResult``."""
+    from ..capabilities.summary import one_line  # with the first approved run
+
+    if not result.ok and result.error is not None:
+        return result.output.strip()[:OUTPUT_CHARS], result.error.headline()
+    parts = []
+    if result.output.strip():
+        parts.append("Output:\n" + result.output.strip()[:OUTPUT_CHARS])
+    if result.has_value:
+        parts.append("Value: " + one_line(result.value, width=1000))  # bounded, whatever the value's size
+    return "\n".join(parts), None
+
+
+def entry_output(entry: HistoryEntry | None) -> tuple[str, str | None]:
+    """The same for an input IPython ran itself (its history record)."""
+    if entry is None:
+        return "", None
+    if not entry.ok:
+        return entry.stdout.strip()[:OUTPUT_CHARS], entry.summary
+    parts = []
+    if entry.stdout.strip():
+        parts.append("Output:\n" + entry.stdout.strip()[:OUTPUT_CHARS])
+    if entry.result is not None:
+        parts.append("Value: " + entry.result[:1000])
+    return "\n".join(parts), None
