@@ -81,8 +81,13 @@ class LastingState:
         if key == self._kept or not (history or turns):
             return
         self._kept = key
+        config = self._config()
+        from .persist.masking import know_secrets  # with the first write
+
+        # here, between inputs: the writer thread masks by value what the session holds at this moment
+        know_secrets(getattr(self.runtime, "session", None), config)
         with self._lock:
-            self._pending = (turns, history, notes, self.snapshot, self._config(), journal)
+            self._pending = (turns, history, notes, self.snapshot, config, journal)
         if not self.defer:
             self._start()
 

@@ -15,9 +15,19 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..capabilities.redact import masker_for
+from ..capabilities.secret_values import refresh
 
 VALUE = "<redacted secret value>"
 _last: tuple[Any, Callable[[str], str]] | None = None
+
+
+def know_secrets(session: Any, config: Any) -> None:
+    """Have the masker know ``session``'s secret values now (``capabilities.secret_values``): a value read
+    from a file or the environment under a secret name, which no saved text binds, is masked by value too.
+    ``session`` is the runtime's local session; ``None`` (a linked runtime, whose namespace lives in another
+    process and masks there) is skipped."""
+    if session is not None:
+        refresh(session, config)
 
 
 def document_mask(config: Any, texts: Iterable[Any]) -> Callable[[str], str]:
