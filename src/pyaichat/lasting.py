@@ -82,10 +82,8 @@ class LastingState:
             return
         self._kept = key
         config = self._config()
-        from .persist.masking import know_secrets  # with the first write
-
-        # here, between inputs: the writer thread masks by value what the session holds at this moment
-        know_secrets(getattr(self.runtime, "session", None), config)
+        # here, between inputs: the writer thread masks by value the secrets the session holds at this moment
+        self.runtime.know_secrets()
         with self._lock:
             self._pending = (turns, history, notes, self.snapshot, config, journal)
         if not self.defer:

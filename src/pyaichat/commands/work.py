@@ -34,14 +34,13 @@ def _undo(ctrl: CommandHost, arg: str) -> None:
 )
 def _save(ctrl: CommandHost, arg: str) -> None:
     from ..persist import PersistError  # with the first /save
-    from ..persist.masking import know_secrets  # with the first /save
     from ..persist.notebook import export  # with the first /save
 
     if not arg:
         ctrl.notice("Usage: /save <file.ipynb | file.py | file.md>", level="warning")
         return
     journal = ctrl.journal
-    know_secrets(getattr(ctrl.runtime, "session", None), ctrl.config)  # masked by value wherever they appear
+    ctrl.runtime.know_secrets()  # the session's secret values masked wherever they appear in the file
     try:
         report = export(arg, ctrl.runtime.history, journal.turns, journal.approved, config=ctrl.config)
     except PersistError as exc:

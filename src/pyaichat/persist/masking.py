@@ -6,7 +6,8 @@ An input ``db_password = "…"`` is masked by its secret name; the same value in
 it (``invalid literal for int() with base 10: '…'``) or in a print has no name beside it. So every value the
 document's own texts bind to a secret name (``Masker.revealed_values``) is masked wherever it appears in the
 document. Values the session holds without the document showing them (read from a file, the environment)
-are the masker's own business (secret environment values; the session's known secret values).
+are the masker's own business (secret environment values; the session's known secret values, which the
+writers bring up to date just before they take a document: ``Runtime.know_secrets``).
 """
 
 from __future__ import annotations
@@ -15,19 +16,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..capabilities.redact import masker_for
-from ..capabilities.secret_values import refresh
 
 VALUE = "<redacted secret value>"
 _last: tuple[Any, Callable[[str], str]] | None = None
-
-
-def know_secrets(session: Any, config: Any) -> None:
-    """Have the masker know ``session``'s secret values now (``capabilities.secret_values``): a value read
-    from a file or the environment under a secret name, which no saved text binds, is masked by value too.
-    ``session`` is the runtime's local session; ``None`` (a linked runtime, whose namespace lives in another
-    process and masks there) is skipped."""
-    if session is not None:
-        refresh(session, config)
 
 
 def document_mask(config: Any, texts: Iterable[Any]) -> Callable[[str], str]:
