@@ -243,3 +243,23 @@ def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, script
     refusals = replies[: len(WRITES)]
     assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
     assert "invalid literal for int()" in replies[-1]
+
+
+def test_the_preview_says_what_it_cannot_see(aip, scripted, capsys):
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    run(aip, "import json\nrows = [1]")
+    extension.get(aip).controller.set_mode(Mode.ASSISTANT)
+    code = "import os\nos.environ['IPY_MODE'] = 'fast'\njson.dumps = lambda *a, **k: '{}'\nrows = rows + [2]"
+    scripted.tool("propose_code", {"code": code, "explanation": "Add."}).text("Done.")
+    run(aip, "%ai add a row")
+    out = flat(capsys.readouterr().out)  # the terminal wraps long lines
+    assert "Incomplete preview (ran on a walled copy" in out, out
+    assert (
+        "This code replaces json.dumps, part of Python itself; its effects cannot be previewed — read it "
+        "before you run it. rebinds rows: list of 1 item → list of 2 items" in out
+    ), out
+    assert "sets the environment variable IPY_MODE: what that changes is not previewed" in out
+    assert aip.user_ns["rows"] == [1] and json.dumps([1]) == "[1]"

@@ -293,3 +293,46 @@ def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_pa
     assert leaked(masker_for(runtime.config).mask_text(picture)) is None
     assert kernel_eval(runtime, state_source()) == before
     assert list(watch.iterdir()) == []
+
+
+def test_what_the_preview_cannot_see_comes_back_from_the_kernel(runtime, srv):
+    """The preview forks the kernel's process; what it could not see there comes back over the wire, to the
+    panel and to the model — an asyncio task too (a kernel runs its cells inside its event loop)."""
+    import pytest
+
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    runtime.run("import json\nimport asyncio\nimport pandas as pd\nbasket = [1, 2]")
+    ctrl = controller(runtime, srv, decision="no")
+    code = (
+        "import os\n"
+        "os.environ['KERNEL_MODE'] = 'fast'\n"
+        "async def empty_later():\n"
+        "    basket.clear()\n"
+        "task = asyncio.ensure_future(empty_later())\n"
+        "json.dumps = lambda *a, **k: '{}'\n"
+        "basket.append(3)"
+    )
+    srv.tool("propose_code", {"code": code}).text("Declined.")
+    ctrl.ask("do it")
+    (preview,) = ctrl.frontend.of("preview")
+    lines = [line for _, line in preview.lines]
+    assert preview.status == "incomplete" and lines[0].startswith("Incomplete preview"), lines
+    tamper = (
+        "This code replaces json.dumps, part of Python itself; its effects cannot be previewed — read it "
+        "before you run it."
+    )
+    assert lines[1] == f"  {tamper}"
+    assert "  sets the environment variable KERNEL_MODE: what that changes is not previewed" in lines
+    assert (
+        "  schedules an asyncio task (empty_later) on the running event loop: what that does is not previewed"
+        in lines
+    ), lines
+    grew = "  changes basket in place: list of 2 items → list of 3 items"
+    assert any(line.startswith(grew) for line in lines), lines
+    told = next(m["content"] for m in srv.bodies[-1]["messages"] if m.get("role") == "tool")
+    assert "sets the environment variable KERNEL_MODE" in told and told.endswith(f"- {tamper}"), told
+    assert kernel_eval(runtime, "basket") == "[1, 2]"
+    assert kernel_eval(runtime, "__import__('json').dumps([1])") == "'[1]'"
