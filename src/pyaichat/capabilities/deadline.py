@@ -264,6 +264,12 @@ _overran: dict[int, tuple[type, Any, str, float]] = {}
 _OVERRAN_MAX = 4096
 
 
+def not_asked(value: Any) -> NotAsked | None:
+    """The sentence for ``value`` when its own code overran before in this session (else ``None``)."""
+    found = _overran_entry(value)
+    return None if found is None else NotAsked(value, found[2], found[3])
+
+
 def _overran_entry(value: Any) -> tuple[type, Any, str, float] | None:
     entry = _overran.get(id(value))
     if entry is None:

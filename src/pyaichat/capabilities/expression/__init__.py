@@ -27,14 +27,16 @@ from __future__ import annotations
 import ast
 import enum
 import functools
+import re
 import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, SandboxViolation
-from ..deadline import UserCodeNeeded, no_user_code
+from ..deadline import UserCodeNeeded, no_user_code, not_asked, remember_overrun
 from ..redact import masker_for
+from ..text import type_name
 from .plain import SecretsOf, library_only, module_of, pandas_display_plain
 from .reader import NotInProcess, Reader
 
@@ -79,8 +81,8 @@ def evaluate(ctx: CapabilityContext, expr: str) -> str:
     try:
         text, _ = _in_process(ctx, tree, lambda v: describe(v, ctx.privacy, ctx.config.max_output_chars))
         return text
-    except NotInProcess:
-        return _child(ctx, expr)
+    except NotInProcess as stop:
+        return _child(ctx, expr, stop=stop)
     except SandboxViolation as exc:
         raise SandboxViolation(f"`{_short(expr)}`: {exc}") from None
 
@@ -91,9 +93,9 @@ def inspect(ctx: CapabilityContext, expr: str, render: Callable[[Any], str]) -> 
     tree = _parse_path(expr)
     try:
         text, level = _in_process(ctx, tree, render, strict=False)
-    except NotInProcess:
+    except NotInProcess as stop:
         _names_only(ctx, expr)
-        return _child(ctx, expr, render)
+        return _child(ctx, expr, render, stop=stop)
     if level is Level.PURE:
         _names_only(ctx, expr)
     return text
@@ -130,6 +132,7 @@ def _in_process(
     """``render(value)`` of ``tree`` read at level 1 or 2 (the value itself when ``render`` is None), and the
     level; ``NotInProcess`` when only the walled child can read it."""
     secrets = _secrets(ctx.config)
+    read: list[Any] = []  # the value, once read: only describing it may still need the session's code
     with no_user_code() as block:
         reader = Reader(
             ctx.namespace,
@@ -140,6 +143,7 @@ def _in_process(
         )
         try:
             result = reader.eval(tree.body)
+            read.append(result)
             if render is not None:
                 # Describing a value with nothing of the session's in it runs none of its code (and pandas'
                 # display options hold none of the person's functions: ``plain.pandas_display_plain``).
@@ -148,9 +152,9 @@ def _in_process(
                     untraced = pandas_display_plain()
                 result = (render if untraced else partial(block.run, render))(result)
         except UserCodeNeeded:
-            raise NotInProcess from None
-    if block.tripped:
-        raise NotInProcess  # the session's own code was about to run (and a library swallowed the stop)
+            raise NotInProcess(*read, read=bool(read)) from None
+    if block.tripped:  # the session's own code was about to run (and a library swallowed the stop)
+        raise NotInProcess(*read, read=bool(read))
     if reader.pure and reader.named_secret:
         raise NotInProcess  # a computation over a secret-named value: the child hides that value
     return result, Level.PURE if reader.pure else Level.PATH
@@ -183,10 +187,32 @@ def _secrets(config: Any) -> SecretsOf:
     return found
 
 
-def _child(ctx: CapabilityContext, expr: str, render: Callable[[Any], str] | None = None) -> str:
+def _child(
+    ctx: CapabilityContext,
+    expr: str,
+    render: Callable[[Any], str] | None = None,
+    *,
+    stop: NotInProcess | None = None,
+) -> str:
+    """The walled child's reading of ``expr``. The child forgets what it learns, so this process remembers
+    an object whose own code overran its budget there (``deadline.remember_overrun``): asked again, by any
+    capability, it is not asked (nor forked for) — the one sentence says why, as for an in-process ask."""
     from ..sandbox import run  # RestrictedPython loads with the first expression that needs the child
 
-    return run(ctx, expr.strip(), "eval", render=render)
+    value = stop.value if stop is not None and stop.read else None
+    if value is not None and (refusal := not_asked(value)) is not None:
+        return f"{type_name(value)}: {refusal}"
+    text = run(ctx, expr.strip(), "eval", render=render)
+    overran = _OVERRAN.search(text.rsplit("\n", 1)[-1]) if value is not None else None
+    if overran:
+        remember_overrun(value, overran[1], float(overran[2]))
+    return text
+
+
+# the note ``brepr`` ends a description with when the object's own code overran (the child's text says it)
+_OVERRAN = re.compile(
+    r"[Ii]ts (\S+(?: and \S+)?) took too long \(over ([0-9.]+) s\) and was abandoned; .*in this session\.$"
+)
 
 
 def _names_only(ctx: CapabilityContext, expr: str) -> None:

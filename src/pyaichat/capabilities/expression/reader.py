@@ -70,7 +70,12 @@ _BUILTIN_TYPES = frozenset(
 
 
 class NotInProcess(Exception):
-    """The expression is read in the walled child (not an error)."""
+    """The expression is read in the walled child (not an error). ``value``: the object it names when it was
+    read here and only describing it needed the session's own code (``UNREAD`` otherwise)."""
+
+    def __init__(self, value: Any = None, *, read: bool = False) -> None:
+        super().__init__()
+        self.value, self.read = value, read
 
 
 class _NamedSecret(Exception):
