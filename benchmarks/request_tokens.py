@@ -74,7 +74,7 @@ def first_request(question: str, protocol: str = "native", code: str | None = No
             session.run(code)
     fake = FakeLLM(native=protocol == "native", model="openai/bench").text("ok")
     assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
-    result = assistant.ask(question, lambda e: None, lambda p: Outcome(p, "declined"))
+    result = assistant.ask(question, lambda e: None, lambda proposal: Outcome(proposal, "declined"))
     assert result is not None and result.requests, "no request was made"
     return result.requests[0]
 

@@ -258,6 +258,43 @@ def test_preview_undo_and_snapshot_run_in_the_kernel(runtime, srv, tmp_path):
     assert kernel_eval(runtime, "kept") == "[1]"
 
 
+def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_path):
+    """The writes and roads to secrets of ``tests/readonly_breaks.py``, through the kernel runtime's own door:
+    the tools run inside the kernel, so the refusals and the masking happen there."""
+    from pyaichat.capabilities.redact import masker_for
+    from readonly_breaks import (
+        EXPR_TOOLS,
+        FAILING_INPUT,
+        SECRET_ROADS,
+        WRITES,
+        leaked,
+        one_sentence,
+        setup_source,
+        state_source,
+    )
+
+    watch = tmp_path / "watched"
+    watch.mkdir()
+    runtime.run(setup_source(str(watch)))
+    before = kernel_eval(runtime, state_source())
+    for expr in WRITES:
+        for tool in EXPR_TOOLS[:2]:
+            result = runtime.call(tool, {"expr": expr})
+            assert not result.ok and one_sentence(result.error), (tool, expr, result.error)
+            assert "would change the session's" in result.error or "cannot write to a file" in result.error
+    for name, args in SECRET_ROADS:
+        result = runtime.call(name, args)
+        assert leaked((result.text or "") + (result.error or "")) is None, (name, args, result)
+    runtime.run(FAILING_INPUT)
+    exception = runtime.call("get_last_exception", {}).text
+    assert "invalid literal for int()" in exception and leaked(exception) is None
+    picture = runtime.picture()  # masked by the session's values in the kernel, by every rule on its way out
+    assert "invalid literal for int()" in picture
+    assert leaked(masker_for(runtime.config).mask_text(picture)) is None
+    assert kernel_eval(runtime, state_source()) == before
+    assert list(watch.iterdir()) == []
+
+
 def test_what_the_preview_cannot_see_comes_back_from_the_kernel(runtime, srv):
     """The preview forks the kernel's process; what it could not see there comes back over the wire, to the
     panel and to the model — an asyncio task too (a kernel runs its cells inside its event loop)."""
