@@ -24,11 +24,16 @@ def _call(ctrl: CommandHost, name: str, args: dict | None = None) -> CapabilityR
 
 @command(
     "tools",
-    "/tools",
-    "List the capabilities the assistant can use, one line each, and your MCP servers: state, tools, calls.",
+    "/tools [review NAME]",
+    "List the capabilities the assistant can use, and your MCP servers: state, each tool's rule and why; "
+    "review NAME shows a server's changed tool definitions again to accept them.",
 )
 def _tools(ctrl: CommandHost, arg: str) -> None:
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /tools
+
+    if arg:
+        _tools_action(ctrl, arg)
+        return
 
     box = ctrl.runtime.tools()  # described where they run (a kernel has its own plugins and walls)
     rows = []
@@ -54,6 +59,24 @@ def _tools(ctrl: CommandHost, arg: str) -> None:
             PageSection(text="\n".join(servers.status_lines(kernel=ctrl.runtime.describe() is not None)))
         )
     ctrl.emit(PageEvent(sections=sections))
+
+
+def _tools_action(ctrl: CommandHost, arg: str) -> None:
+    """``/tools review NAME``."""
+    action, _, name = arg.partition(" ")
+    name = name.strip()
+    servers = ctrl.assistant.servers
+    if action != "review" or not name:
+        ctrl.notice(
+            "Usage: /tools, or /tools review NAME (a server's changed tool definitions).", level="warning"
+        )
+        return
+    if servers is None:
+        ctrl.notice("No MCP servers are configured (mcp_servers, mcp_config).", level="warning")
+        return
+    approve = ctrl.proposals.decide if ctrl.frontend.interactive else None
+    servers.warm_up()
+    servers.review(name, approve, lambda sentence: ctrl.notice(sentence))
 
 
 @command("inspect", "/inspect <expr>", "Show type, summary and doc of a value, as the assistant sees it.")

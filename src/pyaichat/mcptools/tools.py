@@ -25,10 +25,11 @@ from .connection import ServerProblem
 from .manager import Manager
 from .naming import offered_name
 from .offer import DESCRIBE, SYSTEM_NOTE, OfferedTool, describe_schema, parameters
+from .policy import DENY, refusal, verdict
 from .requests_back import Answerer
 from .results import convert
+from .review import Reviews
 from .status import status_lines
-from .trust import why_it_asks
 
 IMAGE_PRIVACY = ("sample", "full")  # privacy levels at which a tool's images may reach the model
 
@@ -36,10 +37,18 @@ IMAGE_PRIVACY = ("sample", "full")  # privacy levels at which a tool's images ma
 class ServerTools:
     """The session's MCP servers as the assistant's tools (one per session, kept by the ``Assistant``)."""
 
-    def __init__(self, config: Any, *, session: Any, manager: Manager | None = None) -> None:
+    def __init__(
+        self,
+        config: Any,
+        *,
+        session: Any,
+        manager: Manager | None = None,
+        reviews: Reviews | None = None,
+    ) -> None:
         self.config = config
         self.session = session  # whose calls the audit log records
         self.manager = manager or Manager.from_config(config)
+        self.reviews = reviews or Reviews()  # pins, and what the person allowed beyond one call
         self._names: dict[tuple[str, str], str] = {}
 
     # -- the session ---------------------------------------------------------------------------------------
@@ -72,16 +81,48 @@ class ServerTools:
         ``ask`` and ``sample`` answer the servers' requests back during the turn (``None``: no one can)."""
         self.manager.wait()
         config = config or self.config
+        say = tell or (lambda sentence: None)
         offered: dict[str, OfferedTool] = {}
         withheld: dict[str, OfferedTool] = {}
+        held: dict[str, str] = {}  # not offered: the name -> why
         for server, conn in self.manager.servers.items():
             if conn.state != "ready" or conn.launch is None:
                 continue
+            review = approve if can_approve else None
+            unaccepted = self.reviews.check(server, conn, review, say, self.mask)
             for tool in conn.tools:
-                entry = OfferedTool(self._name(server, tool.name), server, tool, conn.launch.read_only)
+                name = self._name(server, tool.name)
+                if tool.name in unaccepted:
+                    held[name] = (
+                        f"{name} is not offered: its definition changed since you first used the server "
+                        f"{server!r}, and you have not accepted the change (/tools review {server})."
+                    )
+                    continue
+                found = verdict(
+                    server, tool, conn.launch.read_only, config.mcp_tool_rules, self.reviews.allowed
+                )
+                if found.action == DENY:
+                    held[name] = refusal(name, found)
+                    continue
+                entry = OfferedTool(name, server, tool, conn.launch.read_only, found)
                 (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
         answerer = self.answerer(config, approve=approve, ask=ask, sample=sample, tell=tell)
-        return TurnTools(offered, self, can_approve, config, self.news(), withheld, answerer)
+        turn = TurnTools(offered, self, can_approve, config, self.news(), withheld, answerer)
+        turn.held = held
+        return turn
+
+    def review(self, server: str, approve: Decide | None, tell: Callable[[str], None]) -> None:
+        """``/tools review NAME``: show the server's changed definitions again and ask to accept them."""
+        self.manager.wait()
+        conn = self.manager.servers.get(server)
+        if conn is None:
+            known = ", ".join(self.manager.servers) or "none"
+            tell(f"There is no MCP server {server!r} (started: {known}).")
+            return
+        if conn.state != "ready" or conn.launch is None:
+            tell(f"The MCP server {server!r} is {conn.state}; its tools can be reviewed once it runs.")
+            return
+        self.reviews.check(server, conn, approve, tell, self.mask, again=True)
 
     def answerer(
         self,
@@ -155,7 +196,7 @@ class ServerTools:
         extra: dict[str, Any] = {"server": entry.server, "tool": entry.tool.name}
         if entry.runs_at_once:
             return self._audited(self._execute(entry, args, images, config, answer), args, extra, config)
-        reason = why_it_asks(entry.server, entry.read_only, entry.tool.annotations)
+        reason = entry.verdict.reason
         started = time.perf_counter()
         if approve is None:
             error = (
@@ -180,10 +221,16 @@ class ServerTools:
             description=self.mask(entry.description, config),
             reason=reason,
             run=run_it,
+            scopes=entry.verdict.scopes,
         )
         outcome = approve(proposal)
         edited = outcome.status == "edited"
         extra["decision"] = "edited" if edited else ("run" if outcome.ran else "no")
+        if outcome.ran and outcome.scope in ("session", "project"):
+            extra["scope"] = outcome.scope
+            line = self.reviews.allowed.allow(entry.server, entry.tool.name, outcome.scope)
+            if answer is not None:
+                answer.tell(line)
         if not outcome.ran:  # declined, unanswered, or it failed: what the model is told
             return self._audited(
                 self._result(entry.name, started, config, ok=False, error=outcome.observation),
@@ -290,7 +337,15 @@ class ServerTools:
     # -- /tools --------------------------------------------------------------------------------------------
     def status_lines(self, *, kernel: bool = False) -> list[str]:
         """One block per server for ``/tools``: state, tools (and which run at once), calls, last error."""
-        return status_lines(self.manager, self.mask, kernel=kernel)
+        return status_lines(
+            self.manager,
+            self.mask,
+            kernel=kernel,
+            decide=lambda server, tool, read_only: verdict(
+                server, tool, read_only, self.config.mcp_tool_rules, self.reviews.allowed
+            ),
+            held=self.reviews.held,
+        )
 
 
 def _short(exc: BaseException) -> str:
@@ -309,6 +364,7 @@ class TurnTools:
     news: list[str] = field(default_factory=list)
     withheld: dict[str, OfferedTool] = field(default_factory=dict)  # need approval, and no one can give it
     answerer: Answerer | None = None  # the servers' requests back during this turn
+    held: dict[str, str] = field(default_factory=dict)  # not offered (denied, or changed and not accepted)
 
     def schemas(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
         mask = self.mask
@@ -316,7 +372,7 @@ class TurnTools:
         return [t.full(mask) for t in tools], [t.brief(mask) for t in tools], describe_schema()
 
     def handles(self, name: str) -> bool:
-        return name == DESCRIBE or name in self.offered or name in self.withheld
+        return name == DESCRIBE or name in self.offered or name in self.withheld or name in self.held
 
     def mask(self, text: str) -> str:
         return self.servers.mask(text, self.config)
@@ -331,6 +387,8 @@ class TurnTools:
         """One call of an MCP tool (or of ``describe_tool``); never raises except for Ctrl-C."""
         if name == DESCRIBE:
             return self.servers.describe(self.offered, args, self.config)
+        if name in self.held:  # denied by a rule, or changed and not accepted: never sent
+            return CapabilityResult(name=name, ok=False, error=self.held[name])
         if name in self.withheld:  # the model guessed a tool it was not offered: it needs the person
             approve = None
         entry = self.offered.get(name) or self.withheld[name]
