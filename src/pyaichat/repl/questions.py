@@ -117,7 +117,7 @@ _NO = (("n", "no"), ("c-d", "no"))
 _QUESTIONS: dict[str, tuple[tuple[str, str], tuple[tuple[str, str], ...]]] = {
     "": (("Run it? ", "[r]un / [e]dit / [n]o: "), (("r", "run"), ("y", "run"), ("e", "edit"), *_NO)),
     "scopes": (
-        ("Run it? ", "[r]un once / [s]ession: allow this tool / [p]roject: always allow / [e]dit / [n]o: "),
+        ("Run it? ", "[r]un once / [s]ession: allow it / [p]roject: always allow / [e]dit / [n]o: "),
         (("r", "run"), ("y", "run"), ("s", "session"), ("p", "project"), ("e", "edit"), *_NO),
     ),
     "accept": (("Accept them? ", "[a]ccept / [n]o: "), (("a", "run"), ("y", "run"), *_NO)),
