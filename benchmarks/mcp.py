@@ -15,7 +15,10 @@
    ``/mcp on`` itself and the calls; the HTTP face, which holds the SDK (``import mcp`` alone is ≈ 44 MB of
    its own memory), is its own process and is shown apart, resident and proportional.
 
-    .venv/bin/python benchmarks/mcp.py [CALLS]
+    .venv/bin/python benchmarks/mcp.py [CALLS] [--only=overhead|repl] [--in-process]
+
+``--in-process`` runs part 2 and 3 with the SDK's HTTP server on a thread of the REPL instead of a process of
+its own (``inprocess.py``: the arrangement the rule in ``pyaichat.ipc`` rejects, measured for it).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # This file is named like the SDK: its own folder must not shadow the ``mcp`` package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 300
+ONLY = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")), None)  # overhead | repl
+IN_PROCESS = "--in-process" in sys.argv  # the REPL part with the SDK's server in the REPL's own process
 SETUP = "import pandas as pd; df = pd.DataFrame({c: range(100_000) for c in 'abcde'})"
 
 
@@ -178,13 +183,18 @@ def overhead(base: Path) -> None:
             local.append((time.perf_counter() - started) * 1000)
         record = json.loads(Path(served.service.record_path or "").read_text())
         link = SessionLink.connect(record["endpoint"], record["token"], face="bench")
-        hop = []
-        for _ in range(20):
-            link.call("bench", "bench", "bench", "get_type", {"expr": "df"})
-        for _ in range(CALLS):
-            started = time.perf_counter()
-            link.call("bench", "bench", "bench", "get_type", {"expr": "df"})
-            hop.append((time.perf_counter() - started) * 1000)
+        hop: list[float] = []
+
+        async def face() -> None:  # as a face calls: on its event loop
+            for n in range(20 + CALLS):
+                started = time.perf_counter()
+                await link.acall("bench", "bench", "bench", "get_type", {"expr": "df"})
+                if n >= 20:
+                    hop.append((time.perf_counter() - started) * 1000)
+
+        import anyio
+
+        anyio.run(face)
         link.close()
         env = bridge_env(base / "state")
         bare, bare_url = bare_http(env)
@@ -216,6 +226,14 @@ def overhead(base: Path) -> None:
         f"  pyaichat's share over the bare SDK (the call itself included): HTTP {over(http, floor_http)}, "
         f"stdio {over(stdio, floor_stdio)}"
     )
+
+    def ratio(samples: list[float], floor: list[float]) -> str:
+        pairs = sorted(a / b for a, b in zip(samples, floor, strict=True))
+        whole = statistics.median(samples) / statistics.median(floor)
+        return f"{whole:.2f}× (call by call: median {statistics.median(pairs):.2f}×)"
+
+    print(f"  against the bare SDK (budget ≤ 1.2×): HTTP {ratio(http, floor_http)},")
+    print(f"                                       stdio {ratio(stdio, floor_stdio)}")
 
 
 # -- 2 and 3. the REPL under 4 clients, and its memory -------------------------------------------------------
@@ -275,6 +293,12 @@ def under_load(base: Path, **settings: str) -> None:
     from pyaichat.mcpserve import discovery
 
     state = base / "repl"
+    if (
+        IN_PROCESS
+    ):  # the SDK's server on a thread of the REPL (the arrangement the rule in pyaichat.ipc rejects)
+        site = str(ROOT / "benchmarks" / "inprocess_site")
+        path = os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p)
+        settings = {**settings, "PYTHONPATH": path, "PYAICHAT_BENCH_IN_PROCESS": "serve"}
     child = spawn(state, **settings)
     child.timeout = 120
     child.delaybeforesend = None  # pexpect waits 50 ms before each send unless told not to
@@ -363,9 +387,13 @@ def main() -> None:
         print(json.dumps(asyncio.run(client_loop([tuple(x) for x in json.loads(servers)], int(n), name))))
         return
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    print(f"load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
-        overhead(Path(tmp) / "a")
-        under_load(Path(tmp) / "b")
+        if ONLY in (None, "overhead"):
+            overhead(Path(tmp) / "a")
+        if ONLY in (None, "repl"):
+            under_load(Path(tmp) / "b")
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ Prints (asserts nothing):
    aborted by the next key). The typing is a person's: about ten keys a second, with pauses of 0.3–0.7 s at
    word and statement boundaries (each pause is a request). The first suggestion of a run starts the
    helper process (litellm's import there: 4–5 s of a busy core); keys typed then are reported apart.
+   ``--in-process`` makes the model calls in the REPL's own process instead (``inprocess.py``: the arrangement
+   the helper replaced, measured for the rule in ``pyaichat.ipc``).
    ``--probe`` runs pyaichat under ``echo_probe.py`` and counts the keys whose echo window saw another
    thread of the REPL process at work (the suggestion engine's, the helper's reader): work that could
    delay the echo through the interpreter's lock.
@@ -22,6 +24,7 @@ Prints (asserts nothing):
 4. **Tokens per suggestion** with the real local model (its own usage figures), and the prompt's size.
 
     .venv/bin/python benchmarks/suggest.py [--pairs 3] [--server fast|slow|both] [--echo-only] [--probe]
+                                           [--in-process]
 """
 
 from __future__ import annotations
@@ -55,13 +58,15 @@ TYPED = [
     "for code, rows in sales.groupby('region_code'):",
 ]
 PAUSE_AFTER = set(" .([,=")
+IN_PROCESS = "--in-process" in sys.argv  # the model calls in the REPL's own process (``inprocess.py``)
 
 
 class Terminal:
     """``python -m pyaichat`` in a pseudo-terminal, read raw."""
 
-    def __init__(self, env: dict[str, str], probe: Path | None = None) -> None:
-        """``probe``: run pyaichat under ``echo_probe.py``, which writes what its other threads did there."""
+    def __init__(self, env: dict[str, str], probe: Path | None = None, in_process: bool = False) -> None:
+        """``probe``: run pyaichat under ``echo_probe.py``, which writes what its other threads did there;
+        ``in_process``: under ``inprocess.py``, which makes the model calls in the REPL's own process."""
         import pty
 
         self.master, slave = pty.openpty()
@@ -75,6 +80,8 @@ class Terminal:
         if probe is not None:
             command = [sys.executable, str(ROOT / "benchmarks" / "echo_probe.py")]
             env = dict(env, ECHO_PROBE_OUT=str(probe))
+        elif in_process:
+            command = [sys.executable, str(ROOT / "benchmarks" / "inprocess.py"), "suggest"]
         self.proc = subprocess.Popen(
             command, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
         )
@@ -224,7 +231,7 @@ def typing_run(
         if server is not None:
             extra = {"PYAICHAT_SUGGEST_MODEL": "openai/fim", "PYAICHAT_SUGGEST_API_BASE": server.base_url}
         recorded = Path(tmp) / "probe.json" if probe else None
-        term = Terminal(environment(Path(tmp), **extra), recorded)
+        term = Terminal(environment(Path(tmp), **extra), recorded, IN_PROCESS and server is not None)
         try:
             term.wait_for(b">>> ", 30)
             term.drain(0.3)
@@ -403,6 +410,9 @@ def main() -> None:
     parser.add_argument("--echo-only", action="store_true", help="only the keystroke echo and request rate")
     parser.add_argument(
         "--probe", action="store_true", help="count keys whose echo window saw another REPL thread at work"
+    )
+    parser.add_argument(
+        "--in-process", action="store_true", help="suggestions call litellm in the REPL (the rejected way)"
     )
     parser.add_argument("--serve", choices=("fast", "slow"), help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -35,6 +35,10 @@ def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for var in list(os.environ):
         if var.startswith("PYAICHAT_") or var == "NO_COLOR":
             monkeypatch.delenv(var, raising=False)
+    # A terminal's size comes from the terminal. pytest-xdist's workers export COLUMNS=80 and LINES=24, which
+    # prompt_toolkit and rich prefer to the pty's real size: a pty test resizing its window would see none.
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
 
 
 @pytest.fixture

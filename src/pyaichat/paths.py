@@ -62,6 +62,12 @@ def ensure_state_dir() -> Path | None:
     return _path(directory) if _ensure(directory) else None
 
 
+def state_path(name: str) -> str:
+    """Path of ``name`` in the state directory, as a string, without creating anything (a hot path opens it
+    and creates the directory only when that fails: ``state_file``)."""
+    return os.path.join(_state_home(), name)
+
+
 def state_file(name: str) -> str | None:
     """Path of ``name`` in the state directory (created), as a string; ``None`` when it cannot be created."""
     directory = _state_home()

@@ -195,15 +195,15 @@ def test_off_until_a_model_is_set(session: Session) -> None:
     model, screen = Model("x"), Screen()
     eng = engine(session, model)
     assert eng.edit("sales.", "", screen) is None
-    assert eng._thread is None and model.requests == []
+    assert eng.background.thread is None and model.requests == []
     assert eng.usage_line() is None and eng.trace_line() is None
 
 
 def _settle(eng: Suggester) -> None:
     """Wait until the engine's loop has run everything queued so far (its request finished)."""
-    assert eng._loop is not None
+    assert eng.background.loop is not None
     for _ in range(3):
-        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), eng._loop).result(WAIT)
+        asyncio.run_coroutine_threadsafe(asyncio.sleep(0), eng.background.loop).result(WAIT)
     deadline = threading.Event()
     while eng._flight is not None and not deadline.wait(0.005):
         pass
@@ -215,10 +215,11 @@ def test_nothing_from_the_engines_loop_is_printed_over_the_prompt(session: Sessi
     try:
         eng.edit("sales.", "", screen)
         assert screen.arrived.wait(WAIT)
-        assert eng._loop is not None
+        assert eng.background.loop is not None
         complaint = {"message": "Unclosed client session", "client_session": object()}
-        asyncio.run_coroutine_threadsafe(_complain(eng._loop, complaint), eng._loop).result(WAIT)
-        assert eng.stats.loop_complaints == 1
+        loop = eng.background.loop
+        asyncio.run_coroutine_threadsafe(_complain(loop, complaint), loop).result(WAIT)
+        assert eng.background.complaints == 1
         assert "Unclosed" not in capfd.readouterr().err
     finally:
         eng.close()

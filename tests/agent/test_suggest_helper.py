@@ -56,8 +56,8 @@ def test_the_next_key_aborts_the_request_at_the_helper_while_the_engines_thread_
             wait_until(lambda: len(server.requests) == 1, "the first request never reached the server")
             # Hold the engine's thread: only the key's own thread can abort the request now.
             held, release = threading.Event(), threading.Event()
-            assert eng._loop is not None
-            eng._loop.call_soon_threadsafe(lambda: (held.set(), release.wait(BOUND)))
+            assert eng.background.loop is not None
+            eng.background.loop.call_soon_threadsafe(lambda: (held.set(), release.wait(BOUND)))
             assert held.wait(WAIT)
             try:
                 eng.edit("round(sales.net_revenue_eur, n", "", screen)  # the next key

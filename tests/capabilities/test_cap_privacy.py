@@ -132,6 +132,7 @@ def test_no_value_leaves_through_any_capability_below_sample(privacy):
         assert not leaked, f"{name}({args}) at {privacy} leaked {leaked}: {seen[:400]}"
         checked.add(name)
     assert {"list_globals", "get_type", "get_repr", "get_dir", "get_doc", "get_last_exception"} <= checked
+    assert "get_session_picture" in checked  # what an outside agent is told first
 
 
 def test_schema_still_shows_shapes_columns_and_dtypes():
@@ -160,3 +161,17 @@ def test_sample_and_full_show_values(privacy):
     assert "CELLMARK_A" in call(session, "get_repr", {"expr": "frame"}).text
     assert "LISTMARK_1" in call(session, "get_repr", {"expr": "words"}).text
     assert "EXCMARK LISTMARK_2" in call(session, "get_last_exception", {}).text
+
+
+@pytest.mark.parametrize("privacy", ["names", "schema"])
+def test_the_session_picture_below_sample_shows_no_value(privacy):
+    """The picture every question carries (and an outside agent's first call): below ``sample`` the outputs
+    of the latest inputs and the last error's message, which quote values, are withheld, as
+    ``get_last_exception`` withholds the message."""
+    from pyaichat.capabilities.picture import session_picture
+
+    session = _session(privacy)
+    session.run("words[0]")  # an input whose output is a value
+    text = session_picture(session, session.config)
+    assert "Last error" in text and "ValueError" in text
+    assert not [m for m in MARKERS if m in text], text

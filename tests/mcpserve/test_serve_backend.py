@@ -3,7 +3,6 @@ built-in assistant's calls, the client named in the audit and on the person's sc
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
@@ -11,6 +10,7 @@ import pandas as pd
 import pytest
 
 from pyaichat.capabilities import audit
+from pyaichat.capabilities.registry import CapabilityResult
 from pyaichat.config import Config
 from pyaichat.mcpserve.backend import TOO_MANY, LocalBackend, quiet_line
 from pyaichat.mcpserve.clients import ClientRecord, safe_name
@@ -48,8 +48,8 @@ def test_a_call_returns_what_the_capability_returns_and_shows_one_quiet_line() -
     lines: list[str] = []
     backend = backend_over(DATA, lines)
     result = backend.call("get_type", {"expr": "df"}, client(backend))
-    assert result["ok"] and result["text"].startswith("df: DataFrame")
-    assert result["images"] == []
+    assert result.ok and result.text.startswith("df: DataFrame")
+    assert result.images == ()
     assert len(lines) == 1
     assert lines[0].startswith("⇄ claude-code get_type(df) ") and lines[0].endswith(" ms")
 
@@ -67,7 +67,7 @@ def test_secrets_are_masked_in_values_in_text_and_in_the_picture() -> None:
         ("get_session_picture", {}),
     ]:
         result = backend.call(name, args, me)
-        text = json.dumps(result)
+        text = result.model_dump_json()
         assert SECRET not in text and SECRET[::-1] not in text, name
 
 
@@ -77,7 +77,7 @@ def test_the_picture_masks_what_it_cuts_short_before_cutting_it() -> None:
     line = "x = 1; " * 10 + "y=0; acct = 'CUST-123456'"  # the number straddles the input line's cut
     backend = backend_over(line, secret_patterns=[r"CUST-\d{6}"])
     backend.runtime.session.run("raise ValueError('z' * 280 + acct)")  # and the error's
-    text = backend.call("get_session_picture", {}, client(backend))["text"]
+    text = backend.call("get_session_picture", {}, client(backend)).text
     assert "y=0; acct" in text and "Last error" in text
     assert "CUST-" not in text, text
 
@@ -98,10 +98,10 @@ def test_privacy_and_output_bounds_apply_as_for_the_assistant() -> None:
     backend = backend_over(DATA, privacy="names", max_output_chars=300)
     me = client(backend)
     shown = backend.call("get_repr", {"expr": "df"}, me)
-    assert not shown["ok"] or "s42" not in shown["text"]  # no values at the names level
+    assert not shown.ok or "s42" not in shown.text  # no values at the names level
     wide = backend_over("x = list(range(100000))", max_output_chars=300)
     result = wide.call("get_repr", {"expr": "x"}, client(wide))
-    assert len(result["text"]) < 400
+    assert len(result.text) < 400
 
 
 def test_the_picture_leaves_the_assistants_own_state_alone() -> None:
@@ -110,7 +110,7 @@ def test_the_picture_leaves_the_assistants_own_state_alone() -> None:
     runtime.session.run("1/0")
     runtime.picture()  # the assistant's question: it has now been told of this error
     runtime.session.run("[][1]")
-    text = backend.call("get_session_picture", {}, client(backend))["text"]
+    text = backend.call("get_session_picture", {}, client(backend)).text
     assert "IndexError" in text and "df: DataFrame" in text and "test session" in text
     assert "new since the previous question" in runtime.picture()  # still new to the assistant
 
@@ -153,15 +153,15 @@ def test_while_the_persons_input_runs_a_call_is_told_busy_and_prints_nothing() -
         result = backend.call("get_repr", {"expr": "x"}, client(backend))
     finally:
         backend.gate.leave()
-    assert result == {**result, "ok": False, "error": BUSY}
+    assert not result.ok and result.error == BUSY
     assert lines == []
-    assert backend.call("get_repr", {"expr": "x"}, client(backend))["ok"]
+    assert backend.call("get_repr", {"expr": "x"}, client(backend)).ok
 
 
 def test_a_flood_is_refused_past_the_bound_and_each_call_stays_whole() -> None:
     backend = backend_over("x = 1")
     backend.rate = RateBound(burst=30, per_second=0.0)
-    results: list[dict[str, Any]] = []
+    results: list[CapabilityResult] = []
     lock = threading.Lock()
 
     def flood(n: int) -> None:
@@ -176,21 +176,21 @@ def test_a_flood_is_refused_past_the_bound_and_each_call_stays_whole() -> None:
         t.start()
     for t in threads:
         t.join(60)
-    ok = [r for r in results if r["ok"]]
-    refused = [r for r in results if not r["ok"]]
+    ok = [r for r in results if r.ok]
+    refused = [r for r in results if not r.ok]
     assert len(ok) == 30 and len(refused) == 50
-    assert {r["text"] for r in ok} == {"2"} or all("2" in r["text"] for r in ok)
-    assert {r["error"] for r in refused} == {TOO_MANY}
+    assert {r.text for r in ok} == {"2"} or all("2" in r.text for r in ok)
+    assert {r.error for r in refused} == {TOO_MANY}
     assert sum(c.calls for c in backend.clients.records()) == 80
 
 
 def test_unknown_tools_and_bad_arguments_are_one_sentence() -> None:
     backend = backend_over("x = 1")
     me = client(backend)
-    assert "no tool named 'exec'" in backend.call("exec", {"code": "x"}, me)["error"]
-    assert "must be a JSON object" in backend.call("get_repr", ["x"], me)["error"]
-    assert backend.call("get_repr", {"expr": "x", "extra": 1}, me)["error"].startswith("Invalid arguments")
-    assert backend.call("propose_code", {"code": "x = 2"}, me)["ok"] is False  # not offered here
+    assert "no tool named 'exec'" in backend.call("exec", {"code": "x"}, me).error
+    assert "must be a JSON object" in backend.call("get_repr", ["x"], me).error
+    assert backend.call("get_repr", {"expr": "x", "extra": 1}, me).error.startswith("Invalid arguments")
+    assert backend.call("propose_code", {"code": "x = 2"}, me).ok is False  # not offered here
 
 
 @pytest.mark.parametrize(
@@ -210,10 +210,10 @@ def test_client_names_cannot_draw_on_the_persons_screen(name: str, shown: str) -
 def test_the_quiet_line_folds_and_masks_what_the_agent_sent() -> None:
     me = ClientRecord("claude-code", "stdio")
     sent = {"code": f"print(1)\n\x1b[2Jk = {SECRET!r}"}
-    line = quiet_line(me, "run_python", sent, {"ok": True, "duration_ms": 3.4})
+    line = quiet_line(me, "run_python", sent, CapabilityResult(name="run_python", ok=True, duration_ms=3.4))
     assert "\x1b" not in line and "\n" not in line and SECRET[: len("sk-proj-") + 2] not in line
     assert line.startswith("⇄ claude-code run_python(print(1)")
-    result = {"ok": False, "error": "NameError: y", "duration_ms": 0.2}
+    result = CapabilityResult(name="get_repr", ok=False, error="NameError: y", duration_ms=0.2)
     failed = quiet_line(me, "get_repr", {"expr": "y"}, result)
     assert failed == "⇄ claude-code get_repr(y) 0.2 ms · NameError: y"
 
@@ -224,5 +224,5 @@ def test_the_quiet_line_masks_with_the_sessions_own_rules_before_it_cuts() -> No
     lines: list[str] = []
     backend = backend_over("x = 1", lines, secret_patterns=[r"CUST-\d{6}"])
     expr = "'" + "x" * 30 + " CUST-123456'"  # the number straddles the line's 40 characters
-    assert backend.call("eval_expr", {"expr": expr}, client(backend))["ok"]
+    assert backend.call("eval_expr", {"expr": expr}, client(backend)).ok
     assert lines[0].startswith("⇄ claude-code eval_expr('xxxxxxxxxx") and "CUST-" not in lines[0], lines

@@ -47,8 +47,8 @@ def test_a_call_during_the_persons_code_waits_then_sees_it_whole(served: Served)
     try:
         assert served.session.namespace["started"].wait(WAIT)
         busy = call(served, "(x, y)", 0.05)
-        assert busy["ok"] is False and busy["error"] == BUSY
-        box: list[dict[str, Any]] = []
+        assert busy.ok is False and busy.error == BUSY
+        box: list = []
         waiting = threading.Thread(target=lambda: box.append(call(served, "(x, y)", WAIT)))
         waiting.start()
         served.session.namespace["go"].set()
@@ -56,13 +56,13 @@ def test_a_call_during_the_persons_code_waits_then_sees_it_whole(served: Served)
     finally:
         served.session.namespace["go"].set()
         person.join(WAIT)
-    assert box and box[0]["ok"] and "(1, 2)" in box[0]["text"]  # never (1, 0): the input was whole
+    assert box and box[0].ok and "(1, 2)" in box[0].text  # never (1, 0): the input was whole
 
 
 def test_the_person_is_never_refused_and_the_session_answers_right_after(served: Served) -> None:
     served.ctrl.handle("z = 5")
     assert served.session.namespace["z"] == 5
-    assert "5" in call(served, "z", 1.0)["text"]
+    assert "5" in call(served, "z", 1.0).text
 
 
 @pytest.fixture
@@ -98,9 +98,9 @@ def test_in_ipython_each_cell_holds_the_session_and_the_served_namespace_is_the_
     assert backend is not None and service.show is None and backend.proposer is None  # no terminal here
     me = backend.clients.seen("t", "agent", "test")
     shell.run_cell("answer = 42")
-    assert "42" in backend.call("eval_expr", {"expr": "answer"}, me)["text"]
+    assert "42" in backend.call("eval_expr", {"expr": "answer"}, me).text
 
-    seen: list[dict[str, Any]] = []
+    seen: list = []
 
     def during_a_cell() -> None:
         backend._busy_wait = lambda: 0.05
@@ -108,6 +108,6 @@ def test_in_ipython_each_cell_holds_the_session_and_the_served_namespace_is_the_
 
     shell.user_ns["probe"] = during_a_cell
     shell.run_cell("probe()")  # an outside call made while a cell runs is told the session is busy
-    assert seen[0]["error"] == BUSY
+    assert seen[0].error == BUSY
     backend._busy_wait = lambda: 1.0
-    assert backend.call("eval_expr", {"expr": "answer"}, me)["ok"]
+    assert backend.call("eval_expr", {"expr": "answer"}, me).ok

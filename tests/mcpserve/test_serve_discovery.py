@@ -11,15 +11,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 from pyaichat.config import Config
+from pyaichat.ipc import ChannelClosed as LinkClosed
 from pyaichat.mcpserve import discovery
 from pyaichat.mcpserve.backend import LocalBackend
 from pyaichat.mcpserve.endpoint import Endpoint
 from pyaichat.mcpserve.gate import SessionGate
 from pyaichat.mcpserve.link import SessionLink
-from pyaichat.mcpserve.wire import LinkClosed
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
@@ -76,7 +77,7 @@ def endpoint(tmp_path: Path):
     gate = SessionGate()
     gate.attach()
     directory = discovery.ensure_private_dir(str(tmp_path / "r"))
-    path = discovery.endpoint_path(directory) or str(Path(directory) / "e.sock")
+    path = discovery.endpoint_path(directory)
     ep = Endpoint(LocalBackend(LocalRuntime(session), gate), "the-token")
     address = ep.start(path)
     yield ep, address, directory
@@ -89,12 +90,17 @@ def test_the_endpoint_answers_only_with_the_token(endpoint) -> None:
         SessionLink.connect(address, "wrong-token", face="test")
     link = SessionLink.connect(address, "the-token", face="test")
     assert any(t["name"] == "eval_expr" for t in link.tools)
-    assert link.call("k", "tester", "test", "eval_expr", {"expr": "x + 1"})["text"] == "int\n42"
     path = address["unix"]
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    ep.stop()
-    with pytest.raises(LinkClosed):
-        link.call("k", "tester", "test", "eval_expr", {"expr": "x"})
+
+    async def face() -> None:
+        said = await link.acall("k", "tester", "test", "eval_expr", {"expr": "x + 1"})
+        assert said["text"] == "int\n42"
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        ep.stop()
+        with pytest.raises(LinkClosed):
+            await link.acall("k", "tester", "test", "eval_expr", {"expr": "x"})
+
+    anyio.run(face)
     assert not os.path.exists(path)
     with pytest.raises(LinkClosed):  # the old token, after stop
         SessionLink.connect(address, "the-token", face="test")

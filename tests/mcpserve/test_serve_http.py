@@ -105,6 +105,22 @@ def test_without_the_right_token_from_a_page_or_for_another_host_nothing_is_answ
     assert post(url, good, b"[" + b'"x",' * 400_000 + b'"x"]').status_code == 413
 
 
+def test_a_chunked_body_over_the_limit_is_413_not_an_internal_error(served: Served) -> None:
+    """No length given (chunked transfer): the guard counts the body as it streams in."""
+
+    def chunks():  # type: ignore[no-untyped-def]
+        yield b"["
+        for _ in range(300):
+            yield b'"x",' * 1000  # 1.2 MB in all
+        yield b'"x"]'
+
+    base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    headers = {**base, "authorization": f"Bearer {served.token}"}
+    response = httpx.post(served.url, headers=headers, content=chunks(), timeout=30)
+    assert response.request.headers.get("transfer-encoding") == "chunked"
+    assert response.status_code == 413, response.text
+
+
 def non_loopback_address() -> str | None:
     """An address of this machine that is not loopback (where another machine would reach it)."""
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

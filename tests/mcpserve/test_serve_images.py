@@ -13,7 +13,7 @@ import pytest
 from serve_helpers import Served, http_client
 
 from pyaichat.config import Config
-from pyaichat.mcpserve.backend import LocalBackend
+from pyaichat.mcpserve.backend import LocalBackend, to_wire
 from pyaichat.mcpserve.face import to_result
 from pyaichat.mcpserve.gate import SessionGate
 from pyaichat.mcpserve.images import MAX_CHARS
@@ -49,8 +49,8 @@ def figure_result(privacy: str, n: int, draw: str = SCATTER) -> types.CallToolRe
     gate.attach()
     backend = LocalBackend(LocalRuntime(session), gate)
     result = backend.call("get_figure", {}, backend.clients.seen("k", "agent", "test"))
-    assert result["ok"], result
-    return to_result(result)
+    assert result.ok, result
+    return to_result(to_wire(result))
 
 
 def images(result: types.CallToolResult) -> list[str]:
@@ -65,7 +65,7 @@ def test_no_image_leaves_where_the_privacy_level_hides_values(privacy: str) -> N
     gate.attach()
     backend = LocalBackend(LocalRuntime(session), gate)
     result = backend.call("get_figure", {}, backend.clients.seen("k", "agent", "test"))
-    assert result["images"] == [] and images(to_result(result)) == []
+    assert result.images == () and images(to_result(to_wire(result))) == []
 
 
 def test_four_large_figures_fit_one_result_together() -> None:

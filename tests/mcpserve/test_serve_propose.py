@@ -19,6 +19,7 @@ import pytest
 from serve_helpers import Served, http_client, text
 
 from pyaichat.capabilities import audit
+from pyaichat.capabilities.registry import CapabilityResult
 from pyaichat.mcpserve.proposing import NO_CODE, STOPPED
 
 pytestmark = pytest.mark.e2e
@@ -43,14 +44,14 @@ class Agent:
     def __init__(self, served: Served, args: dict[str, Any], name: str = "claude-code") -> None:
         backend = served.service.backend
         assert backend is not None
-        self.result: dict[str, Any] | None = None
+        self.result: CapabilityResult | None = None
         client = backend.clients.seen(f"agent-{name}", name, "stdio")
         self.thread = threading.Thread(
             target=lambda: setattr(self, "result", backend.call("propose_code", args, client))
         )
         self.thread.start()
 
-    def answer(self) -> dict[str, Any]:
+    def answer(self) -> CapabilityResult:
         self.thread.join(WAIT)
         assert self.result is not None, "the agent's call never returned"
         return self.result
@@ -78,9 +79,9 @@ def test_the_person_runs_it_the_agent_is_told_what_it_printed_and_changed_and_un
     )
     person_at_an_idle_prompt(served, "run")
     answer = agent.answer()
-    assert answer["ok"] and answer["status"] == "ran"
-    assert "ran the proposed code as input" in answer["text"] and "sorted [1, 2, 3]" in answer["text"]
-    assert "What the preview showed the person" in answer["text"] and "df2" in answer["text"]
+    assert answer.ok and answer.text.startswith("The user ran the proposed code")
+    assert "ran the proposed code as input" in answer.text and "sorted [1, 2, 3]" in answer.text
+    assert "What the preview showed the person" in answer.text and "df2" in answer.text
     panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1]
     assert panel.source == "claude-code" and panel.explanation == "Sort by a."
     assert list(served.session.namespace["df2"].a) == [1, 2, 3]
@@ -97,7 +98,7 @@ def test_the_person_says_no_and_nothing_runs(served: Served) -> None:
     agent = Agent(served, {"code": "df['a'] = 0"})
     person_at_an_idle_prompt(served, "no")
     answer = agent.answer()
-    assert answer["ok"] and answer["status"] == "declined" and "declined" in answer["text"]
+    assert answer.ok and "declined" in answer.text
     assert list(served.session.namespace["df"].a) == [3, 1, 2]
 
 
@@ -108,24 +109,27 @@ def test_the_person_edits_it_and_the_agent_gets_the_code_that_ran(served: Served
     assert agent.result is None  # the code waits in the person's input: the agent still waits
     served.ctrl.handle("b = df.a.max()  # mine")
     answer = agent.answer()
-    assert answer["status"] == "edited" and "b = df.a.max()  # mine" in answer["text"]
+    assert (
+        answer.text.startswith("The user edited the proposed code")
+        and "b = df.a.max()  # mine" in answer.text
+    )
     # the preview the person saw was of the agent's code, not of what ran: the agent is told which
-    assert "What the preview of your code (before the person's edit) showed" in answer["text"]
+    assert "What the preview of your code (before the person's edit) showed" in answer.text
     assert served.session.namespace["b"] == 3
 
 
 def test_no_answer_in_time_withdraws_it_and_nothing_of_it_can_run(served: Served) -> None:
     answer = Agent(served, {"code": "gone = 1", "wait_seconds": 0.2}).answer()
-    assert not answer["ok"] and answer["status"] == "unanswered"
-    assert "No one answered within 0.2 s" in answer["error"]
+    assert not answer.ok and "the code did not run" in answer.error
+    assert "No one answered within 0.2 s" in answer.error
     assert served.ctrl.proposals.waiting == 0
     served.ctrl.serve_proposals()
     assert "gone" not in served.session.namespace
 
 
 def test_bad_proposals_are_one_sentence(served: Served) -> None:
-    assert Agent(served, {"code": "   "}).answer()["error"] == NO_CODE
-    assert "takes no shell" in Agent(served, {"code": "x = 1", "shell": True}).answer()["error"]
+    assert Agent(served, {"code": "   "}).answer().error == NO_CODE
+    assert "takes no shell" in Agent(served, {"code": "x = 1", "shell": True}).answer().error
     assert served.ctrl.proposals.waiting == 0
 
 
@@ -135,9 +139,9 @@ def test_off_withdraws_what_waits_and_the_agent_is_told_at_once(tmp_path: Path) 
     until(lambda: served.ctrl.proposals.waiting)
     served.stop()
     answer = agent.answer()
-    assert answer["status"] == "unanswered" and served.session.namespace["x"] == 1
+    assert not answer.ok and served.session.namespace["x"] == 1
     # the agent is told why (not that its wait ran out), and so is the person, who is not told it again
-    assert answer["error"] == STOPPED
+    assert answer.error == STOPPED
     assert served.frontend.notices()[-1].endswith("; 1 waiting proposal withdrawn).")
     served.ctrl.serve_proposals()
     assert not [n for n in served.frontend.notices() if "no one answered in time" in n]
@@ -186,6 +190,6 @@ def test_where_no_one_can_decide_it_is_not_offered(tmp_path: Path) -> None:
         said = service.backend.call(
             "propose_code", {"code": "x = 1"}, service.backend.clients.seen("k", "a", "t")
         )
-        assert "no tool named 'propose_code'" in said["error"]
+        assert "no tool named 'propose_code'" in said.error
     finally:
         ctrl.handle("/mcp off")

@@ -53,3 +53,17 @@ def test_the_orienting_call_comes_first_and_the_list_stays_small() -> None:
     # what an agent carries in its context for the whole list, as JSON (≈ 4 characters a token)
     size = len(json.dumps(tools, separators=(",", ":")))
     assert size < 8000, size  # ≈ 2,000 tokens (6.7k characters with the test plugin)
+
+
+def test_outside_agents_get_the_same_lean_argument_schemas_as_our_model() -> None:
+    """No pydantic ``anyOf``/null for an optional argument, no ``additionalProperties``: what our model is
+    sent (``Tool.schema``), as an object schema."""
+    tools = {t["name"]: t for t in tool_table(RUNTIME, proposals=False)}
+    for tool in RUNTIME.tools().tools:
+        if not tool.executable:
+            continue
+        served = tools[tool.name]["inputSchema"]
+        assert served == {**tool.schema()["function"]["parameters"], "type": "object"}, tool.name
+        assert "additionalProperties" not in served
+        for prop in served["properties"].values():
+            assert {"type": "null"} not in prop.get("anyOf", []), tool.name

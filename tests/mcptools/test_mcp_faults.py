@@ -339,3 +339,26 @@ def test_ctrl_c_during_a_call_stops_the_answer_and_keeps_the_server(make_assista
     ask(assistant)
     assert tool_results(fake) == ["still serving"]
     assert "fault: ready" in "\n".join(assistant.servers.status_lines())
+
+
+def test_a_call_after_the_servers_are_closed_is_one_sentence_and_leaves_no_coroutine_behind(
+    make_assistant,
+) -> None:
+    """The manager's loop is gone: the call is refused in words, and no coroutine is left never awaited (a
+    RuntimeWarning printed over the prompt at the next garbage collection)."""
+    import gc
+    import warnings as py_warnings
+
+    from pyaichat.mcptools.connection import ServerProblem
+
+    assistant, fake, _ = make_assistant({"fault": fault(trust="read-only")})
+    fake.tool("fault__echo", {"text": "hello"}).text("It said hello.")
+    ask(assistant)
+    manager = assistant.servers.manager
+    assistant.close()
+    with py_warnings.catch_warnings(record=True) as seen:
+        py_warnings.simplefilter("always")
+        with pytest.raises(ServerProblem):
+            manager.call("fault", "echo", {"text": "late"})
+        gc.collect()
+    assert not [w for w in seen if "never awaited" in str(w.message)]

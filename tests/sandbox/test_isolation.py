@@ -87,20 +87,36 @@ def test_parent_state_untouched_and_no_zombie() -> None:
         marker["v"] = 2
         return {"ok": True}
 
+    before = _children()
     run_forked(job, 2.0)
     assert marker["v"] == 1
-    _assert_no_child_left()
+    _assert_no_child_left(before)
 
 
-def _assert_no_child_left() -> None:
+def _children() -> set[int]:
+    """This process's children, running or zombie (their ``ppid`` in ``/proc``).
+
+    Not ``waitpid(-1)``: it reaps or waits for *any* child, and a process running several test files (a
+    pytest-xdist worker) may hold a server a fixture of another file started.
+    """
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[1]) == me:
+                found.add(int(entry))
+    return found
+
+
+def _assert_no_child_left(before: set[int]) -> None:
     """Answered children are collected in the background (the caller does not wait for their exit)."""
     deadline = time.monotonic() + 3
-    while True:
-        try:
-            os.waitpid(-1, os.WNOHANG)  # (0, 0): a child is still exiting
-        except ChildProcessError:
-            return  # no child at all: nothing running, no zombie
-        assert time.monotonic() < deadline, "a sandbox child was left behind"
+    while left := _children() - before:
+        assert time.monotonic() < deadline, f"a sandbox child was left behind: {sorted(left)}"
         time.sleep(0.01)
 
 
@@ -127,9 +143,10 @@ def test_fork_with_other_threads_alive() -> None:
 
 
 def test_answered_children_are_collected_without_waiting_for_them() -> None:
+    before = _children()
     for _ in range(5):
         assert run_forked(lambda: {"ok": True}, 2.0) == {"ok": True}
-    _assert_no_child_left()
+    _assert_no_child_left(before)
 
 
 def test_a_child_that_closes_its_pipe_early_and_keeps_running_is_killed() -> None:
@@ -144,7 +161,7 @@ def test_a_child_that_closes_its_pipe_early_and_keeps_running_is_killed() -> Non
         time.sleep(30)
         return {"ok": True}
 
-    started = time.monotonic()
+    before, started = _children(), time.monotonic()
     assert run_forked(job, 5.0) == {"ok": True, "text": "forged"}
     assert time.monotonic() - started < 2
-    _assert_no_child_left()  # killed, not left sleeping
+    _assert_no_child_left(before)  # killed, not left sleeping

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..paths import ensure_state_dir, state_dir
+from ..paths import state_dir, state_file, state_path
 
 FILE_NAME = "audit.jsonl"
 _session_ids: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -70,10 +70,14 @@ def record(
             **extra,
         }
         line = json.dumps(entry, ensure_ascii=False, default=repr) + "\n"
-        directory = ensure_state_dir()
-        if directory is None:
-            return
-        fd = os.open(directory / FILE_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        try:  # every call lands here (an outside agent's too): no directory check unless the open fails
+            fd = os.open(state_path(FILE_NAME), flags, 0o600)
+        except FileNotFoundError:
+            path = state_file(FILE_NAME)  # the state directory is new: made private first
+            if path is None:
+                return
+            fd = os.open(path, flags, 0o600)
         try:
             os.write(fd, line.encode("utf-8"))
         finally:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ..errors import CapabilityError, CapabilityTimeout
 from ..registry import Registry
 from ..workers import Abandoned, within
-from .redact import Masker, masker_for
+from .redact import masker_for
 from .registry import _REGISTRY, Capability, CapabilityContext, CapabilityResult, cap_text, record_call
 
 if TYPE_CHECKING:
@@ -80,36 +80,26 @@ def call(
     attach PNGs (``get_figure``) for a model that takes images.
     """
     started = time.perf_counter()
-    masker: Masker | None = None
     ctx: CapabilityContext | None = None
+    floor = 0
 
     def done(ok: bool, text: str = "", error: str | None = None, truncated: bool = False) -> CapabilityResult:
-        limit = ctx.config.max_output_chars if ctx else 4000
-        unseen = max(len(text) - limit * 4, 0)  # never mask megabytes only to cut them away
-        if masker is not None:
-            text = masker.mask_text(text[: limit * 4])
-            error = masker.mask_text(error) if error else error
-        text, cut = cap_text(text, limit, hidden=unseen)
-        result = CapabilityResult(
-            name=name,
-            ok=ok,
-            text=text,
-            error=error,
-            truncated=truncated or cut,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            images=tuple(ctx.attached) if ctx is not None and ok else (),
+        if ctx is None:  # no settings to go by: nothing masked, nothing recorded
+            text, cut = cap_text(text, 4000)
+            ms = round((time.perf_counter() - started) * 1000, 3)
+            return CapabilityResult(name=name, ok=ok, text=text, error=error, truncated=cut, duration_ms=ms)
+        images = tuple(ctx.attached) if ok else ()
+        return finish(
+            session, ctx.config, name, args, origin, started, ok, text, error, truncated, images, floor
         )
-        if ctx is not None and ctx.config.audit:
-            record_call(session, masker, name, args, result, origin)
-        return result
 
     try:
         ctx = CapabilityContext(session=session, config=config or session.config, images=images)
-        masker = masker_for(ctx.config)
         cap = get(name)
         if cap is None or not cap.executable:
             known = ", ".join(c.name for c in all_capabilities() if c.executable)
             return done(False, error=f"There is no capability named {name!r}. Known: {known}.")
+        floor = cap.output_floor
         if args is not None and not isinstance(args, Mapping):
             return done(False, error=f"Arguments for {name} must be a JSON object.")
         try:
@@ -126,6 +116,43 @@ def call(
         if isinstance(exc, KeyboardInterrupt):
             raise
         return done(False, error=f"{name} failed: {type(exc).__name__}")
+
+
+def finish(
+    session: Any,
+    config: Config,
+    name: str,
+    args: Any,
+    origin: str,
+    started: float,
+    ok: bool,
+    text: str = "",
+    error: str | None = None,
+    truncated: bool = False,
+    images: tuple[str, ...] = (),
+    floor: int = 0,
+) -> CapabilityResult:
+    """The one way out of a call: its text and error masked, the text cut to the output bound (at least
+    ``floor``), timed from ``started``, and recorded in the audit log for ``session`` (whose call it was).
+    ``call`` ends here, and so does a gate its caller runs itself (an outside agent's ``propose_code``)."""
+    masker = masker_for(config)
+    limit = max(config.max_output_chars, floor)
+    unseen = max(len(text) - limit * 4, 0)  # never mask megabytes only to cut them away
+    text = masker.mask_text(text[: limit * 4])
+    error = masker.mask_text(error) if error else error
+    text, cut = cap_text(text, limit, hidden=unseen)
+    result = CapabilityResult(
+        name=name,
+        ok=ok,
+        text=text,
+        error=error,
+        truncated=truncated or cut,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        images=images,
+    )
+    if config.audit:
+        record_call(session, masker, name, args, result, origin)
+    return result
 
 
 def _explain_validation(name: str, exc: ValidationError) -> str:

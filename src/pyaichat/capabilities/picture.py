@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..records import input_mark
 from .adapters.matplotlib import open_figures_line
 from .introspect import user_names
+from .privacy import SAMPLE, level
 from .redact import masker_for
 from .summary import one_line
 
@@ -56,6 +57,7 @@ def session_picture(
     # Text cut short is masked first: a credential cut in half no longer looks like one, and its first
     # characters would leave with the picture.
     mask = masker_for(config).mask_text
+    values = level(config.privacy) >= SAMPLE  # below: no output, no error message (they quote values)
     recent = session.history[-RECENT_INPUTS:]
     if recent:
         lines.append("Recent inputs:")
@@ -64,9 +66,11 @@ def session_picture(
             src = _short(mask(first), 90) + (f"  (+{len(more)} lines)" if more else "")
             summary = _short(mask(entry.summary), 90) if entry.summary else ""
             outcome = ("✗ " if not entry.ok else "") + summary if summary else ""
+            if not values:
+                outcome = "" if entry.ok else "✗"
             arrow = f"  → {outcome}" if outcome else ""
             lines.append(f"  [{entry.number}] {src}{arrow}{input_mark(entry)}")
-    lines.extend(_error_lines(session, mask, seen_error))
+    lines.extend(_error_lines(session, mask, seen_error, values=values))
     return "\n".join(lines)
 
 
@@ -91,7 +95,11 @@ def _ordered_names(session: Session, names: list[str]) -> list[str]:
     return first + [n for n in reversed(names) if n not in seen]
 
 
-def _error_lines(session: Session, mask: Callable[[str], str], seen_error: object = None) -> list[str]:
+def _error_lines(
+    session: Session, mask: Callable[[str], str], seen_error: object = None, *, values: bool = True
+) -> list[str]:
+    """The last error; below privacy level ``sample`` (``values`` false) its message, which quotes values,
+    is withheld, as ``get_last_exception`` withholds it."""
     err = session.last_error
     if err is None:
         return []
@@ -99,7 +107,8 @@ def _error_lines(session: Session, mask: Callable[[str], str], seen_error: objec
     if seen_error is not None and err is not seen_error:
         where += ", new since the previous question" if where else "new since the previous question"
     where = f" ({where})" if where else ""
-    lines = [f"Last error{where}: {_short(mask(err.headline()), 300)}"]
+    headline = err.headline() if values or not err.message else f"{err.type_name}: (message withheld)"
+    lines = [f"Last error{where}: {_short(mask(headline), 300)}"]
     if err.segment:
         lines.append(f"  failing expression: {_short(mask(err.segment), 200)}")
     if err.source and len(err.source) < 1200:

@@ -72,6 +72,9 @@ class Capability:
     executable: bool = True
     source: str = "builtin"
     extra: dict[str, Any] = field(default_factory=dict)
+    # False: for outside agents only (the session picture: the assistant is sent it with every question)
+    assistant: bool = True
+    output_floor: int = 0  # characters a result may always hold, whatever ``max_output_chars`` says
 
     @property
     def summary(self) -> str:
@@ -85,7 +88,14 @@ class Capability:
         for prop in params.get("properties", {}).values():
             prop.pop("title", None)
         params.setdefault("properties", {})
-        return Tool(self.name, clean_description(self.description), params, self.source, self.executable)
+        return Tool(
+            self.name,
+            clean_description(self.description),
+            params,
+            self.source,
+            self.executable,
+            self.assistant,
+        )
 
     def tool_schema(self) -> dict[str, Any]:
         """OpenAI-style function schema, which litellm translates for other providers."""

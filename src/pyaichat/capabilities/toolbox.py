@@ -63,6 +63,8 @@ class Tool:
     source: str = "builtin"  # "builtin", or "plugin <distribution>"
     # False for an approval gate (propose_code): the assistant asks the person, ``call`` refuses it
     executable: bool = True
+    # False: for outside agents only (the session picture: the assistant is sent it with every question)
+    assistant: bool = True
 
     @property
     def summary(self) -> str:
@@ -83,6 +85,7 @@ class Tool:
             "parameters": self.parameters,
             "source": self.source,
             "executable": self.executable,
+            "assistant": self.assistant,
         }
 
     @classmethod
@@ -93,6 +96,7 @@ class Tool:
             parameters=dict(data["parameters"]),
             source=str(data.get("source", "builtin")),
             executable=bool(data.get("executable", True)),
+            assistant=bool(data.get("assistant", True)),
         )
 
 
@@ -106,8 +110,8 @@ class Toolbox:
     adapters: tuple[str, ...] = field(default=())  # "sensors  [plugin sensors-pyaichat]", one per adapter
 
     def schemas(self) -> list[dict[str, Any]]:
-        """Every tool's function schema: what the assistant sends with each request."""
-        return [tool.schema() for tool in self.tools]
+        """The function schema of every tool offered to the assistant: what it sends with each request."""
+        return [tool.schema() for tool in self.tools if tool.assistant]
 
     def get(self, name: str) -> Tool | None:
         return next((tool for tool in self.tools if tool.name == name), None)

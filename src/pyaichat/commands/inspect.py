@@ -36,13 +36,14 @@ def _tools(ctrl: CommandHost, arg: str) -> None:
         return
 
     box = ctrl.runtime.tools()  # described where they run (a kernel has its own plugins and walls)
+    tools = [tool for tool in box.tools if tool.assistant]
     rows = []
-    for tool in box.tools:
+    for tool in tools:
         params = ", ".join(tool.parameters.get("properties", {}))
         origin = "" if tool.source == "builtin" else f"  [{tool.source}]"
         gate = "" if tool.executable else "  [needs your approval]"
         rows.append((tool.name, f"({params}) {tool.summary}{origin}{gate}"))
-    title = f"{len(box.tools)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"
+    title = f"{len(tools)} capabilities (read-only; privacy level: {ctrl.config.privacy}):"
     sections = [PageSection(title=title, rows=rows)]
     if box.adapters:
         adapters = "\n".join(f"  {adapter}" for adapter in box.adapters)

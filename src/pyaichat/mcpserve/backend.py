@@ -1,9 +1,11 @@
 """One outside call over the session: through the gate, bounded, masked, audited, counted and shown.
 
 ``LocalBackend`` is what a face ultimately talks to — in the session's own process behind the endpoint, or
-in ``pyaichat mcp --existing`` over a kernel. Every call goes through the runtime's ``call``, the same path as
-the built-in assistant's tool calls, so the same masking, output bounds, deadlines and privacy level apply;
-the audit entry's origin names the client and the transport (``mcp claude-code via stdio``).
+in ``pyaichat mcp --existing`` over a kernel. Every call goes through the runtime's ``call``, the same door as
+the built-in assistant's tool calls (the session picture included: ``get_session_picture`` is a capability),
+so the same masking, output bounds, deadlines, privacy level and audit apply, and every answer is a
+``CapabilityResult``; the audit entry's origin names the client and the transport (``mcp claude-code via
+stdio``). ``propose_code`` waits for the person (``proposing``) and leaves by the same door.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from .rate import RateBound
 from .tools import PICTURE, PROPOSE, tool_table
 
 if TYPE_CHECKING:
+    from ..capabilities.registry import CapabilityResult
     from ..runtime import Runtime
+    from .proposing import Proposer
 
 # A flood from an agent (or a loop gone wrong) is bounded: a burst of this many calls, then so many a second.
 BURST = 200
@@ -31,9 +35,7 @@ _ARG_CHARS = 40
 _MASKED_CHARS = 400
 
 
-def failure(error: str, started: float | None = None) -> dict[str, Any]:
-    ms = round((time.perf_counter() - started) * 1000, 3) if started is not None else 0.0
-    return {"ok": False, "text": "", "error": error, "truncated": False, "duration_ms": ms, "images": []}
+STOPPED = "The person stopped serving this session (/mcp off); the call did not run."
 
 
 class LocalBackend:
@@ -41,7 +43,8 @@ class LocalBackend:
 
     ``show(line)`` prints the quiet line of each call where the person sees it (``None``: nowhere);
     ``proposer`` takes ``propose_code`` to the person (``None``: nobody is there to decide, and the tool is
-    not offered); ``where`` says in a few words what this session is (``pyaichat REPL``).
+    not offered); ``where`` says in a few words what this session is (``pyaichat REPL``); ``busy_wait``
+    says how long a call waits while the person's input runs (``mcp_serve_busy_wait``, read at each call).
     """
 
     def __init__(
@@ -50,7 +53,7 @@ class LocalBackend:
         gate: SessionGate,
         *,
         show: Callable[[str], None] | None = None,
-        proposer: Any = None,
+        proposer: Proposer | None = None,
         where: str = "pyaichat",
         busy_wait: Callable[[], float] | None = None,
     ) -> None:
@@ -61,11 +64,16 @@ class LocalBackend:
         self.where = where
         self.clients = ClientBook()
         self.rate = RateBound(BURST, PER_SECOND)
-        self._busy_wait = busy_wait or (lambda: float(getattr(runtime.config, "mcp_serve_busy_wait", 15.0)))
+        self._busy_wait = busy_wait or (lambda: runtime.config.mcp_serve_busy_wait)
         self._tools: list[dict[str, Any]] | None = None
         # Every use of the runtime from the serving threads holds this: calls are one at a time already (the
         # gate), but the tool table is asked for by whichever face connects first.
         self._runtime_lock = threading.Lock()
+        self.stopped = False
+
+    def stop(self) -> None:
+        """Serving stops: no call runs from now on, not even one already waiting for the gate."""
+        self.stopped = True
 
     # -- what the faces ask ----------------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
@@ -84,86 +92,56 @@ class LocalBackend:
             "python": sys.version.split()[0],
         }
 
-    def call(self, name: str, args: Any, client: ClientRecord) -> dict[str, Any]:
-        """Run tool ``name`` for ``client``; always a result dict (``ok``, ``text``, ``error``, ``truncated``,
-        ``duration_ms``, ``images``), never an exception."""
+    def call(self, name: str, args: Any, client: ClientRecord) -> CapabilityResult:
+        """Run tool ``name`` for ``client``: always a result (a refusal is ``ok=False`` with one sentence),
+        never an exception."""
         started = time.perf_counter()
+        if self.stopped:
+            return self._done(client, name, args, refusal(name, STOPPED, started))
         if not isinstance(name, str) or name not in {tool["name"] for tool in self.tools()}:
             known = ", ".join(tool["name"] for tool in self.tools())
-            return self._done(
-                client, name, args, failure(f"There is no tool named {name!r}. Known: {known}.")
-            )
+            error = f"There is no tool named {name!r}. Known: {known}."
+            return self._done(client, name, args, refusal(str(name), error, started))
         if args is not None and not isinstance(args, Mapping):
-            return self._done(client, name, args, failure(f"Arguments for {name} must be a JSON object."))
-        if name == PROPOSE:  # offered only with a proposer; it waits for the person's prompt, not the gate
+            error = f"Arguments for {name} must be a JSON object."
+            return self._done(client, name, args, refusal(name, error, started))
+        if name == PROPOSE and self.proposer is not None:  # it waits for the person's prompt, not the gate
             result = self.proposer.propose(dict(args or {}), client)
-            self.clients.counted(client, bool(result.get("ok")))
+            self.clients.counted(client, result.ok)
             return result
         if not self.rate.take():
-            return self._done(client, name, args, failure(TOO_MANY, started))
+            return self._done(client, name, args, refusal(name, TOO_MANY, started))
         try:
             with self.gate.outside(self._busy_wait()), self._runtime_lock:
-                result = self._run(name, dict(args or {}), client)
+                if self.stopped:  # it waited while the person's /mcp off ran
+                    return self._done(client, name, args, refusal(name, STOPPED, started))
+                origin = f"mcp {client.name} via {client.transport}"
+                result = self.runtime.call(name, dict(args or {}), origin=origin, images=True)
+                if name == PICTURE:
+                    result = self._introduced(result)
                 return self._done(client, name, args, result, shown=True)
         except SessionBusy as exc:  # no line: the person's own input is running and printing now
-            return self._done(client, name, args, failure(str(exc), started))
+            return self._done(client, name, args, refusal(name, str(exc), started))
 
-    def _run(self, name: str, args: dict[str, Any], client: ClientRecord) -> dict[str, Any]:
-        origin = f"mcp {client.name} via {client.transport}"
-        if name == PICTURE:
-            return self.picture(origin)
-        result = self.runtime.call(name, args, origin=origin, images=True)
-        return {
-            "ok": result.ok,
-            "text": result.text,
-            "error": result.error,
-            "truncated": result.truncated,
-            "duration_ms": result.duration_ms,
-            "images": list(result.images),
-        }
-
-    def picture(self, origin: str) -> dict[str, Any]:
-        """The session picture the built-in assistant starts from, with a line on where it lives and what an
-        agent may do; masked and audited like any call. It leaves the assistant's own state alone (which error
-        its next picture calls new)."""
-        from ..capabilities.redact import masker_for  # with the first call, in the serving process
-        from ..capabilities.registry import CapabilityResult, cap_text, record_call
-
-        started = time.perf_counter()
-        config = self.runtime.config
-        masker = masker_for(config)
-        session = getattr(self.runtime, "session", None)
-        try:
-            if session is not None:
-                from ..capabilities.picture import session_picture
-
-                body = session_picture(session, config)
-            else:
-                body = self.runtime.picture()
-        except Exception as exc:  # a picture that fails is one sentence, never a broken call
-            body = f"(The session picture failed: {type(exc).__name__}.)"
-        info = self.info()
-        head = (
-            f"{info['where']} · pid {info['pid']} · {info['cwd']} · Python {info['python']} · privacy "
-            f"level {config.privacy}.\nEvery tool here only reads (bounded, secrets masked); "
-            + (
-                "propose_code asks the person, who runs, edits or declines it."
-                if self.proposer is not None
-                else "nothing here can change the session."
-            )
+    def _introduced(self, picture: CapabilityResult) -> CapabilityResult:
+        """The picture, introduced in this server's own words: what serves the session, and what an agent may
+        do here (the picture itself came through the one door: bounded, masked, audited)."""
+        if not picture.ok:
+            return picture
+        may = (
+            "propose_code asks the person, who runs, edits or declines it."
+            if self.proposer is not None
+            else "nothing here can change the session."
         )
-        text, cut = cap_text(masker.mask_text(f"{head}\n\n{body}"), max(config.max_output_chars, 4000))
-        ms = round((time.perf_counter() - started) * 1000, 3)
-        result = CapabilityResult(name=PICTURE, ok=True, text=text, truncated=cut, duration_ms=ms)
-        if config.audit:
-            record_call(session if session is not None else self.runtime, masker, PICTURE, {}, result, origin)
-        return {"ok": True, "text": text, "error": None, "truncated": cut, "duration_ms": ms, "images": []}
+        head, _, rest = picture.text.partition("\n")
+        text = f"{self.where} · {head}\nEvery tool here only reads (bounded, secrets masked); {may}\n{rest}"
+        return picture.model_copy(update={"text": text})
 
     # -- bookkeeping -----------------------------------------------------------------------------------------
     def _done(
-        self, client: ClientRecord, name: Any, args: Any, result: dict[str, Any], *, shown: bool = False
-    ) -> dict[str, Any]:
-        self.clients.counted(client, bool(result.get("ok")))
+        self, client: ClientRecord, name: Any, args: Any, result: CapabilityResult, *, shown: bool = False
+    ) -> CapabilityResult:
+        self.clients.counted(client, result.ok)
         if shown and self.show is not None:
             try:
                 from ..capabilities.redact import masker_for  # loaded by the call already
@@ -175,11 +153,24 @@ class LocalBackend:
         return result
 
 
+def refusal(name: str, error: str, started: float | None = None) -> CapabilityResult:
+    """A call refused before it ran: one sentence, nothing to mask (the sentence is ours)."""
+    from ..capabilities.registry import CapabilityResult  # pydantic: with the first call, not at /mcp on
+
+    ms = round((time.perf_counter() - started) * 1000, 3) if started is not None else 0.0
+    return CapabilityResult(name=name, ok=False, error=error, duration_ms=ms)
+
+
+def to_wire(result: CapabilityResult) -> dict[str, Any]:
+    """A result as the faces read it (JSON)."""
+    return result.model_dump(mode="json")
+
+
 def quiet_line(
     client: ClientRecord,
     name: Any,
     args: Any,
-    result: dict[str, Any],
+    result: CapabilityResult,
     mask: Callable[[str], str] | None = None,
 ) -> str:
     """``⇄ claude-code get_repr(df) 4 ms`` — what the person sees of one outside call. What the agent sent is
@@ -195,9 +186,9 @@ def quiet_line(
                 shown = safe_text(mask(safe_text(first, _MASKED_CHARS)), _ARG_CHARS)
             except Exception:
                 shown = "…"
-    ms = float(result.get("duration_ms") or 0.0)
+    ms = result.duration_ms
     timing = f"{ms:.0f} ms" if ms >= 1 else f"{ms:.1f} ms"
     line = f"⇄ {client.name} {safe_text(name, 40)}({shown}) {timing}"
-    if not result.get("ok"):
-        line += " · " + safe_text(result.get("error") or "failed", 60)
+    if not result.ok:
+        line += " · " + safe_text(result.error or "failed", 60)
     return line

@@ -9,6 +9,11 @@ each call that needs a session, and again after a session stops serving:
   ``pyaichat_sessions`` tool lists them all and picks another (``use=<pid>``);
 - none: every call answers with one sentence saying how to start one.
 
+A record proves nothing by itself: the switchboard connects only to the session's own socket in the private
+records directory, and only when the process listening there is the record's pid, of this user
+(``discovery.endpoint_of``, ``link.prove``). A record that fails is refused with one sentence, which the
+agent is given (and the bridge's error output, which the agent's client keeps in its log).
+
 Standard library only (the SDK lives in ``face``); the tool table before any session answers is this
 installation's own, which is what a session of it serves.
 """
@@ -16,15 +21,18 @@ installation's own, which is what a session of it serves.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..ipc import ChannelClosed
 from . import discovery
-from .backend import LocalBackend, failure
-from .link import SessionLink
+from .link import SessionLink, Unproven, failure
 from .tools import tool_table
-from .wire import LinkClosed
+
+if TYPE_CHECKING:
+    from .backend import LocalBackend
 
 SESSIONS = "pyaichat_sessions"
 NO_SESSION = (
@@ -61,6 +69,7 @@ class Switchboard:
         self._wanted: int | None = None  # the pid the agent picked
         self._lock = threading.Lock()
         self._local_tools: list[dict[str, Any]] | None = None
+        self.refused: dict[str, str] = {}  # record path → why it was refused (said once on stderr)
 
     # -- the face's backend ----------------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:
@@ -84,12 +93,17 @@ class Switchboard:
             if link is None:  # finding and connecting reads files and waits on sockets: not on the loop
                 link = await anyio.to_thread.run_sync(self.link)
             if link is None:
-                return failure(NO_SESSION)
+                return failure(self._none())
             try:
                 return await link.acall(key, client, transport, name, args)
-            except LinkClosed:
+            except ChannelClosed:
                 self._drop(link)
-        return failure(NO_SESSION)
+        return failure(self._none())
+
+    def _none(self) -> str:
+        """Why no session answers: the records refused, or that none serves."""
+        refused = list(self.refused.values())
+        return " ".join(refused) if refused else NO_SESSION
 
     # -- choosing and connecting -----------------------------------------------------------------------------
     def link(self) -> SessionLink | None:
@@ -97,14 +111,28 @@ class Switchboard:
             if self._link is not None and not self._link.closed:
                 return self._link
             self._link = self._record = None
+            refused: dict[str, str] = {}
             for record in self._candidates():
                 try:
-                    link = SessionLink.connect(record["endpoint"], record["token"], face="stdio")
-                except (LinkClosed, KeyError, TypeError):
+                    address = discovery.endpoint_of(record, self.directory)
+                    link = SessionLink.connect(address, record["token"], face="stdio", pid=record["pid"])
+                except Unproven as exc:
+                    refused[record["path"]] = (
+                        f"pyaichat mcp refused the session record of pid {record['pid']}: {exc}."
+                    )
+                    continue
+                except discovery.Refused as exc:
+                    refused[record["path"]] = str(exc)
+                    continue
+                except (ChannelClosed, KeyError, TypeError):
                     continue
                 self._link, self._record = link, record
-                return link
-            return None
+                break
+            for path, sentence in refused.items():
+                if self.refused.get(path) != sentence:
+                    print(sentence, file=sys.stderr, flush=True)
+            self.refused = refused
+            return self._link
 
     def _candidates(self) -> list[dict[str, Any]]:
         records = discovery.read_records(self.directory)
@@ -143,7 +171,7 @@ class Switchboard:
             )
         note = f"Using pid {chosen}." if chosen else "None of them answers right now."
         count = "1 session is" if len(records) == 1 else f"{len(records)} sessions are"
-        text = "\n".join([f"{count} serving agents:", *lines, note])
+        text = "\n".join([f"{count} serving agents:", *lines, note, *self.refused.values()])
         return {"ok": True, "text": text, "error": None, "truncated": False, "duration_ms": 0.0, "images": []}
 
 
@@ -160,8 +188,10 @@ class HeadlessBackend:
     async def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
         import anyio  # the face's event loop; the kernel runtime blocks, so a worker thread runs the call
 
+        from .backend import to_wire
+
         record = self.local.clients.seen(key, client, transport)
-        return await anyio.to_thread.run_sync(self.local.call, name, args, record)
+        return to_wire(await anyio.to_thread.run_sync(self.local.call, name, args, record))
 
 
 def _same_dir(a: Any, b: str) -> bool:

@@ -6,8 +6,13 @@ Each serving session writes one JSON file, ``<pid>.json``, into a directory only
 session stops serving or exits. It holds what a client needs — the HTTP address, the bearer token, the private
 endpoint of the session — and what a person picking among sessions needs: pid, working directory, start time.
 
-A record whose process is gone is stale: readers skip it and remove it; one whose process lives but whose
-endpoint does not answer is skipped by the bridge when it connects.
+A record whose process is gone is stale: readers skip it and remove it, with what its session left beside it
+(``<pid>.sock``, ``<pid>-http.log``) when it was killed; one whose process lives but whose endpoint does not
+answer is skipped by the bridge when it connects.
+
+A record proves nothing by itself (any process of this user can write one), so ``pyaichat mcp`` trusts only
+what it can check (``endpoint_of`` and ``link.prove``): the endpoint must be the Unix socket ``<pid>.sock`` in
+this private directory, a socket of this user's, and the process listening on it must be the record's pid.
 """
 
 from __future__ import annotations
@@ -20,7 +25,11 @@ from typing import Any
 from ..paths import state_dir
 
 SUFFIX = ".json"
-_UNIX_PATH_MAX = 100  # sun_path is 104 (macOS) to 108 (Linux) bytes; keep a margin
+LEFT_BEHIND = (".sock", "-http.log")  # beside a record: its session's endpoint and its HTTP face's log
+
+
+class Refused(Exception):
+    """A record ``pyaichat mcp`` will not use: ``str()`` is the sentence that says why."""
 
 
 def records_dir() -> str:
@@ -47,11 +56,46 @@ def record_path(pid: int | None = None, directory: str | None = None) -> str:
     return os.path.join(directory or records_dir(), f"{pid or os.getpid()}{SUFFIX}")
 
 
-def endpoint_path(directory: str) -> str | None:
-    """Where this process's endpoint socket goes, or ``None`` when the path would be too long for a Unix
-    socket (the caller then makes a private temporary directory)."""
-    path = os.path.join(directory, f"{os.getpid()}.sock")
-    return path if len(os.fsencode(path)) <= _UNIX_PATH_MAX else None
+def endpoint_path(directory: str, pid: int | None = None) -> str:
+    """Where the endpoint socket of ``pid`` (this process) is, beside its record."""
+    return os.path.join(directory, f"{pid or os.getpid()}.sock")
+
+
+def endpoint_of(record: dict[str, Any], directory: str | None = None) -> dict[str, Any]:
+    """The address of ``record``'s endpoint once it is what a session of this user's would have made:
+    ``Refused`` (one sentence) otherwise."""
+    directory = os.path.realpath(directory or records_dir())
+    pid, named = record.get("pid"), record.get("endpoint")
+    why = None
+    if not isinstance(named, dict) or "unix" not in named:
+        why = "it names a TCP endpoint, and only a Unix socket in the private records directory can be proven"
+    elif not _private(directory):
+        why = f"{directory} is not a directory only this user can enter"
+    else:
+        path = endpoint_path(directory, pid)
+        if not isinstance(named["unix"], str) or os.path.realpath(named["unix"]) != path:
+            why = "its socket is not the session's own in the private records directory"
+        elif not _own(path, stat.S_ISSOCK):
+            why = "its socket is missing or is not a socket of this user's"
+    if why is not None:
+        raise Refused(f"pyaichat mcp refused the session record of pid {pid}: {why}.")
+    return {"unix": path}
+
+
+def _own(path: str, kind: Any) -> bool:
+    """``path`` exists, is of ``kind`` (``stat.S_ISSOCK``…) and is this user's."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return kind(info.st_mode) and (not hasattr(os, "getuid") or info.st_uid == os.getuid())
+
+
+def _private(directory: str) -> bool:
+    try:
+        return _own(directory, stat.S_ISDIR) and not stat.S_IMODE(os.lstat(directory).st_mode) & 0o077
+    except OSError:
+        return False
 
 
 def write_record(record: dict[str, Any], directory: str | None = None) -> str:
@@ -92,7 +136,7 @@ def pid_alive(pid: int) -> bool:
 
 def read_records(directory: str | None = None, *, clean: bool = True) -> list[dict[str, Any]]:
     """The live records, newest first. Stale ones (their process is gone) are skipped and, with ``clean``,
-    removed; unreadable or foreign files are skipped."""
+    removed with what their session left beside them; unreadable or foreign files are skipped."""
     directory = directory or records_dir()
     try:
         names = os.listdir(directory)
@@ -100,6 +144,8 @@ def read_records(directory: str | None = None, *, clean: bool = True) -> list[di
         return []
     found = []
     for name in names:
+        if clean:
+            _remove_left_behind(directory, name)
         if not name.endswith(SUFFIX):
             continue
         path = os.path.join(directory, name)
@@ -121,3 +167,14 @@ def read_records(directory: str | None = None, *, clean: bool = True) -> list[di
         found.append(record)
     found.sort(key=lambda r: float(r.get("started_ts") or 0), reverse=True)
     return found
+
+
+def _remove_left_behind(directory: str, name: str) -> None:
+    """``<pid>.sock`` or ``<pid>-http.log`` of a session killed before it could remove them (its process is
+    gone), this user's own."""
+    for suffix in LEFT_BEHIND:
+        pid = name.removesuffix(suffix)
+        if name.endswith(suffix) and pid.isdigit() and not pid_alive(int(pid)):
+            path = os.path.join(directory, name)
+            if _own(path, stat.S_ISSOCK if suffix == ".sock" else stat.S_ISREG):
+                remove_record(path)

@@ -1,26 +1,35 @@
 """The session's private endpoint: where its MCP faces (the HTTP server, ``pyaichat mcp``) reach it.
 
-A Unix socket in a directory only this user can enter (0700; the socket itself 0600), and on Linux the peer's
-user id is checked as well; where there are no Unix sockets, a loopback TCP port. Either way a connection
-must first say ``hello`` with the serving token, within a few seconds, or it is closed. Then it sends
-requests (``wire``), one at a time per connection, each answered on the connection's own thread by the
-``LocalBackend``; a face makes calls at once over connections at once (``link``), and a proposal, which
+A Unix socket ``<pid>.sock`` in the private records directory (0700; the socket itself 0600), so that
+``pyaichat mcp`` can prove it is this session's: it connects only there, and checks that the process
+listening is the record's pid and this user (``ipc.peer``); here, a peer of another user is closed at once.
+Where the path would be too long for a socket, it is bound through the directory's file descriptor
+(``/proc/self/fd``, Linux); elsewhere in a private temporary directory, which only the HTTP face (told by
+this process) uses — ``pyaichat mcp`` then refuses it and says so. Where there are no Unix sockets at all,
+serving does not start.
+
+A connection must first say ``hello`` with the serving token, within a few seconds, or it is closed. Then
+it sends requests (``ipc``), one at a time per connection, each answered on the connection's own thread by
+the ``LocalBackend``; a face makes calls at once over connections at once (``link``), and a proposal, which
 waits for the person, holds its connection meanwhile (a bounded few at once).
+
+``stop`` ends it for good: no call runs after it (``LocalBackend.stop``); a call waiting for the person's
+input to end is answered that the person stopped serving, and its connection closes with that answer.
 
 Standard library only, so serving adds next to nothing to the person's process.
 """
 
 from __future__ import annotations
 
-import hmac
+import contextlib
 import itertools
 import os
 import socket
-import struct
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .wire import MAX_REQUEST, PROTOCOL, Channel, LinkClosed
+from ..ipc import PROTOCOL, Channel, ChannelClosed, peer, token_matches
 
 if TYPE_CHECKING:
     from .backend import LocalBackend
@@ -28,7 +37,31 @@ if TYPE_CHECKING:
 HELLO_TIMEOUT = 5.0
 MAX_CONNECTIONS = 32
 MAX_WAITING_PROPOSALS = 4
+MAX_REQUEST = 1 << 20  # a request line (a tool call's arguments): 1 MiB
+MAX_REPLY = 8 << 20  # an answer line: text is bounded by max_output_chars, but figures travel as PNGs
+_UNIX_PATH_MAX = 100  # sun_path is 104 (macOS) to 108 (Linux) bytes; keep a margin
 TOO_MANY_PROPOSALS = "Too many proposals are waiting for the person already; wait for their answers."
+
+
+@contextlib.contextmanager
+def socket_path(path: str) -> Iterator[str]:
+    """``path`` as a socket address: itself, or through its directory's descriptor when it is too long
+    (Linux); ``OSError`` where neither fits."""
+    if len(os.fsencode(path)) <= _UNIX_PATH_MAX:
+        yield path
+        return
+    if not os.path.isdir("/proc/self/fd"):
+        raise OSError(f"{path} is too long for a Unix socket")
+    fd = os.open(os.path.dirname(path), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        yield f"/proc/self/fd/{fd}/{os.path.basename(path)}"
+    finally:
+        os.close(fd)
+
+
+def fits(path: str) -> bool:
+    """Whether a socket can be bound at ``path`` here."""
+    return len(os.fsencode(path)) <= _UNIX_PATH_MAX or os.path.isdir("/proc/self/fd")
 
 
 class Endpoint:
@@ -39,6 +72,7 @@ class Endpoint:
         self._token = token
         self._listener: socket.socket | None = None
         self._channels: set[Channel] = set()
+        self._busy: set[Channel] = set()  # connections whose call is being answered
         self._faces: dict[str, int] = {}  # each face's open connections
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -48,27 +82,25 @@ class Endpoint:
         self._stopped = False
 
     # -- life ------------------------------------------------------------------------------------------------
-    def start(self, unix_path: str | None) -> dict[str, Any]:
-        """Listen at ``unix_path`` (or a loopback port where Unix sockets do not exist); return the address
-        for the discovery record."""
-        if unix_path is not None and hasattr(socket, "AF_UNIX"):
-            try:
-                os.unlink(unix_path)  # our own pid's leftover from a crash
-            except FileNotFoundError:
-                pass
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            old = os.umask(0o177)
-            try:
-                listener.bind(unix_path)
-            finally:
-                os.umask(old)
-            os.chmod(unix_path, 0o600)
-            self._unlink = unix_path
-            self.address = {"unix": unix_path}
-        else:
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.bind(("127.0.0.1", 0))
-            self.address = {"tcp": ["127.0.0.1", listener.getsockname()[1]]}
+    def start(self, unix_path: str) -> dict[str, Any]:
+        """Listen at ``unix_path``; return the address for the discovery record."""
+        try:
+            os.unlink(unix_path)  # our own pid's leftover from a crash
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            with socket_path(unix_path) as where:
+                listener.bind(where)
+        except BaseException:
+            listener.close()
+            raise
+        finally:
+            os.umask(old)
+        os.chmod(unix_path, 0o600)
+        self._unlink = unix_path
+        self.address = {"unix": unix_path}
         listener.listen(16)
         self._listener = listener
         threading.Thread(
@@ -76,10 +108,15 @@ class Endpoint:
         ).start()
         return self.address
 
-    def stop(self) -> None:
-        """Close the listener and every connection at once; the token dies with them."""
-        self._stopped = True
+    def stop(self) -> int:
+        """Close the listener and every idle connection at once; the token dies with them. A connection whose
+        call waits (for the person's input to end) is answered by that call's thread — that the person
+        stopped serving — and closes then. Returns how many such calls there are."""
         self._token = os.urandom(16).hex()  # nothing said from here on matches
+        self.backend.stop()
+        with self._lock:
+            self._stopped = True
+            idle = [channel for channel in self._channels if channel not in self._busy]
         listener, self._listener = self._listener, None
         if listener is not None:
             try:
@@ -91,10 +128,15 @@ class Endpoint:
                 os.unlink(self._unlink)
             except OSError:
                 pass
-        with self._lock:
-            channels, self._channels = list(self._channels), set()
-        for channel in channels:
+        for channel in idle:
             channel.close()
+        return self.answering
+
+    @property
+    def answering(self) -> int:
+        """Connections whose call is being answered."""
+        with self._lock:
+            return len(self._busy)
 
     @property
     def connections(self) -> int:
@@ -108,23 +150,20 @@ class Endpoint:
                 sock, _ = listener.accept()
             except OSError:
                 return
-            if self._stopped or not _same_user(sock) or self.connections >= MAX_CONNECTIONS:
+            seen = peer(sock)
+            other_user = seen is not None and hasattr(os, "getuid") and seen[1] != os.getuid()
+            if self._stopped or other_user or self.connections >= MAX_CONNECTIONS:
                 sock.close()
                 continue
             threading.Thread(target=self._serve, args=(sock,), name="pyaichat-mcp-link", daemon=True).start()
 
     def _serve(self, sock: socket.socket) -> None:
-        channel = Channel(sock, MAX_REQUEST)
+        channel = Channel.over_socket(sock, MAX_REQUEST)
         key = f"c{next(self._ids)}"  # until the hello names the face (one face opens several connections)
         try:
             sock.settimeout(HELLO_TIMEOUT)
             hello = channel.receive()
-            token = hello.get("token")
-            if (
-                hello.get("op") != "hello"
-                or not isinstance(token, str)
-                or not hmac.compare_digest(token.encode(), self._token.encode())
-            ):
+            if not token_matches(hello, self._token):
                 channel.close()
                 return
             sock.settimeout(None)
@@ -143,58 +182,50 @@ class Endpoint:
             )
             while True:
                 request = channel.receive()
-                self._answer(channel, key, request)
-        except (LinkClosed, OSError):
+                with self._lock:
+                    if self._stopped:
+                        break
+                    self._busy.add(channel)
+                try:
+                    channel.send(self._answer(key, request))
+                finally:
+                    with self._lock:
+                        self._busy.discard(channel)
+                if self._stopped:  # its last answer (that the person stopped serving) is sent
+                    break
+        except (ChannelClosed, OSError):
             pass
         finally:
             with self._lock:
+                last = False
                 if channel in self._channels:
                     self._channels.discard(channel)
                     self._faces[key] -= 1
                     last = not self._faces[key]
                     if last:
                         del self._faces[key]
-                else:
-                    last = False
             channel.close()
             if last:  # the face's last connection: its clients are gone
                 self.backend.clients.gone(key)
 
-    def _answer(self, channel: Channel, key: str, request: dict[str, Any]) -> None:
+    def _answer(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
         op, rid = request.get("op"), request.get("id")
         backend = self.backend
-        if op == "call":
-            client = backend.clients.seen(
-                f"{key}/{request.get('key')}", request.get("client") or "client", request.get("transport")
-            )
-            if request.get("name") == "propose_code":  # it waits for the person: a bounded few at once
-                if not self._proposals.acquire(blocking=False):
-                    from .backend import failure
-
-                    channel.send({"id": rid, "result": failure(TOO_MANY_PROPOSALS)})
-                    return
-                try:
-                    result = backend.call(request.get("name"), request.get("args"), client)
-                finally:
-                    self._proposals.release()
-            else:
-                result = backend.call(request.get("name"), request.get("args"), client)
-            channel.send({"id": rid, "result": result})
-        elif op == "ping":
-            channel.send({"id": rid, "ok": True})
-        else:
-            channel.send({"id": rid, "error": f"unknown op {op!r}"})
-
-
-def _same_user(sock: socket.socket) -> bool:
-    """On Linux, the peer of a Unix socket must be this user (the directory's 0700 is the first wall)."""
-    peercred = getattr(socket, "SO_PEERCRED", None)
-    if peercred is None or sock.family != getattr(socket, "AF_UNIX", None):
-        return True
-    try:
-        _pid, uid, _gid = struct.unpack(
-            "3i", sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
+        if op == "ping":
+            return {"id": rid, "ok": True}
+        if op != "call":
+            return {"id": rid, "error": f"unknown op {op!r}"}
+        client = backend.clients.seen(
+            f"{key}/{request.get('key')}", request.get("client") or "client", request.get("transport")
         )
-    except OSError:
-        return False
-    return uid == os.getuid()
+        from .backend import refusal, to_wire  # loaded with the backend
+
+        name, args = request.get("name"), request.get("args")
+        if name != "propose_code":
+            return {"id": rid, "result": to_wire(backend.call(name, args, client))}
+        if not self._proposals.acquire(blocking=False):  # it waits for the person: a bounded few at once
+            return {"id": rid, "result": to_wire(refusal(name, TOO_MANY_PROPOSALS))}
+        try:
+            return {"id": rid, "result": to_wire(backend.call(name, args, client))}
+        finally:
+            self._proposals.release()

@@ -12,7 +12,8 @@ In order, each a cheap look at the headers:
    ``/mcp on`` and dies with ``/mcp off``.
 4. **Rate**: a token bucket per kind — requests that passed the token, and those that did not — so a flood
    gets ``429`` at once and cannot starve the person's session (which has its own bound per call too).
-5. **Size**: a body over ``MAX_BODY`` is refused before it is read whole (``413``).
+5. **Size**: a body over ``MAX_BODY`` is refused (``413``): by its ``Content-Length`` before it is read, and
+   one sent without a length (chunked) as it streams in, before the SDK sees any of it.
 
 A pure ASGI middleware: no framework, so the checks cost microseconds and cannot be bypassed by a route.
 """
@@ -35,10 +36,6 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class BodyTooLarge(Exception):
-    pass
 
 
 class Guard:
@@ -96,7 +93,12 @@ class Guard:
             if too_big:
                 await self._refuse(send, 413, "The request is too large.")
                 return
-        await self._pass(scope, receive, send)
+        elif scope.get("method") not in ("GET", "HEAD", "DELETE"):
+            gathered = await self._gather(receive, send)
+            if gathered is None:
+                return
+            receive = gathered
+        await self.app(scope, receive, send)
 
     def _authorized(self, value: str) -> bool:
         scheme, _, token = value.strip().partition(" ")
@@ -104,31 +106,26 @@ class Guard:
             return False
         return hmac.compare_digest(token.strip().encode(), self._token)
 
-    async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Hand the request on, counting the body as it streams in (chunked bodies have no length)."""
-        seen = 0
-        started = False
-
-        async def counted_receive() -> dict[str, Any]:
-            nonlocal seen
+    async def _gather(self, receive: Receive, send: Send) -> Receive | None:
+        """A body sent without a length (chunked), read whole before the app sees any of it: ``None`` once it
+        has been refused as too large (the app would have turned the error into a 500 of its own)."""
+        body = bytearray()
+        while True:
             message = await receive()
-            if message.get("type") == "http.request":
-                seen += len(message.get("body") or b"")
-                if seen > self.max_body:
-                    raise BodyTooLarge
-            return message
-
-        async def tracked_send(message: dict[str, Any]) -> None:
-            nonlocal started
-            if message.get("type") == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, counted_receive, tracked_send)
-        except BodyTooLarge:
-            if not started:
+            if message.get("type") != "http.request":  # the client went away
+                return None
+            body += message.get("body") or b""
+            if len(body) > self.max_body:
                 await self._refuse(send, 413, "The request is too large.")
+                return None
+            if not message.get("more_body"):
+                break
+        first: list[dict[str, Any]] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+
+        async def replay() -> dict[str, Any]:
+            return first.pop() if first else await receive()
+
+        return replay
 
     async def _refuse(
         self, send: Send, status: int, message: str, *, challenge: bool = False, retry: bool = False

@@ -59,7 +59,7 @@ def service_for(ctrl: Any, *, create: bool = True) -> McpService | None:
         if terminal:  # someone at a terminal can decide: outside agents may propose code
             from .proposing import Proposer
 
-            proposer = Proposer(ctrl.proposals, lambda: runtime.config, getattr(runtime, "session", runtime))
+            proposer = Proposer(ctrl.proposals, lambda: runtime.config, audited_as=runtime)
         service = McpService(
             runtime, ctrl.gate, where=where, show=show, proposer=proposer, runtime_for_calls=calls_runtime
         )

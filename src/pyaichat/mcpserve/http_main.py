@@ -9,19 +9,21 @@ closes), or when it is killed by ``/mcp off``. The SDK's own Host/Origin check s
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import sys
 import threading
 from typing import Any
 
+from ..ipc import Channel, ChannelClosed
+from .endpoint import MAX_REQUEST
+
 
 def main() -> int:
-    line = sys.stdin.readline()
+    parent = Channel.over_pipes(sys.stdin.buffer, None, MAX_REQUEST)
     try:
-        settings: dict[str, Any] = json.loads(line)
-    except ValueError:
+        settings: dict[str, Any] = parent.receive()
+    except ChannelClosed:
         print("pyaichat mcp http: no settings on stdin", file=sys.stderr)
         return 2
     listener = socket.socket(fileno=int(settings["fd"]))
@@ -32,11 +34,10 @@ def main() -> int:
     from .face import build_server
     from .guard import Guard
     from .link import LinkBackend, SessionLink
-    from .wire import LinkClosed
 
-    try:
-        link = SessionLink.connect(settings["endpoint"], settings["token"], face="http")
-    except LinkClosed as exc:
+    try:  # the session that started this process listens there
+        link = SessionLink.connect(settings["endpoint"], settings["token"], face="http", pid=os.getppid())
+    except ChannelClosed as exc:
         print(f"pyaichat mcp http: {exc}", file=sys.stderr)
         return 1
     hosts = list(settings["hosts"])
@@ -53,10 +54,13 @@ def main() -> int:
     web = uvicorn.Server(config)
 
     def end_when(event_source: Any) -> None:
-        event_source()
+        try:
+            event_source()
+        except ChannelClosed:
+            pass
         web.should_exit = True
 
-    threading.Thread(target=end_when, args=(sys.stdin.read,), daemon=True).start()  # the session ended
+    threading.Thread(target=end_when, args=(parent.receive,), daemon=True).start()  # the session ended
     threading.Thread(target=end_when, args=(link.wait_closed,), daemon=True).start()
     asyncio.run(web.serve(sockets=[listener]))
     os._exit(0)  # threads blocked on the session's link must not hold the exit

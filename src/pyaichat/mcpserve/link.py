@@ -1,49 +1,74 @@
 """A face's end of the link to a session's endpoint: each call on a connection of its own, reused.
 
-``SessionLink.connect`` opens the endpoint named in a discovery record, proves the token and receives the
-session's tool table and identity. A request takes an idle connection (or opens one), sends, and reads its
-answer on the same thread — no reader thread to hand the answer over, which would cost a wake-up per call —
-then gives the connection back. Calls at once use connections at once (a proposal holds one while the person
-decides); the session bounds how many it accepts. The first connection stays idle as a watch: when the
-session stops serving or exits, it ends, and ``wait_closed`` returns.
+``SessionLink.connect`` opens the endpoint, proves who listens there (the peer's user and, given ``pid``,
+its process: ``prove``), says hello with the token and receives the session's tool table and identity. A
+call (``acall``, on the face's event loop) takes an idle connection (or opens one), sends, and reads its
+answer on the same loop — no thread to hand the answer over, which would cost a wake-up per call — then gives
+the connection back. Calls at once use connections at once (a proposal holds one while the person decides);
+the session bounds how many it accepts. The first connection stays idle as a watch: when the session stops
+serving or exits, it ends, and ``wait_closed`` returns.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import socket
 import threading
 from typing import Any
 
-from .wire import MAX_REPLY, PROTOCOL, Channel, LinkClosed
+from ..ipc import Channel, ChannelClosed, decode, encode, hello, peer
+from .endpoint import MAX_REPLY, socket_path
 
 CONNECT_TIMEOUT = 5.0
 IDLE_KEPT = 8  # idle connections kept for the next calls
+GONE = "The session stopped serving."
 
 
-def _open(address: dict[str, Any], token: str, face: str, face_id: str) -> tuple[Channel, dict[str, Any]]:
-    """Connect and say hello; ``LinkClosed`` (one sentence) when the session does not answer or refuses."""
+class Unproven(ChannelClosed):
+    """The process listening at an endpoint is not the session it should be (``str()``: why, one clause)."""
+
+
+def failure(error: str) -> dict[str, Any]:
+    """A failed call as the faces send it on (a ``CapabilityResult``'s fields)."""
+    return {"ok": False, "text": "", "error": error, "truncated": False, "duration_ms": 0.0, "images": []}
+
+
+def prove(sock: socket.socket, pid: int | None) -> None:
+    """``Unproven`` unless the process listening on ``sock`` is this user's and (given) process ``pid``. Where
+    the system does not tell (not Linux), the private directory the socket is in is the wall."""
+    seen = peer(sock)
+    if seen is None:
+        return
+    if hasattr(os, "getuid") and seen[1] != os.getuid():
+        raise Unproven("the process listening on its socket belongs to another user")
+    if pid is not None and seen[0] != pid:
+        raise Unproven(f"the process listening on its socket is pid {seen[0]}, not the session's pid {pid}")
+
+
+def _open(
+    address: dict[str, Any], pid: int | None, greeting: dict[str, Any]
+) -> tuple[Channel, dict[str, Any]]:
+    """Connect, prove the peer and say hello; ``ChannelClosed`` (one sentence) when the session does not
+    answer or refuses, ``Unproven`` when it is not the session named."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        if "unix" in address:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            target: Any = address["unix"]
-        else:
-            host, port = address["tcp"]
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            target = (host, int(port))
         sock.settimeout(CONNECT_TIMEOUT)
-        sock.connect(target)
+        with socket_path(str(address["unix"])) as where:
+            sock.connect(where)
+        prove(sock, pid)
+    except Unproven:
+        sock.close()
+        raise
     except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise LinkClosed(f"The session's endpoint does not answer ({exc}).") from None
-    channel = Channel(sock, MAX_REPLY)
-    channel.send({"op": "hello", "token": token, "face": face, "face_id": face_id, "protocol": PROTOCOL})
+        sock.close()
+        raise ChannelClosed(f"The session's endpoint does not answer ({exc}).") from None
+    channel = Channel.over_socket(sock, MAX_REPLY)
+    channel.send(greeting)
     welcome = channel.receive()
     if welcome.get("op") != "welcome":
         channel.close()
-        raise LinkClosed("The session refused the connection.")
+        raise ChannelClosed("The session refused the connection.")
     sock.settimeout(None)
     return channel, welcome
 
@@ -52,28 +77,32 @@ class SessionLink:
     def __init__(
         self,
         address: dict[str, Any],
-        token: str,
-        face: str,
-        face_id: str,
+        pid: int | None,
+        greeting: dict[str, Any],
         watch: Channel,
         welcome: dict[str, Any],
     ) -> None:
-        self._address, self._token, self._face, self._face_id = address, token, face, face_id
+        self._address, self._pid, self._greeting = address, pid, greeting
         self.tools: list[dict[str, Any]] = list(welcome.get("tools") or [])
         self.info: dict[str, Any] = dict(welcome.get("info") or {})
         self._ids = itertools.count(1)
-        self._idle: list[Channel] = []
-        self._aidle: list[Any] = []  # the event loop's idle connections (acall), (stream, reader) pairs
-        self._lock = threading.Lock()
+        self._aidle: list[Any] = []  # idle connections on the face's event loop, (stream, reader) pairs
         self._ended = threading.Event()
         self._watch = watch
         threading.Thread(target=self._watch_until_closed, name="pyaichat-mcp-watch", daemon=True).start()
 
     @classmethod
-    def connect(cls, address: dict[str, Any], token: str, *, face: str) -> SessionLink:
-        face_id = os.urandom(8).hex()  # the same on every connection of this link: one face to the session
-        watch, welcome = _open(address, token, face, face_id)
-        return cls(address, token, face, face_id, watch, welcome)
+    def connect(
+        cls, address: dict[str, Any], token: str, *, face: str, pid: int | None = None
+    ) -> SessionLink:
+        """The link to the endpoint at ``address`` (``{"unix": path}``), whose listening process must be
+        ``pid`` when given; ``Unproven`` or ``ChannelClosed`` (one sentence) otherwise."""
+        if "unix" not in address:
+            raise Unproven("it names a TCP endpoint; only a Unix socket can be proven to be the session's")
+        # the same face id on every connection of this link: one face to the session
+        greeting = hello(token, face=face, face_id=os.urandom(8).hex())
+        watch, welcome = _open(address, pid, greeting)
+        return cls(address, pid, greeting, watch, welcome)
 
     @property
     def closed(self) -> bool:
@@ -82,106 +111,68 @@ class SessionLink:
     def wait_closed(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
 
-    def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send one request and read its answer (``LinkClosed`` when the session is gone)."""
-        if self._ended.is_set():
-            raise LinkClosed("The session stopped serving.")
-        channel = self._take()
-        rid = next(self._ids)
-        try:
-            channel.send({"id": rid, "op": op, **fields})
-            reply = channel.receive()
-        except LinkClosed:
-            channel.close()
-            raise LinkClosed("The session stopped serving.") from None
-        if reply.get("id") != rid:
-            channel.close()
-            raise LinkClosed("The session answered out of turn.")
-        self._give_back(channel)
-        return reply
-
-    def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
-        reply = self.request("call", key=key, client=client, transport=transport, name=name, args=args)
-        result = reply.get("result")
-        if not isinstance(result, dict):
-            raise LinkClosed(str(reply.get("error") or "The session sent no result."))
-        return result
-
     async def acall(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
         """``call`` from a face's event loop, on connections of the loop's own: no worker thread is woken to
         make the call and none to hand its answer back (each wake-up is a scheduling delay on a busy machine).
         Calls at once use connections at once, as ``request`` does."""
         import anyio  # the faces' event loop: only in their processes
-        from anyio.streams.buffered import BufferedByteReceiveStream
 
         if self._ended.is_set():
-            raise LinkClosed("The session stopped serving.")
+            raise ChannelClosed(GONE)
         rid = next(self._ids)
-        message = {"id": rid, "op": "call", "key": key, "client": client, "transport": transport}
-        line = json.dumps({**message, "name": name, "args": args}, ensure_ascii=False, default=str)
+        request = {"id": rid, "op": "call", "key": key, "client": client, "transport": transport}
+        line = encode({**request, "name": name, "args": args})
         stream: Any = None
         try:
-            if self._aidle:
-                stream, reader = self._aidle.pop()
-            else:
-                if "unix" in self._address:
-                    stream = await anyio.connect_unix(self._address["unix"])
-                else:
-                    host, port = self._address["tcp"]
-                    stream = await anyio.connect_tcp(host, int(port))
-                reader = BufferedByteReceiveStream(stream)
-                hello = {"op": "hello", "token": self._token, "face": self._face, "protocol": PROTOCOL}
-                hello["face_id"] = self._face_id
-                await stream.send(json.dumps(hello).encode() + b"\n")
-                if json.loads(await reader.receive_until(b"\n", MAX_REPLY)).get("op") != "welcome":
-                    raise LinkClosed("The session refused the connection.")
-            await stream.send(line.encode() + b"\n")
-            reply = json.loads(await reader.receive_until(b"\n", MAX_REPLY))
-        except (OSError, ValueError, anyio.EndOfStream, anyio.BrokenResourceError, anyio.DelimiterNotFound):
+            stream, reader = self._aidle.pop() if self._aidle else await self._aopen()
+            await stream.send(line)
+            reply = decode(await reader.receive_until(b"\n", MAX_REPLY) + b"\n", MAX_REPLY)
+        except Unproven:
+            raise
+        except (OSError, ChannelClosed, anyio.EndOfStream, anyio.BrokenResourceError, anyio.IncompleteRead,
+                anyio.DelimiterNotFound):  # fmt: skip
             if stream is not None:
                 await stream.aclose()
-            raise LinkClosed("The session stopped serving.") from None
-        if not isinstance(reply, dict) or reply.get("id") != rid or not isinstance(reply.get("result"), dict):
+            raise ChannelClosed(GONE) from None
+        if reply.get("id") != rid or not isinstance(reply.get("result"), dict):
             await stream.aclose()
-            raise LinkClosed("The session answered out of turn.")
+            raise ChannelClosed("The session answered out of turn.")
         if len(self._aidle) < IDLE_KEPT and not self._ended.is_set():
             self._aidle.append((stream, reader))
         else:
             await stream.aclose()
         return reply["result"]
 
+    async def _aopen(self) -> tuple[Any, Any]:
+        """A new connection for ``acall``: opened, proven and greeted, as ``_open`` does."""
+        import anyio
+        from anyio.abc import SocketAttribute
+        from anyio.streams.buffered import BufferedByteReceiveStream
+
+        with socket_path(str(self._address["unix"])) as where:
+            stream = await anyio.connect_unix(where)
+        try:
+            prove(stream.extra(SocketAttribute.raw_socket), self._pid)
+            reader = BufferedByteReceiveStream(stream)
+            await stream.send(encode(self._greeting))
+            welcome = decode(await reader.receive_until(b"\n", MAX_REPLY) + b"\n", MAX_REPLY)
+        except BaseException:
+            await stream.aclose()
+            raise
+        if welcome.get("op") != "welcome":
+            await stream.aclose()
+            raise ChannelClosed("The session refused the connection.")
+        return stream, reader
+
     def close(self) -> None:
         self._ended.set()
         self._watch.close()
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for channel in idle:
-            channel.close()
-
-    # -- connections -----------------------------------------------------------------------------------------
-    def _take(self) -> Channel:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        try:
-            channel, _ = _open(self._address, self._token, self._face, self._face_id)
-        except LinkClosed:
-            self.close()
-            raise LinkClosed("The session stopped serving.") from None
-        return channel
-
-    def _give_back(self, channel: Channel) -> None:
-        with self._lock:
-            if len(self._idle) < IDLE_KEPT and not self._ended.is_set():
-                self._idle.append(channel)
-                return
-        channel.close()
 
     def _watch_until_closed(self) -> None:
         try:
             while True:
                 self._watch.receive()  # the session never writes here: only its end arrives
-        except LinkClosed:
+        except ChannelClosed:
             pass
         self.close()
 
@@ -199,5 +190,5 @@ class LinkBackend:
     async def call(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
         try:
             return await self.link.acall(key, client, transport, name, args)
-        except LinkClosed as exc:
-            return {"ok": False, "text": "", "error": f"The session stopped serving: {exc}", "images": []}
+        except ChannelClosed as exc:
+            return failure(f"The session stopped serving: {exc}")

@@ -19,43 +19,41 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .backend import failure
-
 if TYPE_CHECKING:
+    from ..capabilities.registry import CapabilityResult
     from ..config import Config
     from ..proposals import Outcome, Pending, Proposals
     from .clients import ClientRecord
 
 NO_CODE = "propose_code needs code: the Python to run in the person's session, as they would type it."
 MAX_CODE = 20_000  # characters of proposed code (a person reads it before it runs)
+PROPOSE = "propose_code"
 STOPPED = "The person stopped serving this session (/mcp off) before answering; the code did not run."
 
 
 class Proposer:
     """Takes outside agents' proposals to the person (one per session that can ask them)."""
 
-    def __init__(self, proposals: Proposals, config: Callable[[], Config], session: Any) -> None:
+    def __init__(self, proposals: Proposals, settings: Callable[[], Config], audited_as: Any) -> None:
         self.proposals = proposals
-        self._config = config
-        self._session = session  # whose audit log the proposals go into
+        self._settings = settings
+        self._audited_as = audited_as  # the session the audit log files the proposals under
         self._pending: set[Pending] = set()
         self._stopped: set[Pending] = set()  # withdrawn by /mcp off, not by the wait running out
         self._lock = threading.Lock()
 
-    def propose(self, args: dict[str, Any], client: ClientRecord) -> dict[str, Any]:
+    def propose(self, args: dict[str, Any], client: ClientRecord) -> CapabilityResult:
         from ..proposals import Proposal  # the proposal path (loaded with the controller)
 
         started = time.perf_counter()
         code, explanation = args.get("code"), args.get("explanation") or ""
         unknown = sorted(set(args) - {"code", "explanation", "wait_seconds"})
         if unknown:
-            return self._done(client, args, failure(f"propose_code takes no {', '.join(unknown)}.", started))
+            return self._done(client, args, started, f"propose_code takes no {', '.join(unknown)}.")
         if not isinstance(code, str) or not code.strip():
-            return self._done(client, args, failure(NO_CODE, started))
+            return self._done(client, args, started, NO_CODE)
         if len(code) > MAX_CODE or not isinstance(explanation, str):
-            return self._done(
-                client, args, failure(f"Proposed code is kept under {MAX_CODE:,} characters.", started)
-            )
+            return self._done(client, args, started, f"Proposed code is kept under {MAX_CODE:,} characters.")
         wait = self._wait(args.get("wait_seconds"))
         pending = self.proposals.submit(Proposal.of_code(code, explanation, source=client.name))
         with self._lock:
@@ -67,7 +65,8 @@ class Proposer:
                 self._pending.discard(pending)
                 stopped = pending in self._stopped
                 self._stopped.discard(pending)
-        return self._done(client, args, self._result(outcome, wait, started, stopped=stopped))
+        ok, text = self._told(outcome, wait, stopped=stopped)
+        return self._done(client, args, started, None if ok else text, text if ok else "")
 
     def withdraw_all(self) -> int:
         """Serving stops: proposals no one has answered yet are withdrawn at once (their callers are told that
@@ -87,56 +86,39 @@ class Proposer:
 
     # -- internals -------------------------------------------------------------------------------------------
     def _wait(self, asked: Any) -> float:
-        bound = float(getattr(self._config(), "mcp_serve_proposal_wait", 300.0))
+        bound = self._settings().mcp_serve_proposal_wait
         if isinstance(asked, (int, float)) and not isinstance(asked, bool) and asked > 0:
             return min(float(asked), bound)
         return bound
 
-    def _result(self, outcome: Outcome, wait: float, started: float, *, stopped: bool) -> dict[str, Any]:
-        from ..capabilities.redact import masker_for  # what leaves is masked, as any result
-
-        masker = masker_for(self._config())
+    @staticmethod
+    def _told(outcome: Outcome, wait: float, *, stopped: bool) -> tuple[bool, str]:
+        """Whether it ran, was edited or was declined, and what the agent is told."""
         status = outcome.status
         if status == "unanswered" and stopped:
-            text = STOPPED
-        elif status == "unanswered":
-            text = f"No one answered within {wait:g} s, so the proposal was withdrawn; the code did not run."
-        else:
-            text = outcome.observation
-            if status in ("ran", "edited") and outcome.preview.strip():
-                shown = (
-                    "What the preview showed the person it would change:"
-                    if status == "ran"
-                    else "What the preview of your code (before the person's edit) showed it would change:"
-                )
-                text += f"\n{shown}\n" + outcome.preview.strip()
-        ok = status in ("ran", "edited", "declined") and not outcome.error
-        text = masker.mask_text(text)
-        result = {
-            "ok": ok,
-            "text": text if ok else "",
-            "error": None if ok else text,
-            "truncated": False,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-            "images": [],
-            "status": status,
-        }
-        return result
-
-    def _done(self, client: ClientRecord, args: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-        """Audited like every call (the code masked), counted for ``/mcp status``."""
-        from ..capabilities.redact import masker_for
-        from ..capabilities.registry import CapabilityResult, record_call
-
-        config = self._config()
-        if config.audit:
-            shown = CapabilityResult(
-                name="propose_code",
-                ok=bool(result["ok"]),
-                text=result.get("text") or "",
-                error=result.get("error"),
-                duration_ms=float(result.get("duration_ms") or 0.0),
+            return False, STOPPED
+        if status == "unanswered":
+            return (
+                False,
+                f"No one answered within {wait:g} s, so the proposal was withdrawn; the code did not run.",
             )
-            origin = f"mcp {client.name} via {client.transport}"
-            record_call(self._session, masker_for(config), "propose_code", args, shown, origin)
-        return result
+        text = outcome.observation
+        if status in ("ran", "edited") and outcome.preview.strip():
+            shown = (
+                "What the preview showed the person it would change:"
+                if status == "ran"
+                else "What the preview of your code (before the person's edit) showed it would change:"
+            )
+            text += f"\n{shown}\n" + outcome.preview.strip()
+        return status in ("ran", "edited", "declined") and not outcome.error, text
+
+    def _done(
+        self, client: ClientRecord, args: dict[str, Any], started: float, error: str | None, text: str = ""
+    ) -> CapabilityResult:
+        """Out through the capabilities' one door: masked, bounded, audited like every call."""
+        from ..capabilities.invoke import finish  # loaded by the proposal's preview already
+
+        origin = f"mcp {client.name} via {client.transport}"
+        ok = error is None
+        settings = self._settings()
+        return finish(self._audited_as, settings, PROPOSE, args, origin, started, ok, text, error)

@@ -1,6 +1,7 @@
 """``/mcp on|off|status``: serving one session to outside agents, and stopping it.
 
-Serving starts three things, none of which loads the MCP SDK into the person's process:
+Serving starts three things, none of which loads the MCP SDK into the person's process (the rule for where
+heavy libraries run: ``ipc``):
 
 1. the private endpoint (``endpoint``) with a fresh random token;
 2. the Streamable HTTP listener, bound here on 127.0.0.1 (a free port; another host only when the person
@@ -8,19 +9,20 @@ Serving starts three things, none of which loads the MCP SDK into the person's p
    guard — the port is known at once, and connections made while the face starts wait in the backlog;
 3. the discovery record (``discovery``), through which ``pyaichat mcp`` finds the session.
 
-``stop`` undoes all three at once: the face process is killed (every HTTP connection drops), the endpoint
-closes every link (a stdio bridge's next call says the session stopped serving), the record is removed, and
-the token is forgotten. The face also exits by itself when the session's process ends (its stdin closes).
+``stop`` undoes all three at once, and for good: no outside call runs after it (one that was waiting for the
+person's input to end is answered that the person stopped serving); the endpoint closes every other link
+(a stdio bridge's next call says the session stopped serving); the face process is killed at once (every
+HTTP connection drops) — or, when calls were waiting, once they are answered (it stopped listening when its
+link closed); the record is removed and the token is forgotten. The face also exits by itself when the
+session's process ends (its stdin closes).
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import secrets
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,16 +31,20 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..ipc import Child
 from . import discovery
 from .backend import LocalBackend
-from .endpoint import Endpoint
+from .endpoint import MAX_REQUEST, Endpoint, fits
 from .gate import SessionGate
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..runtime import Runtime
+    from .proposing import Proposer
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 WILDCARD = ("0.0.0.0", "::", "")
+GRACE = 2.0  # seconds the HTTP face has, once told to stop, to answer what it was answering
 # What the face process keeps of the environment: enough to start Python, nothing secret.
 _ENV_KEEP = (
     "PATH",
@@ -64,10 +70,13 @@ class McpService:
         *,
         where: str,
         show: Callable[[str], None] | None = None,
-        proposer: Any = None,
+        proposer: Proposer | None = None,
         runtime_for_calls: Callable[[Runtime], Runtime] | None = None,
+        settings: Callable[[], Config] | None = None,
     ) -> None:
         self.runtime = runtime
+        # the one way serving reads the person's settings (``mcp_serve_*``), at each use
+        self.settings = settings or (lambda: runtime.config)
         self._runtime_for_calls = runtime_for_calls or (lambda runtime: runtime)
         self._calls_runtime: Runtime | None = None  # the one outside calls use, when not ``runtime``
         self.gate = gate
@@ -76,7 +85,7 @@ class McpService:
         self.proposer = proposer
         self.backend: LocalBackend | None = None
         self.endpoint: Endpoint | None = None
-        self.face: subprocess.Popen[bytes] | None = None
+        self.face: Child | None = None
         self.url: str | None = None
         self.host: str | None = None
         self.record_path: str | None = None
@@ -106,7 +115,9 @@ class McpService:
             from ..extras import install_command  # only to say how
 
             raise RuntimeError(f"Serving over MCP needs the MCP SDK: {install_command('mcp')}.")
-        host = (host or getattr(self.runtime.config, "mcp_serve_host", None) or "127.0.0.1").strip()
+        if not hasattr(socket, "AF_UNIX") or os.name == "nt":
+            raise RuntimeError("Serving over MCP needs a POSIX system (Unix sockets).")
+        host = (host or self.settings().mcp_serve_host or "127.0.0.1").strip()
         directory = discovery.ensure_private_dir(discovery.records_dir())
         undo: list[Callable[[], object]] = []  # what to take back if a later part fails
         try:
@@ -117,11 +128,16 @@ class McpService:
             self.gate.attach()
             token = secrets.token_urlsafe(32)
             backend = LocalBackend(
-                calls_runtime, self.gate, show=self._show, proposer=self.proposer, where=self.where
+                calls_runtime,
+                self.gate,
+                show=self._show,
+                proposer=self.proposer,
+                where=self.where,
+                busy_wait=lambda: self.settings().mcp_serve_busy_wait,
             )
             endpoint = Endpoint(backend, token)
             unix_path = discovery.endpoint_path(directory)
-            if unix_path is None and hasattr(socket, "AF_UNIX"):
+            if not fits(unix_path):  # only the HTTP face, told by this process, can use it there
                 self._tempdir = tempfile.mkdtemp(prefix="pyaichat-mcp-")
                 unix_path = os.path.join(self._tempdir, "endpoint.sock")
                 undo.append(self._remove_tempdir)
@@ -141,7 +157,7 @@ class McpService:
                 raise RuntimeError(f"The MCP server process could not start: {exc}.") from None
             finally:
                 listener.close()  # the face holds its own copy
-            undo.append(lambda: _end(face))
+            undo.append(lambda: face.kill())
             started = time.time()
             record = {
                 "protocol": 1,
@@ -170,7 +186,7 @@ class McpService:
         if not self._registered:
             atexit.register(self.stop)
             self._registered = True
-        threading.Thread(target=face.wait, name="pyaichat-mcp-face", daemon=True).start()
+        threading.Thread(target=face.wait, name="pyaichat-mcp-face", daemon=True).start()  # reaps it
         beyond = host not in LOOPBACK
         text = f"Serving this session over MCP at {self.url} (Streamable HTTP, bearer token)"
         text += "; agents that start a command use `pyaichat mcp`, which finds it."
@@ -204,10 +220,11 @@ class McpService:
         endpoint, self.endpoint = self.endpoint, None
         face, self.face = self.face, None
         calls = self.backend.clients.total_calls() if self.backend else 0
-        if face is not None:
-            _end(face)
-        if endpoint is not None:
-            endpoint.stop()
+        answering = endpoint.stop() if endpoint is not None else 0  # no call runs from now on
+        if face is not None and answering:  # calls that waited are told the person stopped; then it goes
+            threading.Thread(target=_end_after, args=(face, endpoint), daemon=True).start()
+        elif face is not None:  # killed at once: every connection drops with it
+            face.kill()
         if self.record_path:
             discovery.remove_record(self.record_path)
             self.record_path = None
@@ -257,7 +274,7 @@ class McpService:
 
     # -- internals -------------------------------------------------------------------------------------------
     def _show(self, line: str) -> None:
-        if self.show is not None and getattr(self.runtime.config, "mcp_serve_show_calls", True):
+        if self.show is not None and self.settings().mcp_serve_show_calls:
             self.show(line)
 
     def _remove_tempdir(self) -> None:
@@ -315,47 +332,33 @@ def _face_env() -> dict[str, str]:
     return env
 
 
-def _spawn_face(listener: socket.socket, settings: dict[str, Any], log: str) -> subprocess.Popen[bytes]:
+def _spawn_face(listener: socket.socket, settings: dict[str, Any], log: str) -> Child:
     """Start the HTTP face with the listening socket and its settings (on stdin: never in argv, which other
     users can read in the process list); its stdin stays open while this process lives."""
     fd = listener.fileno()
-    settings = {**settings, "fd": fd}
     log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        if os.name == "nt":  # pragma: no cover - no listening socket is handed down on Windows
-            raise OSError("serving over HTTP needs a POSIX system")
-        face = subprocess.Popen(
+        face = Child(
             [sys.executable, "-m", "pyaichat.mcpserve.http_main"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
+            env=_face_env(),
+            limit=MAX_REQUEST,
+            reads=False,
             stderr=log_fd,
             pass_fds=(fd,),
-            env=_face_env(),
-            start_new_session=True,  # Ctrl-C at the REPL is the person's, not the server's
         )
     finally:
         os.close(log_fd)
-    assert face.stdin is not None
-    face.stdin.write(json.dumps(settings).encode() + b"\n")
-    face.stdin.flush()
+    face.channel.send({**settings, "fd": fd})
     return face
 
 
-def _end(face: subprocess.Popen[bytes]) -> None:
-    """Kill the face at once: every connection drops with it (a graceful shutdown would wait for them)."""
-    try:
-        face.kill()
-    except OSError:
-        pass
-    try:
-        face.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover
-        pass
-    if face.stdin is not None:
-        try:
-            face.stdin.close()
-        except OSError:
-            pass
+def _end_after(face: Child, endpoint: Endpoint | None) -> None:
+    """The HTTP face, once the calls it was waiting on are answered: it stopped listening when the session
+    closed its link, and leaves by itself when they are sent; killed if it has not within ``GRACE``."""
+    deadline = time.monotonic() + GRACE
+    while endpoint is not None and endpoint.answering and time.monotonic() < deadline:
+        time.sleep(0.02)
+    face.end(max(deadline - time.monotonic(), 0.1))
 
 
 def _ago(stamp: float) -> str:

@@ -1,5 +1,5 @@
-"""The tool table an outside agent sees: the session's read-only capabilities as they are, one orienting call,
-and ``propose_code`` where a person is there to decide.
+"""The tool table an outside agent sees: the session's read-only capabilities as they are (the orienting call,
+``get_session_picture``, first), and ``propose_code`` where a person is there to decide.
 
 Plain JSON data (MCP's ``Tool`` fields), built from the runtime's own description of its tools
 (``Runtime.tools()``: in a kernel, the kernel's registry and plugins), so the faces need nothing of pyaichat's
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..capabilities.toolbox import model_parameters
+
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
@@ -24,16 +26,6 @@ PROPOSE = "propose_code"
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 # query_sql reaches the person's database (read-only there too, and refused before it is sent otherwise)
 _OPEN_WORLD = frozenset({"query_sql"})
-
-PICTURE_TOOL: dict[str, Any] = {
-    "name": PICTURE,
-    "description": (
-        "Start here: the live Python session at a glance — its variables with one-line summaries, the "
-        "latest inputs and the last error (what pyaichat's own assistant sees first)."
-    ),
-    "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
-    "annotations": dict(_READ_ONLY),
-}
 
 PROPOSE_TOOL: dict[str, Any] = {
     "name": PROPOSE,
@@ -68,21 +60,19 @@ PROPOSE_TOOL: dict[str, Any] = {
 
 
 def input_schema(params: dict[str, Any]) -> dict[str, Any]:
-    """A capability's argument schema as MCP wants it (an object schema without pydantic's titles)."""
-    schema = {key: value for key, value in params.items() if key not in ("title", "description")}
+    """A capability's argument schema as MCP wants it: the same lean schema our own model gets
+    (``toolbox.model_parameters``: no titles, no ``additionalProperties``, an optional ``X | None`` as plain
+    ``X``), as an object schema."""
+    schema = model_parameters(params)
     schema["type"] = "object"
-    schema.setdefault("properties", {})
-    for prop in schema["properties"].values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
     return schema
 
 
 def capability_tools(runtime: Runtime) -> list[dict[str, Any]]:
-    """Every executable tool of ``runtime`` (built-in and plugins), read-only: described where the tools run
-    (a kernel's own registry, with its own plugins)."""
+    """Every executable tool of ``runtime`` (built-in and plugins), read-only, the session picture first:
+    described where the tools run (a kernel's own registry, with its own plugins)."""
     tools = []
-    for tool in runtime.tools().tools:
+    for tool in sorted(runtime.tools().tools, key=lambda tool: tool.name != PICTURE):
         if not tool.executable:
             continue
         annotations = dict(_READ_ONLY, openWorldHint=tool.name in _OPEN_WORLD)
@@ -98,6 +88,6 @@ def capability_tools(runtime: Runtime) -> list[dict[str, Any]]:
 
 
 def tool_table(runtime: Runtime, *, proposals: bool) -> list[dict[str, Any]]:
-    """The whole list: the orienting call first, the runtime's tools, and ``propose_code`` when a person at
+    """The whole list: the runtime's tools (the orienting call first), and ``propose_code`` when a person at
     the session can approve it (``proposals``)."""
-    return [PICTURE_TOOL, *capability_tools(runtime), *([PROPOSE_TOOL] if proposals else [])]
+    return [*capability_tools(runtime), *([PROPOSE_TOOL] if proposals else [])]

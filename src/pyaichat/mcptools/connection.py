@@ -14,8 +14,8 @@ the server for the rest of the session:
   out of step with its client, and its answers can no longer be matched to questions);
 - it exits during a call, or does not answer a call within ``mcp_call_timeout`` (it is then stopped).
 
-Its standard error is read into a small tail (the last lines go into the sentence when it dies), never onto
-the user's terminal, however much it writes.
+Its standard error is read into a small tail (``stderr``: the last line goes into the sentence when it dies),
+never onto the user's terminal, however much it writes.
 
 Requests the server makes of us (``requests_back``): ``roots`` are answered here from the entry; sampling and
 elicitation, where the user turned them on, are handed (``deliver``) to the thread waiting for one of this
@@ -28,49 +28,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from .faults import exited, leaf, offending, start_failure
 from .launch import Launch
 from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
+from .stderr import Tail
 
-STDERR_TAIL = 4096  # bytes of a server's standard error kept for the sentence that explains its death
 MAX_TOOLS = 500  # tools listed per server (a server listing more is cut, and says so in /tools)
 MAX_PAGES = 50
 
 
 class ServerProblem(Exception):
     """The server itself failed (not the one call): ``str()`` is the sentence for the user."""
-
-
-class Tail(asyncio.Protocol):
-    """Reads a server's standard error, keeping the last ``STDERR_TAIL`` bytes and counting the rest."""
-
-    def __init__(self, on_end: Callable[[], None]) -> None:
-        self.kept: deque[bytes] = deque()
-        self.size = 0
-        self.total = 0
-        self.ended = asyncio.Event()
-        self._on_end = on_end
-
-    def data_received(self, data: bytes) -> None:
-        self.total += len(data)
-        self.kept.append(data)
-        self.size += len(data)
-        while self.size - len(self.kept[0]) >= STDERR_TAIL:
-            self.size -= len(self.kept.popleft())
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.ended.set()
-        self._on_end()
-
-    def last_line(self) -> str:
-        text = b"".join(self.kept)[-STDERR_TAIL:].decode("utf-8", "replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return lines[-1][:200] if lines else ""
 
 
 class Connection:
@@ -97,10 +69,7 @@ class Connection:
         self._scope: Any = None
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()  # set once ready or failed
-        self._stderr: Tail | None = None
-        self._writer: Any = (
-            None  # our copy of the write end of the server's stderr pipe, until it has its own
-        )
+        self._stderr = Tail(self._stderr_ended)
         self._stopping = False
         self._current: str | None = None  # the tool being called
 
@@ -128,7 +97,7 @@ class Connection:
                 async with contextlib.AsyncExitStack() as stack:
                     client = await self._enter_client(stack)
                     self._refuse_clearly(client)
-                    self._close_writer()  # the server holds its own copy now: the pipe ends when it exits
+                    self._stderr.release()  # the server holds its own copy now: the pipe ends when it exits
                     self.tools = await self._list_tools(client)
                     info = client.server_info
                     self.server_info = f"{info.name} {info.version}" if info is not None else ""
@@ -140,7 +109,8 @@ class Connection:
                     await self._stop.wait()
         except Exception as exc:
             await self._last_words()
-            self._fail(self._explain_start(_leaf(exc)))
+            failed = self.error if self.state == "failed" and self.error else None
+            self._fail(failed or start_failure(self.name, self.launch, leaf(exc), self._stderr.last_line()))
         except BaseException as exc:  # KeyboardInterrupt cannot reach this thread; a cancelled task can
             self._fail(f"The MCP server {self.name!r} was stopped while starting ({type(exc).__name__}).")
             raise
@@ -158,7 +128,7 @@ class Connection:
         if launch.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            errlog = await self._stderr_pipe(stack)
+            errlog = await self._stderr.pipe(stack)
             params = StdioServerParameters(
                 command=launch.command or "",
                 args=list(launch.args),
@@ -242,30 +212,6 @@ class Connection:
         counts[kind] = counts.get(kind, 0) + 1  # the person's "no" is an answer; a refusal is not
         return _in_sdk_terms(result)
 
-    async def _stderr_pipe(self, stack: contextlib.AsyncExitStack) -> Any:
-        """A pipe for the server's standard error, read into ``Tail`` on this loop. The write end is ours to
-        close once the server has it, so the end of the pipe means the server (and its children) exited.
-        (Windows' event loop cannot read an anonymous pipe: there the stderr goes nowhere.)"""
-        if sys.platform == "win32":
-            return stack.enter_context(open(os.devnull, "w"))
-        loop = asyncio.get_running_loop()
-        read_fd, write_fd = os.pipe()
-        os.set_blocking(read_fd, False)
-        reader = os.fdopen(read_fd, "rb", buffering=0)
-        writer = os.fdopen(write_fd, "w")
-        tail = self._stderr = Tail(self._stderr_ended)
-        transport, _ = await loop.connect_read_pipe(lambda: tail, reader)
-        stack.callback(transport.close)
-        self._writer = writer
-        stack.callback(self._close_writer)
-        return writer
-
-    def _close_writer(self) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            with contextlib.suppress(OSError):
-                writer.close()
-
     def _stderr_ended(self) -> None:
         """The server and every process it started have exited (nobody holds the pipe any more)."""
         if not self._stopping and self.state == "ready":
@@ -290,7 +236,7 @@ class Connection:
         if isinstance(message, Exception):
             self._fail(
                 f"The MCP server {self.name!r} wrote something that is not MCP (JSON-RPC) on its output, "
-                f"so it was stopped: {_offending(message)}"
+                f"so it was stopped: {offending(message)}"
             )
 
     async def _roots(self, context: Any) -> Any:
@@ -398,36 +344,13 @@ class Connection:
     async def _last_words(self, wait: float = 1.0) -> None:
         """Give a server whose output just closed a moment to finish writing its stderr (its last line goes
         into the sentence); a fault that closed the connection has recorded its own sentence by then."""
-        if self._stderr is not None:
-            with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-                await asyncio.wait_for(self._stderr.ended.wait(), wait)
+        if not self._stderr.piped:
+            return
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._stderr.ended.wait(), wait)
 
     def _exited(self, when: str) -> str:
-        last = self._stderr.last_line() if self._stderr is not None else ""
-        if not last:
-            return f"The MCP server {self.name!r} exited {when}."
-        return f"The MCP server {self.name!r} exited {when}; the last line it wrote: {last.rstrip('.')}."
-
-    def _explain_start(self, exc: BaseException) -> str:
-        name, launch = self.name, self.launch
-        if self.state == "failed" and self.error:
-            return self.error
-        if isinstance(exc, FileNotFoundError) and launch.transport == "stdio":
-            where = f" in {launch.cwd}" if launch.cwd and not os.path.isdir(launch.cwd) else ""
-            missing = f"the directory {launch.cwd}" if where else f"the command {launch.command!r}"
-            return f"The MCP server {name!r} could not start: {missing} was not found.{_full_path(launch)}"
-        if isinstance(exc, PermissionError):
-            return f"The MCP server {name!r} could not start: {launch.command!r} cannot be run (permission)."
-        if isinstance(exc, OSError) and launch.transport == "stdio":
-            return f"The MCP server {name!r} could not start: {exc.strerror or exc}."
-        text = " ".join(str(exc).split())[:200] or type(exc).__name__
-        if type(exc).__name__ == "MCPError":
-            if "closed" in text.lower():
-                return self._exited("while starting")
-            return f"The MCP server {name!r} refused to start: {text}."
-        if launch.transport != "stdio":
-            return f"The MCP server {name!r} at {launch.where()} could not be reached: {text}."
-        return f"The MCP server {name!r} failed to start: {type(exc).__name__}: {text}."
+        return exited(self.name, when, self._stderr.last_line())
 
 
 def _in_sdk_terms(reply: Reply) -> Any:
@@ -447,35 +370,3 @@ def _in_sdk_terms(reply: Reply) -> Any:
         return mcp_types.ElicitResult(action=reply.action, content=reply.content)  # type: ignore[arg-type]
     code = mcp_types.INVALID_REQUEST if reply.code is None else reply.code
     return mcp_types.ErrorData(code=code, message=reply.message)
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside the exception groups anyio's task groups raise."""
-    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # type: ignore[attr-defined]
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
-    return exc
-
-
-def _offending(exc: Exception) -> str:
-    """What the server wrote, cut short (pydantic's error carries the line), else the error itself."""
-    try:
-        line = exc.errors()[0].get("input")  # type: ignore[attr-defined]
-    except Exception:
-        line = None
-    if isinstance(line, (str, bytes)):
-        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-        text = " ".join(text.split())
-        return repr(text if len(text) <= 120 else text[:119] + "…") + "."
-    return " ".join(str(exc).split())[:160] + "."
-
-
-def _full_path(launch: Any) -> str:
-    """A bare command that this environment has (``pip install mcp-server-time`` into pyaichat's own
-    ``.venv``) but ``PATH`` does not, where the environment is not activated: its full path, to copy."""
-    command = launch.command or ""
-    if os.sep in command:
-        return ""
-    import sysconfig
-
-    here = os.path.join(sysconfig.get_path("scripts") or os.path.dirname(sys.executable), command)
-    return f' This environment has it: command = "{here}".' if os.access(here, os.X_OK) else ""

@@ -1,9 +1,9 @@
 """Every MCP server of one session, on one background event loop, behind plain blocking calls.
 
-The assistant, the slash commands and the front ends are synchronous; the SDK is asynchronous. One daemon
-thread runs an asyncio loop for the whole session; each server is a ``Connection`` task on it, and the
-blocking methods here hand work to that loop and wait, bounded, for the answer (Ctrl-C while waiting cancels
-the call on the loop, which tells the server).
+The assistant, the slash commands and the front ends are synchronous; the SDK is asynchronous. One
+background loop (``background.BackgroundLoop``, the suggestion engine's kind) runs for the whole session; each
+server is a ``Connection`` task on it, and the blocking methods here hand work to that loop and wait, bounded,
+for the answer (Ctrl-C while waiting cancels the call on the loop, which tells the server).
 
 A server's requests back (sampling, elicitation) arrive on the loop while one of its calls runs; ``call``
 answers them on the thread that waits for that call (the front end's, during a turn) with the ``answer``
@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..background import BackgroundLoop
 from ..server_entries import EntryError, merged, read_json_file
 from ..server_spec import ServerSpec
 from .connection import Connection, ServerProblem
@@ -66,8 +67,7 @@ class Manager:
         self.servers: dict[str, Connection | Unstarted] = {}
         self._waiting: dict[str, list[queue.SimpleQueue[RequestBack | None]]] = {}  # calls, by server
         self.started = False
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._background = BackgroundLoop("pyaichat-mcp", setup=_quiet_sdk_logs)
         self._runs: list[concurrent.futures.Future[Any]] = []
         self._lock = threading.Lock()
         self._told: set[tuple[str, str]] = set()
@@ -111,26 +111,22 @@ class Manager:
             connections = [c for c in self.servers.values() if isinstance(c, Connection)]
             if not connections:
                 return
-            loop = self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=_serve, args=(loop,), name="pyaichat-mcp", daemon=True)
-            self._thread.start()
-            self._runs = [asyncio.run_coroutine_threadsafe(c.run(), loop) for c in connections]
-            atexit.register(self.close)
+            self._runs = [self._background.submit(c.run()) for c in connections]
+            atexit.register(self.close)  # (after the loop's own: this runs first, and stops the servers)
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until every server is ready or has failed (each has its own start deadline; ``timeout``
         bounds the wait as a whole, for the import of the SDK that comes first)."""
         self.start()
-        loop = self._loop
         connections = [c for c in self.servers.values() if isinstance(c, Connection)]
-        if loop is None or not connections:
+        if self._background.loop is None or not connections:
             return
         limit = timeout if timeout is not None else max(c.launch.start_timeout for c in connections) + 15
 
         async def all_ready() -> None:
             await asyncio.gather(*(c.wait_ready() for c in connections))
 
-        future = asyncio.run_coroutine_threadsafe(all_ready(), loop)
+        future = self._background.submit(all_ready())
         try:
             future.result(limit)
         except concurrent.futures.TimeoutError:
@@ -158,14 +154,13 @@ class Manager:
         are answered here, on this thread, by ``answer`` (``None``: no one can answer them, so they are
         refused)."""
         conn = self.servers.get(server)
-        loop = self._loop
-        if not isinstance(conn, Connection) or loop is None:
+        if not isinstance(conn, Connection) or self._background.loop is None:
             raise ServerProblem(getattr(conn, "error", None) or f"There is no running MCP server {server!r}.")
         limit = timeout if timeout is not None else conn.launch.call_timeout
         inbox: queue.SimpleQueue[RequestBack | None] = queue.SimpleQueue()
         with self._lock:
             self._waiting.setdefault(server, []).append(inbox)
-        future = asyncio.run_coroutine_threadsafe(conn.call(tool, args, limit), loop)
+        future = self._background.submit(conn.call(tool, args, limit))
         future.add_done_callback(lambda _: inbox.put(None))
         try:
             while True:
@@ -229,19 +224,16 @@ class Manager:
             self.closed = True
         with contextlib.suppress(Exception):
             atexit.unregister(self.close)
-        loop = self._loop
-        if loop is None:
+        if self._background.loop is None:
             return
         for conn in self.servers.values():
             if isinstance(conn, Connection):
-                loop.call_soon_threadsafe(conn.stop)
+                self._background.call_soon(conn.stop)
         deadline = time.monotonic() + wait
         for run in self._runs:
             with contextlib.suppress(Exception):
                 run.result(max(0.0, deadline - time.monotonic()))
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(max(0.5, deadline - time.monotonic()))
+        self._background.close(max(0.5, deadline - time.monotonic()))
 
 
 def _answer(back: RequestBack, answer: Callable[[RequestBack], Any] | None) -> None:
@@ -258,16 +250,6 @@ def _answer(back: RequestBack, answer: Callable[[RequestBack], Any] | None) -> N
         raise
     except Exception as exc:  # a bug here must not leave the server waiting, nor end the call
         back.refuse(f"pyaichat failed to answer this {back.kind} request ({type(exc).__name__}: {exc}).")
-
-
-def _serve(loop: asyncio.AbstractEventLoop) -> None:
-    asyncio.set_event_loop(loop)
-    _quiet_sdk_logs()
-    try:
-        loop.run_forever()
-    finally:
-        with contextlib.suppress(Exception):
-            loop.close()
 
 
 def _quiet_sdk_logs() -> None:

@@ -1,6 +1,7 @@
 """The suggestion model's helper process: litellm's calls for ghost-text suggestions, away from the prompt.
 
-Why a process of its own (measured in the REPL, ``benchmarks/suggest.py``): litellm spends 7–12 ms of Python
+Why a process of its own (the rule in ``ipc``: work made while the person types runs apart; measured in the
+REPL, ``benchmarks/suggest.py``): litellm spends 7–12 ms of Python
 per request (building the call, its logging payloads, its cost lookup) and more unwinding an aborted one, all
 of it holding the interpreter's lock the prompt needs for the next key; its import is 4–5 s of Python in the
 background; and its ~400,000 objects make every full collection of the garbage collector take ~0.4 s instead
@@ -12,14 +13,13 @@ as pyaichat (the end of its input, or the parent's death on Linux, ends it), lea
 without a request, restarts itself after an answer once it holds more than ``--rss-mb`` megabytes, and
 cannot grow past ``ADDRESS_SPACE_MB`` of address space.
 
-The protocol is JSON lines. In: ``{"op": "ask", "id", "request", "timeout"}``, ``{"op": "cancel", "id"}``
-(cancelling the task aborts the HTTP request) and ``{"op": "check", "id", "model"}`` (answered
-``{"id", "problem"}``: why litellm cannot place the model, or null). Out: ``{"ready": pid}``, then
-``{"id", "answer"}``,
-``{"id", "error"}`` (the ``LLMError`` ``errors.map_error`` made, by class and sentence); nothing for a
-cancelled request (the REPL has forgotten it: a reply would only wake it while the user types);
-``{"fatal": sentence}`` when it cannot start; ``{"leaving": reason}`` when it goes on
-its own. The protocol has its own copy of stdout: file descriptor 1 itself goes to /dev/null, so nothing a
+The protocol is ``ipc``'s bounded JSON lines. In: ``{"op": "ask", "id", "request", "timeout"}``, ``{"op":
+"cancel", "id"}`` (cancelling the task aborts the HTTP request) and ``{"op": "check", "id", "model"}``
+(answered ``{"id", "problem"}``: why litellm cannot place the model, or null). Out: ``{"ready": pid}``, then
+``{"id", "answer"}``, ``{"id", "error"}`` (the ``LLMError`` ``errors.map_error`` made, by class and
+sentence); nothing for a cancelled request (the REPL has forgotten it: a reply would only wake it while the
+user types); ``{"fatal": sentence}`` when it cannot start; ``{"leaving": reason}`` when it goes on its own.
+The protocol has its own copy of stdout: file descriptor 1 itself goes to /dev/null, so nothing a
 library prints can break a line (and nothing reaches the terminal: stderr is /dev/null too).
 
     python -m pyaichat.agent.llm.infill_helper --parent PID [--rss-mb N] [--idle SECONDS]
@@ -29,56 +29,18 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import os
 import sys
 import threading
 import time
 from typing import Any
 
+from ...ipc import Channel, ChannelClosed, die_with_parent, private_stdout, resident_mb
+
 ADDRESS_SPACE_MB = 4096  # hard bound of the helper's address space (litellm loaded: ~400 MB, RSS ~260 MB)
 RSS_MB = 600  # after an answer, a helper holding more than this leaves (the next suggestion starts another)
 IDLE = 900.0  # seconds without a request before it leaves
-
-
-class Channel:
-    """The protocol's end of stdout: one JSON object per line, written whole."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._lock = threading.Lock()
-
-    def write(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
-        with self._lock:
-            while data:
-                data = data[os.write(self._fd, data) :]
-
-
-def _own_stdout() -> Channel:
-    """A private copy of stdout for the protocol; fd 1 and ``sys.stdout`` go to /dev/null."""
-    fd = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
-    return Channel(fd)
-
-
-def _die_with(parent: int) -> None:
-    """On Linux, the kernel ends this process when the one that started it dies (its input's end does too,
-    but a fork of the REPL could hold the pipe open)."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            import signal
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except Exception:  # best effort: the end of input still ends it
-            pass
-    if parent and os.getppid() != parent:  # the parent died before the line above
-        raise SystemExit(0)
+MAX_LINE = 1 << 20  # a request or an answer (``agent.suggest.helper.MAX_LINE``)
 
 
 def _bound_memory() -> None:
@@ -99,14 +61,13 @@ def _bound_memory() -> None:
 
 def rss_mb() -> float:
     """Resident memory now (Linux), else the peak."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        import resource
+    now = resident_mb()
+    if now is not None:
+        return now
+    import resource
 
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
 
 
 class Helper:
@@ -120,12 +81,14 @@ class Helper:
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(lambda loop, context: None)  # nobody to tell; nothing may be printed
-        inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        inbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
 
         def read() -> None:  # a thread: a blocking read of a pipe, the same on every platform
-            for line in sys.stdin.buffer:
-                loop.call_soon_threadsafe(inbox.put_nowait, line)
-            loop.call_soon_threadsafe(inbox.put_nowait, None)
+            try:
+                while True:
+                    loop.call_soon_threadsafe(inbox.put_nowait, self.channel.receive())
+            except ChannelClosed:  # the REPL closed the pipe, or died, or sent a broken line
+                loop.call_soon_threadsafe(inbox.put_nowait, None)
 
         threading.Thread(target=read, name="pyaichat-helper-input", daemon=True).start()
         while self.leaving is None:
@@ -135,7 +98,7 @@ class Helper:
                 self.leave(f"idle for {self.idle:.0f} s")
                 break
             if line is None:
-                break  # the REPL closed the pipe, or died
+                break
             self.handle(line)
         for task in self.tasks.values():
             task.cancel()
@@ -145,18 +108,17 @@ class Helper:
         except Exception:
             pass
 
-    def handle(self, line: bytes) -> None:
+    def handle(self, message: dict[str, Any]) -> None:
         try:
-            message = json.loads(line)
             op, rid = message.get("op"), int(message.get("id", 0))
-        except (ValueError, TypeError, AttributeError):
+        except (ValueError, TypeError):
             return  # not a request: nothing to answer
         if op == "ask":
             self.tasks[rid] = asyncio.get_running_loop().create_task(self.answer(rid, message))
         elif op == "check":  # can litellm place this model string? (``/suggest MODEL``, before it is used)
             from .errors import model_problem
 
-            self.channel.write({"id": rid, "problem": model_problem(self.lib, str(message.get("model")))})
+            self._send({"id": rid, "problem": model_problem(self.lib, str(message.get("model")))})
         elif op == "cancel" and rid in self.tasks:
             self.tasks[rid].cancel()
 
@@ -166,11 +128,11 @@ class Helper:
         try:
             request = CodeRequest.from_wire(message["request"])
             answer = await complete_code(self.lib, request, timeout=float(message.get("timeout", 30.0)))
-            self.channel.write({"id": rid, "answer": answer.to_wire()})
+            self._send({"id": rid, "answer": answer.to_wire()})
         except asyncio.CancelledError:
             pass  # no reply: the REPL stopped waiting when it sent the cancel
         except Exception as exc:  # an LLMError from map_error, or a bug: the REPL keeps it for /trace
-            self.channel.write({"id": rid, "error": error_to_wire(exc)})
+            self._send({"id": rid, "error": error_to_wire(exc)})
         finally:
             self.tasks.pop(rid, None)
             held = rss_mb()
@@ -181,14 +143,20 @@ class Helper:
         """Go (after the answer just written): the REPL starts another helper with the next suggestion."""
         if self.leaving is None:
             self.leaving = reason
-            self.channel.write({"leaving": reason})
+            self._send({"leaving": reason})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        try:
+            self.channel.send(message)
+        except ChannelClosed:  # the REPL is gone: the end of input ends this process too
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _options(sys.argv[1:] if argv is None else argv)
-    channel = _own_stdout()
+    channel = private_stdout(MAX_LINE)
     try:
-        _die_with(int(args.get("--parent", 0)))
+        die_with_parent(int(args.get("--parent", 0)))
         _bound_memory()
         started = time.monotonic()
         from .loader import import_litellm, prime
@@ -199,9 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit:
         raise
     except BaseException as exc:
-        channel.write({"fatal": f"{type(exc).__name__}: {exc}"})
+        channel.send({"fatal": f"{type(exc).__name__}: {exc}"})
         return 1
-    channel.write({"ready": os.getpid(), "load_s": round(time.monotonic() - started, 2)})
+    channel.send({"ready": os.getpid(), "load_s": round(time.monotonic() - started, 2)})
     helper = Helper(
         lib,
         channel,

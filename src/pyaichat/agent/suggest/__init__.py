@@ -2,6 +2,7 @@
 they say (``prompt``) and how an answer is cut to the cursor (``fit``). Below the front ends: nothing here
 knows prompt_toolkit. Importing this package imports only the engine (standard library)."""
 
-from .engine import PAUSE, Suggester, SuggestStats
+from .engine import PAUSE, Suggester
+from .state import SuggestStats
 
 __all__ = ["PAUSE", "SuggestStats", "Suggester"]

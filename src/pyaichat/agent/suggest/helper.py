@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
-import select
-import subprocess
 import sys
 import threading
 from collections.abc import Sequence
@@ -33,72 +30,42 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import LLMError, LLMHelperStopped, LLMSetupError
+from ...ipc import Channel, ChannelClosed, Child
 from ..llm.infill import CodeAnswer, CodeRequest, error_from_wire
 
 MODULE = "pyaichat.agent.llm.infill_helper"
 STARTUP = 120.0  # seconds a helper may take to be ready (litellm's import on a busy machine)
 START_FAILURES = 2  # failed starts in a row before suggestions stop with the reason
+MAX_LINE = 1 << 20  # a request (the prompt, masked and bounded) or an answer, either way
 
 
 class _Process:
-    """One running helper: the process, the thread reading its answers, and the requests waiting for them."""
+    """One running helper: the child, the thread reading its answers, and the requests waiting for them."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> None:
-        self.popen = popen
+    def __init__(self, child: Child, loop: asyncio.AbstractEventLoop) -> None:
+        self.child = child
         self.loop = loop
         self.ready: asyncio.Future[dict[str, Any]] = loop.create_future()
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.told: set[int] = set()  # requests the helper was told to abort by ``abort``
         self.gone = False
         self.said: str | None = None  # why it is going, in its own words (a fatal error, leaving)
-        self._write = threading.Lock()
-        assert popen.stdin is not None
-        self._fd = popen.stdin.fileno()
         threading.Thread(target=self._read, name="pyaichat-suggest-helper", daemon=True).start()
 
     @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n"
-        with self._write:
-            while data:
-                data = data[os.write(self._fd, data) :]
-
-    def send_now(self, data: bytes) -> bool:
-        """Write one short line (at most ``PIPE_BUF`` bytes: written whole) only if that cannot wait: the
-        pipe has room and no other thread is writing. From any thread; False if it would have waited."""
-        if not self._write.acquire(blocking=False):
-            return False
-        try:
-            _, writable, _ = select.select([], [self._fd], [], 0)  # a pipe is writable with PIPE_BUF free
-            if not writable:
-                return False
-            os.write(self._fd, data)
-            return True
-        except (OSError, ValueError):
-            return False
-        finally:
-            self._write.release()
+    def channel(self) -> Channel:
+        return self.child.channel
 
     def _read(self) -> None:
         """The helper's answers, handed to the engine's loop (a thread blocked in a read holds no lock)."""
-        stdout = self.popen.stdout
-        assert stdout is not None
-        for line in stdout:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(message, dict) and not self._post(self._arrived, message):
-                return
         try:
-            code = self.popen.wait(5.0)
-        except subprocess.TimeoutExpired:  # it closed its output and lingers: end it
-            self.popen.kill()
-            code = self.popen.wait()
-        self._post(self._ended, code)
+            while self._post(self._arrived, self.channel.receive()):
+                pass
+        except ChannelClosed:
+            pass
+        if self.child.wait(5.0) is None:  # it closed its output and lingers: end it
+            self.child.kill()
+        self._post(self._ended, None)
 
     def _post(self, func: Any, arg: Any) -> bool:
         try:
@@ -118,9 +85,9 @@ class _Process:
             if future is not None and not future.done():
                 future.set_result(message)
 
-    def _ended(self, code: int | None) -> None:
+    def _ended(self, _: None) -> None:
         self.gone = True
-        how = self.said or _exit_text(code)
+        how = self.said or self.child.exit_text()
         if not self.ready.done():
             self.ready.set_exception(LLMHelperStopped(how))
         for future in self.waiting.values():
@@ -131,36 +98,6 @@ class _Process:
                         "suggestion starts another."
                     )
                 )
-
-    def close(self, timeout: float) -> None:
-        """End of input: the helper closes its connections and leaves; ended if it does not in time."""
-        try:
-            if self.popen.stdin is not None:
-                self.popen.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                pass
-
-
-def _exit_text(code: int | None) -> str:
-    if code is None:
-        return "it went away"
-    if code < 0:
-        import signal
-
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"killed by {name}"
-    return f"exit code {code}"
 
 
 class ModelHelper:
@@ -186,18 +123,18 @@ class ModelHelper:
     def pid(self) -> int | None:
         """The running helper's process id (``None``: none is running)."""
         process = self._process
-        return process.pid if process is not None and not process.gone else None
+        return process.child.pid if process is not None and not process.gone else None
 
     async def start(self) -> None:
         """A helper that is ready (litellm loaded there): the running one, or a new one. The first
         suggestion waits here, in the engine's thread; the prompt never does."""
         process = self._process
-        if process is None or process.gone or process.popen.poll() is not None:
+        if process is None or process.gone or process.child.poll() is not None:
             process = self._spawn()
         try:
             await asyncio.wait_for(asyncio.shield(process.ready), self.startup)
         except asyncio.TimeoutError:
-            process.popen.kill()
+            process.child.kill()
             raise self._start_failed(f"not ready within {self.startup:.0f} s") from None
         except LLMHelperStopped as exc:
             raise self._start_failed(process.said or str(exc)) from None
@@ -219,20 +156,12 @@ class ModelHelper:
         if self.idle is not None:
             args += ["--idle", str(self.idle)]
         try:
-            popen = subprocess.Popen(
-                [*self.command, *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                env=_environment(),
-                close_fds=True,
-                **_own_session(),
-            )
+            child = Child([*self.command, *args], env=_environment(), limit=MAX_LINE)
         except OSError as exc:  # no interpreter to run: it will not work a moment later either
             self._failed_starts = START_FAILURES - 1
             raise self._start_failed(f"{type(exc).__name__}: {exc}") from None
         self.starts += 1
-        self._process = _Process(popen, asyncio.get_running_loop())
+        self._process = _Process(child, asyncio.get_running_loop())
         return self._process
 
     async def __call__(self, request: CodeRequest, timeout: float) -> CodeAnswer:
@@ -244,8 +173,10 @@ class ModelHelper:
         process.waiting[rid] = future
         try:
             try:
-                process.send({"op": "ask", "id": rid, "request": request.to_wire(), "timeout": timeout})
-            except (OSError, ValueError):  # the pipe is closed: it has just died
+                process.channel.send(
+                    {"op": "ask", "id": rid, "request": request.to_wire(), "timeout": timeout}
+                )
+            except ChannelClosed:  # the pipe is closed: it has just died
                 raise LLMHelperStopped(
                     "The suggestion helper process stopped before it was asked; the next suggestion starts "
                     "another."
@@ -254,8 +185,8 @@ class ModelHelper:
         except asyncio.CancelledError:  # the next key: the helper aborts the HTTP request
             if rid not in process.told:
                 try:
-                    process.send({"op": "cancel", "id": rid})
-                except (OSError, ValueError):
+                    process.channel.send({"op": "cancel", "id": rid})
+                except ChannelClosed:
                     pass
             raise
         finally:
@@ -274,9 +205,9 @@ class ModelHelper:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         process.waiting[rid] = future
         try:
-            process.send({"op": "check", "id": rid, "model": model})
+            process.channel.send({"op": "check", "id": rid, "model": model})
             reply = await future
-        except (OSError, ValueError):
+        except ChannelClosed:
             raise LLMHelperStopped("The suggestion helper process stopped before it was asked.") from None
         finally:
             process.waiting.pop(rid, None)
@@ -301,27 +232,30 @@ class ModelHelper:
         for rid in asked:
             if rid not in process.waiting or rid in process.told:
                 continue
-            if not process.send_now(b'{"op": "cancel", "id": %d}\n' % rid):
+            if not process.channel.send_now(b'{"op":"cancel","id":%d}\n' % rid):
                 return False
             process.told.add(rid)
         return True
 
     def close(self, timeout: float = 2.0) -> None:
-        """Stop the helper (from any thread; waits at most about ``timeout`` seconds)."""
+        """Stop the helper (from any thread; waits at most about ``timeout`` seconds): the end of its input
+        lets it close its connections and leave; it is killed if it does not in time."""
         process, self._process = self._process, None
         if process is not None and not process.gone:
-            process.close(timeout)
+            process.child.end(timeout)
 
     def memory_mb(self) -> float | None:
         """The running helper's resident memory (Linux), for ``/suggest``."""
-        pid = self.pid
-        if pid is None:
+        process = self._process
+        return process.child.memory_mb() if process is not None and not process.gone else None
+
+    def describe(self) -> str | None:
+        """For ``/suggest``: the helper process, once one has been started."""
+        if not self.starts:
             return None
-        try:
-            with open(f"/proc/{pid}/statm") as statm:
-                return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-        except (OSError, ValueError, IndexError, AttributeError):
-            return None
+        pid, memory = self.pid, self.memory_mb()
+        now = f"pid {pid}" + (f", {memory:.0f} MB" if memory is not None else "") if pid else "not running"
+        return f"Model calls run in a helper process ({now}; started {self.starts} time(s))."
 
 
 def _environment() -> dict[str, str]:
@@ -334,10 +268,3 @@ def _environment() -> dict[str, str]:
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     env.setdefault("MALLOC_ARENA_MAX", "2")
     return env
-
-
-def _own_session() -> dict[str, Any]:
-    """Out of the terminal's process group: the Ctrl-C that stops the user's code is not for the helper."""
-    if sys.platform == "win32":
-        return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
-    return {"start_new_session": True}
