@@ -24,9 +24,9 @@ def _call(ctrl: CommandHost, name: str, args: dict | None = None) -> CapabilityR
 
 @command(
     "tools",
-    "/tools [review NAME]",
+    "/tools [restart NAME | review NAME]",
     "List the capabilities the assistant can use, and your MCP servers: state, each tool's rule and why; "
-    "review NAME shows a server's changed tool definitions again to accept them.",
+    "restart NAME starts a server again; review NAME shows its changed tool definitions to accept them.",
 )
 def _tools(ctrl: CommandHost, arg: str) -> None:
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /tools
@@ -63,17 +63,19 @@ def _tools(ctrl: CommandHost, arg: str) -> None:
 
 
 def _tools_action(ctrl: CommandHost, arg: str) -> None:
-    """``/tools review NAME``."""
+    """``/tools restart NAME``, ``/tools review NAME``."""
     action, _, name = arg.partition(" ")
     name = name.strip()
     servers = ctrl.assistant.servers
-    if action != "review" or not name:
-        ctrl.notice(
-            "Usage: /tools, or /tools review NAME (a server's changed tool definitions).", level="warning"
-        )
+    if action not in ("restart", "review") or not name:
+        usage = "Usage: /tools, /tools restart NAME (start a server again), /tools review NAME (its changes)."
+        ctrl.notice(usage, level="warning")
         return
     if servers is None:
         ctrl.notice("No MCP servers are configured (mcp_servers, mcp_config).", level="warning")
+        return
+    if action == "restart":
+        ctrl.notice(servers.restart(name))
         return
     approve = ctrl.proposals.decide if ctrl.frontend.interactive else None
     servers.warm_up()

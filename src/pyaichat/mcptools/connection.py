@@ -259,7 +259,7 @@ class Connection:
         if self.state == "starting":
             self._fail(
                 f"The MCP server {self.name!r} did not start and list its tools within "
-                f"{self.launch.start_timeout:g} s (mcp_start_timeout), so it was stopped."
+                f"{self.launch.start_timeout:g} s ({self.launch.setting('start')}), so it was stopped."
             )
 
     def _fail(self, sentence: str) -> None:
@@ -297,7 +297,7 @@ class Connection:
             self.failed_calls += 1
             self._fail(
                 f"The MCP server {self.name!r} did not answer a call to {tool} within {timeout:g} s "
-                "(mcp_call_timeout), so it was stopped."
+                f"({self.launch.setting('call')}), so it was stopped."
             )
             raise ServerProblem(self.error) from None
         except MCPError as exc:

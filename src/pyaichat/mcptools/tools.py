@@ -82,6 +82,9 @@ class ServerTools:
         self.manager.wait()
         config = config or self.config
         say = tell or (lambda sentence: None)
+        self.manager.revive()  # a server that crashed comes back on the next need, at most once a minute
+        for line in self.manager.said():
+            say(self.mask(line))
         offered: dict[str, OfferedTool] = {}
         withheld: dict[str, OfferedTool] = {}
         held: dict[str, str] = {}  # not offered: the name -> why
@@ -110,6 +113,10 @@ class ServerTools:
         turn = TurnTools(offered, self, can_approve, config, self.news(), withheld, answerer)
         turn.held = held
         return turn
+
+    def restart(self, server: str) -> str:
+        """``/tools restart NAME``: the one line that says how it went (masked)."""
+        return self.mask(self.manager.restart(server))
 
     def review(self, server: str, approve: Decide | None, tell: Callable[[str], None]) -> None:
         """``/tools review NAME``: show the server's changed definitions again and ask to accept them."""
@@ -260,7 +267,12 @@ class ServerTools:
         """The call itself: its result masked and bounded, or the sentence saying why it failed."""
         started = time.perf_counter()
         try:
-            result = self.manager.call(entry.server, entry.tool.name, args, answer=answer)
+            try:
+                result = self.manager.call(entry.server, entry.tool.name, args, answer=answer)
+            finally:
+                for line in self.manager.said():  # restarted on this need: one line for the person
+                    if answer is not None:
+                        answer.tell(self.mask(line, config))
         except ServerProblem as exc:
             return self._result(entry.name, started, config, ok=False, error=str(exc))
         except Exception as exc:  # the server refused this call (bad arguments, say): the model may retry
@@ -376,6 +388,17 @@ class TurnTools:
 
     def mask(self, text: str) -> str:
         return self.servers.mask(text, self.config)
+
+    def unknown(self, name: str, ours: Sequence[str]) -> str:
+        """What the model is told of a tool it was not offered: why, when it names a server that is not
+        running; else every tool it was offered this turn (ours, the servers', ``describe_tool``)."""
+        server = name.split("__", 1)[0] if "__" in name else ""
+        conn = self.servers.manager.servers.get(server)
+        if conn is not None and conn.state != "ready":
+            why = conn.error or f"the MCP server {server!r} is {conn.state}"
+            return self.mask(f"{name} is not available: {why}")
+        offered = [*ours, *self.offered, *([DESCRIBE] if self.offered else [])]
+        return f"There is no tool named {name!r}. The tools offered to you: {', '.join(offered) or 'none'}."
 
     def system_note(self) -> str:
         """What the system prompt says about these tools (only when some are offered)."""
