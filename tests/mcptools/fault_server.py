@@ -19,7 +19,8 @@ Tools (``echo`` and ``time_now`` say ``readOnlyHint``; so does ``delete_everythi
   completion of ``text`` after a system prompt and an image; a form of four fields, ``kind="url"`` an address
   to open, ``kind="nested"`` a field no client can ask for) and return what it answered, as JSON;
 - ``read_notes()``: its description carries an instruction injected for the model;
-- ``delete_everything(confirm)``: writes ``$FAULT_NOTE_FILE`` (the harm an injection asks for).
+- ``delete_everything(confirm)``: writes ``$FAULT_NOTE_FILE`` (the harm an injection asks for);
+- ``echo(text="tools changed")`` first sends ``notifications/tools/list_changed`` (``$FAULT_TOOLS_FILE``).
 
 ``$FAULT_TOOLS_FILE`` (JSON) changes the listed definitions (``listed``).
 
@@ -178,6 +179,8 @@ def call(name: str, args: dict) -> dict | None:
         with open(log, "a") as fh:
             fh.write(json.dumps({"tool": name, "args": args}) + "\n")
     if name == "echo":
+        if args.get("text") == "tools changed":  # tells the client so (the test changed the tools file)
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         return text(str(args.get("text", "")))
     if name == "time_now":
         return text(str(time.time()))
@@ -287,7 +290,7 @@ def main() -> None:
             version = msg.get("params", {}).get("protocolVersion", "2025-06-18")
             result = {
                 "protocolVersion": version,
-                "capabilities": {"tools": {}},
+                "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "fault", "version": "1"},
             }
             send({"jsonrpc": "2.0", "id": rid, "result": result})

@@ -235,3 +235,25 @@ def test_a_project_with_its_own_pyaichat_directory_keeps_the_allowance_there(ses
     ctrl.ask("note one")
     local = tmp_path / ".pyaichat" / "mcp-allowed.json"
     assert json.loads(local.read_text()) == {"projects": {".": ["fault__write_note"]}}
+
+
+def test_list_changed_mid_session_stops_the_changed_tool_and_the_next_turn_shows_the_diff(sessions, notes):
+    person = Person("no")
+    ctrl, fake = sessions(person, trust="read-only")
+    fake.text("Hello.")
+    ctrl.ask("hi")  # first use: pinned as listed at start
+    assert person.asked == []
+    sessions.tools_file.write_text(json.dumps({"write_note": CHANGED["write_note"]}))  # mid-session
+    # the server says its tools changed (and the listing now differs from what this turn offered)
+    fake.tool("fault__echo", {"text": "tools changed"}).tool("fault__write_note", {"text": "x"})
+    fake.text("It changed.")
+    ctrl.ask("go")
+    assert person.asked == []  # the changed write_note never reached the panel, let alone ran
+    results = [m["content"] for m in fake.requests[-1]["messages"] if m.get("role") == "tool"]
+    assert results[-1].startswith("Error: fault__write_note was not sent: the MCP server 'fault' changed")
+    assert [c["tool"] for c in calls_made(notes)] == ["echo"]
+    fake.text("Next.")
+    ctrl.ask("next")
+    (panel,) = person.asked  # the next turn shows the diff; refused: write_note is not offered
+    assert panel.choices == "accept" and "now claims to be read-only" in panel.explanation
+    assert "fault__write_note" not in offered(fake, -1)

@@ -175,6 +175,21 @@ class Manager:
         last = self._restarted.get(name)
         return crashed and (last is None or time.monotonic() - last >= RESTART_EVERY)
 
+    def settle(self, server: str, timeout: float = 5.0) -> None:
+        """Wait (bounded) for a listing ``server`` is taking again after it said its tools changed."""
+        conn = self.servers.get(server)
+        task = getattr(conn, "_relisting", None)
+        if task is None or task.done() or self._background.loop is None:
+            return
+
+        async def done() -> None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+
+        future = self._background.submit(done())
+        with contextlib.suppress(concurrent.futures.TimeoutError):
+            future.result(timeout)
+
     def said(self) -> list[str]:
         """The lines about restarts not told yet (each once)."""
         lines, self._said = self._said, []

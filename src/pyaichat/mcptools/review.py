@@ -92,6 +92,12 @@ class Reviews:
             )
         return self.held[server]
 
+    def changed(self, tool: Any, conn: Any) -> bool:
+        """True when ``conn`` now lists ``tool`` (as offered this turn) differently, or not at all: the
+        server said its tools changed during the turn, and the person has not seen it."""
+        now = next((t for t in getattr(conn, "tools", ()) if t.name == tool.name), None)
+        return now is None or digest(definition(now)) != digest(definition(tool))
+
     def _ask(
         self, server: str, lines: list[str], approve: Decide, tell: Callable[[str], None]
     ) -> bool | None:

@@ -201,6 +201,17 @@ class ServerTools:
         ``answer`` answers the server's requests back meanwhile."""
         config = config or self.config
         extra: dict[str, Any] = {"server": entry.server, "tool": entry.tool.name}
+        self.manager.settle(entry.server)
+        conn = self.manager.servers.get(entry.server)
+        if conn is not None and conn.state == "ready" and self.reviews.changed(entry.tool, conn):
+            error = (
+                f"{entry.name} was not sent: the MCP server {entry.server!r} changed its tools during this "
+                f"session, and the user has not seen the change (/tools review {entry.server})."
+            )
+            started = time.perf_counter()
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
         if entry.runs_at_once:
             return self._audited(self._execute(entry, args, images, config, answer), args, extra, config)
         reason = entry.verdict.reason
