@@ -87,6 +87,7 @@ class Config:
     mcp_serve_busy_wait: float
     mcp_serve_proposal_wait: float
     mcp_serve_show_calls: bool
+    mcp_serve_quiet: bool
 
     __slots__ = tuple(SETTINGS)
 

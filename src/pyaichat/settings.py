@@ -240,6 +240,12 @@ SETTINGS = _table(
         default=True,
         description="show each outside agent's call as one quiet line at the prompt",
     ),
+    Setting(
+        "mcp_serve_quiet",
+        "bool",
+        default=False,
+        description="of outside agents' calls, show only refusals (and proposals, in their panel)",
+    ),
 )
 
 # From the environment these are comma-separated.
