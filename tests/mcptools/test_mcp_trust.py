@@ -186,12 +186,13 @@ def test_a_bad_rule_is_one_sentence_naming_the_setting() -> None:
 def test_allow_for_the_session_then_for_the_project(sessions, notes, tmp_path: Path):
     person = Person("session")
     ctrl, fake = sessions(person, trust="ask")
-    fake.tool("fault__write_note", {"text": "one"}).text("One.")
+    fake.tool("fault__write_note", {"text": "one"}).tool("fault__write_note", {"text": "two"}).text("One.")
     ctrl.ask("note one")
     assert person.asked[0].choices == "scopes"
+    assert len(person.asked) == 1  # allowed for this session: not asked again, in this turn...
     fake.tool("fault__write_note", {"text": "two"}).text("Two.")
     ctrl.ask("note two")
-    assert len(person.asked) == 1  # allowed for this session: not asked again
+    assert len(person.asked) == 1  # ... or the next
     assert "fault__write_note is allowed for the rest of this session." in notices(person)
 
     other = Person("project")  # a new session asks again; the person allows it for the project
@@ -210,6 +211,7 @@ def test_allow_for_the_session_then_for_the_project(sessions, notes, tmp_path: P
     assert [c["args"]["text"] for c in calls_made(notes) if c["tool"] == "write_note"] == [
         "one",
         "two",
+        "two",
         "three",
         "four",
     ]
@@ -224,7 +226,7 @@ def test_allow_for_the_session_then_for_the_project(sessions, notes, tmp_path: P
     fake.tool("fault__write_note", {"text": "five"}).text("No.")
     ctrl.ask("note five")
     assert denied.asked == [] and "denied by the user's configuration" in told(fake)
-    assert len([c for c in calls_made(notes) if c["tool"] == "write_note"]) == 4
+    assert len([c for c in calls_made(notes) if c["tool"] == "write_note"]) == 5
 
 
 def test_a_project_with_its_own_pyaichat_directory_keeps_the_allowance_there(sessions, tmp_path: Path):

@@ -223,7 +223,9 @@ class Pins:
     def pin(
         self, key: str, definitions: Mapping[str, Mapping[str, Any]], names: Iterable[str] | None = None
     ) -> None:
-        """Store ``definitions`` (only ``names`` of them, when given, keeping the other pins) for ``key``."""
+        """Store ``definitions`` (only ``names`` of them, when given, keeping the other pins) for ``key``.
+        The file is read again first: another session may have pinned other servers meanwhile."""
+        self._data = None
         data = self._load()
         mine = dict(data.get(key) or {})
         if names is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..capabilities import audit
@@ -212,6 +212,16 @@ class ServerTools:
             return self._audited(
                 self._result(entry.name, started, config, ok=False, error=error), args, extra, config
             )
+        # decided again at the call: an allowance given earlier in this turn counts, and so does a rule
+        rules, allowed = config.mcp_tool_rules, self.reviews.allowed
+        found = verdict(entry.server, entry.tool, entry.read_only, rules, allowed)
+        if found.action == DENY:
+            started = time.perf_counter()
+            error = refusal(entry.name, found)
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
+        entry = replace(entry, decided=found)
         if entry.runs_at_once:
             return self._audited(self._execute(entry, args, images, config, answer), args, extra, config)
         reason = entry.verdict.reason
