@@ -11,9 +11,9 @@
    the time the child spends raising them, and the time it spends making memory it shares with the session
    private (``shared_memory.privatize``; this process maps one small shared file, as glibc's iconv does).
 4. Refusals of the legitimate set (``tests/security/test_legit.py``: LEGIT + LEGIT_WALLED) per mode.
-3. ``eval_expr`` of names and attribute paths (budget 50 µs): the evaluation itself (``fast_eval.evaluate``:
-   parse cache, fast path, bounded summary) and the whole ``capabilities.call`` (argument validation,
-   deadline, masking, result model; audit off).
+3. ``eval_expr`` of names and attribute paths (budget 50 µs): the evaluation itself (``expression.evaluate``:
+   parse cache, the in-process levels, bounded summary) and the whole ``capabilities.call`` (argument
+   validation, deadline, masking, result model; audit off).
 
 Run: ``.venv/bin/python benchmarks/sandbox.py [--quick] [--no-big]``
 """
@@ -287,7 +287,7 @@ def eval_expr_table(runs: int = 2000) -> None:
     import numpy as np
     import pandas as pd
 
-    from pyaichat.capabilities import call, fast_eval
+    from pyaichat.capabilities import call, expression
     from pyaichat.capabilities.registry import CapabilityContext
     from pyaichat.config import Config
     from pyaichat.session import Session
@@ -315,7 +315,7 @@ def eval_expr_table(runs: int = 2000) -> None:
         return statistics.median(times) * 1e6
 
     for expr in ("n", "name", "xs", "arr.shape", "df.shape", "df.columns"):
-        bare = timed(lambda e=expr: fast_eval.evaluate(ctx, e))
+        bare = timed(lambda e=expr: expression.evaluate(ctx, e))
         whole = timed(lambda e=expr: call(session, "eval_expr", {"expr": e}))
         print(f"| `{expr}` | {bare:.0f} | {whole:.0f} |")
 

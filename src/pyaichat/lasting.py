@@ -81,8 +81,11 @@ class LastingState:
         if key == self._kept or not (history or turns):
             return
         self._kept = key
+        config = self._config()
+        # here, between inputs: the writer thread masks by value the secrets the session holds at this moment
+        self.runtime.know_secrets()
         with self._lock:
-            self._pending = (turns, history, notes, self.snapshot, self._config(), journal)
+            self._pending = (turns, history, notes, self.snapshot, config, journal)
         if not self.defer:
             self._start()
 

@@ -48,6 +48,7 @@ class Proposal:
         "source",
         "title",
         "tool",
+        "unseen",
     )
 
     def __init__(
@@ -78,6 +79,8 @@ class Proposal:
         self.call_id = call_id or f"proposal-{next(_ids)}"
         self.title = title  # the panel's title, when the default one would not say what it is
         self.choices: Choices = choices if kind == "tool" else ""
+        # what its preview could not see, as whoever proposed it is told (set by the preview; "" for nothing)
+        self.unseen = ""
 
     @classmethod
     def of_code(
@@ -159,7 +162,8 @@ class Outcome:
         self.code = code  # the code that ran (the person's version when edited); "" when nothing ran
         self.arguments = arguments  # a tool call's arguments as it ran
         self.output = output  # what it printed, its value or its error, bounded
-        self.preview = preview  # the preview's lines, as the person saw them ("" without a preview)
+        # the preview's lines as the person saw them, but for what it could not see (told in ``observation``)
+        self.preview = preview
         self.error = error  # why it failed: its exception's headline, or why it could not run
         self.input_number = input_number  # the input approved code ran as
         self.result = result  # the run's full record (this process only)
@@ -178,10 +182,15 @@ class Outcome:
 
     @property
     def observation(self) -> str:
-        """What a model is told: what happened, in a few sentences (the preview is never part of it)."""
+        """What a model is told: what happened, in a few sentences, and what the preview could not see (the
+        rest of the preview is the person's)."""
         p = self.proposal
         if p.kind == "tool":
             return self._tool_observation()
+        told = self._code_observation()
+        return f"{told}\n\n{p.unseen}" if p.unseen and self.status != "unanswered" else told
+
+    def _code_observation(self) -> str:
         if self.status == "declined":
             return DECLINED
         if self.status == "placed":

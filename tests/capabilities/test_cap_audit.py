@@ -76,3 +76,19 @@ def test_read_last_and_format_entry():
     assert "get_type(expr='y')  failed: There is no variable named 'y' in the session." in line
     assert line.endswith("0 chars")
     assert audit.read_last(0) == []
+
+
+def test_the_assistants_mcp_tools_record_under_the_sessions_own_id():
+    """The user's MCP servers' calls and the capabilities' calls of one session share the audit's session id:
+    the runtime declares whom its records name (``audit_key``) instead of being searched for a ``session``."""
+    from pyaichat.agent.assistant import Assistant
+    from pyaichat.config import Config
+    from pyaichat.runtime.local import LocalRuntime
+
+    session = make_session()
+    runtime = LocalRuntime(session)
+    assert runtime.audit_key() is session
+    config = Config(mcp_servers={"time": {"command": "mcp-server-time"}})
+    servers = Assistant(config, runtime).servers  # made, not started: nothing runs until a question needs it
+    assert servers is not None
+    assert audit.session_id(servers.session) == audit.session_id(session)

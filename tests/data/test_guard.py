@@ -85,12 +85,17 @@ def test_the_session_picture_calls_no_python_len_and_bounds_a_slow_repr():
     assert SlowRepr.calls == 1 and RemoteLen.calls == 0
 
 
-def test_an_explicit_request_may_run_the_users_len_under_the_deadline():
+def test_an_explicit_request_runs_the_users_len_in_the_walled_child_under_its_budget():
+    """Describing an object runs its own code in the walled child (issue 40: a read never runs the session's
+    code here): bounded at the user-code budget there, said in one sentence, the object here never asked."""
     session = Session({"remote": RemoteLen()})
     session.settings.replace(Config(audit=False))
     before = RemoteLen.calls
     result = call(session, "get_type", {"expr": "remote"})
-    assert result.ok and RemoteLen.calls == before + 1  # asked for: bounded, as before
+    assert result.ok and RemoteLen.calls == before
+    assert result.text.splitlines()[-1].startswith(
+        f"Its __len__ took too long (over {deadline.USER_CODE_BUDGET:g} s) and was abandoned"
+    )
 
 
 def test_a_user_repr_that_computes_a_dask_frame_is_abandoned_not_broken(partitions):
@@ -110,7 +115,8 @@ def test_a_user_repr_that_computes_a_dask_frame_is_abandoned_not_broken(partitio
     threading.excepthook = lambda args: errors.append(args.exc_value)
     try:
         result = call(session, "get_repr", {"expr": "w"})
-        assert not result.ok and "Stopped after 0.3 s" in result.error
+        # its own code runs in the walled child, which is killed at the deadline (here the pool is untouched)
+        assert not result.ok and "did not finish within" in result.error, result
         time.sleep(2.5)  # the abandoned job finishes on its own
     finally:
         threading.excepthook = hook
@@ -144,8 +150,9 @@ class Blocking:
 
 
 def test_an_object_that_overran_is_asked_once_and_never_again_by_any_capability():
-    """get_type asks the slow ``__len__`` once, bounded (not until the tool's deadline), and says so; then
-    get_repr, list_globals, get_dir and eval_expr ask nothing of it, and say why in one sentence."""
+    """get_type asks the slow ``__len__`` once (in the walled child), bounded (not until the tool's deadline),
+    and says so; then get_repr, list_globals, get_dir and eval_expr ask nothing of it — nor fork to — and say
+    why in one sentence: the child forgets, this process remembers."""
     remote = Blocking()
     session = Session({"remote": remote})
     session.settings.replace(Config(audit=False, tool_timeout=5.0))
@@ -167,21 +174,21 @@ def test_an_object_that_overran_is_asked_once_and_never_again_by_any_capability(
         assert call(session, "get_dir", {"expr": "remote"}).ok
         again = call(session, "get_type", {"expr": "remote"})
         assert again.ok and again.text.splitlines()[-1] == sentence
-        assert remote.calls == ["len"]
+        assert remote.calls == []  # asked in the walled child only, never in the session
     finally:
         remote.gate.set()
 
 
-def test_a_property_that_overran_leaves_its_object_unasked():
+def test_a_property_that_does_not_come_back_is_stopped_at_the_deadline_and_never_run_here():
+    """A property is the object's own code: it runs in the walled child, which is killed at the tool's
+    deadline (the property itself is not remembered: only a describe's overrun is)."""
     remote = Blocking()
     session = Session({"remote": remote})
-    session.settings.replace(Config(audit=False, tool_timeout=5.0))
+    session.settings.replace(Config(audit=False, tool_timeout=1.0))
     try:
         read = call(session, "get_repr", {"expr": "remote.rows"})
-        assert not read.ok and "Reading remote.rows took too long" in read.error
-        assert "not asked again in this session" in read.error
-        assert call(session, "get_repr", {"expr": "remote"}).text.endswith("earlier in this session.")
-        assert remote.calls == ["rows"]
+        assert not read.ok and "did not finish within" in read.error, read
+        assert remote.calls == []
     finally:
         remote.gate.set()
 
@@ -212,11 +219,9 @@ def test_get_type_and_get_repr_ask_the_object_once_and_run_no_property():
     session.settings.replace(Config(audit=False))
     typed = call(session, "get_type", {"expr": "counted"})
     assert typed.ok and typed.text.splitlines()[-1] == "length: 4"
-    assert counted.calls == ["len"]
-    counted.calls.clear()
     shown = call(session, "get_repr", {"expr": "counted"})
     assert shown.ok and shown.text == f"{type_name(counted)}, 4 items\nCounted(4)", shown.text
-    assert counted.calls == ["len", "repr"]  # one ask: the two together, once each
+    assert counted.calls == []  # its __len__ and __repr__ ran in the walled child: the property never
 
 
 def test_a_container_subclass_is_read_through_its_base_type():

@@ -272,6 +272,31 @@ def test_a_slow_proposal_says_what_happened_in_plain_words(tmp_path):
     assert "not timed" not in flat and "thread" not in flat and "no variable created" not in flat, flat
 
 
+def test_the_preview_says_what_it_cannot_see_and_tampering_in_one_sentence(tmp_path):
+    """What lies outside the session's names is said under the effects, one line per kind; code that replaces
+    part of Python gets one sentence and an incomplete preview, not a message that reads like a glitch."""
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    code = (
+        "import os, threading, time, json; os.environ['MODE'] = 'fast'; "
+        "threading.Thread(target=lambda: (time.sleep(4), items.clear()), name='emptier', daemon=True)"
+        ".start(); "
+        "json.dumps = str"
+    )
+    screen = _proposal_screen(tmp_path, ["items = [1, 2, 3]"], code)
+    flat = " ".join(screen.split())
+    assert "Incomplete preview (ran on a walled copy of your session in " in flat, flat
+    assert (
+        "This code replaces json.dumps, part of Python itself; its effects cannot be previewed — read it "
+        "before you run it." in flat
+    ), flat
+    assert "sets the environment variable MODE: what that changes is not previewed" in flat, flat
+    assert "starts a thread that keeps running (emptier): what it does later is not previewed" in flat, flat
+    assert "unreadable" not in flat and "stopped" not in flat
+
+
 def test_snapshot_exit_and_resume_in_a_real_terminal(tmp_path):
     """A terminal session keeps itself for --resume: its inputs, numbering and (with /snapshot) variables."""
     first = spawn(tmp_path)

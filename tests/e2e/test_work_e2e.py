@@ -126,7 +126,12 @@ def test_an_undone_proposal_is_marked_alike_in_every_list_of_inputs(srv):
     sent = "\n".join(str(m.get("content")) for m in srv.bodies[-1]["messages"])
     assert "  [2] level = 2  [undone with /undo]\n" in sent
     assert "  [3] seen = level\n" in sent  # only the undone input is marked
-    picture = LocalBackend(ctrl.runtime, ctrl.gate).picture("mcp test via http")["text"]
+    ctrl.gate.attach()  # as /mcp on does: outside calls wait for the person's input from here on
+    backend = LocalBackend(ctrl.runtime, ctrl.gate)
+    agent = backend.clients.seen("k-agent", "mcp test", "http")
+    picture = backend.call("get_session_picture", {}, agent)
+    assert picture.ok, picture
+    picture = picture.text
     assert "  [2] level = 2  [undone with /undo]\n" in picture
     dispatch(ctrl, "/history")
     (page,) = ctrl.frontend.of("page")

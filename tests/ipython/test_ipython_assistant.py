@@ -210,3 +210,56 @@ def test_a_proposal_with_a_magic_previews_as_ipython_would_run_it(aip, scripted,
     run(aip, "%ai time it")
     out = capsys.readouterr().out
     assert "new total: int" in out and "SyntaxError" not in out, out
+
+
+def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, scripted, tmp_path):
+    """``%load_ext pyaichat``: the model asks for each write and each road to a secret of
+    ``tests/readonly_breaks.py``; what goes back to it refuses or hides, and the shell's namespace and the
+    folder are as they were."""
+    from readonly_breaks import (
+        FAILING_INPUT,
+        SECRET_ROADS,
+        WRITES,
+        leaked,
+        setup_source,
+        state_source,
+    )
+
+    watch = tmp_path / "watched"
+    watch.mkdir()
+    assert run(aip, setup_source(str(watch))).success
+    run(aip, FAILING_INPUT)
+    before = eval(state_source(), aip.user_ns)
+    calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
+    scripted.tools(*calls).text("Nothing could be changed or read there.")
+    run(aip, "%ai try them all")
+    assert eval(state_source(), aip.user_ns) == before
+    assert list(watch.iterdir()) == []
+    first, second = scripted.bodies
+    assert leaked(system_text(first)) is None  # the picture, with the failing input's message
+    replies = [m["content"] for m in second["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(calls)
+    assert all(leaked(reply) is None for reply in replies), replies
+    refusals = replies[: len(WRITES)]
+    assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
+    assert "invalid literal for int()" in replies[-1]
+
+
+def test_the_preview_says_what_it_cannot_see(aip, scripted, capsys):
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    run(aip, "import json\nrows = [1]")
+    extension.get(aip).controller.set_mode(Mode.ASSISTANT)
+    code = "import os\nos.environ['IPY_MODE'] = 'fast'\njson.dumps = lambda *a, **k: '{}'\nrows = rows + [2]"
+    scripted.tool("propose_code", {"code": code, "explanation": "Add."}).text("Done.")
+    run(aip, "%ai add a row")
+    out = flat(capsys.readouterr().out)  # the terminal wraps long lines
+    assert "Incomplete preview (ran on a walled copy" in out, out
+    assert (
+        "This code replaces json.dumps, part of Python itself; its effects cannot be previewed — read it "
+        "before you run it. rebinds rows: list of 1 item → list of 2 items" in out
+    ), out
+    assert "sets the environment variable IPY_MODE: what that changes is not previewed" in out
+    assert aip.user_ns["rows"] == [1] and json.dumps([1]) == "[1]"

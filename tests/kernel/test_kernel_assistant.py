@@ -256,3 +256,83 @@ def test_preview_undo_and_snapshot_run_in_the_kernel(runtime, srv, tmp_path):
     dispatch(ctrl, f"/resume {path}")
     assert ctrl.frontend.of("notice")[-1].text.startswith("Loaded ")
     assert kernel_eval(runtime, "kept") == "[1]"
+
+
+def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_path):
+    """The writes and roads to secrets of ``tests/readonly_breaks.py``, through the kernel runtime's own door:
+    the tools run inside the kernel, so the refusals and the masking happen there."""
+    from pyaichat.capabilities.redact import masker_for
+    from readonly_breaks import (
+        EXPR_TOOLS,
+        FAILING_INPUT,
+        SECRET_ROADS,
+        WRITES,
+        leaked,
+        one_sentence,
+        setup_source,
+        state_source,
+    )
+
+    watch = tmp_path / "watched"
+    watch.mkdir()
+    runtime.run(setup_source(str(watch)))
+    before = kernel_eval(runtime, state_source())
+    for expr in WRITES:
+        for tool in EXPR_TOOLS[:2]:
+            result = runtime.call(tool, {"expr": expr})
+            assert not result.ok and one_sentence(result.error), (tool, expr, result.error)
+            assert "would change the session's" in result.error or "cannot write to a file" in result.error
+    for name, args in SECRET_ROADS:
+        result = runtime.call(name, args)
+        assert leaked((result.text or "") + (result.error or "")) is None, (name, args, result)
+    runtime.run(FAILING_INPUT)
+    exception = runtime.call("get_last_exception", {}).text
+    assert "invalid literal for int()" in exception and leaked(exception) is None
+    picture = runtime.picture()  # masked by the session's values in the kernel, by every rule on its way out
+    assert "invalid literal for int()" in picture
+    assert leaked(masker_for(runtime.config).mask_text(picture)) is None
+    assert kernel_eval(runtime, state_source()) == before
+    assert list(watch.iterdir()) == []
+
+
+def test_what_the_preview_cannot_see_comes_back_from_the_kernel(runtime, srv):
+    """The preview forks the kernel's process; what it could not see there comes back over the wire, to the
+    panel and to the model — an asyncio task too (a kernel runs its cells inside its event loop)."""
+    import pytest
+
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    runtime.run("import json\nimport asyncio\nimport pandas as pd\nbasket = [1, 2]")
+    ctrl = controller(runtime, srv, decision="no")
+    code = (
+        "import os\n"
+        "os.environ['KERNEL_MODE'] = 'fast'\n"
+        "async def empty_later():\n"
+        "    basket.clear()\n"
+        "task = asyncio.ensure_future(empty_later())\n"
+        "json.dumps = lambda *a, **k: '{}'\n"
+        "basket.append(3)"
+    )
+    srv.tool("propose_code", {"code": code}).text("Declined.")
+    ctrl.ask("do it")
+    (preview,) = ctrl.frontend.of("preview")
+    lines = [line for _, line in preview.lines]
+    assert preview.status == "incomplete" and lines[0].startswith("Incomplete preview"), lines
+    tamper = (
+        "This code replaces json.dumps, part of Python itself; its effects cannot be previewed — read it "
+        "before you run it."
+    )
+    assert lines[1] == f"  {tamper}"
+    assert "  sets the environment variable KERNEL_MODE: what that changes is not previewed" in lines
+    assert (
+        "  schedules an asyncio task (empty_later) on the running event loop: what that does is not previewed"
+        in lines
+    ), lines
+    grew = "  changes basket in place: list of 2 items → list of 3 items"
+    assert any(line.startswith(grew) for line in lines), lines
+    told = next(m["content"] for m in srv.bodies[-1]["messages"] if m.get("role") == "tool")
+    assert "sets the environment variable KERNEL_MODE" in told and told.endswith(f"- {tamper}"), told
+    assert kernel_eval(runtime, "basket") == "[1, 2]"
+    assert kernel_eval(runtime, "__import__('json').dumps([1])") == "'[1]'"

@@ -8,6 +8,7 @@ the front end); the agent's call waits on another. Ordered by events and by the 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -193,3 +194,34 @@ def test_where_no_one_can_decide_it_is_not_offered(tmp_path: Path) -> None:
         assert "no tool named 'propose_code'" in said.error
     finally:
         ctrl.handle("/mcp off")
+
+
+def test_the_agent_is_told_what_the_preview_could_not_see(served: Served) -> None:
+    """Declined or run, the outside agent is told what the person's preview could not see (once); the rest
+    of the preview it gets only as before, once the person ran the code."""
+    from pyaichat.capabilities.sandbox.confine import probe
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    code = "import json\njson.dumps = lambda *a, **k: '{}'\npd.DataFrame.__repr__ = lambda self: 'x'"
+    agent = Agent(served, {"code": code})
+    person_at_an_idle_prompt(served, "no")
+    answer = agent.answer()
+    told = (
+        "The person's preview of this code could not see everything it does, and told them so:\n"
+        "- replaces pd.DataFrame.__repr__: every later use sees that, which is not previewed\n"
+        "- This code replaces json.dumps, part of Python itself; its effects cannot be previewed — read it "
+        "before you run it."
+    )
+    assert answer.ok and "declined" in answer.text and answer.text.endswith(told), answer.text
+
+    agent = Agent(served, {"code": "import os\nos.environ['PYAICHAT_T_MODE'] = 'fast'\nmode = 1"})
+    person_at_an_idle_prompt(served, "run")
+    try:
+        answer = agent.answer()
+    finally:
+        os.environ.pop("PYAICHAT_T_MODE", None)
+    said = "sets the environment variable PYAICHAT_T_MODE: what that changes is not previewed"
+    assert answer.text.startswith("The user ran the proposed code"), answer.text
+    assert answer.text.count(said) == 1, answer.text
+    assert "What the preview showed the person" in answer.text and "new mode: int" in answer.text

@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 import pyaichat
-from pyaichat.capabilities import call
-from pyaichat.capabilities import fast_eval as ev_mod
+from pyaichat.capabilities import call, expression
+from pyaichat.capabilities.expression.plain import SecretsOf
+from pyaichat.capabilities.expression.reader import NotInProcess, Reader
 from pyaichat.config import Config
 
 
@@ -56,15 +57,15 @@ def test_values(session, expr: str, expected: str) -> None:
      ("d['k']", 1)],
 )  # fmt: skip
 def test_fast_path_handles_names_attributes_and_allowed_calls(session, expr: str, expected: object) -> None:
-    fast = ev_mod._Fast(session.namespace, lambda name: False)
-    assert fast.eval(ev_mod.parse_expression(expr).body) == expected  # computed here, not sent to the sandbox
+    fast = Reader(session.namespace, SecretsOf(lambda name: False, lambda text: False))
+    assert fast.eval(expression.parse_expression(expr).body) == expected  # computed here, not in the sandbox
 
 
 @pytest.mark.parametrize("expr", ["[v for v in x]", "x.copy().append(1)", "df.apply(len)", "(lambda: 1)()"])
 def test_everything_else_is_not_fast(session, expr: str) -> None:
-    fast = ev_mod._Fast(session.namespace, lambda name: False)
-    with pytest.raises(ev_mod.NotFast):
-        fast.eval(ev_mod.parse_expression(expr).body)
+    fast = Reader(session.namespace, SecretsOf(lambda name: False, lambda text: False))
+    with pytest.raises(NotInProcess):
+        fast.eval(expression.parse_expression(expr).body)
 
 
 def test_user_property_goes_to_the_sandbox_and_is_refused(session) -> None:
@@ -117,10 +118,26 @@ def test_privacy_names_refuses_and_schema_hides_values(session) -> None:
     assert result.ok and "'x'" not in result.text and "withheld" in result.text
 
 
-def test_value_of_returns_the_object(session) -> None:
+def test_resolve_returns_the_object_read_in_process_only(session) -> None:
     from pyaichat.capabilities.registry import CapabilityContext
 
     ctx = CapabilityContext(session, session.config)
-    assert ev_mod.value_of(ctx, "df.shape") == (3, 2)
+    assert expression.resolve(ctx, "df.shape") == (3, 2)
     with pytest.raises(pyaichat.errors.CapabilityError):
-        ev_mod.value_of(ctx, "[1 for _ in x]")
+        expression.resolve(ctx, "[1 for _ in x]")
+
+
+@pytest.mark.parametrize(
+    ("expr", "level"),
+    [("df.shape", "path"), ("df.columns", "path"), ("df['a'].mean()", "pure"), ("len(x)", "pure"),
+     ("sorted(d)[:5]", "pure"), ("df.dtypes", "path"), ("d['k']", "path"), ("df.head()", "pure"),
+     ("df.a.value_counts()", "pure"), ("df[df.a > 1].b.tolist()", "pure"),
+     ("sorted(x, key=x.append)", "child"), ("df.a.clip(1, 2, out=df.a)", "child"),
+     ("list.append(x, 1)", "child"), ("[v for v in x]", "child"),
+     ("df.sort_values('a', inplace=True)", "child")],
+)  # fmt: skip
+def test_typical_expressions_are_read_in_process_and_writes_go_to_the_child(session, expr, level) -> None:
+    from pyaichat.capabilities.registry import CapabilityContext
+
+    session.namespace["arr"] = __import__("numpy").arange(5.0)
+    assert expression.level_of(CapabilityContext(session, session.config), expr).value == level

@@ -162,6 +162,7 @@ def test_a_child_that_closes_its_pipe_early_and_keeps_running_is_killed() -> Non
         return {"ok": True}
 
     before, started = _children(), time.monotonic()
-    assert run_forked(job, 5.0) == {"ok": True, "text": "forged"}
+    # what the job wrote comes back, flagged: it is not the child's own report
+    assert run_forked(job, 5.0) == {"ok": True, "text": "forged", "channel": "written"}
     assert time.monotonic() - started < 2
     _assert_no_child_left(before)  # killed, not left sleeping

@@ -305,9 +305,9 @@ def test_network_attempt(fx: Fixture) -> None:
         ):
             found = fx.preview(code)
             assert found.status == "incomplete"
-            assert (
-                found.reason
-                == "The code needs the network, which a preview never uses; the preview stopped there."
+            assert found.reason == (
+                f"The code needs the network (127.0.0.1:{port}), which a preview never uses; the preview "
+                "stopped there."
             )
             assert found.error.endswith("(line 2)")
         with pytest.raises(TimeoutError):

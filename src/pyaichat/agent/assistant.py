@@ -111,7 +111,7 @@ class Assistant:
         if self._servers is None and (cfg.mcp_servers or cfg.mcp_config):
             from ..mcptools.tools import ServerTools  # only with MCP servers configured
 
-            self._servers = ServerTools(cfg, session=getattr(self.runtime, "session", self.runtime))
+            self._servers = ServerTools(cfg, session=self.runtime.audit_key())
         return self._servers
 
     def close(self) -> None:

@@ -104,8 +104,8 @@ class QuestionEvent(_Event):
 class PreviewEvent(_Event):
     """What running a proposal would do, found before the user chooses (``Preview.lines()``: kind, text).
     ``status``: ``running`` (a status line while it runs), ``previewed``, ``incomplete``, ``unavailable`` or
-    ``skipped`` (Ctrl-C). For the user's eyes only: the agent loop never sees it, so it never reaches the
-    model."""
+    ``skipped`` (Ctrl-C). For the user's eyes: the agent loop never sees it; the model is told only what the
+    preview could not see, through the proposal's outcome."""
 
     type: Literal["preview"] = "preview"
     call_id: str

@@ -36,13 +36,23 @@ LARGE = 10_000
 
 # -- small helpers -------------------------------------------------------------------------------------------
 def is_environ(value: Any) -> bool:
-    """``os.environ``, ``os.environb`` or a dict copy of the environment: only their size is ever shown."""
+    """``os.environ``, ``os.environb`` or a dict copy of the environment (``dict(os.environ)``,
+    ``os.environ.copy()``, ``{**os.environ, "X": "1"}``, ``{"X": "1", **os.environ}``): only their size is
+    ever shown. A copy is told by a sample of its first and last entries, most of which are the
+    environment's own (a few added or changed entries do not hide it)."""
     if issubclass(type(value), os._Environ):
         return True
-    if type(value) is not dict or len(value) < 3:
+    if not issubclass(type(value), dict) or type(value).__module__ not in ("builtins", "collections"):
         return False
-    sample = list(itertools.islice(value.items(), 5))
-    return all(isinstance(k, str) and isinstance(v, str) and os.environ.get(k) == v for k, v in sample)
+    if len(value) < 3:
+        return False
+    items = dict.items(value)
+    sample = (
+        [*itertools.islice(items, 6), *itertools.islice(reversed(items), 6)] if len(value) > 12 else items
+    )
+    env = os.environ
+    same = sum(1 for k, v in sample if type(k) is str and type(v) is str and env.get(k) == v)
+    return same >= 3 and same * 2 >= len(sample)
 
 
 def has_custom_repr(value: Any) -> bool:

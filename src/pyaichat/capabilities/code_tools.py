@@ -29,6 +29,6 @@ def run_python(ctx: CapabilityContext, args: CodeArgs) -> str:
 @capability("eval_expr", ExprArgs)
 def eval_expr(ctx: CapabilityContext, args: ExprArgs) -> str:
     """Evaluate one read-only Python expression. Use it, rather than run_python, for a single fact."""
-    from .fast_eval import evaluate  # deferred: as run_python's sandbox
+    from .expression import evaluate  # deferred: as run_python's sandbox
 
     return evaluate(ctx, args.expr)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
 from .adapters import matplotlib as mpl
-from .expr_lookup import resolve
+from .expression import resolve
 from .introspect import user_names
 from .privacy import SAMPLE, level
 from .registry import CapabilityContext, capability

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import CapabilityError
 from . import layout, summary
 from .deadline import NotAsked, ask
-from .expr_lookup import resolve
+from .expression import inspect as read
 from .redact import REDACTED, Masker, masker_for
 from .registry import CapabilityContext, capability
 
@@ -126,11 +126,14 @@ def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
 def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
     """A value's type and what its library knows without computing (columns, dtypes, shape, tables). Use it
     to learn what a name holds."""
-    value = resolve(ctx, args.expr)
+    return read(ctx, args.expr, lambda value: _type_text(ctx, args.expr, value))
+
+
+def _type_text(ctx: CapabilityContext, expr: str, value: Any) -> str:
     cls = type(value)
     mro = [c.__qualname__ for c in cls.__mro__[1:6] if c is not object]
     lines = [
-        f"{args.expr}: {cls.__qualname__}",
+        f"{expr}: {cls.__qualname__}",
         f"module: {cls.__module__}",
         f"mro: {' → '.join([cls.__qualname__, *mro, 'object'])}" if cls is not object else "mro: object",
     ]
@@ -141,18 +144,24 @@ def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
 @capability("get_repr", ExprArgs)
 def get_repr(ctx: CapabilityContext, args: ExprArgs) -> str:
     """A bounded view of a value's data: a few items, head and tail rows. Use it to see actual values."""
-    value = resolve(ctx, args.expr)
     secret = _secret_path(ctx, args.expr)
-    if secret and not _names_only(ctx):
-        kind = summary.type_name(value)
-        return f"<{kind}: {REDACTED} — {secret!r} looks like a secret, so its value is hidden>"
-    return summary.describe(value, ctx.privacy, ctx.config.max_output_chars)
+
+    def render(value: Any) -> str:
+        if secret and not _names_only(ctx):
+            kind = summary.type_name(value)
+            return f"<{kind}: {REDACTED} — {secret!r} looks like a secret, so its value is hidden>"
+        return summary.describe(value, ctx.privacy, ctx.config.max_output_chars)
+
+    return read(ctx, args.expr, render)
 
 
 @capability("get_dir", DirArgs)
 def get_dir(ctx: CapabilityContext, args: DirArgs) -> str:
     """A value's methods and attributes. Use it to find what you can call or read."""
-    value = resolve(ctx, args.expr)
+    return read(ctx, args.expr, lambda value: _dir_text(args, value))
+
+
+def _dir_text(args: DirArgs, value: Any) -> str:
     note = None
     try:
         names = sorted({str(n) for n in _dir(value)})
@@ -197,9 +206,12 @@ def _dir(value: Any) -> list[str]:
 @capability("get_doc", ExprArgs)
 def get_doc(ctx: CapabilityContext, args: ExprArgs) -> str:
     """The signature and docstring of a function, class or module. Use it to check how to call something."""
-    value = resolve(ctx, args.expr)
+    return read(ctx, args.expr, lambda value: _doc_text(args.expr, value))
+
+
+def _doc_text(expr: str, value: Any) -> str:
     target = value if _documents_itself(value) else type(value)
-    lines = [f"{args.expr}: {summary.type_name(value)}"]
+    lines = [f"{expr}: {summary.type_name(value)}"]
     if target is not value:
         lines.append(f"(documentation of its type, {type(value).__qualname__})")
     sig = summary.signature_text(target) if callable(target) else None

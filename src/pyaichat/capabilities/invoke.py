@@ -17,6 +17,7 @@ from ..registry import Registry
 from ..workers import Abandoned, within
 from .redact import masker_for
 from .registry import _REGISTRY, Capability, CapabilityContext, CapabilityResult, cap_text, record_call
+from .secret_values import refresh as refresh_secret_values
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -95,6 +96,9 @@ def call(
 
     try:
         ctx = CapabilityContext(session=session, config=config or session.config, images=images)
+        refresh_secret_values(
+            session, ctx.config
+        )  # what ``finish``'s masker masks by value, for this session now
         cap = get(name)
         if cap is None or not cap.executable:
             known = ", ".join(c.name for c in all_capabilities() if c.executable)
@@ -166,13 +170,14 @@ def _explain_validation(name: str, exc: ValidationError) -> str:
 def run_with_deadline(func: Callable[[], str], timeout: float) -> str:
     """Run ``func`` in a worker thread and give up after ``timeout`` seconds (the thread is abandoned).
 
-    A thread cannot be killed, so this is the last resort: the places where a capability runs an object's
-    own code (a property read in ``expr_lookup.resolve``, ``__dir__``, ``__repr__``, ``__len__``,
-    ``_repr_llm_``) ask it through ``deadline.ask``, which abandons the ask at a budget well inside this
-    deadline and does not ask that object again in the session; library code runs under ``deadline.guarded``,
-    and what is stuck in C is left to finish on its own in the abandoned daemon thread. (Neither a trace
-    function over the whole call, which made every capability 2-3x slower, nor an asynchronous exception,
-    which while pending on a thread blocked in C breaks line tracing in every other thread, was acceptable.)
+    A thread cannot be killed, so this is the last resort: the places where a capability runs an object's own
+    code (``__dir__``, ``__repr__``, ``__len__``, ``_repr_llm_`` in the session picture; ``expression`` sends
+    any other to the walled child) ask it through ``deadline.ask``, which abandons the ask at a budget well
+    inside this deadline and does not ask that object again in the session; library code runs under
+    ``deadline.guarded``, and what is stuck in C is left to finish on its own in the abandoned daemon thread.
+    (Neither a trace function over the whole call, which made every capability 2-3x slower, nor an
+    asynchronous exception, which while pending on a thread blocked in C breaks line tracing in every other
+    thread, was acceptable.)
     """
     try:
         return within(func, timeout)

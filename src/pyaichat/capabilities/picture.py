@@ -19,7 +19,8 @@ from ..records import input_mark
 from .adapters.matplotlib import open_figures_line
 from .introspect import user_names
 from .privacy import SAMPLE, level
-from .redact import masker_for
+from .redact import mask_known, masker_for
+from .secret_values import refresh as refresh_secret_values
 from .summary import one_line
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def session_picture(
 ) -> str:
     """Variables (those used in the latest inputs first), the last few inputs and the last error; an error
     that is not ``seen_error`` (the one the previous picture showed) is marked as new."""
+    refresh_secret_values(session, config)  # the values the masker masks wherever they show
     names = user_names(session.namespace)
     lines = ["## Session (live; rebuilt for this question)", f"Variables ({len(names):,}):"]
     if not names:
@@ -71,7 +73,10 @@ def session_picture(
             arrow = f"  → {outcome}" if outcome else ""
             lines.append(f"  [{entry.number}] {src}{arrow}{input_mark(entry)}")
     lines.extend(_error_lines(session, mask, seen_error, values=values))
-    return "\n".join(lines)
+    # The whole picture once more, by the session's secret values: one that a variable's summary or an error
+    # quotes is masked here, in the session's own process, where they are known (a kernel's picture reaches
+    # the terminal without them; the rest of the masking is done again on the way to the model).
+    return mask_known("\n".join(lines))
 
 
 def _one_line(value: Any, privacy: str) -> str:

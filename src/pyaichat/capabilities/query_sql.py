@@ -23,7 +23,7 @@ from ..errors import CapabilityError
 from . import sqlcheck
 from .adapters import database_for
 from .adapters.sqldb import Result, result_lines
-from .expr_lookup import resolve
+from .expression import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .redact import masker_for
 from .registry import CapabilityContext, capability

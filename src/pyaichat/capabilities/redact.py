@@ -11,7 +11,15 @@ Two kinds of rule (documented in the README, "Secrets"):
   ``'name': 'value'`` pairs with a secret name have their value masked.
 * **Credential-looking strings**, wherever they occur: OpenAI and Anthropic keys, AWS access key ids (and 40
   character secret keys in the same text), GitHub and Slack tokens, JWTs, PEM private key blocks, the password
-  in ``scheme://user:password@host``, and the values of secret-named environment variables.
+  in ``scheme://user:password@host``, and the values of secret-named environment variables. A piece of a key
+  that keeps its distinctive prefix (``sk-proj-`` and a few more characters, a slice of a longer string) is
+  masked too.
+* **The session's secret values**, wherever they occur: what sits under a secret name in the session (a
+  variable, a dict key at any depth, a DataFrame column, an attribute) and the values of a copy of the
+  environment, found by ``secret_values`` and handed here (``set_known_values``) — so a value that leaves by
+  another road (``settings.get("api_key")``, ``df.iloc[0, 1]``, an exception message that quotes it) is masked
+  by what it is, not by the name it was found under. A piece of one that keeps its first characters is
+  masked too.
 
 Replacements read ``<redacted …>`` so the model knows something was there without seeing it.
 """
@@ -184,6 +192,16 @@ _CUT_KINDS = [  # each kind from its first characters on, in one pass
     (r"\beyJ[A-Za-z0-9_\-.]{2,}", "<redacted jwt>"),
     (r"\b(?i:bearer)\s+[A-Za-z0-9_\-.=+/]{4,}", "Bearer <redacted token>"),
 ]
+# A piece of a key (a slice of a longer string) that keeps a prefix no ordinary text has, with a few more
+# characters: ``note[10:30]`` of a string holding an OpenAI key is ``sk-proj-zyxw98765432``.
+_PIECES = [
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{6,}"), "<redacted anthropic key>"),
+    (re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{6,}"), "<redacted openai key>"),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{6,}"), "<redacted github token>"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{10,}"), "<redacted github token>"),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"), "<redacted slack token>"),
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{8,}"), "<redacted aws access key id>"),
+]
 _CUT_CREDENTIAL = re.compile(
     "(?:" + "|".join(f"(?P<k{i}>{pattern})" for i, (pattern, _) in enumerate(_CUT_KINDS)) + ")" + _BEFORE_CUT
 )
@@ -246,6 +264,7 @@ class Masker:
     environ: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
+        self._names: dict[str, bool] = {}
         self._extra_names = [n.lower() for n in self.extra_names]
         self._extra = _compile_extra(self.extra_patterns)
         env = os.environ if self.environ is None else self.environ
@@ -267,9 +286,17 @@ class Masker:
         return cls(list(config.secret_names), list(config.secret_patterns))
 
     def is_secret_name(self, name: str) -> bool:
-        """True when ``name`` (a variable, attribute, key or column name) looks like it holds a secret."""
-        if not isinstance(name, str) or not name:
-            return False
+        """True when ``name`` (a variable, attribute, key or column name) looks like it holds a secret.
+        Remembered per name: the session's secret values are looked for under every name of a namespace
+        of 10,000 variables after each input (``secret_values``)."""
+        known = self._names.get(name) if type(name) is str else False
+        if known is None:
+            known = bool(name) and self._is_secret_name(name)
+            if len(self._names) < 50_000:
+                self._names[name] = known
+        return known
+
+    def _is_secret_name(self, name: str) -> bool:
         lowered = name.lower()
         if any(fnmatch.fnmatchcase(lowered, pat) or pat == lowered for pat in self._extra_names):
             return True
@@ -297,7 +324,11 @@ class Masker:
         for value in self._env_values:
             if value in text:
                 text = text.replace(value, "<redacted environment value>")
+        if _known_values or _known_exact:
+            text = _mask_known(text, _known_values)
         for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
+        for pattern, replacement in _PIECES:
             text = pattern.sub(replacement, text)
         cut = "…" in text or "..." in text
         if cut:
@@ -356,6 +387,59 @@ class Masker:
         if not self.is_secret_name(m["name"]) or _TYPE_WORD.match(m["val"]):
             return m.group(0)
         return f"{m['name']}{m['sep']}{REDACTED}"
+
+
+# -- the session's known secret values (``secret_values``) --------------------------------------------------
+KNOWN_VALUE = "<redacted secret value>"
+MIN_KNOWN = 6  # characters: a shorter value is too likely to be ordinary text to be masked wherever it occurs
+_PREFIX = 10  # leading characters of a known value that, found in a text, mask the piece that follows
+_known_values: tuple[str, ...] = ()
+_known_exact: tuple[str, ...] = ()
+
+
+def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
+    """The session's secret values (``secret_values.refresh``) that every ``mask_text`` masks from now on:
+    ``values`` wherever they or a piece with their first characters appear, ``exact`` (a copy of the
+    environment's values) only whole. An existing file or directory is not a secret (``PWD``, a secret's
+    file), whatever it was found under."""
+    global _known_values, _known_exact
+    kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN and not _is_path(v)}
+    whole = {v for v in exact if isinstance(v, str) and len(v) >= _MIN_ENV_SECRET and not _is_path(v)} - kept
+    _known_values = tuple(sorted(kept, key=len, reverse=True))  # a value that holds another goes whole
+    _known_exact = tuple(sorted(whole, key=len, reverse=True))
+
+
+def known_values() -> tuple[str, ...]:
+    return _known_values + _known_exact
+
+
+def mask_known(text: str) -> str:
+    """Only the session's known secret values (and pieces of them) masked in ``text``: for text whose other
+    parts were masked already, or will be on the way out (the session picture, in the session's process)."""
+    return _mask_known(text, _known_values) if (_known_values or _known_exact) and text else text
+
+
+def _mask_known(text: str, known: tuple[str, ...]) -> str:
+    """Each known value, and a piece of one that keeps its first ``_PREFIX`` characters (a slice), masked;
+    the environment's values only whole."""
+    for value in _known_exact:
+        if value in text:
+            text = text.replace(value, KNOWN_VALUE)
+    for value in known:
+        if value in text:
+            text = text.replace(value, KNOWN_VALUE)
+    for value in known:
+        if len(value) <= _PREFIX:
+            continue
+        head = value[:_PREFIX]
+        at = text.find(head)
+        while at >= 0:
+            k = _PREFIX
+            while k < len(value) and at + k < len(text) and text[at + k] == value[k]:
+                k += 1
+            text = text[:at] + KNOWN_VALUE + text[at + k :]
+            at = text.find(head, at + len(KNOWN_VALUE))
+    return text
 
 
 def _environ_stamp() -> tuple[tuple[Any, Any], ...]:

@@ -40,6 +40,7 @@ def _save(ctrl: CommandHost, arg: str) -> None:
         ctrl.notice("Usage: /save <file.ipynb | file.py | file.md>", level="warning")
         return
     journal = ctrl.journal
+    ctrl.runtime.know_secrets()  # the session's secret values masked wherever they appear in the file
     try:
         report = export(arg, ctrl.runtime.history, journal.turns, journal.approved, config=ctrl.config)
     except PersistError as exc:

@@ -6,7 +6,8 @@ An input ``db_password = "…"`` is masked by its secret name; the same value in
 it (``invalid literal for int() with base 10: '…'``) or in a print has no name beside it. So every value the
 document's own texts bind to a secret name (``Masker.revealed_values``) is masked wherever it appears in the
 document. Values the session holds without the document showing them (read from a file, the environment)
-are the masker's own business (secret environment values; the session's known secret values).
+are the masker's own business (secret environment values; the session's known secret values, which the
+writers bring up to date just before they take a document: ``Runtime.know_secrets``).
 """
 
 from __future__ import annotations

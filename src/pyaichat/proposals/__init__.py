@@ -7,7 +7,7 @@ outside source. Whatever its source, every proposal goes through the same steps,
 
 1. panel: the front end shows it (an ``ApprovalRequiredEvent``);
 2. preview: code runs on a walled, forked copy of the session first, and what it would change is shown to
-   the person (never to a model);
+   the person; whoever proposed it is told only what the preview could not see (``Proposal.unseen``);
 3. decide: the front end asks the person (``FrontEnd.decide``: "run", "edit", "no", or "shown" where it
    cannot ask, as with piped input);
 4. run: approved code runs as the person's own input, checkpointed for ``/undo`` (``Runtime.run_proposal``);
@@ -43,7 +43,7 @@ An outside agent's request, on the server's thread::
     outcome.code         # the code that ran: the person's version when "edited"
     outcome.output       # what it printed, its value or its error (bounded; mask it before it leaves)
     outcome.preview      # the preview's summary of what it changed, as the person saw it
-    outcome.observation  # all of it as one paragraph for a model
+    outcome.observation  # all of it as one paragraph for a model, with what the preview could not see
 
 A tool of an outside server that needs approval, during the assistant's turn::
 

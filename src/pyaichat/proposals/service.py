@@ -209,7 +209,8 @@ class Proposals:
 
     def _preview(self, proposal: Proposal) -> str:
         """Show what the code would do, found in a walled copy of the session (Ctrl-C skips it); the lines
-        shown, as text. Only the person sees it: a model is told their choice and nothing of the preview."""
+        shown, as text. What the preview could not see is also put on the proposal (``Proposal.unseen``) for
+        whoever proposed it; the rest of the preview is the person's."""
         from ..agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
         from ..capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
 
@@ -223,7 +224,8 @@ class Proposals:
         self.frontend.emit(StateEvent(state="idle"))
         lines = found.lines() if found.status != "skipped" else [("note", found.reason or "")]
         self.frontend.emit(PreviewEvent(call_id=proposal.call_id, status=found.status, lines=lines))
-        return "\n".join(text for _, text in lines)
+        proposal.unseen = found.told(proposal.code)
+        return "\n".join(text for kind, text in lines if kind not in ("unseen", "tampered"))
 
     def _run(
         self,

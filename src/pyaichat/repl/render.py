@@ -36,7 +36,14 @@ if TYPE_CHECKING:
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
-_PREVIEW_STYLES = {"head": "bold", "in_place": "yellow", "output": "dim", "note": "yellow"}
+_PREVIEW_STYLES = {
+    "head": "bold",
+    "in_place": "yellow",
+    "output": "dim",
+    "note": "yellow",
+    "unseen": "yellow",
+    "tampered": "bold yellow",
+}
 _CODE_THEME = "monokai"
 SHOW_WAIT_AFTER_S = 3.0  # a status older than this also shows what it waits for and for how long
 

@@ -186,6 +186,17 @@ class Runtime(Interpreter, Tools, Protocol):
         round trip measured now)."""
         ...
 
+    def audit_key(self) -> object:
+        """Whom the audit log's records of work done here name (``capabilities.audit.session_id``): one
+        object for all of this session's records, so an MCP tool's call and a capability's share an id."""
+        ...
+
+    def know_secrets(self) -> None:
+        """Have this process's masker know the session's secret values now (``capabilities.secret_values``),
+        so that a file written here (``/save``, the resume file) masks them by value, also one that no saved
+        text binds to a name. A kernel's values stay in the kernel with its namespace."""
+        ...
+
     def close(self) -> None:
         """Let go of what the runtime holds (a kernel it started is shut down)."""
         ...

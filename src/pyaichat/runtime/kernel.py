@@ -124,6 +124,12 @@ class KernelRuntime(LinkedRuntime):
     def status_lines(self) -> list[str]:
         return self.kernel.status_lines()
 
+    def audit_key(self) -> object:
+        return self  # the host's records of this kernel session (the kernel keeps its own log)
+
+    def know_secrets(self) -> None:
+        pass  # the namespace, and so its secret values, are the kernel's
+
     def close(self) -> None:
         self.kernel.close()
 

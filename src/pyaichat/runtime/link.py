@@ -214,6 +214,8 @@ AT_THE_HOST: dict[str, str] = {
     "is_complete": "the kernel's own is_complete_request (it knows cell magics)",
     "describe": "which kernel this is and how it was reached",
     "status_lines": "the kernel's state and the link's round trip, as the host's connection measures them",
+    "audit_key": "the records the host writes (its MCP servers' calls) are the host's",
+    "know_secrets": "the namespace and its secret values stay in the kernel; the host's files mask by rule",
     "close": "stops the channels, and the kernel when pyaichat started it",
     "run_proposal": "begin_proposal and end_proposal travel; the code runs as run runs it",
     "last_input_number": "the execution count of the inputs run from here, known without a request",

@@ -134,6 +134,14 @@ class LocalRuntime:
     def status_lines(self) -> list[str]:
         return ["In this process."]
 
+    def audit_key(self) -> object:
+        return self.session  # what the capabilities' own records name
+
+    def know_secrets(self) -> None:
+        from ..capabilities.secret_values import refresh  # with the first file that lasts
+
+        refresh(self.session, self.config)
+
     def close(self) -> None:
         pass
 

@@ -1,8 +1,9 @@
 """The sandbox behind ``run_python`` and ``eval_expr``: RestrictedPython with every guard supplied, run in a
 forked child where the platform can fork, in-process behind read-only guards elsewhere.
 
-Entry points: ``run(ctx, source, mode)`` returns the result text or raises a ``CapabilityError``;
-``evaluate_value(ctx, expr)`` returns an object (in-process) for the introspection capabilities.
+Entry point: ``run(ctx, source, mode, render)`` returns the result text or raises a ``CapabilityError``
+(``eval_expr`` and the introspection capabilities come here through ``expression`` for what they cannot read
+in-process).
 
 How runs are bounded (the README's "Sandbox" section says the same):
 
@@ -42,14 +43,12 @@ from .confine import probe as probe_walls
 from .isolation import fork_available
 from .policy import IN_PROCESS, InProcess, SandboxPolicy, forked
 from .policy_base import Request, Secrets
-from .runner import value_of
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
     from .preview import Preview
 
 __all__ = [
-    "evaluate_value",
     "isolation_mode",
     "policy_for",
     "preview_code",
@@ -103,8 +102,15 @@ def secrets_for(ctx: CapabilityContext) -> Secrets:
     return found
 
 
-def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
-    """Run ``source`` (``mode="exec"``) or evaluate one expression (``mode="eval"``) in the sandbox."""
+def run(
+    ctx: CapabilityContext,
+    source: str,
+    mode: str = "exec",
+    render: Callable[[Any], str] | None = None,
+) -> str:
+    """Run ``source`` (``mode="exec"``) or evaluate one expression (``mode="eval"``) in the sandbox.
+    ``render`` turns an expression's value into the text returned, where the value is (in the child): the
+    introspection capabilities' own description instead of ``eval_expr``'s summary."""
     if ctx.privacy == "names":
         raise SandboxViolation(
             "Running code is not allowed at privacy level 'names' (it would reveal values); "
@@ -121,6 +127,7 @@ def run(ctx: CapabilityContext, source: str, mode: str = "exec") -> str:
         privacy=ctx.privacy,
         limit=ctx.config.max_output_chars,
         secret_names=secret_names,
+        render=render,
     )
     outcome = policy.execute(req, ctx.namespace, secrets_for(ctx))
     if not outcome.get("ok"):
@@ -147,20 +154,3 @@ def preview_code(
         max_output_chars=config.max_output_chars,
         transform=transform,
     )
-
-
-def evaluate_value(ctx: CapabilityContext, expr: str) -> object:
-    """The object an expression denotes, computed in-process under the sandbox's guards (a value cannot cross
-    a fork). Used for the ``expr`` argument of the introspection capabilities when it is more than a path."""
-    if ctx.privacy == "names":
-        raise SandboxViolation("Evaluating expressions is not allowed at privacy level 'names'.")
-    req = Request(
-        source=expr,
-        mode="eval",
-        policy=IN_PROCESS,
-        timeout=own_deadline(ctx.config.tool_timeout),
-        privacy=ctx.privacy,
-        limit=ctx.config.max_output_chars,
-        secret_names=tuple(ctx.config.secret_names),
-    )
-    return value_of(req, ctx.namespace, secrets_for(ctx))

@@ -8,7 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...errors import SandboxViolation
+from ..brepr import is_environ
 from .guard_state import GuardState
+from .hiding import hide_secret_parts, is_pandas_frame
 from .modules import ModuleProxy
 from .origin import is_user_function, type_verdict
 from .placeholders import Hidden, Refused
@@ -23,6 +25,8 @@ FRAMEISH = (
     types.AsyncGeneratorType,
 )
 BUILTIN_FUNCS = (types.BuiltinFunctionType, types.BuiltinMethodType)
+ATOMS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+MAX_DEPTH = 64  # nesting followed for secret names (the item budget bounds the work)
 
 
 class AdmissionGuards(GuardState):
@@ -98,42 +102,59 @@ class AdmissionGuards(GuardState):
             raise SandboxViolation(f"{what} is not available in the sandbox ({exc})") from None
 
     def _sanitize(self, value: Any, depth: int, budget: list[int], values: bool = False) -> Any:
-        """A copy of a dict (or list or tuple) with secret-named entries hidden and the session's functions
-        admitted; the value itself when nothing changed.
+        """A copy of a dict (or list or tuple) with secret-named entries hidden at any depth, copies of the
+        environment hidden, pandas objects with their secret columns and labels redacted (``hiding``) and
+        the session's functions admitted; the value itself when nothing changed.
         ``values``: strings that look like credentials are hidden too, wherever they sit (for what the
-        session's own code returns). Bounded: large containers are checked only up to ``budget`` items."""
-        if values and type(value) is str and len(value) < 10_000 and self.looks_secret(value):
+        session's own code returns). Bounded: ``budget`` items in all are looked at, lists and tuples of up to
+        1,000 items; what lies beyond is read as it is (and masked on the way out by value)."""
+        t = type(value)
+        if values and t is str and len(value) < 10_000 and self.looks_secret(value):
             return Hidden("a value that holds a credential is not available in the sandbox")
-        if depth and type(value) in FUNCS and is_user_function(value):
+        if depth and t in FUNCS and is_user_function(value):
             # The session's function inside a container (``handlers = {"run": shell}``) gets the same
             # admission as one named directly: refused, or (behind the kernel wall) a checked call.
             return self.admit(value, getattr(value, "__name__", "function"))
-        if depth > 3 or budget[0] <= 0:
+        if depth > MAX_DEPTH or budget[0] <= 0 or t in ATOMS:
             return value
-        if type(value) is dict:
-            changed: dict[Any, Any] | None = None
-            for k, v in list(value.items())[: budget[0]]:
-                budget[0] -= 1
-                if (
-                    isinstance(k, str)
-                    and v is not None
-                    and not (type(v) is str and not v)
-                    and self._secret_key(k)
-                ):
-                    new: Any = Hidden(
-                        f"the entry {k!r} looks like a secret and is not available in the sandbox"
-                    )
-                else:
-                    new = self._sanitize(v, depth + 1, budget, values)
-                if new is not v:
-                    changed = dict(value) if changed is None else changed
-                    changed[k] = new
-            return value if changed is None else changed
-        if type(value) in (list, tuple) and len(value) <= 1000:
+        if isinstance(value, dict) and (t is dict or t.__module__ == "collections"):
+            if is_environ(value):
+                return Hidden("a copy of the environment is not available in the sandbox")
+            return self._sanitize_dict(value, depth, budget, values)
+        if t in (list, tuple) and len(value) <= 1000:
             items = [self._sanitize(v, depth + 1, budget, values) for v in value]
             if any(a is not b for a, b in zip(items, value, strict=True)):
-                return type(value)(items)
+                return t(items)
+            return value
+        if is_pandas_frame(value):
+            budget[0] -= 1
+            return hide_secret_parts(value, self._secret_key)
+        names = getattr(getattr(value, "dtype", None), "names", None) if t.__module__ == "numpy" else None
+        if names and any(type(n) is str and self._secret_key(n) for n in names):
+            return Hidden(
+                "the array has a field that looks like a secret and is not available in the sandbox"
+            )
         return value
+
+    def _sanitize_dict(self, value: dict[Any, Any], depth: int, budget: list[int], values: bool) -> Any:
+        changed: dict[Any, Any] | None = None
+        for k, v in list(dict.items(value))[: budget[0]]:
+            budget[0] -= 1
+            if (
+                isinstance(k, str)
+                and v is not None
+                and not (type(v) is str and not v)
+                and self._secret_key(k)
+            ):
+                new: Any = Hidden(f"the entry {k!r} looks like a secret and is not available in the sandbox")
+            else:
+                new = self._sanitize(v, depth + 1, budget, values)
+            if new is not v:
+                changed = (
+                    (dict(value) if type(value) is dict else value.copy()) if changed is None else changed
+                )
+                changed[k] = new
+        return value if changed is None else changed
 
     # ---- the user's variables ---
     def view(self, namespace: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import warnings as _warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -317,7 +318,9 @@ def _compile(
     if len(source) > MAX_SOURCE_CHARS:
         raise SandboxViolation(f"the code is longer than {MAX_SOURCE_CHARS:,} characters")
     try:
-        tree = ast.parse(source, SANDBOX_FILENAME, "exec")
+        with _warnings.catch_warnings():  # ``'a'['x']``: the REPL's terminal is not where the model reads
+            _warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(source, SANDBOX_FILENAME, "exec")
     except SyntaxError as exc:
         where = f"line {exc.lineno}, `{(exc.text or '').strip()[:80]}`" if exc.lineno else "the code"
         raise SandboxViolation(f"{where}: syntax error: {exc.msg}") from None
@@ -340,5 +343,7 @@ def _compile(
         copy_locations(assign, last)
         tree.body[-1] = assign
     ast.fix_missing_locations(tree)
-    code = compile(tree, SANDBOX_FILENAME, "exec")
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", SyntaxWarning)
+        code = compile(tree, SANDBOX_FILENAME, "exec")
     return Compiled(code, frozenset(used), frozenset(checker.imports), has_result)

@@ -13,7 +13,8 @@ cost nothing at start-up and have no dependency to go missing. Everything is det
 What the child can still do: read (only read) the interpreter's own files, site-packages, the system's shared
 libraries and time-zone data (a preview of proposed code may read everywhere except devices, ``/proc`` and
 ``/sys``: ``everywhere``); use memory and CPU up to its resource limits; start threads (numpy/OpenBLAS);
-signal itself. What it cannot: write or create any file, read anything else (``/proc/self/mem``, ``$HOME``,
+signal itself. What it cannot: write or create any file (nor change one's mode, owner, times or extended
+attributes, which Landlock does not cover), read anything else (``/proc/self/mem``, ``$HOME``,
 ``/etc/passwd``), create a socket of any family, ``execve``, ``fork`` or ``clone`` a process, signal or trace
 another process, read or write another process's memory, share memory with one, enter new namespaces, use
 io_uring, bpf, userfaultfd or the keyring, read the kernel log, push characters into a terminal.
@@ -212,7 +213,7 @@ def status() -> list[str]:
     if walls.seccomp:
         lines.append(
             "seccomp: no sockets, exec, new processes, ptrace, signals to other processes or memory shared "
-            "with them"
+            "with them, no change to a file's mode, owner, times or attributes"
         )
     else:
         lines.append("seccomp: not available")

@@ -7,6 +7,11 @@ one (``shared_memory``: a memmap, shared memory — the memory ``fork`` does not
 inherited descriptor except its pipe, drops the environment, applies ``resource`` limits, raises the kernel
 walls (``confine``), runs the job, writes one bounded JSON document and leaves with ``os._exit`` (no
 ``atexit`` handlers, no flushing of buffers it shares with the parent).
+
+The job may run code that replaces what that report needs (``json.dumps``, ``os.write``, ``os._exit``): the
+child takes its own references to them before the job runs. The report starts with a marker, so bytes the
+code itself wrote into the pipe before it are told apart (``CHANNEL_WRITTEN``), and a pipe the code closed is
+told from a crash by the exit status (``CHANNEL_CLOSED``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ except ImportError:  # Windows: no fork either, so the forked runner is never us
     resource = None  # type: ignore[assignment]
 
 MAX_RESULT_BYTES = 1 << 20
+REPORT_MARK = b"\x00pyaichat-report\x00"
+CHANNEL_WRITTEN = "written"  # ``result["channel"]``: the job's code wrote into the pipe before the report
+CHANNEL_CLOSED = "closed"  # the job's code closed the pipe (or put another file in its place)
+_CLOSED_EXIT = 71
 AS_HEADROOM = 4 << 30  # bytes of address space a child may add to what the parent already maps
 CHILD_NOFILE = 32
 
@@ -123,10 +132,10 @@ def _clear_environment() -> None:
         pass
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, write: Callable[[int, memoryview], int]) -> None:
     view = memoryview(data)
     while view:
-        n = os.write(fd, view)
+        n = write(fd, view)
         view = view[n:]
 
 
@@ -151,6 +160,8 @@ def run_forked(
         except ConfineError:
             ruleset = -1  # the child tries again, and reports
     read_fd, write_fd = os.pipe()
+    # what the report needs, taken before the job's code can replace it
+    encode, write, close, exit_now = json.JSONEncoder(default=str).encode, os.write, os.close, os._exit
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # ---- child ----
@@ -170,15 +181,17 @@ def run_forked(
                 result = {"ok": False, "error": failed, "text": ""} if failed else job()
             except MemoryError:
                 result = {"ok": False, "error": "the code ran out of memory in the sandbox", "text": ""}
-            data = json.dumps(result, default=str).encode("utf-8", "replace")
+            data = encode(result).encode("utf-8", "replace")
             if len(data) > MAX_RESULT_BYTES:
-                data = json.dumps({"ok": False, "error": "the result was too large", "text": ""}).encode()
-            _write_all(write_fd, data)
-            os.close(write_fd)  # the parent has its answer now, not after this address space is torn down
+                data = encode({"ok": False, "error": "the result was too large", "text": ""}).encode()
+            code = _CLOSED_EXIT  # until the report is written
+            _write_all(write_fd, REPORT_MARK + data, write)
+            close(write_fd)  # the parent has its answer now, not after this address space is torn down
+            code = 0
         except BaseException:
-            code = 70
+            code = code or 70
         finally:
-            os._exit(code)
+            exit_now(code)
     # ---- parent ----
     os.close(write_fd)
     chunks: list[bytes] = []
@@ -213,12 +226,21 @@ def run_forked(
     if size > MAX_RESULT_BYTES:
         return {"ok": False, "error": "the result was too large", "text": ""}
     if not chunks:
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _CLOSED_EXIT:
+            error = "the code closed the channel the sandbox reports through"
+            return {"ok": False, "error": error, "text": "", "channel": CHANNEL_CLOSED}
         return {"ok": False, "error": _death(status), "text": ""}
+    data = b"".join(chunks)
+    before, mark, report = data.rpartition(REPORT_MARK)
     try:
-        result = json.loads(b"".join(chunks))
+        result = json.loads(report if mark else data)
     except ValueError:
         return {"ok": False, "error": "the sandboxed process sent an unreadable result", "text": ""}
-    return result if isinstance(result, dict) else {"ok": False, "error": "unreadable result", "text": ""}
+    if not isinstance(result, dict):
+        return {"ok": False, "error": "unreadable result", "text": ""}
+    if before or not mark:
+        result["channel"] = CHANNEL_WRITTEN
+    return result
 
 
 _reaper: tuple[int, queue.SimpleQueue[int]] | None = None  # (the process that started it, its queue)

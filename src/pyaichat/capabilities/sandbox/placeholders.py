@@ -25,6 +25,15 @@ class Hidden:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise SandboxViolation(self.__why)
 
+    def _refuse(self, *args: Any) -> Any:
+        """Any use of the value — a slice, a loop, ``len``, arithmetic, a conversion — says why it is not
+        there, in one sentence (not ``'Hidden' object is not subscriptable``)."""
+        raise SandboxViolation(self.__why)
+
+    __getitem__ = __iter__ = __len__ = __contains__ = __reversed__ = _refuse
+    __add__ = __radd__ = __mul__ = __rmul__ = __mod__ = __rmod__ = _refuse
+    __int__ = __float__ = __index__ = __bytes__ = __format__ = _refuse
+
 
 class Refused:
     """A callable that explains why it cannot be called (forbidden builtins, the user's own functions)."""

@@ -132,7 +132,7 @@ class InProcess(SandboxPolicy):
     def execute(self, req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
         return execute(req, namespace, secrets)
 
-    def watch(self, namespace: Mapping[str, Any], view: Mapping[str, Any]) -> Watch:
+    def watch(self, namespace: Mapping[str, Any], view: Mapping[str, Any], reading: bool = False) -> Watch:
         return SessionWatch(namespace, view)
 
     def library_call(self, value: Any, where: str, owns: Owns) -> Any:

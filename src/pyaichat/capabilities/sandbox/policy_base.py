@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .compiler import Compiled, SandboxTransformer, compile_snippet
-from .ownership import UserObjects
+from .ownership import UserObjects, fingerprint
+from .placeholders import Hidden
 
 Owns = Callable[[Any], bool]  # "is this object the session's?" for the run at hand
 _NOBODY = UserObjects(())
@@ -36,6 +37,34 @@ class Watch:
         """The user's variables the run changed although it must not have (the safety net)."""
         return []
 
+    def refusal(self, names: list[str]) -> str:
+        """What the tool says when ``changed`` found something."""
+        return (
+            f"the run changed the session's variable {', '.join(names)} although the sandbox is read-only; "
+            "pyaichat could not undo it - check it before relying on it"
+        )
+
+
+class ReadWatch(Watch):
+    """A reading tool (``eval_expr``, the ``expr`` of ``get_repr``…) in the forked child: the copy it runs on
+    may be changed — ``sorted(xs, key=lst.append)``, ``arr.clip(0, 1, out=arr)`` — and the session never sees
+    it, but the tool refuses the result, so that an expression that would write is told so rather than
+    answered. A fingerprint of each variable it names, taken in the parent before the fork and compared in
+    the child after."""
+
+    def __init__(self, view: Mapping[str, Any]) -> None:
+        self.view = {n: v for n, v in view.items() if type(v) is not Hidden}
+        self.before = {n: fingerprint(v) for n, v in self.view.items()}
+
+    def changed(self) -> list[str]:
+        return [n for n, fp in self.before.items() if fingerprint(self.view[n]) != fp]
+
+    def refusal(self, names: list[str]) -> str:
+        return (
+            f"it would change the session's {', '.join(names)}, and this tool only reads: it ran on a walled "
+            "copy and the session is unchanged (to change the session, propose the code)"
+        )
+
 
 @dataclass(frozen=True)
 class Request:
@@ -46,6 +75,7 @@ class Request:
     privacy: str
     limit: int
     secret_names: tuple[str, ...] = ()
+    render: Callable[[Any], str] | None = None  # the text of an expression's value (introspection)
 
 
 @dataclass(frozen=True)
@@ -73,9 +103,10 @@ class SandboxPolicy:
         """Run ``req`` against ``namespace``: ``runner.execute``'s dict; may raise ``CapabilityTimeout``."""
         raise NotImplementedError
 
-    def watch(self, namespace: Mapping[str, Any], view: Mapping[str, Any]) -> Watch:
-        """What the run of the snippet (which sees ``view`` of ``namespace``) must leave as it found it."""
-        return Watch()
+    def watch(self, namespace: Mapping[str, Any], view: Mapping[str, Any], reading: bool = False) -> Watch:
+        """What the run of the snippet (which sees ``view`` of ``namespace``) must leave as it found it;
+        ``reading``: an expression of a reading tool, which must not change even its copy."""
+        return ReadWatch(view) if reading else Watch()
 
     # -- guard hooks ---------------------------------------------------------------------------------------
     def library_call(self, value: Any, where: str, owns: Owns) -> Any:

@@ -6,15 +6,22 @@ walls, resource limits and deadline; only file *reads* are widened (``confine.ev
 loads, not ``/dev``, ``/proc`` or ``/sys``). Writes, the network and other processes stay out of reach, and
 memory the session shares with a file or another process is private in the child (``shared_memory``), so a
 memmap the code writes changes neither the session nor the file. What comes back is a plain ``Preview``
-(JSON-serialisable: a Jupyter kernel's helper can send it over the wire) for the user's eyes only — nothing
-of it is meant for the model: the code's effects on each name (``effects``), what it printed, how long it
-took, and its exception if it raised one.
+(JSON-serialisable: a Jupyter kernel's helper can send it over the wire) for the user's eyes: the code's
+effects on each name (``effects``), what it printed, how long it took, and its exception if it raised one.
+Only what it could not see (``Preview.told``) goes to whoever proposed the code.
 
 Where it cannot run, nothing runs and ``reason`` says why in one sentence: no kernel walls here (the
 in-process policy, another OS, an old kernel: ``SandboxPolicy.preview_unavailable``), the session holds GPU
 state a forked copy cannot use. Where it ran but could
 not finish — it needs the network or a write, it overran the deadline, its process died — ``status`` is
 ``incomplete`` and ``reason`` says so; effects up to that point are still listed.
+
+What lies outside the session's names is said too (``unseen``, found by ``watch.Watch``): environment
+variables, attributes of modules and classes replaced, threads and tasks that outlive the run, what the walls
+refused even where the code caught the refusal (then the preview is ``incomplete``: from there on it went
+another way than a real run would). Code that tampers with Python itself or with the preview (``json.dumps``,
+a built-in, ``sys.modules``) gets one sentence and an ``incomplete`` preview; what it replaced is put back
+before the preview reports, so the report still comes.
 
 The code could, on purpose, forge its own preview (it runs in the process that writes the result): a preview
 tells what ordinary code does; it is not a verdict on hostile code — the walls are what keeps that harmless.
@@ -23,11 +30,8 @@ tells what ordinary code does; it is not a verdict on hostile code — the walls
 from __future__ import annotations
 
 import ast
-import errno
-import os
 import reprlib
 import sys
-import threading
 import time
 import types
 from collections.abc import Callable, Mapping
@@ -35,18 +39,20 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...errors import CapabilityTimeout
-from ..deadline import is_user_code
 from . import shared_memory
 from .confine import everywhere, probe
 from .effects import Effect, Snapshot
-from .isolation import run_forked
+from .isolation import CHANNEL_CLOSED, CHANNEL_WRITTEN, run_forked
 from .pages import Pages
 from .pages import open_in_child as open_proc_files
 from .policy import SandboxPolicy, forked
+from .stops import PREVIEW_FILENAME, blocked, one_line, overran, settle
+from .unseen import TAMPERED, TAMPERED_OURS, Unseen
+from .watch import Watch
 
-PREVIEW_FILENAME = "<proposal>"
+__all__ = ["PREVIEW_FILENAME", "Preview", "preview", "unavailable_reason"]
+
 MAX_EFFECTS = 500
-_NEVER_READ = ("/dev/", "/proc/", "/sys/")
 
 
 @dataclass
@@ -66,6 +72,7 @@ class Preview:
     duration_ms: float | None = None  # the code's own run time in the child
     total_ms: float = 0.0  # what the user waited for the preview
     stopped_after: float | None = None  # seconds: the deadline the code ran into (``incomplete``)
+    unseen: Unseen = field(default_factory=Unseen)  # what it did that the comparison of names cannot show
 
     @property
     def in_place(self) -> list[Effect]:
@@ -77,7 +84,9 @@ class Preview:
 
     def lines(self) -> list[tuple[str, str]]:
         """What the proposal panel shows, as ``(kind, text)`` lines: ``head``, ``effect``, ``in_place`` (an
-        effect undo cannot take back), ``output`` or ``note``; each front end styles the kinds its own way."""
+        effect undo cannot take back), ``unseen`` (what the preview could not see), ``tampered`` (the code
+        tampers with Python or the preview), ``output`` or ``note``; each front end styles the kinds its own
+        way."""
         if self.status == "unavailable":
             return [("note", self.reason or "No preview here; nothing unapproved runs.")]
         if self.duration_ms is not None:
@@ -86,7 +95,13 @@ class Preview:
             where = f"stopped after {self.stopped_after:.1f} s on a walled copy of your session"
         else:
             where = "on a walled copy of your session"
-        out: list[tuple[str, str]] = [("head", f"Preview ({where}; nothing has changed yet):")]
+        title = (
+            "Incomplete preview" if self.status == "incomplete" and self.stopped_after is None else "Preview"
+        )
+        out: list[tuple[str, str]] = [("head", f"{title} ({where}; nothing has changed yet):")]
+        tampered = self.unseen.tamper_sentence()
+        if tampered:
+            out.append(("tampered", f"  {tampered}"))
         verbs = {"created": "new", "rebound": "rebinds", "deleted": "deletes", "changed": "changes"}
         for e in self.effects:
             before, after = e.before or "", e.after or ""
@@ -101,6 +116,7 @@ class Preview:
             out.append(("effect", f"  … and {self.effects_omitted:,} more"))
         if not self.effects and self.duration_ms is not None:  # else the code never got to its end
             out.append(("effect", "  no variable created, rebound, deleted or changed"))
+        out += [("unseen", f"  {line}") for line in self.unseen.lines() if line != tampered]
         if self.output.strip():
             cut = " (cut)" if self.output_truncated else ""
             out.append(("output", f"  output{cut}:"))
@@ -111,10 +127,16 @@ class Preview:
             out.append(("note", f"  {self.reason}"))
         return out
 
+    def told(self, source: str) -> str:
+        """What the agent that proposed ``source`` is told of this preview: what it could not see ("" when it
+        saw everything). The rest — effects, output — is for the person's eyes."""
+        return self.unseen.told(source)
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Preview:
         fields = dict(data)
         fields["effects"] = [Effect(**e) for e in fields.get("effects", ())]
+        fields["unseen"] = Unseen.from_dict(fields.get("unseen"))
         return cls(**fields)
 
 
@@ -171,20 +193,30 @@ def preview(
         return tuple(fd for fd in proc_files if fd >= 0)
 
     snapshot = Snapshot(namespace)  # here, where the objects are warm (see ``Snapshot``)
+    watch = _quietly(lambda: Watch(namespace))
+    watch = watch if watch is not _FAILED else Watch.idle()
 
     def job() -> dict[str, Any]:
         fds = proc_files if len(proc_files) == 2 else [-1, -1]
-        return {"ok": True, "preview": _run(namespace, snapshot, body, last, fds, max_output_chars)}
+        return {"ok": True, "preview": _run(namespace, snapshot, watch, body, last, fds, max_output_chars)}
 
     try:
         outcome = run_forked(job, timeout, everywhere(walls), require_walls=True, open_in_child=open_in_child)
     except CapabilityTimeout:
-        return done(Preview("incomplete", _overran(timeout), stopped_after=timeout))
+        return done(Preview("incomplete", overran(timeout), stopped_after=timeout))
     except OSError as exc:  # fork itself failed: no memory for the page tables, a process limit
         return done(Preview("unavailable", f"No preview: the session could not be forked ({exc.strerror})."))
+    channel = outcome.get("channel")
+    if channel == CHANNEL_CLOSED:
+        unseen = Unseen()
+        unseen.add(TAMPERED_OURS, "closes the channel the preview reports through")
+        return done(Preview("incomplete", unseen=unseen))
     if not outcome.get("ok"):
         return done(Preview("incomplete", f"The preview was stopped: {outcome.get('error')}."))
-    return done(_finish(Preview.from_dict(outcome["preview"])))
+    found = Preview.from_dict(outcome["preview"])
+    if channel == CHANNEL_WRITTEN:
+        found.unseen.add(TAMPERED_OURS, "writes into the channel the preview reports through")
+    return done(_finish(found))
 
 
 def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]:
@@ -195,54 +227,6 @@ def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = compile(ast.Expression(tree.body.pop().value), PREVIEW_FILENAME, "eval")
     return (compile(tree, PREVIEW_FILENAME, "exec") if tree.body else None), last
-
-
-def _overran(timeout: float) -> str:
-    """What happened, in plain words; threads are named only when the session runs threads of the user's
-    own code (a forked copy has none of them, and code waiting on one waits for ever) — not for the threads
-    libraries keep (litellm's logging, IPython's history, a kernel's sockets), which ordinary code never
-    waits on."""
-    text = (
-        f"The code was still running when the preview's {timeout:.1f} s ran out, so it was stopped there and "
-        "what it would change is not known; running it for real has no such limit."
-    )
-    names = users_threads()
-    if names:
-        which = f"thread {names[0]}" if len(names) == 1 else "threads " + ", ".join(names[:3])
-        text += f" It may be waiting for your session's {which}, which the walled copy does not have."
-    return text
-
-
-def users_threads() -> list[str]:
-    """The names of the live threads (other than this one and pyaichat's own) that run the user's code: their
-    target or ``run`` is the user's, or their stack is in it now (a pool thread running the user's task)."""
-    frames = sys._current_frames()
-    found = []
-    for thread in threading.enumerate():
-        if thread is threading.current_thread() or thread.name.startswith("pyaichat-"):
-            continue
-        if not thread.is_alive():
-            continue
-        if _started_by_user(thread) or _in_users_code(frames.get(thread.ident or -1)):
-            found.append(thread.name)
-    return found
-
-
-def _started_by_user(thread: threading.Thread) -> bool:
-    run = type(thread).run
-    target = thread.__dict__.get("_target") if run is threading.Thread.run else run
-    code = getattr(getattr(target, "__func__", target), "__code__", None)
-    return isinstance(code, types.CodeType) and is_user_code(code.co_filename)
-
-
-def _in_users_code(frame: types.FrameType | None) -> bool:
-    for _ in range(64):
-        if frame is None:
-            return False
-        if is_user_code(frame.f_code.co_filename):
-            return True
-        frame = frame.f_back
-    return False
 
 
 class _Output:
@@ -274,20 +258,40 @@ def _echo(value: Any, limit: int) -> str:
     return shown.repr(value)
 
 
+_FAILED = object()
+
+
+def _quietly(step: Callable[[], Any]) -> Any:
+    """``step()``, or ``_FAILED`` if it raised: the watch must never stop a preview."""
+    try:
+        return step()
+    except Exception:
+        return _FAILED
+
+
+def _finish(found: Preview) -> Preview:
+    """In the parent: the reason made a sentence and merged with what the watch saw (``stops.settle``)."""
+    found.status, found.reason = settle(found.status, found.reason, found.ok, found.unseen)
+    return found
+
+
 def _run(
     namespace: dict[str, Any],
     snapshot: Snapshot,
+    watch: Watch,
     body: types.CodeType | None,
     last: types.CodeType | None,
     proc_files: list[int],
     limit: int,
 ) -> dict[str, Any]:
-    """In the child, behind the walls: run, compare with the snapshot taken before ``fork``."""
+    """In the child, behind the walls: run, put back what the code replaced of Python's own (``watch``),
+    compare with the snapshot taken before ``fork``."""
     done = shared_memory.last
     pages = Pages(proc_files[0], proc_files[1], [(m.start, m.end) for m in done.copied])
     out = _Output(limit)
     sys.stdout = sys.stderr = out  # type: ignore[assignment]  (this process ends after the preview)
-    error = reason = None
+    raised: BaseException | None = None
+    armed = _quietly(watch.arm) is not _FAILED
     started = time.perf_counter()
     try:
         if body is not None:
@@ -297,8 +301,14 @@ def _run(
             if value is not None:
                 out.write(_echo(value, limit) + "\n")
     except BaseException as exc:  # the code's own exception, or a wall it met
-        error, reason = _one_line(exc), _blocked(exc)
+        raised = exc
     duration = (time.perf_counter() - started) * 1000
+    # first of all: what follows runs on Python's own functions again
+    unseen = _quietly(watch.collect) if armed else Unseen()
+    if unseen is _FAILED:  # the watch itself broke: the code changed more of Python than it puts back
+        unseen = Unseen(counts={TAMPERED: 1})
+    error = one_line(raised) if raised is not None else None
+    reason = blocked(raised, unseen) if raised is not None else None
     effects = snapshot.effects(
         namespace,
         pages,
@@ -315,87 +325,5 @@ def _run(
         "output": "".join(out.parts),
         "output_truncated": out.truncated,
         "duration_ms": round(duration, 2),
+        "unseen": asdict(unseen),
     }
-
-
-def _one_line(exc: BaseException) -> str:
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == PREVIEW_FILENAME:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    if isinstance(exc, SystemExit):
-        text = "SystemExit: running the code would end the session"
-    else:
-        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    text = " ".join(text.split())
-    text = text if len(text) <= 300 else text[:297] + "..."
-    return text + (f" (line {line})" if line else "")
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """The exception and those it was raised from or during, and the ones libraries wrap in ``args`` or
-    ``reason`` (urllib's ``URLError``)."""
-    found: list[BaseException] = []
-    todo = [exc]
-    while todo and len(found) < 20:
-        e = todo.pop()
-        if e in found:
-            continue
-        found.append(e)
-        todo += [
-            x
-            for x in (e.__cause__, e.__context__, getattr(e, "reason", None))
-            if isinstance(x, BaseException)
-        ]
-        todo += [x for x in getattr(e, "args", ())[:3] if isinstance(x, BaseException)]
-    return found
-
-
-def _blocked(exc: BaseException) -> str | None:
-    """Why the code stopped at a wall, one sentence, or None if the failure is the code's own."""
-    chain = _chain(exc)
-    text = " ".join(str(e) for e in chain).lower()
-    for e in chain:
-        if not isinstance(e, OSError):
-            continue
-        frames = _frames(e)
-        if e.errno == errno.EPERM and any(f.endswith(("socket.py", "ssl.py")) for f in frames):
-            return "the code needs the network, which a preview never uses"
-        path = e.filename
-        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and isinstance(path, str):
-            if os.path.abspath(path).startswith(_NEVER_READ):
-                return f"the code opens {path}, which a preview does not read"
-            return f"the code writes {path}, which a preview never does"
-    if "operation not permitted" in text and any(
-        w in text for w in ("connect", "socket", "http", "host", "url")
-    ):
-        return "the code needs the network, which a preview never uses"
-    if isinstance(exc, EOFError) and "reading a line" in text:
-        return "the code asks for input, which a preview cannot give"
-    return None
-
-
-def _frames(exc: BaseException) -> list[str]:
-    names = []
-    tb = exc.__traceback__
-    while tb is not None:
-        names.append(tb.tb_frame.f_code.co_filename)
-        tb = tb.tb_next
-    return names
-
-
-def _finish(found: Preview) -> Preview:
-    """In the parent: the child's phrase made a sentence. A refusal on a file the user could not read either
-    is the code's own permission error, not the wall's."""
-    reason = found.reason
-    if not reason:
-        return found
-    if reason.startswith("the code writes "):
-        path = reason[len("the code writes ") :].split(", which")[0]
-        if os.path.exists(path) and not os.access(path, os.R_OK):
-            found.status, found.reason = "previewed", None
-            return found
-    found.reason = f"{reason[0].upper()}{reason[1:]}; the preview stopped there."
-    return found

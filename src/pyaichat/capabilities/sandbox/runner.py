@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...errors import CapabilityTimeout, SandboxViolation
+from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
 from ..summary import describe  # imported here, in the parent: a forked child must not import anything
 from . import limits
 from .compiler import RESULT_NAME, Compiled
@@ -63,16 +63,6 @@ def _failure(message: str, output: str = "") -> dict[str, Any]:
     return {"ok": False, "text": output, "error": message, "truncated": False}
 
 
-def value_of(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> Any:
-    """Evaluate one expression in-process under every guard and return the object itself (for the
-    introspection capabilities, which describe it). Raises ``SandboxViolation`` / ``CapabilityTimeout``."""
-    box: dict[str, Any] = {}
-    outcome = _run(_prepare(req, namespace, secrets), box)
-    if not outcome["ok"]:
-        raise SandboxViolation(str(outcome["error"]))
-    return box.get("value")
-
-
 @dataclass
 class _Prepared:
     req: Request
@@ -93,13 +83,13 @@ def _prepare(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> _P
         print_limit=max(req.limit * 2, 2000),
     )
     view = guards.view(namespace, compiled.names)
-    watch = policy.watch(namespace, view)
+    watch = policy.watch(namespace, view, reading=req.mode == "eval")
     guards.user = watch.owns
     env = guards.globals(view)
     return _Prepared(req, compiled, guards, env, watch)
 
 
-def _run(state: _Prepared, box: dict[str, Any] | None = None) -> dict[str, Any]:
+def _run(state: _Prepared) -> dict[str, Any]:
     req, compiled, guards, env, watch = state.req, state.compiled, state.guards, state.env, state.watch
     error: str | None = None
     caught: list[warnings.WarningMessage] = []
@@ -121,11 +111,7 @@ def _run(state: _Prepared, box: dict[str, Any] | None = None) -> dict[str, Any]:
         error = _locate(exc, req.source, message)
     changed = watch.changed()
     if changed:
-        names = ", ".join(changed)
-        return _failure(
-            f"the run changed the session's variable {names} although the sandbox is read-only; "
-            "pyaichat could not undo it - check it before relying on it"
-        )
+        return _failure(watch.refusal(changed))
     output = "".join(guards.printed)
     for w in caught[:5]:
         output += f"{w.category.__name__}: {str(w.message)[:300]}\n"
@@ -134,9 +120,11 @@ def _run(state: _Prepared, box: dict[str, Any] | None = None) -> dict[str, Any]:
     if error is not None:
         return _failure(error, _shown_output(output, req.privacy))
     value = env.get(RESULT_NAME) if compiled.has_result else None
-    if box is not None:
-        box["value"] = value
-        return {"ok": True}
+    if req.render is not None:
+        try:
+            return {"ok": True, "text": req.render(value), "error": None, "truncated": False}
+        except CapabilityError as exc:
+            return _failure(str(exc))
     return {"ok": True, "text": _text(output, value, req), "error": None, "truncated": guards.print_truncated}
 
 

@@ -3,7 +3,9 @@ the parent, installed by the forked child after Landlock. Landlock covers the fi
 rest of the kernel's ways out of a process: sockets, exec, new processes, signals to and memory of other
 processes, namespaces, io_uring, bpf, the keyring, faked terminal input — and memory shared with other
 processes (System V shared memory, semaphores and message queues, POSIX message queues, writable shared file
-mappings).
+mappings) — and the changes to a file that Landlock has no right for: its mode, owner, times, extended
+attributes and inode flags (``chmod``, ``chown``, ``utimensat``, ``setxattr``, ``FS_IOC_SETFLAGS`` …), which
+need no descriptor opened for writing.
 
 Why shared file mappings are refused although Landlock already refuses opening a file for writing: the child
 may still hold a descriptor the kernel counts as writable (a ``memfd``, or one a library opened before the
@@ -30,6 +32,11 @@ RET_KILL_PROCESS = 0x80000000
 _CLONE_THREAD = 0x00010000
 _TIOCSTI = 0x5412
 _TIOCLINUX = 0x541C
+# inode flags (chattr) and the extended fs attributes, set through a descriptor opened only for reading
+_FS_IOC_SETFLAGS, _FS_IOC32_SETFLAGS, _FS_IOC_FSSETXATTR = 0x40086602, 0x40046602, 0x401C5820
+_REFUSED_IOCTLS = (_TIOCSTI, _TIOCLINUX, _FS_IOC_SETFLAGS, _FS_IOC32_SETFLAGS, _FS_IOC_FSSETXATTR)
+# newer than some kernel headers; the same number on every architecture
+_NEW_FILE_CHANGES = {"fchmodat2": 452, "setxattrat": 463, "removexattrat": 466, "file_setattr": 469}
 _X32_BIT = 0x40000000
 _PROT_WRITE = 0x2
 _MAP_TYPE = 0x0F
@@ -88,6 +95,10 @@ X86_64 = Arch(
         "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240, "mq_unlink": 241,
         "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
         "remap_file_pages": 216,
+        # a file's mode, owner, times and extended attributes: Landlock has no right for them
+        "chmod": 90, "fchmod": 91, "fchmodat": 268, "chown": 92, "fchown": 93, "lchown": 94, "fchownat": 260,
+        "utime": 132, "utimes": 235, "utimensat": 280, "futimesat": 261, "setxattr": 188, "lsetxattr": 189,
+        "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, **_NEW_FILE_CHANGES,
     },
     clone=56, clone3=435, kill=62, tgkill=234, ioctl=16, prlimit64=302, mmap=9, x32=True,
 )  # fmt: skip
@@ -107,6 +118,9 @@ AARCH64 = Arch(
         "semtimedop": 192, "msgget": 186, "msgsnd": 189, "msgrcv": 188, "msgctl": 187, "mq_open": 180,
         "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185,
         "remap_file_pages": 234,
+        "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55, "utimensat": 88, "setxattr": 5,
+        "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
+        **_NEW_FILE_CHANGES,
     },
     clone=220, clone3=435, kill=129, tgkill=131, ioctl=29, prlimit64=261, mmap=222,
 )  # fmt: skip
@@ -193,9 +207,11 @@ def bpf_program(arch: Arch, pid: int) -> bytes:
         deny,
         allow,
     ]
-    # ioctl: no faked terminal input.
-    prog += [insn(JEQ_K, arch.ioctl, 0, 5), insn(LD_W_ABS, arg_low(1)), insn(JEQ_K, _TIOCSTI, 2, 0),
-             insn(JEQ_K, _TIOCLINUX, 1, 0), allow, deny]  # fmt: skip
+    # ioctl: no faked terminal input, no inode flags or extended fs attributes set on a file.
+    refused = len(_REFUSED_IOCTLS)
+    prog += [insn(JEQ_K, arch.ioctl, 0, refused + 3), insn(LD_W_ABS, arg_low(1))]
+    prog += [insn(JEQ_K, cmd, refused - i, 0) for i, cmd in enumerate(_REFUSED_IOCTLS)]
+    prog += [allow, deny]
     prog.append(allow)
     return b"".join(prog)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from pyaichat.capabilities import capability
-from pyaichat.capabilities.expr_lookup import resolve
+from pyaichat.capabilities.expression import resolve
 
 
 class CountArgs(BaseModel):

@@ -1,0 +1,152 @@
+"""Which of many dicts a run changed, found without touching what they hold.
+
+A preview must notice a proposal that replaces ``pd.DataFrame.__repr__`` or ``json.dumps``: a change to the
+``__dict__`` of a class or a module, not to any name in the session. Comparing every such dict entry by entry
+in the forked child after the run would take each value's reference count, a write, so a copy-on-write fault
+per page of objects — about 4 ms for the few thousand attributes of numpy's and pandas' main classes. CPython
+keeps a version tag in every dict (``ma_version_tag``, PEP 509, 3.6–3.13) that changes whenever the dict is
+modified: reading it is a read of the dict object's own memory, no reference taken. So the tags are read in
+the parent just before ``fork`` and again in the child after the run, and only a dict whose tag moved is
+compared entry by entry against a copy made in the parent (kept between previews while the tag stays put).
+
+Where the tag cannot be read — Python 3.14 dropped it, another interpreter, a debug build — ``TAGS`` is False
+and every dict is compared; the result is the same, it only costs more.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+
+@functools.lru_cache(maxsize=1)
+def _tag_offset() -> int:
+    """The byte offset of ``ma_version_tag`` in a dict object, or 0 if it cannot be trusted here: checked on a
+    dict of our own (its size where the layout puts ``ma_used``, a tag that moves when an entry changes)."""
+    try:
+        import ctypes
+        import sys
+
+        if sys.implementation.name != "cpython" or sys.version_info >= (3, 14):
+            return 0
+        head = 2 * ctypes.sizeof(ctypes.c_void_p)  # ob_refcnt, ob_type
+        probe = {"a": 1, "b": 2, "c": 3}
+        if ctypes.c_ssize_t.from_address(id(probe) + head).value != 3:
+            return 0
+        offset = head + ctypes.sizeof(ctypes.c_ssize_t)
+        before = ctypes.c_uint64.from_address(id(probe) + offset).value
+        probe["a"] = object()
+        after = ctypes.c_uint64.from_address(id(probe) + offset).value
+        return offset if after != before else 0
+    except Exception:
+        return 0
+
+
+TAGS = bool(_tag_offset())
+_value = operator.attrgetter("value")
+_COPIES_KEPT = 4096  # dicts kept, with their reader and copy, between previews
+
+# id(dict) -> [the dict, a reader of its tag (a ctypes object made once), its tag when copied, the copy]:
+# kept between previews, so a preview in a session that did not change any of them copies nothing
+_known: dict[int, list[Any]] = {}
+# the last list watched: (its dicts, their entries, readers, tags and copies), so that the next preview of a
+# session that changed nothing touches no entry (after ``fork`` each object touched is a copy-on-write fault)
+_last: tuple[list[dict[str, Any]], list[list[Any]], list[Any], list[Any], list[dict[str, Any]]] | None = None
+
+
+def _entry(d: dict[str, Any]) -> list[Any]:
+    found = _known.get(id(d))
+    if found is not None and found[0] is d:
+        return found
+    if len(_known) > _COPIES_KEPT:
+        _known.clear()
+    reader = None
+    if TAGS:
+        import ctypes
+
+        reader = ctypes.c_uint64.from_address(id(d) + _tag_offset())
+    found = _known[id(d)] = [d, reader, None, None]
+    return found
+
+
+def tag(d: dict[str, Any]) -> int | None:
+    """``d``'s version tag now (None where tags cannot be read): equal tags, the same contents."""
+    return _entry(d)[1].value if TAGS else None
+
+
+def reader(d: dict[str, Any]) -> Any:
+    """An object whose ``value`` is ``d``'s version tag (None where tags cannot be read)."""
+    return _entry(d)[1] if TAGS else None
+
+
+GONE = object()  # ``restore``: the key was not there before the run
+
+
+class Watched:
+    """A list of dicts as they are now (in the parent, before ``fork``); in the child, after the run,
+    ``moved`` says which of them it modified, ``diff`` how, and ``restore`` puts them back."""
+
+    def __init__(self, dicts: list[dict[str, Any]]) -> None:
+        global _last
+        self.dicts = dicts
+        last = _last
+        if last is not None and len(last[0]) == len(dicts) and all(map(operator.is_, last[0], dicts)):
+            dicts, entries, readers, tags, copies = last
+            now = list(map(_value, readers)) if TAGS else tags
+            if TAGS and now == tags:  # nothing changed since the last preview: nothing to copy
+                self.dicts, self.readers, self.tags, self.copies = dicts, readers, now, copies
+                return
+        else:
+            entries = [_entry(d) for d in dicts]
+            readers = [e[1] for e in entries]
+            now = list(map(_value, readers)) if TAGS else [None] * len(dicts)
+        for entry, tag in zip(entries, now, strict=True):
+            if entry[3] is None or not TAGS or entry[2] != tag:
+                entry[2], entry[3] = tag, entry[0].copy()
+        copies = [e[3] for e in entries]
+        self.readers, self.tags, self.copies = readers, now, copies
+        _last = (dicts, entries, readers, now, copies)
+
+    def start(self) -> None:
+        """In the child, just before the run: the tags to compare with. What changed between the copies and
+        now (``fork``'s own handlers rebind a few module globals, such as ``threading``'s locks) is then not
+        taken for the run's doing, though ``diff`` still shows it where the run changed the dict too."""
+        if TAGS:
+            self.tags = list(map(_value, self.readers))
+
+    def moved(self, i: int) -> bool:
+        """Whether dict ``i``'s tag moved since ``__init__`` (always True without tags). Looks up no built-in:
+        it runs before the built-ins the code may have replaced are put back."""
+        return not TAGS or self.readers[i].value != self.tags[i]
+
+    def all_moved(self) -> list[int]:
+        """The indices of the dicts whose tag moved (all of them without tags)."""
+        if not TAGS:
+            return list(range(len(self.dicts)))
+        now = list(map(_value, self.readers))
+        return [i for i, (a, b) in enumerate(zip(now, self.tags, strict=True)) if a != b]
+
+    def diff(self, i: int) -> tuple[list[str], list[str], list[str]]:
+        """(replaced, added, removed) keys of dict ``i``: an entry is replaced when it holds another object.
+        Looks up no built-in (see ``moved``)."""
+        before, now = self.copies[i], self.dicts[i]
+        replaced = [k for k, v in before.items() if k in now and now[k] is not v]
+        removed = [k for k in before if k not in now]
+        added = [k for k in now if k not in before]
+        return replaced, added, removed
+
+    def restore(self, i: int, keys: list[str], setter: Callable[[str, Any], None] | None = None) -> None:
+        """Put back what ``keys`` of dict ``i`` held before the run (a key it did not hold is removed);
+        ``setter(key, value)`` for a class's dict, which only ``type.__setattr__`` may write (``value`` is
+        ``GONE`` to delete). Looks up no built-in (see ``moved``)."""
+        before, now = self.copies[i], self.dicts[i]
+        for key in keys:
+            value = before.get(key, GONE)
+            if setter is not None:
+                setter(key, value)
+            elif value is GONE:
+                now.pop(key, None)
+            else:
+                now[key] = value

@@ -1,0 +1,461 @@
+"""The preview's watch on what lies outside the session's names (``unseen``): made in the parent just before
+``fork`` (``Watch(namespace)``), armed in the child just before the proposed code runs (``arm``), read right
+after it (``collect``).
+
+* Attributes replaced, added or deleted — on the session's modules (``pd``), its classes (``Account``), the
+  classes of its values and their bases (``DataFrame``, ``NDFrame``), the classes its modules export
+  (``pd.Series``), the standard library and pyaichat's own preview modules: ``dictwatch`` finds the dicts the
+  run modified without reading the others. Replacing a function, class or module of the standard library
+  (``json.dumps``, a built-in, ``os.fork``, an entry of ``sys.modules``) or of the preview, or setting a
+  trace function, is tampering: ``collect`` puts all of it back *first*, so the report that follows — the
+  effects, the result sent through the pipe — runs on Python's own functions, and says what was tampered with.
+* Environment variables set or removed, files written, the network reached, processes started: Python's
+  audit hooks (PEP 578) see each attempt where the code makes it, whether the wall then refused it and
+  whether the code caught the refusal or not. A hook cannot be removed; this process ends after the preview.
+* Environment variables read: the child runs without the session's environment (``isolation`` drops it, so
+  no secret is in it); ``os.environ`` answers from a store that notes each of the session's names the
+  proposed code asks for and does not get.
+* The process's working directory, its ``atexit`` functions (but those a library registers as the code
+  imports it) and its signal handlers: compared with what they were before the run.
+* Threads (and timers) still running after the run, tasks and callbacks queued on the running asyncio loop:
+  compared with what was there before.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import threading
+import types
+from typing import Any
+
+from . import dictwatch
+from .unseen import (
+    ADDED,
+    AT_EXIT,
+    CALLBACKS,
+    CWD,
+    DELETED,
+    ENV_READ,
+    ENV_REMOVED,
+    ENV_SET,
+    NETWORK,
+    PROCESSES,
+    REPLACED,
+    SIGNALS,
+    TAMPERED,
+    TAMPERED_OURS,
+    TASKS,
+    THREADS,
+    WRITES,
+    Unseen,
+)
+from .watchlist import Target, class_setter, dict_of, is_machinery, plumbing, targets
+
+MAX_EVENTS = 4000  # audit events kept from one run
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+# audit event -> the positions of its arguments that are paths the code writes
+_PATH_EVENTS = {
+    "os.mkdir": (0,), "os.rmdir": (0,), "os.remove": (0,), "os.truncate": (0,), "os.chmod": (0,),
+    "os.chown": (0,), "os.utime": (0,), "os.mkfifo": (0,), "os.mknod": (0,), "os.setxattr": (0,),
+    "os.removexattr": (0,), "os.chflags": (0,), "os.lchflags": (0,), "os.rename": (0, 1), "os.link": (1,),
+    "os.symlink": (1,), "shutil.copyfile": (1,), "shutil.copymode": (1,), "shutil.copystat": (1,),
+    "shutil.copytree": (1,), "shutil.rmtree": (0,), "shutil.move": (0, 1), "tempfile.mkstemp": (0,),
+    "tempfile.mkdtemp": (0,),
+}  # fmt: skip
+_NET_EVENTS = frozenset(("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex",
+                         "socket.gethostbyaddr", "socket.connect", "socket.sendto", "socket.sendmsg",
+                         "socket.bind"))  # fmt: skip
+_PROC_EVENTS = frozenset(("os.system", "subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn",
+                          "os.exec", "os.spawn", "os.startfile", "pty.spawn"))  # fmt: skip
+_EVENTS = frozenset(("open", "os.putenv", "os.unsetenv", "sys.addaudithook", "socket.__new__",
+                     *_PATH_EVENTS, *_NET_EVENTS, *_PROC_EVENTS))  # fmt: skip
+_ENVIRON_FILES = ("<frozen os>", "<frozen _collections_abc>")  # where ``os.environ``'s own code runs
+
+
+class Watch:
+    """See the module's docstring. Made in the parent, where every object is warm (``Snapshot``'s reason)."""
+
+    def __init__(self, namespace: dict[str, Any], plan: _Plan | None = None) -> None:
+        self.targets, self.dicts, self.setters, self.modules = plan if plan is not None else _plan(namespace)
+        self.watched = dictwatch.Watched(self.dicts)
+        self.sys_modules = dictwatch.reader(sys.modules)
+        self.env_reads: list[Any] = []
+        self.env_store = _EnvStore.of(_env_names(), self.env_reads)
+        asyncio = sys.modules.get("asyncio")
+        self.loop = asyncio._get_running_loop() if asyncio is not None else None  # a kernel runs cells in one
+        self.log: list[Any] = []
+        self.budget = [0]
+
+    @classmethod
+    def idle(cls) -> Watch:
+        """A watch that looks at nothing (what to watch could not be found): the preview runs without it."""
+        return cls({}, plan=([], [], [], []))
+
+    # -- in the child, before the code --------------------------------------------------------------------
+    def arm(self) -> None:
+        self.library_exits = _count_library_exits()  # before the dicts' copies: the wrapper is the baseline
+        self.watched.start()
+        self.sys_modules_tag = self.sys_modules.value if self.sys_modules is not None else None
+        self.threads = {threading.get_ident()}  # the only one a forked child has
+        self.thread_count = _thread_count()
+        self.trace, self.profile = sys.gettrace(), sys.getprofile()
+        self.tasks, self.queued = _loop_state(self.loop)
+        self.process = _process_state()
+        self._env_store()
+        self.budget[0] = MAX_EVENTS
+        want, budget, log, writing = _EVENTS, self.budget, self.log.append, _WRITE_FLAGS
+
+        def hook(event: str, args: tuple[Any, ...]) -> None:
+            # Nothing here looks up a global or a built-in: the code may have replaced them.
+            if event in want and budget[0] > 0:
+                if event == "open":
+                    try:
+                        if not args[2] & writing:
+                            return
+                    except:  # noqa: E722 (``except Exception`` would look the name up in builtins)
+                        return
+                budget[0] -= 1
+                log((event, args))
+
+        sys.addaudithook(hook)
+
+    def _env_store(self) -> None:
+        """``os.environ`` (empty here) answers from a store that notes the session's names the code reads."""
+        store = self.env_store
+        if store is None or not isinstance(getattr(os.environ, "_data", None), dict):
+            return
+        store.update(os.environ._data)  # type: ignore[attr-defined]
+        os.environ._data = store  # type: ignore[attr-defined]
+        environb = getattr(os, "environb", None)
+        if environb is not None:
+            environb._data = store
+
+    # -- in the child, after the code ---------------------------------------------------------------------
+    def collect(self) -> Unseen:
+        """What the run did beyond the session's names. First of all, whatever it replaced of Python's own
+        and of the preview's is put back, so that the rest of the preview runs on them."""
+        self.budget[0] = 0  # what runs from here is the preview's own
+        watched = self.watched
+        builtins_diff = None
+        if self.targets and watched.moved(0):  # builtins (the first target), looking up no built-in
+            builtins_diff = watched.diff(0)
+            watched.restore(0, builtins_diff[0] + builtins_diff[2])
+        found = Unseen()
+        self._put_back(found, builtins_diff)
+        self._threads_and_tasks(found)
+        self._process_changes(found)
+        self._events(found)
+        for key in self.env_reads:
+            found.add(ENV_READ, _text(key))
+        return found
+
+    def _put_back(self, found: Unseen, builtins_diff: tuple[list[str], list[str], list[str]] | None) -> None:
+        watched = self.watched
+        moved = [i for i in watched.all_moved() if i] + ([0] if builtins_diff is not None else [])
+        for i in moved:
+            target = self.targets[i]
+            replaced, added, removed = builtins_diff if i == 0 else watched.diff(i)  # type: ignore[misc]
+            if target.owner == "session":
+                module = isinstance(target.obj, types.ModuleType)
+                now = watched.dicts[i]
+                added = [k for k in added if not (module and plumbing(target.obj, k, now.get(k)))]
+                for kind, keys in ((REPLACED, replaced), (ADDED, added), (DELETED, removed)):
+                    for key in keys:
+                        found.add(kind, f"{target.label}.{key}")
+                watched.restore(i, replaced + added + removed, self.setters[i])
+                continue
+            before = watched.copies[i]
+            where = TAMPERED_OURS if target.owner == "ours" else TAMPERED
+            gone = [k for k in replaced + removed if is_machinery(before.get(k))]
+            for key in gone:
+                verb = "replaces" if key in watched.dicts[i] else "removes"
+                name = f"the built-in {key}" if target.obj is builtins else f"{target.label}.{key}"
+                found.add(where, f"{verb} {name}")
+            watched.restore(i, gone, self.setters[i])
+            if target.obj is builtins:
+                for key in added:
+                    found.add(ADDED, f"builtins.{key}")
+        if self.sys_modules is None or self.sys_modules.value != self.sys_modules_tag:
+            for name, target in self.modules:
+                if sys.modules.get(name) is not target.obj:
+                    verb = "replaces" if name in sys.modules else "removes"
+                    where = TAMPERED_OURS if target.owner == "ours" else TAMPERED
+                    found.add(where, f"{verb} sys.modules[{name!r}]")
+                    sys.modules[name] = target.obj
+        if sys.gettrace() is not self.trace:
+            sys.settrace(self.trace)
+            found.add(TAMPERED, "sets a trace function (sys.settrace)")
+        if sys.getprofile() is not self.profile:
+            sys.setprofile(self.profile)
+            found.add(TAMPERED, "sets a profile function (sys.setprofile)")
+
+    def _process_changes(self, found: Unseen) -> None:
+        cwd, exits, handlers = self.process
+        now_cwd, now_exits, now_handlers = _process_state()
+        if now_cwd != cwd and now_cwd is not None:
+            found.add(CWD, now_cwd)
+        found.count_only(AT_EXIT, now_exits - exits - self.library_exits[0])
+        for number, handler in now_handlers.items():
+            if handler != handlers.get(number):
+                found.add(SIGNALS, _signal_name(number))
+
+    def _threads_and_tasks(self, found: Unseen) -> None:
+        started = [t for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()]
+        for thread in started:
+            timer = isinstance(thread, threading.Timer)
+            found.add(THREADS, f"{thread.name}, a timer" if timer else thread.name)
+        found.count_only(THREADS, _thread_count() - self.thread_count - len(started))
+        if self.loop is None:
+            return
+        loop = self.loop
+        new = [t for t in _all_tasks(loop) if id(t) not in self.tasks]
+        for task in new:
+            found.add(TASKS, getattr(task.get_coro(), "__qualname__", None) or task.get_name())
+        ready, scheduled = self.queued
+        queued = len(getattr(loop, "_ready", ())) - ready - len(new)  # a new task's first step is queued
+        found.count_only(CALLBACKS, queued + len(getattr(loop, "_scheduled", ())) - scheduled)
+
+    def _events(self, found: Unseen) -> None:
+        env: dict[str, str] = {}
+        reached, tried = [], False
+        for event, args in self.log:
+            try:
+                if event == "open":
+                    _write(found, args[0])
+                elif event in _PATH_EVENTS:
+                    for i in _PATH_EVENTS[event]:
+                        _write(found, args[i] if i < len(args) else None)
+                elif event == "os.putenv":
+                    env[_text(args[0])] = ENV_SET
+                elif event == "os.unsetenv":
+                    env[_text(args[0])] = ENV_REMOVED
+                elif event == "socket.__new__":
+                    tried = True
+                elif event in _NET_EVENTS:
+                    reached.append(_address(event, args))
+                elif event in _PROC_EVENTS:
+                    found.add(PROCESSES, _command(event, args))
+                elif event == "sys.addaudithook":
+                    found.add(TAMPERED, "adds an audit hook (sys.addaudithook)")
+            except Exception:  # an argument of an odd type: that event says nothing more
+                continue
+        for where in reached:
+            found.add(NETWORK, where)
+        if tried and not reached:
+            found.count_only(NETWORK, 1)
+        for name, kind in env.items():
+            found.add(kind, name)
+
+
+_Plan = tuple[list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]]]
+_plans: list[tuple[tuple[int, int | None, int | None], _Plan]] = []  # the last one, by what it depends on
+
+
+def _plan(namespace: dict[str, Any]) -> _Plan:
+    """What to watch in this session: the targets (builtins first), their dicts, how to write a class's dict,
+    and the ``sys.modules`` entries by the key they are found under (``_io`` calls itself "io"). Made again
+    only when a name of the session or an entry of ``sys.modules`` changed (their dicts' version tags)."""
+    key = (id(namespace), dictwatch.tag(namespace), dictwatch.tag(sys.modules))
+    if _plans and key[1] is not None and _plans[0][0] == key:
+        return _plans[0][1]
+    found = targets(namespace)
+    setters = [class_setter(t.obj) if isinstance(t.obj, type) else None for t in found]
+    modules = [t for t in found if type(t.obj) is types.ModuleType]
+    keys = [(t.label if t.owner != "session" else t.obj.__name__, t) for t in modules]
+    plan = (
+        found,
+        [dict_of(t.obj) for t in found],
+        setters,
+        [(k, t) for k, t in keys if sys.modules.get(k) is t.obj],
+    )
+    _plans[:] = [(key, plan)]
+    return plan
+
+
+_env_seen: list[Any] = [None, frozenset()]  # (os.environ's store's tag, its names)
+
+
+def _env_names() -> frozenset[Any]:
+    """The names of the session's environment variables (never their values)."""
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        return frozenset()
+    tag = dictwatch.tag(data)
+    if tag is None or tag != _env_seen[0]:
+        _env_seen[:] = [tag, frozenset(data)]
+    return _env_seen[1]
+
+
+class _EnvStore(dict):  # type: ignore[type-arg]
+    """``os.environ``'s store in the child: empty (no secret in it), but it notes the session's variables the
+    proposed code asks for, and removing one of them works as it would in the session."""
+
+    __slots__ = ("gone", "names", "reads")
+    names: frozenset[Any]
+    reads: list[Any]
+    gone: set[Any]
+
+    @classmethod
+    def of(cls, names: frozenset[Any], reads: list[Any]) -> _EnvStore:
+        store = cls()
+        store.names, store.reads, store.gone = names, reads, set()
+        return store
+
+    def __missing__(self, key: Any) -> Any:
+        if key in self.names and key not in self.gone and key not in self.reads and _asked_by_user():
+            self.reads.append(key)
+        raise KeyError(key)
+
+    def __delitem__(self, key: Any) -> None:
+        if key not in self and key in self.names and key not in self.gone:
+            self.gone.add(key)  # the session has it: the real run removes it without an error
+            return
+        dict.__delitem__(self, key)
+
+
+def _asked_by_user() -> bool:
+    """Whether the code asking ``os.environ`` is the session's or the proposal's own (not a library's: they
+    read variables such as ``HOME`` on their own, and say nothing about the proposal)."""
+    from ..deadline import is_user_code
+
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        name = frame.f_code.co_filename
+        if name not in _ENVIRON_FILES and not name.endswith(("/os.py", "/_collections_abc.py")):
+            return is_user_code(name)
+        frame = frame.f_back
+    return False
+
+
+# -- reading the events ----------------------------------------------------------------------------------
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return str(value)
+
+
+def _write(found: Unseen, path: Any) -> None:
+    if path is None or isinstance(path, int):
+        return  # a descriptor: what it is was decided when it was opened
+    text = os.path.abspath(_text(os.fspath(path)))
+    if text != os.devnull:
+        found.add(WRITES, text)
+
+
+def _address(event: str, args: tuple[Any, ...]) -> str:
+    if event == "socket.getaddrinfo":
+        host, port = args[0], args[1]
+        return _text(host) + (f":{_text(port)}" if port not in (None, 0, "") else "")
+    if event.startswith("socket.gethostby"):
+        return _text(args[0])
+    address = args[1]  # connect, sendto, sendmsg, bind: (socket, address)
+    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else _text(address)
+
+
+def _command(event: str, args: tuple[Any, ...]) -> str:
+    """The command a process would have run, short: ``ls -l``."""
+    if event in ("os.fork", "os.forkpty"):
+        return "a fork of the session"
+    if event == "os.system":
+        argv: Any = args[0]
+    elif event == "subprocess.Popen":
+        argv = args[1] if args[1] is not None else args[0]
+    elif event in ("os.posix_spawn", "os.exec", "pty.spawn"):
+        argv = args[1] if event != "pty.spawn" else args[0]
+    else:  # os.spawn (mode, path, args, env), os.startfile (path, …)
+        argv = args[2] if event == "os.spawn" else args[0]
+    if isinstance(argv, (list, tuple)):
+        argv = " ".join(_text(os.fspath(a) if isinstance(a, os.PathLike) else a) for a in argv)
+    text = " ".join(_text(argv).split())
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+# -- the process's own state -------------------------------------------------------------------------------
+def _process_state() -> tuple[str | None, int, dict[int, Any]]:
+    """The working directory, how many ``atexit`` functions there are, and the Python-level signal handlers
+    (tens of microseconds: ``_signal.getsignal`` reads the interpreter's table, no system call, and skips the
+    enum conversion that makes ``signal.getsignal`` ten times slower)."""
+    import _signal
+    import atexit
+
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:  # the directory is gone
+        cwd = None
+    count = getattr(atexit, "_ncallbacks", None)
+    exits = int(count()) if count is not None else 0
+    handlers = {}
+    for number in _SIGNALS:
+        try:
+            handlers[number] = _signal.getsignal(number)
+        except (ValueError, OSError):
+            continue
+    return cwd, exits, handlers
+
+
+def _count_library_exits() -> list[int]:
+    """``atexit.register`` made to count the functions a library registers (``multiprocessing.util`` does
+    as the code first imports it): those are no doing of the proposed code. The count is ``[n]``."""
+    import atexit
+
+    from ..deadline import is_user_code
+
+    counted = [0]
+    original = atexit.register
+
+    def register(func: Any, *args: Any, **kwargs: Any) -> Any:
+        if not is_user_code(sys._getframe(1).f_code.co_filename):
+            counted[0] += 1
+        return original(func, *args, **kwargs)
+
+    atexit.register = register  # this process ends after the preview
+    return counted
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _signal_numbers() -> tuple[int, ...]:
+    import signal
+
+    return tuple(int(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
+
+
+_SIGNALS = _signal_numbers()
+
+
+# -- threads and the event loop --------------------------------------------------------------------------
+def _thread_count() -> int:
+    import _thread
+
+    count = getattr(_thread, "_count", None)
+    return int(count()) if count is not None else 0
+
+
+def _loop_state(loop: Any) -> tuple[set[int], tuple[int, int]]:
+    """``loop`` (the asyncio loop the session's code runs in, or None) made this thread's running loop again —
+    asyncio forgets it in a forked process, where code that schedules a task would fail instead — with its
+    tasks and queues as they are."""
+    if loop is None:
+        return set(), (0, 0)
+    sys.modules["asyncio"]._set_running_loop(loop)
+    tasks = {id(t) for t in _all_tasks(loop)}
+    return tasks, (len(getattr(loop, "_ready", ())), len(getattr(loop, "_scheduled", ())))
+
+
+def _all_tasks(loop: Any) -> list[Any]:
+    asyncio = sys.modules["asyncio"]
+    try:
+        return list(asyncio.all_tasks(loop))
+    except RuntimeError:  # the set changed while being read
+        return []

@@ -1,0 +1,81 @@
+"""The review's breaks (``tests/readonly_breaks.py``) sent by an outside agent, over ``pyaichat mcp`` (stdio)
+and Streamable HTTP: the same refusals as the built-in assistant gets, nothing written, no secret back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from serve_helpers import Served, http_client, stdio_client, text
+
+from readonly_breaks import (
+    EXPR_TOOLS,
+    FAILING_INPUT,
+    SECRET_ROADS,
+    WRITES,
+    leaked,
+    one_sentence,
+    setup_source,
+    state_source,
+)
+
+pytestmark = pytest.mark.e2e
+
+CALLS = [(tool, {"expr": expr}) for expr in WRITES for tool in EXPR_TOOLS[:2]] + SECRET_ROADS
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    base = tmp_path_factory.mktemp("readonly")
+    watch = base / "watched"
+    watch.mkdir()
+    served = Served(base / "state", setup_source(str(watch)) + FAILING_INPUT + "\n")
+    yield served
+    served.stop()
+
+
+def _state(served: Served) -> str:
+    return eval(state_source(), served.session.namespace)
+
+
+def _check(served: Served, before: str, results: list[tuple[str, dict, bool, str]]) -> None:
+    assert _state(served) == before
+    assert list(Path(served.session.namespace["WATCH"]).iterdir()) == []
+    for name, args, is_error, said in results:
+        assert leaked(said) is None, (name, args, said)
+        if args.get("expr") in WRITES:
+            assert is_error and one_sentence(said), (name, args, said)
+            assert "would change the session's" in said or "cannot write to a file" in said, said
+
+
+def test_breaks_over_pyaichat_mcp(served: Served) -> None:
+    before = _state(served)
+
+    async def agent() -> list[tuple[str, dict, bool, str]]:
+        out = []
+        async with stdio_client(served.env(), "attacker") as client:
+            for name, args in [*CALLS, ("get_last_exception", {}), ("get_session_picture", {})]:
+                result = await client.call_tool(name, args)
+                out.append((name, args, bool(result.is_error), text(result)))
+        return out
+
+    results = anyio.run(agent)
+    _check(served, before, results)
+    exception, picture = results[-2][3], results[-1][3]
+    assert "invalid literal for int()" in exception and "invalid literal for int()" in picture
+
+
+def test_breaks_over_streamable_http(served: Served) -> None:
+    before = _state(served)
+
+    async def agent() -> list[tuple[str, dict, bool, str]]:
+        out = []
+        async with http_client(served.url, served.token, "http-attacker") as client:
+            for name, args in CALLS:
+                result = await client.call_tool(name, args)
+                out.append((name, args, bool(result.is_error), text(result)))
+        return out
+
+    _check(served, before, anyio.run(agent))

@@ -1,0 +1,117 @@
+"""Each break of the read-only promise the review found (issue 40's first two bullets), through the public
+door (``capabilities.call``) as the REPL's own assistant reaches it: every write refused in one sentence with
+nothing changed, no piece of a secret in any answer. The same list goes through ``pyaichat mcp`` and
+Streamable HTTP (``tests/mcpserve``), IPython (``tests/ipython``) and a kernel (``tests/kernel``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import pyaichat
+from pyaichat.capabilities import call
+from pyaichat.capabilities.picture import session_picture
+from pyaichat.capabilities.redact import masker_for
+from pyaichat.config import Config
+from readonly_breaks import (
+    DB_PASSWORD,
+    EXPR_TOOLS,
+    FAILING_INPUT,
+    SECRET_ROADS,
+    WRITES,
+    leaked,
+    one_sentence,
+    setup_source,
+    state_source,
+)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> pyaichat.Session:
+    watch = tmp_path_factory.mktemp("watched")
+    s = pyaichat.Session(config=Config(audit=False))
+    result = s.run(setup_source(str(watch)))
+    assert result.ok, result.error and result.error.formatted
+    return s
+
+
+def _state(session: pyaichat.Session) -> str:
+    return eval(state_source(), session.namespace)
+
+
+@pytest.mark.parametrize("tool", EXPR_TOOLS)
+@pytest.mark.parametrize("expr", WRITES)
+def test_a_write_is_refused_in_one_sentence_and_changes_nothing(session, expr: str, tool: str) -> None:
+    before = _state(session)
+    result = call(session, tool, {"expr": expr})
+    assert _state(session) == before
+    assert not result.ok, result.text
+    assert one_sentence(result.error), result.error
+    assert "would change the session's" in result.error or "cannot write to a file" in result.error
+
+
+@pytest.mark.parametrize(("tool", "args"), SECRET_ROADS, ids=[str(a) for _, a in SECRET_ROADS])
+def test_no_road_shows_a_secret(session, tool: str, args: dict[str, str]) -> None:
+    result = call(session, tool, args)
+    shown = (result.text or "") + (result.error or "")
+    assert leaked(shown) is None, shown
+    names = [n for n in session.namespace["env"] if len(n) >= 8 and n not in str(args)]
+    assert not [n for n in names if n in shown], shown  # a copy of the environment: not even its names
+    assert result.ok or one_sentence(result.error), result.error
+
+
+def test_an_error_that_quotes_a_secret_is_masked_by_value(session) -> None:
+    session.run(FAILING_INPUT)
+    assert DB_PASSWORD in session.last_error.message  # the person's own traceback is theirs to see
+    text = call(session, "get_last_exception", {}).text
+    assert "invalid literal for int()" in text and leaked(text) is None, text
+    picture = session_picture(session, session.config)
+    assert "invalid literal for int()" in picture and DB_PASSWORD[:10] not in picture, picture
+    sent = masker_for(session.config).mask_text(picture)  # as it leaves for the model
+    assert leaked(sent) is None, sent
+
+
+def test_what_is_not_secret_still_reads(session) -> None:
+    assert call(session, "eval_expr", {"expr": "settings.get('host')"}).text.endswith("'db.local'")
+    assert "ann" in call(session, "eval_expr", {"expr": "users.name.tolist()"}).text
+    assert "'n'" in call(session, "eval_expr", {"expr": "list(df.columns)"}).text
+    assert "2 rows" in call(session, "eval_expr", {"expr": "users.T"}).text  # read, its column redacted
+    result = call(session, "eval_expr", {"expr": "len(env) > 3"})
+    assert result.ok and "True" in result.text
+
+
+def test_the_folder_stays_empty(session) -> None:
+    for expr in WRITES:
+        call(session, "eval_expr", {"expr": expr})
+    assert list(Path(session.namespace["WATCH"]).iterdir()) == []
+
+
+def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> None:
+    """The REPL's built-in assistant (its controller over the local runtime, the real litellm client against
+    the scripted server): the model asks for each break; what it is sent back refuses or hides."""
+    from fakes.recorder import Recorder
+    from pyaichat.agent.llm import LiteLLMClient
+    from pyaichat.assemble import assemble
+    from pyaichat.runtime import LocalRuntime
+
+    watch = tmp_path / "watched"
+    watch.mkdir()
+    config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
+    session = pyaichat.Session(config=config)
+    assert session.run(setup_source(str(watch))).ok
+    session.run(FAILING_INPUT)
+    runtime = LocalRuntime(session)
+    ctrl = assemble(runtime, Recorder("no"), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    before = _state(session)
+    calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
+    srv.tools(*calls).text("Nothing could be changed or read there.")
+    ctrl.ask("try them all")
+    assert _state(session) == before and list(watch.iterdir()) == []
+    first, second = srv.bodies
+    assert leaked(json.dumps(first)) is None  # the picture, with the failing input's message
+    replies = [m["content"] for m in second["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(calls) and all(leaked(r) is None for r in replies), replies
+    refusals = replies[: len(WRITES)]
+    assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
