@@ -68,8 +68,8 @@ MULTI_STEP = "use the get_repr tool to show me sales"
 def child(base_url: str, protocol: str, questions: int, max_tokens: int, multi_step: bool) -> None:
     from pyaichat.agent.assistant import Assistant
     from pyaichat.agent.llm import LiteLLMClient, LLMReply, Request, ToolCall
-    from pyaichat.agent.loop import Approval
     from pyaichat.config import Config
+    from pyaichat.proposal import Outcome
     from pyaichat.session import Session
 
     class TimedClient(LiteLLMClient):
@@ -98,7 +98,7 @@ def child(base_url: str, protocol: str, questions: int, max_tokens: int, multi_s
         context_window=4096,
     )
     session = Session(echo=lambda value: None)
-    session.config = config
+    session.settings.replace(config)
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         session.run(SETUP)
     clients: list[TimedClient] = []
@@ -122,7 +122,8 @@ def child(base_url: str, protocol: str, questions: int, max_tokens: int, multi_s
         answer: list[float] = []
         client.firsts.clear()
         began = time.perf_counter()
-        result = assistant.ask(question, _first_answer(answer, began), lambda e: Approval("no", "declined"))
+        declined = lambda proposal: Outcome(proposal, "declined")  # noqa: E731
+        result = assistant.ask(question, _first_answer(answer, began), declined)
         steps = [s for s in result.steps if s.kind == "llm"]
         print(
             json.dumps(

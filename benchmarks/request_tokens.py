@@ -43,8 +43,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fakes.fake_llm import FakeLLM  # noqa: E402
 from pyaichat.agent.assistant import Assistant  # noqa: E402
-from pyaichat.agent.loop import Approval  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
+from pyaichat.proposal import Outcome  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 
 SETUP = (
@@ -67,14 +67,14 @@ def first_request(question: str, protocol: str = "native", code: str | None = No
     (``code`` is run before it, in Python mode)."""
     session = Session(echo=lambda value: None)
     config = Config(model="openai/bench", audit=False, tool_protocol=protocol)
-    session.config = config
+    session.settings.replace(config)
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         session.run(SETUP)
         if code:
             session.run(code)
     fake = FakeLLM(native=protocol == "native", model="openai/bench").text("ok")
     assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
-    result = assistant.ask(question, lambda e: None, lambda e: Approval("no", "declined"))
+    result = assistant.ask(question, lambda e: None, lambda proposal: Outcome(proposal, "declined"))
     assert result is not None and result.requests, "no request was made"
     return result.requests[0]
 
