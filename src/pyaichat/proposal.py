@@ -20,8 +20,14 @@ if TYPE_CHECKING:
 
 ASSISTANT = "assistant"  # the source of our own model's proposals
 
-Decision = Literal["run", "edit", "no", "shown"]
-"""The person's answer: run it, edit it first, no; "shown": the front end showed it but cannot ask."""
+Decision = Literal["run", "edit", "no", "shown", "session", "project"]
+"""The person's answer: run it, edit it first, no; "shown": the front end showed it but cannot ask;
+"session"/"project": run it, and allow this tool from now on for the session or the project (offered only
+for a proposal whose ``choices`` are ``scopes``)."""
+
+Choices = Literal["", "scopes", "accept"]
+"""What the panel asks: "" run / edit / no; "scopes" run once / this session / this project / edit / no (an
+MCP tool call); "accept" accept / no (changed tool definitions: "run" accepts them)."""
 
 Status = Literal["ran", "edited", "declined", "placed", "unanswered", "not_asked", "failed"]
 
@@ -35,6 +41,7 @@ class Proposal:
         "arguments",
         "call",
         "call_id",
+        "choices",
         "code",
         "explanation",
         "kind",
@@ -56,6 +63,7 @@ class Proposal:
         call: Callable[[dict[str, Any]], str] | None = None,
         call_id: str | None = None,
         title: str = "",
+        choices: Choices = "",
     ) -> None:
         if kind == "code" and not code.strip():
             raise ValueError("a code proposal needs code")
@@ -70,6 +78,7 @@ class Proposal:
         self.call = call
         self.call_id = call_id or f"proposal-{next(_ids)}"
         self.title = title  # the panel's title, when the default one would not say what it is
+        self.choices: Choices = choices if kind == "tool" else ""
         # what its preview could not see, as whoever proposed it is told (set by the preview; "" for nothing)
         self.unseen = ""
 
@@ -91,6 +100,7 @@ class Proposal:
         explanation: str = "",
         call_id: str | None = None,
         title: str = "",
+        choices: Choices = "",
     ) -> Proposal:
         """A call of an outside tool: ``call(arguments)`` runs it (on the front end's thread) and returns its
         result as text; an exception from it is the outcome ``failed``. ``title``: the panel's, for what is
@@ -104,6 +114,7 @@ class Proposal:
             explanation=explanation,
             call_id=call_id,
             title=title,
+            choices=choices,
         )
 
     @property
@@ -128,6 +139,7 @@ class Outcome:
         "preview",
         "proposal",
         "result",
+        "scope",
         "status",
     )
 
@@ -143,6 +155,7 @@ class Outcome:
         error: str | None = None,
         input_number: int | None = None,
         result: ExecResult | None = None,
+        scope: str = "once",
     ) -> None:
         self.proposal = proposal
         self.status: Status = status
@@ -154,6 +167,7 @@ class Outcome:
         self.error = error  # why it failed: its exception's headline, or why it could not run
         self.input_number = input_number  # the input approved code ran as
         self.result = result  # the run's full record (this process only)
+        self.scope = scope  # "once", or "session"/"project": the person allowed the tool from now on
 
     @property
     def ran(self) -> bool:

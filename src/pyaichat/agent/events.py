@@ -84,6 +84,7 @@ class ApprovalRequiredEvent(_Event):
     tool: str = ""
     arguments: dict[str, Any] | None = None
     title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
+    choices: str = ""  # what the panel asks (``proposal.Choices``): "", "scopes" or "accept"
 
 
 class QuestionEvent(_Event):
