@@ -79,6 +79,7 @@ class Config:
     suggest_model: str | None
     suggest_api_base: str | None
     mcp_servers: tuple[ServerSpec, ...]
+    mcp_tool_rules: tuple[tuple[str, str], ...]
     mcp_config: str | None
     mcp_start_timeout: float
     mcp_call_timeout: float
@@ -87,6 +88,7 @@ class Config:
     mcp_serve_busy_wait: float
     mcp_serve_proposal_wait: float
     mcp_serve_show_calls: bool
+    mcp_serve_quiet: bool
 
     __slots__ = tuple(SETTINGS)
 
@@ -255,6 +257,13 @@ def check(setting: Setting, value: Any) -> Any:
 
         try:
             return servers_from_table(value)
+        except ValueError as exc:
+            return _refuse(str(exc))
+    if kind == "rules":
+        from .tool_rules import rules_from  # fnmatch: only with a config that has rules
+
+        try:
+            return rules_from(value)
         except ValueError as exc:
             return _refuse(str(exc))
     if kind == "bool":

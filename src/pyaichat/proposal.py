@@ -20,8 +20,14 @@ if TYPE_CHECKING:
 
 ASSISTANT = "assistant"  # the source of our own model's proposals
 
-Decision = Literal["run", "edit", "no", "shown"]
-"""The person's answer: run it, edit it first, no; "shown": the front end showed it but cannot ask."""
+Decision = Literal["run", "edit", "no", "shown", "session", "project"]
+"""The person's answer: run it, edit it first, no; "shown": the front end showed it but cannot ask;
+"session"/"project": run it, and allow this tool from now on for the session or the project (offered only
+for a proposal whose ``choices`` are ``scopes``)."""
+
+Choices = Literal["", "scopes", "accept"]
+"""What the panel asks: "" run / edit / no; "scopes" run once / this session / this project / edit / no (an
+MCP tool call); "accept" accept / no (changed tool definitions: "run" accepts them)."""
 
 Status = Literal["ran", "edited", "declined", "placed", "unanswered", "not_asked", "failed"]
 
@@ -35,6 +41,7 @@ class Proposal:
         "arguments",
         "call",
         "call_id",
+        "choices",
         "code",
         "explanation",
         "kind",
@@ -58,6 +65,7 @@ class Proposal:
         call_id: str | None = None,
         title: str = "",
         provenance: str = "",
+        choices: Choices = "",
     ) -> None:
         if kind == "code" and not code.strip():
             raise ValueError("a code proposal needs code")
@@ -75,6 +83,7 @@ class Proposal:
         # what the proposer read just before that looked like an instruction (``untrusted.Reads``): one
         # line for the panel, "" when nothing did
         self.provenance = provenance
+        self.choices: Choices = choices if kind == "tool" else ""
         # what its preview could not see, as whoever proposed it is told (set by the preview; "" for nothing)
         self.unseen = ""
 
@@ -104,6 +113,7 @@ class Proposal:
         explanation: str = "",
         call_id: str | None = None,
         title: str = "",
+        choices: Choices = "",
     ) -> Proposal:
         """A call of an outside tool: ``call(arguments)`` runs it (on the front end's thread) and returns its
         result as text; an exception from it is the outcome ``failed``. ``title``: the panel's, for what is
@@ -117,6 +127,7 @@ class Proposal:
             explanation=explanation,
             call_id=call_id,
             title=title,
+            choices=choices,
         )
 
     @property
@@ -141,6 +152,7 @@ class Outcome:
         "preview",
         "proposal",
         "result",
+        "scope",
         "status",
     )
 
@@ -156,6 +168,7 @@ class Outcome:
         error: str | None = None,
         input_number: int | None = None,
         result: ExecResult | None = None,
+        scope: str = "once",
     ) -> None:
         self.proposal = proposal
         self.status: Status = status
@@ -167,6 +180,7 @@ class Outcome:
         self.error = error  # why it failed: its exception's headline, or why it could not run
         self.input_number = input_number  # the input approved code ran as
         self.result = result  # the run's full record (this process only)
+        self.scope = scope  # "once", or "session"/"project": the person allowed the tool from now on
 
     @property
     def ran(self) -> bool:

@@ -20,7 +20,7 @@ class Setting:
     ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``config.Secret``),
     ``choice`` (``Literal[*choices]``), ``strlist`` (``tuple[str, ...]``, from the environment
     comma-separated) or ``servers`` (``tuple[ServerSpec, ...]``: the config file's ``[mcp_servers.NAME]``
-    tables, ``server_entries``).
+    tables, ``server_entries``) or ``rules`` (``tool_rules.Rules``: the ``[mcp_tool_rules]`` table).
     """
 
     __slots__ = ("bounds", "choices", "default", "description", "kind", "name")
@@ -185,6 +185,12 @@ SETTINGS = _table(
         description="MCP servers the assistant may use: one [mcp_servers.NAME] table each",
     ),
     Setting(
+        "mcp_tool_rules",
+        "rules",
+        default=(),
+        description='[mcp_tool_rules] for MCP tools: "git__git_*" = "ask", "*__delete*" = "deny" (deny wins)',
+    ),
+    Setting(
         "mcp_config",
         "str",
         description="an mcpServers JSON file (Claude Desktop, Cursor, VS Code) whose servers it may use",
@@ -239,6 +245,12 @@ SETTINGS = _table(
         "bool",
         default=True,
         description="show each outside agent's call as one quiet line at the prompt",
+    ),
+    Setting(
+        "mcp_serve_quiet",
+        "bool",
+        default=False,
+        description="of outside agents' calls, show only refusals (and proposals, in their panel)",
     ),
 )
 

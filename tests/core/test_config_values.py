@@ -279,6 +279,7 @@ def annotation_kind(annotation: Any) -> tuple[str, tuple[str, ...], bool]:
         Secret: "secret",
         tuple[str, ...]: "strlist",
         tuple[ServerSpec, ...]: "servers",
+        tuple[tuple[str, str], ...]: "rules",
     }
     return kinds.get(annotation, repr(annotation)), (), optional
 

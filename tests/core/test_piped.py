@@ -232,3 +232,21 @@ def test_without_the_persist_extra_the_hints_say_the_command_that_works_here(tmp
     )
     assert notebook.startswith("Saving a notebook needs nbformat: ") and " -m pip install -e '" in notebook
     assert "pyaichat[persist]" not in proc.stdout and still == "still here"
+
+
+def test_mistyped_command_gets_did_you_mean_for_every_command() -> None:
+    """``/mpc`` (and a slip of any other command) names the command the person probably meant."""
+    from pyaichat.commands import did_you_mean, names
+
+    for slip, meant in [("mpc", "mcp"), ("tols", "tools"), ("hlep", "help"), ("undoo", "undo")]:
+        ctrl, out = controller()
+        ctrl.handle(f"/{slip}")
+        text = out.getvalue().strip()
+        assert len(text.splitlines()) == 1
+        assert text.startswith(f"Unknown command /{slip}; did you mean /{meant}")
+    for name in names():  # every command: a transposed pair of letters still finds it
+        if len(name) >= 3:
+            slip = name[0] + name[2] + name[1] + name[3:]
+            if slip != name:
+                assert name in did_you_mean(slip), (slip, name)
+    assert did_you_mean("zzzzzzzz") == []

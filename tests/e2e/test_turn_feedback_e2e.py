@@ -36,7 +36,7 @@ def test_a_repeated_failing_call_runs_once_and_its_error_is_listed_once(srv):
     assert out.returncode == 0, out.stderr
     text = out.stdout
     found = [line for line in text.splitlines() if line.startswith("- eval_expr(x + 1) →")]
-    assert len(found) == 1 and "name 'x' is not defined" in found[0]
+    assert len(found) == 1 and "there is no variable named 'x'" in found[0]
     assert "Stopped: the model kept asking for a call that had already failed." in text
     # /trace: the capability ran once; the repeats were answered without running it
     runs = [line for line in text.splitlines() if "→ eval_expr(x + 1" in line]
@@ -44,7 +44,7 @@ def test_a_repeated_failing_call_runs_once_and_its_error_is_listed_once(srv):
     # the model was told, with the reason, the first time it asked again; it was not asked eight times
     assert len(srv.bodies) == 3
     told = srv.bodies[2]["messages"][-1]["content"]
-    assert "already failed" in told and "name 'x' is not defined" in told
+    assert "already failed" in told and "there is no variable named 'x'" in told
 
 
 # -- retries and long waits ----------------------------------------------------------------------------------

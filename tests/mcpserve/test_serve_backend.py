@@ -144,7 +144,7 @@ def test_no_tool_changes_the_session() -> None:
     assert snapshot() == before
 
 
-def test_while_the_persons_input_runs_a_call_is_told_busy_and_prints_nothing() -> None:
+def test_while_the_persons_input_runs_a_call_is_told_busy_and_leaves_one_quiet_refusal_line() -> None:
     lines: list[str] = []
     backend = backend_over("x = 1", lines)
     backend._busy_wait = lambda: 0.05
@@ -154,7 +154,7 @@ def test_while_the_persons_input_runs_a_call_is_told_busy_and_prints_nothing() -
     finally:
         backend.gate.leave()
     assert not result.ok and result.error == BUSY
-    assert lines == []
+    assert lines == [f"⇄ claude-code get_repr refused · {BUSY[:79]}" + ("…" if len(BUSY) > 80 else "")]
     assert backend.call("get_repr", {"expr": "x"}, client(backend)).ok
 
 
@@ -226,3 +226,68 @@ def test_the_quiet_line_masks_with_the_sessions_own_rules_before_it_cuts() -> No
     expr = "'" + "x" * 30 + " CUST-123456'"  # the number straddles the line's 40 characters
     assert backend.call("eval_expr", {"expr": expr}, client(backend)).ok
     assert lines[0].startswith("⇄ claude-code eval_expr('xxxxxxxxxx") and "CUST-" not in lines[0], lines
+
+
+# -- issue 36: clients told apart, lines kept few ------------------------------------------------------------
+def test_clients_of_one_name_are_told_apart_and_idle_http_clients_are_gone() -> None:
+    import time
+
+    from pyaichat.mcpserve.clients import IDLE_GONE
+
+    backend = backend_over("x = 1")
+    first = backend.clients.seen("http/s1", "mcp", "http")
+    second = backend.clients.seen("http/s2", "mcp", "http")
+    again = backend.clients.seen("http/s1", "mcp", "http")
+    claude = backend.clients.seen("link/claude-code", "claude-code", "stdio")
+    assert (first.name, second.name, again.name, claude.name) == ("mcp", "mcp#2", "mcp", "claude-code")
+    assert not first.gone() and not claude.gone()
+    assert first.gone(time.time() + IDLE_GONE + 1)  # quiet past the idle bound
+    backend.clients.gone("link")
+    assert claude.gone()
+    back = backend.clients.seen("link2/claude-code", "claude-code", "stdio")
+    assert back.name == "claude-code"  # the gone connection's label is free again
+    assert backend.clients.seen("link3/claude-code", "claude-code", "stdio").name == "claude-code#2"
+
+
+def test_repeated_calls_coalesce_into_one_line_and_refusals_stay_their_own() -> None:
+    from pyaichat.mcpserve.lines import QuietLines
+
+    shown: list[str] = []
+    refused: list[str] = []
+    lines = QuietLines(shown.append, refused.append, window=0.3)
+    backend = backend_over("x = 1")
+    backend.show = lines
+    me = client(backend)
+    for _ in range(12):
+        assert backend.call("get_repr", {"expr": "x"}, me).ok
+    assert len(shown) == 1 and shown[0].startswith("⇄ claude-code get_repr(x) ")
+    backend.call("get_type", {"expr": "x"}, me)  # another tool: the burst's sum comes first
+    assert shown[1] == "⇄ claude-code get_repr ×12 in under 1 s"
+    assert shown[2].startswith("⇄ claude-code get_type(x) ")
+    backend.call("get_type", {"expr": "y"}, me)
+    import time
+
+    time.sleep(0.8)  # the burst ended by itself: one line sums it up
+    assert shown[3] == "⇄ claude-code get_type ×2 in under 1 s"
+    backend.rate = RateBound(burst=0, per_second=0.0)
+    assert not backend.call("get_repr", {"expr": "x"}, me).ok
+    assert refused == [f"⇄ claude-code get_repr refused · {TOO_MANY[:79]}…"]
+    assert len(shown) == 4
+
+
+def test_mcp_serve_quiet_keeps_the_lines_to_refusals() -> None:
+    from pyaichat.mcpserve.service import McpService
+
+    shown: list[str] = []
+    quiet = Config(mcp_serve_quiet=True)
+    session = Session(config=quiet)
+    service = McpService(
+        LocalRuntime(session), SessionGate(), where="test", show=shown.append, settings=lambda: quiet
+    )
+    service._lines.call("claude-code", "get_repr", "⇄ claude-code get_repr(x) 1 ms")
+    service._lines.refusal("⇄ claude-code get_repr refused · busy")
+    assert shown == ["⇄ claude-code get_repr refused · busy"]
+    loud = Config()
+    service.settings = lambda: loud
+    service._lines.call("claude-code", "get_type", "⇄ claude-code get_type(x) 1 ms")
+    assert shown[-1] == "⇄ claude-code get_type(x) 1 ms"

@@ -149,9 +149,13 @@ def test_a_named_host_listens_there_and_still_wants_the_token(tmp_path: Path) ->
         pytest.skip("this machine has no address beyond loopback")
     served = Served(tmp_path / "state", "x = 1", host="0.0.0.0")
     try:
-        assert "reachable beyond this machine" in served.frontend.notices()[-1]
+        said = served.frontend.notices()[-1]
+        assert "reachable beyond this machine" in said
         port = served.url.rsplit(":", 1)[1].split("/")[0]
         remote = f"http://{address}:{port}/mcp"
+        # the addresses other machines use, not 0.0.0.0; the token in clear HTTP, said (issue 36)
+        assert f"Other machines use http://{address}:{port}/mcp" in said or f"{address}:{port}/mcp" in said
+        assert "the token travels in clear HTTP" in said and f"ssh -L {port}:127.0.0.1:{port}" in said
         assert post(remote, {}, INITIALIZE).status_code == 401
         assert post(remote, {"authorization": f"Bearer {served.token}"}, INITIALIZE).status_code == 200
         page = {"authorization": f"Bearer {served.token}", "origin": "http://x"}

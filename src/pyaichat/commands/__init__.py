@@ -13,7 +13,7 @@ from .registry import DECLARED, Command, declared
 if TYPE_CHECKING:
     from .host import CommandHost
 
-__all__ = ["COMMANDS", "Command", "all_commands", "dispatch", "names"]
+__all__ = ["COMMANDS", "Command", "all_commands", "did_you_mean", "dispatch", "names", "unknown_sentence"]
 
 COMMANDS: Registry[Command] = Registry(
     (
@@ -38,12 +38,35 @@ def names() -> list[str]:
     return [c.name for c in all_commands()]
 
 
+def did_you_mean(name: str) -> list[str]:
+    """The registered commands ``name`` is probably a slip for (``/mpc`` → ``/mcp``), closest first: a
+    transposition or a missing or extra letter, or a prefix only one command starts with."""
+    import difflib  # only on a mistyped command
+
+    known = names()
+    lowered = name.lower()
+    close = difflib.get_close_matches(lowered, known, n=2, cutoff=0.6)
+    starts = [n for n in known if lowered and n.startswith(lowered)]
+    if len(starts) == 1 and starts[0] not in close:
+        close.insert(0, starts[0])
+    return close
+
+
+def unknown_sentence(name: str) -> str:
+    """One line for ``/name`` that is not a command: the likely one first, then every known command."""
+    known = " ".join(f"/{n}" for n in names())
+    guesses = did_you_mean(name)
+    if guesses:
+        options = " or ".join(f"/{g}" for g in guesses)
+        return f"Unknown command /{name}; did you mean {options}? Known commands: {known}"
+    return f"Unknown command /{name}. Known commands: {known}"
+
+
 def dispatch(ctrl: CommandHost, line: str) -> None:
     """Run the slash command in ``line`` (which starts with ``/``)."""
     name, _, arg = line[1:].partition(" ")
     cmd = COMMANDS.get(name.strip().lower())
     if cmd is None:
-        known = " ".join(f"/{n}" for n in names())
-        ctrl.notice(f"Unknown command /{name}. Known commands: {known}", level="warning")
+        ctrl.notice(unknown_sentence(name.strip()), level="warning")
         return
     cmd.handler(ctrl, arg.strip())

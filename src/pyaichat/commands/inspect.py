@@ -24,11 +24,16 @@ def _call(ctrl: CommandHost, name: str, args: dict | None = None) -> CapabilityR
 
 @command(
     "tools",
-    "/tools",
-    "List the capabilities the assistant can use, one line each, and your MCP servers: state, tools, calls.",
+    "/tools [restart NAME | review NAME]",
+    "List the capabilities the assistant can use, and your MCP servers: state, each tool's rule and why; "
+    "restart NAME starts a server again; review NAME shows its changed tool definitions to accept them.",
 )
 def _tools(ctrl: CommandHost, arg: str) -> None:
     from ..agent.events import PageEvent, PageSection  # pydantic: with the first /tools
+
+    if arg:
+        _tools_action(ctrl, arg)
+        return
 
     box = ctrl.runtime.tools()  # described where they run (a kernel has its own plugins and walls)
     tools = [tool for tool in box.tools if tool.assistant]
@@ -55,6 +60,26 @@ def _tools(ctrl: CommandHost, arg: str) -> None:
             PageSection(text="\n".join(servers.status_lines(kernel=ctrl.runtime.describe() is not None)))
         )
     ctrl.emit(PageEvent(sections=sections))
+
+
+def _tools_action(ctrl: CommandHost, arg: str) -> None:
+    """``/tools restart NAME``, ``/tools review NAME``."""
+    action, _, name = arg.partition(" ")
+    name = name.strip()
+    servers = ctrl.assistant.servers
+    if action not in ("restart", "review") or not name:
+        usage = "Usage: /tools, /tools restart NAME (start a server again), /tools review NAME (its changes)."
+        ctrl.notice(usage, level="warning")
+        return
+    if servers is None:
+        ctrl.notice("No MCP servers are configured (mcp_servers, mcp_config).", level="warning")
+        return
+    if action == "restart":
+        ctrl.notice(servers.restart(name))
+        return
+    approve = ctrl.proposals.decide if ctrl.frontend.interactive else None
+    servers.warm_up()
+    servers.review(name, approve, lambda sentence: ctrl.notice(sentence))
 
 
 @command("inspect", "/inspect <expr>", "Show type, summary and doc of a value, as the assistant sees it.")

@@ -209,7 +209,7 @@ class IPythonFrontEnd(BaseFrontEnd):
         close = getattr(self.renderer, "pause", None)
         if close is not None:
             close()
-        return ask_decision(color=self._color)
+        return ask_decision(color=self._color, choices=proposal.choices)
 
     def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
         """A tool call's arguments, edited as one line of JSON in a terminal."""

@@ -117,7 +117,7 @@ class LocalBackend:
             self.clients.counted(client, result.ok)
             return result
         if not self.rate.take():
-            return self._done(client, name, args, refusal(name, TOO_MANY, started))
+            return self._done(client, name, args, refusal(name, TOO_MANY, started), refused=True)
         try:
             with self.gate.outside(self._busy_wait()), self._runtime_lock:
                 if self.stopped:  # it waited while the person's /mcp off ran
@@ -129,8 +129,8 @@ class LocalBackend:
                 # what it read that looks like an instruction is named on its proposals' panels
                 client.reads.saw(read_label(name, dict(args or {})), result.text or result.error or "")
                 return self._done(client, name, args, result, shown=True)
-        except SessionBusy as exc:  # no line: the person's own input is running and printing now
-            return self._done(client, name, args, refusal(name, str(exc), started))
+        except SessionBusy as exc:  # one quiet line: the person sees an agent was turned away
+            return self._done(client, name, args, refusal(name, str(exc), started), refused=True)
 
     def _introduced(self, picture: CapabilityResult) -> CapabilityResult:
         """The picture, introduced in this server's own words: what serves the session, and what an agent may
@@ -148,15 +148,34 @@ class LocalBackend:
 
     # -- bookkeeping -----------------------------------------------------------------------------------------
     def _done(
-        self, client: ClientRecord, name: Any, args: Any, result: CapabilityResult, *, shown: bool = False
+        self,
+        client: ClientRecord,
+        name: Any,
+        args: Any,
+        result: CapabilityResult,
+        *,
+        shown: bool = False,
+        refused: bool = False,
     ) -> CapabilityResult:
         self.clients.counted(client, result.ok)
-        if shown and self.show is not None:
+        if refused and self.show is not None:
+            line = refusal_line(client, name, result)
+            refuse = getattr(self.show, "refusal", self.show)
+            try:
+                refuse(line)
+            except Exception:
+                pass
+        elif shown and self.show is not None:
             try:
                 from ..capabilities.redact import masker_for  # loaded by the call already
 
                 mask = masker_for(self.runtime.config).mask_text
-                self.show(quiet_line(client, name, args, result, mask))
+                line = quiet_line(client, name, args, result, mask)
+                call = getattr(self.show, "call", None)  # a ``lines.QuietLines`` coalesces repeats
+                if call is not None:
+                    call(client.name, safe_text(name, 40), line)
+                else:
+                    self.show(line)
             except Exception:
                 pass  # a line that cannot be shown never fails the call
         return result
@@ -173,6 +192,11 @@ def refusal(name: str, error: str, started: float | None = None) -> CapabilityRe
 def to_wire(result: CapabilityResult) -> dict[str, Any]:
     """A result as the faces read it (JSON)."""
     return result.model_dump(mode="json")
+
+
+def refusal_line(client: ClientRecord, name: Any, result: CapabilityResult) -> str:
+    """``⇄ claude-code get_repr refused · The session is busy…`` — a call turned away, in one quiet line."""
+    return f"⇄ {client.name} {safe_text(name, 40)} refused · {safe_text(result.error or 'refused', 80)}"
 
 
 def quiet_line(

@@ -39,6 +39,26 @@ NO_SESSION = (
     "No pyaichat session is serving to agents. Ask the person to start one with `pyaichat` and type "
     "/mcp on (or to start it with `pyaichat --mcp`), then call this tool again."
 )
+
+
+def no_session(directory: str | None = None) -> str:
+    """``NO_SESSION``, and where ``pyaichat mcp`` looked: an agent often starts it with an environment of its
+    own (another ``XDG_RUNTIME_DIR`` or ``HOME``, a sandbox), and then finds nothing the person's terminal
+    would."""
+    where = directory or discovery.records_dir()
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    source = (
+        f"XDG_RUNTIME_DIR={runtime}"
+        if directory is None and runtime and os.path.isdir(runtime)
+        else "no usable XDG_RUNTIME_DIR, so the state directory"
+    )
+    return (
+        f"{NO_SESSION} (pyaichat mcp looked in {where}, from {source}. An agent may start this command "
+        "with another environment than the person's terminal — a different XDG_RUNTIME_DIR, HOME or "
+        "sandbox — and then finds nothing: give it the same XDG_RUNTIME_DIR in its MCP server entry's env.)"
+    )
+
+
 SESSIONS_TOOL: dict[str, Any] = {
     "name": SESSIONS,
     "description": "List the person's pyaichat sessions serving agents; use=<pid> switches to another.",
@@ -103,7 +123,7 @@ class Switchboard:
     def _none(self) -> str:
         """Why no session answers: the records refused, or that none serves."""
         refused = list(self.refused.values())
-        return " ".join(refused) if refused else NO_SESSION
+        return " ".join(refused) if refused else no_session(self.directory)
 
     # -- choosing and connecting -----------------------------------------------------------------------------
     def link(self) -> SessionLink | None:
@@ -159,7 +179,7 @@ class Switchboard:
                     self._link.close()
                     self._link = self._record = None
         if not records:
-            return failure(NO_SESSION)
+            return failure(no_session(self.directory))
         current = self.link()
         chosen = (self._record or {}).get("pid") if current is not None else None
         lines = []

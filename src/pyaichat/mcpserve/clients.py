@@ -32,9 +32,12 @@ def safe_text(text: object, limit: int) -> str:
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
+IDLE_GONE = 600.0  # seconds without a request after which an HTTP client counts as gone
+
+
 @dataclass
 class ClientRecord:
-    name: str
+    name: str  # the label shown: the client's own name, with #2, #3… for a second connection of that name
     transport: str
     connected: bool = True
     calls: int = 0
@@ -43,6 +46,13 @@ class ClientRecord:
     last_call: float | None = None
     # what it read from the session that looked like an instruction: named on its proposals' panels
     reads: Reads = field(default_factory=Reads)
+    last_seen: float = field(default_factory=time.time)
+
+    def gone(self, now: float | None = None) -> bool:
+        """Disconnected (stdio), or quiet for ``IDLE_GONE`` (HTTP: each call is a request of its own)."""
+        if self.transport != "http":
+            return not self.connected
+        return (now or time.time()) - self.last_seen >= IDLE_GONE
 
     @property
     def label(self) -> str:
@@ -57,11 +67,21 @@ class ClientBook:
         self._clients: dict[str, ClientRecord] = {}
 
     def seen(self, key: str, name: str, transport: str) -> ClientRecord:
+        """The record of the connection ``key``; a new connection of a name a live one has is told apart
+        (``mcp``, ``mcp#2``: every Python SDK client calls itself ``mcp``)."""
         with self._lock:
             record = self._clients.get(key)
             if record is None:
-                record = self._clients[key] = ClientRecord(safe_name(name), safe_name(transport, "?"))
+                base = safe_name(name)
+                now = time.time()
+                taken = {r.name for r in self._clients.values() if not r.gone(now)}
+                label, n = base, 1
+                while label in taken:  # told apart from the live ones; a gone one's label is free again
+                    n += 1
+                    label = f"{base}#{n}"
+                record = self._clients[key] = ClientRecord(label, safe_name(transport, "?"))
             record.connected = True
+            record.last_seen = time.time()
             return record
 
     def gone(self, key_prefix: str) -> None:

@@ -94,6 +94,9 @@ class McpService:
         self._tempdir: str | None = None
         self._log: str | None = None
         self._registered = False
+        from .lines import QuietLines
+
+        self._lines = QuietLines(self._show, self._show_refusal)
 
     @property
     def serving(self) -> bool:
@@ -130,7 +133,7 @@ class McpService:
             backend = LocalBackend(
                 calls_runtime,
                 self.gate,
-                show=self._show,
+                show=self._lines,
                 proposer=self.proposer,
                 where=self.where,
                 busy_wait=lambda: self.settings().mcp_serve_busy_wait,
@@ -191,9 +194,13 @@ class McpService:
         text = f"Serving this session over MCP at {self.url} (Streamable HTTP, bearer token)"
         text += "; agents that start a command use `pyaichat mcp`, which finds it."
         if beyond:
+            reach = ", ".join(f"http://{_bracketed(a)}:{port}/mcp" for a in addresses(host))
             text += (
-                f" Warning: {host} is reachable beyond this machine; anyone with the token can read this "
-                "session."
+                f" Other machines use {reach or 'this machine address'}. Warning: {host} is reachable "
+                "beyond this machine, anyone "
+                "with the token can read this session, and the token travels in clear HTTP — readable on "
+                f"the network unless you tunnel it (ssh -L {port}:127.0.0.1:{port} HOST, then serve on "
+                "127.0.0.1)."
             )
         return text
 
@@ -219,6 +226,7 @@ class McpService:
             withdrawn = self.proposer.withdraw_all()
         endpoint, self.endpoint = self.endpoint, None
         face, self.face = self.face, None
+        self._lines.flush()  # a burst still being counted is summed up now
         calls = self.backend.clients.total_calls() if self.backend else 0
         answering = endpoint.stop() if endpoint is not None else 0  # no call runs from now on
         if face is not None and answering:  # calls that waited are told the person stopped; then it goes
@@ -262,7 +270,10 @@ class McpService:
         for record in records:
             # A stdio client is connected while its `pyaichat mcp` runs; over Streamable HTTP each call is a
             # request of its own, so there is no connection to speak of: the last call says how recent.
-            state = ("connected, " if record.connected else "gone, ") if record.transport == "stdio" else ""
+            if record.transport == "stdio":
+                state = "connected, " if record.connected else "gone, "
+            else:  # no connection to speak of: quiet past the idle bound, it is gone
+                state = "gone (idle), " if record.gone() else ""
             last = f", last {_ago(record.last_call)}" if record.last_call else ""
             failed = f" ({record.failed} refused or failed)" if record.failed else ""
             calls = f"{record.calls} call{'' if record.calls == 1 else 's'}"
@@ -274,6 +285,11 @@ class McpService:
 
     # -- internals -------------------------------------------------------------------------------------------
     def _show(self, line: str) -> None:
+        settings = self.settings()
+        if self.show is not None and settings.mcp_serve_show_calls and not settings.mcp_serve_quiet:
+            self.show(line)
+
+    def _show_refusal(self, line: str) -> None:
         if self.show is not None and self.settings().mcp_serve_show_calls:
             self.show(line)
 
@@ -293,6 +309,37 @@ class McpService:
             except Exception:
                 pass
             self._calls_runtime = None
+
+
+def addresses(host: str) -> list[str]:
+    """The addresses other machines reach this one by, when serving on ``host``: ``host`` itself, or for a
+    wildcard (``0.0.0.0``, ``::``) the machine's own — which no other machine can use as written. Local
+    look-ups only: a UDP socket "connected" to a documentation address sends nothing, and says which address
+    this machine would use to leave."""
+    if host not in WILDCARD:
+        return [host]
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    found: list[str] = []
+    probe = "2001:db8::1" if family == socket.AF_INET6 else "192.0.2.1"
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as udp:
+            udp.connect((probe, 9))
+            found.append(udp.getsockname()[0])
+    except OSError:
+        pass
+    try:
+        name = socket.gethostname()
+        for info in socket.getaddrinfo(name, None, family, socket.SOCK_STREAM):
+            found.append(str(info[4][0]))
+        found.append(name)
+    except OSError:
+        pass
+    seen = [a for a in dict.fromkeys(found) if a not in LOOPBACK and not a.startswith("127.")]
+    return seen
+
+
+def _bracketed(address: str) -> str:
+    return f"[{address}]" if ":" in address else address
 
 
 def _listen(host: str) -> socket.socket:

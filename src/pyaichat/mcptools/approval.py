@@ -28,13 +28,15 @@ def tool_proposal(
     reason: str,
     run: Callable[[dict[str, Any]], CapabilityResult],
     title: str = "",
+    scopes: bool = False,
 ) -> Proposal:
     """A call of ``server``'s tool ``name`` (as offered to the model) that needs the person, as a proposal on
     the one proposal path: what the panel shows, in full — the ``arguments`` (masked), the server's
     ``description`` (masked) and ``reason`` it needs approval — and how it runs once they say yes: ``run``
     (the call, its result masked and bounded), whose text, or error, the proposal's outcome carries. The model
     asks for the call, so the proposal is the assistant's; the server it goes to is in the panel. A server's
-    sampling request comes the same way (``title`` then says what it is)."""
+    sampling request comes the same way (``title`` then says what it is). ``scopes``: the panel also offers to
+    allow the tool for this session or always for this project."""
 
     def call(chosen: dict[str, Any]) -> str:
         result = run(chosen)
@@ -49,6 +51,7 @@ def tool_proposal(
         explanation=f"{description}{why}".strip(),
         call_id=call_id or None,
         title=title,
+        choices="scopes" if scopes else "",
     )
 
 

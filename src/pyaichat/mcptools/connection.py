@@ -72,6 +72,8 @@ class Connection:
         self._stderr = Tail(self._stderr_ended)
         self._stopping = False
         self._current: str | None = None  # the tool being called
+        self.relisted = 0  # times the tools were listed again after notifications/tools/list_changed
+        self._relisting: asyncio.Task[None] | None = None
 
     # -- the long-lived task -------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -233,11 +235,28 @@ class Connection:
     async def _on_message(self, message: Any) -> None:
         """Transport faults arrive here as exceptions: a line on stdout that is not JSON-RPC ends the
         server (its later answers could no longer be trusted to match our questions)."""
+        if type(message).__name__ == "ToolListChangedNotification":
+            # listed again off the handler (it runs inline with the session's reading); the next turn
+            # compares the new listing with the pins (``review``), and a call checks its tool is unchanged
+            self._relisting = asyncio.get_running_loop().create_task(self._relist())
+            return
         if isinstance(message, Exception):
             self._fail(
                 f"The MCP server {self.name!r} wrote something that is not MCP (JSON-RPC) on its output, "
                 f"so it was stopped: {offending(message)}"
             )
+
+    async def _relist(self) -> None:
+        """The server says its tools changed (``notifications/tools/list_changed``): list them again."""
+        client = self._client
+        if client is None or self.state != "ready":
+            return
+        try:
+            self.tools = await self._list_tools(client)
+            self.relisted += 1
+        except Exception as exc:  # a server that cannot list its tools any more is not trusted to run them
+            said = f"The MCP server {self.name!r} said its tools changed, then failed to list them"
+            self._fail(f"{said}: {exc}")
 
     async def _roots(self, context: Any) -> Any:
         """The directories the user listed as this server's roots (``roots = [...]`` in its entry)."""
@@ -259,7 +278,7 @@ class Connection:
         if self.state == "starting":
             self._fail(
                 f"The MCP server {self.name!r} did not start and list its tools within "
-                f"{self.launch.start_timeout:g} s (mcp_start_timeout), so it was stopped."
+                f"{self.launch.start_timeout:g} s ({self.launch.setting('start')}), so it was stopped."
             )
 
     def _fail(self, sentence: str) -> None:
@@ -297,7 +316,7 @@ class Connection:
             self.failed_calls += 1
             self._fail(
                 f"The MCP server {self.name!r} did not answer a call to {tool} within {timeout:g} s "
-                "(mcp_call_timeout), so it was stopped."
+                f"({self.launch.setting('call')}), so it was stopped."
             )
             raise ServerProblem(self.error) from None
         except MCPError as exc:

@@ -32,6 +32,7 @@ class Launch:
         "env",
         "headers",
         "name",
+        "own_timeouts",
         "roots",
         "sampling",
         "secrets",
@@ -58,11 +59,13 @@ class Launch:
         roots: tuple[str, ...],
         sampling: bool = False,
         elicitation: bool = False,
+        own_timeouts: frozenset[str] = frozenset(),
     ) -> None:
         self.name, self.transport, self.command, self.args, self.env = name, transport, command, args, env
         self.cwd, self.url, self.headers, self.trust = cwd, url, headers, trust
         self.start_timeout, self.call_timeout, self.roots = start_timeout, call_timeout, roots
         self.sampling, self.elicitation = sampling, elicitation  # requests back the user turned on
+        self.own_timeouts = own_timeouts  # "start"/"call": set in the server's own entry, not globally
         self.secrets = tuple(
             sorted(
                 {
@@ -78,6 +81,13 @@ class Launch:
     @property
     def read_only(self) -> bool:
         return self.trust == TRUST_READ_ONLY
+
+    def setting(self, kind: str) -> str:
+        """The setting that decided the ``start`` or ``call`` timeout, as the user would look for it: the
+        server's own ``start_timeout``, or the global ``mcp_start_timeout``."""
+        if kind in self.own_timeouts:
+            return f"{kind}_timeout in the server's own entry"
+        return f"mcp_{kind}_timeout"
 
     def where(self) -> str:
         """Where the server is, for ``/tools`` (no secret: arguments and the url are the user's own text,
@@ -164,6 +174,9 @@ def launch(
         roots=tuple(os.path.abspath(os.path.expanduser(fill(r))) for r in spec.roots or ()),
         sampling=bool(spec.sampling),
         elicitation=bool(spec.elicitation),
+        own_timeouts=frozenset(
+            kind for kind, own in (("start", spec.start_timeout), ("call", spec.call_timeout)) if own
+        ),
     )
 
 

@@ -10,9 +10,12 @@ answers them on the thread that waits for that call (the front end's, during a t
 it was given, and sends the answers back to the loop (``requests_back``).
 
 Servers start together the first time they are needed (``start``; the assistant calls it when the user
-enters Assistant mode or asks a first question), never at start-up, and at most once per session: a server
-that failed stays failed, with its sentence, until pyaichat restarts. ``close`` stops them all; it also runs
-at interpreter exit, so closing pyaichat closes them whichever front end was in use.
+enters Assistant mode or asks a first question), never at start-up. A server that crashed or was stopped
+after it had started comes back on the next need (``revive``: a turn, or a call of it), at most once a
+minute (``RESTART_EVERY``); ``/tools restart NAME`` restarts one at any time (``restart``). A call of a server
+that is down and not restarted is never sent, and says so in its own sentence (``not_sent``). ``close``
+stops them all; it also runs at interpreter exit, so closing pyaichat closes them whichever front end was in
+use.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from .launch import launch
 from .requests_back import RequestBack
 
 CLOSE_WAIT = 6.0  # seconds close() waits for servers to exit (the SDK kills one after ~4 s)
+RESTART_EVERY = 60.0  # seconds between two automatic restarts of one server
 
 
 class Unstarted:
@@ -71,6 +75,8 @@ class Manager:
         self._runs: list[concurrent.futures.Future[Any]] = []
         self._lock = threading.Lock()
         self._told: set[tuple[str, str]] = set()
+        self._restarted: dict[str, float] = {}  # server -> when it was last restarted (monotonic)
+        self._said: list[str] = []  # lines about restarts, not told yet
         self.closed = False
 
     @classmethod
@@ -101,18 +107,107 @@ class Manager:
                 if spec.enabled is False:
                     self.servers[spec.name] = Unstarted(spec.name, "off")
                     continue
-                try:
-                    ready = launch(spec, start_timeout=self.start_timeout, call_timeout=self.call_timeout)
-                except EntryError as exc:
-                    self.servers[spec.name] = Unstarted(spec.name, "failed", f"{exc}.")
-                    continue
-                conn = self.servers[spec.name] = Connection(ready)
-                conn.deliver = self._deliver
+                self.servers[spec.name] = self._connection(spec)
             connections = [c for c in self.servers.values() if isinstance(c, Connection)]
             if not connections:
                 return
             self._runs = [self._background.submit(c.run()) for c in connections]
             atexit.register(self.close)  # (after the loop's own: this runs first, and stops the servers)
+
+    def _connection(self, spec: ServerSpec) -> Connection | Unstarted:
+        try:
+            ready = launch(spec, start_timeout=self.start_timeout, call_timeout=self.call_timeout)
+        except EntryError as exc:
+            return Unstarted(spec.name, "failed", f"{exc}.")
+        conn = Connection(ready)
+        conn.deliver = self._deliver
+        return conn
+
+    # -- servers that come back ----------------------------------------------------------------------------
+    def restart(self, name: str) -> str:
+        """Stop ``name`` if it runs, start it again and wait for it (within its start deadline); the one
+        line that says how it went."""
+        spec = next((s for s in self.specs if s.name == name), None)
+        if spec is None:
+            known = ", ".join(s.name for s in self.specs) or "none"
+            return f"There is no MCP server {name!r} (configured: {known})."
+        if spec.enabled is False:
+            return f"The MCP server {name!r} is switched off in your configuration (enabled = false)."
+        self.start()
+        with self._lock:
+            if self.closed:
+                return "The MCP servers are closed."
+            old = self.servers.get(name)
+            conn = self.servers[name] = self._connection(spec)
+            self._restarted[name] = time.monotonic()
+        if isinstance(old, Connection):
+            self._background.call_soon(old.stop)
+        if not isinstance(conn, Connection):
+            return conn.error or f"The MCP server {name!r} cannot start."
+        self._runs.append(self._background.submit(conn.run()))
+        future = self._background.submit(conn.wait_ready())
+        try:
+            future.result(conn.launch.start_timeout + 15)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+        if conn.state == "ready":
+            return f"The MCP server {name!r} is running again ({_count(len(conn.tools), 'tool')})."
+        return conn.error or f"The MCP server {name!r} did not start again."
+
+    def revive(self) -> list[str]:
+        """Restart every server that stopped after it had started (a crash, a timeout), each at most once
+        per ``RESTART_EVERY``; a line for each restart (also kept for ``news``)."""
+        lines = []
+        for name in list(self.servers):
+            if self._may_revive(name):
+                why = self.servers[name].error or "it stopped"
+                line = f"Restarting the MCP server {name!r} (at most once a minute): {why}"
+                outcome = self.restart(name)
+                lines.append(f"{line} → {outcome}")
+        self._said.extend(lines)
+        return lines
+
+    def _may_revive(self, name: str) -> bool:
+        conn = self.servers.get(name)
+        if not isinstance(conn, Connection) or self.closed:
+            return False
+        crashed = conn.state in ("failed", "stopped") and conn.start_ms is not None  # it had started
+        last = self._restarted.get(name)
+        return crashed and (last is None or time.monotonic() - last >= RESTART_EVERY)
+
+    def settle(self, server: str, timeout: float = 5.0) -> None:
+        """Wait (bounded) for a listing ``server`` is taking again after it said its tools changed."""
+        conn = self.servers.get(server)
+        task = getattr(conn, "_relisting", None)
+        if task is None or task.done() or self._background.loop is None:
+            return
+
+        async def done() -> None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+
+        future = self._background.submit(done())
+        with contextlib.suppress(concurrent.futures.TimeoutError):
+            future.result(timeout)
+
+    def said(self) -> list[str]:
+        """The lines about restarts not told yet (each once)."""
+        lines, self._said = self._said, []
+        return lines
+
+    def not_sent(self, server: str, tool: str) -> str:
+        """Why a call of ``tool`` was not sent to ``server``, which is down: its own sentence."""
+        conn = self.servers.get(server)
+        if conn is None:
+            return f"{tool} was not sent: there is no MCP server {server!r}."
+        if conn.state == "off":
+            return f"{tool} was not sent: the MCP server {server!r} is switched off (enabled = false)."
+        earlier = (conn.error or "").rstrip(".")
+        when = "" if self._may_revive(server) else " (it is restarted on its own at most once a minute)"
+        return (
+            f"{tool} was not sent: the MCP server {server!r} was stopped after an earlier failure "
+            f"({earlier}); /tools restart {server} starts it again{when}."
+        )
 
     def wait(self, timeout: float | None = None) -> None:
         """Block until every server is ready or has failed (each has its own start deadline; ``timeout``
@@ -154,8 +249,11 @@ class Manager:
         are answered here, on this thread, by ``answer`` (``None``: no one can answer them, so they are
         refused)."""
         conn = self.servers.get(server)
-        if not isinstance(conn, Connection) or self._background.loop is None:
-            raise ServerProblem(getattr(conn, "error", None) or f"There is no running MCP server {server!r}.")
+        if isinstance(conn, Connection) and conn.state != "ready" and self._may_revive(server):
+            self.revive()  # the next need after a crash
+            conn = self.servers.get(server)
+        if not isinstance(conn, Connection) or self._background.loop is None or conn.state != "ready":
+            raise ServerProblem(self.not_sent(server, tool))
         limit = timeout if timeout is not None else conn.launch.call_timeout
         inbox: queue.SimpleQueue[RequestBack | None] = queue.SimpleQueue()
         with self._lock:
@@ -234,6 +332,10 @@ class Manager:
             with contextlib.suppress(Exception):
                 run.result(max(0.0, deadline - time.monotonic()))
         self._background.close(max(0.5, deadline - time.monotonic()))
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
 
 
 def _answer(back: RequestBack, answer: Callable[[RequestBack], Any] | None) -> None:

@@ -4,8 +4,10 @@ Each server tool is a tool of its own for the model, named ``SERVER__TOOL`` (``n
 agent's one budget chooses between (``agent.budget``): *full* (the server's description and JSON schema) while
 all of them fit in ``mcp_tool_tokens``, else *brief* (the name and the description's first line, no
 parameters) with ``describe_tool``, which gives one tool's full description and schema when the model asks.
-Without a way to ask the person (piped input), only the tools that run at once (``trust``) are offered; the
-others are withheld, and a call of one is refused. How a call runs is ``tools.ServerTools.run``.
+Without a way to ask the person (piped input), only the tools that run at once (``policy``) are offered; the
+others are withheld, and a call of one is refused. Tools a rule denies, and tools whose definition changed
+since it was pinned (``pins``) and is not yet accepted, are not offered at all. How a call runs is
+``tools.ServerTools.run``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..untrusted import span
-from .trust import runs_without_asking
+from .policy import Verdict, verdict
 
 DESCRIBE = "describe_tool"
 BRIEF_CHARS = 100  # of a description's first line, in the brief form
@@ -34,10 +36,15 @@ class OfferedTool:
     server: str
     tool: Any  # mcp_types.Tool
     read_only: bool  # the server's trust = "read-only"
+    decided: Verdict | None = None  # run / ask / deny, and why (``policy``); None: trust alone
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.decided or verdict(self.server, self.tool, self.read_only, (), None)
 
     @property
     def runs_at_once(self) -> bool:
-        return runs_without_asking(self.read_only, self.tool.annotations)
+        return self.verdict.runs_at_once
 
     @property
     def description(self) -> str:

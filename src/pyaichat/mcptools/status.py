@@ -8,11 +8,23 @@ from collections.abc import Callable
 from typing import Any
 
 from .manager import Manager
-from .trust import runs_without_asking
+from .policy import Verdict, verdict
+
+Decider = Callable[[str, Any, bool], Verdict]
 
 
-def status_lines(manager: Manager, mask: Callable[[str], str], *, kernel: bool = False) -> list[str]:
-    """One block per server for ``/tools``: state, tools (and which run at once), calls, last error."""
+def status_lines(
+    manager: Manager,
+    mask: Callable[[str], str],
+    *,
+    kernel: bool = False,
+    decide: Decider | None = None,
+    held: dict[str, set[str]] | None = None,
+) -> list[str]:
+    """One block per server for ``/tools``: state, calls, last error, and each tool with the rule that
+    applies to it and where that comes from (``decide``: the session's ``policy.verdict``)."""
+    decide = decide or (lambda server, tool, read_only: verdict(server, tool, read_only, (), None))
+    held = held or {}
     where = "here, on your side, not in the kernel" if kernel else "here, on your side"
     lines = [f"MCP servers ({len(manager.specs)}; they run {where}):"]
     if not manager.started:
@@ -40,15 +52,26 @@ def status_lines(manager: Manager, mask: Callable[[str], str], *, kernel: bool =
             lines.append(f"    last error: {mask(conn.error)}")
         if conn is not None and conn.tools:
             read_only = bool(launch is not None and launch.read_only)
-            at_once = [t.name for t in conn.tools if runs_without_asking(read_only, t.annotations)]
-            asks = [t.name for t in conn.tools if t.name not in at_once]
-            if at_once:
-                lines.append(f"    run at once: {', '.join(at_once)}")
-            if asks:
-                lines.append(f"    ask you first: {', '.join(asks)}")
+            lines += tool_lines(spec.name, conn.tools, read_only, decide, held.get(spec.name, set()))
             if conn.cut_tools:
                 lines.append(f"    ({conn.cut_tools} more tools not offered: a server may list 500)")
     return lines
+
+
+WORDS = {"run": "run at once", "ask": "ask you first", "deny": "denied"}
+
+
+def tool_lines(server: str, tools: list[Any], read_only: bool, decide: Decider, held: set[str]) -> list[str]:
+    """A line per tool: what happens when the assistant calls it, and why (tools that share both, on one)."""
+    groups: dict[str, list[str]] = {}
+    for tool in tools:
+        if tool.name in held:
+            key = ("not offered", f"changed since you accepted it: /tools review {server}")
+        else:
+            found = decide(server, tool, read_only)
+            key = (WORDS.get(found.action, found.action), found.source)
+        groups.setdefault(key, []).append(tool.name)
+    return [f"    {what}: {', '.join(names)}  ({why})" for (what, why), names in groups.items()]
 
 
 def requests_back_line(spec: Any, conn: Any) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..capabilities import audit
@@ -25,10 +25,11 @@ from .connection import ServerProblem
 from .manager import Manager
 from .naming import offered_name
 from .offer import DESCRIBE, SYSTEM_NOTE, OfferedTool, describe_schema, parameters
+from .policy import DENY, refusal, verdict
 from .requests_back import Answerer
 from .results import convert
+from .review import Reviews
 from .status import status_lines
-from .trust import why_it_asks
 
 IMAGE_PRIVACY = ("sample", "full")  # privacy levels at which a tool's images may reach the model
 
@@ -36,10 +37,18 @@ IMAGE_PRIVACY = ("sample", "full")  # privacy levels at which a tool's images ma
 class ServerTools:
     """The session's MCP servers as the assistant's tools (one per session, kept by the ``Assistant``)."""
 
-    def __init__(self, config: Any, *, session: Any, manager: Manager | None = None) -> None:
+    def __init__(
+        self,
+        config: Any,
+        *,
+        session: Any,
+        manager: Manager | None = None,
+        reviews: Reviews | None = None,
+    ) -> None:
         self.config = config
         self.session = session  # whose calls the audit log records
         self.manager = manager or Manager.from_config(config)
+        self.reviews = reviews or Reviews()  # pins, and what the person allowed beyond one call
         self._names: dict[tuple[str, str], str] = {}
 
     # -- the session ---------------------------------------------------------------------------------------
@@ -72,16 +81,55 @@ class ServerTools:
         ``ask`` and ``sample`` answer the servers' requests back during the turn (``None``: no one can)."""
         self.manager.wait()
         config = config or self.config
+        say = tell or (lambda sentence: None)
+        self.manager.revive()  # a server that crashed comes back on the next need, at most once a minute
+        for line in self.manager.said():
+            say(self.mask(line))
         offered: dict[str, OfferedTool] = {}
         withheld: dict[str, OfferedTool] = {}
+        held: dict[str, str] = {}  # not offered: the name -> why
         for server, conn in self.manager.servers.items():
             if conn.state != "ready" or conn.launch is None:
                 continue
+            review = approve if can_approve else None
+            unaccepted = self.reviews.check(server, conn, review, say, self.mask)
             for tool in conn.tools:
-                entry = OfferedTool(self._name(server, tool.name), server, tool, conn.launch.read_only)
+                name = self._name(server, tool.name)
+                if tool.name in unaccepted:
+                    held[name] = (
+                        f"{name} is not offered: its definition changed since you first used the server "
+                        f"{server!r}, and you have not accepted the change (/tools review {server})."
+                    )
+                    continue
+                found = verdict(
+                    server, tool, conn.launch.read_only, config.mcp_tool_rules, self.reviews.allowed
+                )
+                if found.action == DENY:
+                    held[name] = refusal(name, found)
+                    continue
+                entry = OfferedTool(name, server, tool, conn.launch.read_only, found)
                 (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
         answerer = self.answerer(config, approve=approve, ask=ask, sample=sample, tell=tell)
-        return TurnTools(offered, self, can_approve, config, self.news(), withheld, answerer)
+        turn = TurnTools(offered, self, can_approve, config, self.news(), withheld, answerer)
+        turn.held = held
+        return turn
+
+    def restart(self, server: str) -> str:
+        """``/tools restart NAME``: the one line that says how it went (masked)."""
+        return self.mask(self.manager.restart(server))
+
+    def review(self, server: str, approve: Decide | None, tell: Callable[[str], None]) -> None:
+        """``/tools review NAME``: show the server's changed definitions again and ask to accept them."""
+        self.manager.wait()
+        conn = self.manager.servers.get(server)
+        if conn is None:
+            known = ", ".join(self.manager.servers) or "none"
+            tell(f"There is no MCP server {server!r} (started: {known}).")
+            return
+        if conn.state != "ready" or conn.launch is None:
+            tell(f"The MCP server {server!r} is {conn.state}; its tools can be reviewed once it runs.")
+            return
+        self.reviews.check(server, conn, approve, tell, self.mask, again=True)
 
     def answerer(
         self,
@@ -153,9 +201,30 @@ class ServerTools:
         ``answer`` answers the server's requests back meanwhile."""
         config = config or self.config
         extra: dict[str, Any] = {"server": entry.server, "tool": entry.tool.name}
+        self.manager.settle(entry.server)
+        conn = self.manager.servers.get(entry.server)
+        if conn is not None and conn.state == "ready" and self.reviews.changed(entry.tool, conn):
+            error = (
+                f"{entry.name} was not sent: the MCP server {entry.server!r} changed its tools during this "
+                f"session, and the user has not seen the change (/tools review {entry.server})."
+            )
+            started = time.perf_counter()
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
+        # decided again at the call: an allowance given earlier in this turn counts, and so does a rule
+        rules, allowed = config.mcp_tool_rules, self.reviews.allowed
+        found = verdict(entry.server, entry.tool, entry.read_only, rules, allowed)
+        if found.action == DENY:
+            started = time.perf_counter()
+            error = refusal(entry.name, found)
+            return self._audited(
+                self._result(entry.name, started, config, ok=False, error=error), args, extra, config
+            )
+        entry = replace(entry, decided=found)
         if entry.runs_at_once:
             return self._audited(self._execute(entry, args, images, config, answer), args, extra, config)
-        reason = why_it_asks(entry.server, entry.read_only, entry.tool.annotations)
+        reason = entry.verdict.reason
         started = time.perf_counter()
         if approve is None:
             error = (
@@ -180,10 +249,16 @@ class ServerTools:
             description=self.mask(entry.description, config),
             reason=reason,
             run=run_it,
+            scopes=entry.verdict.scopes,
         )
         outcome = approve(proposal)
         edited = outcome.status == "edited"
         extra["decision"] = "edited" if edited else ("run" if outcome.ran else "no")
+        if outcome.ran and outcome.scope in ("session", "project"):
+            extra["scope"] = outcome.scope
+            line = self.reviews.allowed.allow(entry.server, entry.tool.name, outcome.scope)
+            if answer is not None:
+                answer.tell(line)
         if not outcome.ran:  # declined, unanswered, or it failed: what the model is told
             return self._audited(
                 self._result(entry.name, started, config, ok=False, error=outcome.observation),
@@ -213,7 +288,12 @@ class ServerTools:
         """The call itself: its result masked and bounded, or the sentence saying why it failed."""
         started = time.perf_counter()
         try:
-            result = self.manager.call(entry.server, entry.tool.name, args, answer=answer)
+            try:
+                result = self.manager.call(entry.server, entry.tool.name, args, answer=answer)
+            finally:
+                for line in self.manager.said():  # restarted on this need: one line for the person
+                    if answer is not None:
+                        answer.tell(self.mask(line, config))
         except ServerProblem as exc:
             return self._result(entry.name, started, config, ok=False, error=str(exc))
         except Exception as exc:  # the server refused this call (bad arguments, say): the model may retry
@@ -290,7 +370,15 @@ class ServerTools:
     # -- /tools --------------------------------------------------------------------------------------------
     def status_lines(self, *, kernel: bool = False) -> list[str]:
         """One block per server for ``/tools``: state, tools (and which run at once), calls, last error."""
-        return status_lines(self.manager, self.mask, kernel=kernel)
+        return status_lines(
+            self.manager,
+            self.mask,
+            kernel=kernel,
+            decide=lambda server, tool, read_only: verdict(
+                server, tool, read_only, self.config.mcp_tool_rules, self.reviews.allowed
+            ),
+            held=self.reviews.held,
+        )
 
 
 def _short(exc: BaseException) -> str:
@@ -309,6 +397,7 @@ class TurnTools:
     news: list[str] = field(default_factory=list)
     withheld: dict[str, OfferedTool] = field(default_factory=dict)  # need approval, and no one can give it
     answerer: Answerer | None = None  # the servers' requests back during this turn
+    held: dict[str, str] = field(default_factory=dict)  # not offered (denied, or changed and not accepted)
 
     def schemas(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
         mask = self.mask
@@ -316,10 +405,21 @@ class TurnTools:
         return [t.full(mask) for t in tools], [t.brief(mask) for t in tools], describe_schema()
 
     def handles(self, name: str) -> bool:
-        return name == DESCRIBE or name in self.offered or name in self.withheld
+        return name == DESCRIBE or name in self.offered or name in self.withheld or name in self.held
 
     def mask(self, text: str) -> str:
         return self.servers.mask(text, self.config)
+
+    def unknown(self, name: str, ours: Sequence[str]) -> str:
+        """What the model is told of a tool it was not offered: why, when it names a server that is not
+        running; else every tool it was offered this turn (ours, the servers', ``describe_tool``)."""
+        server = name.split("__", 1)[0] if "__" in name else ""
+        conn = self.servers.manager.servers.get(server)
+        if conn is not None and conn.state != "ready":
+            why = conn.error or f"the MCP server {server!r} is {conn.state}"
+            return self.mask(f"{name} is not available: {why}")
+        offered = [*ours, *self.offered, *([DESCRIBE] if self.offered else [])]
+        return f"There is no tool named {name!r}. The tools offered to you: {', '.join(offered) or 'none'}."
 
     def system_note(self) -> str:
         """What the system prompt says about these tools (only when some are offered)."""
@@ -331,6 +431,8 @@ class TurnTools:
         """One call of an MCP tool (or of ``describe_tool``); never raises except for Ctrl-C."""
         if name == DESCRIBE:
             return self.servers.describe(self.offered, args, self.config)
+        if name in self.held:  # denied by a rule, or changed and not accepted: never sent
+            return CapabilityResult(name=name, ok=False, error=self.held[name])
         if name in self.withheld:  # the model guessed a tool it was not offered: it needs the person
             approve = None
         entry = self.offered.get(name) or self.withheld[name]

@@ -26,6 +26,7 @@ def panel(proposal: Proposal) -> ApprovalRequiredEvent:
         arguments=proposal.arguments if proposal.kind == "tool" else None,
         title=proposal.title,
         provenance=proposal.provenance,
+        choices=proposal.choices,
     )
 
 

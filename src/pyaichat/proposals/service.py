@@ -166,10 +166,14 @@ class Proposals:
         self.frontend.emit(event)
         preview = self._preview(proposal) if proposal.kind == "code" else ""
         decision = self.frontend.decide(event) if not self._withdrawn(pending) else "no"
-        if decision == "run":
+        if decision in ("session", "project") and proposal.choices != "scopes":
+            decision = "run"  # a front end offered more than it was asked: this once only
+        if decision in ("run", "session", "project"):
             if not self._claim(pending, "running"):
                 return self._too_late(pending)
             outcome = self._run(proposal, proposal.code, proposal.arguments, preview, edited=False)
+            if decision != "run" and outcome.ran:
+                outcome.scope = decision
         elif decision == "edit" and proposal.kind == "tool":
             arguments = self.frontend.edit_arguments(event)
             if not self._claim(pending, "running" if arguments is not None else "done"):

@@ -101,7 +101,7 @@ class ReplFrontEnd(BaseFrontEnd):
             renderer.render(proposal)
         renderer.pause()
         self._give_back_terminal(keep_keys=False)  # approved code may read input()
-        app = decision_app(input=self._input, output=self._output, color=self.color)
+        app = decision_app(input=self._input, output=self._output, color=self.color, choices=proposal.choices)
         call_id = proposal.call_id
         self._asking = (call_id, app)
         # withdrawn before the question was up: it closes as it opens

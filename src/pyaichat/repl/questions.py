@@ -97,23 +97,38 @@ def ask_line(
     return session.prompt(message, default=default, **options)
 
 
-def ask_decision(*, input: Input | None = None, output: Output | None = None, color: bool = True) -> Decision:
+def ask_decision(
+    *, input: Input | None = None, output: Output | None = None, color: bool = True, choices: str = ""
+) -> Decision:
     """One key: ``r``/``y`` run, ``e`` edit, ``n``/Esc/Ctrl-D no; Ctrl-C is no and raises
-    ``KeyboardInterrupt`` (the turn that asked stops there). Other keys are ignored."""
-    return run_decision(decision_app(input=input, output=output, color=color))
+    ``KeyboardInterrupt`` (the turn that asked stops there). Other keys are ignored. ``choices``
+    (``proposal.Choices``): ``scopes`` adds ``s`` (this session) and ``p`` (always, this project);
+    ``accept`` asks ``a`` accept / ``n`` no instead."""
+    return run_decision(decision_app(input=input, output=output, color=color, choices=choices))
 
 
 def run_decision(app: Application[str]) -> Decision:
     result = app.run()
-    return result if result in ("run", "edit", "no") else "no"  # type: ignore[return-value]
+    known = ("run", "edit", "no", "session", "project")
+    return result if result in known else "no"  # type: ignore[return-value]
+
+
+_NO = (("n", "no"), ("c-d", "no"))
+_QUESTIONS: dict[str, tuple[tuple[str, str], tuple[tuple[str, str], ...]]] = {
+    "": (("Run it? ", "[r]un / [e]dit / [n]o: "), (("r", "run"), ("y", "run"), ("e", "edit"), *_NO)),
+    "scopes": (
+        ("Run it? ", "[r]un once / [s]ession: allow it / [p]roject: always allow / [e]dit / [n]o: "),
+        (("r", "run"), ("y", "run"), ("s", "session"), ("p", "project"), ("e", "edit"), *_NO),
+    ),
+    "accept": (("Accept them? ", "[a]ccept / [n]o: "), (("a", "run"), ("y", "run"), *_NO)),
+}
 
 
 def decision_app(
-    *, input: Input | None = None, output: Output | None = None, color: bool = True
+    *, input: Input | None = None, output: Output | None = None, color: bool = True, choices: str = ""
 ) -> Application[str]:
     """The one-key question of ``ask_decision``, not yet running (``withdraw`` can end it from outside)."""
-    keys = (("r", "run"), ("y", "run"), ("e", "edit"), ("n", "no"), ("c-d", "no"))
-    question = ("Run it? ", "[r]un / [e]dit / [n]o: ")
+    question, keys = _QUESTIONS.get(choices, _QUESTIONS[""])
     return key_app(*question, keys, "no", input=input, output=output, color=color, interrupt=True)
 
 

@@ -324,8 +324,10 @@ class RichRenderer:
         if event.provenance:  # it follows text from the data that looked like an instruction
             parts.append(Padding(Text(f"⚠ {event.provenance}", style="bold yellow"), (0, 0, 1, 0)))
         if event.explanation.strip():
-            parts.append(Padding(Text(event.explanation.strip()), (0, 0, 1, 0)))
-        parts.append(body)
+            last = event.choices == "accept"  # a review of changed definitions: the text is all there is
+            parts.append(Padding(Text(event.explanation.strip()), (0, 0, 0 if last else 1, 0)))
+        if event.choices != "accept":
+            parts.append(body)
         self._print(
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
