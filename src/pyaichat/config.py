@@ -70,6 +70,7 @@ class Config:
     budget_usd: float | None
     color: bool
     editing_mode: Literal["emacs", "vi"]
+    receipts: bool
     max_tokens: int
     context_window: int | None
     temperature: float | None

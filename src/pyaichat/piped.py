@@ -45,6 +45,11 @@ class PlainFrontEnd(BaseFrontEnd):
             self._end_stream()
             if event.note:
                 self._line(event.note)
+        elif kind == "receipts":
+            self._end_stream()
+            for warning in event.warnings:
+                self._line(f"Warning: {warning}")
+            self._line(event.summary)
         elif kind == "error":
             self._end_stream()
             self._line(f"Error: {event.message}")
@@ -102,6 +107,8 @@ def proposal_lines(event: ApprovalRequiredEvent) -> list[str]:
         lines = [f"{who} code (not run in piped mode):", event.code]
     if event.explanation:
         lines.insert(1, event.explanation)
+    if event.provenance:  # it follows text from the data that looked like an instruction: said first
+        lines.insert(1, f"Warning: {event.provenance}")
     return lines
 
 

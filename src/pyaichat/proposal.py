@@ -45,6 +45,7 @@ class Proposal:
         "code",
         "explanation",
         "kind",
+        "provenance",
         "source",
         "title",
         "tool",
@@ -63,6 +64,7 @@ class Proposal:
         call: Callable[[dict[str, Any]], str] | None = None,
         call_id: str | None = None,
         title: str = "",
+        provenance: str = "",
         choices: Choices = "",
     ) -> None:
         if kind == "code" and not code.strip():
@@ -78,16 +80,27 @@ class Proposal:
         self.call = call
         self.call_id = call_id or f"proposal-{next(_ids)}"
         self.title = title  # the panel's title, when the default one would not say what it is
+        # what the proposer read just before that looked like an instruction (``untrusted.Reads``): one
+        # line for the panel, "" when nothing did
+        self.provenance = provenance
         self.choices: Choices = choices if kind == "tool" else ""
         # what its preview could not see, as whoever proposed it is told (set by the preview; "" for nothing)
         self.unseen = ""
 
     @classmethod
     def of_code(
-        cls, code: str, explanation: str = "", *, source: str = ASSISTANT, call_id: str | None = None
+        cls,
+        code: str,
+        explanation: str = "",
+        *,
+        source: str = ASSISTANT,
+        call_id: str | None = None,
+        provenance: str = "",
     ) -> Proposal:
         """Python code to run in the session as the person's input."""
-        return cls("code", code=code, explanation=explanation, source=source, call_id=call_id)
+        return cls(
+            "code", code=code, explanation=explanation, source=source, call_id=call_id, provenance=provenance
+        )
 
     @classmethod
     def of_tool(

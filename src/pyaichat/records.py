@@ -120,6 +120,7 @@ class AssistantTurn:
     steps: list[dict[str, Any]] = field(default_factory=list)
     note: str | None = None
     error: str | None = None
+    receipts: str | None = None  # the answer's receipts: its status line, then a line per contradicted number
 
     @classmethod
     def from_result(cls, result: Any, after_input: int, end_input: int | None = None) -> AssistantTurn:
@@ -137,4 +138,12 @@ class AssistantTurn:
             steps=steps,
             note=result.note,
             error=result.error,
+            receipts=_receipts_text(getattr(result, "receipts", None)),
         )
+
+
+def _receipts_text(receipts: Any) -> str | None:
+    """The receipts as the journal keeps them (``None``: off, or no number to check)."""
+    if receipts is None or not receipts.receipts:
+        return None
+    return "\n".join([receipts.summary(), *(f"warning: {w}" for w in receipts.warnings())])

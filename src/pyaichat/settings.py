@@ -139,6 +139,12 @@ SETTINGS = _table(
         description="key bindings of the prompt",
     ),
     Setting(
+        "receipts",
+        "bool",
+        default=True,
+        description="check each number of an answer against the results its tools showed",
+    ),
+    Setting(
         "max_tokens",
         "int",
         default=1024,

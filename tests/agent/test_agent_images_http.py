@@ -69,7 +69,7 @@ def test_a_model_that_sees_images_gets_them_after_the_result(srv):
     assert result.answer == "It is a line plot." and assistant.asked == [True]
     messages = srv.bodies[1]["messages"]
     tool, user = messages[-2], messages[-1]
-    assert tool["role"] == "tool" and tool["content"].startswith("Figure 1: one line plot")
+    assert tool["role"] == "tool" and tool["content"].startswith("<data>\nFigure 1: one line plot")
     assert "1 image from get_figure follow" in tool["content"]
     assert user["role"] == "user" and user["content"][0] == {
         "type": "text",
@@ -110,5 +110,5 @@ def test_the_text_protocol_sends_the_images_with_its_observations(srv):
     observations = srv.bodies[1]["messages"][-1]
     assert observations["role"] == "user"
     text, label, image = observations["content"]
-    assert text["text"].startswith('<observation tool="get_figure">\nFigure 1')
+    assert text["text"].startswith('<observation tool="get_figure">\n<data>\nFigure 1')
     assert label["text"] == "1 image from get_figure:" and image["image_url"]["url"] == URL

@@ -52,7 +52,7 @@ def test_two_step_answer_runs_the_tool_and_streams_the_answer(assistant, fake, s
     assert second[-1] == {
         "role": "tool",
         "tool_call_id": second[-2]["tool_calls"][0]["id"],
-        "content": end.text,
+        "content": f"<data>\n{end.text}\n</data>",  # what a tool returned is data (``untrusted``)
     }
     assert rec.of("usage")[0].prompt_tokens == 200
 
@@ -322,7 +322,9 @@ def test_memory_carries_earlier_turns_and_clear_forgets(assistant, fake):
     contents = [m["content"] for m in fake.requests[1]["messages"][1:]]
     # remembered turns as they were asked; the session picture goes with the newest question only
     assert contents[:2] == ["first question", "first answer"]
-    assert contents[2].startswith("## Session") and contents[2].endswith("## Question\nsecond question")
+    assert contents[2].startswith("<data>\n## Session") and contents[2].endswith(
+        "## Question\nsecond question"
+    )
     assistant.clear()
     ask(assistant, "third question")
     (only,) = fake.requests[2]["messages"][1:]

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from fakes.sent import observed
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fakes.openai_server import ScriptedServer
@@ -271,7 +273,7 @@ def test_piped_session_answers_reports_faults_and_never_runs_proposals(srv):
     assert "Proposed code (not run in piped mode):" in out.stdout and "shutil.rmtree" in out.stdout
     assert "Not run." in out.stdout and lines[-1] == "82"
     assert "Traceback" not in out.stderr and "Give Feedback" not in out.stdout + out.stderr
-    assert srv.bodies[2]["messages"][-1]["content"].endswith("41")
+    assert observed(srv.bodies[2]["messages"][-1]["content"]).endswith("41")  # out of its data span
     told = srv.bodies[4]["messages"][-1]["content"]  # the truth: no one was asked, nothing was declined
     assert "could not be asked" in told and "reading piped input" in told and "did not run" in told
     assert "declined" not in told

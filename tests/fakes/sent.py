@@ -31,3 +31,14 @@ def expand_sent(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
             body["messages"] = messages
         bodies.append(body)
     return bodies
+
+
+def observed(content: str) -> str:
+    """A tool message's words as the tool gave them: out of the data span a tool's result comes in
+    (``pyaichat.untrusted``; a failure is ``Error: `` and its words in a span). pyaichat's own words (a
+    proposal's outcome, a refused repeat) come in none and are returned as they are."""
+    from pyaichat.untrusted import unwrap
+
+    if content.startswith("Error: <data>\n"):
+        return "Error: " + unwrap(content.removeprefix("Error: "))
+    return unwrap(content)

@@ -25,6 +25,7 @@ from pyaichat.mcpserve.hosting import service_for
 from pyaichat.mcpserve.service import McpService
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
+from pyaichat.untrusted import CLOSE, OPEN, unwrap
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = 60.0
@@ -142,7 +143,10 @@ async def stdio_client(
 
 
 def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    """What the agent read, out of the data span every result comes in (checked here, on every call)."""
+    raw = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    assert raw.startswith(OPEN + "\n") and raw.endswith("\n" + CLOSE), raw[:200]
+    return unwrap(raw)
 
 
 class OtherSession:

@@ -68,7 +68,9 @@ def check(out: dict, served: Served) -> None:
     assert names[0] == "get_session_picture" and "get_repr" in names
     assert all(t["readOnly"] for t in out["tools"] if t["name"] != "propose_code")
     calls = {c["name"]: c for c in out["calls"]}
-    assert calls["get_type"]["text"].startswith("df: DataFrame")
+    # every result comes in a data span (``pyaichat.untrusted``), whatever the client's SDK
+    assert all(c["text"].startswith("<data>\n") and c["text"].endswith("\n</data>") for c in out["calls"])
+    assert calls["get_type"]["text"].startswith("<data>\ndf: DataFrame")
     assert "10" in calls["eval_expr"]["text"]
     assert "ran in the walled copy" in calls["run_python"]["text"]
     assert served.session.namespace["df"]["n"].tolist() == [1, 2, 3, 4]

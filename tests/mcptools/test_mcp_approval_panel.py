@@ -11,6 +11,7 @@ import pytest
 from mcp_helpers import calls_made, fault
 
 from fakes.fake_llm import FakeLLM
+from fakes.sent import observed
 from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
@@ -65,7 +66,7 @@ def controller(notes):
 
 
 def told(fake: FakeLLM) -> str:
-    return [m["content"] for m in fake.requests[-1]["messages"] if m.get("role") == "tool"][-1]
+    return [observed(m["content"]) for m in fake.requests[-1]["messages"] if m.get("role") == "tool"][-1]
 
 
 def test_the_panel_asks_and_the_approved_call_runs_once_as_the_person_chose(controller, notes):

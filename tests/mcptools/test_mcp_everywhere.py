@@ -13,6 +13,7 @@ import pytest
 from mcp_helpers import fault
 
 from fakes.recorder import Recorder
+from fakes.sent import observed
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
 from pyaichat.config import Config
@@ -69,7 +70,7 @@ def test_ipython_ai_uses_the_servers_of_the_config_file(srv, tmp_path, monkeypat
             and "they run here, on your side):" in out
         )
         tool = [m for m in srv.bodies[-1]["messages"] if m["role"] == "tool"]
-        assert tool[0]["content"] == "from IPython"
+        assert observed(tool[0]["content"]) == "from IPython"
     finally:
         from pyaichat.ipython import extension
 

@@ -13,6 +13,7 @@ from mcp_helpers import calls_made, fault
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
+from fakes.sent import observed
 from pyaichat.capabilities import audit
 from pyaichat.proposal import Outcome, Proposal
 
@@ -38,7 +39,7 @@ def tool_results(fake: FakeLLM) -> list[str]:
     """The tool results of the last turn (earlier turns are replayed before its question)."""
     messages = fake.requests[-1]["messages"]
     question = max(i for i, m in enumerate(messages) if "## Question" in str(m.get("content")))
-    return [m["content"] for m in messages[question:] if m.get("role") == "tool"]
+    return [observed(m["content"]) for m in messages[question:] if m.get("role") == "tool"]
 
 
 def alive(pid: int) -> bool:

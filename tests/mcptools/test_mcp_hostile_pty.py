@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from fakes.sent import observed
+
 pexpect = pytest.importorskip("pexpect")
 
 from mcp_helpers import fault  # noqa: E402
@@ -87,5 +89,5 @@ def test_a_hostile_server_and_model_cannot_drive_the_terminal(tmp_path: Path, no
     assert "evil3 ▌ " in shown  # the server's words, behind its name
     # the password: typed unseen, not repeated; the server's echo of it reaches the model masked
     assert "hunter2-typed" not in shown and "(hidden)" in shown
-    told = [m["content"] for m in server.bodies[1]["messages"] if m.get("role") == "tool"][-1]
+    told = [observed(m["content"]) for m in server.bodies[1]["messages"] if m.get("role") == "tool"][-1]
     assert json.loads(told.removeprefix("client answered: "))["content"] == {"session_password": "<redacted>"}

@@ -188,7 +188,8 @@ def test_a_small_list_goes_in_full_a_long_one_by_name_and_first_line() -> None:
     names = [t["function"]["name"] for t in large.tools]
     assert len(names) == 151 and names[-1] == DESCRIBE
     brief = large.tools[0]["function"]
-    assert brief["description"] == "Looks up thing number 0 in the catalogue."
+    # the server's words are data: inside a span (``untrusted``)
+    assert brief["description"] == "<data>Looks up thing number 0 in the catalogue.</data>"
     assert brief["parameters"] == {"type": "object", "properties": {}}
     odd = large.tools[50]["function"]  # srv1: not marked read-only by the user
     assert odd["description"].endswith("(the user approves each call)")
@@ -214,7 +215,10 @@ def test_the_first_line_is_short() -> None:
 def test_a_full_schema_says_where_the_tool_comes_from_and_whether_the_user_approves() -> None:
     tool = OfferedTool("srv__t", "srv", server_tool("t", "Reads."), read_only=False)
     fn = tool.full(upper)["function"]
-    assert fn["description"] == "Reads.\n(From the MCP server 'srv'. The user approves each call of it.)"
+    assert fn["description"] == (
+        "<data>\nReads.\n</data>\n(From the MCP server 'srv'. The user approves each call of it.)"
+    )
     assert "title" not in fn["parameters"] and fn["parameters"]["type"] == "object"
     at_once = OfferedTool("srv__t", "srv", server_tool("t", "Reads."), read_only=True)
-    assert at_once.full(upper)["function"]["description"] == "Reads.\n(From the MCP server 'srv'.)"
+    full = at_once.full(upper)["function"]["description"]
+    assert full == "<data>\nReads.\n</data>\n(From the MCP server 'srv'.)"

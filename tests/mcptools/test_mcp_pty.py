@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from fakes.sent import observed
+
 pexpect = pytest.importorskip("pexpect")
 
 from mcp_helpers import fault, real  # noqa: E402
@@ -155,7 +157,7 @@ def test_the_servers_requests_and_a_write_wait_for_the_person_at_the_terminal(tm
             child.close()
     sampled = server.bodies[1]
     assert sampled["messages"][1]["content"].startswith("Name the weekly report.") and "tools" not in sampled
-    told = [m["content"] for m in server.bodies[4]["messages"] if m.get("role") == "tool"][-1]
+    told = [observed(m["content"]) for m in server.bodies[4]["messages"] if m.get("role") == "tool"][-1]
     assert json.loads(told.removeprefix("client answered: ")) == {
         "action": "accept",
         "content": {"warehouse": "Leeds", "days": 7, "format": "xlsx"},

@@ -19,6 +19,7 @@ from mcp_helpers import fault, real, run_piped
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
+from fakes.sent import observed
 
 pytestmark = pytest.mark.e2e
 
@@ -71,7 +72,7 @@ def test_a_question_the_session_cannot_answer_is_answered_with_the_time_server(s
     assert "describe_tool" not in offered
     assert "## Tools from MCP servers" in first["messages"][0]["content"]
     (result,) = [m for m in second["messages"] if m["role"] == "tool"]
-    got = json.loads(result["content"])
+    got = json.loads(observed(result["content"]))
     assert got["timezone"] == "Asia/Tokyo" and got["datetime"].endswith("+09:00")
     # /sent shows exactly that result, and /tools the servers
     assert '\\"timezone\\": \\"Asia/Tokyo\\"' in out and '"role": "tool"' in out
@@ -127,7 +128,7 @@ def test_the_git_server_answers_from_the_repository_and_its_write_tools_wait_for
         "parameters": {"type": "object", "properties": {}},
     }
     assert "describe_tool" in offered and "git__git_commit" not in offered  # writes: not offered when piped
-    results = [m["content"] for m in srv.bodies[-1]["messages"] if m["role"] == "tool"]
+    results = [observed(m["content"]) for m in srv.bodies[-1]["messages"] if m["role"] == "tool"]
     described, log, commit = results
     assert "repo_path" in json.loads(described)["parameters"]["properties"]
     assert "Fix the join key: ids are integers" in log and "Load the raw data" in log
@@ -151,7 +152,7 @@ def test_server_everything_over_stdio(npm_servers: Path, make_assistant) -> None
     rec = Recorder()
     assistant.ask("q", rec.emit, never_approve)
     messages = fake.requests[-1]["messages"]
-    total, image, structured, toggle = [m["content"] for m in messages if m["role"] == "tool"]
+    total, image, structured, toggle = [observed(m["content"]) for m in messages if m["role"] == "tool"]
     assert "5" in total
     assert "[image 1: image/png]" in image
     urls = [
@@ -210,7 +211,9 @@ def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turne
         sampled["max_tokens"] == 40 and sampled["messages"][0]["content"] == "You are a helpful test server."
     )
     assert "Say hello" in sampled["messages"][1]["content"]
-    sampling, elicitation = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    sampling, elicitation = [
+        observed(m["content"]) for m in fake.requests[-1]["messages"] if m["role"] == "tool"
+    ]
     assert "LLM sampling result" in sampling and "Hello from pyaichat's model." in sampling
     (question,) = asked
     assert len(question.fields) == 13 and question.fields[0].required
@@ -233,7 +236,7 @@ def test_server_filesystem_reads_what_it_may_and_asks_before_writing(
     fake.text("customer_id")
     rec = Recorder()
     assistant.ask("q", rec.emit, never_approve)
-    read, write = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    read, write = [observed(m["content"]) for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
     assert read == "The join key is customer_id.\n" or "The join key is customer_id." in read
     assert (
         write.startswith("Error: fs__write_file needs the user's approval")
@@ -275,7 +278,7 @@ def test_server_everything_over_http(npm_servers: Path, make_assistant, transpor
         fake.tool("remote__echo", {"message": "over the wire, tok_abcdef0123456789"}).text("done")
         rec = Recorder()
         assistant.ask("q", rec.emit, never_approve)
-        (echo,) = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+        (echo,) = [observed(m["content"]) for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
         assert echo == "Echo: over the wire, <redacted MCP server secret>"
         status = "\n".join(assistant.servers.status_lines())
         assert "remote: ready, trust read-only" in status and "tok_abcdef" not in status

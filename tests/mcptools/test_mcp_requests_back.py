@@ -15,7 +15,7 @@ from mcp_helpers import fault, run_piped
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
-from fakes.sent import expand_sent
+from fakes.sent import expand_sent, observed
 from pyaichat.capabilities import audit
 from pyaichat.commands.assistant import sent_view
 from pyaichat.config import Config
@@ -44,7 +44,7 @@ def ask(assistant, *, approve_tool=None, ask_person=None) -> tuple[Any, Recorder
 def tool_results(fake: FakeLLM) -> list[str]:
     messages = fake.requests[-1]["messages"]
     question = max(i for i, m in enumerate(messages) if "## Question" in str(m.get("content")))
-    return [m["content"] for m in messages[question:] if m.get("role") == "tool"]
+    return [observed(m["content"]) for m in messages[question:] if m.get("role") == "tool"]
 
 
 def answered(text: str) -> Any:
@@ -231,7 +231,7 @@ def test_the_money_budget_refuses_a_sampling_request_that_would_go_over(make_ass
     fake.tool("fault__ask_sampling", {"text": "hello"}).text("over budget")
     result, _ = ask(assistant, approve_tool=lambda request: Outcome(request, "ran"))
     assert len(fake.requests) == 1 and result.stopped_by == "budget_usd"  # neither the server's nor the next
-    (told,) = [m["content"] for m in result.messages if m.get("role") == "tool"]
+    (told,) = [observed(m["content"]) for m in result.messages if m.get("role") == "tool"]
     assert answered(told)["message"] == (
         "The sampling request failed: another request would go over the session's money budget (budget_usd)."
     )

@@ -14,6 +14,7 @@ from mcp_helpers import calls_made, fault, run_piped
 from test_mcp_approval_panel import Person, told
 
 from fakes.fake_llm import FakeLLM
+from fakes.sent import observed
 from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
@@ -159,7 +160,7 @@ def test_deny_wins_over_trust_and_ask_over_allow_and_tools_shows_each_rule(sessi
     ctrl.ask("go")
     sent = offered(fake)
     assert "fault__delete_everything" not in sent  # read-only trust and readOnlyHint: deny still wins
-    tool_results = [m["content"] for m in fake.requests[-1]["messages"] if m.get("role") == "tool"]
+    tool_results = [observed(m["content"]) for m in fake.requests[-1]["messages"] if m.get("role") == "tool"]
     assert "denied by the user's configuration" in tool_results[0] and '"*__delete*"' in tool_results[0]
     (panel,) = person.asked  # echo asks (the ask rule beats allow) without scopes; write_note runs (allow)
     assert panel.tool == "fault__echo" and panel.choices == ""
@@ -251,7 +252,7 @@ def test_list_changed_mid_session_stops_the_changed_tool_and_the_next_turn_shows
     fake.text("It changed.")
     ctrl.ask("go")
     assert person.asked == []  # the changed write_note never reached the panel, let alone ran
-    results = [m["content"] for m in fake.requests[-1]["messages"] if m.get("role") == "tool"]
+    results = [observed(m["content"]) for m in fake.requests[-1]["messages"] if m.get("role") == "tool"]
     assert results[-1].startswith("Error: fault__write_note was not sent: the MCP server 'fault' changed")
     assert [c["tool"] for c in calls_made(notes)] == ["echo"]
     fake.text("Next.")

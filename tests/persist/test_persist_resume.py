@@ -189,3 +189,22 @@ def test_the_journal_round_trips_masked_and_a_broken_one_loads_nothing(tmp_path)
     path.write_text(json.dumps(document))
     with pytest.raises(PersistError, match="journal record 1 of its approved is malformed"):
         load_resume(path)
+
+
+def test_an_answers_receipts_resume_and_a_turn_saved_without_them_still_loads(tmp_path):
+    from types import SimpleNamespace
+
+    from pyaichat.records import AssistantTurn
+
+    receipts = "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted\nwarning: 12.5 differs"
+    turn = AssistantTurn("mean?", "It is 12.5.", 1, 1, receipts=receipts)
+    path = tmp_path / "s.json"
+    journal = SimpleNamespace(turns=[turn], approved=[])
+    save_resume([TURN], [HistoryEntry(1, "x = 1", True, "", 1.0)], path=path, journal=journal)
+    assert load_resume(path).journal_turns == [turn]
+    # a turn an older pyaichat saved has no receipts: it loads, with none
+    document = json.loads(path.read_text())
+    del document["journal"]["turns"][0]["receipts"]
+    path.write_text(json.dumps(document))
+    (loaded,) = load_resume(path).journal_turns
+    assert loaded.receipts is None and loaded.answer == "It is 12.5."

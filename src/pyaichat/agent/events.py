@@ -71,6 +71,16 @@ class AnswerEvent(_Event):
     note: str | None = None
 
 
+class ReceiptsEvent(_Event):
+    """The answer's receipts (``agent.receipts``): ``summary`` for its status line, one ``warnings`` line per
+    number that contradicts a result of the turn, and each checked number with the call behind it."""
+
+    type: Literal["receipts"] = "receipts"
+    summary: str
+    warnings: list[str] = Field(default_factory=list)
+    numbers: list[tuple[str, str]] = Field(default_factory=list)
+
+
 class ApprovalRequiredEvent(_Event):
     """Someone proposes to change the session; the user must run, edit or reject it (``pyaichat.proposals``).
     ``source``: "" for the assistant, else the outside client that proposes it (the panel names it).
@@ -84,6 +94,8 @@ class ApprovalRequiredEvent(_Event):
     tool: str = ""
     arguments: dict[str, Any] | None = None
     title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
+    # one line: the proposer read text that looked like an instruction just before (``untrusted.Reads``)
+    provenance: str = ""
     choices: str = ""  # what the panel asks (``proposal.Choices``): "", "scopes" or "accept"
 
 
@@ -253,6 +265,7 @@ Event = Annotated[
     | ToolEndEvent
     | AnswerChunkEvent
     | AnswerEvent
+    | ReceiptsEvent
     | ApprovalRequiredEvent
     | QuestionEvent
     | PreviewEvent

@@ -37,6 +37,7 @@ from typing import Any, Literal, Protocol
 
 from ..errors import LLMError, LLMToolsRefused, LLMTransportError
 from ..proposal import Decide, Proposal
+from ..untrusted import Reads, span
 from .budget import Budget, Stop
 from .calls import ParsedCall, arg_summary
 from .conversation import Conversation
@@ -45,6 +46,7 @@ from .events import (
     ErrorEvent,
     Event,
     NoticeEvent,
+    ReceiptsEvent,
     StateEvent,
     ToolEndEvent,
     ToolStartEvent,
@@ -52,6 +54,7 @@ from .events import (
 )
 from .llm import LLM, LLMReply, Receiving, Request, Retrying, Stream, Usage
 from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
+from .receipts import Evidence, Seen, check
 from .repetition import LOOP_NOTE, RepetitionGuard
 from .side import SideRequests
 from .trace import StepRecord, TurnResult
@@ -101,6 +104,9 @@ class TurnEnv:
     decide: Decide  # a proposal (``propose_code``) goes to the person through it
     mask: Callable[[str], str] = lambda text: text
     side: SideRequests | None = None  # model requests a tool call makes for someone else (MCP sampling)
+    receipts: bool = False  # check the answer's numbers against the turn's results (``receipts``)
+    reads: Reads | None = None  # what the turn read that looked like an instruction (for proposals' panels)
+    picture: str = ""  # what the model was told of the session, for the receipts
 
 
 @dataclass
@@ -111,6 +117,7 @@ class _Outcome:
     truncated: bool = False
     images: tuple[str, ...] = ()
     decision: str | None = None  # of the user, for a proposal
+    from_tool: bool = False  # what a tool returned (data), not pyaichat's own words
 
 
 def run_turn(env: TurnEnv, question: str, content: str | None = None) -> TurnResult:
@@ -134,6 +141,8 @@ class _Turn:
         self.view: ReplyView | None = None  # the reply being streamed
         self.best = ""  # the latest prose the model wrote: the best answer so far
         self.findings: list[str] = []  # one line per distinct tool call, for an answer cut short by a bound
+        # every result the model read, indexed as it comes, for the answer's receipts
+        self.evidence = Evidence(env.picture) if env.receipts else None
         self.failed: dict[str, str] = {}  # call (name and arguments) -> its error, for calls that failed
         self.refused: dict[str, int] = {}  # call -> how often it was asked for again after it failed
         self.declined_by_interrupt = False  # Ctrl-C answered a proposal's question: no, and stop
@@ -337,6 +346,12 @@ class _Turn:
             out = self._outcome(cid, call)
         error = out.error or ""
         observation = out.text if out.ok else (error if error.startswith("Error") else f"Error: {error}")
+        # what a tool returned is data: the model reads it inside a span it cannot close (``untrusted``)
+        if out.from_tool:  # a failure stays one the model sees at once; only its words are data
+            words = observation if out.ok else observation.removeprefix("Error:").strip()
+            sent = span(words) if out.ok else "Error: " + span(words)
+        else:
+            sent = observation
         if not out.ok and earlier is None:
             reason = _first_line(observation.removeprefix("Error:").strip(), 300)
             self.failed[key] = reason if reason.endswith((".", "!", "?", "…")) else reason + "."
@@ -360,10 +375,15 @@ class _Turn:
             )
         else:
             self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
+            if out.from_tool and env.reads is not None:
+                env.reads.saw(f"{call.name}({summary})", observation)
+            if out.ok and self.evidence is not None:
+                expr = args.get("expr") if call.name == "eval_expr" else None
+                self.evidence.add(Seen(f"{call.name}({summary})", observation, str(expr or "")))
             finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
             if finding not in self.findings:  # what a bound's summary lists: each distinct result once
                 self.findings.append(finding)
-        return ToolResult(cid, call.name, observation, out.images), out.decision
+        return ToolResult(cid, call.name, sent, out.images), out.decision
 
     def _outcome(self, cid: str, call: ParsedCall) -> _Outcome:
         if call.error or call.args is None:
@@ -372,13 +392,16 @@ class _Turn:
             return self._propose(cid, call.args)
         got = self.env.run_tool(call.name, call.args, images=self.sees_images)
         images = tuple(getattr(got, "images", ()) or ())
-        return _Outcome(got.ok, got.text, got.error, got.truncated, images)
+        return _Outcome(got.ok, got.text, got.error, got.truncated, images, from_tool=True)
 
     def _propose(self, cid: str, args: dict[str, Any]) -> _Outcome:
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return _Outcome(False, error="Error: propose_code needs a non-empty string argument 'code'.")
-        proposal = Proposal.of_code(code, str(args.get("explanation") or ""), call_id=cid)
+        provenance = self.env.reads.line() if self.env.reads is not None else ""
+        proposal = Proposal.of_code(
+            code, str(args.get("explanation") or ""), call_id=cid, provenance=provenance
+        )
         try:
             outcome = self.env.decide(proposal)  # its panel, the preview, the person's answer, the run
         except KeyboardInterrupt:  # Ctrl-C at the question: declined, and the turn ends without asking again
@@ -392,6 +415,7 @@ class _Turn:
         self.talk.end(text + (f"\n\n({remembered})" if remembered else ""))
         self.result.answer, self.result.stopped_by, self.result.note = text, stopped_by, note
         self.env.emit(AnswerEvent(text=text, stopped_by=stopped_by, note=note))
+        self._receipts(text)
         self._usage_event()
         self._state("done", detail=stopped_by or "")
         return self.result
@@ -467,6 +491,17 @@ class _Turn:
     ) -> None:
         duration = round((self.clock() - started) * 1000, 3)
         self.result.steps.append(StepRecord(kind, name, duration, size, ok, detail, usage, note))
+
+    def _receipts(self, answer: str) -> None:
+        """Check the answer's numbers against what this turn's tools showed; the front ends say it."""
+        if self.evidence is None or answer == EMPTY_ANSWER:
+            return
+        found = check(answer, self.evidence, question=self.result.question)
+        self.result.receipts = found
+        if found.receipts:
+            self.env.emit(
+                ReceiptsEvent(summary=found.summary(), warnings=found.warnings(), numbers=found.lines())
+            )
 
     def _usage_event(self) -> None:
         u = self.result.usage

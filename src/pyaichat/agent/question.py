@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import LLMError
+from ..untrusted import Reads, span
 from .budget import Budget, Limits, OutsideSchemas, Prompt, Remembered
 from .context import Turn, make_masker, mask_messages, memoize, pinned_section
 from .events import ErrorEvent, Event, NoticeEvent, StateEvent
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..mcptools.approval import Ask, Completion, Sample
     from ..mcptools.tools import ServerTools, TurnTools
-    from ..proposal import Decide
+    from ..proposal import Decide, Outcome, Proposal
     from .context import Memory
     from .llm import Usage
 
@@ -73,6 +74,8 @@ def answer(
 ) -> TurnResult | None:
     """``Assistant.ask``: answer ``question`` with ``config``; ``None`` when no model can be used (an error
     event says why)."""
+    reads = Reads()  # what the turn reads that looks like an instruction: named on a proposal's panel
+    decide = _stamped(decide, reads)
     approve_tool = decide if interactive else None  # an MCP call that needs the person, only where one is
     try:
         llm = assistant.client(config)
@@ -93,9 +96,10 @@ def answer(
     mask = memoize(outside.mask if outside is not None else make_masker(config))
     told, assistant.notes = assistant.notes, []
     since = "## Since your last answer\n" + "\n".join(told) if told else ""
-    context = "\n\n".join(
-        part for part in (assistant.picture(), since, pinned_section(question, assistant.describe)) if part
-    )
+    # what the session holds is data (column names, reprs, cells): inside spans the model does not obey
+    pinned = pinned_section(question, assistant.describe)
+    parts = (span(assistant.picture()), since, span(pinned) if pinned else "")
+    context = "\n\n".join(part for part in parts if part)
     # The system message (and the tool schemas) are the same bytes at every step and turn of the session,
     # so prompt caches reuse them; what changes each turn, the session picture, goes with the question.
     # What is said of MCP servers' tools comes after our own, so a change there keeps our part cached.
@@ -120,7 +124,16 @@ def answer(
     side.append(SideRequests(llm, budget, mask=mask, emit=emit))
     run_tool = assistant.look if outside is None else _runner(assistant, outside, approve_tool)
     env = TurnEnv(
-        llm=llm, budget=budget, emit=emit, run_tool=run_tool, decide=decide, mask=mask, side=side[0]
+        llm=llm,
+        budget=budget,
+        emit=emit,
+        run_tool=run_tool,
+        decide=decide,
+        mask=mask,
+        side=side[0],
+        receipts=config.receipts,
+        reads=reads,
+        picture=mask(context),
     )
     result = run_turn(env, question)
     if outside is not None:  # a server that failed during the turn: the model knows, now the user does
@@ -131,6 +144,18 @@ def answer(
     memory.fit(config.context_tokens, lambda messages: llm.count_tokens(mask_messages(messages, mask), None))
     assistant.ended(result)
     return result
+
+
+def _stamped(decide: Decide, reads: Reads) -> Decide:
+    """``decide``, with each proposal told what the turn read before it that looked like an instruction
+    (the panel says so in one line)."""
+
+    def stamped(proposal: Proposal) -> Outcome:
+        if not proposal.provenance:
+            proposal.provenance = reads.line()
+        return decide(proposal)
+
+    return stamped
 
 
 def _runner(

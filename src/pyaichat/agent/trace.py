@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .llm import Usage
+from .receipts import Receipts
 
 
 @dataclass
@@ -40,6 +41,7 @@ class TurnResult:
     messages: list[dict[str, Any]] = field(default_factory=list)
     protocol: str = "native"  # the tool protocol in use when the turn ended
     duration_ms: float = 0.0
+    receipts: Receipts | None = None  # the answer's numbers checked (None: off, or no answer)
 
     @property
     def usage(self) -> Usage:

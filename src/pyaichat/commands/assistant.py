@@ -1,4 +1,4 @@
-"""Commands about the assistant: forget (/clear) and look back (/trace, /sent, /cost)."""
+"""Commands about the assistant: forget (/clear) and look back (/trace, /sent, /cost, /receipts)."""
 
 from __future__ import annotations
 
@@ -80,3 +80,22 @@ def _cost(ctrl: CommandHost, arg: str) -> None:
     engine = ctrl.suggester_if_any
     suggestions = engine.usage_line() if engine is not None else None
     ctrl.notice(ctrl.assistant.cost_text() + (f"\n{suggestions}" if suggestions else ""))
+
+
+@command("receipts", "/receipts", "Show each number of the last answer with the call whose result showed it.")
+def _receipts(ctrl: CommandHost, arg: str) -> None:
+    last = ctrl.assistant.last
+    found = last.receipts if last is not None else None
+    if found is None:
+        why = "receipts are off (receipts = false)" if not ctrl.config.receipts else "no answer yet"
+        ctrl.notice(f"No receipts to show: {why}.")
+        return
+    if not found.receipts:
+        ctrl.notice("The last answer states no number to check.")
+        return
+    rows = found.lines()
+    text = (
+        "A supported number was shown by a result of this turn; that says nothing of whether it is the "
+        "right number for the question."
+    )
+    ctrl.emit(PageEvent(sections=[PageSection(title=found.summary(), rows=rows), PageSection(text=text)]))

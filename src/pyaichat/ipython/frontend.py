@@ -41,6 +41,11 @@ def is_jupyter(shell: Any) -> bool:
     return any(cls.__name__ == "ZMQInteractiveShell" for cls in type(shell).__mro__)
 
 
+def _md_escape(text: str) -> str:
+    """``text`` shown as itself in Markdown (a quote from data must not format or link anything)."""
+    return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!<>|~" else ch for ch in text)
+
+
 def is_terminal(shell: Any) -> bool:
     """True for terminal IPython with a prompt_toolkit prompt (not ``--simple-prompt`` or piped input)."""
     return getattr(shell, "pt_app", None) is not None
@@ -69,10 +74,16 @@ class DisplayRenderer:
             self._reset()
             if event.note or event.stopped_by:
                 print(event.note or f"Stopped by the {event.stopped_by} limit.")
+        elif kind == "receipts":
+            for warning in event.warnings:
+                print(f"⚠ {warning}")
+            print(f"{event.summary} (/receipts)")
         elif kind == "approval_required":
             self._finish()
             self.shown_proposals.add(event.call_id)
             body = f"{event.explanation.strip()}\n\n" if event.explanation.strip() else ""
+            if event.provenance:  # it follows text from the data that looked like an instruction
+                body = f"⚠ {_md_escape(event.provenance)}\n\n{body}"
             who = f" by {event.source}" if event.source else ""
             if event.tool:
                 import json  # only with a tool call to show

@@ -38,6 +38,13 @@ _MASKED_CHARS = 400
 STOPPED = "The person stopped serving this session (/mcp off); the call did not run."
 
 
+def read_label(name: str, args: dict[str, Any]) -> str:
+    """A call as the panel names what was read: ``eval_expr(df.notes[17])``."""
+    shown = ", ".join(str(v) for v in args.values())
+    shown = " ".join(shown.split())
+    return f"{name}({shown if len(shown) <= 60 else shown[:59] + '…'})"
+
+
 class LocalBackend:
     """Outside calls over ``runtime``, one at a time, while ``gate`` says the session is idle.
 
@@ -119,6 +126,8 @@ class LocalBackend:
                 result = self.runtime.call(name, dict(args or {}), origin=origin, images=True)
                 if name == PICTURE:
                     result = self._introduced(result)
+                # what it read that looks like an instruction is named on its proposals' panels
+                client.reads.saw(read_label(name, dict(args or {})), result.text or result.error or "")
                 return self._done(client, name, args, result, shown=True)
         except SessionBusy as exc:  # one quiet line: the person sees an agent was turned away
             return self._done(client, name, args, refusal(name, str(exc), started), refused=True)

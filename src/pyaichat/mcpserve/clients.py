@@ -12,6 +12,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..untrusted import Reads
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9 ._\-+@/:()]")
 _NAME_CHARS = 40
 
@@ -42,6 +44,8 @@ class ClientRecord:
     failed: int = 0
     first_seen: float = field(default_factory=time.time)
     last_call: float | None = None
+    # what it read from the session that looked like an instruction: named on its proposals' panels
+    reads: Reads = field(default_factory=Reads)
     last_seen: float = field(default_factory=time.time)
 
     def gone(self, now: float | None = None) -> bool:

@@ -16,6 +16,7 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 
+from ..untrusted import RULE, span
 from ..version import __version__
 from .clients import safe_name
 from .images import fit_all
@@ -25,7 +26,7 @@ PROGRESS_EVERY = 5.0
 INSTRUCTIONS = (
     "A person's live Python session (pyaichat). Call get_session_picture first to see its variables, recent "
     "inputs and last error; the other tools read values without changing anything. Nothing you send runs in "
-    "the session unless the person approves it (propose_code, where offered)."
+    "the session unless the person approves it (propose_code, where offered). " + RULE
 )
 
 
@@ -65,7 +66,8 @@ def to_result(result: dict[str, Any]) -> types.CallToolResult:
             f"\n({left_out} figure image{'s' if left_out > 1 else ''} left out to keep this result small "
             "enough for an MCP client; pass figure to get one at a time.)"
         )
-    content: list[Any] = [types.TextContent(type="text", text=text)]
+    # what the session holds is data to the agent too: inside a span its content cannot close (``untrusted``)
+    content: list[Any] = [types.TextContent(type="text", text=span(text))]
     content += [types.ImageContent(type="image", data=data, mime_type="image/png") for data in fitted]
     return types.CallToolResult(content=content, is_error=not ok)
 

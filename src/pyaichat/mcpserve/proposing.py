@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 NO_CODE = "propose_code needs code: the Python to run in the person's session, as they would type it."
 MAX_CODE = 20_000  # characters of proposed code (a person reads it before it runs)
+READS_WITHIN = 600.0  # seconds: what a client read this long before proposing is named on the panel
 PROPOSE = "propose_code"
 STOPPED = "The person stopped serving this session (/mcp off) before answering; the code did not run."
 
@@ -55,7 +56,11 @@ class Proposer:
         if len(code) > MAX_CODE or not isinstance(explanation, str):
             return self._done(client, args, started, f"Proposed code is kept under {MAX_CODE:,} characters.")
         wait = self._wait(args.get("wait_seconds"))
-        pending = self.proposals.submit(Proposal.of_code(code, explanation, source=client.name))
+        # what this client read in the last minutes that looked like an instruction: the panel says so
+        provenance = client.reads.line(within=READS_WITHIN)
+        pending = self.proposals.submit(
+            Proposal.of_code(code, explanation, source=client.name, provenance=provenance)
+        )
         with self._lock:
             self._pending.add(pending)
         try:

@@ -114,10 +114,22 @@ def _question_md(turn: AssistantTurn) -> str:
     return f"**Question:** {turn.question}"
 
 
+def _receipts_comment(receipts: str) -> str:
+    """The answer's receipts under it: the status line as an HTML comment (Markdown readers hide it; it
+    stays in the file for whoever looks; ``--`` is spaced out so it cannot end the comment early), and each
+    contradicted number as a visible line, as the REPL shows it."""
+    summary, *warnings = receipts.split("\n")
+    lines = [f"<!-- {summary.replace('--', '- -')} -->"]
+    lines += [f"_⚠ {w.removeprefix('warning: ')}_" for w in warnings]
+    return "\n\n".join(lines)
+
+
 def _answer_md(turn: AssistantTurn) -> str:
     text = f"**Answer:** {turn.answer or '(no answer)'}"
     if turn.note:
         text += f"\n\n_{turn.note}_"
+    if turn.receipts:
+        text += "\n\n" + _receipts_comment(turn.receipts)
     if turn.error:
         text += f"\n\n_Error: {turn.error}_"
     return text
@@ -347,6 +359,8 @@ def to_transcript(turns: Sequence[AssistantTurn], *, mask: Callable[[str], str] 
         out += ["### Answer", "", turn.answer or "(no answer)", ""]
         if turn.note:
             out += [f"_{turn.note}_", ""]
+        if turn.receipts:
+            out += [_receipts_comment(turn.receipts), ""]
         if turn.error:
             out += [f"_Error: {turn.error}_", ""]
     return m("\n".join(out))

@@ -188,7 +188,9 @@ def _mask_entry(entry: dict[str, Any], mask: Callable[[str], str]) -> dict[str, 
     return out
 
 
-_TURN_MASKED = ("question", "answer", "note", "error")
+_TURN_MASKED = ("question", "answer", "note", "error", "receipts")
+# Keys a record written by an older pyaichat may lack (its dataclass default stands in).
+_OPTIONAL = frozenset({"receipts"})
 _APPROVED_MASKED = ("code", "explanation", "undone")
 
 
@@ -218,6 +220,7 @@ _JOURNAL_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
         "steps": (list,),
         "note": (str, type(None)),
         "error": (str, type(None)),
+        "receipts": (str, type(None)),
     },
     "approved": {
         "code": (str,),
@@ -239,9 +242,11 @@ def _journal_problem(journal: Any) -> str | None:
         return "its journal is malformed"
     for part, types_ in _JOURNAL_TYPES.items():
         for i, record in enumerate(journal[part], 1):
-            if not isinstance(record, dict) or set(record) != set(types_):
+            if not isinstance(record, dict) or not set(types_) - _OPTIONAL <= set(record) <= set(types_):
                 return f"journal record {i} of its {part} is malformed"
             for key, allowed in types_.items():
+                if key not in record:
+                    continue
                 value = record[key]
                 if not isinstance(value, allowed) or (isinstance(value, bool) and int in allowed):
                     return f"journal record {i} of its {part} has a bad {key}"

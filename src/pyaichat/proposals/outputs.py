@@ -25,6 +25,7 @@ def panel(proposal: Proposal) -> ApprovalRequiredEvent:
         tool=proposal.tool,
         arguments=proposal.arguments if proposal.kind == "tool" else None,
         title=proposal.title,
+        provenance=proposal.provenance,
         choices=proposal.choices,
     )
 

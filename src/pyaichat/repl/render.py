@@ -289,6 +289,12 @@ class RichRenderer:
         if event.note or event.stopped_by:
             self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
 
+    def _on_receipts(self, event: Any) -> None:
+        """Under the answer: a warning line per contradicted number, then the receipts' status line."""
+        for warning in event.warnings:
+            self._print(Text(f"⚠ {warning}", style="bold yellow"))
+        self._print(Text(f"{event.summary} (/receipts)", style="dim"))
+
     def _on_usage(self, event: Any) -> None:
         line = format_usage(
             event.prompt_tokens,
@@ -315,6 +321,8 @@ class RichRenderer:
             body = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
             title = f"Proposed code{who} (not run yet)"
         parts: list[Any] = []
+        if event.provenance:  # it follows text from the data that looked like an instruction
+            parts.append(Padding(Text(f"⚠ {event.provenance}", style="bold yellow"), (0, 0, 1, 0)))
         if event.explanation.strip():
             last = event.choices == "accept"  # a review of changed definitions: the text is all there is
             parts.append(Padding(Text(event.explanation.strip()), (0, 0, 0 if last else 1, 0)))

@@ -1,0 +1,231 @@
+"""Receipts (``agent.receipts``): which numbers are read, how they match at the answer's precision, what is
+tied to a result (and so can be contradicted), and how every front end, ``/receipts``, the journal and
+``/save`` show them."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from pyaichat.agent.events import ReceiptsEvent
+from pyaichat.agent.receipts import CONTRADICTED, NOT_FOUND, SUPPORTED, Seen, check, numbers_in
+from pyaichat.commands import dispatch
+from pyaichat.piped import PlainFrontEnd
+
+MEAN = Seen("eval_expr(df.price.mean())", "float64 11.2", "df.price.mean()")
+ROWS = Seen("eval_expr(len(df))", "int\n1200", "len(df)")
+SHARE = Seen("eval_expr((df.price > 12).mean())", "float64 0.125", "(df.price > 12).mean()")
+TABLE = Seen(
+    "eval_expr(df.describe())",
+    "rows:\n          price        qty\ncount  10.00000  10.000000\nmean   11.97400   4.400000\n"
+    "max    15.00000   8.000000",
+    "df.describe()",
+)
+
+
+def statuses(answer: str, *seen: Seen, question: str = "", picture: str = "") -> list[tuple[str, str]]:
+    return [(r.number, r.status) for r in check(answer, list(seen), picture, question).receipts]
+
+
+def test_number_tokens_of_every_written_form():
+    text = "-3.5%, 1,234.5 and 1.2e-3; 0.59 percentage points; (12,) $491.43. | 7 |"
+    assert [n.text for n in numbers_in(text)] == ["-3.5%", "1,234.5", "1.2e-3", "0.59%", "12", "491.43", "7"]
+
+
+def test_pieces_of_words_dates_times_and_versions_are_not_numbers():
+    assert numbers_in("float64 x2 utf-8 10:30 python 3.12.1 0x7fcc 6th 2D") == []
+
+
+def test_equal_at_the_answers_precision_and_ratios_as_percentages():
+    assert statuses("About 11, or 11.20 exactly; 1,200 rows.", MEAN, ROWS) == [
+        ("11", SUPPORTED),
+        ("11.20", SUPPORTED),
+        ("1,200", SUPPORTED),
+    ]
+    assert statuses("12.5% of prices are above 12; a fall of -11.2.", SHARE, MEAN, question="above 12?") == [
+        ("12.5%", SUPPORTED),
+        ("-11.2", SUPPORTED),
+    ]
+    assert statuses("11.3 and 1,250", MEAN, ROWS) == [("11.3", NOT_FOUND), ("1,250", NOT_FOUND)]
+
+
+def test_trivial_numbers_are_left_out():
+    answer = (
+        "1. In 2023 the mean was 11.2\n2) see `df.head(10)`\n\n```python\ndf.price.mean() * 100\n```\n"
+        "Asked about 7 things."
+    )
+    assert statuses(answer, MEAN, question="the 7 things?") == [("11.2", SUPPORTED)]
+
+
+def test_a_value_in_backticks_is_a_claim():
+    assert statuses("The mean is `11.2`.", MEAN) == [("11.2", SUPPORTED)]
+
+
+def test_a_misreported_mean_by_expression_or_by_words_is_contradicted():
+    for answer in ("`df.price.mean()` is 12.5.", "The mean of price is 12.5.", "Average `price`: 12.5"):
+        found = check(answer, [MEAN])
+        assert [(r.number, r.status, r.shown) for r in found.receipts] == [("12.5", CONTRADICTED, "11.2")]
+        assert found.warnings() == [
+            "12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2"
+        ]
+        assert found.summary() == "receipts: 0 of 1 number found in this turn's results · 1 contradicted"
+
+
+def test_a_misreported_count_and_percentage_are_contradicted():
+    assert statuses("`len(df)` is 1,100, so 1,100 rows.", ROWS)[0] == ("1,100", CONTRADICTED)
+    assert statuses("`(df.price > 12).mean()` gives 15%.", SHARE) == [("15%", CONTRADICTED)]
+
+
+def test_a_sentence_that_states_the_value_somewhere_is_not_contradicted():
+    # the first number after the mention is a count: the sentence still reports the mean right
+    assert statuses("The mean of price over 9 rows is 11.2.", MEAN) == [("9", NOT_FOUND), ("11.2", SUPPORTED)]
+
+
+def test_two_quantities_in_one_sentence_are_never_contradicted():
+    other = Seen("eval_expr(df.qty.mean())", "float64 4.4", "df.qty.mean()")
+    assert statuses("`df.price.mean()` and `df.qty.mean()` are 12.5 and 4.1.", MEAN, other) == [
+        ("12.5", NOT_FOUND),
+        ("4.1", NOT_FOUND),
+    ]
+
+
+def test_a_number_never_tied_to_a_quantity_is_only_not_found():
+    assert statuses("Prices rose by 12.5 last year.", MEAN) == [("12.5", NOT_FOUND)]
+
+
+def test_a_misreported_table_cell_is_contradicted_even_when_it_matches_elsewhere():
+    answer = "| stat | price | qty |\n|---|---|---|\n| mean | 11.97 | 4.4 |\n| max | 15 | 9 |"
+    found = check(answer, [TABLE])
+    assert [(r.number, r.status) for r in found.receipts] == [
+        ("11.97", SUPPORTED),
+        ("4.4", SUPPORTED),
+        ("15", SUPPORTED),
+        ("9", CONTRADICTED),  # 9 is 9.x of no cell: max qty is 8
+    ]
+    assert found.receipts[3].shown == "8.000000"
+
+
+def test_lines_for_receipts_name_the_call_or_say_none_did():
+    found = check("The mean of price is 12.5. There are 1,200 rows and 3 cats.", [MEAN, ROWS])
+    assert found.lines() == [
+        ("12.5", "CONTRADICTED: eval_expr(df.price.mean()) returned 11.2"),
+        ("1,200", "found in eval_expr(len(df)): 1200"),
+        ("3", "not found: no result of this turn showed it"),
+    ]
+
+
+def test_the_session_picture_counts_as_a_source():
+    found = check("df has 20 rows.", [], picture="df: DataFrame 20×4: age float64")
+    assert [(r.number, r.status, r.source) for r in found.receipts] == [
+        ("20", SUPPORTED, "the session picture")
+    ]
+
+
+# -- through the controller (a scripted in-process model) ---------------------------------------------------
+def ask_mean(ctrl, fake, session, answer: str) -> None:
+    session.run("import pandas as pd\ndf = pd.DataFrame({'price': [10.5, 11.25, 12.0, 11.05]})")
+    fake.tool("eval_expr", {"expr": "df.price.mean()"}).text(answer)
+    ctrl.ask("what is the mean price?")
+
+
+def test_an_answer_is_followed_by_its_receipts(ctrl, recorder, fake, session):
+    ask_mean(ctrl, fake, session, "The mean of `price` is 12.5 over 4 rows.")
+    kinds = [e.type for e in recorder.events]
+    assert kinds.index("receipts") == kinds.index("answer") + 1
+    (event,) = recorder.of("receipts")
+    assert event.summary == "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted"
+    assert event.warnings == [
+        "12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2"
+    ]
+    recorder.events.clear()
+    dispatch(ctrl, "/receipts")
+    (page,) = recorder.of("page")
+    assert page.sections[0].title == event.summary
+    assert page.sections[0].rows == [
+        ("12.5", "CONTRADICTED: eval_expr(df.price.mean()) returned 11.2"),
+        ("4", "found in the session picture: 4"),
+    ]
+    turn = ctrl.journal.turns[-1]
+    assert turn.receipts == f"{event.summary}\nwarning: {event.warnings[0]}"
+
+
+def test_receipts_can_be_turned_off(ctrl, recorder, fake, session):
+    session.settings.replace(session.settings.current().replace(receipts=False))
+    ask_mean(ctrl, fake, session, "The mean of `price` is 12.5.")
+    assert recorder.of("receipts") == []
+    assert ctrl.journal.turns[-1].receipts is None
+    recorder.events.clear()
+    dispatch(ctrl, "/receipts")
+    assert recorder.of("notice")[0].text == "No receipts to show: receipts are off (receipts = false)."
+
+
+def test_an_answer_without_numbers_has_no_receipts_line(ctrl, recorder, fake, session):
+    ask_mean(ctrl, fake, session, "It is about eleven.")
+    assert recorder.of("receipts") == []
+    recorder.events.clear()
+    dispatch(ctrl, "/receipts")
+    assert recorder.of("notice")[0].text == "The last answer states no number to check."
+
+
+def test_save_writes_the_receipts_as_a_comment_and_the_warning_as_a_line(
+    ctrl, recorder, fake, session, tmp_path
+):
+    ask_mean(ctrl, fake, session, "The mean of `price` is 12.5.")
+    for name in ("t.md", "t.py"):
+        dispatch(ctrl, f"/save {tmp_path / name}")
+        text = (tmp_path / name).read_text()
+        assert "<!-- receipts: 0 of 1 number found in this turn's results · 1 contradicted -->" in text
+        assert "_⚠ 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2_" in text
+
+
+# -- the front ends ---------------------------------------------------------------------------------------
+EVENT = ReceiptsEvent(
+    summary="receipts: 1 of 2 numbers found in this turn's results · 1 contradicted",
+    warnings=["12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2"],
+)
+
+
+def test_piped_mode_prints_the_warning_then_the_status_line():
+    out = io.StringIO()
+    PlainFrontEnd(out).emit(EVENT)
+    assert out.getvalue().splitlines() == [
+        "Warning: 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2",
+        "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted",
+    ]
+
+
+def test_the_terminal_shows_the_warning_and_the_status_line():
+    from rich.console import Console
+
+    from pyaichat.repl.render import RichRenderer
+
+    out = io.StringIO()
+    RichRenderer(Console(file=out, width=120, no_color=True, highlight=False)).render(EVENT)
+    assert out.getvalue().splitlines() == [
+        "⚠ 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2",
+        "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted (/receipts)",
+    ]
+
+
+def test_a_notebook_shows_the_warning_and_the_status_line(capsys):
+    pytest.importorskip("IPython")
+    from pyaichat.ipython.frontend import DisplayRenderer
+
+    DisplayRenderer().render(EVENT)
+    assert capsys.readouterr().out.splitlines() == [
+        "⚠ 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2",
+        "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted (/receipts)",
+    ]
+
+
+def test_several_quantities_in_one_sentence_each_take_the_numbers_after_them():
+    other = Seen("eval_expr(df.qty.mean())", "float64 4.4", "df.qty.mean()")
+    assert statuses("The mean of `price` is **12.5** over the 1,200 rows.", MEAN, ROWS) == [
+        ("12.5", CONTRADICTED),
+        ("1,200", SUPPORTED),
+    ]
+    assert statuses("`df.price.mean()` is 11.2 and `df.qty.mean()` is 4.9.", MEAN, other) == [
+        ("11.2", SUPPORTED),
+        ("4.9", CONTRADICTED),
+    ]
