@@ -124,7 +124,7 @@ def test_the_git_server_answers_from_the_repository_and_its_write_tools_wait_for
     offered = tools_sent(srv.bodies[0])
     assert offered["git__git_log"] == {
         "name": "git__git_log",
-        "description": "Shows the commit logs",
+        "description": "<data>Shows the commit logs</data>",  # an outside server's words: data, in a span
         "parameters": {"type": "object", "properties": {}},
     }
     assert "describe_tool" in offered and "git__git_commit" not in offered  # writes: not offered when piped
