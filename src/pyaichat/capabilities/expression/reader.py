@@ -71,7 +71,7 @@ _BUILTIN_TYPES = frozenset(
 
 class NotInProcess(Exception):
     """The expression is read in the walled child (not an error). ``value``: the object it names when it was
-    read here and only describing it needed the session's own code (``UNREAD`` otherwise)."""
+    read here and only describing it needed the session's own code (then ``read`` is true)."""
 
     def __init__(self, value: Any = None, *, read: bool = False) -> None:
         super().__init__()
