@@ -9,7 +9,7 @@ import time
 import pytest
 
 from pyaichat.capabilities.sandbox import isolation_mode
-from pyaichat.capabilities.sandbox.isolation import fork_available, run_forked
+from pyaichat.capabilities.sandbox.isolation import CHILD_NOFILE, fork_available, run_forked
 from pyaichat.errors import CapabilityTimeout
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="no fork on this platform")
@@ -42,6 +42,25 @@ def test_child_limits_and_descriptors(tmp_path) -> None:
     assert result["env"] == 0
     if result["fds"]:
         assert keep_fd not in result["fds"]
+
+
+def test_a_session_with_many_files_open_still_gives_the_child_a_small_descriptor_limit() -> None:
+    # a test runner's worker or a notebook server has files open above the child's limit: the result pipe the
+    # parent makes then gets a high number, which must not raise the child's limit (it is moved down instead)
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(100)]
+    try:
+
+        def job() -> dict:
+            return {"ok": True, "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
+
+        result = run_forked(job, 5.0)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert max(held) > 64
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    expected = CHILD_NOFILE if hard == resource.RLIM_INFINITY else min(CHILD_NOFILE, hard)
+    assert result == {"ok": True, "nofile": expected}
 
 
 def test_file_writes_fail_in_the_child(tmp_path) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 from ...errors import CapabilityTimeout
 from . import shared_memory
 from .confine import ConfineError, Walls, libc_handle, prepare_in_parent, raise_walls
+from .shared_memory import fcntl
 
 try:
     import resource
@@ -88,11 +89,7 @@ def _child_setup(keep_fds: tuple[int, ...], timeout: float, vm_size: int) -> Non
     # Every inherited descriptor goes, whatever its number: an open file, socket or pipe of the session is a
     # way out that neither Landlock nor the seccomp filter would close (CPython uses close_range(2), so a
     # large upper bound costs nothing).
-    low = 3
-    for fd in keep:
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, _FD_CEILING)
+    _close_all_but(keep)
     _clear_environment()
     gc.disable()  # a full collection would touch (and so copy) every page of the parent's heap
     try:
@@ -111,6 +108,38 @@ def _child_setup(keep_fds: tuple[int, ...], timeout: float, vm_size: int) -> Non
             limit(resource.RLIMIT_AS, vm_size + AS_HEADROOM)
     except Exception:
         pass
+
+
+def _close_all_but(keep: list[int]) -> None:
+    """Close every descriptor from 3 up except ``keep`` (sorted)."""
+    low = 3
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, _FD_CEILING)
+
+
+def _renumber_low(fds: tuple[int, ...]) -> tuple[int, ...]:
+    """In the child: every inherited descriptor but ``fds`` goes; ``fds`` move to the lowest numbers (3 up).
+    A session with many files open (a test runner's worker, a notebook server) hands out pipes numbered above
+    ``CHILD_NOFILE``; kept there, they would force the child's descriptor limit up to their number.
+    Negative entries (no descriptor) stay as they are."""
+    keep = sorted({fd for fd in fds if fd >= 3})
+    _close_all_but(keep)
+    moved: dict[int, int] = {}
+    for fd in keep if fcntl is not None else ():
+        try:
+            new = fcntl.fcntl(fd, fcntl.F_DUPFD, 3)  # the lowest free number from 3
+        except OSError:
+            moved[fd] = fd
+            continue
+        if new < fd:
+            os.close(fd)
+            moved[fd] = new
+        else:
+            os.close(new)
+            moved[fd] = fd
+    return tuple(moved.get(fd, fd) for fd in fds)
 
 
 def _clear_environment() -> None:
@@ -168,6 +197,7 @@ def run_forked(
         code = 0
         try:
             os.close(read_fd)
+            write_fd, ruleset = _renumber_low((write_fd, ruleset))
             failed = _privatize((write_fd, ruleset))
             extra = open_in_child() if open_in_child is not None and not failed else ()
             _child_setup((write_fd, ruleset, *extra), timeout, vm_size)
