@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import os
 import types
 from collections import deque
 from typing import Any, NamedTuple
 
 from . import adapters, layout
 from .deadline import PICTURE_BUDGET, USER_CODE_BUDGET, NotAsked, Overtime, ask, failure, guarded
+from .layout import is_environ
 from .privacy import FULL, SCHEMA
 from .redact import REDACTED, is_secret_name
 from .text import cut, type_name
@@ -35,26 +35,6 @@ LARGE = 10_000
 
 
 # -- small helpers -------------------------------------------------------------------------------------------
-def is_environ(value: Any) -> bool:
-    """``os.environ``, ``os.environb`` or a dict copy of the environment (``dict(os.environ)``,
-    ``os.environ.copy()``, ``{**os.environ, "X": "1"}``, ``{"X": "1", **os.environ}``): only their size is
-    ever shown. A copy is told by a sample of its first and last entries, most of which are the
-    environment's own (a few added or changed entries do not hide it)."""
-    if issubclass(type(value), os._Environ):
-        return True
-    if not issubclass(type(value), dict) or type(value).__module__ not in ("builtins", "collections"):
-        return False
-    if len(value) < 3:
-        return False
-    items = dict.items(value)
-    sample = (
-        [*itertools.islice(items, 6), *itertools.islice(reversed(items), 6)] if len(value) > 12 else items
-    )
-    env = os.environ
-    same = sum(1 for k, v in sample if type(k) is str and type(v) is str and env.get(k) == v)
-    return same >= 3 and same * 2 >= len(sample)
-
-
 def has_custom_repr(value: Any) -> bool:
     return type(value).__repr__ is not object.__repr__
 

@@ -18,7 +18,8 @@ here:
 * **plain objects**: a builtin container, subclass or not, through its base type's own methods
   (``builtin_base``, ``builtin_items``: a subclass's ``__len__``/``__iter__`` is the session's code); an
   instance's own attributes through ``object.__getattribute__`` and its slot descriptors (``instance_state``:
-  no ``__getattr__``, no property).
+  no ``__getattr__``, no property); whether a dict is the environment or a copy of it (``is_environ``: read
+  with ``dict.items``), which only its size may leave by.
 * **namespaces** (``namespace_ids``): the session's namespace and the interpreter's module table are where
   names live, not an object's state — the shell's own objects (IPython's ``exit``, ipykernel's
   ``ZMQExitAutocall``) and ``g = globals()`` reach the namespace, and a proposal that creates ``total`` must
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import array
 import ctypes
+import os
 import sys
 import types
 from collections import deque
@@ -290,6 +292,24 @@ def instance_state(obj: Any, slots: bool = True) -> dict[str, Any] | None:
     if not state and type(found) is not dict:
         return None
     return state
+
+
+def is_environ(value: Any) -> bool:
+    """``os.environ``, ``os.environb`` or a dict copy of the environment (``dict(os.environ)``,
+    ``os.environ.copy()``, ``{**os.environ, "X": "1"}``, ``{"X": "1", **os.environ}``): only their size is
+    ever shown. A copy is told by a sample of its first and last entries, most of which are the
+    environment's own (a few added or changed entries do not hide it)."""
+    if issubclass(type(value), os._Environ):
+        return True
+    if not issubclass(type(value), dict) or type(value).__module__ not in ("builtins", "collections"):
+        return False
+    if len(value) < 3:
+        return False
+    items = dict.items(value)
+    sample = [*islice(items, 6), *islice(reversed(items), 6)] if len(value) > 12 else items
+    env = os.environ
+    same = sum(1 for k, v in sample if type(k) is str and type(v) is str and env.get(k) == v)
+    return same >= 3 and same * 2 >= len(sample)
 
 
 def namespace_ids(namespace: Mapping[str, Any] | None) -> frozenset[int]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
-from ..paths import state_dir
+from ..paths import state_path
 from ..records import ApprovedProposal, AssistantTurn, HistoryEntry
 from ..version import __version__
 from . import PersistError
@@ -39,7 +39,10 @@ MAX_INPUTS = 1000  # the newest inputs kept
 
 
 def default_path() -> str:
-    return os.path.join(str(state_dir()), FILE_NAME)
+    """The resume file in the state directory, as a plain string: written after every input, from a thread
+    that shares the interpreter with the prompt, it does without ``pathlib`` (and the ``urllib`` and
+    ``ipaddress`` that ``pathlib`` imports)."""
+    return state_path(FILE_NAME)
 
 
 @dataclass
