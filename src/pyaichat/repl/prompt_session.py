@@ -4,6 +4,7 @@ from it)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 PROMPTS = {Mode.PYTHON: ">>> ", Mode.ASSISTANT: "ai> "}
 CONTINUATION = "... "
+LEXER_IDLE = 0.1  # seconds of an idle prompt (no key, no redraw) before the lexer is built
 
 STYLE = Style.from_dict(
     {
@@ -95,24 +97,40 @@ def toolbar(ctrl: Controller) -> FormattedText:
 class _ModeLexer:
     """Pygments Python highlighting in Python mode only.
 
-    Building pygments' Python lexer compiles ~100 regular expressions (~80 ms), more than a third of the
-    start-up budget, so it is built in a background thread once the first prompt is on screen (``on_render``;
-    started during that render it would compete with it for the GIL); the prompt is drawn plain until it is
-    ready and then redrawn highlighted.
+    Building pygments' Python lexer compiles ~100 regular expressions (~30 ms of CPU, ~80 ms on the clock),
+    more than a third of the start-up budget, so it is built in a background thread once the prompt is on
+    screen and has been idle for ``LEXER_IDLE`` (no key, no redraw: ``on_render`` re-arms the wait at every
+    redraw). Started with the first render, it would hold the GIL in the way of the keys, the first input and
+    the exit of someone who types at once (a paste, type-ahead, one line and Ctrl-D). The prompt is drawn
+    plain until it is ready and then redrawn highlighted.
     """
 
     def __init__(self, ctrl: Controller) -> None:
         self.ctrl = ctrl
         self._python: Lexer | None = None
         self._loading = False
+        self._waiting: asyncio.TimerHandle | None = None
 
     def __call__(self) -> Lexer | None:
         return self._python if self.ctrl.mode is Mode.PYTHON else None
 
     def on_render(self, app: Application[Any]) -> None:
-        """``after_render`` handler: the first prompt has been written out; start loading the lexer."""
+        """``after_render`` handler: the prompt was drawn; load the lexer once it stays idle (see above)."""
+        if self._loading:
+            return
+        if self._waiting is not None:
+            self._waiting.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # drawn outside an event loop: nothing to wait with
+            self._start(app)
+            return
+        self._waiting = loop.call_later(LEXER_IDLE, self._start, app)
+
+    def _start(self, app: Application[Any] | None) -> None:
         if not self._loading:
             self._loading = True
+            self._waiting = None
             threading.Thread(target=self._load, args=(app,), daemon=True).start()
 
     def _load(self, app: Application[Any] | None) -> None:
