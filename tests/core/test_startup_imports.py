@@ -177,3 +177,56 @@ def test_interactive_first_prompt_imports_nothing_on_the_list(tmp_path: Path, su
     modules = set(json.loads(snapshot.read_text()))
     assert "prompt_toolkit" in modules and "pyaichat.controller" in modules  # taken at the real prompt
     assert sorted(NEVER_AT_FIRST_PROMPT & modules) == []
+
+
+# A session of one line and Ctrl-D, kept for --resume (autosave "auto"): what keeping it loads is the masker
+# and json, not the capabilities' machinery (brepr, the adapters, the registry: ~9 ms for one helper) nor
+# pathlib with its urllib and ipaddress (the resume file's path is a string). The module set is taken at exit,
+# after the resume file's writer has finished.
+NEVER_FOR_ONE_KEPT_LINE = {
+    "pathlib",
+    "pyaichat.capabilities.brepr",
+    "pyaichat.capabilities.adapters",
+    "pyaichat.capabilities.registry",
+    "pydantic",
+    "rich",
+    "litellm",
+}
+SNAPSHOT_AT_EXIT = """
+import atexit, json, sys
+
+target = sys.argv[1]
+atexit.register(lambda: open(target, "w").write(json.dumps(sorted(sys.modules))))  # after pyaichat's own
+sys.argv = ["pyaichat"]
+from pyaichat.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_one_line_kept_for_resume_loads_only_what_keeping_it_needs(tmp_path: Path) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    snapshot = tmp_path / "modules.json"
+    env = clean_env(tmp_path) | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", SNAPSHOT_AT_EXIT, str(snapshot)],
+        env=env,
+        dimensions=(30, 100),
+        encoding="utf-8",
+        timeout=30,
+    )
+    try:
+        child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
+        child.send("x = 1\r")
+        child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    kept = json.loads((tmp_path / "state" / "pyaichat" / "last-session.json").read_text())
+    assert [entry["source"] for entry in kept["history"]] == ["x = 1"]  # kept before the process ended
+    modules = set(json.loads(snapshot.read_text()))
+    assert "pyaichat.persist.resume" in modules and "pyaichat.capabilities.secret_values" in modules
+    assert sorted(NEVER_FOR_ONE_KEPT_LINE & modules) == []
