@@ -114,15 +114,20 @@ class LastingState:
     def _start(self) -> None:
         import threading  # only when something is kept
 
+        # The writer's modules load on this thread, between inputs, not on the writer's: an import makes
+        # dozens of file system calls, each of which would hand the GIL back and forth between the writer and
+        # a prompt handling keys, each handover waiting for the other thread to be scheduled.
+        from .persist.resume import save_resume
+
         with self._lock:
             if self._writer is not None or self._pending is None:
                 return  # the running writer takes the newest state before it stops
-            self._writer = threading.Thread(target=self._write_all, name="pyaichat-autosave")
+            self._writer = threading.Thread(
+                target=self._write_all, args=(save_resume,), name="pyaichat-autosave"
+            )
             self._writer.start()  # not a daemon: leaving waits for a write under way
 
-    def _write_all(self) -> None:
-        from .persist.resume import save_resume  # off the keystroke path, with the first write
-
+    def _write_all(self, save_resume: Callable[..., Any]) -> None:
         while True:
             with self._lock:
                 job, self._pending = self._pending, None
