@@ -32,8 +32,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..server_spec import ServerSpec
 from .faults import exited, leaf, offending, start_failure
-from .launch import Launch
 from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
 from .stderr import Tail
 
@@ -48,7 +48,7 @@ class ServerProblem(Exception):
 class Connection:
     """One server of the session (see the module docstring). Every method runs on the manager's loop."""
 
-    def __init__(self, launch: Launch) -> None:
+    def __init__(self, launch: ServerSpec) -> None:
         self.launch = launch
         self.name = launch.name
         self.state = "starting"  # starting → ready → stopped, or failed at any point
@@ -134,12 +134,12 @@ class Connection:
             params = StdioServerParameters(
                 command=launch.command or "",
                 args=list(launch.args),
-                env={k: v.get_secret_value() for k, v in launch.env.items()},
+                env={k: v.get_secret_value() for k, v in launch.env},
                 cwd=launch.cwd,
             )
             transport: Any = stdio_client(params, errlog=errlog)
         else:
-            headers = {k: v.get_secret_value() for k, v in launch.headers.items()}
+            headers = {k: v.get_secret_value() for k, v in launch.headers}
             if launch.transport == "sse":
                 from mcp.client.sse import sse_client
 
