@@ -102,10 +102,7 @@ def _headless(flags: Any) -> int:
             print(f"pyaichat mcp: {problem}", file=sys.stderr)
         gate = SessionGate()
         gate.attach()  # nobody types here: calls only wait for each other (one kernel connection)
-        kernel = getattr(runtime, "kernel", None)
-        path = getattr(kernel, "connection_file", None) or getattr(
-            getattr(kernel, "manager", None), "connection_file", None
-        )
+        path = runtime.kernel.connection_path
         # the pid and directory the picture names next to this are pyaichat mcp's own
         which = f" ({os.path.basename(path)})" if path else ""
         if flags.server is not None:

@@ -133,6 +133,11 @@ class KernelRuntime(LinkedRuntime):
     def close(self) -> None:
         self.kernel.close()
 
+    def reopen(self) -> KernelRuntime:
+        """This session over a second connection to its kernel (``KernelConnection.reopen``), with the same
+        settings."""
+        return KernelRuntime(self.kernel.reopen(), self.config)
+
     def exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not BY_NAME[request["op"]].gives_way:
             reply = self.kernel.request(request, timeout)
