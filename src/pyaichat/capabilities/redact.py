@@ -409,10 +409,6 @@ def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
     _known_exact = tuple(sorted(whole, key=len, reverse=True))
 
 
-def known_values() -> tuple[str, ...]:
-    return _known_values + _known_exact
-
-
 def mask_known(text: str) -> str:
     """Only the session's known secret values (and pieces of them) masked in ``text``: for text whose other
     parts were masked already, or will be on the way out (the session picture, in the session's process)."""

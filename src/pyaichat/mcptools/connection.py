@@ -72,7 +72,6 @@ class Connection:
         self._stderr = Tail(self._stderr_ended)
         self._stopping = False
         self._current: str | None = None  # the tool being called
-        self.relisted = 0  # times the tools were listed again after notifications/tools/list_changed
         self._relisting: asyncio.Task[None] | None = None
 
     # -- the long-lived task -------------------------------------------------------------------------------
@@ -253,7 +252,6 @@ class Connection:
             return
         try:
             self.tools = await self._list_tools(client)
-            self.relisted += 1
         except Exception as exc:  # a server that cannot list its tools any more is not trusted to run them
             said = f"The MCP server {self.name!r} said its tools changed, then failed to list them"
             self._fail(f"{said}: {exc}")
