@@ -27,25 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="A stdio MCP server: your running pyaichat session (started with /mcp on or --mcp), or a "
         "Jupyter kernel's namespace read-only.",
     )
-    kernel = parser.add_mutually_exclusive_group()
-    kernel.add_argument(
-        "--existing",
-        nargs="?",
-        const="",
-        metavar="CONNECTION_FILE",
-        help="serve a running Jupyter kernel (default: the newest), read-only",
-    )
-    kernel.add_argument(
-        "--kernel",
-        nargs="?",
-        const="python3",
-        metavar="NAME",
-        help="start a kernel of this kernelspec and serve it",
-    )
-    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
-    from ..server_flags import add_server_flags
+    from ..server_flags import add_kernel_flags
 
-    add_server_flags(parser, interactive=False)
+    add_kernel_flags(parser, interactive=False)
+    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
     return parser
 
 
