@@ -22,6 +22,10 @@ Two kinds of rule (documented in the README, "Secrets"):
   masked too.
 
 Replacements read ``<redacted …>`` so the model knows something was there without seeing it.
+
+One module of ~480 lines on purpose: the three kinds of rule run as one ordered pass over a text (what one
+rule masks, the next must not see again), and the names' rule is also the one ``secret_values`` and the
+adapters ask; one file keeps the pass and its order in one place.
 """
 
 from __future__ import annotations
@@ -236,7 +240,7 @@ _MIN_ENV_SECRET = 8
 _NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "XAUTHORITY", "SSH_AUTH_SOCK", "GPG_AGENT_INFO"})
 
 
-def _is_path(value: str) -> bool:
+def is_existing_path(value: str) -> bool:
     """An existing file or directory (``PWD=/home/ann``) is not a secret, whatever its variable is called."""
     try:
         return os.sep in value and os.path.exists(value)
@@ -274,7 +278,7 @@ class Masker:
             if len(v) >= _MIN_ENV_SECRET
             and k not in _NOT_SECRET_ENV
             and self.is_secret_name(k)
-            and not _is_path(v)
+            and not is_existing_path(v)
         }
         # Longest first, so a value that contains another is replaced whole.
         self._env_values = sorted(values, key=len, reverse=True)
@@ -403,8 +407,10 @@ def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
     environment's values) only whole. An existing file or directory is not a secret (``PWD``, a secret's
     file), whatever it was found under."""
     global _known_values, _known_exact
-    kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN and not _is_path(v)}
-    whole = {v for v in exact if isinstance(v, str) and len(v) >= _MIN_ENV_SECRET and not _is_path(v)} - kept
+    kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN and not is_existing_path(v)}
+    whole = {
+        v for v in exact if isinstance(v, str) and len(v) >= _MIN_ENV_SECRET and not is_existing_path(v)
+    } - kept
     _known_values = tuple(sorted(kept, key=len, reverse=True))  # a value that holds another goes whole
     _known_exact = tuple(sorted(whole, key=len, reverse=True))
 

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from ..capabilities.redact import is_secret_name
+from ..capabilities.redact import is_existing_path, is_secret_name
 from ..secret import Secret
 from ..server_entries import EntryError
 from ..server_spec import TRUSTS, ServerSpec
@@ -26,7 +26,7 @@ def worth_masking(key: str, value: str) -> list[str]:
     token of an ``Authorization: Bearer …`` header on its own. Short words (``debug``) and paths that exist
     are left alone, or every mention of them in a result would be masked too."""
     value = value.strip()
-    if len(value) < 8 or _is_existing_path(value):
+    if len(value) < 8 or is_existing_path(value):
         return []
     mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     if not (mixed or is_secret_name(key) or key.lower() in ("authorization", "cookie")):
@@ -36,13 +36,6 @@ def worth_masking(key: str, value: str) -> list[str]:
     if token and scheme.lower() in ("bearer", "basic", "token") and len(token) >= 8:
         found.append(token.strip())
     return found
-
-
-def _is_existing_path(value: str) -> bool:
-    try:
-        return os.sep in value and os.path.exists(value)
-    except (OSError, ValueError):
-        return False
 
 
 def launch(
