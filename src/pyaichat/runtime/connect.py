@@ -45,8 +45,8 @@ def find_connection_file(name: str | None) -> str:
 def attach(connection_file: str | None, config: Config, *, timeout: float = 10.0) -> KernelRuntime:
     """Connect to a running kernel through its connection file and load pyaichat's helper into it."""
     path = find_connection_file(connection_file)
-    from .connection import KernelConnection  # Jupyter: only with --existing/--kernel
     from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
+    from .kernel_connection import KernelConnection  # Jupyter: only with --existing/--kernel
 
     return KernelRuntime(KernelConnection.open(path, color=config.color, timeout=timeout), config)
 
@@ -58,8 +58,10 @@ def start(kernel_name: str, config: Config, *, timeout: float = 60.0) -> KernelR
         from jupyter_client.manager import KernelManager  # only with --kernel
     except ImportError:
         raise KernelUnavailable(no_jupyter_client())
-    from .connection import KernelConnection  # optional: imported once jupyter_client is known to be there
     from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
+    from .kernel_connection import (
+        KernelConnection,
+    )  # optional: imported once jupyter_client is known to be there
 
     manager = KernelManager(kernel_name=kernel_name)
     try:

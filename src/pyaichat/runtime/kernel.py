@@ -21,8 +21,8 @@ from ..records import ExecResult, LastError
 from ..session import input_is_complete
 from . import KernelUnavailable
 from .completion import Completion
-from .connection import ANSI, KernelConnection
 from .execute import CellRun
+from .kernel_connection import ANSI, KernelConnection
 from .link import BY_NAME, LinkedRuntime
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import KernelUnavailable
-from .connection import KernelConnection
 from .kernel import KernelRuntime
+from .kernel_connection import KernelConnection
 from .kernel_socket import SocketKernelClient
 from .server_api import ServerAPI, ServerError
 
