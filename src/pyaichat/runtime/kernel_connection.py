@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from ..version import __version__
 from . import KernelUnavailable
-from .link import COMM_TARGET, PROTOCOL
+from .kernel_link import COMM_TARGET, PROTOCOL
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 POLL_S = 0.25  # how often a wait checks that the kernel is still alive

@@ -1,7 +1,7 @@
 """A kernel on a Jupyter Server or JupyterHub (``pyaichat --server URL``), as a ``KernelRuntime``.
 
 The kernel runtime is the one ``--existing`` uses: ``KernelConnection`` with its helper, ``CellRun`` for
-inputs, ``link.OPERATIONS`` for everything the assistant asks. Only the transport differs: a
+inputs, ``kernel_link.OPERATIONS`` for everything the assistant asks. Only the transport differs: a
 ``kernel_socket.SocketKernelClient`` (the kernel websocket) instead of ``jupyter_client``'s ZMQ client, and a
 ``ServerKernel`` (the REST API) in the place of the kernel manager: interrupts, liveness and the shutdown of a
 kernel pyaichat started. ``ServerKernelConnection`` says which kernel this is and why it is gone in the words
