@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import layout
-from .brepr import is_environ
+from .bounded_repr import is_environ
 from .redact import MIN_KNOWN, masker_for, set_known_values
 
 ITEMS = 20_000

@@ -27,7 +27,7 @@ from typing import Any
 from . import adapters, layout
 from .adapters.numpy import is_dtype, is_ndarray
 from .adapters.pandas import frame_columns, is_dataframe, is_index, is_series
-from .brepr import (
+from .bounded_repr import (
     Facts,
     Limits,
     attributes,
