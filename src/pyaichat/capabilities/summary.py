@@ -37,7 +37,6 @@ from .bounded_repr import (
     is_iterator,
     known_len,
     own_facts,
-    safe_len,
     signature_text,
     static,
 )
@@ -76,7 +75,6 @@ __all__ = [
     "level",
     "one_line",
     "safe",
-    "safe_len",
     "signature_text",
     "type_details",
     "type_name",
