@@ -22,7 +22,7 @@ from ..session import input_is_complete
 from . import KernelUnavailable
 from .completion import Completion
 from .execute import CellRun
-from .kernel_connection import ANSI, KernelConnection
+from .kernel_connection import ANSI, OUTPUT_LOST, KernelConnection
 from .kernel_link import BY_NAME, LinkedRuntime
 
 if TYPE_CHECKING:
@@ -65,7 +65,8 @@ class KernelRuntime(LinkedRuntime):
         if isinstance(count, int):
             if count <= kernel.execution_count or kernel.restarted:  # counts only grow in one kernel process
                 kernel.reset_after_restart()
-                kernel.err.write(kernel.restart_sentence() + "\n")
+                lost = "" if run.heard else " " + OUTPUT_LOST  # nothing of this input's reached us
+                kernel.err.write(kernel.restart_sentence() + lost + "\n")
             kernel.execution_count = count
         result = ExecResult(ok=run.ok, number=count or kernel.execution_count + 1, output="".join(run.kept))
         result.duration_ms = (time.perf_counter() - started) * 1000
@@ -126,9 +127,6 @@ class KernelRuntime(LinkedRuntime):
 
     def audit_key(self) -> object:
         return self  # the host's records of this kernel session (the kernel keeps its own log)
-
-    def know_secrets(self) -> None:
-        pass  # the namespace, and so its secret values, are the kernel's
 
     def close(self) -> None:
         self.kernel.close()
