@@ -59,9 +59,7 @@ def start(kernel_name: str, config: Config, *, timeout: float = 60.0) -> KernelR
     except ImportError:
         raise KernelUnavailable(no_jupyter_client())
     from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
-    from .kernel_connection import (
-        KernelConnection,
-    )  # optional: imported once jupyter_client is known to be there
+    from .kernel_connection import KernelConnection  # optional: once jupyter_client is known to be there
 
     manager = KernelManager(kernel_name=kernel_name)
     try:
