@@ -14,7 +14,7 @@ from typing import Any
 
 from pyaichat.runtime.link import is_attribute
 
-SETUP = "x = 41\nitems = [1, 2, 3]\n"
+SETUP = "x = 41\nitems = [1, 2, 3]\napi_token = 'link-example-Zq8vN3xL0pR7'\n"
 
 
 def steps(directory: Path) -> list[tuple[str, Any]]:
@@ -29,6 +29,7 @@ def steps(directory: Path) -> list[tuple[str, Any]]:
         ("history", None),
         ("user_names", {}),
         ("audit_log", {"count": 2}),
+        ("know_secrets", {}),
         ("suggestion_facts", {"before": "total = sum(items) + x", "after": ""}),
         ("preview", {"source": "x = x + 1"}),
         ("begin_proposal", {"source": "x = 42"}),

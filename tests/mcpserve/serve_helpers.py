@@ -123,9 +123,14 @@ def bridge_env(state: Path) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def http_client(url: str, token: str | None, name: str = "test-agent") -> AsyncIterator[Client]:
+async def http_client(
+    url: str, token: str | None, name: str = "test-agent", connection: list[Any] | None = None
+) -> AsyncIterator[Client]:
+    """The SDK's client over Streamable HTTP; ``connection`` gets its HTTP client (its connections)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        if connection is not None:
+            connection.append(http)
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, client_info=types.Implementation(name=name, version="1")) as client:
             yield client

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pyaichat.mcpserve.guard import Guard
+from pyaichat.mcpserve.guard import CLIENT_KEY, Guard
 from pyaichat.mcpserve.rate import RateBound
 
 TOKEN = "t0k3n-right"
@@ -32,11 +32,13 @@ def request(
     guard: Guard,
     headers: dict[str, str],
     chunks: tuple[bytes, ...] = (b"{}",),
+    peer: tuple[str, int] = ("127.0.0.1", 50000),
 ) -> tuple[int, dict[str, str]]:
     scope = {
         "type": "http",
         "method": "POST",
         "path": "/mcp",
+        "client": peer,
         "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
     }
     pending = list(chunks)
@@ -130,3 +132,43 @@ def test_a_flood_is_429_past_the_burst_for_clients_and_strangers_alike() -> None
     statuses = [request(guard, wrong)[0] for _ in range(3)]
     assert statuses == [401, 401, 429]
     assert request(guard, good())[1].get("retry-after") == "1"
+
+
+class Opening(App):
+    """An app that opens an MCP session on each initialize (a request without a session id), as the SDK does,
+    and names the client it served in the scope, as the face does."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        opened = not any(name == b"mcp-session-id" for name, _ in scope["headers"])
+        headers = [(b"mcp-session-id", f"s{len(self.seen)}".encode())] if opened else []
+        scope[CLIENT_KEY] = "claude-code"
+        self.seen.append(b"")
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def test_a_refused_request_after_one_was_served_is_told_rarely_with_a_count(monkeypatch) -> None:
+    import pyaichat.mcpserve.guard as guard_module
+
+    told: list[tuple[str | None, int]] = []
+    guard = Guard(Opening(), token=TOKEN, hosts=HOSTS, on_refused=lambda key, n: told.append((key, n)))
+    assert request(guard, good())[0] == 200  # opens s0 on 127.0.0.1:50000
+    other = ("127.0.0.1", 50001)  # not a connection that was served
+    stolen = {**good(), "authorization": "Bearer guessed", "mcp-session-id": "s0"}
+    assert [request(guard, stolen, peer=other)[0] for _ in range(3)] == [401, 401, 401]
+    assert told == [("s0", 1)]  # the session's key, at once; the next ones wait for REPORT_EVERY
+    monkeypatch.setattr(guard_module, "REPORT_EVERY", 0.0)
+    assert request(guard, stolen, peer=other)[0] == 401
+    assert told == [("s0", 1), ("s0", 3)]  # the two held back and this one
+    # on the connection that was served (no session: the 2026 wire), named by the client the face wrote down
+    assert request(guard, {**good(), "authorization": "Bearer old"})[0] == 401
+    assert told[-1] == ("claude-code", 1)
+    # a session id nobody opened here, on a connection never served, or none at all: a stranger, no word
+    told.clear()
+    assert request(guard, {**stolen, "mcp-session-id": "made-up"}, peer=other)[0] == 401
+    assert request(guard, {**good(), "authorization": "Bearer guessed"}, peer=other)[0] == 401
+    # a session id sent with the token is not taken as opened: only the server's own answer opens one
+    assert request(guard, good(**{"mcp-session-id": "claimed"}), peer=("127.0.0.1", 50002))[0] == 200
+    assert request(guard, {**stolen, "mcp-session-id": "claimed"}, peer=other)[0] == 401
+    assert told == []

@@ -8,6 +8,7 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -106,6 +107,31 @@ def test_without_the_right_token_from_a_page_or_for_another_host_nothing_is_answ
     port = url.rsplit(":", 1)[1].split("/")[0]
     assert post(url, {**good, "host": f"rebound.attacker.example:{port}"}, INITIALIZE).status_code == 403
     assert post(url, good, b"[" + b'"x",' * 400_000 + b'"x"]').status_code == 413
+
+
+def test_a_request_without_the_token_after_a_client_was_served_is_a_quiet_line(served: Served) -> None:
+    """A client that was served sends requests without the token (it lost it, or someone else uses its
+    connection): the person sees it once, named as that client's calls are; a stranger's refusals stay
+    silent."""
+    served.lines.clear()
+    kept: list[Any] = []
+
+    async def agent() -> None:
+        async with http_client(served.url, served.token, "claude-code", kept) as client:
+            await client.call_tool("get_type", {"expr": "df"})
+            wrong = {"authorization": "Bearer " + served.token[::-1], "content-type": "application/json"}
+            for _ in range(3):  # on the connection the call went over (kept alive by the client)
+                assert (await kept[0].post(served.url, headers=wrong, content=INITIALIZE)).status_code == 401
+            stranger = {"authorization": "Bearer nope", "mcp-session-id": "0123456789abcdef"}
+            assert (await anyio.to_thread.run_sync(post, served.url, stranger)).status_code == 401
+
+    anyio.run(agent)
+    deadline = time.monotonic() + 10
+    while not any("refused" in line for line in served.lines) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # a second line, were one coming, would be here by now
+    refused = [line for line in served.lines if "refused" in line]
+    assert refused == ["⇄ claude-code refused · a request without the serving token after it was served"]
 
 
 def test_a_chunked_body_over_the_limit_is_413_not_an_internal_error(served: Served) -> None:

@@ -180,11 +180,12 @@ def _generation(session: Any) -> Any:
     return (id(namespace), len(namespace), len(history), id(last), id(getattr(session, "last_error", None)))
 
 
-def refresh(session: Any, config: Any) -> None:
+def refresh(session: Any, config: Any) -> tuple[list[str], list[str]]:
     """Bring the known secret values up to date with ``session`` (called before every capability call and
-    picture); cheap when nothing changed."""
+    picture); cheap when nothing changed. Returns the session's own: those found in its variables, and those
+    of copies of the environment."""
     if getattr(session, "namespace", None) is None:
-        return
+        return [], []
     stamp = _generation(session)
     now = time.monotonic()
     try:
@@ -192,7 +193,7 @@ def refresh(session: Any, config: Any) -> None:
     except TypeError:  # not weakly referenceable: walked every time
         entry = None
     if entry is not None and entry[0] == stamp and now - entry[1] < TTL:
-        return
+        return entry[2]
     values = collect(session.namespace, masker_for(config).is_secret_name)
     with _lock:
         try:
@@ -205,3 +206,4 @@ def refresh(session: Any, config: Any) -> None:
             union.update(dict.fromkeys(found))
             exact.update(dict.fromkeys(environment))
         set_known_values(union, exact)
+    return values

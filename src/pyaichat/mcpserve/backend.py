@@ -132,6 +132,24 @@ class LocalBackend:
         except SessionBusy as exc:  # one quiet line: the person sees an agent was turned away
             return self._done(client, name, args, refusal(name, str(exc), started), refused=True)
 
+    def refused_at_door(self, key: str | None, count: int) -> None:
+        """Requests came without the serving token after the client ``key`` was served (``guard``): a quiet
+        line naming it as its calls are named — it lost its token, or someone else holds its session."""
+        record = self.clients.find(key) if key is not None else None
+        who = record.name if record is not None else "an HTTP client"
+        what = "a request" if count <= 1 else f"{count} requests"
+        self._say_refusal(f"⇄ {who} refused · {what} without the serving token after it was served")
+
+    def _say_refusal(self, line: str) -> None:
+        """A refusal's quiet line (``QuietLines.refusal`` shows it even when calls are kept quiet)."""
+        if self.show is None:
+            return
+        refuse = getattr(self.show, "refusal", self.show)
+        try:
+            refuse(line)
+        except Exception:
+            pass  # a line that cannot be shown never fails the call
+
     def _introduced(self, picture: CapabilityResult) -> CapabilityResult:
         """The picture, introduced in this server's own words: what serves the session, and what an agent may
         do here (the picture itself came through the one door: bounded, masked, audited)."""
@@ -158,13 +176,8 @@ class LocalBackend:
         refused: bool = False,
     ) -> CapabilityResult:
         self.clients.counted(client, result.ok)
-        if refused and self.show is not None:
-            line = refusal_line(client, name, result)
-            refuse = getattr(self.show, "refusal", self.show)
-            try:
-                refuse(line)
-            except Exception:
-                pass
+        if refused:
+            self._say_refusal(refusal_line(client, name, result))
         elif shown and self.show is not None:
             try:
                 from ..capabilities.redact import masker_for  # loaded by the call already

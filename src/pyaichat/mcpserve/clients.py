@@ -84,6 +84,11 @@ class ClientBook:
             record.last_seen = time.time()
             return record
 
+    def find(self, key: str) -> ClientRecord | None:
+        """The record of connection ``key``, if it ever called (never makes one)."""
+        with self._lock:
+            return self._clients.get(key)
+
     def gone(self, key_prefix: str) -> None:
         """Every client whose key starts with ``key_prefix`` disconnected (a face closed its link)."""
         with self._lock:

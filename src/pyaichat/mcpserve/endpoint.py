@@ -213,6 +213,12 @@ class Endpoint:
         backend = self.backend
         if op == "ping":
             return {"id": rid, "ok": True}
+        if op == "refused":  # the HTTP face's guard turned away requests in a session it had served
+            count = request.get("count")
+            client = request.get("key")
+            found = f"{key}/{client}" if isinstance(client, str) else None
+            backend.refused_at_door(found, count if isinstance(count, int) else 1)
+            return {"id": rid, "ok": True}
         if op != "call":
             return {"id": rid, "error": f"unknown op {op!r}"}
         client = backend.clients.seen(

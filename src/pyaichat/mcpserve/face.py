@@ -19,6 +19,7 @@ from mcp.server.lowlevel import Server
 from ..untrusted import RULE, span
 from ..version import __version__
 from .clients import safe_name
+from .guard import CLIENT_KEY
 from .images import fit_all
 from .tools import PROPOSE
 
@@ -50,11 +51,17 @@ def client_of(ctx: Any) -> str:
 
 
 def key_of(ctx: Any, client: str) -> str:
-    """One key per MCP session: the Streamable HTTP session id, else (stdio) the client's name."""
+    """One key per MCP session: the Streamable HTTP session id, else the client's name (stdio, and HTTP
+    clients of the 2026 wire, which has no session). Written into the request's scope for the ``guard``,
+    which names the client when a later request on its connection comes without the token."""
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None)
     session_id = headers.get("mcp-session-id") if headers is not None else None
-    return safe_name(session_id, client) if session_id else client
+    key = safe_name(session_id, client) if session_id else client
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, dict):
+        scope[CLIENT_KEY] = key
+    return key
 
 
 def to_result(result: dict[str, Any]) -> types.CallToolResult:

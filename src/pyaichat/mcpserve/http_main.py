@@ -47,7 +47,7 @@ def main() -> int:
             enable_dns_rebinding_protection="*" not in hosts, allowed_hosts=hosts, allowed_origins=[]
         ),
     )
-    guarded = Guard(app, token=settings["token"], hosts=hosts)
+    guarded = Guard(app, token=settings["token"], hosts=hosts, on_refused=link.refused)
     config = uvicorn.Config(
         guarded, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1
     )

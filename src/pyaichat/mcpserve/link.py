@@ -92,6 +92,7 @@ class SessionLink:
         self._aidle: list[Any] = []  # idle connections on the face's event loop, (reader, writer) pairs
         self._ended = threading.Event()
         self._watch = watch
+        self._said = threading.Lock()  # one word at a time on the watch connection
         threading.Thread(target=self._watch_until_closed, name="pyaichat-mcp-watch", daemon=True).start()
 
     @classmethod
@@ -165,6 +166,16 @@ class SessionLink:
             writer.close()
             raise ChannelClosed("The session refused the connection.")
         return reader, writer
+
+    def refused(self, key: str | None, count: int) -> None:
+        """Tell the session that ``count`` requests of the client ``key`` (``None``: not known) came without
+        the token after it was served (``guard``). Said on the watch connection, whose answer the watch reads
+        and drops: nothing waits."""
+        with self._said:
+            try:
+                self._watch.send({"id": 0, "op": "refused", "key": key, "count": count})
+            except (ChannelClosed, OSError):
+                pass
 
     def close(self) -> None:
         self._ended.set()

@@ -21,6 +21,7 @@ from .policy import Verdict, verdict
 
 DESCRIBE = "describe_tool"
 BRIEF_CHARS = 100  # of a description's first line, in the brief form
+MAX_DEPTH = 32  # of a schema whose descriptions are put in spans
 
 SYSTEM_NOTE = """## Tools from MCP servers
 Tools named SERVER__TOOL come from MCP servers the user set up (the time, their git repository, their
@@ -57,7 +58,7 @@ class OfferedTool:
         origin = f"(From the MCP server {self.server!r}.{self.note()})"
         # the server's words are data (``untrusted``): inside a span, our note on where it comes from outside
         text = mask(f"{span(self.description)}\n{origin}" if self.description else origin)
-        params = parameters(self.tool.input_schema)
+        params = parameters(self.tool.input_schema, mask)
         return {
             "type": "function",
             "function": {"name": self.name, "description": text, "parameters": params},
@@ -102,9 +103,12 @@ def first_line(text: str) -> str:
     return line if len(line) <= BRIEF_CHARS else line[: BRIEF_CHARS - 1].rstrip() + "…"
 
 
-def parameters(schema: Any) -> dict[str, Any]:
+def parameters(schema: Any, mask: Callable[[str], str] | None = None) -> dict[str, Any]:
     """The tool's input schema as function parameters: an object schema, without the ``title`` keywords of
-    the schema and of its properties."""
+    the schema and of its properties; given ``mask``, every ``description`` in it, at any depth, is the
+    server's words in a span (``untrusted``), masked as the tool's description is."""
+    if mask is not None:
+        schema = _described_as_data(schema, mask)
     params = dict(schema) if isinstance(schema, dict) else {}
     params.pop("title", None)
     params.pop("$schema", None)
@@ -118,3 +122,21 @@ def parameters(schema: Any) -> dict[str, Any]:
     else:
         params["properties"] = {}
     return params
+
+
+def _described_as_data(node: Any, mask: Callable[[str], str], depth: int = 0) -> Any:
+    """``node`` (a JSON schema or a part of one) with each ``description`` string inside a span: text a
+    server puts beside an argument reaches the model as data, like its tool's description. Property names
+    stay as they are (the model must call with them); below ``MAX_DEPTH`` the schema is left as it is."""
+    if depth > MAX_DEPTH:
+        return node
+    if isinstance(node, dict):
+        return {
+            key: mask(span(value, inline=True))
+            if key == "description" and isinstance(value, str) and value.strip()
+            else _described_as_data(value, mask, depth + 1)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_described_as_data(item, mask, depth + 1) for item in node]
+    return node

@@ -191,10 +191,11 @@ class Runtime(Interpreter, Tools, Protocol):
         object for all of this session's records, so an MCP tool's call and a capability's share an id."""
         ...
 
-    def know_secrets(self) -> None:
+    def know_secrets(self) -> tuple[list[str], list[str]]:
         """Have this process's masker know the session's secret values now (``capabilities.secret_values``),
         so that a file written here (``/save``, the resume file) masks them by value, also one that no saved
-        text binds to a name. A kernel's values stay in the kernel with its namespace."""
+        text binds to a name; returns them (those in variables, those of copies of the environment). A
+        kernel's come from the kernel, where its namespace is: the host writes the files."""
         ...
 
     def close(self) -> None:

@@ -127,9 +127,6 @@ class KernelRuntime(LinkedRuntime):
     def audit_key(self) -> object:
         return self  # the host's records of this kernel session (the kernel keeps its own log)
 
-    def know_secrets(self) -> None:
-        pass  # the namespace, and so its secret values, are the kernel's
-
     def close(self) -> None:
         self.kernel.close()
 

@@ -165,6 +165,10 @@ def _a_moment(config: Config) -> float:
     return 1.0
 
 
+def _no_values(sentence: str, arguments: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    return [], []  # the files written here mask by rule and by what their own texts bind
+
+
 def _no_facts(sentence: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {"facts": [], "inputs": [], "note": sentence}
 
@@ -191,6 +195,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("history", HISTORY, otherwise=_nothing),
     Operation("user_names", NAMES, otherwise=_nothing),
     Operation("audit_log", TUPLE),
+    # the kernel's secret values, so that the files the host writes (/save, the resume file) mask them
+    Operation("know_secrets", TUPLE, otherwise=_no_values),
     # ghost-text suggestions: the facts about the names on the line, or none rather than a wait
     Operation("suggestion_facts", wait=_a_moment, otherwise=_no_facts, gives_way=True),
     # proposals and the work that lasts
@@ -215,7 +221,6 @@ AT_THE_HOST: dict[str, str] = {
     "describe": "which kernel this is and how it was reached",
     "status_lines": "the kernel's state and the link's round trip, as the host's connection measures them",
     "audit_key": "the records the host writes (its MCP servers' calls) are the host's",
-    "know_secrets": "the namespace and its secret values stay in the kernel; the host's files mask by rule",
     "close": "stops the channels, and the kernel when pyaichat started it",
     "run_proposal": "begin_proposal and end_proposal travel; the code runs as run runs it",
     "last_input_number": "the execution count of the inputs run from here, known without a request",
@@ -322,6 +327,13 @@ class LinkedRuntime:
 
     def suggestion_facts(self, before: str, after: str = "") -> dict[str, list[str]]:
         return self.ask(BY_NAME["suggestion_facts"], {"before": before, "after": after})
+
+    def know_secrets(self) -> tuple[list[str], list[str]]:
+        from ..capabilities.redact import set_known_values  # with the first file that lasts
+
+        found, environment = self.ask(BY_NAME["know_secrets"], {})
+        set_known_values(found, environment)  # this process writes the files that must mask them
+        return found, environment
 
     def preview(self, source: str) -> dict[str, Any]:
         return self.ask(BY_NAME["preview"], {"source": source})

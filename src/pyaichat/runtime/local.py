@@ -137,10 +137,10 @@ class LocalRuntime:
     def audit_key(self) -> object:
         return self.session  # what the capabilities' own records name
 
-    def know_secrets(self) -> None:
+    def know_secrets(self) -> tuple[list[str], list[str]]:
         from ..capabilities.secret_values import refresh  # with the first file that lasts
 
-        refresh(self.session, self.config)
+        return refresh(self.session, self.config)
 
     def close(self) -> None:
         pass
