@@ -179,15 +179,28 @@ def test_an_object_that_overran_is_asked_once_and_never_again_by_any_capability(
         remote.gate.set()
 
 
-def test_a_property_that_does_not_come_back_is_stopped_at_the_deadline_and_never_run_here():
+def test_a_property_that_does_not_come_back_is_stopped_at_the_deadline_once_and_never_run_here():
     """A property is the object's own code: it runs in the walled child, which is killed at the tool's
-    deadline (the property itself is not remembered: only a describe's overrun is)."""
+    deadline — once. This process remembers that attribute: asked again, by any capability, it is refused at
+    once with the reason, while the object's other reads still work."""
     remote = Blocking()
     session = Session({"remote": remote})
     session.settings.replace(Config(audit=False, tool_timeout=1.0))
     try:
         read = call(session, "get_repr", {"expr": "remote.rows"})
         assert not read.ok and "did not finish within" in read.error, read
+        sentence = (
+            "Blocking's own code is not asked again: its .rows took longer than 1 s earlier in this session."
+        )
+        for tool in ("get_repr", "eval_expr", "get_type"):
+            started = time.monotonic()
+            again = call(session, tool, {"expr": "remote.rows"})
+            assert not again.ok and sentence in again.error, (tool, again)
+            assert time.monotonic() - started < 0.5  # neither waited for nor forked
+        assert call(session, "get_type", {"expr": "remote"}).ok  # the object itself is still read
+        # an expression that would read it first is refused too; one that fails before reaching it, not
+        assert sentence in (call(session, "eval_expr", {"expr": "remote.rows + 1"}).error or "")
+        assert call(session, "eval_expr", {"expr": "[1][5] + remote.rows"}).error == "[1] has no item 5."
         assert remote.calls == []
     finally:
         remote.gate.set()

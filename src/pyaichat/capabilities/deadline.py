@@ -260,33 +260,39 @@ def ask(value: Any, func: Callable[[], T], what: str, budget: float = USER_CODE_
         raise
 
 
-_overran: dict[int, tuple[type, Any, str, float]] = {}
+# (id of the object, the attribute or None for the object's own describing code) → (type, weak ref, what, s)
+_overran: dict[tuple[int, str | None], tuple[type, Any, str, float]] = {}
 _OVERRAN_MAX = 4096
 
 
-def not_asked(value: Any) -> NotAsked | None:
-    """The sentence for ``value`` when its own code overran before in this session (else ``None``)."""
-    found = _overran_entry(value)
+def not_asked(value: Any, attribute: str | None = None) -> NotAsked | None:
+    """The sentence for ``value`` when its own code overran before in this session (else ``None``); given
+    ``attribute``, when reading that attribute of it did (a property that never returns)."""
+    found = _overran_entry(value, attribute)
     return None if found is None else NotAsked(value, found[2], found[3])
 
 
-def _overran_entry(value: Any) -> tuple[type, Any, str, float] | None:
-    entry = _overran.get(id(value))
+def _overran_entry(value: Any, attribute: str | None = None) -> tuple[type, Any, str, float] | None:
+    key = (id(value), attribute)
+    entry = _overran.get(key)
     if entry is None:
         return None
     cls, ref = entry[0], entry[1]
     if type(value) is not cls or (ref is not None and ref() is not value):
-        del _overran[id(value)]  # another object now has that id
+        del _overran[key]  # another object now has that id
         return None
     return entry
 
 
-def remember_overrun(value: Any, what: str = "__repr__", budget: float = PICTURE_BUDGET) -> None:
-    """Remember ``value`` (weakly where it allows weak references, else by id and type)."""
+def remember_overrun(
+    value: Any, what: str = "__repr__", budget: float = PICTURE_BUDGET, attribute: str | None = None
+) -> None:
+    """Remember ``value`` (weakly where it allows weak references, else by id and type); given
+    ``attribute``, only that attribute's reading is not asked again."""
     if len(_overran) >= _OVERRAN_MAX:
         _overran.clear()
     try:
         ref: Any = weakref.ref(value)
     except TypeError:
         ref = None
-    _overran[id(value)] = (type(value), ref, what, budget)
+    _overran[(id(value), attribute)] = (type(value), ref, what, budget)

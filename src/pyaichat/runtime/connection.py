@@ -49,6 +49,12 @@ NOT_IPYTHON = (
 DEAD = "The kernel is not running (it died or was shut down); start it again and reattach with --existing."
 DEAD_OWN = "The kernel pyaichat started has died (its variables are gone); restart pyaichat for a new one."
 RESTARTED = "The kernel restarted: its variables are gone."
+# A Jupyter Server tells no other client of a restart, and its subscription to the new kernel's output joins
+# a few hundred milliseconds after the restart: an input sent in that window runs, but its output is lost.
+OUTPUT_LOST = (
+    "What this input printed was lost while the connection joined the new kernel; run it again to see it."
+)
+HEAR_AFTER_RESTART = 5.0  # seconds a restarted kernel has to be heard on IOPub before inputs go anyway
 # A new kernel process announces itself with "starting"; a Jupyter Server says "restarting" first when it
 # restarts a kernel that died.
 NEW_PROCESS = ("starting", "restarting")
@@ -99,8 +105,14 @@ class KernelConnection:
 
     # -- connecting ------------------------------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> None:
-        """Wait until the kernel answers on shell *and* IOPub (a SUB socket drops what is published before it
-        has joined), then load the helper."""
+        """Wait until the kernel answers on shell and IOPub (``hear``), then load the helper."""
+        self.hear(timeout)
+        self.load_helper()
+
+    def hear(self, timeout: float) -> None:
+        """Wait until the kernel answers on shell *and* IOPub: a SUB socket (ours, or a Jupyter Server's for
+        our websocket) drops what is published before it has joined — at the start, and after a restart, when
+        an input sent at once would lose its output."""
         deadline = time.monotonic() + timeout
         while True:
             msg_id = self.client.kernel_info()
@@ -113,7 +125,6 @@ class KernelConnection:
                 raise KernelUnavailable(f"The kernel did not answer within {timeout:g} s; is it running?")
             if self.manager is not None and not self.alive():  # (a heartbeat needs a moment to start)
                 raise self.dead()
-        self.load_helper()
 
     def _iopub_heard(self, parent_id: str, timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -211,10 +222,15 @@ class KernelConnection:
         return f"{sentence} {again} brings back those of your /snapshot of {at}."
 
     def reset_after_restart(self) -> None:
-        """A new kernel process is behind the connection: its helper and its input count start afresh."""
+        """A new kernel process is behind the connection: its helper and its input count start afresh, and
+        nothing is sent before it is heard on IOPub (what it publishes would be lost)."""
         self.restarted = False
         self._comm_id = None
         self.execution_count = 0
+        try:
+            self.hear(HEAR_AFTER_RESTART)
+        except KernelUnavailable:
+            pass  # not answering: what is sent next says so
 
     def close(self) -> None:
         """Stop our channels; shut the kernel down only when pyaichat started it."""

@@ -29,6 +29,7 @@ class CellRun:
         self.msg_id = msg_id
         self.reply: dict[str, Any] | None = None
         self.idle = False
+        self.heard = False  # a message of this input's came on IOPub (its output can reach us)
         self.ok = True
         self.ename = ""
         self.evalue = ""
@@ -100,6 +101,7 @@ class CellRun:
             return
         if not self._mine(msg):
             return
+        self.heard = True
         s = self.kernel
         if kind == "stream":
             target = s.err if content.get("name") == "stderr" else s.out

@@ -21,7 +21,7 @@ from ..records import ExecResult, LastError
 from ..session import input_is_complete
 from . import KernelUnavailable
 from .completion import Completion
-from .connection import ANSI, KernelConnection
+from .connection import ANSI, OUTPUT_LOST, KernelConnection
 from .execute import CellRun
 from .link import BY_NAME, LinkedRuntime
 
@@ -65,7 +65,8 @@ class KernelRuntime(LinkedRuntime):
         if isinstance(count, int):
             if count <= kernel.execution_count or kernel.restarted:  # counts only grow in one kernel process
                 kernel.reset_after_restart()
-                kernel.err.write(kernel.restart_sentence() + "\n")
+                lost = "" if run.heard else " " + OUTPUT_LOST  # nothing of this input's reached us
+                kernel.err.write(kernel.restart_sentence() + lost + "\n")
             kernel.execution_count = count
         result = ExecResult(ok=run.ok, number=count or kernel.execution_count + 1, output="".join(run.kept))
         result.duration_ms = (time.perf_counter() - started) * 1000

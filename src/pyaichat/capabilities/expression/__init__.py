@@ -33,7 +33,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ...errors import CapabilityError, SandboxViolation
+from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
 from ..deadline import UserCodeNeeded, no_user_code, not_asked, remember_overrun
 from ..redact import masker_for
 from ..text import type_name
@@ -82,7 +82,7 @@ def evaluate(ctx: CapabilityContext, expr: str) -> str:
         text, _ = _in_process(ctx, tree, lambda v: describe(v, ctx.privacy, ctx.config.max_output_chars))
         return text
     except NotInProcess as stop:
-        return _child(ctx, expr, stop=stop)
+        return _child(ctx, expr, stop=stop, whole=tree.body)
     except SandboxViolation as exc:
         raise SandboxViolation(f"`{_short(expr)}`: {exc}") from None
 
@@ -95,7 +95,7 @@ def inspect(ctx: CapabilityContext, expr: str, render: Callable[[Any], str]) -> 
         text, level = _in_process(ctx, tree, render, strict=False)
     except NotInProcess as stop:
         _names_only(ctx, expr)
-        return _child(ctx, expr, render, stop=stop)
+        return _child(ctx, expr, render, stop=stop, whole=tree.body)
     if level is Level.PURE:
         _names_only(ctx, expr)
     return text
@@ -193,16 +193,30 @@ def _child(
     render: Callable[[Any], str] | None = None,
     *,
     stop: NotInProcess | None = None,
+    whole: ast.AST | None = None,
 ) -> str:
     """The walled child's reading of ``expr``. The child forgets what it learns, so this process remembers
     an object whose own code overran its budget there (``deadline.remember_overrun``): asked again, by any
-    capability, it is not asked (nor forked for) — the one sentence says why, as for an in-process ask."""
+    capability, it is not asked (nor forked for) — the one sentence says why, as for an in-process ask.
+    So too an attribute whose own code never came back (a property that hangs) when ``expr`` was that
+    attribute (``whole``, the expression's node): an expression that would read it first is refused."""
     from ..sandbox import run  # RestrictedPython loads with the first expression that needs the child
 
     value = stop.value if stop is not None and stop.read else None
     if value is not None and (refusal := not_asked(value)) is not None:
         return f"{type_name(value)}: {refusal}"
-    text = run(ctx, expr.strip(), "eval", render=render)
+    attribute = stop.attribute if stop is not None else None
+    if attribute is not None and (refusal := not_asked(attribute[0], attribute[1])) is not None:
+        raise CapabilityError(str(refusal))  # the child would run it first (it reads in the same order)
+    if attribute is not None and attribute[2] is not whole:
+        attribute = None  # something after it in the expression may be what does not come back
+    try:
+        text = run(ctx, expr.strip(), "eval", render=render)
+    except CapabilityTimeout:
+        if attribute is not None:
+            owner, name, _ = attribute
+            remember_overrun(owner, f".{name}", float(ctx.config.tool_timeout), attribute=name)
+        raise
     overran = _OVERRAN.search(text.rsplit("\n", 1)[-1]) if value is not None else None
     if overran:
         remember_overrun(value, overran[1], float(overran[2]))

@@ -73,9 +73,11 @@ class NotInProcess(Exception):
     """The expression is read in the walled child (not an error). ``value``: the object it names when it was
     read here and only describing it needed the session's own code (then ``read`` is true)."""
 
-    def __init__(self, value: Any = None, *, read: bool = False) -> None:
+    def __init__(self, value: Any = None, *, read: bool = False, attribute: Any = None) -> None:
         super().__init__()
         self.value, self.read = value, read
+        # (the object, the attribute's name, its node): reading stopped at an attribute whose own code runs
+        self.attribute: tuple[Any, str, ast.AST] | None = attribute
 
 
 class _NamedSecret(Exception):
@@ -142,8 +144,9 @@ class Reader:
         name = node.attr
         self._attribute_name(name)
         if not is_known(base) and self._run(runs_user_code, type(base), base, name):
-            raise NotInProcess  # the session's property, descriptor or __getattr__ (a library's own types
-            # have none; an accessor or a patch of the session's on one trips ``no_user_code`` instead)
+            # the session's property, descriptor or __getattr__ (a library's own types have none; an
+            # accessor or a patch of the session's on one trips ``no_user_code`` instead)
+            raise NotInProcess(attribute=(base, name, node))
         if name not in METADATA and self._bears(base) and not self._run(self._shown_part, base, name):
             raise NotInProcess
         # A light attribute (a shape, a name) runs a frame or two: tracing them costs less than proving the
