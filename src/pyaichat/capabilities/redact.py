@@ -206,6 +206,26 @@ _PIECES = [
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"), "<redacted slack token>"),
     (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{8,}"), "<redacted aws access key id>"),
 ]
+# What each pattern above (and the pieces) starts with, as plain text: a text holding none of these cannot
+# match any of them, and ``in`` finds a literal in a fraction of one pattern's scan (15 scans were ~45 µs of
+# every tool result's masking). Kept beside the patterns; a test checks each pattern's own prefix is here.
+_CREDENTIAL_HINTS = (
+    "-----BEGIN ",
+    "sk-",
+    *("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
+    "github_pat_",
+    *(f"gh{c}_" for c in "pousr"),
+    *(f"xox{c}-" for c in "abprs"),
+    "eyJ",
+)
+
+
+def _may_hold_credential(text: str) -> bool:
+    """Whether ``text`` holds the start of any credential pattern (``_PATTERNS``, ``_PIECES``): when not,
+    none of them can match. ``bearer`` is matched in any case, as its pattern is."""
+    return any(hint in text for hint in _CREDENTIAL_HINTS) or "bearer" in text.lower()
+
+
 _CUT_CREDENTIAL = re.compile(
     "(?:" + "|".join(f"(?P<k{i}>{pattern})" for i, (pattern, _) in enumerate(_CUT_KINDS)) + ")" + _BEFORE_CUT
 )
@@ -330,17 +350,20 @@ class Masker:
                 text = text.replace(value, "<redacted environment value>")
         if _known_values or _known_exact:
             text = _mask_known(text, _known_values)
-        for pattern, replacement in _PATTERNS:
-            text = pattern.sub(replacement, text)
-        for pattern, replacement in _PIECES:
-            text = pattern.sub(replacement, text)
+        if _may_hold_credential(text):
+            for pattern, replacement in _PATTERNS:
+                text = pattern.sub(replacement, text)
+            for pattern, replacement in _PIECES:
+                text = pattern.sub(replacement, text)
         cut = "…" in text or "..." in text
         if cut:
             text = self._mask_cut(text)
         if _AWS_ID.search(text):
             text = _AWS_SECRET.sub("<redacted aws secret key>", text)
-        text = _URL_PASSWORD.sub(r"\1<redacted password>\3", text)
-        text = _QUOTED_PAIR.sub(self._mask_quoted, text)
+        if "://" in text:
+            text = _URL_PASSWORD.sub(r"\1<redacted password>\3", text)
+        if "'" in text or '"' in text:  # a quoted pair has quotes
+            text = _QUOTED_PAIR.sub(self._mask_quoted, text)
         if cut:
             text = _QUOTED_CUT.sub(self._mask_quoted_cut, text)
         text = _BARE_PAIR.sub(self._mask_bare, text)
