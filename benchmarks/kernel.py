@@ -52,7 +52,7 @@ def describe(samples: list[float]) -> str:
 
 def user_expression_call(runtime, name: str, args: dict) -> None:
     """The same capability call as a silent execute with a user expression (no comm)."""
-    from pyaichat.runtime.link import settings_of
+    from pyaichat.runtime.kernel_link import settings_of
 
     request = json.dumps(
         {"op": "call", "args": {"name": name, "args": args}, "settings": settings_of(runtime.config)}

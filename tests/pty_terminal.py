@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
@@ -71,6 +72,34 @@ def spawn_suggesting(tmp_path: Path, base_url: str, bound: float) -> pexpect.spa
     )
     child.timeout = bound
     return child
+
+
+def spawn_scripted(tmp_path: Path, base_url: str, *args: str, bound: float = 60, **env: Any) -> pexpect.spawn:
+    """pyaichat with the scripted server at ``base_url`` as its model (litellm's OpenAI client wants some
+    key); ``bound``: each wait's limit (the first question pays litellm's import in the child)."""
+    child = spawn(
+        tmp_path, *args, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=base_url, OPENAI_API_KEY="sk-t",
+        **env,
+    )  # fmt: skip
+    child.timeout = bound
+    return child
+
+
+def ask_on_screen(
+    tmp_path: Path, base_url: str, question: str, bound: float = 90
+) -> tuple[pexpect.spawn, Screen]:
+    """pyaichat with the scripted model, TAB into Assistant mode and ``question`` asked; the screen follows
+    what it shows from the start."""
+    child = spawn_scripted(tmp_path, base_url, bound=bound)
+    screen = Screen(child)
+    try:
+        child.send("\t")
+        screen.wait_for(AI_PROMPT.strip())
+        child.send(question + "\r")
+    except BaseException:
+        child.close()
+        raise
+    return child, screen
 
 
 def type_line(child: pexpect.spawn, text: str) -> None:

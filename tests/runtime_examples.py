@@ -1,6 +1,7 @@
-"""One example of each runtime operation that travels to a kernel (``runtime.link.OPERATIONS``), in an order
-that makes sense on one session. ``tests/core/test_runtime_link.py`` runs them through a loopback link and
-``tests/kernel/test_kernel_link.py`` through a real kernel; both fail while an operation has no example here.
+"""One example of each runtime operation that travels to a kernel (``runtime.kernel_link.OPERATIONS``), in an
+order that makes sense on one session. ``tests/core/test_runtime_link.py`` runs them through a loopback link
+and ``tests/kernel/test_kernel_link.py`` through a real kernel; both fail while an operation has no example
+here.
 
 A step is ``("code", source)`` (run as the user's input) or ``(operation, arguments)``; a property's
 arguments are ``None``.
@@ -12,7 +13,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from pyaichat.runtime.link import is_attribute
+from pyaichat.runtime.kernel_link import is_attribute
 
 SETUP = "x = 41\nitems = [1, 2, 3]\napi_token = 'link-example-Zq8vN3xL0pR7'\n"
 

@@ -52,24 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="bring back the last session's conversation and inputs, and the variables of SNAPSHOT (default: "
         "the last session's own last /snapshot, if it took one)",
     )
-    kernel = parser.add_mutually_exclusive_group()
-    kernel.add_argument(
-        "--existing",
-        nargs="?",
-        const="",
-        metavar="CONNECTION_FILE",
-        help="run in a running Jupyter kernel (default: the newest), as jupyter console --existing does",
-    )
-    kernel.add_argument(
-        "--kernel",
-        nargs="?",
-        const="python3",
-        metavar="NAME",
-        help="start a Jupyter kernel of this kernelspec (default python3), on the --server if given",
-    )
-    from .server_flags import add_server_flags  # with the other flags
+    from .server_flags import add_kernel_flags  # with the other flags
 
-    add_server_flags(parser)
+    add_kernel_flags(parser)
     return parser
 
 

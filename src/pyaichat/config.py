@@ -35,7 +35,6 @@ __all__ = [
     "Secret",
     "Settings",
     "config_file_path",
-    "describe_settings",
     "load_config",
     "validate_sources",
 ]
@@ -199,11 +198,6 @@ def validate_sources(sources: Sources) -> Config:
         if name not in SETTINGS:
             raise _unknown(name, where)
     return Config(**values)  # checked already: checking again accepts each value as it is
-
-
-def describe_settings() -> list[tuple[str, str, str]]:
-    """(key, default, description) rows for the README table and ``/help config``."""
-    return [(name, repr(s.default_value()), s.description) for name, s in SETTINGS.items()]
 
 
 # -- checking one value --------------------------------------------------------------------------------------

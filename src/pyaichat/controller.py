@@ -10,7 +10,7 @@ question) is decided here, once. The controller is given what it dispatches to, 
   every part reads it there; a question may have its own (``ask(question, config=...)``: ``%ai --model M``);
 - ``proposals`` (the ``proposals`` package): every proposal's life, whoever proposes it: preview, the person's
   decision, the run, the journal, ``/undo``;
-- ``lasting`` (``lasting.py``): what ``--resume`` brings back, written off the keystroke path;
+- ``resume_file`` (``resume_file.py``): what ``--resume`` brings back, written off the keystroke path;
 - ``journal``: the questions and approved code, for ``/save``.
 """
 
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PyAIChatError, internal_error
 from .journal import Journal
-from .lasting import LastingState
 from .mcpserve.gate import SessionGate
 from .modes import Kind, Mode
 from .proposals import Proposals
+from .resume_file import ResumeFile
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,7 +60,7 @@ class Controller:
             tell=assistant.tell,
             on_placed=lambda: self.set_mode(Mode.PYTHON),  # the code placed in the next input is Python
         )
-        self.lasting = LastingState(
+        self.resume_file = ResumeFile(
             runtime,
             assistant,
             config=self.settings.current,
@@ -127,7 +127,7 @@ class Controller:
                 elif kind == "question":
                     self.ask(text.strip())
         finally:
-            self.lasting.changed()
+            self.resume_file.changed()
 
     def hint_if_question(self, source: str) -> None:
         """``source`` ran as Python but reads like a question (it failed, or IPython took it for a help
@@ -176,7 +176,7 @@ class Controller:
             self.emit(ErrorEvent(message=internal_error(exc, "The assistant"), kind="internal"))
             return
         finally:
-            self.lasting.changed()
+            self.resume_file.changed()
         if result is not None:
             self.journal.question(result, before, self.runtime.last_input_number)
 
@@ -202,7 +202,7 @@ class Controller:
         with self.gate:
             served = self.proposals.serve()
         if served:
-            self.lasting.changed()
+            self.resume_file.changed()
 
     # -- ghost-text suggestions ------------------------------------------------------------------------------
     @property
@@ -227,7 +227,7 @@ class Controller:
         """The session ends: whoever waits on a proposal is told, what is kept for ``--resume`` is written,
         and the suggestions' thread stops (its open connections are closed)."""
         self.proposals.close()
-        self.lasting.flush()
+        self.resume_file.flush()
         self.assistant.close()  # the MCP servers it started
         if self._suggester is not None:
             self._suggester.close()

@@ -1,4 +1,5 @@
-"""The command-line flags of ``--server URL`` (``pyaichat`` and ``pyaichat mcp`` take the same ones).
+"""The command-line flags that choose a kernel (``--existing``, ``--kernel``, ``--server URL`` and its own),
+which ``pyaichat`` and ``pyaichat mcp`` both take.
 
 Declared here, apart from what they do (``server_front``), because ``cli.build_parser`` runs whenever there
 are flags: it must not load the Jupyter side to declare them.
@@ -18,6 +19,27 @@ TOKEN_HELP = (
 
 
 SERVER_ONLY = ("token", "kernel_id", "notebook", "keep", "insecure", "list")
+
+# the help of --existing and --kernel: in the REPL (interactive), and for pyaichat mcp
+_KERNEL_HELP = {
+    True: (
+        "run in a running Jupyter kernel (default: the newest), as jupyter console --existing does",
+        "start a Jupyter kernel of this kernelspec (default python3), on the --server if given",
+    ),
+    False: (
+        "serve a running Jupyter kernel (default: the newest), read-only",
+        "start a kernel of this kernelspec and serve it",
+    ),
+}
+
+
+def add_kernel_flags(parser: argparse.ArgumentParser, *, interactive: bool = True) -> None:
+    """``--existing [FILE]`` or ``--kernel [NAME]`` (one of them), then ``--server URL`` and its flags."""
+    existing, start = _KERNEL_HELP[interactive]
+    kernel = parser.add_mutually_exclusive_group()
+    kernel.add_argument("--existing", nargs="?", const="", metavar="CONNECTION_FILE", help=existing)
+    kernel.add_argument("--kernel", nargs="?", const="python3", metavar="NAME", help=start)
+    add_server_flags(parser, interactive=interactive)
 
 
 def add_server_flags(parser: argparse.ArgumentParser, *, interactive: bool = True) -> None:

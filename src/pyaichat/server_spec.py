@@ -1,12 +1,12 @@
-"""One MCP server's entry as the user configured it (``ServerSpec``); ready to start, it is
-``mcptools.launch.Launch``.
+"""One MCP server's entry (``ServerSpec``): as the user configured it, and — the same class, every field
+decided — ready to start (``mcptools.launch.launch``).
 
 Plain classes with ``__slots__``, not dataclasses: a config file that lists servers is read at start-up, and
 ``dataclasses`` would cost the start-up the import and the code it generates.
 
 Values of ``env`` and ``headers`` are ``Secret``s from the moment they are read: no ``repr``, ``/tools`` line,
-audit entry or error sentence shows them. ``Launch.secrets`` lists the ones worth masking in any text that
-reaches the model (a token a server echoes in an error, say).
+audit entry or error sentence shows them. A started entry's ``secrets`` lists the ones worth masking in any
+text that reaches the model (a token a server echoes in an error, say).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ Pairs = tuple[tuple[str, Secret], ...]
 
 class ServerSpec:
     """A server as the user configured it; ``overlay`` entries (no command, no url) only change settings of
-    a server of the same name from the ``mcpServers`` JSON (its trust, say)."""
+    a server of the same name from the ``mcpServers`` JSON (its trust, say). Ready to start (``launch``),
+    every ``${…}`` is filled in, the timeouts decided, ``own_timeouts`` names the ones its own entry set
+    (``"start"``, ``"call"``) and ``secrets`` the values worth masking."""
 
     __slots__ = (
         "args",
@@ -38,8 +40,10 @@ class ServerSpec:
         "headers",
         "name",
         "origin",
+        "own_timeouts",
         "roots",
         "sampling",
+        "secrets",
         "start_timeout",
         "transport",
         "trust",
@@ -65,6 +69,8 @@ class ServerSpec:
         elicitation: bool | None = None,
         enabled: bool | None = None,
         origin: str = "",
+        own_timeouts: tuple[str, ...] = (),
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.name, self.command, self.args, self.env, self.cwd = name, command, args, env, cwd
         self.url, self.headers, self.transport, self.trust = url, headers, transport, trust
@@ -75,7 +81,7 @@ class ServerSpec:
             enabled,
         )
         self.sampling, self.elicitation = sampling, elicitation
-        self.origin = origin
+        self.origin, self.own_timeouts, self.secrets = origin, own_timeouts, secrets
 
     @property
     def overlay(self) -> bool:
@@ -85,6 +91,20 @@ class ServerSpec:
     def read_only(self) -> bool:
         """The user marked this server read-only: its tools that say ``readOnlyHint`` run without asking."""
         return self.trust == TRUST_READ_ONLY
+
+    def setting(self, kind: str) -> str:
+        """The setting that decided the ``start`` or ``call`` timeout, as the user would look for it: the
+        server's own ``start_timeout``, or the global ``mcp_start_timeout``."""
+        if kind in self.own_timeouts:
+            return f"{kind}_timeout in the server's own entry"
+        return f"mcp_{kind}_timeout"
+
+    def where(self) -> str:
+        """Where the server is, for ``/tools`` (no secret: arguments and the url are the user's own text,
+        but a password in a url is cut out)."""
+        if self.url is not None:
+            return _without_password(self.url)
+        return " ".join((self.command or "", *self.args))
 
     def over(self, base: ServerSpec) -> ServerSpec:
         """``base`` with every setting this entry gives replacing its own (``None``: not given)."""
@@ -111,3 +131,14 @@ class ServerSpec:
         env = f", env: {', '.join(k for k, _ in self.env)}" if self.env else ""
         headers = f", headers: {', '.join(k for k, _ in self.headers)}" if self.headers else ""
         return f"ServerSpec({self.name!r}: {where}{env}{headers}, trust={self.trust or TRUST_ASK})"
+
+
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        user = authority.rpartition("@")[0].partition(":")[0]
+        authority = f"{user}:****@{authority.rpartition('@')[2]}" if user else authority.rpartition("@")[2]
+    return f"{scheme}://{authority}{slash}{path}"

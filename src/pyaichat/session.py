@@ -228,14 +228,11 @@ class Session:
 
     # -- errors ----------------------------------------------------------------------------------------------
     def _record_error(self, exc: BaseException, source: str, number: int) -> LastError:
-        from .records import LastError  # not at start-up (as above)
-
         tb = _strip_own_frames(exc.__traceback__)
         exc.__traceback__ = tb
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
         if sys.version_info >= (3, 12):
             sys.last_exc = exc
-        formatted = "".join(traceback.format_exception(type(exc), exc, tb))
         frames = _frames(tb)
         segment = lineno = None
         for frame in reversed(frames):  # innermost frame that is code typed at the prompt
@@ -244,6 +241,27 @@ class Session:
                 break
         if segment is None and isinstance(exc, SyntaxError) and exc.text:
             segment, lineno = exc.text.strip(), exc.lineno
+        return self._keep_error(exc, frames, source, number, segment, lineno)
+
+    def record_exception(self, exc: BaseException, source: str | None = None) -> LastError:
+        """Record an exception raised elsewhere (e.g. IPython's own run_cell) as the session's last error."""
+        frames = _frames(exc.__traceback__)
+        inner = frames[-1] if frames else None
+        segment = (inner.segment or inner.line) if inner else None
+        return self._keep_error(exc, frames, source, None, segment, inner.lineno if inner else None)
+
+    def _keep_error(
+        self,
+        exc: BaseException,
+        frames: list[FrameInfo],
+        source: str | None,
+        number: int | None,
+        segment: str | None,
+        lineno: int | None,
+    ) -> LastError:
+        """``exc`` as the session's last error (``number``: the input it came from, when typed here)."""
+        from .records import LastError  # not at start-up (as above)
+
         self.last_error = LastError(
             type_name=type(exc).__qualname__,
             message=str(exc),
@@ -252,27 +270,7 @@ class Session:
             input_number=number,
             segment=segment,
             lineno=lineno,
-            formatted=formatted,
-            exception=exc,
-        )
-        return self.last_error
-
-    def record_exception(self, exc: BaseException, source: str | None = None) -> LastError:
-        """Record an exception raised elsewhere (e.g. IPython's own run_cell) as the session's last error."""
-        from .records import LastError  # not at start-up
-
-        formatted = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        frames = _frames(exc.__traceback__)
-        inner = frames[-1] if frames else None
-        self.last_error = LastError(
-            type_name=type(exc).__qualname__,
-            message=str(exc),
-            frames=frames,
-            source=source,
-            input_number=None,
-            segment=(inner.segment or inner.line) if inner else None,
-            lineno=inner.lineno if inner else None,
-            formatted=formatted,
+            formatted="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
             exception=exc,
         )
         return self.last_error

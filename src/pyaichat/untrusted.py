@@ -72,10 +72,40 @@ _URL = re.compile(r"\b(?:https?|ftp)://[^\s'\"<>)]+", re.I)
 _FETCH = re.compile(r"\b(?:fetch|download|visit|open|go to|send|post|upload)\b", re.I)
 
 
+# Words each pattern above cannot match without (lower case): a text holding none of them is not looked at
+# line by line (every result an outside agent reads passes here: ~30 µs of scans for a tool result, ~2 µs of
+# ``in``). Letters the patterns' ignored case matches but ``str.lower`` does not make ASCII (``İ``, ``ı``,
+# ``ſ``) send the text the whole way.
+_ADDRESSEES = ("ai", "llm", "gpt", "claude", "assistant", "agent", "copilot", "chatbot", "language model")
+_MODALS = ("must", "should", "shall", "need to", "have to", "are to", "please", "now")
+_OVERRIDES = ("instruction", "prompt", "rule", "direction", "guideline", "you are now")
+_COMMANDS = (
+    *("curl", "wget", "-r", "sudo", "chmod", "install", "-c", "powershell", "os.system", "os.popen"),
+    *("subprocess.", "__import__", "this", "these", "the following"),
+    *("propose_code", "run_python", "eval_expr", "query_sql"),
+)
+_FOLDED_ODDLY = ("\u0130", "\u0131", "\u017f")
+
+
+def _may_instruct(text: str) -> bool:
+    """Whether ``text`` holds the words some pattern of ``instruction_in`` needs (when not, none matches)."""
+    if not text.isascii() and any(odd in text for odd in _FOLDED_ODDLY):
+        return True
+    lowered = text.lower()
+    return (
+        "://" in lowered
+        or any(word in lowered for word in _OVERRIDES)
+        or any(word in lowered for word in _COMMANDS)
+        or (any(word in lowered for word in _ADDRESSEES) and any(word in lowered for word in _MODALS))
+    )
+
+
 def instruction_in(text: str) -> str | None:
     """The first line of ``text`` that looks like an instruction to an AI (addressed to one, "ignore
     previous…", a command or code to run, a URL to fetch), from the start of the sentence that says it and
     trimmed for a one-line quote; else ``None``."""
+    if not _may_instruct(text):
+        return None
     for line in text.splitlines():
         if len(line) < 12:
             continue

@@ -242,3 +242,35 @@ def test_a_secret_value_cut_before_its_closing_quote_is_masked(monkeypatch):
 def test_text_cut_short_with_no_secret_in_it_is_left_alone():
     for text in ("a long note that goes on and on…", "0    the skies were grey...", "ask-me-anything…"):
         assert mask(text) == text
+
+
+def _credential_samples() -> list[str]:
+    """One text per alternative each credential pattern starts with (every AWS prefix, every GitHub and Slack
+    kind), whole and as a piece, bare and inside a line of ordinary text."""
+    body = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    samples = [OPENAI, OPENAI_LEGACY, ANTHROPIC, GITHUB_PAT, JWT, PEM, "Bearer " + body, "BEARER " + body]
+    samples += [prefix + "IOSFODNN7EXAMPLE" for prefix in ("AKIA", "ASIA", "AGPA", "AIDA", "AROA")]
+    samples += [prefix + "IOSFODNN7EXAMPLE" for prefix in ("ANPA", "ANVA", "AIPA")]
+    samples += [f"gh{kind}_{body}" for kind in "pousr"]
+    samples += [f"xox{kind}-123456789012-{body}" for kind in "abprs"]
+    samples += ["sk-svcacct-" + body, "sk-admin-" + body, "sk-None-" + body]
+    samples += ["-----BEGIN PRIVATE KEY-----\nMII"]
+    pieces = [sample[:18] for sample in samples]
+    return [text for sample in samples + pieces for text in (sample, f"note: the value was {sample} here")]
+
+
+def test_the_credential_hints_cover_every_pattern() -> None:
+    """Masking skips the credential patterns for a text holding none of their prefixes (a tool result's
+    common case): each pattern that matches a text must find its prefix among the hints."""
+    from pyaichat.capabilities import redact
+
+    patterns = [pattern for pattern, _ in redact._PATTERNS + redact._PIECES]
+    for text in _credential_samples():
+        matched = [pattern.pattern for pattern in patterns if pattern.search(text)]
+        if matched:
+            assert redact._may_hold_credential(text), (text, matched)
+    for pattern in patterns:  # every pattern is exercised by a sample above
+        assert any(pattern.search(text) for text in _credential_samples()), pattern.pattern
+    plain = "df: DataFrame\nmodule: pandas\nshape: 100,000 rows × 5 columns\n  a: int64"
+    assert not redact._may_hold_credential(plain)
+    assert mask(plain) == plain

@@ -286,7 +286,7 @@ def annotation_kind(annotation: Any) -> tuple[str, tuple[str, ...], bool]:
 
 def test_the_annotations_say_what_the_table_says() -> None:
     """``Config`` spells out each setting's type for readers and type checkers; the table decides the rest.
-    Both name the same settings in the same order (``describe_settings`` lists them in it)."""
+    Both name the same settings in the same order (``SETTINGS`` lists them in it)."""
     hints = typing.get_type_hints(Config, localns={"ServerSpec": ServerSpec})
     assert list(hints) == FIELDS
     for name, setting in SETTINGS.items():

@@ -237,7 +237,7 @@ CONTROLLER_MAY_IMPORT = {
     "pyaichat.commands",
     "pyaichat.errors",
     "pyaichat.journal",
-    "pyaichat.lasting",
+    "pyaichat.resume_file",
     "pyaichat.modes",
     "pyaichat.prose",  # the one hint where questions go, for a question typed as Python
     "pyaichat.proposals",
@@ -251,7 +251,7 @@ CONTROLLER_MAY_IMPORT = {
     "pyaichat.runtime",
 }
 # The session's services below the front ends: none of them imports a front end or the controller.
-SERVICES = ("pyaichat.proposals", "pyaichat.lasting", "pyaichat.journal", "pyaichat.ports")
+SERVICES = ("pyaichat.proposals", "pyaichat.resume_file", "pyaichat.journal", "pyaichat.ports")
 
 
 def test_the_controller_imports_only_what_dispatch_needs() -> None:

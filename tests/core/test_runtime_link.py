@@ -1,8 +1,8 @@
 """The kernel link is transport only: every ``Runtime`` operation is written once, on the local runtime, and
-either travels to the kernel by its declaration in ``runtime.link.OPERATIONS`` or is one of the few the kernel
-runtime answers itself (``link.AT_THE_HOST``). Checked from the declarations, and by running every operation
-through a loopback link (JSON on the wire, the kernel's end in this process) — no kernel needed here;
-``tests/kernel/test_kernel_link.py`` does the same through a real one."""
+either travels to the kernel by its declaration in ``runtime.kernel_link.OPERATIONS`` or is one of the few the
+kernel runtime answers itself (``kernel_link.AT_THE_HOST``). Checked from the declarations, and by running
+every operation through a loopback link (JSON on the wire, the kernel's end in this process) — no kernel
+needed here; ``tests/kernel/test_kernel_link.py`` does the same through a real one."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pyaichat.config import Config
 from pyaichat.errors import PyAIChatError
 from pyaichat.runtime import KernelUnavailable, LocalRuntime, Runtime
 from pyaichat.runtime.kernel import KernelRuntime
-from pyaichat.runtime.link import (
+from pyaichat.runtime.kernel_link import (
     AT_THE_HOST,
     BY_NAME,
     OPERATIONS,
@@ -44,8 +44,8 @@ def test_every_runtime_operation_travels_or_is_answered_at_the_host_never_both()
     assert len(BY_NAME) == len(OPERATIONS)  # no operation declared twice
     assert travelling & at_host == set()
     assert travelling | at_host == protocol_members(), (
-        "a Runtime member is neither declared in link.OPERATIONS nor in link.AT_THE_HOST, or a declared one "
-        "is not in the Runtime protocol"
+        "a Runtime member is neither declared in kernel_link.OPERATIONS nor in kernel_link.AT_THE_HOST, or a "
+        "declared one is not in the Runtime protocol"
     )
 
 
@@ -109,7 +109,7 @@ def test_every_operation_travels_to_the_local_runtime_and_its_answer_comes_back(
     host = Loopback(far, Config(audit=True, max_output_chars=1500))
     examples = steps(tmp_path)
     assert {name for name, _ in examples if name != "code"} == set(BY_NAME), (
-        "each operation in link.OPERATIONS needs an example in tests/runtime_examples.py"
+        "each operation in kernel_link.OPERATIONS needs an example in tests/runtime_examples.py"
     )
     for name, arguments in examples:
         if name == "code":

@@ -180,12 +180,12 @@ def test_interactive_first_prompt_imports_nothing_on_the_list(tmp_path: Path, su
 
 
 # A session of one line and Ctrl-D, kept for --resume (autosave "auto"): what keeping it loads is the masker
-# and json, not the capabilities' machinery (brepr, the adapters, the registry: ~9 ms for one helper) nor
-# pathlib with its urllib and ipaddress (the resume file's path is a string). The module set is taken at exit,
-# after the resume file's writer has finished.
+# and json, not the capabilities' machinery (bounded_repr, the adapters, the registry: ~9 ms for one helper)
+# nor pathlib with its urllib and ipaddress (the resume file's path is a string). The module set is taken at
+# exit, after the resume file's writer has finished.
 NEVER_FOR_ONE_KEPT_LINE = {
     "pathlib",
-    "pyaichat.capabilities.brepr",
+    "pyaichat.capabilities.bounded_repr",
     "pyaichat.capabilities.adapters",
     "pyaichat.capabilities.registry",
     "pydantic",

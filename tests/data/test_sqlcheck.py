@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyaichat.capabilities.sqlcheck import check, check_read_only, explain_runs_statement, is_explain
+from pyaichat.capabilities.sqlcheck import check
 from pyaichat.errors import CapabilityError
 
 pytest.importorskip("sqlglot")
@@ -66,9 +66,9 @@ REFUSED = {
 
 @pytest.mark.parametrize("sql", ALLOWED)
 def test_reads_are_allowed_and_sent_as_the_parser_read_them(sql):
-    sent = check_read_only(sql, "postgres")
+    sent = check(sql, "postgres").sql
     assert sent.upper().startswith(("SELECT", "WITH", "EXPLAIN", "VALUES", "("))
-    assert "/*" not in sent and check_read_only(sent, "postgres") == sent  # written back, stable
+    assert "/*" not in sent and check(sent, "postgres").sql == sent  # written back, stable
 
 
 @pytest.mark.parametrize(("sql", "why"), REFUSED.items())
@@ -77,7 +77,7 @@ def test_everything_else_is_refused_with_a_sentence(sql, why):
         if dialect == "sqlite" and "a[1;" in sql:
             continue  # SQLite reads [...] as a quoted name: written back as one, harmless (tested below)
         with pytest.raises(CapabilityError) as info:
-            check_read_only(sql, dialect)
+            check(sql, dialect)
         if dialect in ("postgres", ""):
             assert why in str(info.value)
         assert str(info.value).endswith(".")
@@ -154,8 +154,12 @@ def test_what_is_sent_is_the_checked_statement_without_comments():
 
 
 def test_explain_kinds():
-    assert is_explain("EXPLAIN SELECT 1") and not explain_runs_statement("EXPLAIN SELECT 1")
-    assert explain_runs_statement("explain analyze select 1") and not is_explain("SELECT 1")
-    assert explain_runs_statement("EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1", "postgres")
+    assert (
+        check("EXPLAIN SELECT 1").sql.startswith("EXPLAIN") and not check("EXPLAIN SELECT 1").runs_statement
+    )
+    assert check("explain analyze select 1").runs_statement and not check("SELECT 1").sql.startswith(
+        "EXPLAIN"
+    )
+    assert check("EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1", "postgres").runs_statement
     with pytest.raises(CapabilityError, match="option query_sql does not know"):
         check("EXPLAIN (ANALYZE, FORMAT JSON, pg_sleep) SELECT 1", "postgres")

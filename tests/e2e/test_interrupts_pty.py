@@ -12,7 +12,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from pty_terminal import Screen, spawn  # noqa: E402
+from pty_terminal import Screen, spawn_scripted  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -21,14 +21,7 @@ pytestmark = [
 
 
 def asking(tmp_path, srv) -> Screen:
-    child = spawn(
-        tmp_path,
-        wait=False,
-        PYAICHAT_MODEL="openai/scripted",
-        PYAICHAT_API_BASE=srv.base_url,
-        OPENAI_API_KEY="sk-t",
-    )
-    child.timeout = 60  # the first question pays litellm's import in the child
+    child = spawn_scripted(tmp_path, srv.base_url, wait=False)
     screen = Screen(child)
     screen.wait_for(r"^>>>$")
     child.send("\t")

@@ -10,7 +10,7 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
-from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, PY_PROMPT, leave, output, spawn, type_line  # noqa: E402
+from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, PY_PROMPT, leave, output, spawn, spawn_scripted, type_line  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -19,11 +19,7 @@ pytestmark = [
 
 
 def spawn_asking(tmp_path, server):
-    """pyaichat with the scripted server as its model (litellm's OpenAI client wants some key)."""
-    base = server.base_url
-    child = spawn(tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=base, OPENAI_API_KEY="sk-t")
-    child.timeout = 60  # the first question pays litellm's import in the child
-    return child
+    return spawn_scripted(tmp_path, server.base_url)
 
 
 def to_assistant_mode(child) -> None:

@@ -15,7 +15,7 @@ pexpect = pytest.importorskip("pexpect")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, leave, output, spawn, type_line  # noqa: E402
+from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, leave, output, spawn, spawn_scripted, type_line  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -43,12 +43,7 @@ def shown_after(child, command: str, first: str) -> list[str]:
 
 
 def spawn_asking(tmp_path, server, *args: str, **env: str):
-    child = spawn(
-        tmp_path, *args, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=server.base_url,
-        OPENAI_API_KEY="sk-t", **env,
-    )  # fmt: skip
-    child.timeout = 60  # the first question pays litellm's import in the child
-    return child
+    return spawn_scripted(tmp_path, server.base_url, *args, **env)
 
 
 def test_help_keeps_each_usage_apart_from_its_description_at_any_width(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pty_terminal import AI_PROMPT, NEW_AI, leave, spawn
+from pty_terminal import AI_PROMPT, NEW_AI, leave, spawn_scripted
 
 pytestmark = pytest.mark.e2e
 
@@ -84,10 +84,7 @@ def test_a_long_wait_shows_what_it_waits_for_and_for_how_long_and_ctrl_c_counts_
     pytest.importorskip("pexpect")
     srv.fault("503")  # a server still loading its model, then slow to its first token
     srv.fault("held", text="Finally, an answer.")
-    child = spawn(
-        tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=srv.base_url, OPENAI_API_KEY="t"
-    )
-    child.timeout = 60  # the first question pays litellm's import in the child
+    child = spawn_scripted(tmp_path, srv.base_url)
     try:
         child.send("\t")
         child.expect_exact(AI_PROMPT)

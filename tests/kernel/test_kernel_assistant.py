@@ -15,8 +15,8 @@ from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller
-from pyaichat.runtime.connection import DEAD
-from pyaichat.runtime.link import settings_of
+from pyaichat.runtime.kernel_connection import DEAD
+from pyaichat.runtime.kernel_link import settings_of
 
 SECRET_KEY = "sk-proj-Zq9xV3bN7mK2pL5tR8wY1cD4fG6hJ0sA"
 ROWS = 10_000_000

@@ -16,7 +16,7 @@ from prompt_toolkit.document import Document
 from pyaichat.config import Config
 from pyaichat.repl.completion import MentionCompleter, RuntimeCompleter
 from pyaichat.runtime import KernelUnavailable, connect
-from pyaichat.runtime.connection import NOT_IPYTHON, not_installed
+from pyaichat.runtime.kernel_connection import NOT_IPYTHON, not_installed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -226,7 +226,7 @@ def test_exit_in_the_kernel_ends_pyaichat_as_in_jupyter_console(kernel):
 
 
 def test_a_different_pyaichat_in_the_kernel_gets_one_sentence(runtime, monkeypatch):
-    import pyaichat.runtime.connection as connection_module
+    import pyaichat.runtime.kernel_connection as connection_module
 
     monkeypatch.setattr(connection_module, "PROTOCOL", connection_module.PROTOCOL + 1)
     runtime.kernel.load_helper()

@@ -14,7 +14,7 @@ from fakes.recorder import Recorder
 from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.runtime import KernelUnavailable, connect
-from pyaichat.runtime.connection import DEAD, DEAD_OWN, RESTARTED
+from pyaichat.runtime.kernel_connection import DEAD, DEAD_OWN, RESTARTED
 
 
 def ctrl_c_after(seconds: float) -> threading.Timer:

@@ -1,5 +1,5 @@
-"""Every operation of ``runtime.link.OPERATIONS`` reaches the local runtime inside a real kernel and answers
-from there; the tools and the sandbox's walls a kernel session reports are the kernel's own."""
+"""Every operation of ``runtime.kernel_link.OPERATIONS`` reaches the local runtime inside a real kernel and
+answers from there; the tools and the sandbox's walls a kernel session reports are the kernel's own."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pyaichat.capabilities import get
 from pyaichat.capabilities.toolbox import Toolbox
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
-from pyaichat.runtime.link import BY_NAME
+from pyaichat.runtime.kernel_link import BY_NAME
 from runtime_examples import SETUP, invoke, steps
 
 

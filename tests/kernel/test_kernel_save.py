@@ -1,7 +1,7 @@
 """What the host writes for a kernel session masks the kernel's secret values by value: a password read
 from a file under a secret name, quoted by an error message, never reaches ``/save``'s notebook, though the
 namespace holding it is the kernel's (``Runtime.know_secrets`` travels; the resume file asks it the same
-way, ``lasting.LastingState.changed``)."""
+way, ``resume_file.ResumeFile.changed``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Suggestions in a kernel session: the facts about the names on the line are gathered by the local runtime in
-the kernel (an operation of ``runtime.link``), masked there; the suggestion never waits for a kernel the
-prompt is talking to."""
+the kernel (an operation of ``runtime.kernel_link``), masked there; the suggestion never waits for a kernel
+the prompt is talking to."""
 
 from __future__ import annotations
 

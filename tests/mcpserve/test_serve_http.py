@@ -15,6 +15,8 @@ import httpx
 import pytest
 from serve_helpers import Served, http_client, text
 
+from pyaichat.capabilities import secret_values
+
 pytestmark = pytest.mark.e2e
 
 SOURCE = (
@@ -244,3 +246,25 @@ def test_calls_at_once_from_one_client_count_as_that_client(served: Served) -> N
     assert len(rows) == 1 and "6 calls" in rows[0], rows
     # over Streamable HTTP there is no connection to watch: status claims none, it says when it last called
     assert rows[0].startswith("  parallel-agent (http): 6 calls, last ") and "connected" not in rows[0]
+
+
+def test_a_secret_assigned_between_two_calls_is_masked_by_value_on_the_very_next_one(served: Served) -> None:
+    """The session's secret values are found again only when its namespace may have changed (an input ran),
+    not on every call: a secret the person assigns right after an agent's call — well within the walk's
+    time-to-live — is masked by value in the agent's very next call, read under another name."""
+    value = "Zq8vN3xL0pR7-wKe5"
+
+    async def agent() -> tuple[str, str]:
+        async with http_client(served.url, served.token, "next-call") as client:
+            served.ctrl.handle("plain_note = 'nothing secret here'")
+            before = text(await client.call_tool("get_repr", {"expr": "plain_note"}))
+            # the person, at their prompt, between two calls of the agent
+            served.ctrl.handle(f"stripe_api_key = {value!r}\nplain_note = 'key: ' + stripe_api_key[:]")
+            after = text(await client.call_tool("get_repr", {"expr": "plain_note"}))
+        return before, after
+
+    started = time.monotonic()
+    before, after = anyio.run(agent)
+    assert time.monotonic() - started < secret_values.TTL  # the time-to-live did not bring it
+    assert "nothing secret here" in before
+    assert value not in after and "<redacted secret value>" in after, after

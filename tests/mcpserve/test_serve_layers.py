@@ -13,8 +13,9 @@ from test_import_graph import MODULES, graph, third_party_imports  # noqa: E402
 
 SDK = {"mcp", "mcp_types", "starlette", "uvicorn", "anyio", "httpx", "httpx2"}
 FACES = {"pyaichat.mcpserve.face", "pyaichat.mcpserve.http_main", "pyaichat.mcpserve.bridge_cli"}
-# anyio only inside the coroutines the faces' event loops run (``SessionLink.acall``, the switchboard's call)
-ON_THE_FACES_LOOP = {"pyaichat.mcpserve.link", "pyaichat.mcpserve.bridge"}
+# anyio only inside the coroutines the faces' event loops run (the switchboard's call; ``SessionLink.acall``
+# uses asyncio's own streams, of the standard library)
+ON_THE_FACES_LOOP = {"pyaichat.mcpserve.bridge"}
 
 
 def test_only_the_faces_import_the_sdk() -> None:

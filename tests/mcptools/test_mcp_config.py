@@ -207,7 +207,7 @@ def test_a_table_without_a_command_trusts_a_server_from_the_json_file() -> None:
 def test_references_are_filled_from_the_environment_when_a_server_starts() -> None:
     (linear,) = [s for s in servers_from_json(CURSOR, origin="c") if s.name == "linear"]
     ready = launch(linear, start_timeout=3, call_timeout=4, environ={"LINEAR_KEY": "lin_api_abcdef123456"})
-    assert ready.headers["Authorization"] == Secret("Bearer lin_api_abcdef123456")
+    assert dict(ready.headers)["Authorization"] == Secret("Bearer lin_api_abcdef123456")
     assert (ready.start_timeout, ready.call_timeout) == (3, 4)
     assert set(ready.secrets) == {"Bearer lin_api_abcdef123456", "lin_api_abcdef123456"}
     with pytest.raises(EntryError, match=r"'linear' uses \$\{env:LINEAR_KEY\}, but LINEAR_KEY is not set"):

@@ -18,7 +18,7 @@ pexpect = pytest.importorskip("pexpect")
 from mcp_helpers import fault  # noqa: E402
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import AI_PROMPT, NEW_AI, PY_PROMPT, spawn  # noqa: E402
+from pty_terminal import AI_PROMPT, NEW_AI, PY_PROMPT, spawn_scripted  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -42,14 +42,8 @@ def test_a_hostile_server_and_model_cannot_drive_the_terminal(tmp_path: Path, no
     with ScriptedServer() as server:
         server.tool("evil3__ask_elicitation", {"kind": "hostile"})
         server.text(MODEL_REPLY)
-        child = spawn(
-            tmp_path,
-            PYAICHAT_MODEL="openai/scripted",
-            PYAICHAT_API_BASE=server.base_url,
-            OPENAI_API_KEY="sk-t",
-        )
+        child = spawn_scripted(tmp_path, server.base_url, bound=90)
         child.logfile_read = screen
-        child.timeout = 90
         try:
             child.send("\t")
             child.expect_exact(AI_PROMPT)

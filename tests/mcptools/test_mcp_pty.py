@@ -19,7 +19,7 @@ pexpect = pytest.importorskip("pexpect")
 from mcp_helpers import fault, real  # noqa: E402
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, leave, spawn  # noqa: E402
+from pty_terminal import AI_PROMPT, NEW_AI, NEW_PY, leave, spawn_scripted  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -46,15 +46,9 @@ def test_a_trusted_server_tool_answers_in_the_repl_and_exit_closes_the_servers(t
     with ScriptedServer() as server:
         server.tool("time__get_current_time", {"timezone": "Asia/Tokyo"})
         server.text("It is evening in **Tokyo**.")
-        child = spawn(
-            tmp_path,
-            "--mcp-config",
-            str(mcp_json),
-            PYAICHAT_MODEL="openai/scripted",
-            PYAICHAT_API_BASE=server.base_url,
-            OPENAI_API_KEY="sk-t",
-        )
-        child.timeout = 90  # the first question pays litellm's and the SDK's imports in the child
+        child = spawn_scripted(
+            tmp_path, server.base_url, "--mcp-config", str(mcp_json), bound=90
+        )  # the first question pays litellm's and the SDK's imports in the child
         try:
             child.send("x = 1\r")
             child.expect(NEW_PY)
@@ -103,13 +97,7 @@ def test_the_servers_requests_and_a_write_wait_for_the_person_at_the_terminal(tm
         server.text("The report is on its way.")
         server.tool("fault__write_note", {"text": "from the model"})
         server.text("Noted.")
-        child = spawn(
-            tmp_path,
-            PYAICHAT_MODEL="openai/scripted",
-            PYAICHAT_API_BASE=server.base_url,
-            OPENAI_API_KEY="sk-t",
-        )
-        child.timeout = 90
+        child = spawn_scripted(tmp_path, server.base_url, bound=90)
         try:
             child.send("\t")
             child.expect_exact(AI_PROMPT)

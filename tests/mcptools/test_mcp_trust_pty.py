@@ -14,7 +14,7 @@ pexpect = pytest.importorskip("pexpect")
 from mcp_helpers import fault  # noqa: E402
 
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pty_terminal import AI_PROMPT, Screen, leave, spawn  # noqa: E402
+from pty_terminal import ask_on_screen, leave  # noqa: E402
 
 pytestmark = [
     pytest.mark.e2e,
@@ -43,15 +43,8 @@ def test_scopes_in_the_panel_and_the_diff_of_changed_definitions(tmp_path: Path,
         server.text("Noted once.")
         server.tool("fault__write_note", {"text": "two"})
         server.text("Noted twice, unasked.")
-        child = spawn(
-            tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=server.base_url, OPENAI_API_KEY="k"
-        )
-        child.timeout = 90
-        screen = Screen(child)
+        child, screen = ask_on_screen(tmp_path, server.base_url, "Note one")
         try:
-            child.send("\t")
-            screen.wait_for(AI_PROMPT.strip())
-            child.send("Note one\r")
             screen.wait_for(r"\[p\]roject: always allow / \[e\]dit / \[n\]o:", timeout=90)
             print("\n--- the approval panel with scopes ---\n" + screen.text())
             child.send("s")
@@ -79,15 +72,8 @@ def test_scopes_in_the_panel_and_the_diff_of_changed_definitions(tmp_path: Path,
     )
     with ScriptedServer() as server:
         server.text("Fine.")
-        child = spawn(
-            tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=server.base_url, OPENAI_API_KEY="k"
-        )
-        child.timeout = 90
-        screen = Screen(child)
+        child, screen = ask_on_screen(tmp_path, server.base_url, "Anything new?")
         try:
-            child.send("\t")
-            screen.wait_for(AI_PROMPT.strip())
-            child.send("Anything new?\r")
             screen.wait_for(r"Accept them\? \[a\]ccept / \[n\]o:", timeout=90)
             text = screen.text()
             print("\n--- the diff panel ---\n" + text)

@@ -43,7 +43,7 @@ def test_save_masks_a_secret_value_no_saved_text_binds(ctrl: Controller, tmp_pat
 
 
 def test_the_resume_file_masks_a_secret_value_no_saved_text_binds(ctrl: Controller) -> None:
-    ctrl.lasting.flush()
+    ctrl.resume_file.flush()
     kept = Path(default_path()).read_text()
     assert "invalid literal for int()" in kept
     assert PASSWORD not in kept and "<redacted secret value>" in kept

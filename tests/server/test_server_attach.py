@@ -19,7 +19,7 @@ from fakes.recorder import Recorder
 from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.runtime import KernelUnavailable
-from pyaichat.runtime.connection import OUTPUT_LOST
+from pyaichat.runtime.kernel_connection import OUTPUT_LOST
 from pyaichat.runtime.kernel_socket import V1
 from pyaichat.runtime.server import start
 

@@ -28,6 +28,9 @@ code (a fenced Python block, an expression in backticks: ``df.head(10)``), times
 
 Pure and fast (≤ 2 ms for an answer of 2,000 characters, ``benchmarks/receipts_cost.py``): regular
 expressions and a sorted list searched by bisection; nothing here imports more than the standard library.
+
+One module of ~500 lines on purpose: finding the numbers, tying them and judging them share one reading of a
+number and one rule of precision (``_Num``, ``_equal``); apart, each part would reach into the others.
 """
 
 from __future__ import annotations

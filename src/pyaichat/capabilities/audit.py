@@ -86,6 +86,22 @@ def record(
         pass  # the log is a record, not a gate
 
 
+def record_result(session: Any, result: Any, args: Any, *, origin: str = "assistant", **extra: Any) -> None:
+    """``record`` of one call's ``CapabilityResult`` (a capability's, or an MCP tool's)."""
+    record(
+        session,
+        result.name,
+        args,
+        ok=result.ok,
+        error=result.error,
+        duration_ms=result.duration_ms,
+        output_chars=len(result.text),
+        truncated=result.truncated,
+        origin=origin,
+        **extra,
+    )
+
+
 def read_last(n: int = 10, path: Path | None = None) -> list[dict[str, Any]]:
     """The last ``n`` entries (oldest first); unreadable lines are skipped."""
     path = path or log_path()

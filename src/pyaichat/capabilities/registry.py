@@ -130,17 +130,7 @@ def record_call(
         shown = masker.mask_value(dict(args or {})) if masker else {}
     except Exception:
         shown = {"unprintable": True}
-    audit.record(
-        session,
-        name,
-        shown,
-        ok=result.ok,
-        error=result.error,
-        duration_ms=result.duration_ms,
-        output_chars=len(result.text),
-        truncated=result.truncated,
-        origin=origin,
-    )
+    audit.record_result(session, result, shown, origin=origin)
 
 
 def cap_text(text: str, limit: int, hidden: int = 0) -> tuple[str, bool]:

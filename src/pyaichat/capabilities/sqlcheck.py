@@ -87,20 +87,6 @@ def check(sql: str, dialect: str = "") -> Checked:
     return Checked(prefix + sent, dialect, again, bool(prefix), runs)
 
 
-def check_read_only(sql: str, dialect: str = "") -> str:
-    """The statement to send for ``sql`` (see ``check``)."""
-    return check(sql, dialect).sql
-
-
-def is_explain(sql: str) -> bool:
-    return sql.lstrip().upper().startswith("EXPLAIN")
-
-
-def explain_runs_statement(sql: str, dialect: str = "") -> bool:
-    """``EXPLAIN ANALYZE`` runs what it explains (and so returns what a query returns at best)."""
-    return check(sql, dialect).runs_statement
-
-
 # -- the parser ----------------------------------------------------------------------------------------------
 class _Quiet(logging.Filter):
     """sqlglot logs a warning when it falls back to an opaque command; ours are refused, never logged."""

@@ -27,7 +27,7 @@ from typing import Any
 from . import adapters, layout
 from .adapters.numpy import is_dtype, is_ndarray
 from .adapters.pandas import frame_columns, is_dataframe, is_index, is_series
-from .brepr import (
+from .bounded_repr import (
     Facts,
     Limits,
     attributes,
@@ -37,7 +37,6 @@ from .brepr import (
     is_iterator,
     known_len,
     own_facts,
-    safe_len,
     signature_text,
     static,
 )
@@ -76,7 +75,6 @@ __all__ = [
     "level",
     "one_line",
     "safe",
-    "safe_len",
     "signature_text",
     "type_details",
     "type_name",

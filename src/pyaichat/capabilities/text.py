@@ -1,6 +1,6 @@
 """The small text helpers every description of a value uses — its type's name, a cut to a width, a counted
-noun — in a module of their own, below the generic bounded repr (``brepr``) and the adapters, which both use
-them."""
+noun — in a module of their own, below the generic bounded repr (``bounded_repr``) and the adapters, which
+both use them."""
 
 from __future__ import annotations
 

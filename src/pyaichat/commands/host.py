@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from ..agent.suggest import Suggester
     from ..config import Config, Settings
     from ..journal import Journal
-    from ..lasting import LastingState
     from ..modes import Mode
     from ..proposals import Proposals
+    from ..resume_file import ResumeFile
     from ..runtime import Runtime
 
 
@@ -31,7 +31,7 @@ class CommandHost(Protocol):
     assistant: Assistant
     journal: Journal
     proposals: Proposals
-    lasting: LastingState
+    resume_file: ResumeFile
 
     @property
     def suggester(self) -> Suggester: ...

@@ -84,7 +84,7 @@ def _snapshot(ctrl: CommandHost, arg: str) -> None:
         needed = exc.name or "cloudpickle"
         ctrl.notice(f"Snapshots need {needed}: {install_command('persist')}.", level="warning")
         return
-    ctrl.lasting.snapshot_taken(path or "")  # "": the runtime's default file
+    ctrl.resume_file.snapshot_taken(path or "")  # "": the runtime's default file
     ctrl.notice(text, level="success")
 
 
@@ -101,7 +101,7 @@ def _resume(ctrl: CommandHost, arg: str) -> None:
     if len(words) > 1:
         ctrl.notice("Usage: /resume [file]", level="warning")
         return
-    ctrl.lasting.resume(words[0] if words else None)
+    ctrl.resume_file.resume(words[0] if words else None)
 
 
 def _words(ctrl: CommandHost, arg: str) -> list[str] | None:

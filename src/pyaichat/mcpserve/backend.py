@@ -183,12 +183,12 @@ class LocalBackend:
                 from ..capabilities.redact import masker_for  # loaded by the call already
 
                 mask = masker_for(self.runtime.config).mask_text
-                line = quiet_line(client, name, args, result, mask)
                 call = getattr(self.show, "call", None)  # a ``lines.QuietLines`` coalesces repeats
-                if call is not None:
+                line = lambda: quiet_line(client, name, args, result, mask)  # noqa: E731
+                if call is not None:  # made only when it is shown (not within a burst)
                     call(client.name, safe_text(name, 40), line)
                 else:
-                    self.show(line)
+                    self.show(line())
             except Exception:
                 pass  # a line that cannot be shown never fails the call
         return result

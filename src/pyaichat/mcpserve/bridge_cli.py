@@ -27,25 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="A stdio MCP server: your running pyaichat session (started with /mcp on or --mcp), or a "
         "Jupyter kernel's namespace read-only.",
     )
-    kernel = parser.add_mutually_exclusive_group()
-    kernel.add_argument(
-        "--existing",
-        nargs="?",
-        const="",
-        metavar="CONNECTION_FILE",
-        help="serve a running Jupyter kernel (default: the newest), read-only",
-    )
-    kernel.add_argument(
-        "--kernel",
-        nargs="?",
-        const="python3",
-        metavar="NAME",
-        help="start a kernel of this kernelspec and serve it",
-    )
-    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
-    from ..server_flags import add_server_flags
+    from ..server_flags import add_kernel_flags
 
-    add_server_flags(parser, interactive=False)
+    add_kernel_flags(parser, interactive=False)
+    parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
     return parser
 
 
@@ -102,10 +87,7 @@ def _headless(flags: Any) -> int:
             print(f"pyaichat mcp: {problem}", file=sys.stderr)
         gate = SessionGate()
         gate.attach()  # nobody types here: calls only wait for each other (one kernel connection)
-        kernel = getattr(runtime, "kernel", None)
-        path = getattr(kernel, "connection_file", None) or getattr(
-            getattr(kernel, "manager", None), "connection_file", None
-        )
+        path = runtime.kernel.connection_path
         # the pid and directory the picture names next to this are pyaichat mcp's own
         which = f" ({os.path.basename(path)})" if path else ""
         if flags.server is not None:

@@ -72,31 +72,12 @@ def calls_runtime(runtime: Any) -> Any:
     Jupyter kernel gets a connection of its own for them: the kernel client the person's prompt uses (for
     completion while they type) is not safe to share with another thread. Raises ``RuntimeError`` (one
     sentence) when that connection cannot be made."""
+    from ..errors import PyAIChatError
     from ..runtime.local import LocalRuntime
 
     if isinstance(runtime, LocalRuntime):
         return runtime
-    kernel = getattr(runtime, "kernel", None)
-    reopen = getattr(kernel, "reopen", None)  # a kernel behind a Jupyter Server: a websocket of its own
-    if reopen is not None:
-        from ..errors import PyAIChatError
-
-        try:
-            return reopen(runtime.config)
-        except PyAIChatError as exc:
-            raise RuntimeError(f"Cannot serve this kernel session: {exc}") from None
-    path = getattr(kernel, "connection_file", None) or getattr(
-        getattr(kernel, "manager", None), "connection_file", None
-    )
-    if not path:
-        raise RuntimeError(
-            "This session's kernel cannot be reached a second time; serve it with "
-            "`pyaichat mcp --existing FILE` instead."
-        )
-    from ..errors import PyAIChatError
-    from ..runtime import connect  # Jupyter: this session runs in a kernel already
-
     try:
-        return connect.attach(str(path), runtime.config)
+        return runtime.reopen()  # a KernelRuntime: the other runtime there is
     except PyAIChatError as exc:
         raise RuntimeError(f"Cannot serve this kernel session: {exc}") from None

@@ -41,8 +41,10 @@ class QuietLines:
         self._lock = threading.Lock()
         self._bursts: dict[tuple[str, str], Burst] = {}
 
-    def call(self, client: str, tool: str, line: str) -> None:
-        """A call ran: its ``line``, unless it continues a burst."""
+    def call(self, client: str, tool: str, line: str | Callable[[], str]) -> None:
+        """A call ran: its ``line``, unless it continues a burst (``line`` may be a function that makes it:
+        a call within a burst, most of an agent's, then never pays for masking and cutting a line nobody
+        sees)."""
         now = time.monotonic()
         key = (client, tool)
         with self._lock:
@@ -60,7 +62,7 @@ class QuietLines:
             if burst.timer is not None:
                 burst.timer.cancel()
             self._sum_up(done_key, burst)
-        self.show(line)
+        self.show(line if isinstance(line, str) else line())
 
     def refusal(self, line: str) -> None:
         self.refuse(line)

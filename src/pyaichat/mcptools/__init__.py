@@ -1,7 +1,7 @@
 """Tools from outside: the MCP servers the user already has, offered to the assistant as tools of its own.
 
 The entries themselves are configuration, below this package (the settings check them when the config
-file is read): ``pyaichat.server_spec`` (``ServerSpec``, and ``Launch``, ready to start) and
+file is read): ``pyaichat.server_spec`` (``ServerSpec``, as configured and, filled in, ready to start) and
 ``pyaichat.server_entries`` (the config file's ``[mcp_servers.NAME]`` tables and the ``mcpServers`` JSON of
 Claude Desktop, Cursor and VS Code). One module per job here, bottom up:
 

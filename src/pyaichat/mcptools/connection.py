@@ -32,8 +32,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..server_spec import ServerSpec
 from .faults import exited, leaf, offending, start_failure
-from .launch import Launch
 from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
 from .stderr import Tail
 
@@ -48,7 +48,7 @@ class ServerProblem(Exception):
 class Connection:
     """One server of the session (see the module docstring). Every method runs on the manager's loop."""
 
-    def __init__(self, launch: Launch) -> None:
+    def __init__(self, launch: ServerSpec) -> None:
         self.launch = launch
         self.name = launch.name
         self.state = "starting"  # starting → ready → stopped, or failed at any point
@@ -72,7 +72,6 @@ class Connection:
         self._stderr = Tail(self._stderr_ended)
         self._stopping = False
         self._current: str | None = None  # the tool being called
-        self.relisted = 0  # times the tools were listed again after notifications/tools/list_changed
         self._relisting: asyncio.Task[None] | None = None
 
     # -- the long-lived task -------------------------------------------------------------------------------
@@ -134,12 +133,12 @@ class Connection:
             params = StdioServerParameters(
                 command=launch.command or "",
                 args=list(launch.args),
-                env={k: v.get_secret_value() for k, v in launch.env.items()},
+                env={k: v.get_secret_value() for k, v in launch.env},
                 cwd=launch.cwd,
             )
             transport: Any = stdio_client(params, errlog=errlog)
         else:
-            headers = {k: v.get_secret_value() for k, v in launch.headers.items()}
+            headers = {k: v.get_secret_value() for k, v in launch.headers}
             if launch.transport == "sse":
                 from mcp.client.sse import sse_client
 
@@ -253,7 +252,6 @@ class Connection:
             return
         try:
             self.tools = await self._list_tools(client)
-            self.relisted += 1
         except Exception as exc:  # a server that cannot list its tools any more is not trusted to run them
             said = f"The MCP server {self.name!r} said its tools changed, then failed to list them"
             self._fail(f"{said}: {exc}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .launch import Launch
+from ..server_spec import ServerSpec
 
 
 def exited(name: str, when: str, last: str) -> str:
@@ -19,7 +19,7 @@ def exited(name: str, when: str, last: str) -> str:
     return f"The MCP server {name!r} exited {when}; the last line it wrote: {last.rstrip('.')}."
 
 
-def start_failure(name: str, launch: Launch, exc: BaseException, last: str) -> str:
+def start_failure(name: str, launch: ServerSpec, exc: BaseException, last: str) -> str:
     """Why the server could not start (``last``: the last line it wrote, if it exited)."""
     if isinstance(exc, FileNotFoundError) and launch.transport == "stdio":
         where = f" in {launch.cwd}" if launch.cwd and not os.path.isdir(launch.cwd) else ""
@@ -59,7 +59,7 @@ def offending(exc: Exception) -> str:
     return " ".join(str(exc).split())[:160] + "."
 
 
-def _full_path(launch: Launch) -> str:
+def _full_path(launch: ServerSpec) -> str:
     """A bare command that this environment has (``pip install mcp-server-time`` into pyaichat's own
     ``.venv``) but ``PATH`` does not, where the environment is not activated: its full path, to copy."""
     command = launch.command or ""

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("string", "number", "integer", "boolean", "choice", "choices")
 FORMATS = {
     "email": "an email address",
     "uri": "an address (https://…)",
@@ -65,7 +64,7 @@ class Choice:
 
 @dataclass(frozen=True)
 class Field:
-    """One field of the form (``kind`` is one of ``KINDS``)."""
+    """One field of the form (``kind``: string, number, integer, boolean, choice or choices)."""
 
     name: str
     kind: str

@@ -1,5 +1,5 @@
-"""An MCP server's entry made ready to start (``Launch``): its ``${…}`` references filled in from the user's
-environment, and the values worth masking wherever they appear.
+"""An MCP server's entry made ready to start (``launch``, a ``ServerSpec`` with every field decided): its
+``${…}`` references filled in from the user's environment, and the values worth masking wherever they appear.
 
 ``${env:NAME}`` / ``${NAME}`` / ``${NAME:-default}`` (the user's environment), ``${userHome}`` and
 ``${workspaceFolder}`` (the current directory) are filled in when a server starts (``launch``): only what the
@@ -12,92 +12,12 @@ import os
 import re
 from collections.abc import Mapping
 
-from ..capabilities.redact import is_secret_name
+from ..capabilities.redact import is_existing_path, is_secret_name
 from ..secret import Secret
 from ..server_entries import EntryError
-from ..server_spec import TRUST_READ_ONLY, TRUSTS, ServerSpec
+from ..server_spec import TRUSTS, ServerSpec
 
 _REFERENCE = re.compile(r"\$\{(?P<body>[^}]*)\}")
-
-
-class Launch:
-    """A server ready to start: every ``${…}`` filled in, the timeouts decided. Values stay ``Secret``s."""
-
-    __slots__ = (
-        "args",
-        "call_timeout",
-        "command",
-        "cwd",
-        "elicitation",
-        "env",
-        "headers",
-        "name",
-        "own_timeouts",
-        "roots",
-        "sampling",
-        "secrets",
-        "start_timeout",
-        "transport",
-        "trust",
-        "url",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        transport: str,
-        command: str | None,
-        args: tuple[str, ...],
-        env: dict[str, Secret],
-        cwd: str | None,
-        url: str | None,
-        headers: dict[str, Secret],
-        trust: str,
-        start_timeout: float,
-        call_timeout: float,
-        roots: tuple[str, ...],
-        sampling: bool = False,
-        elicitation: bool = False,
-        own_timeouts: frozenset[str] = frozenset(),
-    ) -> None:
-        self.name, self.transport, self.command, self.args, self.env = name, transport, command, args, env
-        self.cwd, self.url, self.headers, self.trust = cwd, url, headers, trust
-        self.start_timeout, self.call_timeout, self.roots = start_timeout, call_timeout, roots
-        self.sampling, self.elicitation = sampling, elicitation  # requests back the user turned on
-        self.own_timeouts = own_timeouts  # "start"/"call": set in the server's own entry, not globally
-        self.secrets = tuple(
-            sorted(
-                {
-                    text
-                    for key, value in (*env.items(), *headers.items())
-                    for text in worth_masking(key, value.get_secret_value())
-                },
-                key=len,
-                reverse=True,
-            )
-        )
-
-    @property
-    def read_only(self) -> bool:
-        return self.trust == TRUST_READ_ONLY
-
-    def setting(self, kind: str) -> str:
-        """The setting that decided the ``start`` or ``call`` timeout, as the user would look for it: the
-        server's own ``start_timeout``, or the global ``mcp_start_timeout``."""
-        if kind in self.own_timeouts:
-            return f"{kind}_timeout in the server's own entry"
-        return f"mcp_{kind}_timeout"
-
-    def where(self) -> str:
-        """Where the server is, for ``/tools`` (no secret: arguments and the url are the user's own text,
-        but a password in a url is cut out)."""
-        if self.url is not None:
-            return _without_password(self.url)
-        return " ".join((self.command or "", *self.args))
-
-    def __repr__(self) -> str:
-        return f"Launch({self.name!r}: {self.where()}, trust={self.trust})"
 
 
 def worth_masking(key: str, value: str) -> list[str]:
@@ -106,7 +26,7 @@ def worth_masking(key: str, value: str) -> list[str]:
     token of an ``Authorization: Bearer …`` header on its own. Short words (``debug``) and paths that exist
     are left alone, or every mention of them in a result would be masked too."""
     value = value.strip()
-    if len(value) < 8 or _is_existing_path(value):
+    if len(value) < 8 or is_existing_path(value):
         return []
     mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     if not (mixed or is_secret_name(key) or key.lower() in ("authorization", "cookie")):
@@ -118,24 +38,6 @@ def worth_masking(key: str, value: str) -> list[str]:
     return found
 
 
-def _is_existing_path(value: str) -> bool:
-    try:
-        return os.sep in value and os.path.exists(value)
-    except (OSError, ValueError):
-        return False
-
-
-def _without_password(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        user = authority.rpartition("@")[0].partition(":")[0]
-        authority = f"{user}:****@{authority.rpartition('@')[2]}" if user else authority.rpartition("@")[2]
-    return f"{scheme}://{authority}{slash}{path}"
-
-
 def launch(
     spec: ServerSpec,
     *,
@@ -143,7 +45,7 @@ def launch(
     call_timeout: float,
     environ: Mapping[str, str] | None = None,
     cwd: str | None = None,
-) -> Launch:
+) -> ServerSpec:
     """``spec`` with its references filled in from ``environ`` (default: this process's) and the default
     timeouts applied; ``EntryError`` when it cannot start as written (a variable that is not set, a VS Code
     ``${input:…}`` prompt pyaichat cannot show)."""
@@ -159,24 +61,30 @@ def launch(
             "name is in the MCP config file to apply it to"
         )
     command = os.path.expanduser(fill(spec.command)) if spec.command is not None else None
-    return Launch(
+    env = tuple((k, Secret(fill(v.get_secret_value()))) for k, v in spec.env)
+    headers = tuple((k, Secret(fill(v.get_secret_value()))) for k, v in spec.headers)
+    found = {text for key, value in (*env, *headers) for text in worth_masking(key, value.get_secret_value())}
+    return ServerSpec(
         spec.name,
         transport=spec.transport or ("stdio" if command else "http"),
         command=command,
         args=tuple(fill(a) for a in spec.args),
-        env={k: Secret(fill(v.get_secret_value())) for k, v in spec.env},
+        env=env,
         cwd=os.path.expanduser(fill(spec.cwd)) if spec.cwd else None,
         url=fill(spec.url) if spec.url is not None else None,
-        headers={k: Secret(fill(v.get_secret_value())) for k, v in spec.headers},
+        headers=headers,
         trust=spec.trust or TRUSTS[0],
         start_timeout=spec.start_timeout or start_timeout,
         call_timeout=spec.call_timeout or call_timeout,
         roots=tuple(os.path.abspath(os.path.expanduser(fill(r))) for r in spec.roots or ()),
         sampling=bool(spec.sampling),
         elicitation=bool(spec.elicitation),
-        own_timeouts=frozenset(
+        enabled=spec.enabled,
+        origin=spec.origin,
+        own_timeouts=tuple(
             kind for kind, own in (("start", spec.start_timeout), ("call", spec.call_timeout)) if own
         ),
+        secrets=tuple(sorted(found, key=len, reverse=True)),
     )
 
 

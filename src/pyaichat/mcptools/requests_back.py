@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 SAMPLING = "sampling"
 ELICITATION = "elicitation"
 ROOTS = "roots"
-KINDS = (SAMPLING, ELICITATION, ROOTS)
 USER_REJECTED = -1  # the code the specification's examples give a request the user rejected
 NOBODY = "no one can be asked here (piped input or a notebook)"
 

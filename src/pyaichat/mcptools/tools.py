@@ -6,6 +6,10 @@ model). Every result is masked (pyaichat's rules and the servers' own ``env``/``
 ``max_output_chars``, and recorded in the audit log like a capability call, with the server, the tool and the
 person's decision. The settings are the question's own (``TurnTools.config``), not the ones the servers were
 started with. A server's requests back during a call are answered by the turn's ``requests_back.Answerer``.
+
+One module of ~450 lines on purpose: one call's life (approval, run, masking, bounds, audit) is one path
+through ``ServerTools.run``, and each turn's view of it (``TurnTools``) only narrows what that path is given;
+the parts it delegates (trust, offer, results, review, requests back) are modules of their own already.
 """
 
 from __future__ import annotations
@@ -346,18 +350,7 @@ class ServerTools:
         self, result: CapabilityResult, args: Any, extra: dict[str, Any], config: Any
     ) -> CapabilityResult:
         if config.audit:
-            audit.record(
-                self.session,
-                result.name,
-                self._masked_args(args, config),
-                ok=result.ok,
-                error=result.error,
-                duration_ms=result.duration_ms,
-                output_chars=len(result.text),
-                truncated=result.truncated,
-                origin="assistant",
-                **extra,
-            )
+            audit.record_result(self.session, result, self._masked_args(args, config), **extra)
         return result
 
     def _bounded(self, text: str, config: Any) -> tuple[str, bool]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-RUNS_AT_ONCE = "runs at once"
 ASKS = "asks you first"
 
 

@@ -203,8 +203,8 @@ class Repl:
         self.ghost.attach(self.prompt.default_buffer)
         self.prompt.auto_suggest = self.ghost  # prompt_toolkit's own question after a key: the same answer
         # What --resume keeps is written once the next prompt is on screen, not before it.
-        self.ctrl.lasting.defer = True
-        self.prompt.app.after_render += lambda app: self.ctrl.lasting.idle()
+        self.ctrl.resume_file.defer = True
+        self.prompt.app.after_render += lambda app: self.ctrl.resume_file.idle()
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()

@@ -11,6 +11,9 @@ wait is made of and how long it has lasted (``thinking · step 1/8 · waiting fo
 so a slow local model or a retried request does not look dead. When the final ``answer`` event arrives the
 live region is cleared and the complete answer is printed once as Markdown, so the scrollback holds clean
 output.
+
+One module of ~450 lines on purpose: one method per event type on one renderer, every one of them drawing
+into the one live region and status line it owns (the layout the front ends share is in ``agent.events``).
 """
 
 from __future__ import annotations

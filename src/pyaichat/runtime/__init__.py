@@ -7,8 +7,8 @@ Two runtimes implement it:
   extension); capabilities and the session picture run directly over its namespace.
 - ``kernel.KernelRuntime`` — a Jupyter kernel reached with ``jupyter_client`` (``--existing``/``--kernel``).
   Inside the kernel, pyaichat's helper runs a ``LocalRuntime`` over the kernel's ``user_ns``; the host sends
-  it the operations declared in ``link.OPERATIONS`` and carries the answers back, so masking, bounds and the
-  audit apply once, in the kernel, before anything leaves it. Its modules load only with those flags
+  it the operations declared in ``kernel_link.OPERATIONS`` and carries the answers back, so masking, bounds
+  and the audit apply once, in the kernel, before anything leaves it. Its modules load only with those flags
   (``connect``).
 
 Serving tools (the assistant, ``/tools``, an MCP server) takes two members, on any runtime:

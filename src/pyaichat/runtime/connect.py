@@ -45,25 +45,10 @@ def find_connection_file(name: str | None) -> str:
 def attach(connection_file: str | None, config: Config, *, timeout: float = 10.0) -> KernelRuntime:
     """Connect to a running kernel through its connection file and load pyaichat's helper into it."""
     path = find_connection_file(connection_file)
-    # jupyter_client (and pyzmq) are optional: imported once the check above found them
-    from jupyter_client.blocking.client import BlockingKernelClient
-
-    from .connection import KernelConnection  # Jupyter: only with --existing/--kernel
     from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
+    from .kernel_connection import KernelConnection  # Jupyter: only with --existing/--kernel
 
-    client = BlockingKernelClient(connection_file=path)
-    try:
-        client.load_connection_file()
-    except (OSError, ValueError, KeyError) as exc:
-        raise KernelUnavailable(f"Cannot read the kernel connection file {path}: {exc}.")
-    client.start_channels()
-    kernel = KernelConnection(client, color=config.color, connection_file=path)
-    try:
-        kernel.connect(timeout)
-    except BaseException:
-        client.stop_channels()
-        raise
-    return KernelRuntime(kernel, config)
+    return KernelRuntime(KernelConnection.open(path, color=config.color, timeout=timeout), config)
 
 
 def start(kernel_name: str, config: Config, *, timeout: float = 60.0) -> KernelRuntime:
@@ -73,8 +58,8 @@ def start(kernel_name: str, config: Config, *, timeout: float = 60.0) -> KernelR
         from jupyter_client.manager import KernelManager  # only with --kernel
     except ImportError:
         raise KernelUnavailable(no_jupyter_client())
-    from .connection import KernelConnection  # optional: imported once jupyter_client is known to be there
     from .kernel import KernelRuntime  # Jupyter: only with --existing/--kernel
+    from .kernel_connection import KernelConnection  # optional: once jupyter_client is known to be there
 
     manager = KernelManager(kernel_name=kernel_name)
     try:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 import zmq
 
 from . import KernelUnavailable
-from .connection import NEW_PROCESS, POLL_S, KernelConnection
+from .kernel_connection import NEW_PROCESS, POLL_S, KernelConnection
 
 OUTPUT_KEEP = 2000  # characters of a run's output kept for the history summary and the assistant
 

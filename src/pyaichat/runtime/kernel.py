@@ -5,9 +5,9 @@
 - completion and "is this input complete?" are the kernel's own ``complete_request`` and
   ``is_complete_request`` (it knows its magics);
 - everything else — capabilities and their tools, the picture, names, history, proposals' previews and undo,
-  snapshots — is an operation of ``link.OPERATIONS``: one request to the local runtime that pyaichat's helper
-  runs inside the kernel (``kernel_helper``), inherited from ``link.LinkedRuntime``. It is bounded, masked and
-  audited there, where the data is; only its bounded answer comes back.
+  snapshots — is an operation of ``kernel_link.OPERATIONS``: one request to the local runtime that pyaichat's
+  helper runs inside the kernel (``kernel_helper``), inherited from ``kernel_link.LinkedRuntime``. It is
+  bounded, masked and audited there, where the data is; only its bounded answer comes back.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from ..records import ExecResult, LastError
 from ..session import input_is_complete
 from . import KernelUnavailable
 from .completion import Completion
-from .connection import ANSI, OUTPUT_LOST, KernelConnection
 from .execute import CellRun
-from .link import BY_NAME, LinkedRuntime
+from .kernel_connection import ANSI, OUTPUT_LOST, KernelConnection
+from .kernel_link import BY_NAME, LinkedRuntime
 
 if TYPE_CHECKING:
     from ..records import HistoryEntry
 
 
 class KernelRuntime(LinkedRuntime):
-    """A ``Runtime`` whose namespace lives in a Jupyter kernel: the members of ``link.AT_THE_HOST`` are
-    written here, every other one is an operation sent to the kernel (``link.OPERATIONS``)."""
+    """A ``Runtime`` whose namespace lives in a Jupyter kernel: the members of ``kernel_link.AT_THE_HOST`` are
+    written here, every other one is an operation sent to the kernel (``kernel_link.OPERATIONS``)."""
 
     def __init__(self, kernel: KernelConnection, settings: Settings | Config | None = None) -> None:
         self.kernel = kernel
@@ -130,6 +130,11 @@ class KernelRuntime(LinkedRuntime):
 
     def close(self) -> None:
         self.kernel.close()
+
+    def reopen(self) -> KernelRuntime:
+        """This session over a second connection to its kernel (``KernelConnection.reopen``), with the same
+        settings."""
+        return KernelRuntime(self.kernel.reopen(), self.config)
 
     def exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         if not BY_NAME[request["op"]].gives_way:

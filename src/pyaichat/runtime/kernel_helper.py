@@ -6,10 +6,10 @@ execution count, no history entry, no name bound in ``user_ns`` — and then tal
 never see it.
 
 It holds a ``LocalRuntime`` over a ``Session`` whose namespace *is* the kernel's ``user_ns`` (the same dict),
-and answers each request by running the declared operation on it (``link.answer``): the very code a local
-session runs, so bounds, privacy levels, masking, the audit and the read-only guarantee apply here, before
-anything leaves the kernel, and ``run_python`` forks on the kernel's machine. IPython's cell events feed the
-session's history and last error, exactly as in the IPython extension (``cells.CellRecorder``).
+and answers each request by running the declared operation on it (``kernel_link.answer``): the very code a
+local session runs, so bounds, privacy levels, masking, the audit and the read-only guarantee apply here,
+before anything leaves the kernel, and ``run_python`` forks on the kernel's machine. IPython's cell events
+feed the session's history and last error, exactly as in the IPython extension (``cells.CellRecorder``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from IPython import get_ipython
 
 from ..version import __version__
 from .cells import record_error, shell_runtime
-from .link import COMM_TARGET, PROTOCOL, WHERE, answer
+from .kernel_link import COMM_TARGET, PROTOCOL, WHERE, answer
 
 _helper: KernelHelper | None = None
 

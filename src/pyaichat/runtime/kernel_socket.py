@@ -98,10 +98,6 @@ class SocketKernelClient(KernelClient):
     def control_channel(self) -> Channel:
         return self._channels["control"]
 
-    @property
-    def channels_running(self) -> bool:
-        return self._connected.is_set()
-
     def is_alive(self) -> bool:
         """Whether the kernel can still be reached (also while a dropped link is being made again)."""
         if self.gone is None and not self.dead:

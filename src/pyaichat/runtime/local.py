@@ -1,7 +1,7 @@
 """The local runtime: the user's ``Session`` in this process, with the capabilities and the picture over it.
 
 It is also what runs inside a Jupyter kernel, over the kernel's ``user_ns``: the kernel runtime sends it the
-operations of ``link.OPERATIONS``, so an operation written here works in both places.
+operations of ``kernel_link.OPERATIONS``, so an operation written here works in both places.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A kernel on a Jupyter Server or JupyterHub (``pyaichat --server URL``), as a ``KernelRuntime``.
 
 The kernel runtime is the one ``--existing`` uses: ``KernelConnection`` with its helper, ``CellRun`` for
-inputs, ``link.OPERATIONS`` for everything the assistant asks. Only the transport differs: a
+inputs, ``kernel_link.OPERATIONS`` for everything the assistant asks. Only the transport differs: a
 ``kernel_socket.SocketKernelClient`` (the kernel websocket) instead of ``jupyter_client``'s ZMQ client, and a
 ``ServerKernel`` (the REST API) in the place of the kernel manager: interrupts, liveness and the shutdown of a
 kernel pyaichat started. ``ServerKernelConnection`` says which kernel this is and why it is gone in the words
@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import KernelUnavailable
-from .connection import KernelConnection
 from .kernel import KernelRuntime
+from .kernel_connection import KernelConnection
 from .kernel_socket import SocketKernelClient
 from .server_api import ServerAPI, ServerError
 
@@ -252,10 +252,14 @@ class ServerKernelConnection(KernelConnection):
         )
         return lines
 
-    def reopen(self, config: Config) -> KernelRuntime:
+    @property
+    def connection_path(self) -> str | None:
+        return None  # a server's kernel is reached by its address, not a connection file
+
+    def reopen(self) -> KernelConnection:
         """A second connection to the same kernel (its own websocket and session), never shutting it down:
         for ``/mcp on``, whose calls come from another thread."""
-        return attach(self.server.api, self.server.entry, config)
+        return _connected(self.server.api, self.server.entry, color=self.color)
 
 
 def _quietly(call: Any) -> Any:
@@ -275,6 +279,20 @@ def attach(
     timeout: float = CONNECT_TIMEOUT,
 ) -> KernelRuntime:
     """Connect to kernel ``entry`` over its websocket and load pyaichat's helper into it."""
+    return KernelRuntime(
+        _connected(api, entry, color=config.color, owned=owned, keep=keep, timeout=timeout), config
+    )
+
+
+def _connected(
+    api: ServerAPI,
+    entry: KernelEntry,
+    *,
+    color: bool,
+    owned: bool = False,
+    keep: bool = False,
+    timeout: float = CONNECT_TIMEOUT,
+) -> ServerKernelConnection:
     client = SocketKernelClient(api, entry.id)
     server = ServerKernel(api, client, entry, owned=owned, keep=keep)
     try:
@@ -283,14 +301,14 @@ def attach(
         client.stop_channels()
         server.shutdown_kernel()
         raise
-    kernel = ServerKernelConnection(server, color=config.color)
+    kernel = ServerKernelConnection(server, color=color)
     try:
         kernel.connect(timeout)
         client.measure(1.0)  # the first round trip, for the line that says where this runs
     except BaseException:
         kernel.close()
         raise
-    return KernelRuntime(kernel, config)
+    return kernel
 
 
 def start(api: ServerAPI, name: str | None, config: Config, *, keep: bool = False) -> KernelRuntime:

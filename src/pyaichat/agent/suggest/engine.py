@@ -321,7 +321,6 @@ class Suggester:
 
         self.last_request = request.body()
         self.stats.requests += 1
-        started = self._clock()
         timeout = min(TIMEOUT, float(config.request_timeout))
         try:
             answer = await _bounded(ask(request, timeout), timeout + 1.0)
@@ -332,7 +331,6 @@ class Suggester:
             self._failed(model, route.kind, exc)
             return
         self._quiet_until, self._backoff = 0.0, BACKOFF[0]
-        self.stats.last_ms = (self._clock() - started) * 1000
         self.stats.count(answer)
         chat = route.kind == "chat"
         text = fit(answer.text, pending.before, pending.after, block=request.block, echoes=chat)

@@ -165,6 +165,25 @@ class ModelHelper:
         return self._process
 
     async def __call__(self, request: CodeRequest, timeout: float) -> CodeAnswer:
+        reply = await self._ask(
+            {"op": "ask", "request": request.to_wire(), "timeout": timeout},
+            "The suggestion helper process stopped before it was asked; the next suggestion starts another.",
+        )
+        if "answer" in reply:
+            return CodeAnswer.from_wire(reply["answer"])
+        raise error_from_wire(reply.get("error") or {})
+
+    async def check(self, model: str) -> str | None:
+        """Why litellm cannot place ``model`` (the helper's litellm: none loads here), or ``None``."""
+        reply = await self._ask(
+            {"op": "check", "model": model}, "The suggestion helper process stopped before it was asked."
+        )
+        problem = reply.get("problem")
+        return str(problem) if problem else None
+
+    async def _ask(self, message: dict[str, Any], stopped: str) -> dict[str, Any]:
+        """Send ``message`` under a new id and wait for the helper's reply (``stopped``: the sentence when the
+        helper is gone). A cancelled wait (the next key) tells the helper to abort that request."""
         await self.start()
         process = self._process
         assert process is not None
@@ -173,16 +192,11 @@ class ModelHelper:
         process.waiting[rid] = future
         try:
             try:
-                process.channel.send(
-                    {"op": "ask", "id": rid, "request": request.to_wire(), "timeout": timeout}
-                )
+                process.channel.send({"op": message["op"], "id": rid, **message})
             except ChannelClosed:  # the pipe is closed: it has just died
-                raise LLMHelperStopped(
-                    "The suggestion helper process stopped before it was asked; the next suggestion starts "
-                    "another."
-                ) from None
-            reply = await future
-        except asyncio.CancelledError:  # the next key: the helper aborts the HTTP request
+                raise LLMHelperStopped(stopped) from None
+            return await future
+        except asyncio.CancelledError:  # the helper aborts the HTTP request
             if rid not in process.told:
                 try:
                     process.channel.send({"op": "cancel", "id": rid})
@@ -192,27 +206,6 @@ class ModelHelper:
         finally:
             process.waiting.pop(rid, None)
             process.told.discard(rid)
-        if "answer" in reply:
-            return CodeAnswer.from_wire(reply["answer"])
-        raise error_from_wire(reply.get("error") or {})
-
-    async def check(self, model: str) -> str | None:
-        """Why litellm cannot place ``model`` (the helper's litellm: none loads here), or ``None``."""
-        await self.start()
-        process = self._process
-        assert process is not None
-        rid = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        process.waiting[rid] = future
-        try:
-            process.channel.send({"op": "check", "id": rid, "model": model})
-            reply = await future
-        except ChannelClosed:
-            raise LLMHelperStopped("The suggestion helper process stopped before it was asked.") from None
-        finally:
-            process.waiting.pop(rid, None)
-        problem = reply.get("problem")
-        return str(problem) if problem else None
 
     def in_flight(self) -> tuple[int, ...]:
         """The requests the helper has been sent and not answered (from any thread)."""

@@ -65,7 +65,6 @@ class SuggestStats:
         "failed",
         "failing",
         "last_failure",
-        "last_ms",
         "prompt_tokens",
         "requests",
     )
@@ -76,7 +75,6 @@ class SuggestStats:
         self.cost_usd: float | None = None
         self.last_failure: str | None = None
         self.failing = 0  # requests failed in a row since the last answer (the toolbar says so)
-        self.last_ms: float | None = None  # the last answer's round trip
 
     def count(self, answer: CodeAnswer) -> None:
         self.answered += 1

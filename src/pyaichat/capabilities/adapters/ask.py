@@ -37,36 +37,30 @@ class Degraded(Exception):
 def one_line(value: Any, lvl: int, picture: bool = True) -> str | None:
     """The adapter's one line, or ``None`` when no adapter knows the value. ``picture``: for the automatic
     session picture (a third party's adapter then has the picture's small budget)."""
-    entry = entry_for(value)
-    if entry is None:
-        return None
-    adapter = _adapter(entry)
-    if entry.builtin:
-        return adapter.one_line(value, lvl)
     budget = PICTURE_BUDGET if picture else USER_CODE_BUDGET
-    return _bounded(entry, value, lambda: adapter.one_line(value, lvl), budget, _line)
+    return _asked(value, lambda adapter: adapter.one_line(value, lvl), budget, _line)
 
 
 def details(value: Any, lvl: int) -> list[str] | None:
     """The lines ``get_type`` adds, or ``None``."""
-    entry = entry_for(value)
-    if entry is None:
-        return None
-    adapter = _adapter(entry)
-    if entry.builtin:
-        return adapter.details(value, lvl)
-    return _bounded(entry, value, lambda: adapter.details(value, lvl), USER_CODE_BUDGET, _lines)
+    return _asked(value, lambda adapter: adapter.details(value, lvl), USER_CODE_BUDGET, _lines)
 
 
 def describe(value: Any, lvl: int) -> str | None:
     """What ``get_repr`` shows, or ``None``."""
+    return _asked(value, lambda adapter: adapter.describe(value, lvl), USER_CODE_BUDGET, _text)
+
+
+def _asked(value: Any, ask: Callable[[Any], Any], budget: float, check: Callable[[Any], T]) -> T | None:
+    """``ask`` of the adapter that knows ``value`` (``None``: none does): ours directly, a third party's
+    bounded by ``budget`` and its answer read by ``check``."""
     entry = entry_for(value)
     if entry is None:
         return None
     adapter = _adapter(entry)
     if entry.builtin:
-        return adapter.describe(value, lvl)
-    return _bounded(entry, value, lambda: adapter.describe(value, lvl), USER_CODE_BUDGET, _text)
+        return ask(adapter)
+    return _bounded(entry, value, lambda: ask(adapter), budget, check)
 
 
 def database_for(value: Any) -> DatabaseAdapter | None:

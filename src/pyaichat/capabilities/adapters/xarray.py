@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..brepr import Limits, brepr
+from ..bounded_repr import Limits, brepr
 from ..redact import REDACTED
 from .common import SAMPLE, SCHEMA, isinstance_of, nbytes_text, secret
 from .numpy import edges

@@ -33,7 +33,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ..brepr import is_environ
+from ..bounded_repr import is_environ
 
 PLAIN_ITEMS = 10_000
 PLAIN_DEPTH = 10

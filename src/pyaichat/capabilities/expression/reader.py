@@ -12,6 +12,10 @@ subscript, an operator, a call — runs under the block's tracer (``self._run``)
 never starts here, whichever road a library would take to it (the policy reads in the child when it tried).
 The reader's own checks look at types and into builtin containers only (``plain``), and run untraced: a
 traced call per check would cost more than the expression.
+
+One module of ~500 lines on purpose: one ``Reader`` with a method per kind of node, each taking the same
+decisions (traced or not, secret or shown, ``NotInProcess`` or refused); split, the rule "nothing of the
+session's runs untraced here" would be kept in several files.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ not a ``.get`` of anything else, and a class the session defined (even a subclas
 Methods that write (``sort``, ``fill``, ``update``, ``pop``, ``to_csv(path)``…), call what they are given
 (``apply``, ``map``, ``agg``, ``pipe``, ``key=``) or use global state (``sample`` without a seed) are not
 here.
+
+Over 400 lines on purpose: most of it is the table itself, one entry a line, read and reviewed as one list.
 """
 
 from __future__ import annotations

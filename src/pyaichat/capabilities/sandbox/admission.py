@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...errors import SandboxViolation
-from ..brepr import is_environ
+from ..bounded_repr import is_environ
 from .guard_state import GuardState
 from .hiding import hide_secret_parts, is_pandas_frame
 from .modules import ModuleProxy

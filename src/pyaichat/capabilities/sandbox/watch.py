@@ -19,6 +19,10 @@ after it (``collect``).
   imports it) and its signal handlers: compared with what they were before the run.
 * Threads (and timers) still running after the run, tasks and callbacks queued on the running asyncio loop:
   compared with what was there before.
+
+One module of ~460 lines on purpose: each watched thing is armed and collected as a pair around the same
+fork, sharing the plan made before it (``_Plan``) and the one audit hook; split, a pair's two halves would sit
+in different files.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The session's lasting state: what ``--resume`` brings back tomorrow, kept and restored in one place.
+"""The session's resume file: what ``--resume`` brings back tomorrow, kept and restored in one place.
 
 What lasts is the conversation memory and the notes not yet told to the model (the assistant's
 ``memory_state``), the numbered inputs (the runtime's, where a resumed session can number on after them), the
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 Level = Literal["info", "warning", "success"]
 
 
-class LastingState:
+class ResumeFile:
     """The resume file of one session: kept after every input, read back by ``/resume`` and ``--resume``."""
 
     def __init__(

@@ -127,12 +127,6 @@ def own_facts(
     return Facts(got, shown)
 
 
-def safe_len(value: Any) -> int | None:
-    """``len(value)`` for sized objects, ``None`` when unsized, failing, too slow or not asked again (never
-    iterates). Asks a ``__len__`` written in Python (``own_facts``): for explicit requests only."""
-    return own_facts(value, length=True, text=False).length
-
-
 def signature_text(obj: Any, budget: float = USER_CODE_BUDGET) -> str | None:
     """``name(params)`` of a callable. A function's or a class's is read under ``guarded``; a callable
     object's may run its own code (``__signature__``, ``__getattr__``), so it is asked (``deadline.ask``)."""

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from ..version import __version__
 from . import KernelUnavailable
-from .link import COMM_TARGET, PROTOCOL
+from .kernel_link import COMM_TARGET, PROTOCOL
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 POLL_S = 0.25  # how often a wait checks that the kernel is still alive
@@ -104,6 +104,43 @@ class KernelConnection:
         self.lock = threading.RLock()
 
     # -- connecting ------------------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str, *, color: bool = True, timeout: float = 10.0) -> KernelConnection:
+        """Connect to a running kernel through its connection file and load pyaichat's helper into it."""
+        # jupyter_client (and pyzmq) are optional: imported once the connection file was found with them
+        from jupyter_client.blocking.client import BlockingKernelClient
+
+        client = BlockingKernelClient(connection_file=path)
+        try:
+            client.load_connection_file()
+        except (OSError, ValueError, KeyError) as exc:
+            raise KernelUnavailable(f"Cannot read the kernel connection file {path}: {exc}.")
+        client.start_channels()
+        kernel = cls(client, color=color, connection_file=path)
+        try:
+            kernel.connect(timeout)
+        except BaseException:
+            client.stop_channels()
+            raise
+        return kernel
+
+    @property
+    def connection_path(self) -> str | None:
+        """The connection file that reaches this kernel: the one it was attached by, or the one of the kernel
+        pyaichat started (``None``: none does)."""
+        return self.connection_file or (self.manager.connection_file if self.manager is not None else None)
+
+    def reopen(self) -> KernelConnection:
+        """A second connection to the same kernel (channels of its own), never shutting it down: for
+        ``/mcp on``, whose calls come from another thread than the prompt's."""
+        path = self.connection_path
+        if not path:
+            raise KernelUnavailable(
+                "This session's kernel cannot be reached a second time; serve it with "
+                "`pyaichat mcp --existing FILE` instead."
+            )
+        return KernelConnection.open(path, color=self.color)
+
     def connect(self, timeout: float = 10.0) -> None:
         """Wait until the kernel answers on shell and IOPub (``hear``), then load the helper."""
         self.hear(timeout)
