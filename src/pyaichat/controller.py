@@ -223,6 +223,13 @@ class Controller:
         """The suggester when a suggestion model is set (what a prompt asks on every keystroke)."""
         return self.suggester if self.config.suggest_model else None
 
+    def prepare(self) -> None:
+        """The front end is idle before the first input: load now what that input would otherwise wait for
+        (the records of a run; what keeping the session for ``--resume`` needs). Nothing runs or is said."""
+        from . import records  # noqa: F401  (the first run's, see above)
+
+        self.resume_file.prepare()
+
     def close(self) -> None:
         """The session ends: whoever waits on a proposal is told, what is kept for ``--resume`` is written,
         and the suggestions' thread stops (its open connections are closed)."""

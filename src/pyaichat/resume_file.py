@@ -97,6 +97,15 @@ class ResumeFile:
 
         return SimpleNamespace(turns=list(self.journal.turns), approved=list(self.journal.approved))
 
+    def prepare(self) -> None:
+        """Before the first input, while the person reads the prompt: load what the first write needs (the
+        masker with the session's secret values, the file's writer and json), so that neither the prompt after
+        that input nor the exit waits for it. Nothing is written."""
+        if not self._keep():
+            return
+        self.runtime.know_secrets()
+        from .persist import resume  # noqa: F401  (loaded for the first write, see above)
+
     def idle(self) -> None:
         """The front end is idle (its next prompt is on screen): write what is waiting."""
         if self._pending is not None:

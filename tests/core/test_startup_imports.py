@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,28 @@ def test_one_line_kept_for_resume_loads_only_what_keeping_it_needs(tmp_path: Pat
     modules = set(json.loads(snapshot.read_text()))
     assert "pyaichat.persist.resume" in modules and "pyaichat.capabilities.secret_values" in modules
     assert sorted(NEVER_FOR_ONE_KEPT_LINE & modules) == []
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_what_the_first_input_needs_loads_while_the_first_prompt_waits(tmp_path: Path) -> None:
+    """The records of a run and what keeping the session for --resume needs load in the time the person
+    spends reading the first prompt, not after their first Enter."""
+    pexpect = pytest.importorskip("pexpect")
+    env = clean_env(tmp_path) | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+    child = pexpect.spawn(
+        sys.executable, ["-m", "pyaichat"], env=env, dimensions=(30, 100), encoding="utf-8", timeout=30
+    )
+    wanted = ("pyaichat.persist.resume", "pyaichat.capabilities.redact", "json")
+    try:
+        child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
+        time.sleep(1.0)  # the person reads the prompt
+        child.send(f"import sys; print('loaded:', [m for m in {wanted!r} if m in sys.modules])\r")
+        child.expect(r"loaded: (\[.*?\])\r\n")
+        loaded = child.match.group(1)
+        child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert loaded == repr(list(wanted))
