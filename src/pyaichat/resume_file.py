@@ -101,8 +101,8 @@ class ResumeFile:
         """Before the first input, while the person reads the prompt: load what the first write needs (the
         masker with the session's secret values, the file's writer and json), so that neither the prompt after
         that input nor the exit waits for it. Nothing is written."""
-        if not self._keep():
-            return
+        if not self._keep() or not self.runtime.keeps_inputs:
+            return  # a kernel's session is kept after a question only; its secret values are a round trip
         self.runtime.know_secrets()
         from .persist import resume  # noqa: F401  (loaded for the first write, see above)
 

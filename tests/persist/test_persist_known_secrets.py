@@ -47,3 +47,25 @@ def test_the_resume_file_masks_a_secret_value_no_saved_text_binds(ctrl: Controll
     kept = Path(default_path()).read_text()
     assert "invalid literal for int()" in kept
     assert PASSWORD not in kept and "<redacted secret value>" in kept
+
+
+def test_the_first_prompt_asks_a_kernel_nothing_for_the_resume_file() -> None:
+    """Preparing the first write while the first prompt waits (``ResumeFile.prepare``) asks a kernel's
+    session nothing: its secret values are a round trip to a kernel that may be busy with another client's
+    cell, and its session is kept only after a question, when they are asked for."""
+    from pyaichat.resume_file import ResumeFile
+
+    class KernelLike:
+        keeps_inputs = False
+
+        def know_secrets(self) -> tuple[list[str], list[str]]:
+            raise AssertionError("a round trip to the kernel while the first prompt waits")
+
+    kept = ResumeFile(
+        KernelLike(),  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        config=Config,
+        keep=lambda: True,
+        notice=lambda text, level: None,
+    )
+    kept.prepare()

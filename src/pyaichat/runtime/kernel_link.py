@@ -161,7 +161,7 @@ def _walls_unknown(sentence: str, arguments: Mapping[str, Any]) -> list[str]:
 
 
 def _a_moment(config: Config) -> float:
-    """A suggestion is worth a second of the kernel's time, not more."""
+    """A suggestion, or the secret values asked between inputs, is worth a second of the kernel's time."""
     return 1.0
 
 
@@ -195,8 +195,9 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("history", HISTORY, otherwise=_nothing),
     Operation("user_names", NAMES, otherwise=_nothing),
     Operation("audit_log", TUPLE),
-    # the kernel's secret values, so that the files the host writes (/save, the resume file) mask them
-    Operation("know_secrets", TUPLE, otherwise=_no_values),
+    # the kernel's secret values, so that the files the host writes (/save, the resume file) mask them; asked
+    # between inputs, so a kernel busy with another client's cell is not waited for long
+    Operation("know_secrets", TUPLE, wait=_a_moment, otherwise=_no_values),
     # ghost-text suggestions: the facts about the names on the line, or none rather than a wait
     Operation("suggestion_facts", wait=_a_moment, otherwise=_no_facts, gives_way=True),
     # proposals and the work that lasts
@@ -332,7 +333,8 @@ class LinkedRuntime:
         from ..capabilities.redact import set_known_values  # with the first file that lasts
 
         found, environment = self.ask(BY_NAME["know_secrets"], {})
-        set_known_values(found, environment)  # this process writes the files that must mask them
+        if found or environment:  # none (or no answer in time): the values known from before stay known
+            set_known_values(found, environment)  # this process writes the files that must mask them
         return found, environment
 
     def preview(self, source: str) -> dict[str, Any]:
