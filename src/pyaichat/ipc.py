@@ -316,7 +316,7 @@ def die_with_parent(parent: int) -> None:
     input does too, but a fork of the parent could hold that pipe open."""
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
+            import ctypes  # Linux's prctl, in the child between fork and exec
             import signal
 
             libc = ctypes.CDLL(None, use_errno=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import _thread
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import PyAIChatError
@@ -93,8 +94,6 @@ class ResumeFile:
         """The journal's records as they are now (the writer runs on another thread)."""
         if self.journal is None:
             return None
-        from types import SimpleNamespace
-
         return SimpleNamespace(turns=list(self.journal.turns), approved=list(self.journal.approved))
 
     def prepare(self) -> None:

@@ -82,7 +82,7 @@ def _listed(
     api: ServerAPI, interactive: bool, ask_secret: Callable[[str], str], say: Callable[[str], None]
 ) -> list[KernelEntry]:
     """The running kernels, asking for the token (without echo) while the server refuses it."""
-    from .runtime.server import running
+    from .runtime.server import running  # the server API: only with --server
 
     for attempt in range(ASKS + 1):
         try:
@@ -114,7 +114,7 @@ def _menu(
     say: Callable[[str], None],
 ) -> KernelEntry | None:
     """The person's choice: a running kernel, or ``None`` for a new one of ``default``."""
-    from .runtime.server import table
+    from .runtime.server import table  # as above
 
     if entries:
         say(f"Kernels on {shown}:")

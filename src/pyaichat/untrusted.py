@@ -160,7 +160,7 @@ class Reads:
         more there were (``within`` seconds of ``now`` only, if given)."""
         found = self.found
         if within is not None:
-            import time
+            import time  # only for a client's reads (MCP)
 
             start = (time.monotonic() if now is None else now) - within
             found = [f for f in found if f[0] >= start]

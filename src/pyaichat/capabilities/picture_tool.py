@@ -18,7 +18,7 @@ NAME = "get_session_picture"
 
 
 def _picture(ctx: CapabilityContext, args: Any) -> str:
-    from .picture import session_picture
+    from .picture import session_picture  # the picture and its adapters: with the first picture
 
     head = (
         f"pid {os.getpid()} · {os.getcwd()} · Python {sys.version.split()[0]} · privacy level "

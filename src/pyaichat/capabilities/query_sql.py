@@ -74,6 +74,7 @@ def _by_lineage(
     database: Any, value: Any, checked: Any, result: Result, timeout: float, masker: Any
 ) -> set[int]:
     """The result columns computed from a secret-named column (all of them when that cannot be read)."""
+    # sqlglot's lineage: only when a secret column is reachable
     from .sqllineage import referenced_names, secret_outputs
 
     tables: dict[str, list[str]] = {}

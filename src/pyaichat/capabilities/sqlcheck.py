@@ -130,7 +130,7 @@ def _clip(text: str, limit: int = 120) -> str:
 
 def _explain(sqlglot: Any, text: str, dialect: str) -> tuple[str, str, bool]:
     """``("EXPLAIN <options> ", what it explains, whether it runs it)``; ``("", text, False)`` otherwise."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # sqlglot: with the first query_sql
 
     head = re.match(r"\s*EXPLAIN\b", text, re.IGNORECASE)
     if head is None:
@@ -178,7 +178,7 @@ def _is_option(tok: Any) -> bool:
 def _decode_unicode_names(sqlglot: Any, text: str) -> str:
     """``U&"d\\0061ta"`` (with ``UESCAPE``) written as the plain ``"data"`` it names: the parser would read
     ``U & "…"`` and compare an escaped spelling, not the name PostgreSQL resolves."""
-    from sqlglot.tokens import TokenType
+    from sqlglot.tokens import TokenType  # sqlglot: with the first query_sql
 
     try:
         tokens = sqlglot.Dialect.get_or_raise("postgres").tokenize(text)
@@ -249,7 +249,7 @@ _SYNTAX = frozenset(_SYNTAX_NAMES.split())
 
 
 def _check_tree(tree: Any, dialect: str) -> None:
-    from sqlglot import exp
+    from sqlglot import exp  # sqlglot: with the first query_sql
 
     kind = type(tree).__name__
     if kind not in _ROOTS:
@@ -280,7 +280,7 @@ def _words(key: str) -> str:
 def _check_function(
     node: Any, kind: str, allowed: frozenset[str], effects: dict[str, str], dialect: str
 ) -> None:
-    from sqlglot import exp
+    from sqlglot import exp  # sqlglot: with the first query_sql
 
     if kind in funcs.EFFECT_CLASSES:
         raise CapabilityError(

@@ -14,6 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import sqlglot  # this module loads with query_sql's first lineage check, and sqlglot with it
+from sqlglot import exp
+from sqlglot.lineage import lineage
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import build_scope
+
 _MAX_VIEW_DEPTH = 8
 
 
@@ -28,7 +34,6 @@ def secret_outputs(
     """Indices (0-based) of the ``count`` result columns of ``tree`` to mask. ``tables``: relation name (lower
     case) → its columns; ``views``: view name → its defining SQL (a view also in ``tables`` whose definition
     cannot be parsed stays opaque: all its columns count as possibly secret)."""
-    from sqlglot import exp
 
     everything = set(range(count))
     opaque: set[str] = set()
@@ -65,10 +70,6 @@ def secret_outputs(
         for name in (t.name.lower(), t.alias_or_name.lower())
     }
     try:
-        from sqlglot.lineage import lineage
-        from sqlglot.optimizer.qualify import qualify
-        from sqlglot.optimizer.scope import build_scope
-
         qualified = qualify(expanded, schema=schema, dialect=dialect or None, validate_qualify_columns=True)
         heads = _first_select(qualified)
         if heads is None or len(heads.selects) != count:
@@ -96,8 +97,6 @@ def secret_outputs(
 def referenced_names(tree: Any, dialect: str) -> set[str]:
     """The relations a statement (a tree, or a view's SQL) reads, lower case, its own CTEs left out; an
     unreadable view definition reads nothing known (it stays opaque)."""
-    import sqlglot
-    from sqlglot import exp
 
     if isinstance(tree, str):
         try:
@@ -113,7 +112,6 @@ def referenced_names(tree: Any, dialect: str) -> set[str]:
 
 
 def _first_select(tree: Any) -> Any:
-    from sqlglot import exp
 
     while isinstance(tree, (exp.SetOperation, exp.Subquery)):
         tree = tree.this if isinstance(tree, exp.Subquery) else tree.left
@@ -125,7 +123,6 @@ def _leaf_is_secret(
 ) -> bool:
     """A leaf of the lineage: a column of a table (its node is the table, its name ``"t"."col"``), or a value
     computed from no column (a literal, ``count(*)``); a leaf still holding columns was not followed."""
-    from sqlglot import exp
 
     node = leaf.expression
     if isinstance(node, exp.Table):
@@ -138,7 +135,6 @@ def _leaf_is_secret(
 
 
 def _names_a_row(node: Any, rows: set[str]) -> bool:
-    from sqlglot import exp
 
     if not rows or not isinstance(node, exp.Expression):
         return False
@@ -150,8 +146,6 @@ def _names_a_row(node: Any, rows: set[str]) -> bool:
 
 def _expand_views(tree: Any, dialect: str, views: Mapping[str, str], opaque: set[str], depth: int) -> Any:
     """``tree`` with each view replaced by its definition (as a subquery under the view's name or alias)."""
-    import sqlglot
-    from sqlglot import exp
 
     if depth > _MAX_VIEW_DEPTH:
         raise ValueError("views nested too deep")

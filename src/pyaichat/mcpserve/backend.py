@@ -227,7 +227,7 @@ def quiet_line(
         if first is not None:
             try:
                 if mask is None:
-                    from ..capabilities.redact import mask
+                    from ..capabilities.redact import mask  # loaded by the call already
                 # the head of it: a credential that starts within the line ends within these characters
                 shown = safe_text(mask(safe_text(first, _MASKED_CHARS)), _ARG_CHARS)
             except Exception:

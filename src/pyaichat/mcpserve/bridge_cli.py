@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A stdio MCP server: your running pyaichat session (started with /mcp on or --mcp), or a "
         "Jupyter kernel's namespace read-only.",
     )
-    from ..server_flags import add_kernel_flags
+    from ..server_flags import add_kernel_flags  # the flags' module: only for pyaichat mcp's parser
 
     add_kernel_flags(parser, interactive=False)
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
@@ -43,7 +43,7 @@ def main(argv: Sequence[str]) -> int:
 
         print(f"pyaichat mcp needs the MCP SDK: {install_command('mcp')}.", file=sys.stderr)
         return 2
-    from ..server_flags import server_misuse
+    from ..server_flags import server_misuse  # as above
 
     misuse = server_misuse(vars(flags))
     if misuse:
@@ -51,7 +51,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     if flags.existing is not None or flags.kernel or flags.server is not None:
         return _headless(flags)
-    from .bridge import Switchboard
+    from .bridge import Switchboard  # the bridge: only when no session is asked for by name
 
     return _serve(Switchboard(), "stdio")
 
@@ -100,7 +100,7 @@ def _headless(flags: Any) -> int:
 
 
 def _serve(backend: Any, transport: str) -> int:
-    import anyio
+    import anyio  # the MCP SDK: only in this process, once it serves
     from mcp.server.stdio import stdio_server
 
     from .face import build_server

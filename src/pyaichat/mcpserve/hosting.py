@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import PyAIChatError
 from .service import McpService
 
 _services: weakref.WeakKeyDictionary[Any, McpService] = weakref.WeakKeyDictionary()
@@ -72,8 +73,7 @@ def calls_runtime(runtime: Any) -> Any:
     Jupyter kernel gets a connection of its own for them: the kernel client the person's prompt uses (for
     completion while they type) is not safe to share with another thread. Raises ``RuntimeError`` (one
     sentence) when that connection cannot be made."""
-    from ..errors import PyAIChatError
-    from ..runtime.local import LocalRuntime
+    from ..runtime.local import LocalRuntime  # only for a kernel session served
 
     if isinstance(runtime, LocalRuntime):
         return runtime

@@ -149,7 +149,7 @@ class SessionLink:
 
     async def _aopen(self) -> tuple[Any, Any]:
         """A new connection for ``acall``: opened, proven and greeted, as ``_open`` does."""
-        import asyncio
+        import asyncio  # the faces' event loop: only in their processes
 
         with socket_path(str(self._address["unix"])) as where:
             # a line may be MAX_REPLY bytes and its newline (``decode`` refuses a longer one)

@@ -94,7 +94,7 @@ class McpService:
         self._tempdir: str | None = None
         self._log: str | None = None
         self._registered = False
-        from .lines import QuietLines
+        from .lines import QuietLines  # with the first /mcp on
 
         self._lines = QuietLines(self._show, self._show_refusal)
 
@@ -108,7 +108,7 @@ class McpService:
         nothing behind when a part cannot start."""
         if self.serving:
             return f"Already serving this session at {self.url}."
-        import importlib.util
+        import importlib.util  # only to find the SDK without importing it
 
         try:
             sdk = importlib.util.find_spec("mcp")

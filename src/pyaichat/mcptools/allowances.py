@@ -14,6 +14,8 @@ import json
 import os
 from typing import Any
 
+from ..paths import default_config_location
+
 ALLOWED_FILE = "mcp-allowed.json"
 PROJECT_DIR = ".pyaichat"
 
@@ -41,8 +43,6 @@ class ProjectAllowances:
 
     @classmethod
     def for_project(cls, root: str | None = None) -> ProjectAllowances:
-        from ..paths import default_config_location
-
         root = root or project_root()
         local = os.path.join(root, PROJECT_DIR)
         if os.path.isdir(local):

@@ -127,6 +127,7 @@ class Connection:
 
         launch = self.launch
         if launch.transport == "stdio":
+            # the SDK: only for a server of this transport
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             errlog = await self._stderr.pipe(stack)
@@ -140,11 +141,11 @@ class Connection:
         else:
             headers = {k: v.get_secret_value() for k, v in launch.headers}
             if launch.transport == "sse":
-                from mcp.client.sse import sse_client
+                from mcp.client.sse import sse_client  # as above
 
                 transport = sse_client(launch.url or "", headers=headers, timeout=launch.start_timeout)
             else:
-                from mcp.client.streamable_http import streamable_http_client
+                from mcp.client.streamable_http import streamable_http_client  # as above
                 from mcp.shared._httpx_utils import create_mcp_http_client
 
                 http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
@@ -258,7 +259,7 @@ class Connection:
 
     async def _roots(self, context: Any) -> Any:
         """The directories the user listed as this server's roots (``roots = [...]`` in its entry)."""
-        import mcp_types
+        import mcp_types  # with the first roots request
 
         self.answered[ROOTS] = self.answered.get(ROOTS, 0) + 1
         return mcp_types.ListRootsResult(
@@ -300,7 +301,7 @@ class Connection:
     async def call(self, tool: str, args: dict[str, Any], timeout: float) -> Any:
         """The tool's ``CallToolResult``; ``ServerProblem`` when the server failed (it is then stopped), and
         any other exception for a failure of this call alone (the server refused the arguments, say)."""
-        from mcp.shared.exceptions import MCPError
+        from mcp.shared.exceptions import MCPError  # with the first call
         from mcp_types import CONNECTION_CLOSED
 
         client = self._client
@@ -372,7 +373,7 @@ class Connection:
 
 def _in_sdk_terms(reply: Reply) -> Any:
     """A request back's answer (``requests_back``) as the SDK sends it."""
-    import mcp_types
+    import mcp_types  # the SDK's types: with the first request from a server
 
     from .approval import Answer, Completion
 

@@ -65,7 +65,7 @@ def _full_path(launch: ServerSpec) -> str:
     command = launch.command or ""
     if os.sep in command:
         return ""
-    import sysconfig
+    import sysconfig  # only to name a missing command
 
     here = os.path.join(sysconfig.get_path("scripts") or os.path.dirname(sys.executable), command)
     return f' This environment has it: command = "{here}".' if os.access(here, os.X_OK) else ""

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..printable import printable
+
 FORMATS = {
     "email": "an email address",
     "uri": "an address (https://…)",
@@ -83,15 +85,13 @@ class Field:
     def label(self) -> str:
         """The field as shown: its title, else its name (the key of the answer, kept as the server wrote it,
         shown with its control characters made visible)."""
-        from ..printable import printable
-
         return self.title or printable(self.name)
 
     @property
     def asks_for_secret(self) -> bool:
         """Whether the field looks like it asks for a password, token, key, PIN, 2FA code …: the front end
         warns that pyaichat never asks for one, and neither echoes nor repeats what is typed."""
-        from ..capabilities.redact import is_secret_name
+        from ..capabilities.redact import is_secret_name  # redact: with the first elicitation
 
         words = " ".join((self.name.replace("_", " "), self.title, self.description))
         return is_secret_name(self.name) or bool(_CREDENTIAL.search(words))
@@ -277,8 +277,6 @@ def _choices(prop: Any) -> tuple[Choice, ...]:
 
 def _text(value: Any) -> str:
     """A server's words, made safe to print (no terminal control characters)."""
-    from ..printable import printable
-
     return printable(value.strip()) if isinstance(value, str) else ""
 
 

@@ -341,7 +341,7 @@ def _count(n: int, what: str) -> str:
 def _answer(back: RequestBack, answer: Callable[[RequestBack], Any] | None) -> None:
     """Answer one request back on the calling thread; the server always gets a reply, even on Ctrl-C."""
     if answer is None:
-        from .requests_back import NOBODY
+        from .requests_back import NOBODY  # with a server's first request back
 
         back.refuse(f"pyaichat cannot answer this {back.kind} request: {NOBODY}.")
         return
@@ -359,7 +359,7 @@ def _quiet_sdk_logs() -> None:
     logging set up, Python would print them on the user's terminal. A server's faults are told in one
     sentence instead (``/tools``), so the ``mcp`` loggers get a handler that drops them; a user who set up
     logging still receives them through the root logger."""
-    import logging
+    import logging  # logging: only once MCP servers start
 
     for name in ("mcp", "httpx2"):
         logger = logging.getLogger(name)

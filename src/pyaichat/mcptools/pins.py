@@ -17,12 +17,15 @@ the session (``/tools review NAME`` asks again).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..paths import state_file
 
 PINS_FILE = "mcp-pins.json"
 DESCRIPTION_LINES = 6  # lines of a changed description shown in the diff, each side
@@ -195,8 +198,6 @@ class Pins:
 
     @classmethod
     def default(cls) -> Pins:
-        from ..paths import state_file
-
         return cls(state_file(PINS_FILE))
 
     def _load(self) -> dict[str, dict[str, dict[str, Any]]]:
@@ -256,6 +257,4 @@ class Pins:
 
 
 def _quiet() -> Any:
-    import contextlib
-
     return contextlib.suppress(OSError)

@@ -214,7 +214,7 @@ class Answerer:
 
     # -- elicitation -------------------------------------------------------------------------------------
     def _elicitation(self, server: str, params: Any) -> Reply:
-        from .form import FormError, fields_of
+        from .form import FormError, fields_of  # the form: with the first elicitation
 
         started = time.perf_counter()
         if self.ask is None:
@@ -322,7 +322,7 @@ def checked_view(arguments: Any, cap: int) -> tuple[list[dict[str, Any]], int]:
 def checked_answer(fields: Any, content: dict[str, Any]) -> dict[str, Any]:
     """The form's values once more against its fields (a front end that let a wrong value through must not
     send it): each value parsed from its text form, unknown names dropped."""
-    from .form import SKIP
+    from .form import SKIP  # the form: with the first elicitation
 
     out: dict[str, Any] = {}
     for field in fields:

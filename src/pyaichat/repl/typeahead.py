@@ -52,7 +52,7 @@ class TypeAhead:
         escape sequence is no text for a prompt)."""
         if self._saved is None or self._fd is None:
             return ""
-        import os
+        import os  # only when an answer streams
         import select
 
         data = b""
@@ -72,7 +72,7 @@ class TypeAhead:
         if saved is None or self._fd is None:
             return
         try:
-            import termios
+            import termios  # as above (POSIX)
 
             # TCSANOW, not TCSAFLUSH: the held keys stay queued for the next prompt.
             termios.tcsetattr(self._fd, termios.TCSANOW, saved)

@@ -380,6 +380,6 @@ def _ack_at_once(ws: websocket.WebSocket) -> None:
 
 
 def _ssl_context(api: ServerAPI) -> Any:
-    from .server_api import ssl_context
+    from .server_api import ssl_context  # TLS: only for an https server
 
     return ssl_context(api.address.insecure)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
+from ... import errors
 from ...errors import LLMError
 from .errors import map_error
 
@@ -122,8 +123,6 @@ def error_to_wire(exc: BaseException) -> dict[str, Any]:
 def error_from_wire(data: dict[str, Any]) -> Exception:
     """The error the helper process reported, as the same ``LLMError`` class (only a class of that tree:
     the name comes from another process)."""
-    from ... import errors
-
     message = str(data.get("message") or "The suggestion model call failed.")
     cls = getattr(errors, str(data.get("class") or ""), None)
     if not (isinstance(cls, type) and issubclass(cls, LLMError)):

@@ -46,7 +46,7 @@ MAX_LINE = 1 << 20  # a request or an answer (``agent.suggest.helper.MAX_LINE``)
 def _bound_memory() -> None:
     """A hard bound: past it an allocation fails (a ``MemoryError``, an error reply) instead of growing."""
     try:
-        import resource
+        import resource  # POSIX only; this is the helper process
     except ImportError:  # not POSIX
         return
     limit = ADDRESS_SPACE_MB * 1024 * 1024
@@ -64,7 +64,7 @@ def rss_mb() -> float:
     now = resident_mb()
     if now is not None:
         return now
-    import resource
+    import resource  # POSIX only; this is the helper process
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 1024
@@ -123,6 +123,7 @@ class Helper:
             self.tasks[rid].cancel()
 
     async def answer(self, rid: int, message: dict[str, Any]) -> None:
+        # with the first request (litellm behind it)
         from .infill import CodeRequest, complete_code, error_to_wire
 
         try:
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         die_with_parent(int(args.get("--parent", 0)))
         _bound_memory()
         started = time.monotonic()
-        from .loader import import_litellm, prime
+        from .loader import import_litellm, prime  # litellm: in this process only, after its hello
 
         lib = import_litellm()
         prime(lib)

@@ -29,6 +29,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ...errors import LLMAuthError, LLMBadRequest, LLMError, LLMSetupError, LLMTimeout, LLMUnknownModel
 from .state import Answers, Deliver, Flight, Pending, PromptLoop, SuggestStats
 
 if TYPE_CHECKING:
@@ -236,8 +237,6 @@ class Suggester:
         this starts (the first suggestion need not wait). From the front end's thread; Ctrl-C ends it."""
         if self._ask is not None:  # a model call put in by a test: no litellm to ask
             return None
-        from ...errors import LLMError
-
         try:
             return self.background.run(self._model_helper().check(model))
         except LLMError as exc:
@@ -277,7 +276,7 @@ class Suggester:
             self._flight = Flight(task, position, self._model_helper() if self._ask is None else None)
 
     async def _request(self, pending: Pending) -> None:
-        import asyncio
+        import asyncio  # the engine is made before any suggestion: asyncio with the first
 
         position = (pending.before, pending.after)
         try:
@@ -293,7 +292,7 @@ class Suggester:
                 self._abandoned.discard(asyncio.current_task())  # type: ignore[arg-type]
 
     async def _answer(self, pending: Pending) -> None:
-        import asyncio
+        import asyncio  # as above
 
         config = self._settings()
         model = config.suggest_model
@@ -310,14 +309,14 @@ class Suggester:
             found = self.runtime.suggestion_facts(pending.before, pending.after)
         if not self._current(pending):
             return
-        from .prompt import build_request
+        from .prompt import build_request  # the request's parts: with the first suggestion
         from .route import route_for
 
         route = route_for(config, chat_only=model in self.chat_only)
         request = build_request(config, route, pending.before, pending.after, found)
         if request is None:  # the cursor is inside a secret
             return
-        from .fit import fit
+        from .fit import fit  # with the first answer
 
         self.last_request = request.body()
         self.stats.requests += 1
@@ -344,7 +343,7 @@ class Suggester:
     def _model_helper(self) -> ModelHelper:
         """The helper process that makes the model calls (created here; it starts with its first call)."""
         if self.helper is None:
-            from .helper import ModelHelper
+            from .helper import ModelHelper  # the helper process: with the first model call
 
             self.helper = ModelHelper()
         return self.helper
@@ -355,8 +354,6 @@ class Suggester:
     def _failed(self, model: str, kind: str, exc: BaseException) -> None:
         """One quiet line, and quiet for a while; an error the user must fix stops suggestions for ``model``;
         a server that refuses fill-in-the-middle gets chat from now on."""
-        from ...errors import LLMAuthError, LLMBadRequest, LLMError, LLMSetupError, LLMUnknownModel
-
         sentence = str(exc) if isinstance(exc, LLMError) else f"internal error ({type(exc).__name__}: {exc})"
         self.stats.failed += 1
         stamp = time.strftime("%H:%M:%S")
@@ -388,9 +385,7 @@ class Suggester:
 
 async def _bounded(awaitable: Awaitable[Any], seconds: float) -> Any:
     """The answer, or a timeout sentence: a provider that ignores its own timeout cannot hold a request."""
-    import asyncio
-
-    from ...errors import LLMTimeout
+    import asyncio  # with the first suggestion
 
     try:
         return await asyncio.wait_for(awaitable, seconds)

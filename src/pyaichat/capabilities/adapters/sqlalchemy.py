@@ -184,7 +184,7 @@ class SQLAlchemyAdapter(DatabaseAdapter):
         return Catalog(tables, len(names))
 
     def dialect(self, value: Any) -> str:
-        from ..sqlcheck import dialect_of
+        from ..sqlcheck import dialect_of  # sqlcheck loads sqlglot: with the first query
 
         return dialect_of(_engine(value).dialect.name)
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
 from ..deadline import UserCodeNeeded, no_user_code, not_asked, remember_overrun
 from ..redact import masker_for
+from ..summary import describe
 from ..text import type_name
 from .plain import SecretsOf, library_only, module_of, pandas_display_plain
 from .reader import NotInProcess, Reader
@@ -75,8 +76,6 @@ def evaluate(ctx: CapabilityContext, expr: str) -> str:
             "Evaluating expressions is not allowed at privacy level 'names' (it would reveal values); "
             "raise the privacy setting to 'schema' or higher."
         )
-    from ..summary import describe
-
     tree = parse_expression(expr)
     try:
         text, _ = _in_process(ctx, tree, lambda v: describe(v, ctx.privacy, ctx.config.max_output_chars))

@@ -26,7 +26,7 @@ def _tag_offset() -> int:
     """The byte offset of ``ma_version_tag`` in a dict object, or 0 if it cannot be trusted here: checked on a
     dict of our own (its size where the layout puts ``ma_used``, a tag that moves when an entry changes)."""
     try:
-        import ctypes
+        import ctypes  # ctypes: with the first preview, in its child
         import sys
 
         if sys.implementation.name != "cpython" or sys.version_info >= (3, 14):
@@ -64,7 +64,7 @@ def _entry(d: dict[str, Any]) -> list[Any]:
         _known.clear()
     reader = None
     if TAGS:
-        import ctypes
+        import ctypes  # as above
 
         reader = ctypes.c_uint64.from_address(id(d) + _tag_offset())
     found = _known[id(d)] = [d, reader, None, None]

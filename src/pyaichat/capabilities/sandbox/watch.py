@@ -322,7 +322,7 @@ class _EnvStore(dict):  # type: ignore[type-arg]
 def _asked_by_user() -> bool:
     """Whether the code asking ``os.environ`` is the session's or the proposal's own (not a library's: they
     read variables such as ``HOME`` on their own, and say nothing about the proposal)."""
-    from ..deadline import is_user_code
+    from ..deadline import is_user_code  # deadline loads the workers: only in the preview's child
 
     frame = sys._getframe(2)
     for _ in range(8):
@@ -383,7 +383,7 @@ def _process_state() -> tuple[str | None, int, dict[int, Any]]:
     """The working directory, how many ``atexit`` functions there are, and the Python-level signal handlers
     (tens of microseconds: ``_signal.getsignal`` reads the interpreter's table, no system call, and skips the
     enum conversion that makes ``signal.getsignal`` ten times slower)."""
-    import _signal
+    import _signal  # in the preview's child, before and after the run
     import atexit
 
     try:
@@ -404,7 +404,7 @@ def _process_state() -> tuple[str | None, int, dict[int, Any]]:
 def _count_library_exits() -> list[int]:
     """``atexit.register`` made to count the functions a library registers (``multiprocessing.util`` does
     as the code first imports it): those are no doing of the proposed code. The count is ``[n]``."""
-    import atexit
+    import atexit  # in the preview's child
 
     from ..deadline import is_user_code
 
@@ -421,7 +421,7 @@ def _count_library_exits() -> list[int]:
 
 
 def _signal_name(number: int) -> str:
-    import signal
+    import signal  # only to name a handler the code set
 
     try:
         return signal.Signals(number).name
@@ -430,7 +430,7 @@ def _signal_name(number: int) -> str:
 
 
 def _signal_numbers() -> tuple[int, ...]:
-    import signal
+    import signal  # in the preview's child
 
     return tuple(int(s) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
 
@@ -440,7 +440,7 @@ _SIGNALS = _signal_numbers()
 
 # -- threads and the event loop --------------------------------------------------------------------------
 def _thread_count() -> int:
-    import _thread
+    import _thread  # in the preview's child
 
     count = getattr(_thread, "_count", None)
     return int(count()) if count is not None else 0
