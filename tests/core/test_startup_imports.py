@@ -149,23 +149,21 @@ sys.exit(main())
 """
 
 
+def spawn_in_pty(tmp_path: Path, args: list[str], **extra_env: str):  # type: ignore[no-untyped-def]
+    """``python ARGS`` in a 100×30 pseudo-terminal with a clean environment (pexpect's child)."""
+    pexpect = pytest.importorskip("pexpect")
+    env = clean_env(tmp_path) | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", **extra_env}
+    return pexpect.spawn(sys.executable, args, env=env, dimensions=(30, 100), encoding="utf-8", timeout=30)
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 @pytest.mark.parametrize("suggest", [None, "ollama/qwen2.5-coder:1.5b"])  # suggestions on: no litellm yet
 def test_interactive_first_prompt_imports_nothing_on_the_list(tmp_path: Path, suggest: str | None) -> None:
     pexpect = pytest.importorskip("pexpect")
     snapshot = tmp_path / "modules.json"
-    env = clean_env(tmp_path) | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    if suggest:
-        env["PYAICHAT_SUGGEST_MODEL"] = suggest
-    child = pexpect.spawn(
-        sys.executable,
-        ["-c", SNAPSHOT_AT_FIRST_RENDER, str(snapshot)],
-        env=env,
-        dimensions=(30, 100),
-        encoding="utf-8",
-        timeout=30,
-    )
+    suggesting = {"PYAICHAT_SUGGEST_MODEL": suggest} if suggest else {}
+    child = spawn_in_pty(tmp_path, ["-c", SNAPSHOT_AT_FIRST_RENDER, str(snapshot)], **suggesting)
     try:
         child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
         child.send("import gc; gc.isenabled()\r")
@@ -209,15 +207,7 @@ sys.exit(main())
 def test_one_line_kept_for_resume_loads_only_what_keeping_it_needs(tmp_path: Path) -> None:
     pexpect = pytest.importorskip("pexpect")
     snapshot = tmp_path / "modules.json"
-    env = clean_env(tmp_path) | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
-        sys.executable,
-        ["-c", SNAPSHOT_AT_EXIT, str(snapshot)],
-        env=env,
-        dimensions=(30, 100),
-        encoding="utf-8",
-        timeout=30,
-    )
+    child = spawn_in_pty(tmp_path, ["-c", SNAPSHOT_AT_EXIT, str(snapshot)])
     try:
         child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
         child.send("x = 1\r")
@@ -239,10 +229,7 @@ def test_what_the_first_input_needs_loads_while_the_first_prompt_waits(tmp_path:
     """The records of a run and what keeping the session for --resume needs load in the time the person
     spends reading the first prompt, not after their first Enter."""
     pexpect = pytest.importorskip("pexpect")
-    env = clean_env(tmp_path) | {"TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
-    child = pexpect.spawn(
-        sys.executable, ["-m", "pyaichat"], env=env, dimensions=(30, 100), encoding="utf-8", timeout=30
-    )
+    child = spawn_in_pty(tmp_path, ["-m", "pyaichat"])
     wanted = ("pyaichat.persist.resume", "pyaichat.capabilities.redact", "json")
     try:
         child.expect(r"\x1b\[\?2004h.*?>>>[ \x1b]")
