@@ -8,7 +8,6 @@ one plain line, and only ``SystemExit`` from user code (or Ctrl-D on an empty li
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from ..controller import Controller, Mode
 from ..errors import PyAIChatError, internal_error
 from ..ports import BaseFrontEnd
 from .history import make_history
-from .prompt_session import build_prompt_session
+from .prompt_session import OnceIdle, build_prompt_session
 from .questions import ask_arguments, decision_app, run_decision
 from .suggest import GhostText
 from .typeahead import TypeAhead
@@ -209,31 +208,14 @@ class Repl:
         # What --resume keeps is written once the next prompt is on screen, not before it.
         self.ctrl.resume_file.defer = True
         self.prompt.app.after_render += lambda app: self.ctrl.resume_file.idle()
-        # What the first input needs loads while the first prompt waits for the person (_prepare_when_idle).
-        self._prepare: asyncio.TimerHandle | None = None
-        self._prepared = False
-        self.prompt.app.after_render += self._prepare_when_idle
+        # What the first input needs loads in the time the person spends reading the first prompt, not after
+        # their first Enter (``Controller.prepare``); keys typed ahead go first.
+        self.prompt.app.after_render += OnceIdle(PREPARE_IDLE, self._prepare_now).on_render
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
 
-    def _prepare_when_idle(self, app: Application[Any]) -> None:
-        """``after_render``: once the first prompt has been idle for ``PREPARE_IDLE`` (no key, no redraw: each
-        redraw re-arms the wait), load what the first input needs (``Controller.prepare``), in time the person
-        spends reading the prompt rather than after their first Enter. Keys typed ahead go first."""
-        if self._prepared:
-            return
-        if self._prepare is not None:
-            self._prepare.cancel()
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # drawn outside an event loop: the first input loads what it needs itself
-            return
-        self._prepare = loop.call_later(PREPARE_IDLE, self._prepare_now)
-
-    def _prepare_now(self) -> None:
-        self._prepared = True
-        self._prepare = None
+    def _prepare_now(self, app: Application[Any]) -> None:
         try:
             self.ctrl.prepare()
         except Exception:  # only a head start: the first input loads what it needs anyway

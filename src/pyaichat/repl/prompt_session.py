@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
@@ -94,6 +95,38 @@ def toolbar(ctrl: Controller) -> FormattedText:
     )
 
 
+class OnceIdle:
+    """Runs ``action(app)`` once, when the prompt has been idle for ``delay`` seconds (no key, no redraw:
+    ``on_render``, an ``after_render`` handler, re-arms the wait at every redraw) — work done in the time the
+    person reads the prompt, never in the way of keys that keep coming. Drawn outside an event loop, there is
+    nothing to wait with: ``at_once`` runs it then, else it is left to whoever needs it."""
+
+    def __init__(
+        self, delay: float, action: Callable[[Application[Any]], None], *, at_once: bool = False
+    ) -> None:
+        self.delay, self.action, self.at_once = delay, action, at_once
+        self.done = False
+        self._waiting: asyncio.TimerHandle | None = None
+
+    def on_render(self, app: Application[Any]) -> None:
+        if self.done:
+            return
+        if self._waiting is not None:
+            self._waiting.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if self.at_once:
+                self._run(app)
+            return
+        self._waiting = loop.call_later(self.delay, self._run, app)
+
+    def _run(self, app: Application[Any]) -> None:
+        if not self.done:
+            self.done, self._waiting = True, None
+            self.action(app)
+
+
 class _ModeLexer:
     """Pygments Python highlighting in Python mode only.
 
@@ -108,30 +141,14 @@ class _ModeLexer:
     def __init__(self, ctrl: Controller) -> None:
         self.ctrl = ctrl
         self._python: Lexer | None = None
-        self._loading = False
-        self._waiting: asyncio.TimerHandle | None = None
+        # the ``after_render`` handler: the prompt was drawn; load the lexer once it stays idle (see above)
+        self.on_render = OnceIdle(LEXER_IDLE, self._start, at_once=True).on_render
 
     def __call__(self) -> Lexer | None:
         return self._python if self.ctrl.mode is Mode.PYTHON else None
 
-    def on_render(self, app: Application[Any]) -> None:
-        """``after_render`` handler: the prompt was drawn; load the lexer once it stays idle (see above)."""
-        if self._loading:
-            return
-        if self._waiting is not None:
-            self._waiting.cancel()
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # drawn outside an event loop: nothing to wait with
-            self._start(app)
-            return
-        self._waiting = loop.call_later(LEXER_IDLE, self._start, app)
-
     def _start(self, app: Application[Any] | None) -> None:
-        if not self._loading:
-            self._loading = True
-            self._waiting = None
-            threading.Thread(target=self._load, args=(app,), daemon=True).start()
+        threading.Thread(target=self._load, args=(app,), daemon=True).start()
 
     def _load(self, app: Application[Any] | None) -> None:
         try:
