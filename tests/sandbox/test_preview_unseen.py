@@ -300,7 +300,7 @@ TAMPERING = [
     ),
     (
         "import pyaichat.capabilities.sandbox.effects as e\ne.Snapshot.effects = lambda *a, **k: []",
-        "replaces pyaichat.capabilities.sandbox.effects.Snapshot.effects, part of pyaichat's preview",
+        "replaces pyaichat.capabilities.sandbox.effects.Snapshot.effects, part of pyaichat itself",
     ),
 ]
 
@@ -327,7 +327,7 @@ def test_closing_the_report_channel_is_tampering_not_a_glitch(fx: Fixture) -> No
     found = fx.preview(f"{EVERY_FD}\n{EACH_FD.format('os.close(fd)')}")
     assert found.status == "incomplete" and found.lines()[1] == (
         "tampered",
-        "  This code closes the channel the preview reports through, part of pyaichat's preview; its effects "
+        "  This code closes the channel the preview reports through, part of pyaichat itself; its effects "
         "cannot be previewed — read it before you run it.",
     )
 

@@ -46,7 +46,7 @@ def _tag_offset() -> int:
 
 TAGS = bool(_tag_offset())
 _value = operator.attrgetter("value")
-_COPIES_KEPT = 4096  # dicts kept, with their reader and copy, between previews
+_COPIES_KEPT = 65_536  # dicts kept, with their reader and copy, between previews
 
 # id(dict) -> [the dict, a reader of its tag (a ctypes object made once), its tag when copied, the copy]:
 # kept between previews, so a preview in a session that did not change any of them copies nothing
@@ -109,12 +109,23 @@ class Watched:
         self.readers, self.tags, self.copies = readers, now, copies
         _last = (dicts, entries, readers, now, copies)
 
-    def start(self) -> None:
-        """In the child, just before the run: the tags to compare with. What changed between the copies and
-        now (``fork``'s own handlers rebind a few module globals, such as ``threading``'s locks) is then not
-        taken for the run's doing, though ``diff`` still shows it where the run changed the dict too."""
+    def start(self, fresh: list[int] | None = None) -> None:
+        """In the child, just before the run: the tags to compare with, and a new copy of each dict that
+        changed since its copy was made (``fork``'s own handlers rebind a few module globals, such as
+        ``threading``'s locks; the child's own setup sets a few of pyaichat's): that is not the run's doing.
+        Without tags, the dicts ``fresh`` lists are copied again (the others are compared with the copies
+        made before ``fork``)."""
         if TAGS:
-            self.tags = list(map(_value, self.readers))
+            now = list(map(_value, self.readers))
+            copies = self.copies = list(self.copies)
+            for i, (tag, known) in enumerate(zip(now, self.tags, strict=True)):
+                if tag != known:
+                    copies[i] = self.dicts[i].copy()
+            self.tags = now
+        elif fresh:
+            copies = self.copies = list(self.copies)
+            for i in fresh:
+                copies[i] = self.dicts[i].copy()
 
     def moved(self, i: int) -> bool:
         """Whether dict ``i``'s tag moved since ``__init__`` (always True without tags). Looks up no built-in:

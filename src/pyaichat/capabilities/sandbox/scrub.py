@@ -16,8 +16,8 @@ behind the walls:
   closure cell, a default, a class attribute: ``0`` for a number, the placeholder text for an interned or
   short string; what is replaced is kept alive, so nothing of the session is freed and no ``__del__`` runs;
 * array and frame data under a secret name is blanked where it lives: a secret column's cells (numpy
-  blocks zeroed or pointed at ``<redacted>``, an Arrow column made nulls of its type), the cells of a row
-  with a secret label, a structured array's secret fields;
+  blocks zeroed or pointed at ``<redacted>``, an Arrow column replaced by ``<redacted>`` cells, or nulls of
+  its type), the cells of a row with a secret label, a structured array's secret fields;
 * the environment is emptied (``isolation``: ``os.environ``, the C library's and the interpreter's own copy).
 
 ``scrubbed(job, places)`` is the one call site: ``ForkedChild.execute`` wraps the job of every read that runs
@@ -39,6 +39,9 @@ from ..redact import forget_values, known_values
 from . import overwrite
 from .secret_places import Checks, Places, Setter, find, instance_dict, type_dict
 
+SESSION_ITEMS = 50_000  # objects the walk of the whole session looks at
+VARIABLE_ITEMS = 200_000  # objects looked at in one run's own variables, where the session's walk stopped
+
 if TYPE_CHECKING:
     from .policy_base import Secrets
 
@@ -47,7 +50,7 @@ TTL = 2.0  # seconds a walk is reused while the session's stamp stays the same (
 
 _applied = False
 _kept: list[Any] = []  # in the child: what was replaced, kept alive until the child ends
-_last: tuple[tuple[Any, ...], float, Places, tuple[Any, ...]] | None = None
+_last: tuple[tuple[Any, ...], float, Places, tuple[Any, ...], dict[int, tuple[Any, Places]]] | None = None
 _checks: tuple[tuple[Any, ...], Checks] | None = None
 
 
@@ -89,7 +92,9 @@ def plan(
 ) -> Places:
     """Where the secrets of ``namespace`` (and of ``roots``: the settings) sit, found now in this process:
     the walk is reused for ``TTL`` seconds while ``stamp`` (the session's generation) stays the same.
-    ``view``: the variables one run is handed (copies the guards made), walked on top of it each time."""
+    ``view``: the variables one run is handed (some are copies the guards made), walked on top of it each
+    time; where the session's walk stopped at its budget, the run's own variables are walked in full (up to
+    ``VARIABLE_ITEMS``), and that is remembered too."""
     global _last
     checks = checks_for(secrets)
     roots = tuple(roots)
@@ -97,24 +102,36 @@ def plan(
     now = time.monotonic()
     cached = _last
     if stamp is not None and cached is not None and cached[0] == key and now - cached[1] < TTL:
-        places = cached[2]
+        places, variables = cached[2], cached[4]
     else:
         # the known values themselves, wherever the masker keeps them, are overwritten too
         values = (known_values(), tuple(secrets.masker.environment_values) if secrets.masker else ())
         starts = [(namespace, False), *((root, False) for root in roots), (values, True)]
-        places = find(starts, checks, namespace)
-        _last = (key, now, places, (namespace, *roots))  # the roots kept: their ids stay theirs
+        places, variables = find(starts, checks, namespace, budget=SESSION_ITEMS), {}
+        _last = (key, now, places, (namespace, *roots), variables)  # the roots kept: their ids stay theirs
     if view is None:
         return places
-    extra = find([(view, False)], checks, skip=places.seen)
-    if not len(extra):
-        return places
+    parts = [places]
+    if places.cut:
+        for name in list(view):
+            own = dict.get(namespace, name) if type(namespace) is dict else None
+            if own is None or id(own) in places.seen:
+                continue
+            walked = variables.get(id(own))
+            if walked is None or walked[0] is not own:
+                found = find([(own, checks.name(name))], checks, skip=(places.seen,), budget=VARIABLE_ITEMS)
+                walked = variables[id(own)] = (own, found)
+            parts.append(walked[1])
+    parts.append(find([(view, False)], checks, skip=tuple(p.seen for p in parts)))
+    parts = [p for p in parts if len(p)]
+    if len(parts) <= 1:
+        return parts[0] if parts else places
     return Places(
-        {**places.texts, **extra.texts},
-        [*places.writes, *extra.writes],
-        [*places.data, *extra.data],
-        left=places.left + extra.left,
-        cut=places.cut or extra.cut,
+        {k: v for p in parts for k, v in p.texts.items()},
+        [w for p in parts for w in p.writes],
+        [d for p in parts for d in p.data],
+        left=sum(p.left for p in parts),
+        cut=any(p.cut for p in parts),
     )
 
 
@@ -347,14 +364,30 @@ def _blank_column(values: Any, rows: list[int] | None) -> None:
 
 
 def _arrow_blank(chunked: Any, rows: list[int] | None) -> Any:
-    """An Arrow column of the same type and length, all nulls (or nulls at ``rows``)."""
+    """An Arrow column of the same type and length: ``<redacted>`` for text, nulls for anything else (all of
+    it, or at ``rows``)."""
     pa = sys.modules["pyarrow"]
-    length = len(chunked)
+    kind, length = chunked.type, len(chunked)
+    text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
     if rows is None:
-        return pa.chunked_array([pa.nulls(length, chunked.type)], type=chunked.type)
-    hidden = set(rows)
-    cells = [None if i in hidden else v for i, v in enumerate(chunked.to_pylist())]
-    return pa.chunked_array([pa.array(cells, chunked.type)])
+        whole = _arrow_text(pa, kind, length) if text else pa.nulls(length, kind)
+        return pa.chunked_array([whole], type=kind)
+    hidden, placeholder = set(rows), REDACTED if text else None
+    cells = [placeholder if i in hidden else v for i, v in enumerate(chunked.to_pylist())]
+    return pa.chunked_array([pa.array(cells, kind)], type=kind)
+
+
+def _arrow_text(pa: Any, kind: Any, length: int) -> Any:
+    """``length`` cells of ``<redacted>`` built from their buffers (a Python list of ten million would take
+    seconds)."""
+    np = sys.modules["numpy"]
+    step = len(REDACTED)
+    wide = pa.types.is_large_string(kind)
+    if not wide and step * length >= 2**31:
+        return pa.nulls(length, kind)
+    offsets = np.arange(0, step * (length + 1), step, dtype=np.int64 if wide else np.int32)
+    data = REDACTED.encode("ascii") * length
+    return pa.Array.from_buffers(kind, length, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 _BLANKS: dict[str, Callable[[Any, Any], None]] = {

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import difflib
 import functools
+import gc
 import os
 import re
 import sys
@@ -42,7 +43,7 @@ from .modules import ModuleProxy
 from .origin import is_user_file
 from .placeholders import Hidden, Refused
 
-ITEMS = 100_000  # objects looked at per walk
+ITEMS = 50_000  # objects looked at per walk, unless told otherwise
 CELLS = 20_000  # cells of object arrays looked at per walk
 SAMPLE = 64  # cells looked at from each end of one object array
 MAX_TEXT = 10_000  # characters of a string the masker is asked about (longer: known values only)
@@ -250,13 +251,15 @@ def _persons_class(cls: type) -> bool:
 
 
 class _Walk:
-    def __init__(self, checks: Checks, places: Places, namespace_id: int, skip: set[int]) -> None:
+    def __init__(
+        self, checks: Checks, places: Places, namespace_id: int, skip: tuple[set[int], ...], budget: int
+    ) -> None:
         self.checks = checks
         self.places = places
         self.skip = skip
-        self.items = ITEMS
+        self.items = budget
         self.cells = CELLS
-        self.queue: deque[tuple[Any, bool]] = deque()
+        self.queue: deque[tuple[Any, bool, int]] = deque()
         self.namespace_id = namespace_id
         self.numpy = sys.modules.get("numpy")
         self.ndarray = getattr(self.numpy, "ndarray", None)
@@ -267,9 +270,11 @@ class _Walk:
         while queue:
             if self.items <= 0:
                 self.places.cut = True
+                seen = self.places.seen  # not looked at: a later walk (of one run's variables) may
+                for _, _, key in queue:
+                    seen.discard(key)
                 return
-            obj, under = queue.popleft()
-            self.items -= 1
+            obj, under, _ = queue.popleft()
             try:
                 self._visit(obj, under)
             except (RuntimeError, ValueError, TypeError, AttributeError, IndexError, KeyError):
@@ -277,20 +282,21 @@ class _Walk:
 
     def enqueue(self, obj: Any, under: bool) -> None:
         key = id(obj)
-        seen, skip = self.places.seen, self.skip
-        if key in seen or key in skip:
+        seen = self.places.seen
+        if key in seen or (self.skip and any(key in done for done in self.skip)):
             if not under:
                 return
             key = -key - 1  # walked as a plain value: walked again under a secret name, once
-            if key in seen or key in skip:
+            if key in seen or (self.skip and any(key in done for done in self.skip)):
                 return
         seen.add(key)
-        self.queue.append((obj, under))
+        self.queue.append((obj, under, key))
 
     # -- one value in a place ------------------------------------------------------------------------------
     def child(self, value: Any, under: bool, setter: int | None, container: Any, key: Any) -> None:
         """``value``, held by ``container`` at ``key`` (replaceable through ``setter`` unless it is None)."""
         t = type(value)
+        self.items -= 1
         if t is str or t is bytes:
             self.text(value, under, setter, container, key)
         elif t is int:
@@ -362,7 +368,6 @@ class _Walk:
         checks = self.checks
         namespace = id(d) == self.namespace_id
         for k, v in list(islice(dict.items(d), max(self.items, 0))):
-            self.items -= 1
             tk = type(k)
             if tk is str:
                 if not dunders and k[:2] == "__":
@@ -382,7 +387,6 @@ class _Walk:
         setter = {list: Setter.LIST, tuple: Setter.TUPLE, deque: Setter.DEQUE}.get(base)
         names = fields if type(fields) is tuple else ()
         items = layout.builtin_items(seq, base, limit=max(self.items, 0))
-        self.items -= len(items)
         checks = self.checks
         for i, item in enumerate(items):
             named = i < len(names) and checks.name(names[i])
@@ -517,17 +521,28 @@ def _spanned(value: str | bytes, spans: tuple[tuple[int, int], ...]) -> str | by
 
 
 def find(
-    roots: Iterable[tuple[Any, bool]], checks: Checks, namespace: Any = None, skip: set[int] | None = None
+    roots: Iterable[tuple[Any, bool]],
+    checks: Checks,
+    namespace: Any = None,
+    skip: tuple[set[int], ...] = (),
+    budget: int = ITEMS,
 ) -> Places:
-    """Where the secrets reachable from ``roots`` — ``(object, under a secret name)`` — sit (``Places``);
-    ``namespace``: the session's, whose keys are its variables; ``skip``: objects a walk already looked at."""
+    """Where the secrets reachable from ``roots`` — ``(object, under a secret name)`` — sit (``Places``),
+    looking at ``budget`` objects at most; ``namespace``: the session's, whose keys are its variables;
+    ``skip``: the objects earlier walks looked at."""
     places = Places()
-    walk = _Walk(checks, places, id(namespace) if namespace is not None else 0, skip or set())
-    for obj, under in roots:
-        if id(obj) == walk.namespace_id or type(obj) is dict:
-            places.seen.add(id(obj))
-            walk.mapping(obj, under, named=True)
-        else:
-            walk.child(obj, under, None, None, None)
-    walk.run()
+    walk = _Walk(checks, places, id(namespace) if namespace is not None else 0, skip, budget)
+    collecting = gc.isenabled()
+    gc.disable()  # the walk allocates little that lives; a collection of a large heap would cost more than it
+    try:
+        for obj, under in roots:
+            if id(obj) == walk.namespace_id or type(obj) is dict:
+                places.seen.add(id(obj))
+                walk.mapping(obj, under, named=True)
+            else:
+                walk.child(obj, under, None, None, None)
+        walk.run()
+    finally:
+        if collecting:
+            gc.enable()
     return places

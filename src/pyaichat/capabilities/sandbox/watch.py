@@ -34,7 +34,7 @@ import threading
 import types
 from typing import Any
 
-from . import dictwatch
+from . import dictwatch, interpreter
 from .unseen import (
     ADDED,
     AT_EXIT,
@@ -55,7 +55,7 @@ from .unseen import (
     WRITES,
     Unseen,
 )
-from .watchlist import Target, class_setter, dict_of, is_machinery, plumbing, targets
+from .watchlist import PYTHONS_OWN, Target, class_setter, dict_of, is_machinery, plumbing, targets
 
 MAX_EVENTS = 4000  # audit events kept from one run
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -91,6 +91,9 @@ class Watch:
         self.loop = asyncio._get_running_loop() if asyncio is not None else None  # a kernel runs cells in one
         self.log: list[Any] = []
         self.budget = [0]
+        self.at_fork = interpreter.AtFork()
+        # taken now: the code may replace them, and the first thing ``collect`` does is put the limit back
+        self.recursion_limit, self.set_recursion_limit = sys.getrecursionlimit, sys.setrecursionlimit
 
     @classmethod
     def idle(cls) -> Watch:
@@ -99,14 +102,20 @@ class Watch:
 
     # -- in the child, before the code --------------------------------------------------------------------
     def arm(self) -> None:
-        self.library_exits = _count_library_exits()  # before the dicts' copies: the wrapper is the baseline
-        self.watched.start()
+        self.library_exits = _count_library_exits()  # the watch's own wrappers: part of the baseline
+        touched = self._own("register_at_fork", self.at_fork.wrapper(), "os", "posix")
+        touched |= self._own("register", self.library_exits[1], "atexit")
+        fresh = [
+            i for i, t in enumerate(self.targets) if t.owner == "ours" or id(self.watched.dicts[i]) in touched
+        ]
+        self.watched.start(fresh)
         self.sys_modules_tag = self.sys_modules.value if self.sys_modules is not None else None
         self.threads = {threading.get_ident()}  # the only one a forked child has
         self.thread_count = _thread_count()
         self.trace, self.profile = sys.gettrace(), sys.getprofile()
         self.tasks, self.queued = _loop_state(self.loop)
         self.process = _process_state()
+        self.state = interpreter.State.take()
         self._env_store()
         self.budget[0] = MAX_EVENTS
         want, budget, log, writing = _EVENTS, self.budget, self.log.append, _WRITE_FLAGS
@@ -125,6 +134,18 @@ class Watch:
 
         sys.addaudithook(hook)
 
+    def _own(self, name: str, value: Any, *modules: str) -> set[int]:
+        """``module.name = value`` for the watch's own wrapper, before the run's baseline is taken (the
+        wrapper is no doing of the code); the ids of the dicts written."""
+        touched = set()
+        for module_name in modules:
+            module = sys.modules.get(module_name)
+            if module is None or name not in vars(module):
+                continue
+            vars(module)[name] = value  # ``Watched.start`` copies again the dicts changed since their copy
+            touched.add(id(vars(module)))
+        return touched
+
     def _env_store(self) -> None:
         """``os.environ`` (empty here) answers from a store that notes the session's names the code reads."""
         store = self.env_store
@@ -141,6 +162,8 @@ class Watch:
         """What the run did beyond the session's names. First of all, whatever it replaced of Python's own
         and of the preview's is put back, so that the rest of the preview runs on them."""
         self.budget[0] = 0  # what runs from here is the preview's own
+        self.state.recursion_now = self.recursion_limit()
+        self.set_recursion_limit(self.state.recursion)  # first: the code may have left too little
         watched = self.watched
         builtins_diff = None
         if self.targets and watched.moved(0):  # builtins (the first target), looking up no built-in
@@ -150,6 +173,10 @@ class Watch:
         self._put_back(found, builtins_diff)
         self._threads_and_tasks(found)
         self._process_changes(found)
+        for kind, what in self.state.changes():
+            found.add(kind, what)
+        for name in self.at_fork.names:
+            found.add(interpreter.AT_FORK, name)
         self._events(found)
         for key in self.env_reads:
             found.add(ENV_READ, _text(key))
@@ -170,13 +197,27 @@ class Watch:
                         found.add(kind, f"{target.label}.{key}")
                 watched.restore(i, replaced + added + removed, self.setters[i])
                 continue
-            before = watched.copies[i]
-            where = TAMPERED_OURS if target.owner == "ours" else TAMPERED
-            gone = [k for k in replaced + removed if is_machinery(before.get(k))]
+            before, now = watched.copies[i], watched.dicts[i]
+            if target.owner == "ours":  # pyaichat's own: any change (its masking, sandbox, preview)
+                module = isinstance(target.obj, types.ModuleType)
+                gone = [
+                    k
+                    for k in replaced + removed + added
+                    if not (plumbing(target.obj, k, now.get(k)) if module else k in PYTHONS_OWN)
+                ]
+            else:  # Python's or a library's: a function, class or module replaced or removed
+                gone = [
+                    k
+                    for k in replaced + removed
+                    if is_machinery(before.get(k)) and f"{target.label}.{k}" not in interpreter.HOOKS_SEEN
+                ]
             for key in gone:
-                verb = "replaces" if key in watched.dicts[i] else "removes"
+                verb = "replaces" if key in before and key in now else "removes" if key in before else "adds"
                 name = f"the built-in {key}" if target.obj is builtins else f"{target.label}.{key}"
-                found.add(where, f"{verb} {name}")
+                if target.owner == "library":
+                    found.add(REPLACED if verb == "replaces" else DELETED, name)
+                else:
+                    found.add(TAMPERED_OURS if target.owner == "ours" else TAMPERED, f"{verb} {name}")
             watched.restore(i, gone, self.setters[i])
             if target.obj is builtins:
                 for key in added:
@@ -401,22 +442,23 @@ def _process_state() -> tuple[str | None, int, dict[int, Any]]:
     return cwd, exits, handlers
 
 
-def _count_library_exits() -> list[int]:
+def _count_library_exits() -> list[Any]:
     """``atexit.register`` made to count the functions a library registers (``multiprocessing.util`` does
     as the code first imports it): those are no doing of the proposed code. The count is ``[n]``."""
     import atexit  # in the preview's child
 
     from ..deadline import is_user_code
 
-    counted = [0]
+    counted: list[Any] = [0]
     original = atexit.register
+    is_user_code(__file__)  # its first call fills a cache of pyaichat's: before the baseline, not in the run
 
     def register(func: Any, *args: Any, **kwargs: Any) -> Any:
         if not is_user_code(sys._getframe(1).f_code.co_filename):
             counted[0] += 1
         return original(func, *args, **kwargs)
 
-    atexit.register = register  # this process ends after the preview
+    counted.append(register)  # installed by ``Watch.arm`` (this process ends after the preview)
     return counted
 
 
