@@ -245,6 +245,30 @@ def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, script
     assert "invalid literal for int()" in replies[-1]
 
 
+def test_the_walled_child_holds_no_secret_for_the_assistant_in_ipython(aip, scripted, tmp_path):
+    """``%load_ext pyaichat``: the model asks for each road of ``tests/readonly_breaks.py`` that the walled
+    child computes — a secret reversed, in hex, a closure or a default returned by the person's function —
+    and for the oracles; what goes back holds no secret nor a transformation of one, and every oracle is
+    False."""
+    from readonly_breaks import (
+        CHILD_ORACLES,
+        CHILD_ROADS,
+        CHILD_SETUP,
+        answered_false,
+        leaked_transformed,
+        setup_source,
+    )
+
+    assert run(aip, setup_source(str(tmp_path)) + CHILD_SETUP).success
+    scripted.tools(*CHILD_ROADS, *CHILD_ORACLES).text("Nothing of the secrets came back.")
+    run(aip, "%ai read them all")
+    replies = [m["content"] for m in scripted.bodies[1]["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(CHILD_ROADS) + len(CHILD_ORACLES)
+    assert all(leaked_transformed(reply) is None for reply in replies), replies
+    assert all(answered_false(reply) for reply in replies[len(CHILD_ROADS) :]), replies
+    assert aip.user_ns["reveal"]().startswith("closure-pw")  # the person's own session keeps them
+
+
 def test_the_preview_says_what_it_cannot_see(aip, scripted, capsys):
     from pyaichat.capabilities.sandbox.confine import probe
 

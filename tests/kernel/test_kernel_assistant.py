@@ -295,6 +295,29 @@ def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_pa
     assert list(watch.iterdir()) == []
 
 
+def test_the_walled_child_of_the_kernel_holds_no_secret(runtime, tmp_path):
+    """The roads of ``tests/readonly_breaks.py`` that the walled child computes, through the kernel runtime:
+    the child forks from the kernel's process and replaces every secret there before it evaluates."""
+    from readonly_breaks import (
+        CHILD_ORACLES,
+        CHILD_ROADS,
+        CHILD_SETUP,
+        answered_false,
+        leaked_transformed,
+        setup_source,
+    )
+
+    runtime.run(setup_source(str(tmp_path)) + CHILD_SETUP)
+    for name, args in CHILD_ROADS:
+        result = runtime.call(name, args)
+        said = (result.text or "") + (result.error or "")
+        assert leaked_transformed(said) is None, (name, args, said)
+    for name, args in CHILD_ORACLES:
+        result = runtime.call(name, args)
+        assert result.ok and answered_false(result.text), (name, args, result)
+    assert kernel_eval(runtime, "reveal()[:10]") == "'closure-pw'"
+
+
 def test_what_the_preview_cannot_see_comes_back_from_the_kernel(runtime, srv):
     """The preview forks the kernel's process; what it could not see there comes back over the wire, to the
     panel and to the model — an asyncio task too (a kernel runs its cells inside its event loop)."""

@@ -232,9 +232,12 @@ def _set_type(cls: type, name: str, value: Any) -> Any:
 
 
 def _set_array_cell(arr: Any, where: Any, value: Any) -> Any:
-    ndarray = sys.modules["numpy"].ndarray
-    old = ndarray.__getitem__(arr, where)
-    ndarray.__setitem__(arr, where, value)
+    """One cell of an object array (read-only or not: a pandas view is), pointed at ``value``; the old cell
+    is never released."""
+    old = sys.modules["numpy"].ndarray.__getitem__(arr, where)
+    if _read_only_mapping(arr) or not overwrite.add_references(value, 1):
+        raise TypeError("the cell cannot be written here")
+    _writable_alias(arr, f"<u{overwrite.PTR}")[where] = id(value)
     return old
 
 

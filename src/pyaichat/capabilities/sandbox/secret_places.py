@@ -221,17 +221,18 @@ def _persons_module(name: str) -> bool:
     return type(file) is str and is_user_file(file)
 
 
-_slots_of: dict[int, tuple[type, tuple[tuple[str, Any], ...]]] = {}
+_slots_of: dict[int, tuple[type, tuple[tuple[str, Any, bool], ...]]] = {}
 
 
-def _slots(t: type) -> tuple[tuple[str, Any], ...]:
-    """The slot descriptors of ``t`` and its bases, from their own dictionaries (kept per type, by identity:
-    a metaclass's ``__hash__`` is not asked)."""
+def _slots(t: type) -> tuple[tuple[str, Any, bool], ...]:
+    """The slot descriptors of ``t`` and its bases, from their own dictionaries, and whether each can be
+    written (a Python class's slot can; a C type's member may be read-only). Kept per type, by identity: a
+    metaclass's ``__hash__`` is not asked."""
     known = _slots_of.get(id(t))
     if known is not None and known[0] is t:
         return known[1]
     found = tuple(
-        (name, descriptor)
+        (name, descriptor, "__slots__" in _TYPE_DICT(klass))  # a C type's member may be read-only
         for klass in _TYPE_MRO(t)
         if klass is not object
         for name, descriptor in list(_TYPE_DICT(klass).items())
@@ -293,8 +294,13 @@ class _Walk:
         self.queue.append((obj, under, key))
 
     # -- one value in a place ------------------------------------------------------------------------------
-    def child(self, value: Any, under: bool, setter: int | None, container: Any, key: Any) -> None:
-        """``value``, held by ``container`` at ``key`` (replaceable through ``setter`` unless it is None)."""
+    def child(
+        self, value: Any, under: bool, setter: int | None, container: Any, key: Any, deep: bool = True
+    ) -> None:
+        """``value``, held by ``container`` at ``key`` (replaceable through ``setter`` unless it is None).
+        ``deep`` False: ``container`` is an object's state, and what sits under a secret name is only its own
+        values and containers — an object it holds is walked as any other (a client under ``auth`` does
+        not make every string of the library behind it a secret)."""
         t = type(value)
         self.items -= 1
         if t is str or t is bytes:
@@ -308,7 +314,7 @@ class _Walk:
         elif t is bool or value is None:
             return
         else:
-            self.enqueue(value, under)
+            self.enqueue(value, under and (deep or _is_data(t)))
 
     def text(self, value: str | bytes, under: bool, setter: int | None, container: Any, key: Any) -> None:
         if not value:
@@ -363,8 +369,9 @@ class _Walk:
                 self.sequence(obj, base, under, fields=lookup(t, "_fields") if base is tuple else None)
             self.instance(obj, t, under)
 
-    def mapping(self, d: Any, under: bool, named: bool, dunders: bool = True) -> None:
-        """A dict (any subclass: read through ``dict``'s own methods); its keys are names when ``named``."""
+    def mapping(self, d: Any, under: bool, named: bool, dunders: bool = True, deep: bool = True) -> None:
+        """A dict (any subclass: read through ``dict``'s own methods); its keys are names when ``named``;
+        ``deep``: see ``child``."""
         checks = self.checks
         namespace = id(d) == self.namespace_id
         for k, v in list(islice(dict.items(d), max(self.items, 0))):
@@ -381,7 +388,7 @@ class _Walk:
             setter = Setter.DICT if tk in (str, bytes, int) else None
             if secret and (v is None or (type(v) is str and not v)):
                 continue
-            self.child(v, under or secret, setter, d, k)
+            self.child(v, under or secret, setter, d, k, deep or secret)
 
     def sequence(self, seq: Any, base: type, under: bool, fields: Any = None) -> None:
         setter = {list: Setter.LIST, tuple: Setter.TUPLE, deque: Setter.DEQUE}.get(base)
@@ -395,14 +402,16 @@ class _Walk:
     def instance(self, obj: Any, t: type, under: bool) -> None:
         own = instance_dict(obj)
         if own is not None:
-            self.mapping(own, under, named=True)
+            self.mapping(own, under, named=True, deep=False)
         checks = self.checks
-        for name, descriptor in _slots(t):
+        for name, descriptor, writable in _slots(t):
             try:
                 value = descriptor.__get__(obj, t)
             except AttributeError:  # an empty slot
                 continue
-            self.child(value, under or checks.name(name), Setter.SLOT, descriptor, obj)
+            secret = checks.name(name)
+            setter = Setter.SLOT if writable else None
+            self.child(value, under or secret, setter, descriptor, obj, deep=secret)
 
     def class_dict(self, cls: type, under: bool) -> None:
         """A class of the person's: its attributes (``API_KEY = "…"`` in the class body)."""
@@ -503,6 +512,11 @@ class _Walk:
             values = block.values
             if self.ndarray is not None and type(values) is self.ndarray and values.dtype.kind == "O":
                 self.cells_of(values)
+
+
+def _is_data(t: type) -> bool:
+    """A builtin container, an array or a frame: what it holds under a secret name is secret all through."""
+    return layout.builtin_base(t) is not None or layout.library(t) in ("numpy", "pandas")
 
 
 def _spanned(value: str | bytes, spans: tuple[tuple[int, int], ...]) -> str | bytes:
