@@ -206,7 +206,8 @@ def answered_false(text: str) -> bool:
 
 # -- issue 44 point 5: what the preview sees of the whole process -------------------------------------------
 # Each proposal changes the process, not a name of the session; before, each was previewed as "new module"
-# only. ``(code, a piece of the line the preview must show)``.
+# only. ``(code, a piece of the line the preview must show)``; what the agent is told keeps the piece before
+# any parenthesis (``told``). ``httpx`` must be loaded in the process (the REPL loads it for the assistant).
 PROCESS_PROPOSALS: list[tuple[str, str]] = [
     (
         "import pyaichat.capabilities.redact as r\nr.Masker.mask_text = lambda self, text: text",
@@ -219,7 +220,7 @@ PROCESS_PROPOSALS: list[tuple[str, str]] = [
     ("import signal\nsignal.alarm(600)", "sets a timer (SIGALRM in 600 s)"),
     ("import sys\nsys.setrecursionlimit(60)", "sets the recursion limit to 60"),
     (
-        "import os\nos.register_at_fork(before=items.clear)",
+        "import os\nkept = [1, 2]\nos.register_at_fork(before=kept.clear)",
         "to run at every fork; pyaichat's reads fork, so it would run on every read",
     ),
     (
@@ -227,3 +228,9 @@ PROCESS_PROPOSALS: list[tuple[str, str]] = [
         "replaces httpx.Client.send: every later use sees that",
     ),
 ]
+
+
+def told_piece(said: str) -> str:
+    """The part of a preview's line that the agent that proposed the code is told whatever names its code
+    spells out (``Unseen.told`` keeps only those)."""
+    return said.split(" (", 1)[0]

@@ -269,6 +269,28 @@ def test_the_walled_child_holds_no_secret_for_the_assistant_in_ipython(aip, scri
     assert aip.user_ns["reveal"]().startswith("closure-pw")  # the person's own session keeps them
 
 
+def test_the_preview_says_what_a_proposal_does_to_the_whole_process(aip, scripted, capsys):
+    """``%ai`` in IPython: the review's six proposals (``tests/readonly_breaks.py``), one per question (a
+    proposal goes into the next input), each get their line on the panel — pyaichat's masking turned off as
+    tampering, the at-fork function named, the patch of the assistant's HTTP client."""
+    from pyaichat.capabilities.sandbox.confine import probe
+    from readonly_breaks import PROCESS_PROPOSALS
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    import httpx  # noqa: F401  (loaded in the process, as the assistant loads it)
+
+    run(aip, "items = [1]")
+    controller = extension.get(aip).controller
+    for code, said in PROCESS_PROPOSALS:
+        controller.set_mode(Mode.ASSISTANT)
+        scripted.tool("propose_code", {"code": code})  # placed in the next input: the turn ends there
+        run(aip, "%ai change the process")
+        out = flat(capsys.readouterr().out)  # the terminal wraps long lines
+        assert said in out, (code, out)
+    assert aip.user_ns["items"] == [1] and "kept" not in aip.user_ns
+
+
 def test_the_preview_says_what_it_cannot_see(aip, scripted, capsys):
     from pyaichat.capabilities.sandbox.confine import probe
 

@@ -49,6 +49,7 @@ class State:
     path: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     recursion_now: int | None = None  # the limit the code left, read (and put back) first thing after it
+    recursion_asked: int | None = None  # the limit it asked for (``RecursionLimit``), if lower
 
     @classmethod
     def take(cls) -> State:
@@ -84,6 +85,7 @@ class State:
                 out.append((ALARMS, f"{signal_name} in {now[0]:.0f} s{every}"))
                 signal.setitimer(which, *self.timers.get(name, (0.0, 0.0)))  # not during the report
         limit = self.recursion_now if self.recursion_now is not None else sys.getrecursionlimit()
+        limit = self.recursion_asked if self.recursion_asked is not None else limit
         if limit != self.recursion:
             out.append((RECURSION, str(limit)))
             sys.setrecursionlimit(self.recursion)
@@ -118,6 +120,42 @@ class State:
             if not _same(value, self.options.get(key, value)):
                 out.append((OPTIONS, key))
         return out
+
+
+class RecursionLimit:
+    """``sys.setrecursionlimit`` wrapped for the run: the preview runs the code deeper in the stack than the
+    session runs an input (under the assistant's loop), so a limit the real run can set may be below the
+    preview's depth and raise there. The limit asked for is noted (``asked``) and set, or, where it is below
+    the depth the preview runs at, the lowest limit that depth allows."""
+
+    def __init__(self) -> None:
+        self.asked: int | None = None
+        self.original = sys.setrecursionlimit
+
+    def wrapper(self) -> Any:
+        original, note = self.original, self
+
+        def setrecursionlimit(limit: int) -> None:
+            original(limit)  # the code's own errors (a limit below 1, not an int) as they would be
+            note.asked = limit
+
+        def lenient(limit: int) -> None:
+            try:
+                setrecursionlimit(limit)
+            except RecursionError:  # too low for the preview's depth, not for the session's
+                allowed = limit
+                while True:
+                    allowed += 10
+                    try:
+                        original(allowed)
+                        break
+                    except RecursionError:
+                        continue
+                note.asked = limit
+
+        lenient.__name__ = lenient.__qualname__ = "setrecursionlimit"
+        lenient.__doc__ = getattr(original, "__doc__", None)
+        return lenient
 
 
 class AtFork:

@@ -92,6 +92,7 @@ class Watch:
         self.log: list[Any] = []
         self.budget = [0]
         self.at_fork = interpreter.AtFork()
+        self.recursion = interpreter.RecursionLimit()
         # taken now: the code may replace them, and the first thing ``collect`` does is put the limit back
         self.recursion_limit, self.set_recursion_limit = sys.getrecursionlimit, sys.setrecursionlimit
 
@@ -104,6 +105,7 @@ class Watch:
     def arm(self) -> None:
         self.library_exits = _count_library_exits()  # the watch's own wrappers: part of the baseline
         touched = self._own("register_at_fork", self.at_fork.wrapper(), "os", "posix")
+        touched |= self._own("setrecursionlimit", self.recursion.wrapper(), "sys")
         touched |= self._own("register", self.library_exits[1], "atexit")
         fresh = [
             i for i, t in enumerate(self.targets) if t.owner == "ours" or id(self.watched.dicts[i]) in touched
@@ -162,7 +164,7 @@ class Watch:
         """What the run did beyond the session's names. First of all, whatever it replaced of Python's own
         and of the preview's is put back, so that the rest of the preview runs on them."""
         self.budget[0] = 0  # what runs from here is the preview's own
-        self.state.recursion_now = self.recursion_limit()
+        self.state.recursion_now, self.state.recursion_asked = self.recursion_limit(), self.recursion.asked
         self.set_recursion_limit(self.state.recursion)  # first: the code may have left too little
         watched = self.watched
         builtins_diff = None
