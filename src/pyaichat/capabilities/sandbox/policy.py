@@ -93,7 +93,9 @@ class ForkedChild(SandboxPolicy):
         started = time.monotonic()
         try:
             job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
-            places = scrub.plan(namespace, secrets, req.stamp, req.roots, job.view)
+            places = scrub.plan(
+                namespace, secrets.is_secret_name, secrets.masker, req.stamp, req.roots, job.view
+            )
             return run_forked(scrub.scrubbed(job, places), req.timeout, self.walls, require_walls=self.walled)
         except CapabilityTimeout:
             raise CapabilityTimeout(

@@ -33,7 +33,7 @@ import time
 import types
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..redact import forget_values, known_values
 from . import overwrite
@@ -41,9 +41,6 @@ from .secret_places import Checks, Places, Setter, find, instance_dict, type_dic
 
 SESSION_ITEMS = 50_000  # objects the walk of the whole session looks at
 VARIABLE_ITEMS = 200_000  # objects looked at in one run's own variables, where the session's walk stopped
-
-if TYPE_CHECKING:
-    from .policy_base import Secrets
 
 REDACTED = "<redacted>"  # what an object cell of a secret column points to in the child
 TTL = 2.0  # seconds a walk is reused while the session's stamp stays the same (another thread may change it)
@@ -61,13 +58,12 @@ def applied() -> bool:
 
 
 # -- in the parent -------------------------------------------------------------------------------------------
-def checks_for(secrets: Secrets) -> Checks:
+def checks_for(is_secret_name: Callable[[str], bool], masker: Any) -> Checks:
     """The masker's checks for the walk, made again when the masker or the known values change."""
     global _checks
-    masker = secrets.masker
     known = known_values()
     environment = tuple(masker.environment_values) if masker is not None else ()
-    key = (id(masker), id(known), environment, secrets.is_secret_name)
+    key = (id(masker), id(known), environment, is_secret_name)
     if _checks is not None and _checks[0] == key:
         return _checks[1]
     if masker is None:  # recognising secrets by name and by the known values only
@@ -75,28 +71,30 @@ def checks_for(secrets: Secrets) -> Checks:
         def mask_text(text: str) -> str:
             return text
 
-        checks = Checks(secrets.is_secret_name, mask_text, lambda text: False, known)
+        checks = Checks(is_secret_name, mask_text, lambda text: False, known)
     else:
         values = tuple(sorted({*known, *environment}, key=len, reverse=True))
-        checks = Checks(secrets.is_secret_name, masker.mask_text, masker.may_mask, values)
+        checks = Checks(is_secret_name, masker.mask_text, masker.may_mask, values)
     _checks = (key, checks)
     return checks
 
 
 def plan(
     namespace: Any,
-    secrets: Secrets,
+    is_secret_name: Callable[[str], bool],
+    masker: Any,
     stamp: Hashable = None,
     roots: Iterable[Any] = (),
     view: Any = None,
 ) -> Places:
-    """Where the secrets of ``namespace`` (and of ``roots``: the settings) sit, found now in this process:
-    the walk is reused for ``TTL`` seconds while ``stamp`` (the session's generation) stays the same.
-    ``view``: the variables one run is handed (some are copies the guards made), walked on top of it each
-    time; where the session's walk stopped at its budget, the run's own variables are walked in full (up to
-    ``VARIABLE_ITEMS``), and that is remembered too."""
+    """Where the secrets of ``namespace`` (and of ``roots``: the settings) sit — by the names
+    ``is_secret_name`` calls secret and what ``masker`` (a ``redact.Masker``) masks — found now, in this
+    process: the walk is reused for ``TTL`` seconds while ``stamp`` (the session's generation) stays the
+    same. ``view``: the variables one run is handed (some are copies the guards made), walked on top of it
+    each time; where the session's walk stopped at its budget, the run's own variables are walked in full
+    (up to ``VARIABLE_ITEMS``), and that is remembered too."""
     global _last
-    checks = checks_for(secrets)
+    checks = checks_for(is_secret_name, masker)
     roots = tuple(roots)
     key = (id(namespace), stamp, id(checks), *map(id, roots))
     now = time.monotonic()
@@ -105,7 +103,7 @@ def plan(
         places, variables = cached[2], cached[4]
     else:
         # the known values themselves, wherever the masker keeps them, are overwritten too
-        values = (known_values(), tuple(secrets.masker.environment_values) if secrets.masker else ())
+        values = (known_values(), tuple(masker.environment_values) if masker is not None else ())
         starts = [(namespace, False), *((root, False) for root in roots), (values, True)]
         places, variables = find(starts, checks, namespace, budget=SESSION_ITEMS), {}
         _last = (key, now, places, (namespace, *roots), variables)  # the roots kept: their ids stay theirs
