@@ -101,6 +101,7 @@ class Places:
     seen: set[int] = field(default_factory=set)  # objects walked (a later walk of more roots skips them)
     left: int = 0  # secrets found where nothing can replace them (a set member, a key of an odd type)
     cut: bool = False  # the walk ran out of its budget
+    looked: int = 0  # objects the walk looked at
 
     def __len__(self) -> int:
         return len(self.texts) + len(self.writes) + len(self.data)
@@ -559,4 +560,5 @@ def find(
     finally:
         if collecting:
             gc.enable()
+    places.looked = budget - max(walk.items, 0)
     return places
