@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import operator
+import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +29,6 @@ def _tag_offset() -> int:
     dict of our own (its size where the layout puts ``ma_used``, a tag that moves when an entry changes)."""
     try:
         import ctypes  # ctypes: with the first preview, in its child
-        import sys
 
         if sys.implementation.name != "cpython" or sys.version_info >= (3, 14):
             return 0
@@ -46,14 +47,15 @@ def _tag_offset() -> int:
 
 TAGS = bool(_tag_offset())
 _value = operator.attrgetter("value")
-_COPIES_KEPT = 65_536  # dicts kept, with their reader and copy, between previews
+_COPIES_KEPT = 65_536  # dicts kept, with their copy, between previews
 
 # id(dict) -> [the dict, a reader of its tag (a ctypes object made once), its tag when copied, the copy]:
 # kept between previews, so a preview in a session that did not change any of them copies nothing
 _known: dict[int, list[Any]] = {}
-# the last list watched: (its dicts, their entries, readers, tags and copies), so that the next preview of a
-# session that changed nothing touches no entry (after ``fork`` each object touched is a copy-on-write fault)
-_last: tuple[list[dict[str, Any]], list[list[Any]], list[Any], list[Any], list[dict[str, Any]]] | None = None
+# the last list watched, with its tag reader, the tags when copied and the copies: the next preview of a
+# session that changed nothing reads the tags in one pass and touches no entry (after ``fork`` each object
+# touched is a copy-on-write fault)
+_last: tuple[list[dict[str, Any]], Tags, list[Any], list[dict[str, Any]]] | None = None
 
 
 def _entry(d: dict[str, Any]) -> list[Any]:
@@ -81,6 +83,45 @@ def reader(d: dict[str, Any]) -> Any:
     return _entry(d)[1] if TAGS else None
 
 
+class Tags:
+    """The version tags of a list of dicts, read in one pass: with numpy loaded, one gather over a read-only
+    view of this process's memory (thousands of dicts — every module and class loaded — in a fraction of a
+    millisecond, no Python object touched, so no copy-on-write fault in the child); else one ctypes reader per
+    dict. The dicts must stay alive while it is used (the watch holds them)."""
+
+    def __init__(self, dicts: list[dict[str, Any]]) -> None:
+        import ctypes  # with the first preview
+
+        offset = _tag_offset()
+        self.addresses = [id(d) + offset for d in dicts]
+        self.gather: tuple[Any, Any] | None = None
+        np = sys.modules.get("numpy")
+        if np is not None and self.addresses:
+            base = min(self.addresses)
+            count = (max(self.addresses) - base) // 8 + 1
+            interface = {"data": (base, True), "shape": (count,), "typestr": "<u8", "version": 3}
+            memory = np.asarray(types.SimpleNamespace(__array_interface__=interface))
+            index = np.fromiter(((a - base) // 8 for a in self.addresses), dtype=np.intp, count=len(dicts))
+            self.gather = (memory, index)
+            self.readers: list[Any] = []
+        else:
+            self.readers = [_entry(d)[1] for d in dicts]
+        self.first = ctypes.c_uint64.from_address(self.addresses[0]) if self.addresses else None
+
+    def read(self) -> Any:
+        """The tags now: an array (with numpy) or a list, index for index with the dicts."""
+        if self.gather is not None:
+            memory, index = self.gather
+            return memory[index]
+        return list(map(_value, self.readers))
+
+    def differ(self, a: Any, b: Any) -> list[int]:
+        """The indices where two reads differ."""
+        if self.gather is not None:
+            return sys.modules["numpy"].flatnonzero(a != b).tolist()  # type: ignore[no-any-return]
+        return [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+
+
 GONE = object()  # ``restore``: the key was not there before the run
 
 
@@ -91,53 +132,58 @@ class Watched:
     def __init__(self, dicts: list[dict[str, Any]]) -> None:
         global _last
         self.dicts = dicts
+        if not TAGS:  # every dict is compared: a copy of each, made again when the preview starts (``start``)
+            self.tags, self.copies, self.reader = [None] * len(dicts), [_copy(d) for d in dicts], None
+            return
         last = _last
-        if last is not None and len(last[0]) == len(dicts) and all(map(operator.is_, last[0], dicts)):
-            dicts, entries, readers, tags, copies = last
-            now = list(map(_value, readers)) if TAGS else tags
-            if TAGS and now == tags:  # nothing changed since the last preview: nothing to copy
-                self.dicts, self.readers, self.tags, self.copies = dicts, readers, now, copies
-                return
+        if last is not None and last[0] is dicts:  # the same plan as the last preview: the same dicts
+            tags, copied, copies = last[1], last[2], last[3]
         else:
+            tags = Tags(dicts)
             entries = [_entry(d) for d in dicts]
-            readers = [e[1] for e in entries]
-            now = list(map(_value, readers)) if TAGS else [None] * len(dicts)
-        for entry, tag in zip(entries, now, strict=True):
-            if entry[3] is None or not TAGS or entry[2] != tag:
-                entry[2], entry[3] = tag, entry[0].copy()
-        copies = [e[3] for e in entries]
-        self.readers, self.tags, self.copies = readers, now, copies
-        _last = (dicts, entries, readers, now, copies)
+            copied, copies = [e[2] for e in entries], [e[3] for e in entries]
+        now = tags.read()
+        for i in tags.differ(now, copied) if last is not None and last[0] is dicts else range(len(dicts)):
+            if copies[i] is None or copied[i] != now[i]:
+                entry = _entry(dicts[i])
+                entry[2], entry[3] = now[i], dicts[i].copy()
+                copied[i], copies[i] = entry[2], entry[3]
+        self.reader, self.tags, self.copies = tags, now, copies
+        _last = (dicts, tags, copied, copies)
 
-    def start(self, fresh: list[int] | None = None) -> None:
+    def start(self, fresh: list[int] | None = None, keep: frozenset[int] = frozenset()) -> None:
         """In the child, just before the run: the tags to compare with, and a new copy of each dict that
         changed since its copy was made (``fork``'s own handlers rebind a few module globals, such as
         ``threading``'s locks; the child's own setup sets a few of pyaichat's): that is not the run's doing.
-        Without tags, the dicts ``fresh`` lists are copied again (the others are compared with the copies
-        made before ``fork``)."""
-        if TAGS:
-            now = list(map(_value, self.readers))
-            copies = self.copies = list(self.copies)
-            for i, (tag, known) in enumerate(zip(now, self.tags, strict=True)):
-                if tag != known:
-                    copies[i] = self.dicts[i].copy()
+        ``keep``: dicts whose copy stays as it was although they changed (the watch's own wrappers, which
+        ``diff`` is not asked about; a copy of ``os``'s dict would fault on every page its functions sit
+        on). Without tags, the dicts ``fresh`` lists are copied again (the others are compared with the
+        copies made before ``fork``)."""
+        if self.reader is not None:
+            now = self.reader.read()
+            changed = [i for i in self.reader.differ(now, self.tags) if i not in keep]
+            if changed:
+                self.copies = list(self.copies)
+                for i in changed:
+                    self.copies[i] = self.dicts[i].copy()
             self.tags = now
         elif fresh:
-            copies = self.copies = list(self.copies)
+            self.copies = list(self.copies)
             for i in fresh:
-                copies[i] = self.dicts[i].copy()
+                self.copies[i] = self.dicts[i].copy()
 
-    def moved(self, i: int) -> bool:
-        """Whether dict ``i``'s tag moved since ``__init__`` (always True without tags). Looks up no built-in:
-        it runs before the built-ins the code may have replaced are put back."""
-        return not TAGS or self.readers[i].value != self.tags[i]
+    def first_moved(self) -> bool:
+        """Whether the first dict's tag (builtins') moved since ``start`` (always True without tags), read
+        with a ctypes reader: it looks up no built-in, and runs before the built-ins the code may have
+        replaced are put back."""
+        first = self.reader.first if self.reader is not None else None
+        return first is None or first.value != self.tags[0]
 
     def all_moved(self) -> list[int]:
         """The indices of the dicts whose tag moved (all of them without tags)."""
-        if not TAGS:
+        if self.reader is None:
             return list(range(len(self.dicts)))
-        now = list(map(_value, self.readers))
-        return [i for i, (a, b) in enumerate(zip(now, self.tags, strict=True)) if a != b]
+        return self.reader.differ(self.reader.read(), self.tags)
 
     def diff(self, i: int) -> tuple[list[str], list[str], list[str]]:
         """(replaced, added, removed) keys of dict ``i``: an entry is replaced when it holds another object.
@@ -161,3 +207,7 @@ class Watched:
                 now.pop(key, None)
             else:
                 now[key] = value
+
+
+def _copy(d: dict[str, Any]) -> dict[str, Any]:
+    return d.copy()

@@ -82,7 +82,9 @@ class Watch:
     """See the module's docstring. Made in the parent, where every object is warm (``Snapshot``'s reason)."""
 
     def __init__(self, namespace: dict[str, Any], plan: _Plan | None = None) -> None:
-        self.targets, self.dicts, self.setters, self.modules = plan if plan is not None else _plan(namespace)
+        _warm()
+        found = plan if plan is not None else _plan(namespace)
+        self.targets, self.dicts, self.setters, self.modules, self.ours, self.index = found
         self.watched = dictwatch.Watched(self.dicts)
         self.sys_modules = dictwatch.reader(sys.modules)
         self.env_reads: list[Any] = []
@@ -92,6 +94,7 @@ class Watch:
         self.log: list[Any] = []
         self.budget = [0]
         self.at_fork = interpreter.AtFork()
+        self.wrappers: set[int] = set()  # the watch's own functions put in place of Python's (``_own``)
         self.recursion = interpreter.RecursionLimit()
         # taken now: the code may replace them, and the first thing ``collect`` does is put the limit back
         self.recursion_limit, self.set_recursion_limit = sys.getrecursionlimit, sys.setrecursionlimit
@@ -99,18 +102,16 @@ class Watch:
     @classmethod
     def idle(cls) -> Watch:
         """A watch that looks at nothing (what to watch could not be found): the preview runs without it."""
-        return cls({}, plan=([], [], [], []))
+        return cls({}, plan=([], [], [], [], [], {}))
 
     # -- in the child, before the code --------------------------------------------------------------------
     def arm(self) -> None:
         self.library_exits = _count_library_exits()  # the watch's own wrappers: part of the baseline
         touched = self._own("register_at_fork", self.at_fork.wrapper(), "os", "posix")
-        touched |= self._own("setrecursionlimit", self.recursion.wrapper(), "sys")
-        touched |= self._own("register", self.library_exits[1], "atexit")
-        fresh = [
-            i for i, t in enumerate(self.targets) if t.owner == "ours" or id(self.watched.dicts[i]) in touched
-        ]
-        self.watched.start(fresh)
+        touched += self._own("setrecursionlimit", self.recursion.wrapper(), "sys")
+        touched += self._own("register", self.library_exits[1], "atexit")
+        wrapped = [self.index[name] for name in touched if name in self.index]
+        self.watched.start(self.ours + wrapped, keep=frozenset(wrapped))
         self.sys_modules_tag = self.sys_modules.value if self.sys_modules is not None else None
         self.threads = {threading.get_ident()}  # the only one a forked child has
         self.thread_count = _thread_count()
@@ -136,16 +137,17 @@ class Watch:
 
         sys.addaudithook(hook)
 
-    def _own(self, name: str, value: Any, *modules: str) -> set[int]:
+    def _own(self, name: str, value: Any, *modules: str) -> list[str]:
         """``module.name = value`` for the watch's own wrapper, before the run's baseline is taken (the
-        wrapper is no doing of the code); the ids of the dicts written."""
-        touched = set()
+        wrapper is no doing of the code); the modules written."""
+        touched = []
         for module_name in modules:
             module = sys.modules.get(module_name)
             if module is None or name not in vars(module):
                 continue
-            vars(module)[name] = value  # ``Watched.start`` copies again the dicts changed since their copy
-            touched.add(id(vars(module)))
+            vars(module)[name] = value
+            self.wrappers.add(id(value))
+            touched.append(module_name)
         return touched
 
     def _env_store(self) -> None:
@@ -168,7 +170,7 @@ class Watch:
         self.set_recursion_limit(self.state.recursion)  # first: the code may have left too little
         watched = self.watched
         builtins_diff = None
-        if self.targets and watched.moved(0):  # builtins (the first target), looking up no built-in
+        if self.targets and watched.first_moved():  # builtins (the first target), looking up no built-in
             builtins_diff = watched.diff(0)
             watched.restore(0, builtins_diff[0] + builtins_diff[2])
         found = Unseen()
@@ -211,7 +213,9 @@ class Watch:
                 gone = [
                     k
                     for k in replaced + removed
-                    if is_machinery(before.get(k)) and f"{target.label}.{k}" not in interpreter.HOOKS_SEEN
+                    if is_machinery(before.get(k))
+                    and f"{target.label}.{k}" not in interpreter.HOOKS_SEEN
+                    and id(now.get(k)) not in self.wrappers
                 ]
             for key in gone:
                 verb = "replaces" if key in before and key in now else "removes" if key in before else "adds"
@@ -296,7 +300,12 @@ class Watch:
             found.add(kind, name)
 
 
-_Plan = tuple[list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]]]
+# the targets, their dicts, how to write each, the ``sys.modules`` entries watched, the indices of pyaichat's
+# own targets and of the modules the watch itself wraps a function of (``Watch.arm``)
+_Plan = tuple[
+    list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]], list[int], dict[str, int]
+]
+_WRAPPED = ("os", "posix", "sys", "atexit")
 _plans: list[tuple[tuple[int, int | None, int | None], _Plan]] = []  # the last one, by what it depends on
 
 
@@ -311,14 +320,25 @@ def _plan(namespace: dict[str, Any]) -> _Plan:
     setters = [class_setter(t.obj) if isinstance(t.obj, type) else None for t in found]
     modules = [t for t in found if type(t.obj) is types.ModuleType]
     keys = [(t.label if t.owner != "session" else t.obj.__name__, t) for t in modules]
+    wrapped = {id(sys.modules.get(name)): name for name in _WRAPPED}
     plan = (
         found,
         [dict_of(t.obj) for t in found],
         setters,
         [(k, t) for k, t in keys if sys.modules.get(k) is t.obj],
+        [i for i, t in enumerate(found) if t.owner == "ours"],
+        {wrapped[id(t.obj)]: i for i, t in enumerate(found) if id(t.obj) in wrapped},
     )
     _plans[:] = [(key, plan)]
     return plan
+
+
+def _warm() -> None:
+    """What the child would otherwise do first, done here: the first call of ``is_user_code`` fills a cache of
+    pyaichat's (a change to its module the run would be blamed for, and work in the child)."""
+    from ..deadline import is_user_code  # deadline loads the workers: with the first preview
+
+    is_user_code(__file__)
 
 
 _env_seen: list[Any] = [None, frozenset()]  # (os.environ's store's tag, its names)
@@ -453,7 +473,6 @@ def _count_library_exits() -> list[Any]:
 
     counted: list[Any] = [0]
     original = atexit.register
-    is_user_code(__file__)  # its first call fills a cache of pyaichat's: before the baseline, not in the run
 
     def register(func: Any, *args: Any, **kwargs: Any) -> Any:
         if not is_user_code(sys._getframe(1).f_code.co_filename):
