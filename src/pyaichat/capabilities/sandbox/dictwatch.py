@@ -94,7 +94,7 @@ class Tags:
 
         offset = _tag_offset()
         self.addresses = [id(d) + offset for d in dicts]
-        self.gather: tuple[Any, Any] | None = None
+        self.gather: tuple[Any, Any, Any] | None = None
         np = sys.modules.get("numpy")
         if np is not None and self.addresses:
             base = min(self.addresses)
@@ -102,7 +102,8 @@ class Tags:
             interface = {"data": (base, True), "shape": (count,), "typestr": "<u8", "version": 3}
             memory = np.asarray(types.SimpleNamespace(__array_interface__=interface))
             index = np.fromiter(((a - base) // 8 for a in self.addresses), dtype=np.intp, count=len(dicts))
-            self.gather = (memory, index)
+            order = np.argsort(index)  # read in address order: after ``fork`` each page is a page walk
+            self.gather = (memory, index[order], order)
             self.readers: list[Any] = []
         else:
             self.readers = [_entry(d)[1] for d in dicts]
@@ -111,8 +112,10 @@ class Tags:
     def read(self) -> Any:
         """The tags now: an array (with numpy) or a list, index for index with the dicts."""
         if self.gather is not None:
-            memory, index = self.gather
-            return memory[index]
+            memory, index, order = self.gather
+            tags = sys.modules["numpy"].empty(len(index), dtype=memory.dtype)
+            tags[order] = memory[index]
+            return tags
         return list(map(_value, self.readers))
 
     def differ(self, a: Any, b: Any) -> list[int]:
@@ -137,19 +140,21 @@ class Watched:
             return
         last = _last
         if last is not None and last[0] is dicts:  # the same plan as the last preview: the same dicts
-            tags, copied, copies = last[1], last[2], last[3]
-        else:
+            tags, copies = last[1], last[3]
+            now = tags.read()
+            stale = tags.differ(now, last[2])
+        else:  # another plan: most of its dicts were copied for an earlier one (``_known``)
             tags = Tags(dicts)
+            now = tags.read()
             entries = [_entry(d) for d in dicts]
-            copied, copies = [e[2] for e in entries], [e[3] for e in entries]
-        now = tags.read()
-        for i in tags.differ(now, copied) if last is not None and last[0] is dicts else range(len(dicts)):
-            if copies[i] is None or copied[i] != now[i]:
-                entry = _entry(dicts[i])
-                entry[2], entry[3] = now[i], dicts[i].copy()
-                copied[i], copies[i] = entry[2], entry[3]
+            copies = [e[3] for e in entries]
+            stale = [i for i, e in enumerate(entries) if e[3] is None or e[2] != now[i]]
+        for i in stale:
+            entry = _entry(dicts[i])
+            entry[2], entry[3] = now[i], dicts[i].copy()
+            copies[i] = entry[3]
         self.reader, self.tags, self.copies = tags, now, copies
-        _last = (dicts, tags, copied, copies)
+        _last = (dicts, tags, now, copies)
 
     def start(self, fresh: list[int] | None = None, keep: frozenset[int] = frozenset()) -> None:
         """In the child, just before the run: the tags to compare with, and a new copy of each dict that
@@ -162,15 +167,11 @@ class Watched:
         if self.reader is not None:
             now = self.reader.read()
             changed = [i for i in self.reader.differ(now, self.tags) if i not in keep]
-            if changed:
-                self.copies = list(self.copies)
-                for i in changed:
-                    self.copies[i] = self.dicts[i].copy()
             self.tags = now
-        elif fresh:
-            self.copies = list(self.copies)
-            for i in fresh:
-                self.copies[i] = self.dicts[i].copy()
+        else:
+            changed = fresh or []
+        if changed:  # a new list: iterating the old one would fault on a page per copy
+            self.copies = _Copies(self.copies, {i: self.dicts[i].copy() for i in changed})
 
     def first_moved(self) -> bool:
         """Whether the first dict's tag (builtins') moved since ``start`` (always True without tags), read
@@ -211,3 +212,14 @@ class Watched:
 
 def _copy(d: dict[str, Any]) -> dict[str, Any]:
     return d.copy()
+
+
+class _Copies:
+    """The parent's list of copies with a few replaced (in the child, at ``start``), read by index."""
+
+    def __init__(self, base: Any, replaced: dict[int, dict[str, Any]]) -> None:
+        self.base, self.replaced = base, replaced
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        found = self.replaced.get(i)
+        return found if found is not None else self.base[i]  # type: ignore[no-any-return]
