@@ -77,8 +77,10 @@ _TYPE_DICT = type.__dict__["__dict__"].__get__
 _TYPE_MRO = type.__dict__["__mro__"].__get__
 _TYPE_MODULE = type.__dict__["__module__"].__get__
 _TYPE_FLAGS = type.__dict__["__flags__"].__get__
+# called with ``py_object(obj)`` made by hand: ctypes' conversion of an argument asks ``isinstance``, which
+# reads the object's ``__class__`` (a property of the session's would run)
 _GENERIC_DICT = ctypes.pythonapi.PyObject_GenericGetDict
-_GENERIC_DICT.restype, _GENERIC_DICT.argtypes = ctypes.py_object, [ctypes.py_object, ctypes.c_void_p]
+_GENERIC_DICT.restype = ctypes.py_object
 _HEAP = 1 << 9  # Py_TPFLAGS_HEAPTYPE
 
 
@@ -206,7 +208,7 @@ def lookup(cls: type, name: str) -> Any:
 def instance_dict(obj: Any) -> dict[str, Any] | None:
     """``obj``'s own ``__dict__``, whatever its class says ``__dict__`` is (``None``: it has none)."""
     try:
-        found = _GENERIC_DICT(obj, None)
+        found = _GENERIC_DICT(ctypes.py_object(obj), None)
     except (AttributeError, TypeError, SystemError):
         return None
     return found if type(found) is dict else None
