@@ -158,20 +158,20 @@ class Controller:
     def ask(self, question: str, config: Config | None = None) -> None:
         """Answer a question with the assistant, with ``config`` for this question only (default: the
         current one): events go to the front end, proposals to ``proposals``."""
-        # the agent (pydantic, the loop) loads with the first question, not at start-up
+        # the agent (its events, the loop) loads with the first question, not at start-up
         from .agent.events import ErrorEvent
+        from .ports import Front
 
         before = self.runtime.last_input_number
         person = self.frontend.interactive  # piped input, a notebook: no one to ask
+        front = Front(
+            self.frontend.emit,
+            self.proposals.decide,  # everything proposed on the way: the one proposal path
+            interactive=person,
+            answer_question=self._answer_question if person else None,
+        )
         try:
-            result = self.assistant.ask(
-                question,
-                self.emit,
-                self.proposals.decide,  # everything proposed on the way: the one proposal path
-                config=config or self.config,
-                interactive=person,
-                ask_person=self._ask_person if person else None,
-            )
+            result = self.assistant.ask(question, front, config=config or self.config)
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
             self.emit(ErrorEvent(message=internal_error(exc, "The assistant"), kind="internal"))
             return
@@ -180,7 +180,7 @@ class Controller:
         if result is not None:
             self.journal.question(result, before, self.runtime.last_input_number)
 
-    def _ask_person(self, question: Question) -> Answer:
+    def _answer_question(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), put to the person: its panel, then their answer."""
         from .agent.events import QuestionEvent  # pydantic: with the first question
 

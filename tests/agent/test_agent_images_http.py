@@ -15,6 +15,7 @@ from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.config import Config
+from pyaichat.ports import Front
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
@@ -59,7 +60,7 @@ def make(srv: ScriptedServer, model: str) -> FigureAssistant:
 
 def ask(assistant: Assistant, question: str) -> Any:
     rec = Recorder()
-    return assistant.ask(question, rec.emit, never_approve), rec
+    return assistant.ask(question, Front(rec.emit, never_approve)), rec
 
 
 def test_a_model_that_sees_images_gets_them_after_the_result(srv):

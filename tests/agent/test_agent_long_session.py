@@ -15,11 +15,12 @@ from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.context import Memory, Turn
 from pyaichat.agent.llm import LiteLLMClient, load_litellm
 from pyaichat.config import Config
+from pyaichat.ports import Front
 from pyaichat.session import Session
 
 
 def ask(assistant: Assistant, question: str):
-    return assistant.ask(question, Recorder().emit, never_approve)
+    return assistant.ask(question, Front(Recorder().emit, never_approve))
 
 
 def long_session(fit: bool, questions: int = 120) -> tuple[Assistant, FakeLLM]:

@@ -12,6 +12,7 @@ from pyaichat.agent.llm import LiteLLMClient, Request, window_in_error
 from pyaichat.agent.repetition import LOOP_NOTE
 from pyaichat.config import Config
 from pyaichat.errors import LLMError
+from pyaichat.ports import Front
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
@@ -26,7 +27,7 @@ def make(srv: ScriptedServer, **settings) -> tuple[Assistant, Session]:
 
 def ask(assistant: Assistant, question: str):
     rec = Recorder()
-    return assistant.ask(question, rec.emit, never_approve), rec
+    return assistant.ask(question, Front(rec.emit, never_approve)), rec
 
 
 def test_every_request_carries_a_reply_cap_within_the_servers_window(srv):

@@ -30,6 +30,7 @@ from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
+from pyaichat.ports import Front
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 from timeouts import HANG_GUARD
@@ -362,7 +363,7 @@ def test_client_side_failures_are_named_plainly(srv, monkeypatch, model, base, k
     session.settings.replace(config)
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     front = Recorder()
-    assistant.ask("hi", front.emit, lambda e: None)
+    assistant.ask("hi", Front(front.emit, lambda e: None))
     (error,) = front.of("error")
     assert error.kind == kind and words in error.message
     assert srv.requests == []

@@ -21,6 +21,7 @@ from pyaichat.commands.assistant import sent_view
 from pyaichat.config import Config
 from pyaichat.errors import ConfigError
 from pyaichat.mcptools.approval import Answer, Question
+from pyaichat.ports import Front
 from pyaichat.proposal import Outcome, Proposal
 from pyaichat.server_entries import merged, servers_from_json, servers_from_table
 
@@ -33,10 +34,12 @@ def ask(assistant, *, approve_tool=None, ask_person=None) -> tuple[Any, Recorder
     rec = Recorder()
     result = assistant.ask(
         "q",
-        rec.emit,
-        approve_tool or never_approve,
-        interactive=approve_tool is not None,
-        ask_person=ask_person,
+        Front(
+            rec.emit,
+            approve_tool or never_approve,
+            interactive=approve_tool is not None,
+            answer_question=ask_person,
+        ),
     )
     return result, rec
 

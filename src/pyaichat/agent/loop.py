@@ -1,12 +1,13 @@
 """The bounded agent loop: ask the model, run the tools it asks for, feed the results back, stream the answer.
 
-One turn, top to bottom (``_Turn.run``):
+One turn, top to bottom (``Turn.run``; ``agent.turn`` puts its ``TurnEnv`` together):
 
 1. ``_begin``: load the model library (announced, outside the turn's clock), choose the tool protocol, size
    the turn (``Budget.start``).
-2. ``Budget.next_request``: the next request, fitted to the window, or a ``Stop`` naming the bound
-   (``max_steps``, ``turn_timeout``, ``context_tokens``, ``budget_usd``).
-3. ``_ask``: read its stream (``for item in stream``); the user sees what cannot be a tool call
+2. ``Budget.next_request``: the next request (its messages written by the tool protocol), fitted to the
+   window, or a ``Stop`` naming the bound (``max_steps``, ``turn_timeout``, ``context_tokens``,
+   ``budget_usd``).
+3. ``_request``: read its stream (``for item in stream``); the user sees what cannot be a tool call
    (``ReplyView``), and the status says what the stream is doing (waiting for the first token, receiving,
    retrying). A reply that loops or runs past the deadline is cut on purpose: the loop stops reading and
    keeps what came (``Cut``); a failure comes back as an ``LLMError``. Every request that was sent is
@@ -23,7 +24,7 @@ done / failed. Tool trouble of any kind (unknown tool, broken JSON, invalid argu
 becomes a result the model reads, never an exception. Ctrl-C keeps the partial answer and closes every open
 tool call. The loop knows nothing about sessions or terminals: ``TurnEnv`` hands it what it uses.
 
-One module of ~500 lines on purpose: a turn is one state machine (``_Turn``) that reads top to bottom in the
+One module of ~500 lines on purpose: a turn is one state machine (``Turn``) that reads top to bottom in the
 order above; every piece it steps through (the budget, the conversation, the reply's view, the tool
 protocols, the repetition guard) is a module of its own already.
 """
@@ -120,21 +121,17 @@ class _Outcome:
     from_tool: bool = False  # what a tool returned (data), not pyaichat's own words
 
 
-def run_turn(env: TurnEnv, question: str, content: str | None = None) -> TurnResult:
-    """Answer one question. ``content`` is the user message sent (defaults to the question)."""
-    return _Turn(env, question, content or question).run()
+class Turn:
+    """One question being answered: the conversation so far, the protocol in use, the step, and the record.
+    ``run()`` answers it."""
 
-
-class _Turn:
-    """One question being answered: the conversation so far, the protocol in use, the step, and the record."""
-
-    def __init__(self, env: TurnEnv, question: str, content: str) -> None:
+    def __init__(self, env: TurnEnv, question: str) -> None:
         self.env = env
         self.budget = env.budget
         self.clock = env.budget.clock
         self.started = self.clock()
         self.result = TurnResult(question=question)
-        self.talk = Conversation(content)
+        self.talk = Conversation(question)
         self.protocol: ToolProtocol = NATIVE
         self.sees_images = False
         self.step = 0
@@ -167,7 +164,7 @@ class _Turn:
                 self.step += 1
                 self._state("thinking", activity=WAITING)
                 reader = self.protocol
-                asked = self._ask(request)
+                asked = self._request(request)
                 if isinstance(asked, LLMToolsRefused):  # the same step again, tools described in text
                     self._switch(TEXT)
                     self.step -= 1
@@ -221,7 +218,7 @@ class _Turn:
         self.result.protocol = protocol.name
 
     # -- 3. one model request ----------------------------------------------------------------------------
-    def _ask(self, request: Request) -> tuple[LLMReply, Cut | None] | LLMError:
+    def _request(self, request: Request) -> tuple[LLMReply, Cut | None] | LLMError:
         """Read one request's stream; the reply and why it was cut short on purpose (if it was), or the
         error that ended it."""
         llm = self.env.llm

@@ -19,11 +19,12 @@ provider litellm speaks accepts, when the model can see them; otherwise the resu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .calls import ParsedCall, arguments_json, read_arguments, tool_params
+from .context import mask_messages
 from .llm import LLMReply, ProtocolName
 from .stream_gate import StreamGate
 from .textcalls import recover_calls
@@ -33,6 +34,38 @@ MAX_CALLS_PER_REPLY = 8  # calls recovered from prose: a reply listing dozens is
 CANCELLED = "Cancelled by the user."
 
 Messages = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """A turn from memory: its messages as they were sent, and the same turn compacted to question and
+    answer."""
+
+    messages: Messages
+    compact: Messages
+
+
+@dataclass(frozen=True)
+class OutsideSchemas:
+    """Tools from outside (MCP servers) in both forms the budget chooses between, for the whole turn."""
+
+    full: list[dict[str, Any]]  # each with its server's description and JSON schema
+    brief: list[dict[str, Any]]  # the same tools by name and first line, no parameters
+    describe: dict[str, Any]  # the tool that gives one tool's full schema (offered with the brief form)
+    full_tokens: int  # the most tokens the full form may add to a request (``mcp_tool_tokens``)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What every request of a turn is made of, before it is fitted."""
+
+    system: str  # the system prompt; the protocol adds its own part
+    schemas: list[dict[str, Any]]  # every tool of our own
+    context: str  # the session picture and pinned names, sent with the question
+    history: Sequence[Remembered] = ()  # oldest first
+    mask: Callable[[str], str] = lambda text: text
+    outside: OutsideSchemas | None = None
+    note: str = ""  # what the system prompt says about the outside tools: after everything of our own
 
 
 @dataclass
@@ -65,6 +98,13 @@ class ToolProtocol:
         """The system message: ``prompt``, this protocol's part, then ``note`` (about the MCP servers' tools,
         which come after our own: a change there leaves the part before it as it was, for prompt caches)."""
         return "\n\n".join(part for part in (prompt, note) if part)
+
+    def messages(self, prompt: Prompt, offered: Sequence[dict[str, Any]], current: Messages) -> Messages:
+        """A request's messages before fitting: the system text (with the ``offered`` tools, in this
+        protocol's words), the question after the session's context, the turn so far; all masked."""
+        system = {"role": "system", "content": self.system_text(prompt.system, offered, prompt.note)}
+        question = {**current[0], "content": f"{prompt.context}\n\n## Question\n{current[0]['content']}"}
+        return mask_messages([system, question, *current[1:]], prompt.mask)
 
     def tools(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         return None
