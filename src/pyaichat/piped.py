@@ -17,8 +17,8 @@ from .printable import printable_data
 from .session import needs_more_input
 
 if TYPE_CHECKING:
-    from .agent.events import ApprovalRequiredEvent, Event
-    from .proposal import Decision
+    from .agent.events import Event
+    from .proposal import Decision, Proposal
 
 # Lines that continue a block even though they are not indented.
 _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
@@ -66,8 +66,8 @@ class PlainFrontEnd(BaseFrontEnd):
             self._line(event.plain_text())
         elif kind == "approval_required":
             self._end_stream()
-            self._shown.add(event.call_id)
-            for line in proposal_lines(event):
+            self._shown.add(event.proposal.call_id)
+            for line in proposal_lines(event.proposal):
                 self._line(line)
         elif kind == "preview":
             self._end_stream()
@@ -77,10 +77,12 @@ class PlainFrontEnd(BaseFrontEnd):
             pass  # steps are visible with /trace; plain output keeps only answers
         self.out.flush()
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+    def decide(self, proposal: Proposal) -> Decision:
         """Piped input cannot ask anyone: the proposal is shown, and nothing of it runs."""
         if proposal.call_id not in self._shown:
-            self.emit(proposal)
+            from .agent.events import ApprovalRequiredEvent  # loaded with the proposal
+
+            self.emit(ApprovalRequiredEvent(proposal=proposal))
         return "shown"
 
     def _write(self, text: str) -> None:
@@ -95,20 +97,21 @@ class PlainFrontEnd(BaseFrontEnd):
             self._streaming = False
 
 
-def proposal_lines(event: ApprovalRequiredEvent) -> list[str]:
+def proposal_lines(proposal: Proposal) -> list[str]:
     """A proposal's panel as plain lines: who proposes what (piped input runs none of it)."""
-    who = f"{event.source} proposes" if event.source else "Proposed"
-    if event.tool:
+    p = proposal
+    who = f"{p.source} proposes" if p.outside else "Proposed"
+    if p.kind == "tool":
         import json  # only with a tool call to show
 
-        arguments = json.dumps(event.arguments or {}, ensure_ascii=False, default=str)
-        lines = [f"{who} a call of {event.tool} (not called in piped mode):", f"{event.tool}({arguments})"]
+        arguments = json.dumps(p.arguments, ensure_ascii=False, default=str)
+        lines = [f"{who} a call of {p.tool} (not called in piped mode):", f"{p.tool}({arguments})"]
     else:
-        lines = [f"{who} code (not run in piped mode):", event.code]
-    if event.explanation:
-        lines.insert(1, event.explanation)
-    if event.provenance:  # it follows text from the data that looked like an instruction: said first
-        lines.insert(1, f"Warning: {event.provenance}")
+        lines = [f"{who} code (not run in piped mode):", p.code]
+    if p.explanation:
+        lines.insert(1, p.explanation)
+    if p.provenance:  # it follows text from the data that looked like an instruction: said first
+        lines.insert(1, f"Warning: {p.provenance}")
     return lines
 
 

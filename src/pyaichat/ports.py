@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .agent.events import ApprovalRequiredEvent, Event
+    from .agent.events import Event
     from .mcptools.approval import Answer, AnswerQuestion, Question
-    from .proposal import Decide, Decision
+    from .proposal import Decide, Decision, Proposal
 
 
 class FrontEnd(Protocol):
@@ -29,15 +29,16 @@ class FrontEnd(Protocol):
         """Show ``event``."""
         ...
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
+    def decide(self, proposal: Proposal) -> Decision:
+        """Ask the person what to do with ``proposal``, its panel on screen ("shown" where no one can be
+        asked)."""
         ...
 
     def set_next_input(self, code: str) -> None:
         """Put ``code`` into the next Python-mode input for the person to edit and run."""
         ...
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         """A tool call's arguments, edited by the person (``None``: they gave up)."""
         ...
 
@@ -59,7 +60,7 @@ class BaseFrontEnd:
     def set_next_input(self, code: str) -> None:  # nowhere to put it
         pass
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         return None  # no editor: the call does not run
 
     def withdraw(self, call_id: str) -> None:  # its question closes by itself (it never blocks)

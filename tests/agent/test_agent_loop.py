@@ -11,6 +11,7 @@ from fakes.turn_env import timed_env
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import LLMReply, Usage
 from pyaichat.agent.loop import EDIT_ANSWER, Turn, TurnEnv
+from pyaichat.capabilities.registry import CapabilityResult
 from pyaichat.controller import Mode
 from pyaichat.errors import LLMServerError
 from pyaichat.ports import Front
@@ -134,13 +135,8 @@ def _timed_env(fake: FakeLLM, now: list[float]) -> tuple[TurnEnv, Recorder]:
     return timed_env(fake, now, run_tool=lambda name, args, images: _ok("x"))
 
 
-def _ok(text: str) -> Any:
-    class R:
-        ok, error, truncated, duration_ms = True, None, False, 1.0
-
-    r = R()
-    r.text = text
-    return r
+def _ok(text: str) -> CapabilityResult:
+    return CapabilityResult(name="tool", ok=True, text=text, duration_ms=1.0)
 
 
 def test_the_money_budget_stops_before_it_is_exceeded(session, config):
@@ -274,7 +270,7 @@ def test_approval_run_executes_as_user_input_and_reports_back(ctrl, fake, record
     _propose(fake)
     fake.text("Done: fixed is 42.")
     ctrl.ask("make fixed")
-    (proposal,) = recorder.of("approval_required")
+    (proposal,) = [e.proposal for e in recorder.of("approval_required")]
     assert proposal.code == "fixed = x * 2" and proposal.explanation == "Doubles x."
     assert session.namespace["fixed"] == 42
     assert session.history[-1].source == "fixed = x * 2"
@@ -431,13 +427,11 @@ def test_repeated_tool_call_ids_are_made_unique(assistant, fake):
 
 
 def test_a_failing_call_is_not_run_twice_but_may_run_again_once_the_user_ran_code():
-    from types import SimpleNamespace
-
     ran: list[dict[str, Any]] = []
 
-    def run_tool(name: str, args: dict[str, Any], *, images: bool) -> Any:
+    def run_tool(name: str, args: dict[str, Any], *, images: bool) -> CapabilityResult:
         ran.append(args)
-        return SimpleNamespace(ok=False, text="", error="NameError: name 'x' is not defined", truncated=False)
+        return CapabilityResult(name=name, ok=False, error="NameError: name 'x' is not defined")
 
     fake = FakeLLM()
     fake.tools(("eval_expr", {"expr": "x", "n": 1}), ("eval_expr", {"n": 1, "expr": "x"}))  # the same call

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyaichat.agent.calls import ParsedCall
+from pyaichat.agent.calls import ToolCall
 from pyaichat.agent.stream_gate import StreamGate
 from pyaichat.agent.textcalls import recover_calls
 from pyaichat.agent.textproto import describe_protocol, parse_blocks
@@ -10,7 +10,7 @@ from pyaichat.agent.textproto import describe_protocol, parse_blocks
 PARAMS = {"get_repr": ["expr"], "list_globals": ["pattern"], "run_python": ["code"]}
 
 
-def recover_json_call(text: str) -> ParsedCall | None:
+def recover_json_call(text: str) -> ToolCall | None:
     """The one call of a reply that is only a JSON tool call (what the loop runs), else ``None``."""
     found = recover_calls(text, PARAMS)
     return found.calls[0] if len(found.calls) == 1 and not found.prose else None

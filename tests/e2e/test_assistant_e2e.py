@@ -195,7 +195,7 @@ def test_approval_gate(ctrl, srv, decision):
     srv.tool("propose_code", {"code": "y = x * 2", "explanation": "Doubles x into y."})
     srv.text("Reported back.")
     ctrl.ask("make y")
-    (proposal,) = ctrl.frontend.of("approval_required")
+    (proposal,) = [e.proposal for e in ctrl.frontend.of("approval_required")]
     assert proposal.code == "y = x * 2"
     if decision == "run":
         assert ctrl.runtime.session.namespace["y"] == 42 and ctrl.runtime.history[-1].source == "y = x * 2"

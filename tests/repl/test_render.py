@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from pyaichat.agent import events as ev
+from pyaichat.proposal import Proposal
 from pyaichat.repl.render import RichRenderer, call_label, format_usage
 
 
@@ -105,7 +106,9 @@ def test_usage_line():
 
 def test_approval_required_shows_explanation_and_code():
     out = render(
-        ev.ApprovalRequiredEvent(call_id="p1", code="df = df.dropna()", explanation="Drop empty rows.")
+        ev.ApprovalRequiredEvent(
+            proposal=Proposal.of_code("df = df.dropna()", "Drop empty rows.", call_id="p1")
+        )
     )
     assert "Proposed code" in out
     assert "Drop empty rows." in out and "df = df.dropna()" in out
@@ -177,7 +180,7 @@ def test_format_usage_without_cost():
 def test_pause_keeps_the_pending_tool_label_for_its_end_line():
     renderer, out = make()
     renderer.render(ev.ToolStartEvent(call_id="p", name="propose_code", args={"code": "x = 1"}))
-    renderer.render(ev.ApprovalRequiredEvent(call_id="p", code="x = 1"))
+    renderer.render(ev.ApprovalRequiredEvent(proposal=Proposal.of_code("x = 1", call_id="p")))
     renderer.pause()  # the approval prompt takes the screen
     renderer.render(ev.ToolEndEvent(call_id="p", name="propose_code", ok=True, duration_ms=4))
     assert "✓ propose_code(x = 1) 4 ms" in out.getvalue()

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..proposal import Proposal
+
 
 class _Event(BaseModel):
     # Built on first use, not at import: piped start-up never pays for events it does not emit.
@@ -82,21 +84,13 @@ class ReceiptsEvent(_Event):
 
 
 class ApprovalRequiredEvent(_Event):
-    """Someone proposes to change the session; the user must run, edit or reject it (``pyaichat.proposals``).
-    ``source``: "" for the assistant, else the outside client that proposes it (the panel names it).
-    ``tool``: a tool call awaiting approval (with its ``arguments``) rather than ``code``."""
+    """Someone proposes to change the session: the ``proposal``'s panel; the person runs, edits or rejects it
+    (``pyaichat.proposals``). The panel names an outside source (``Proposal.outside``)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True, arbitrary_types_allowed=True)
 
     type: Literal["approval_required"] = "approval_required"
-    call_id: str
-    code: str
-    explanation: str = ""
-    source: str = ""
-    tool: str = ""
-    arguments: dict[str, Any] | None = None
-    title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
-    # one line: the proposer read text that looked like an instruction just before (``untrusted.Reads``)
-    provenance: str = ""
-    choices: str = ""  # what the panel asks (``proposal.Choices``): "", "scopes" or "accept"
+    proposal: Proposal
 
 
 class QuestionEvent(_Event):

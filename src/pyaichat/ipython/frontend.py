@@ -20,10 +20,10 @@ from ..ports import BaseFrontEnd
 from ..printable import printable_data
 
 if TYPE_CHECKING:
-    from ..agent.events import ApprovalRequiredEvent, Event
+    from ..agent.events import Event
     from ..config import Config
     from ..mcptools.approval import Answer, Question
-    from ..proposal import Decision
+    from ..proposal import Decision, Proposal
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
 
@@ -80,20 +80,21 @@ class DisplayRenderer:
             print(f"{event.summary} (/receipts)")
         elif kind == "approval_required":
             self._finish()
-            self.shown_proposals.add(event.call_id)
-            body = f"{event.explanation.strip()}\n\n" if event.explanation.strip() else ""
-            if event.provenance:  # it follows text from the data that looked like an instruction
-                body = f"⚠ {_md_escape(event.provenance)}\n\n{body}"
-            who = f" by {event.source}" if event.source else ""
-            if event.tool:
+            p = event.proposal
+            self.shown_proposals.add(p.call_id)
+            body = f"{p.explanation.strip()}\n\n" if p.explanation.strip() else ""
+            if p.provenance:  # it follows text from the data that looked like an instruction
+                body = f"⚠ {_md_escape(p.provenance)}\n\n{body}"
+            who = f" by {p.source}" if p.outside else ""
+            if p.kind == "tool":
                 import json  # only with a tool call to show
 
-                arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
-                title = f"**{event.title or f'Tool call proposed{who}: {event.tool} (not called yet)'}**"
+                arguments = json.dumps(p.arguments, ensure_ascii=False, indent=2, default=str)
+                title = f"**{p.title or f'Tool call proposed{who}: {p.tool} (not called yet)'}**"
                 self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
             else:
                 title = f"**Proposed code{who} (not run yet)**"
-                self._markdown(f"{title}\n\n{body}```python\n{event.code.rstrip()}\n```")
+                self._markdown(f"{title}\n\n{body}```python\n{p.code.rstrip()}\n```")
         elif kind == "question":  # a notebook cannot answer: shown, and refused
             self._finish()
             print(f"The MCP server {event.source!r} asks: {event.message}")
@@ -195,12 +196,14 @@ class IPythonFrontEnd(BaseFrontEnd):
     def emit(self, event: Event) -> None:
         self.renderer.render(event)
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+    def decide(self, proposal: Proposal) -> Decision:
         """Show the proposal (once). Code goes into the next input ("edit": IPython runs nothing on its own;
         running that cell as it is approves it); a tool call is asked about with one key in a terminal."""
         if proposal.call_id not in self.renderer.shown_proposals:
-            self.renderer.render(proposal)
-        if not proposal.tool:
+            from ..agent.events import ApprovalRequiredEvent  # loaded with the proposal
+
+            self.renderer.render(ApprovalRequiredEvent(proposal=proposal))
+        if proposal.kind != "tool":
             return "edit"
         if not self.interactive:
             return "shown"  # a notebook or a kernel has no prompt to ask with
@@ -211,11 +214,11 @@ class IPythonFrontEnd(BaseFrontEnd):
             close()
         return ask_decision(color=self._color, choices=proposal.choices)
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         """A tool call's arguments, edited as one line of JSON in a terminal."""
         from ..repl.questions import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
 
-        return ask_arguments(proposal.tool, dict(proposal.arguments or {}))
+        return ask_arguments(proposal.tool, dict(proposal.arguments))
 
     def answer_question(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), asked in a terminal (the controller asks only there)."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PyAIChatError
 from ..proposal import ASSISTANT, Outcome, Proposal, Status
-from .outputs import entry_output, panel, run_output
+from .outputs import entry_output, run_output
 from .pending import Cell, Pending, Placed
 
 if TYPE_CHECKING:
@@ -162,10 +162,11 @@ class Proposals:
     def _decide(self, proposal: Proposal, pending: Pending | None) -> Outcome:
         if self._withdrawn(pending):
             return self._too_late(pending)
-        event = panel(proposal)
-        self.frontend.emit(event)
+        from ..agent.events import ApprovalRequiredEvent  # with the first proposal
+
+        self.frontend.emit(ApprovalRequiredEvent(proposal=proposal))
         preview = self._preview(proposal) if proposal.kind == "code" else ""
-        decision = self.frontend.decide(event) if not self._withdrawn(pending) else "no"
+        decision = self.frontend.decide(proposal) if not self._withdrawn(pending) else "no"
         if decision in ("session", "project") and proposal.choices != "scopes":
             decision = "run"  # a front end offered more than it was asked: this once only
         if decision in ("run", "session", "project"):
@@ -175,7 +176,7 @@ class Proposals:
             if decision != "run" and outcome.ran:
                 outcome.scope = decision
         elif decision == "edit" and proposal.kind == "tool":
-            arguments = self.frontend.edit_arguments(event)
+            arguments = self.frontend.edit_arguments(proposal)
             if not self._claim(pending, "running" if arguments is not None else "done"):
                 return self._too_late(pending)
             if arguments is None:

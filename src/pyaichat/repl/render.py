@@ -312,24 +312,25 @@ class RichRenderer:
         self._flush_answer()
         self._status = None
         self._stop_live()
-        self.shown_proposals.add(event.call_id)
-        who = f" by {event.source}" if event.source else ""  # an outside client, named
-        if event.tool:
+        p = event.proposal
+        self.shown_proposals.add(p.call_id)
+        who = f" by {p.source}" if p.outside else ""  # an outside client, named
+        if p.kind == "tool":
             import json  # only with a tool call to show
 
-            arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
+            arguments = json.dumps(p.arguments, ensure_ascii=False, indent=2, default=str)
             body = Syntax(arguments, "json", theme=_CODE_THEME, word_wrap=True)
-            title = event.title or f"Tool call proposed{who}: {event.tool} (not called yet)"
+            title = p.title or f"Tool call proposed{who}: {p.tool} (not called yet)"
         else:
-            body = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
+            body = Syntax(p.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
             title = f"Proposed code{who} (not run yet)"
         parts: list[Any] = []
-        if event.provenance:  # it follows text from the data that looked like an instruction
-            parts.append(Padding(Text(f"⚠ {event.provenance}", style="bold yellow"), (0, 0, 1, 0)))
-        if event.explanation.strip():
-            last = event.choices == "accept"  # a review of changed definitions: the text is all there is
-            parts.append(Padding(Text(event.explanation.strip()), (0, 0, 0 if last else 1, 0)))
-        if event.choices != "accept":
+        if p.provenance:  # it follows text from the data that looked like an instruction
+            parts.append(Padding(Text(f"⚠ {p.provenance}", style="bold yellow"), (0, 0, 1, 0)))
+        if p.explanation.strip():
+            last = p.choices == "accept"  # a review of changed definitions: the text is all there is
+            parts.append(Padding(Text(p.explanation.strip()), (0, 0, 0 if last else 1, 0)))
+        if p.choices != "accept":
             parts.append(body)
         self._print(
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
