@@ -42,9 +42,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fakes.fake_llm import FakeLLM  # noqa: E402
-from pyaichat.agent.assistant import Assistant  # noqa: E402
+from pyaichat.agent.assistant import Assistant, Front  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
-from pyaichat.ports import Front  # noqa: E402
 from pyaichat.proposal import Outcome  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 

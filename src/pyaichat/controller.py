@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from .agent.assistant import Front
 from .errors import PyAIChatError, internal_error
 from .journal import Journal
 from .mcpserve.gate import SessionGate
@@ -150,7 +151,7 @@ class Controller:
         try:
             return self.proposals.run_input(source)
         except PyAIChatError as exc:
-            from .agent.events import ErrorEvent  # pydantic: not at start-up
+            from .agent.events import ErrorEvent  # compiled at import: not at start-up
 
             self.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return None
@@ -160,7 +161,6 @@ class Controller:
         current one): events go to the front end, proposals to ``proposals``."""
         # the agent (its events, the loop) loads with the first question, not at start-up
         from .agent.events import ErrorEvent
-        from .ports import Front
 
         before = self.runtime.last_input_number
         person = self.frontend.interactive  # piped input, a notebook: no one to ask
@@ -182,7 +182,7 @@ class Controller:
 
     def _answer_question(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), put to the person: its panel, then their answer."""
-        from .agent.events import QuestionEvent  # pydantic: with the first question
+        from .agent.events import QuestionEvent  # compiled at import: with the first question
 
         self.emit(
             QuestionEvent(
@@ -244,7 +244,7 @@ class Controller:
         self.frontend.emit(event)
 
     def notice(self, text: str, level: Literal["info", "warning", "success"] = "info") -> None:
-        from .agent.events import NoticeEvent  # pydantic: not at start-up
+        from .agent.events import NoticeEvent  # compiled at import: not at start-up
 
         self.emit(NoticeEvent(text=text, level=level))
 

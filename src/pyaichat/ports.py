@@ -1,5 +1,5 @@
 """The interface the session's core is written against, apart from what implements it: a front end (what
-shows events and asks the person), and the small ``Front`` one question is answered through.
+shows events and asks the person).
 
 ``FrontEnd`` declares every member a front end has; ``BaseFrontEnd`` gives the ones a front end may not
 need their default (nothing to withdraw, no argument editor, no form to answer), so the core never asks
@@ -12,11 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from .agent.events import Event
-    from .mcptools.approval import Answer, AnswerQuestion, Question
-    from .proposal import Decide, Decision, Proposal
+    from .mcptools.approval import Answer, Question
+    from .proposal import Decision, Proposal
 
 
 class FrontEnd(Protocol):
@@ -70,27 +68,3 @@ class BaseFrontEnd:
         from .mcptools.approval import Answer  # only with a server's question
 
         return Answer("cancel")  # no one to fill in the form
-
-
-class Front:
-    """What one question's turn needs of whoever asked (``Assistant.ask``): ``emit`` shows an event,
-    ``decide`` puts a proposal to the person (the proposal path), ``answer_question`` puts an MCP server's
-    question to them (``None``: no one can be asked). ``interactive``: a person can approve an MCP tool call
-    or a sampling request (elsewhere only the tools that run at once are offered).
-
-    A plain class, not a dataclass: this module loads at start-up, and a dataclass compiles its methods."""
-
-    __slots__ = ("answer_question", "decide", "emit", "interactive")
-
-    def __init__(
-        self,
-        emit: Callable[[Event], None],
-        decide: Decide,
-        *,
-        interactive: bool = False,
-        answer_question: AnswerQuestion | None = None,
-    ) -> None:
-        self.emit = emit
-        self.decide = decide
-        self.interactive = interactive
-        self.answer_question = answer_question

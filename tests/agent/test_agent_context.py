@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fakes.sent import approx_tokens
+from pyaichat.agent.assistant import Front
 from pyaichat.agent.context import (
     load_system_prompt,
     make_masker,
@@ -17,7 +18,6 @@ from pyaichat.agent.context import (
     pinned_names,
 )
 from pyaichat.capabilities.picture import MAX_VARS, session_picture
-from pyaichat.ports import Front
 
 ROOT = Path(__file__).resolve().parents[2]
 

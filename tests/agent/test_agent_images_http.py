@@ -11,11 +11,10 @@ import pytest
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.capabilities.registry import CapabilityResult
 from pyaichat.config import Config
-from pyaichat.ports import Front
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 

@@ -14,7 +14,7 @@ import pytest
 from fakes.fake_llm import FakeLLM
 from fakes.openai_server import Reply, ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.budget import Budget, Limits
 from pyaichat.agent.llm import LiteLLMClient, Usage
 from pyaichat.agent.protocol import NATIVE, TEXT, OutsideSchemas, Prompt
@@ -24,7 +24,6 @@ from pyaichat.capabilities.invoke import tool_schemas
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller
-from pyaichat.ports import Front
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 

@@ -8,12 +8,11 @@ from typing import Any
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.turn_env import timed_env
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.budget import LEAN_TOOLS
 from pyaichat.agent.llm import LLMReply
 from pyaichat.agent.loop import Turn
 from pyaichat.agent.repetition import LOOP_NOTE
-from pyaichat.ports import Front
 
 
 def ask(assistant: Assistant, question: str) -> tuple[Any, Recorder]:

@@ -11,11 +11,10 @@ import pytest
 from fakes.fake_llm import FakeLLM
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.context import Memory, Turn
 from pyaichat.agent.llm import LiteLLMClient, load_litellm
 from pyaichat.config import Config
-from pyaichat.ports import Front
 from pyaichat.session import Session
 
 

@@ -8,13 +8,12 @@ from typing import Any
 from fakes.fake_llm import FakeLLM, Interrupt
 from fakes.recorder import Recorder, never_approve
 from fakes.turn_env import timed_env
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LLMReply, Usage
 from pyaichat.agent.loop import EDIT_ANSWER, Turn, TurnEnv
 from pyaichat.capabilities.registry import CapabilityResult
 from pyaichat.controller import Mode
 from pyaichat.errors import LLMServerError
-from pyaichat.ports import Front
 from pyaichat.proposal import Outcome
 
 

@@ -7,12 +7,11 @@ import pytest
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient, Request, window_in_error
 from pyaichat.agent.repetition import LOOP_NOTE
 from pyaichat.config import Config
 from pyaichat.errors import LLMError
-from pyaichat.ports import Front
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e

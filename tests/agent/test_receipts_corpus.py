@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.agent.receipts import CONTRADICTED, NOT_FOUND
 from pyaichat.config import Config
-from pyaichat.ports import Front
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e

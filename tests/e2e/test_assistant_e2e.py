@@ -24,13 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder
 from fakes.sent import expand_sent
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
 from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
-from pyaichat.ports import Front
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 from timeouts import HANG_GUARD

@@ -14,8 +14,8 @@ from mcp_helpers import calls_made, fault
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.sent import observed
+from pyaichat.agent.assistant import Front
 from pyaichat.capabilities import audit
-from pyaichat.ports import Front
 from pyaichat.proposal import Outcome, Proposal
 
 pytestmark = pytest.mark.e2e

@@ -20,7 +20,7 @@ from mcp_helpers import fault, real, run_piped
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.sent import observed
-from pyaichat.ports import Front
+from pyaichat.agent.assistant import Front
 
 pytestmark = pytest.mark.e2e
 

@@ -16,12 +16,12 @@ from mcp_helpers import fault, run_piped
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.sent import expand_sent, observed
+from pyaichat.agent.assistant import Front
 from pyaichat.capabilities import audit
 from pyaichat.commands.assistant import sent_view
 from pyaichat.config import Config
 from pyaichat.errors import ConfigError
 from pyaichat.mcptools.approval import Answer, Question
-from pyaichat.ports import Front
 from pyaichat.proposal import Outcome, Proposal
 from pyaichat.server_entries import merged, servers_from_json, servers_from_table
 

@@ -1,7 +1,7 @@
 """The session's assistant: one object per session that answers questions and remembers the conversation.
 
 The composition root (``assemble``) makes one and hands it to the ``Controller``, which calls ``ask(question,
-front, config=...)``; everything front ends show comes back as events through the ``ports.Front``. It
+front, config=...)``; everything front ends show comes back as events through a ``Front``. It
 holds no terminal code. It also keeps what ``/trace``, ``/sent`` and ``/cost`` report, and what ``--resume``
 brings back (``memory_state``, ``restore``); ``tell`` gives it a note for the model's next question (an
 ``/undo``).
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config, Settings
 from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
+from .front import Front
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from ..mcptools.tools import ServerTools
-    from ..ports import Front
     from ..session import Session
     from .context import Memory
     from .llm import LLM, Loader, Usage

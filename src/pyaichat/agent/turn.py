@@ -2,7 +2,7 @@
 
 ``answer(question, inputs, front)`` takes everything it uses as values — ``Inputs``: the model client, the
 conversation memory, the session picture, the tools, the MCP servers, the notes since the last answer — and
-a small ``ports.Front``: show events, put a proposal to the person, put a server's question to them. It puts
+a small ``Front``: show events, put a proposal to the person, put a server's question to them. It puts
 this turn's MCP tools, prompt, budget and side requests together and runs the bounded loop (``loop.Turn``).
 It calls nothing back: the ``Assistant`` records the result (memory, totals, ``/trace``).
 
@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..mcptools.approval import Completion, Sample
     from ..mcptools.tools import ServerTools, TurnTools
-    from ..ports import Front
     from ..proposal import Decide, Outcome, Proposal
     from .context import Memory
+    from .front import Front
     from .llm import LLM, Usage
 
 
