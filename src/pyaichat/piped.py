@@ -34,47 +34,59 @@ class PlainFrontEnd(BaseFrontEnd):
         self._shown: set[str] = set()  # proposals whose panel is printed
 
     def emit(self, event: Event) -> None:
+        # the events load with the first one, not at start-up (dataclasses compile their methods)
+        from .agent import events as ev
+
         event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
-        kind = event.type
-        if kind == "answer_chunk":
-            self._write(event.text)
-            self._streaming = True
-        elif kind == "answer":
-            if not self._streaming and event.text:
-                self._line(event.text)  # its own line: a note may follow
-            self._end_stream()
-            if event.note:
-                self._line(event.note)
-        elif kind == "receipts":
-            self._end_stream()
-            for warning in event.warnings:
-                self._line(f"Warning: {warning}")
-            self._line(event.summary)
-        elif kind == "error":
-            self._end_stream()
-            self._line(f"Error: {event.message}")
-        elif kind == "notice":
-            self._end_stream()
-            self._line(event.text)
-        elif kind == "code":
-            self._end_stream()
-            if event.title:
-                self._line(event.title)
-            self._line(event.code)
-        elif kind == "page":
-            self._end_stream()
-            self._line(event.plain_text())
-        elif kind == "approval_required":
-            self._end_stream()
-            self._shown.add(event.proposal.call_id)
-            for line in proposal_lines(event.proposal):
-                self._line(line)
-        elif kind == "preview":
-            self._end_stream()
-            for _, line in event.lines:
-                self._line(line)
-        elif kind == "tool_start":
-            pass  # steps are visible with /trace; plain output keeps only answers
+        match event:
+            case ev.AnswerChunkEvent():
+                self._write(event.text)
+                self._streaming = True
+            case ev.AnswerEvent():
+                if not self._streaming and event.text:
+                    self._line(event.text)  # its own line: a note may follow
+                self._end_stream()
+                if event.note:
+                    self._line(event.note)
+            case ev.ReceiptsEvent():
+                self._end_stream()
+                for warning in event.warnings:
+                    self._line(f"Warning: {warning}")
+                self._line(event.summary)
+            case ev.ErrorEvent():
+                self._end_stream()
+                self._line(f"Error: {event.message}")
+            case ev.NoticeEvent():
+                self._end_stream()
+                self._line(event.text)
+            case ev.CodeEvent():
+                self._end_stream()
+                if event.title:
+                    self._line(event.title)
+                self._line(event.code)
+            case ev.PageEvent():
+                self._end_stream()
+                self._line(event.plain_text())
+            case ev.ApprovalRequiredEvent():
+                self._end_stream()
+                self._shown.add(event.proposal.call_id)
+                for line in proposal_lines(event.proposal):
+                    self._line(line)
+            case ev.PreviewEvent():
+                self._end_stream()
+                for _, line in event.lines:
+                    self._line(line)
+            case (
+                ev.StateEvent()
+                | ev.ThinkingEvent()
+                | ev.ToolStartEvent()
+                | ev.ToolEndEvent()
+                | ev.QuestionEvent()
+                | ev.UsageEvent()
+            ):
+                pass  # steps are visible with /trace; plain output keeps only answers
+            case _:
+                ev.assert_never(event)
         self.out.flush()
 
     def decide(self, proposal: Proposal) -> Decision:

@@ -50,9 +50,9 @@ def printable(text: str) -> str:
 
 
 def printable_data(value: Any) -> Any:
-    """``printable`` applied to every string inside ``value``: lists, tuples, dicts, dataclasses (an event),
-    pydantic models and plain objects with slots (a ``Proposal``): a copy with their string fields cleaned;
-    the same object when nothing needed it."""
+    """``printable`` applied to every string inside ``value``: lists, tuples, dicts, dataclasses (an event)
+    and plain objects with slots (a ``Proposal``): a copy with their string fields cleaned; the same object
+    when nothing needed it."""
     if isinstance(value, str):
         return printable(value)
     if isinstance(value, (list, tuple)):
@@ -73,10 +73,6 @@ def printable_data(value: Any) -> Any:
         from dataclasses import replace  # only with an event to clean (inspect: not at start-up)
 
         return replace(value, **update)
-    fields = getattr(type(value), "model_fields", None)
-    if isinstance(fields, Mapping) and hasattr(value, "model_copy"):
-        update = _cleaned(value, list(fields))
-        return value.model_copy(update=update) if update else value
     slots = getattr(type(value), "__slots__", None)
     if isinstance(slots, tuple) and slots:  # a plain object with slots: a shallow copy, cleaned
         update = _cleaned(value, [name for name in slots if hasattr(value, name)])

@@ -62,79 +62,86 @@ class DisplayRenderer:
         self._last_update = 0.0
 
     def render(self, event: Event) -> None:
+        from ..agent import events as ev  # with the first event (its dataclasses compile their methods)
+
         event = printable_data(event)  # a notebook's output interprets ANSI codes too
-        kind = event.type
-        if kind == "answer_chunk":
-            self._answer.append(event.text)
-            self._update(force=False)
-        elif kind == "answer":
-            text = event.text or "".join(self._answer)
-            self._answer = [text]
-            self._update(force=True)
-            self._reset()
-            if event.note or event.stopped_by:
-                print(event.note or f"Stopped by the {event.stopped_by} limit.")
-        elif kind == "receipts":
-            for warning in event.warnings:
-                print(f"⚠ {warning}")
-            print(f"{event.summary} (/receipts)")
-        elif kind == "approval_required":
-            self._finish()
-            p = event.proposal
-            self.shown_proposals.add(p.call_id)
-            body = f"{p.explanation.strip()}\n\n" if p.explanation.strip() else ""
-            if p.provenance:  # it follows text from the data that looked like an instruction
-                body = f"⚠ {_md_escape(p.provenance)}\n\n{body}"
-            who = f" by {p.source}" if p.outside else ""
-            if p.kind == "tool":
-                import json  # only with a tool call to show
+        match event:
+            case ev.AnswerChunkEvent():
+                self._answer.append(event.text)
+                self._update(force=False)
+            case ev.AnswerEvent():
+                text = event.text or "".join(self._answer)
+                self._answer = [text]
+                self._update(force=True)
+                self._reset()
+                if event.note or event.stopped_by:
+                    print(event.note or f"Stopped by the {event.stopped_by} limit.")
+            case ev.ReceiptsEvent():
+                for warning in event.warnings:
+                    print(f"⚠ {warning}")
+                print(f"{event.summary} (/receipts)")
+            case ev.ApprovalRequiredEvent():
+                self._finish()
+                p = event.proposal
+                self.shown_proposals.add(p.call_id)
+                body = f"{p.explanation.strip()}\n\n" if p.explanation.strip() else ""
+                if p.provenance:  # it follows text from the data that looked like an instruction
+                    body = f"⚠ {_md_escape(p.provenance)}\n\n{body}"
+                who = f" by {p.source}" if p.outside else ""
+                if p.kind == "tool":
+                    import json  # only with a tool call to show
 
-                arguments = json.dumps(p.arguments, ensure_ascii=False, indent=2, default=str)
-                title = f"**{p.title or f'Tool call proposed{who}: {p.tool} (not called yet)'}**"
-                self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
-            else:
-                title = f"**Proposed code{who} (not run yet)**"
-                self._markdown(f"{title}\n\n{body}```python\n{p.code.rstrip()}\n```")
-        elif kind == "question":  # a notebook cannot answer: shown, and refused
-            self._finish()
-            print(f"The MCP server {event.source!r} asks: {event.message}")
-        elif kind == "preview":
-            print("\n".join(line for _, line in event.lines))
-        elif kind == "code":
-            title = f"**{event.title}**\n\n" if event.title else ""
-            self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
-        elif kind == "error":
-            self._finish()
-            print(f"Error: {event.message}", file=sys.stderr)
-        elif kind == "notice":
-            print(event.text)
-        elif kind == "page":  # a notebook scrolls: no pager
-            print(event.plain_text())
-        elif kind == "thinking":
-            if event.text.strip():
-                print(event.text.strip())
-        elif kind == "tool_start":
-            from ..repl.render import call_label  # rich: with the first event; the REPL's picture of a call
+                    arguments = json.dumps(p.arguments, ensure_ascii=False, indent=2, default=str)
+                    title = f"**{p.title or f'Tool call proposed{who}: {p.tool} (not called yet)'}**"
+                    self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
+                else:
+                    title = f"**Proposed code{who} (not run yet)**"
+                    self._markdown(f"{title}\n\n{body}```python\n{p.code.rstrip()}\n```")
+            case ev.QuestionEvent():  # a notebook cannot answer: shown, and refused
+                self._finish()
+                print(f"The MCP server {event.source!r} asks: {event.message}")
+            case ev.PreviewEvent():
+                print("\n".join(line for _, line in event.lines))
+            case ev.CodeEvent():
+                title = f"**{event.title}**\n\n" if event.title else ""
+                self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
+            case ev.ErrorEvent():
+                self._finish()
+                print(f"Error: {event.message}", file=sys.stderr)
+            case ev.NoticeEvent():
+                print(event.text)
+            case ev.PageEvent():  # a notebook scrolls: no pager
+                print(event.plain_text())
+            case ev.ThinkingEvent():
+                if event.text.strip():
+                    print(event.text.strip())
+            case ev.ToolStartEvent():
+                from ..repl.render import (
+                    call_label,
+                )  # rich: with the first event; the REPL's picture of a call
 
-            self._calls[event.call_id] = call_label(event.name, event.args)
-        elif kind == "tool_end":
-            label = self._calls.pop(event.call_id, f"{event.name}(…)")
-            mark = "✓" if event.ok else "✗"
-            error = "" if event.ok else f": {event.error or 'failed'}"
-            print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
-        elif kind == "usage":
-            from ..repl.render import format_usage  # rich: with the first event
+                self._calls[event.call_id] = call_label(event.name, event.args)
+            case ev.ToolEndEvent():
+                label = self._calls.pop(event.call_id, f"{event.name}(…)")
+                mark = "✓" if event.ok else "✗"
+                error = "" if event.ok else f": {event.error or 'failed'}"
+                print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
+            case ev.UsageEvent():
+                from ..repl.render import format_usage  # rich: with the first event
 
-            print(
-                format_usage(
-                    event.prompt_tokens,
-                    event.completion_tokens,
-                    event.cost_usd,
-                    event.model,
-                    estimated=event.estimated,
+                print(
+                    format_usage(
+                        event.prompt_tokens,
+                        event.completion_tokens,
+                        event.cost_usd,
+                        event.model,
+                        estimated=event.estimated,
+                    )
                 )
-            )
-        # state: nothing to show between two output lines in a notebook
+            case ev.StateEvent():
+                pass  # nothing to show between two output lines in a notebook
+            case _:
+                ev.assert_never(event)
 
     def close(self, *, interrupted: bool = False) -> None:
         self._finish()

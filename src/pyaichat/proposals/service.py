@@ -212,7 +212,7 @@ class Proposals:
         """Show what the code would do, found in a walled copy of the session (Ctrl-C skips it); the lines
         shown, as text. What the preview could not see is also put on the proposal (``Proposal.unseen``) for
         whoever proposed it; the rest of the preview is the person's."""
-        from ..agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
+        from ..agent.events import PreviewEvent, StateEvent  # compiled at import: with the first proposal
         from ..capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
 
         self.frontend.emit(StateEvent(state="previewing", detail="what the code would do · Ctrl-C skips"))
@@ -250,7 +250,7 @@ class Proposals:
         try:
             result = self.runtime.run_proposal(code)
         except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
-            from ..agent.events import ErrorEvent  # pydantic: with the first proposal
+            from ..agent.events import ErrorEvent  # compiled at import: with the first proposal
 
             self.frontend.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return Outcome(proposal, "failed", code=code, preview=preview, error=str(exc))
@@ -277,7 +277,7 @@ class Proposals:
         with self._lock:
             notices, self._notices = self._notices, []
         if notices:
-            from ..agent.events import NoticeEvent  # pydantic: there was a proposal
+            from ..agent.events import NoticeEvent  # compiled at import: there was a proposal
 
             for text in notices:
                 self.frontend.emit(NoticeEvent(text=text, level="warning"))

@@ -295,7 +295,7 @@ class Repl:
 
     def _report(self, message: str, kind: str) -> None:
         try:
-            from ..agent.events import ErrorEvent  # pydantic: loads with the first event, not at start-up
+            from ..agent.events import ErrorEvent  # with the first event, not at start-up
 
             self.frontend.emit(ErrorEvent(message=message, kind=kind))
         except Exception:

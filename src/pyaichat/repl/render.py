@@ -12,15 +12,16 @@ so a slow local model or a retried request does not look dead. When the final ``
 live region is cleared and the complete answer is printed once as Markdown, so the scrollback holds clean
 output.
 
-One module of ~450 lines on purpose: one method per event type on one renderer, every one of them drawing
-into the one live region and status line it owns (the layout the front ends share is in ``agent.events``).
+One module of ~450 lines on purpose: one renderer dispatching with ``match`` over every event type (ending in
+``assert_never``, so a new event cannot be missed), every arm drawing into the one live region and status line
+it owns (the layout the front ends share is in ``agent.events``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
@@ -32,10 +33,28 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ..agent.events import (
+    AnswerChunkEvent,
+    AnswerEvent,
+    ApprovalRequiredEvent,
+    CodeEvent,
+    ErrorEvent,
+    Event,
+    NoticeEvent,
+    PageEvent,
+    PreviewEvent,
+    QuestionEvent,
+    ReceiptsEvent,
+    StateEvent,
+    ThinkingEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+    UsageEvent,
+    assert_never,
+    row_lines,
+    text_lines,
+)
 from ..printable import printable_data
-
-if TYPE_CHECKING:
-    from ..agent.events import Event
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
@@ -160,11 +179,59 @@ class RichRenderer:
     # -- dispatch --------------------------------------------------------------------------------------------
     def render(self, event: Event) -> None:
         event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is None:  # a newer event type: show something rather than nothing
-            self._print(Text(str(event), style="dim"))
-            return
-        handler(event)
+        match event:
+            case AnswerChunkEvent():
+                self._answer.append(event.text)
+                self._refresh()
+            case StateEvent():
+                self._on_state(event)
+            case ThinkingEvent():
+                if event.text.strip():
+                    self._print(Text(event.text.strip(), style="dim italic"))
+            case ToolStartEvent():
+                self._on_tool_start(event)
+            case ToolEndEvent():
+                self._on_tool_end(event)
+            case AnswerEvent():
+                self._on_answer(event)
+            case ReceiptsEvent():  # under the answer: a line per contradicted number, then the status line
+                for warning in event.warnings:
+                    self._print(Text(f"⚠ {warning}", style="bold yellow"))
+                self._print(Text(f"{event.summary} (/receipts)", style="dim"))
+            case ApprovalRequiredEvent():
+                self._on_approval_required(event)
+            case QuestionEvent():
+                self._on_question(event)
+            case PreviewEvent():
+                self._on_preview(event)
+            case UsageEvent():
+                usage = format_usage(
+                    event.prompt_tokens,
+                    event.completion_tokens,
+                    event.cost_usd,
+                    event.model,
+                    estimated=event.estimated,
+                )
+                self._print(Text(usage, style="dim"))
+            case ErrorEvent():
+                self._flush_answer()
+                self._status = None
+                self._stop_live()
+                self._print(Text(f"Error: {event.message}", style="bold red"))
+            case NoticeEvent():
+                self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
+            case CodeEvent():
+                syntax = Syntax(
+                    event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True
+                )
+                panel = Panel(
+                    syntax, title=event.title or None, title_align="left", border_style="blue", expand=False
+                )
+                self._print(panel)
+            case PageEvent():
+                self._on_page(event)
+            case _:
+                assert_never(event)
 
     __call__ = render
 
@@ -187,25 +254,8 @@ class RichRenderer:
             self._print(Text("Interrupted.", style="yellow"))
 
     # -- event handlers --------------------------------------------------------------------------------------
-    def _on_notice(self, event: Any) -> None:
-        self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
-
-    def _on_error(self, event: Any) -> None:
-        self._flush_answer()
-        self._status = None
-        self._stop_live()
-        self._print(Text(f"Error: {event.message}", style="bold red"))
-
-    def _on_code(self, event: Any) -> None:
-        syntax = Syntax(event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True)
-        self._print(
-            Panel(syntax, title=event.title or None, title_align="left", border_style="blue", expand=False)
-        )
-
-    def _on_page(self, event: Any) -> None:
+    def _on_page(self, event: PageEvent) -> None:
         """Long command output: through the pager when it is taller than the screen (in a terminal)."""
-        from ..agent.events import row_lines, text_lines  # the layout every front end shares
-
         width = self._text_width()
         parts: list[Any] = []
         for section in event.sections:
@@ -232,11 +282,7 @@ class RichRenderer:
                     return
         self._print(group)
 
-    def _on_thinking(self, event: Any) -> None:
-        if event.text.strip():
-            self._print(Text(event.text.strip(), style="dim italic"))
-
-    def _on_state(self, event: Any) -> None:
+    def _on_state(self, event: StateEvent) -> None:
         if event.state in _QUIET_STATES:
             self._status = None
         else:
@@ -245,7 +291,7 @@ class RichRenderer:
             self._set_status(f"{event.state}{step}{detail}", (event.state, event.step), event.activity)
         self._refresh()
 
-    def _on_tool_start(self, event: Any) -> None:
+    def _on_tool_start(self, event: ToolStartEvent) -> None:
         label = call_label(event.name, event.args)
         self._calls[event.call_id] = label
         step = f"step {event.step} → " if event.step else "→ "
@@ -269,7 +315,7 @@ class RichRenderer:
             return status
         return " · ".join(part for part in (status, self._activity, elapsed(waited)) if part)
 
-    def _on_tool_end(self, event: Any) -> None:
+    def _on_tool_end(self, event: ToolEndEvent) -> None:
         label = self._calls.pop(event.call_id, f"{event.name}(…)")
         ms = f"{event.duration_ms:.0f} ms"
         if event.ok:
@@ -278,11 +324,7 @@ class RichRenderer:
         else:
             self._print(Text(f"✗ {label} {ms}: {event.error or 'failed'}", style="dim red"))
 
-    def _on_answer_chunk(self, event: Any) -> None:
-        self._answer.append(event.text)
-        self._refresh()
-
-    def _on_answer(self, event: Any) -> None:
+    def _on_answer(self, event: AnswerEvent) -> None:
         text = event.text or "".join(self._answer)
         self._answer.clear()
         self._status = None
@@ -292,23 +334,7 @@ class RichRenderer:
         if event.note or event.stopped_by:
             self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
 
-    def _on_receipts(self, event: Any) -> None:
-        """Under the answer: a warning line per contradicted number, then the receipts' status line."""
-        for warning in event.warnings:
-            self._print(Text(f"⚠ {warning}", style="bold yellow"))
-        self._print(Text(f"{event.summary} (/receipts)", style="dim"))
-
-    def _on_usage(self, event: Any) -> None:
-        line = format_usage(
-            event.prompt_tokens,
-            event.completion_tokens,
-            event.cost_usd,
-            event.model,
-            estimated=event.estimated,
-        )
-        self._print(Text(line, style="dim"))
-
-    def _on_approval_required(self, event: Any) -> None:
+    def _on_approval_required(self, event: ApprovalRequiredEvent) -> None:
         self._flush_answer()
         self._status = None
         self._stop_live()
@@ -336,7 +362,7 @@ class RichRenderer:
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
-    def _on_question(self, event: Any) -> None:
+    def _on_question(self, event: QuestionEvent) -> None:
         """An MCP server's question to the person (elicitation): its message, then the fields it asks for
         or the address it asks them to open; the front end asks for the answer under it.
 
@@ -383,10 +409,8 @@ class RichRenderer:
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
-    def _on_preview(self, event: Any) -> None:
+    def _on_preview(self, event: PreviewEvent) -> None:
         """What the proposal would do, under its panel (the status line said it was running)."""
-        from ..agent.events import text_lines  # a long line goes on under its own indent
-
         self._status = None
         self._stop_live()
         width = self._text_width()
