@@ -112,12 +112,12 @@ class LocalBackend:
         if args is not None and not isinstance(args, Mapping):
             error = f"Arguments for {name} must be a JSON object."
             return self._done(client, name, args, refusal(name, error, started))
+        if not self.rate.take():  # every call, propose_code too: a flood of proposals is refused here
+            return self._done(client, name, args, refusal(name, TOO_MANY, started), refused=True)
         if name == PROPOSE and self.proposer is not None:  # it waits for the person's prompt, not the gate
             result = self.proposer.propose(dict(args or {}), client)
             self.clients.counted(client, result.ok)
             return result
-        if not self.rate.take():
-            return self._done(client, name, args, refusal(name, TOO_MANY, started), refused=True)
         try:
             with self.gate.outside(self._busy_wait()), self._runtime_lock:
                 if self.stopped:  # it waited while the person's /mcp off ran
