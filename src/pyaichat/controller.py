@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .agent.suggest import Suggester
     from .config import Config
     from .mcptools.approval import Answer, Question
-    from .ports import FrontEnd
+    from .ports import FrontEnd, Serving
     from .records import ExecResult
     from .runtime import Runtime
 
@@ -44,7 +44,14 @@ __all__ = ["Controller", "Mode"]
 class Controller:
     """Routes each complete input to a slash command, the Python session or the assistant."""
 
-    def __init__(self, runtime: Runtime, frontend: FrontEnd, *, assistant: Assistant) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        frontend: FrontEnd,
+        *,
+        assistant: Assistant,
+        serving: Callable[[Controller], Serving] | None = None,
+    ) -> None:
         self.runtime = runtime
         self.settings = runtime.settings
         self.frontend = frontend
@@ -73,6 +80,8 @@ class Controller:
         self._question_hinted = False
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
         self.gate = SessionGate()
+        self._serving = serving  # makes the session's MCP service (``assemble``); None: it cannot serve
+        self._service: Serving | None = None
 
     # -- the configuration -----------------------------------------------------------------------------------
     @property
@@ -203,6 +212,13 @@ class Controller:
             served = self.proposals.serve()
         if served:
             self.resume_file.changed()
+
+    def mcp(self, *, create: bool) -> Serving | None:
+        """The session's MCP service (``/mcp``): made with the first ``create``; ``None`` before, or where
+        this session cannot serve."""
+        if self._service is None and create and self._serving is not None:
+            self._service = self._serving(self)
+        return self._service
 
     # -- ghost-text suggestions ------------------------------------------------------------------------------
     @property

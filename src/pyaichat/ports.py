@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 class FrontEnd(Protocol):
     """What the shared core needs from a front end."""
 
-    interactive: bool  # a person can be asked (not piped input, not a notebook's kernel)
+    interactive: bool  # a person can be asked at a terminal (not piped input, not a notebook's kernel)
     remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
+    where: str  # what this session is called to outside agents (MCP): "pyaichat REPL", "IPython in Jupyter"…
 
     def emit(self, event: Event) -> None:
         """Show ``event``."""
@@ -54,6 +55,7 @@ class BaseFrontEnd:
 
     interactive = False
     remembers = False
+    where = "pyaichat (piped input)"
 
     def set_next_input(self, code: str) -> None:  # nowhere to put it
         pass
@@ -68,3 +70,18 @@ class BaseFrontEnd:
         from .mcptools.approval import Answer  # only with a server's question
 
         return Answer("cancel")  # no one to fill in the form
+
+
+class Serving(Protocol):
+    """Serving this session to outside agents over MCP (``mcpserve.service.McpService``, one per session,
+    built by ``assemble`` with the first ``/mcp on``)."""
+
+    url: str | None
+
+    def start(self, host: str | None = None) -> str: ...
+
+    def stop(self) -> str: ...
+
+    def status(self) -> str: ...
+
+    def token(self) -> str | None: ...

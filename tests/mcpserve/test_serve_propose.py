@@ -176,7 +176,6 @@ def test_through_a_real_client_with_progress_while_it_waits(served: Served) -> N
 def test_where_no_one_can_decide_it_is_not_offered(tmp_path: Path) -> None:
     from serve_helpers import controller_over, environment
 
-    from pyaichat.mcpserve.hosting import service_for
     from pyaichat.piped import PlainFrontEnd
     from pyaichat.runtime import LocalRuntime
     from pyaichat.session import Session
@@ -184,7 +183,7 @@ def test_where_no_one_can_decide_it_is_not_offered(tmp_path: Path) -> None:
     ctrl = controller_over(LocalRuntime(Session()), PlainFrontEnd())
     with environment(tmp_path / "state"):
         ctrl.handle("/mcp on")
-    service = service_for(ctrl, create=False)
+    service = ctrl.mcp(create=False)
     try:
         assert service is not None and service.backend is not None
         assert "propose_code" not in [t["name"] for t in service.backend.tools()]

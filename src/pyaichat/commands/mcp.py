@@ -18,11 +18,9 @@ USAGE = "Usage: /mcp on [HOST] | off | status | token"
     "Serve this session to outside agents over MCP (read-only; they can only propose code to you).",
 )
 def _mcp(ctrl: CommandHost, arg: str) -> None:
-    from ..mcpserve.hosting import service_for  # with the first /mcp
-
     words = arg.split() or ["status"]
     action = words[0].lower()
-    service = service_for(ctrl, create=action == "on")
+    service = ctrl.mcp(create=action == "on")
     if action == "on" and len(words) <= 2 and service is not None:
         try:
             text = service.start(words[1] if len(words) == 2 else None)

@@ -175,6 +175,15 @@ class DisplayRenderer:
         display(Markdown(text))
 
 
+# what outside agents (MCP) are told this session is, by (a terminal prompt, a Jupyter kernel)
+_WHERE = {
+    (True, False): "IPython",
+    (True, True): "IPython",
+    (False, True): "IPython in Jupyter",
+    (False, False): "IPython (no terminal prompt)",
+}
+
+
 class IPythonFrontEnd(BaseFrontEnd):
     """The ``FrontEnd`` (``ports``) for an IPython shell (terminal, Jupyter or embedded)."""
 
@@ -182,6 +191,13 @@ class IPythonFrontEnd(BaseFrontEnd):
         self.shell = shell
         self.jupyter = is_jupyter(shell)
         self.interactive = is_terminal(shell)
+        self.where = (
+            "IPython"
+            if self.interactive
+            else "IPython in Jupyter"
+            if self.jupyter
+            else "IPython (no terminal prompt)"
+        )
         # a terminal keeps its session for --resume; notebooks do not (several open at once would replace
         # each other's, and the one the user resumes)
         self.remembers = self.interactive

@@ -47,6 +47,7 @@ class ReplFrontEnd(BaseFrontEnd):
 
     interactive = True
     remembers = True
+    where = "pyaichat REPL"
 
     def __init__(
         self,
