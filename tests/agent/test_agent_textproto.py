@@ -105,3 +105,9 @@ def test_parse_blocks_accepts_a_last_block_without_its_closing_tag():
     assert [(c.name, c.args) for c in calls] == [("get_repr", {"expr": "df"})] and prose == "Checking."
     calls, _ = parse_blocks("<python>\nprint(1)\n")
     assert calls[0].args == {"code": "print(1)"}
+
+
+def test_a_number_past_the_digit_limit_is_a_sentence_for_the_model():
+    """``json.loads`` raises a plain ``ValueError`` (no ``msg``) for an integer past Python's digit limit."""
+    call = ToolCall("c1", "eval_expr", '{"expr": ' + "9" * 5000 + "}")
+    assert call.args is None and "not valid JSON (Exceeds the limit" in (call.error or "")

@@ -57,8 +57,9 @@ def _read(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
             return {}, None
         try:
             raw = json.loads(text)
-        except ValueError as exc:
-            return None, f"the arguments of {name} are not valid JSON ({exc.msg}); send one JSON object"
+        except ValueError as exc:  # a decoding error, or a number past int's digit limit
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            return None, f"the arguments of {name} are not valid JSON ({why}); send one JSON object"
     if not isinstance(raw, dict):
         kind = "null" if raw is None else _JSON_TYPES.get(type(raw), type(raw).__name__)
         return None, f"the arguments of {name} must be a JSON object, not {kind}"

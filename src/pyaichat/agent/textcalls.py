@@ -72,12 +72,11 @@ def _json_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> 
         return []
     try:
         data = json.loads(body)
-    except ValueError as exc:
+    except ValueError as exc:  # a decoding error, or a number past int's digit limit
         if not tagged:
             return []
-        return [
-            ToolCall("", "?", error=f"the tool call is not valid JSON ({exc.msg}); write one JSON object")
-        ]
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return [ToolCall("", "?", error=f"the tool call is not valid JSON ({why}); write one JSON object")]
     items = data if isinstance(data, list) else [data]
     out = []
     for item in items:

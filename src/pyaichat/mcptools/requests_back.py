@@ -166,7 +166,7 @@ class Answerer:
                 messages, max_tokens = checked_view(arguments, cap)
                 if withdrawn():  # the server gave up (or died) while the person read: nothing is sent
                     raise RuntimeError(f"the MCP server {server!r} no longer waits for the reply")
-                completion = self.sample(self.mask(messages), max_tokens, server)  # type: ignore[misc]
+                completion = self.sample(self.mask(messages), max_tokens, server)  # type: ignore[misc]  # checked for None above
             except Exception as exc:  # a provider error, an edit that is not messages: one sentence
                 done.append(f"{exc}")
                 return CapabilityResult(

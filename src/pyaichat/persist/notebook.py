@@ -382,7 +382,7 @@ def export(
     started = time.perf_counter()
     target = os.path.abspath(os.path.expanduser(os.fspath(path)))
     kind = fmt or FORMATS.get(os.path.splitext(target)[1].lower())
-    if kind not in FORMATS.values():
+    if kind is None or kind not in FORMATS.values():
         raise PersistError(
             f"Cannot save as {os.path.basename(target)!r}: use a .ipynb, .py or .md file name."
         )

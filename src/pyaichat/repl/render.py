@@ -147,7 +147,7 @@ class _StatusLine:
         if len(status) > room:
             status = status[: room - 1] + "…"
         frame = self.spinner.render(console.get_time())
-        yield Text.assemble(frame, " ", Text(status, style="cyan", no_wrap=True))  # type: ignore[arg-type]
+        yield Text.assemble(frame, " ", Text(status, style="cyan", no_wrap=True))  # type: ignore[arg-type]  # rich's stubs take a Text, not its Spinner frame
 
 
 class RichRenderer:

@@ -236,7 +236,7 @@ def is_attribute(name: str) -> bool:
 
 
 # -- the kernel's end ----------------------------------------------------------------------------------------
-def answer(runtime: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+def answer(runtime: LocalRuntime, request: Mapping[str, Any]) -> dict[str, Any]:
     """Run one request's operation on ``runtime`` (the local runtime over the kernel's namespace), configured
     by the host's settings: they travel with every request, and the kernel's runtime takes them into its
     own ``Settings`` only when they differ from what it holds. Never raises: a refusal or a failure is an

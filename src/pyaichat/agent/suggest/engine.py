@@ -289,7 +289,7 @@ class Suggester:
             with self._lock:
                 if self._flight is not None and self._flight.position == position:
                     self._flight = None
-                self._abandoned.discard(asyncio.current_task())  # type: ignore[arg-type]
+                self._abandoned.discard(asyncio.current_task())  # type: ignore[arg-type]  # always called inside a task here
 
     async def _answer(self, pending: Pending) -> None:
         import asyncio  # as above
