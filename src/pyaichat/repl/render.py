@@ -33,27 +33,8 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
-from ..agent.events import (
-    AnswerChunkEvent,
-    AnswerEvent,
-    ApprovalRequiredEvent,
-    CodeEvent,
-    ErrorEvent,
-    Event,
-    NoticeEvent,
-    PageEvent,
-    PreviewEvent,
-    QuestionEvent,
-    ReceiptsEvent,
-    StateEvent,
-    ThinkingEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-    UsageEvent,
-    assert_never,
-    row_lines,
-    text_lines,
-)
+from ..agent import events as ev
+from ..agent.events import row_lines, text_lines
 from ..printable import printable_data
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
@@ -177,34 +158,34 @@ class RichRenderer:
         self.shown_proposals: set[str] = set()
 
     # -- dispatch --------------------------------------------------------------------------------------------
-    def render(self, event: Event) -> None:
+    def render(self, event: ev.Event) -> None:
         event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
         match event:
-            case AnswerChunkEvent():
+            case ev.AnswerChunkEvent():
                 self._answer.append(event.text)
                 self._refresh()
-            case StateEvent():
+            case ev.StateEvent():
                 self._on_state(event)
-            case ThinkingEvent():
+            case ev.ThinkingEvent():
                 if event.text.strip():
                     self._print(Text(event.text.strip(), style="dim italic"))
-            case ToolStartEvent():
+            case ev.ToolStartEvent():
                 self._on_tool_start(event)
-            case ToolEndEvent():
+            case ev.ToolEndEvent():
                 self._on_tool_end(event)
-            case AnswerEvent():
+            case ev.AnswerEvent():
                 self._on_answer(event)
-            case ReceiptsEvent():  # under the answer: a line per contradicted number, then the status line
+            case ev.ReceiptsEvent():  # under the answer: a line per contradicted number, then the status line
                 for warning in event.warnings:
                     self._print(Text(f"⚠ {warning}", style="bold yellow"))
                 self._print(Text(f"{event.summary} (/receipts)", style="dim"))
-            case ApprovalRequiredEvent():
+            case ev.ApprovalRequiredEvent():
                 self._on_approval_required(event)
-            case QuestionEvent():
+            case ev.QuestionEvent():
                 self._on_question(event)
-            case PreviewEvent():
+            case ev.PreviewEvent():
                 self._on_preview(event)
-            case UsageEvent():
+            case ev.UsageEvent():
                 usage = format_usage(
                     event.prompt_tokens,
                     event.completion_tokens,
@@ -213,14 +194,14 @@ class RichRenderer:
                     estimated=event.estimated,
                 )
                 self._print(Text(usage, style="dim"))
-            case ErrorEvent():
+            case ev.ErrorEvent():
                 self._flush_answer()
                 self._status = None
                 self._stop_live()
                 self._print(Text(f"Error: {event.message}", style="bold red"))
-            case NoticeEvent():
+            case ev.NoticeEvent():
                 self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
-            case CodeEvent():
+            case ev.CodeEvent():
                 syntax = Syntax(
                     event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True
                 )
@@ -228,10 +209,10 @@ class RichRenderer:
                     syntax, title=event.title or None, title_align="left", border_style="blue", expand=False
                 )
                 self._print(panel)
-            case PageEvent():
+            case ev.PageEvent():
                 self._on_page(event)
             case _:
-                assert_never(event)
+                ev.assert_never(event)
 
     __call__ = render
 
@@ -254,7 +235,7 @@ class RichRenderer:
             self._print(Text("Interrupted.", style="yellow"))
 
     # -- event handlers --------------------------------------------------------------------------------------
-    def _on_page(self, event: PageEvent) -> None:
+    def _on_page(self, event: ev.PageEvent) -> None:
         """Long command output: through the pager when it is taller than the screen (in a terminal)."""
         width = self._text_width()
         parts: list[Any] = []
@@ -282,7 +263,7 @@ class RichRenderer:
                     return
         self._print(group)
 
-    def _on_state(self, event: StateEvent) -> None:
+    def _on_state(self, event: ev.StateEvent) -> None:
         if event.state in _QUIET_STATES:
             self._status = None
         else:
@@ -291,7 +272,7 @@ class RichRenderer:
             self._set_status(f"{event.state}{step}{detail}", (event.state, event.step), event.activity)
         self._refresh()
 
-    def _on_tool_start(self, event: ToolStartEvent) -> None:
+    def _on_tool_start(self, event: ev.ToolStartEvent) -> None:
         label = call_label(event.name, event.args)
         self._calls[event.call_id] = label
         step = f"step {event.step} → " if event.step else "→ "
@@ -315,7 +296,7 @@ class RichRenderer:
             return status
         return " · ".join(part for part in (status, self._activity, elapsed(waited)) if part)
 
-    def _on_tool_end(self, event: ToolEndEvent) -> None:
+    def _on_tool_end(self, event: ev.ToolEndEvent) -> None:
         label = self._calls.pop(event.call_id, f"{event.name}(…)")
         ms = f"{event.duration_ms:.0f} ms"
         if event.ok:
@@ -324,7 +305,7 @@ class RichRenderer:
         else:
             self._print(Text(f"✗ {label} {ms}: {event.error or 'failed'}", style="dim red"))
 
-    def _on_answer(self, event: AnswerEvent) -> None:
+    def _on_answer(self, event: ev.AnswerEvent) -> None:
         text = event.text or "".join(self._answer)
         self._answer.clear()
         self._status = None
@@ -334,7 +315,7 @@ class RichRenderer:
         if event.note or event.stopped_by:
             self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
 
-    def _on_approval_required(self, event: ApprovalRequiredEvent) -> None:
+    def _on_approval_required(self, event: ev.ApprovalRequiredEvent) -> None:
         self._flush_answer()
         self._status = None
         self._stop_live()
@@ -362,7 +343,7 @@ class RichRenderer:
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
-    def _on_question(self, event: QuestionEvent) -> None:
+    def _on_question(self, event: ev.QuestionEvent) -> None:
         """An MCP server's question to the person (elicitation): its message, then the fields it asks for
         or the address it asks them to open; the front end asks for the answer under it.
 
@@ -409,7 +390,7 @@ class RichRenderer:
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
-    def _on_preview(self, event: PreviewEvent) -> None:
+    def _on_preview(self, event: ev.PreviewEvent) -> None:
         """What the proposal would do, under its panel (the status line said it was running)."""
         self._status = None
         self._stop_live()
