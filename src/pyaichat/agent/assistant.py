@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config, Settings
 from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
-from .front import Front
+from .front import Front as Front  # the controller names it here (it may import the assistant)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

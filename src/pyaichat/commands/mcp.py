@@ -34,7 +34,7 @@ def _mcp(ctrl: CommandHost, arg: str) -> None:
         ctrl.notice(service.status() if service is not None else "Not serving over MCP. /mcp on starts it.")
     elif action == "token" and len(words) == 1:
         token = service.token() if service is not None else None
-        if token is None:
+        if service is None or token is None:
             ctrl.notice("Not serving over MCP: there is no token.", level="warning")
         else:
             ctrl.notice(

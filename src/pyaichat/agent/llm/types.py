@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol
 
-from ..calls import ToolCall
+from ..calls import ToolCall as ToolCall  # a reply carries them: named here for the clients
 
 Messages = list[dict[str, Any]]
 Tools = list[dict[str, Any]]
