@@ -72,16 +72,18 @@ class BaseFrontEnd:
         return Answer("cancel")  # no one to fill in the form
 
 
-class Serving(Protocol):
-    """Serving this session to outside agents over MCP (``mcpserve.service.McpService``, one per session,
-    built by ``assemble`` with the first ``/mcp on``)."""
+if TYPE_CHECKING:  # the controller holds one; the type checker reads it
 
-    url: str | None
+    class Serving(Protocol):
+        """Serving this session to outside agents over MCP (``mcpserve.service.McpService``, one per session,
+        built by ``assemble`` with the first ``/mcp on``)."""
 
-    def start(self, host: str | None = None) -> str: ...
+        url: str | None
 
-    def stop(self) -> str: ...
+        def start(self, host: str | None = None) -> str: ...
 
-    def status(self) -> str: ...
+        def stop(self) -> str: ...
 
-    def token(self) -> str | None: ...
+        def status(self) -> str: ...
+
+        def token(self) -> str | None: ...

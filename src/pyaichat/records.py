@@ -10,9 +10,11 @@ code, not at start-up.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 @dataclass
@@ -108,57 +110,57 @@ class ApprovedProposal:
         return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-class TurnStep(Protocol):
-    """A step of a finished turn as the journal reads it (the agent's ``trace.StepRecord``)."""
+if TYPE_CHECKING:  # what the journal reads of the agent's records: for the type checker only
 
-    @property
-    def kind(self) -> str: ...  # "llm" | "tool"
+    class TurnStep(Protocol):
+        """A step of a finished turn as the journal reads it (the agent's ``trace.StepRecord``)."""
 
-    @property
-    def name(self) -> str: ...
+        @property
+        def kind(self) -> str: ...  # "llm" | "tool"
 
-    @property
-    def detail(self) -> str: ...
+        @property
+        def name(self) -> str: ...
 
-    @property
-    def size(self) -> int: ...
+        @property
+        def detail(self) -> str: ...
 
-    @property
-    def ok(self) -> bool: ...
+        @property
+        def size(self) -> int: ...
 
+        @property
+        def ok(self) -> bool: ...
 
-class CheckedNumbers(Protocol):
-    """An answer's receipts as the journal keeps them (the agent's ``receipts.Receipts``)."""
+    class CheckedNumbers(Protocol):
+        """An answer's receipts as the journal keeps them (the agent's ``receipts.Receipts``)."""
 
-    @property
-    def receipts(self) -> Sequence[object]: ...
+        @property
+        def receipts(self) -> Sequence[object]: ...
 
-    def summary(self) -> str: ...
+        def summary(self) -> str: ...
 
-    def warnings(self) -> list[str]: ...
+        def warnings(self) -> list[str]: ...
 
+    class FinishedTurn(Protocol):
+        """A question answered, as the journal records it (the agent's ``trace.TurnResult``: this module is
+        below the agent and imports nothing of it)."""
 
-class FinishedTurn(Protocol):
-    """A question answered, as the journal records it (the agent's ``trace.TurnResult``: this module is
-    below the agent and imports nothing of it)."""
+        @property
+        def question(self) -> str: ...
 
-    @property
-    def question(self) -> str: ...
+        @property
+        def answer(self) -> str: ...
 
-    @property
-    def answer(self) -> str: ...
+        @property
+        def note(self) -> str | None: ...
 
-    @property
-    def note(self) -> str | None: ...
+        @property
+        def error(self) -> str | None: ...
 
-    @property
-    def error(self) -> str | None: ...
+        @property
+        def steps(self) -> Sequence[TurnStep]: ...
 
-    @property
-    def steps(self) -> Sequence[TurnStep]: ...
-
-    @property
-    def receipts(self) -> CheckedNumbers | None: ...
+        @property
+        def receipts(self) -> CheckedNumbers | None: ...
 
 
 @dataclass
