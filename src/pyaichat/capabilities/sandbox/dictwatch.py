@@ -33,7 +33,7 @@ def _tag_offset() -> int:
         if sys.implementation.name != "cpython" or sys.version_info >= (3, 14):
             return 0
         head = 2 * ctypes.sizeof(ctypes.c_void_p)  # ob_refcnt, ob_type
-        probe = {"a": 1, "b": 2, "c": 3}
+        probe: dict[str, object] = {"a": 1, "b": 2, "c": 3}
         if ctypes.c_ssize_t.from_address(id(probe) + head).value != 3:
             return 0
         offset = head + ctypes.sizeof(ctypes.c_ssize_t)
@@ -121,7 +121,7 @@ class Tags:
     def differ(self, a: Any, b: Any) -> list[int]:
         """The indices where two reads differ."""
         if self.gather is not None:
-            return sys.modules["numpy"].flatnonzero(a != b).tolist()  # type: ignore[no-any-return]
+            return sys.modules["numpy"].flatnonzero(a != b).tolist()
         return [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
 
 
@@ -135,6 +135,7 @@ class Watched:
     def __init__(self, dicts: list[dict[str, Any]]) -> None:
         global _last
         self.dicts = dicts
+        self.copies: list[dict[str, Any]] | _Copies
         if not TAGS:  # every dict is compared: a copy of each, made again when the preview starts (``start``)
             self.tags, self.copies, self.reader = [None] * len(dicts), [_copy(d) for d in dicts], None
             return
@@ -222,4 +223,4 @@ class _Copies:
 
     def __getitem__(self, i: int) -> dict[str, Any]:
         found = self.replaced.get(i)
-        return found if found is not None else self.base[i]  # type: ignore[no-any-return]
+        return found if found is not None else self.base[i]

@@ -53,7 +53,7 @@ class State:
 
     @classmethod
     def take(cls) -> State:
-        signal = sys.modules.get("signal")
+        signal: Any = sys.modules.get("signal")
         timers = {}
         for name, _ in _TIMERS:
             which = getattr(signal, name, None)
@@ -74,7 +74,7 @@ class State:
     def changes(self) -> list[tuple[str, str]]:
         """``(kind, what)`` for each change since ``take``; what the preview's report needs is put back."""
         out: list[tuple[str, str]] = []
-        signal = sys.modules.get("signal")
+        signal: Any = sys.modules.get("signal")
         for name, signal_name in _TIMERS:
             which = getattr(signal, name, None)
             if which is None:
@@ -92,7 +92,7 @@ class State:
         umask = _umask()
         if umask is not None and umask != self.umask:
             out.append((UMASK, f"{umask:04o}"))
-        resource = sys.modules.get("resource")
+        resource: Any = sys.modules.get("resource")
         for name, now in _limits().items():
             if now != self.limits.get(name):
                 out.append((LIMITS, f"{name} to {_limit(now[0])}"))
@@ -174,7 +174,7 @@ class AtFork:
                     names.append(str(getattr(func, "__qualname__", None) or type(func).__name__)[:60])
                 except Exception:
                     names.append("a function")
-            return original(**kwargs)  # type: ignore[misc]
+            return original(**kwargs)  # type: ignore[misc]  # os.register_at_fork is typed as returning nothing
 
         register_at_fork.__doc__ = getattr(original, "__doc__", None)
         return register_at_fork
@@ -191,7 +191,7 @@ def _umask() -> int | None:
 
 
 def _limits() -> dict[str, tuple[int, int]]:
-    resource = sys.modules.get("resource")
+    resource: Any = sys.modules.get("resource")
     found = {}
     for name in _LIMITS:
         which = getattr(resource, name, None)
@@ -204,7 +204,7 @@ def _limits() -> dict[str, tuple[int, int]]:
 
 
 def _limit(value: int) -> str:
-    resource = sys.modules.get("resource")
+    resource: Any = sys.modules.get("resource")
     return "unlimited" if value == getattr(resource, "RLIM_INFINITY", -1) else f"{value:,}"
 
 

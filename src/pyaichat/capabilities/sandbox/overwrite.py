@@ -102,10 +102,8 @@ def _probe() -> Layout | None:
         bytes_data = _find(blob, blob)
         if bytes_data is None:
             return None
-        bytes_hash: int | None = 3 * PTR
-        expected = hash(blob)
-        if _word(id(blob) + bytes_hash) != expected:
-            bytes_hash = None
+        hash_at = 3 * PTR  # ob_refcnt, ob_type, ob_size
+        bytes_hash: int | None = hash_at if _word(id(blob) + hash_at) == hash(blob) else None
         pair = (ascii_probe, blob)
         first = [
             at for at in range(2 * PTR, 6 * PTR, PTR) if _word(id(pair) + at, ctypes.c_void_p) == id(pair[0])

@@ -149,9 +149,9 @@ class Checks:
         if type(value) is bytes:
             if value.isascii():
                 return self._spans_of(value.decode("ascii"))
-            known = self._known_bytes
-            return _merged([m.span() for m in known.finditer(value)]) if known is not None else None
-        text: str = value  # type: ignore[assignment]
+            in_bytes = self._known_bytes
+            return _merged([m.span() for m in in_bytes.finditer(value)]) if in_bytes is not None else None
+        text: str = value  # type: ignore[assignment]  # bytes returned above: mypy does not narrow on type() is
         if len(text) > MAX_TEXT:
             known = self._known_text
             return _merged([m.span() for m in known.finditer(text)]) if known is not None else None
@@ -193,7 +193,7 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...] | None:
 
 def type_dict(cls: type) -> Mapping[str, Any]:
     """``cls.__dict__`` as ``type`` itself reads it."""
-    return _TYPE_DICT(cls)  # type: ignore[no-any-return]
+    return _TYPE_DICT(cls)
 
 
 def lookup(cls: type, name: str) -> Any:
@@ -265,7 +265,7 @@ class _Walk:
         self.cells = CELLS
         self.queue: deque[tuple[Any, bool, int]] = deque()
         self.namespace_id = namespace_id
-        self.numpy = sys.modules.get("numpy")
+        self.numpy: Any = sys.modules.get("numpy")
         self.ndarray = getattr(self.numpy, "ndarray", None)
 
     # -- the queue -------------------------------------------------------------------------------------------
@@ -394,7 +394,8 @@ class _Walk:
             self.child(v, under or secret, setter, d, k, deep or secret)
 
     def sequence(self, seq: Any, base: type, under: bool, fields: Any = None) -> None:
-        setter = {list: Setter.LIST, tuple: Setter.TUPLE, deque: Setter.DEQUE}.get(base)
+        setters: dict[type, int] = {list: Setter.LIST, tuple: Setter.TUPLE, deque: Setter.DEQUE}
+        setter = setters.get(base)
         names = fields if type(fields) is tuple else ()
         items = layout.builtin_items(seq, base, limit=max(self.items, 0))
         checks = self.checks
@@ -531,7 +532,7 @@ def _spanned(value: str | bytes, spans: tuple[tuple[int, int], ...]) -> str | by
         for start, end in spans:
             out[start:end] = overwrite.fill(end - start).encode("ascii")
         return bytes(out)
-    text: str = value  # type: ignore[assignment]
+    text: str = value  # type: ignore[assignment]  # bytes returned above: mypy does not narrow on type() is
     for start, end in spans:
         text = text[:start] + overwrite.fill(end - start) + text[end:]
     return text

@@ -355,7 +355,7 @@ def _env_names() -> frozenset[Any]:
     return _env_seen[1]
 
 
-class _EnvStore(dict):  # type: ignore[type-arg]  # a dict of whatever os.environ stores
+class _EnvStore(dict[str, Any]):  # a dict of whatever os.environ stores
     """``os.environ``'s store in the child: empty (no secret in it), but it notes the session's variables the
     proposed code asks for, and removing one of them works as it would in the session."""
 
@@ -387,7 +387,7 @@ def _asked_by_user() -> bool:
     read variables such as ``HOME`` on their own, and say nothing about the proposal)."""
     from ..deadline import is_user_code  # deadline loads the workers: only in the preview's child
 
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(8):
         if frame is None:
             return False

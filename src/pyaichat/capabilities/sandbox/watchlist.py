@@ -130,8 +130,8 @@ def targets(namespace: dict[str, Any]) -> list[Target]:
             continue  # a metaclass: the classes themselves were added by name
         for cls in kind.__mro__:
             if cls.__flags__ & HEAP:
-                module = str(getattr(cls, "__module__", "?"))
-                add(f"{module}.{cls.__qualname__}", cls, owner_of(module))
+                home = str(getattr(cls, "__module__", "?"))
+                add(f"{home}.{cls.__qualname__}", cls, owner_of(home))
     if not narrow:  # every other module loaded in the process (the REPL's own: litellm, httpx, logging)
         for label, obj, owner in loaded:
             add(label, obj, owner)
