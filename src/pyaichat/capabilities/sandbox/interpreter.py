@@ -12,10 +12,13 @@ is wrapped for the run (``AtFork``).
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import dictwatch
 
 ALARMS, RECURSION, AT_FORK, UMASK = "alarms", "recursion", "at_fork", "umask"
 LIMITS, HOOKS, LOGGING, WARNINGS, IMPORT_PATH, OPTIONS = (
@@ -47,12 +50,13 @@ class State:
     handlers: dict[str, tuple[int, ...]] = field(default_factory=dict)
     filters: tuple[Any, ...] = ()
     path: tuple[str, ...] = ()
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Options | None = None
     recursion_now: int | None = None  # the limit the code left, read (and put back) first thing after it
     recursion_asked: int | None = None  # the limit it asked for (``RecursionLimit``), if lower
 
     @classmethod
-    def take(cls) -> State:
+    def take(cls, options: Options | None = None) -> State:
+        """``options``: pandas' options as the parent read them before ``fork`` (``Options``)."""
         signal: Any = sys.modules.get("signal")
         timers = {}
         for name, _ in _TIMERS:
@@ -68,7 +72,7 @@ class State:
             _handlers(),
             _filters(),
             tuple(map(str, sys.path)),
-            _options(),
+            options,
         )
 
     def changes(self) -> list[tuple[str, str]]:
@@ -116,10 +120,54 @@ class State:
         if path != self.path:
             added = [p for p in path if p not in self.path]
             out.append((IMPORT_PATH, ", ".join(added[:3]) or "reordered or shortened"))
-        for key, value in _options().items():
-            if not _same(value, self.options.get(key, value)):
-                out.append((OPTIONS, key))
+        for key in self.options.changed() if self.options is not None else ():
+            out.append((OPTIONS, key))
         return out
+
+
+class Options:
+    """pandas' options, read in the parent (where its objects are warm: in a fresh child each value touched
+    takes a reference, a copy-on-write fault per page — about 16 ms for pandas' few hundred options), with the
+    version tags of the dicts that hold them, so that after the run the child reads them again only where a
+    tag moved (``pd.set_option`` writes into one of them). Read again in the parent only when a tag moved."""
+
+    _last: Options | None = None
+
+    def __init__(self) -> None:
+        last = Options._last
+        dicts = _option_dicts()
+        self.tags = [dictwatch.tag(d) for d in dicts]
+        self.dicts: list[dict[str, Any]]
+        self.values: dict[str, Any]
+        if (
+            last is not None
+            and len(last.dicts) == len(dicts)
+            and all(map(operator.is_, last.dicts, dicts))
+            and None not in self.tags
+            and last.tags == self.tags
+        ):
+            self.dicts, self.values = last.dicts, last.values
+        else:
+            self.dicts, self.values = dicts, _options()
+        Options._last = self
+
+    def changed(self) -> list[str]:
+        """The options whose value is not what it was (none when no tag moved)."""
+        if None not in self.tags and [dictwatch.tag(d) for d in self.dicts] == self.tags:
+            return []
+        return [key for key, value in _options().items() if not _same(value, self.values.get(key, value))]
+
+
+def _option_dicts() -> list[dict[str, Any]]:
+    """The dicts that hold pandas' options: its ``_global_config`` and the dicts nested in it."""
+    config = getattr(sys.modules.get("pandas._config.config"), "_global_config", None)
+    found: list[dict[str, Any]] = []
+    todo = [config] if type(config) is dict else []
+    while todo and len(found) < 200:
+        level = todo.pop()
+        found.append(level)
+        todo.extend(value for value in level.values() if type(value) is dict)
+    return found
 
 
 class RecursionLimit:

@@ -85,6 +85,7 @@ class Watch:
         _warm()
         found = plan if plan is not None else _plan(namespace)
         self.targets, self.dicts, self.setters, self.modules, self.ours, self.index = found
+        self.options = interpreter.Options()  # before the tags are read: it notes itself in its class
         self.watched = dictwatch.Watched(self.dicts)
         self.sys_modules = dictwatch.reader(sys.modules)
         self.env_reads: list[Any] = []
@@ -118,7 +119,7 @@ class Watch:
         self.trace, self.profile = sys.gettrace(), sys.getprofile()
         self.tasks, self.queued = _loop_state(self.loop)
         self.process = _process_state()
-        self.state = interpreter.State.take()
+        self.state = interpreter.State.take(self.options)
         self._env_store()
         self.budget[0] = MAX_EVENTS
         want, budget, log, writing = _EVENTS, self.budget, self.log.append, _WRITE_FLAGS
