@@ -1,0 +1,491 @@
+"""An answer's claims: each number that states something, with the words that say what — the words beside it
+(back to the number before it, on to the next one or a comma; around its parentheses), the words of its
+clause before its first number (the clause's subject), the line introducing its table or list, its table row
+and column — and which numbers are no claim (code, list markers, versions, years, the question's own numbers,
+a table's row labels and header, thresholds after ``<``/``>``, enumerators).
+
+The numbers are read once and each clause's words once; the words beside a number are read only when some
+fact could be about it (``complete``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+from .words import (
+    AFTER_DOWN_STEMS,
+    acronyms,
+    AFTER_UP_STEMS,
+    BASE_STEMS,
+    BOUND_STEMS,
+    COMPARATIVE_STEMS,
+    DERIVED_STEMS,
+    DOWN_STEMS,
+    HYPOTHETICAL,
+    RATE_STEMS,
+    UP_STEMS,
+    spellings,
+    words,
+)
+from .written import Written, code_spans, hedged, is_version, is_year, list_marker_end, masked_code, read
+
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n|\s[—–]\s")
+_CELL = re.compile(r"(?<=\|)[^|]*(?=\|)")
+_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
+_PCT_HEADER = re.compile(r"\(%\)|%|\bpercent\b|\bpct\b", re.I)
+_UNIT_HEADER = re.compile(
+    r"[($]\s*\$?\s*(k|m|mn|bn|b|thousands?|millions?|billions?)\s*\$?\s*\)|\b(k|bn)\$", re.I
+)
+_UNIT_SCALES = {"k": 1e3, "thousand": 1e3, "thousands": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6,
+                "millions": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9, "billions": 1e9}  # fmt: skip
+_SEPARATORS = re.compile(r"[,;()\[\]]|\b(?:and|but|while|vs|versus|against|then|though|whereas)\b")
+_OPERATOR_BEFORE = re.compile(r"(?:<=?|>=?|≤|≥|==)\s*[-−]?[$€£]?$")
+_STEP_WORDS = frozenset(
+    "step item option case figure fig table chart axes group line input version v".split()
+)
+_CONVENTION = re.compile(r"\s?%?\s*(?:level|significance|confidence|ci\b|interval|threshold)")
+_RANGE_AFTER = re.compile(r"\s*(?:[–-]|to)\s*\d")
+_ALPHA = re.compile(r"(?:α|alpha|significance level of|level of)\s*=?\s*$", re.I)
+_LABEL_AFTER = re.compile(r"\s*(?:[:)(]|stars?\b|-star\b)", re.I)
+_LIST_LINE = re.compile(r"\s*(?:[|*+-]|\d+[.)]\s)")
+_NUMERIC_CELL = re.compile(
+    r"^[^A-Za-z]*\d[^A-Za-z]*(?:\s?(?:k|m|bn|B|M|million|billion|thousand))?[^A-Za-z]*$"
+)
+_BOUND_BEFORE = re.compile(r"\bat (?:least|most)\W*$|\bup to\W*$")
+_RESTATED = re.compile(
+    r"\b(?:which is|that is|i\.e\.|equivalent to|or about|or roughly)\W*(?:about|around|roughly)?\W*$"
+)
+_PER = re.compile(r"\bper\b")
+_TIMES_BEFORE = re.compile(r"\b(?:times|x)\s*$")
+_HYPOTHETICAL = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(HYPOTHETICAL))) + r")\b")
+_OPEN = " *_$€£~"
+_HEAD = re.compile(r"^[^\w,;()\[\]]*(?:[A-Za-z%°]+[^\w,;()\[\]]*){1,2}")
+
+
+@dataclass(slots=True)
+class Claim:
+    """One number of the answer and the words that say what it is."""
+
+    num: Written
+    clause: frozenset[str] = frozenset()  # every word of its clause (its table row and column too)
+    prefix: frozenset[str] = frozenset()  # its clause's words before its first number, and its lead line
+    lead: frozenset[str] = frozenset()  # the line that introduces its table or list
+    row: str = ""  # a table cell: its row's label cells
+    column: str = ""  # and its column's header
+    corner: str = ""  # the table's first header cell (what its rows are)
+    scale: float = 1.0  # a unit from its table header: ``revenue ($k)``
+    days: frozenset[str] = frozenset()  # the days its clause names ("On March 3 …"), as row keys
+    code: frozenset[str] = frozenset()  # the expressions its clause names in backticks, normalised
+    # read by ``complete``: the words beside it
+    before: list[str] = field(default_factory=list)  # back to the number before it (or a comma)
+    after: list[str] = field(default_factory=list)  # on to the next number (or a comma), four at most
+    own: frozenset[str] = frozenset()  # before and after
+    near_rows: frozenset[str] = frozenset()  # its own words that may name its row (not a comparison's base)
+    context: frozenset[str] = frozenset()  # own, prefix and lead (and its table labels)
+    beside: frozenset[str] = frozenset()  # before and the first two words after
+    text_before: str = ""  # its clause's text before it (40 characters at most), lower case
+    text_after: str = ""
+    direction: int = 0  # +1 / -1: the change it states goes up / down
+    points: bool = False  # "0.5 points": percentage points where the value is a ratio
+    _derived: str | None = field(default=None, repr=False)
+    _shown: str = field(default="", repr=False)  # the text its words come from (for saying which tied it)
+    _where: tuple | None = field(default=None, repr=False)  # what ``complete`` reads from
+
+    @property
+    def spelled(self) -> dict[str, str]:
+        """Each stem of its words and the word as the answer wrote it."""
+        return spellings(self._shown)
+
+    @property
+    def derived(self) -> str:
+        """Why it is not a value a result states (a comparison, a bound, a rate, an example), or ""."""
+        if self._derived is None:
+            self._derived = _derived(self)
+        return self._derived
+
+
+@dataclass
+class _Clause:
+    start: int
+    end: int
+    words: frozenset[str]
+    prefix: frozenset[str]
+    spans: list[tuple[int, str]]
+    numbers: list[Written]  # its claims' numbers
+    days: frozenset[str]
+
+
+def claims_of(answer: str, question: str = "", row_labels: frozenset[str] = frozenset()) -> list[Claim]:
+    """The claims of ``answer``, in order (``row_labels``: the turn's results' row labels, so that a number
+    that is one of them, written as a label, is not taken for a value)."""
+    text = masked_code(answer)
+    numbers = read(text)
+    if not numbers:
+        return []
+    said = masked_code(
+        answer, inline=False
+    )  # the words: inline code stays (`price`, `len(df)`), numbers do not
+    spans = code_spans(answer) if "`" in answer else []
+    asked = {n.text.lstrip("-−+") for n in read(question)} if question else set()
+    cells = _table_cells(text, numbers) if "|" in text else {}
+    kept: list[tuple[Written, tuple[str, str, str, bool] | None]] = []
+    for i, num in enumerate(numbers):
+        cell = cells.get(num.start)
+        if cell is not None and cell[3]:  # a row's label cell, or the header
+            continue
+        if not _not_a_claim(text, num, asked, cell is not None, row_labels, numbers, i):
+            kept.append((num, cell))
+    if not kept:
+        return []
+    mine = [num for num, _ in kept]
+    positions = [n.start for n in mine]
+    bounds = _clauses(text)
+    starts = [a for a, _ in bounds]
+    clauses: dict[int, _Clause] = {}
+    leads: dict[int, tuple[frozenset[str], str]] = {}
+    out = []
+    for j, (num, cell) in enumerate(kept):
+        k = max(bisect.bisect_right(starts, num.start) - 1, 0)
+        clause = clauses.get(k)
+        if clause is None:
+            clause = clauses[k] = _clause(said, bounds[k], spans, mine, positions)
+        out.append(_claim(num, j, mine, clause, said, text, cell, leads))
+    return out
+
+
+def _content(text: str) -> frozenset[str]:
+    """A text's words, bare numbers left out (they are the numbers', not the text's), with the initials of
+    its capitalised names ("Net Promoter Score": nps)."""
+    found = frozenset(w for w in words(text) if not w.isdigit())
+    return found | frozenset(acronyms(text)) if " " in text and any(c.isupper() for c in text) else found
+
+
+def _clause(
+    said: str,
+    bound: tuple[int, int],
+    spans: list[tuple[int, str]],
+    numbers: list[Written],
+    positions: list[int],
+) -> _Clause:
+    start, end = bound
+    inside = numbers[bisect.bisect_left(positions, start) : bisect.bisect_left(positions, end)]
+    days: set[str] = set()
+    for n in inside:
+        if n.date is not None:
+            days |= day_keys(n.date)
+    first = inside[0].start if inside else end
+    mine = [s for s in spans if start <= s[0] < end] if spans else []
+    return _Clause(
+        start, end, _content(said[start:end]), _content(said[start:first]), mine, inside, frozenset(days)
+    )
+
+
+def _claim(
+    num: Written,
+    j: int,
+    numbers: list[Written],
+    clause: _Clause,
+    said: str,
+    text: str,
+    cell: tuple[str, str, str, bool] | None,
+    leads: dict[int, tuple[frozenset[str], str]],
+) -> Claim:
+    """A claim with what its clause says (enough to find the facts it may be about); the words beside it are
+    read only if some are (``complete``)."""
+    claim = Claim(num, clause=clause.words, prefix=clause.prefix)
+    num.hedged = hedged(said[max(0, num.start - 24) : num.start])
+    claim.code = frozenset(expr for _, expr in clause.spans) if clause.spans else frozenset()
+    line_start = text.rfind("\n", 0, num.start) + 1
+    if line_start not in leads:
+        lead = _lead_line(text, line_start)
+        leads[line_start] = (_content(lead), lead)
+    claim.lead, lead_text = leads[line_start]
+    shown = f"{lead_text} {said[clause.start : clause.end]}"
+    if cell is not None:
+        claim.row, claim.column, claim.corner, _ = cell
+        header = f"{claim.column} {claim.row}"
+        if not num.pct and _PCT_HEADER.search(header):
+            num.pct = True
+        m = _UNIT_HEADER.search(header)
+        if m:
+            claim.scale = _UNIT_SCALES.get((m.group(1) or m.group(2)).lower(), 1.0)
+        labels = f"{claim.row} {claim.column} {claim.corner}"
+        claim.clause = clause.words | frozenset(words(labels))
+        shown = f"{shown} {labels}"
+    if claim.lead:
+        claim.prefix = claim.prefix | claim.lead
+    claim.days = clause.days - day_keys(num.date) if num.date is not None else clause.days
+    claim._where = (j, numbers, clause, said)
+    claim._shown = shown
+    return claim
+
+
+def complete(claim: Claim) -> None:
+    """Read the words beside the claim: back to the number before it and on to the next one, each cut at the
+    nearest comma, "and", "vs" (a number in parentheses reads past them); then its direction."""
+    if claim._where is None:
+        return
+    j, numbers, clause, said = claim._where
+    claim._where = None
+    num = claim.num
+    start, end = clause.start, clause.end
+    prev_end = numbers[j - 1].end if j > 0 and numbers[j - 1].end > start else start
+    next_start = numbers[j + 1].start if j + 1 < len(numbers) and numbers[j + 1].start < end else end
+    own_before = said[prev_end : num.start]
+    if prev_end > start:  # the number before keeps the two words right after it ("14 distinct texts across")
+        head = _HEAD.match(own_before)
+        if head:
+            own_before = own_before[head.end() :]
+    own_after = said[num.end : next_start]
+    stripped = own_before.rstrip(_OPEN)
+    if stripped.endswith("("):  # "(47.3%) in May": the words around the parentheses are its own
+        own_before = stripped[:-1]
+        close = own_after.lstrip(" %*_")
+        if close.startswith(")"):
+            own_after = close[1:]
+    cut = None
+    for cut in _SEPARATORS.finditer(own_before):
+        pass
+    if cut is not None:
+        own_before = own_before[cut.end() :]
+    sep = _SEPARATORS.search(own_after)
+    if sep:
+        own_after = own_after[: sep.start()]
+    claim.before = words(own_before)
+    claim.after = words(own_after)[:4]
+    claim.text_before = said[max(start, num.start - 40) : num.start].lower()
+    claim.text_after = said[num.end : min(end, num.end + 8)].lower()
+    mine = _respectively(clause.spans, clause.numbers, num)
+    if mine is not None:  # "`a` and `b` are 1 and 2": the i-th number is the i-th expression's
+        claim.code = frozenset({mine})
+        claim.before = words(mine.replace(".", " ").replace("_", " "))
+    own = frozenset(claim.before) | frozenset(claim.after)
+    claim.own = own
+    claim.near_rows = _near_rows(claim.before[-6:], claim.after) | claim.days
+    if " " in own_before and any(c.isupper() for c in own_before):
+        claim.before = claim.before + acronyms(own_before)
+        claim.own = claim.own | frozenset(acronyms(own_before))
+    claim.context = own | claim.prefix
+    if claim.row or claim.column:
+        claim.context = claim.context | frozenset(words(f"{claim.row} {claim.column} {claim.corner}"))
+    claim.beside = frozenset(claim.before) | frozenset(claim.after[:2])
+    claim.direction = _direction(num, claim)
+    claim.points = bool(claim.after) and claim.after[0] in ("point", "pt", "pts")
+
+
+def _near_rows(before: list[str], after: list[str]) -> frozenset[str]:
+    """The words beside a number that may name its row: not one right after "on", "than", "vs", "from" (the
+    row it is compared with: "rose 27 % on March")."""
+    out = set()
+    for seq in (before, after):
+        base = False
+        for w in seq:
+            if w in BASE_STEMS:
+                base = True
+                continue
+            if not base:
+                out.add(w)
+            base = False
+    return frozenset(out)
+
+
+def _not_a_claim(
+    text: str,
+    num: Written,
+    asked: set[str],
+    in_table: bool,
+    row_labels: frozenset[str],
+    nums: list[Written],
+    i: int,
+) -> bool:
+    if asked and num.text.lstrip("-−+") in asked:
+        return True
+    line_start = text.rfind("\n", 0, num.start) + 1
+    if num.start - line_start < 8:
+        marker = list_marker_end(text, num.start)
+        if marker and num.start < marker:
+            return True
+    if num.date is None and is_year(num) and not in_table:
+        return True
+    before = text[max(0, num.start - 24) : num.start]
+    tail = before.rstrip(" $€£-−(")
+    if tail:
+        if tail[-1].isalpha():
+            last = tail.rsplit(None, 1)[-1].lower().lstrip("*_`(")
+            if is_version(last) or last in _STEP_WORDS:
+                return True
+        elif tail[-1] in "<>=≤≥" and _OPERATOR_BEFORE.search(before):
+            return True
+    if (
+        num.integer
+        and num.value < 10
+        and text[num.start - 1 : num.start] == "("
+        and text[num.end : num.end + 1] == ")"
+    ):
+        return True  # an enumerator: "(1)"
+    after = text[num.end : num.end + 14].lower()
+    if _CONVENTION.match(after) or (before.endswith("(") and _RANGE_AFTER.match(after)):
+        return True  # "the 5 % level", "a 95 % interval", "Promoters (9–10)"
+    if _ALPHA.search(before):
+        return True  # "α = 0.05"
+    if num.integer and num.date is None and num.scale == 1 and not num.pct and num.text in row_labels:
+        # a label of the results written as one: "4 is the most common score", "- 5 stars: 111"
+        first = i == 0 or nums[i - 1].start < line_start
+        if first or _LABEL_AFTER.match(text, num.end):
+            return True
+    return False
+
+
+def _respectively(spans: list[tuple[int, str]], numbers: list[Written], num: Written) -> str | None:
+    """The expression a number is paired with when a clause names several and then gives as many numbers."""
+    if len(spans) < 2 or len(spans) != len(numbers) or spans[-1][0] > numbers[0].start:
+        return None
+    return spans[numbers.index(num)][1]
+
+
+def day_keys(date: tuple[int, int, int]) -> set[str]:
+    """The row keys of a day (``03-17``, ``2024-03-17``) or a month (``2024-03``)."""
+    year, month, day = date
+    if not day:
+        return {f"{year}-{month:02d}"} if year else set()
+    keys = {f"{month:02d}-{day:02d}"}
+    if year:
+        keys.add(f"{year}-{month:02d}-{day:02d}")
+    return keys
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for m in _CLAUSE_END.finditer(text):
+        if m.start() > start:
+            spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def _lead_line(text: str, line_start: int) -> str:
+    """The line before the table or list holding ``line_start``'s line when it introduces it ("Average price
+    by region:")."""
+    end = text.find("\n", line_start)
+    line = text[line_start : end if end >= 0 else len(text)]
+    if not _LIST_LINE.match(line):
+        return ""
+    pos = line_start
+    while pos > 0:
+        prev_start = text.rfind("\n", 0, pos - 1) + 1
+        prev = text[prev_start : pos - 1]
+        if not prev.strip() or _LIST_LINE.match(prev):
+            pos = prev_start
+            continue
+        return prev if prev.rstrip().endswith(":") or len(prev) < 80 else ""
+    return ""
+
+
+def _table_cells(text: str, numbers: list[Written]) -> dict[int, tuple[str, str, str, bool]]:
+    """Each number in a Markdown table, by where it starts: (its row's label, its column's header, the first
+    header cell, whether it is no value: a label cell or a header). A table of one data row has no label
+    column."""
+    spans: list[tuple[int, int, tuple[str, str, str, bool]]] = []
+    lines = text.split("\n")
+    offsets = []
+    pos = 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    i = 0
+    while i < len(lines):
+        if not (lines[i].lstrip().startswith("|") and lines[i].count("|") >= 2):
+            i += 1
+            continue
+        block = []
+        while i < len(lines) and lines[i].lstrip().startswith("|") and lines[i].count("|") >= 2:
+            block.append(i)
+            i += 1
+        header: list[str] = []
+        data = []
+        for k in block:
+            if _RULE.fullmatch(lines[k].strip()):
+                continue
+            cells = [(m.start() + offsets[k], m.end() + offsets[k]) for m in _CELL.finditer(lines[k])]
+            names = [text[a:b].strip().strip("`*_ ") for a, b in cells]
+            nxt = lines[k + 1].strip() if k + 1 < len(lines) else ""
+            if not header and "-" in nxt and _RULE.fullmatch(nxt):
+                header = names
+                spans += [(a, b, ("", "", "", True)) for a, b in cells]  # the header's numbers are labels
+                continue
+            data.append((cells, names))
+        one_row = len(data) == 1
+        corner = header[0] if header else ""
+        for cells, names in data:
+            n_labels = 0 if one_row and names and _NUMERIC_CELL.match(names[0]) else 1
+            while n_labels < min(len(names) - 1, 2) and not _NUMERIC_CELL.match(names[n_labels]):
+                n_labels += 1  # "| 1 | tyrell | 35 |": a rank and a name label the row
+            label = " ".join(n for n in names[:n_labels] if n)
+            for j, (a, b) in enumerate(cells):
+                spans.append((a, b, (label, header[j] if j < len(header) else "", corner, j < n_labels)))
+    found: dict[int, tuple[str, str, str, bool]] = {}
+    if not spans:
+        return found
+    spans.sort()
+    starts = [a for a, _, _ in spans]
+    for num in numbers:
+        k = bisect.bisect_right(starts, num.start) - 1
+        if k >= 0 and spans[k][0] <= num.start < spans[k][1]:
+            found[num.start] = spans[k][2]
+    return found
+
+
+def _direction(num: Written, claim: Claim) -> int:
+    """The sign the words give a change: "fell 19.8 %" −, "grew 5 %" +, "a 7.6 % drop" −; none for a level
+    ("fell to 333k", "from 24k to 13k")."""
+    if num.signed:
+        return num.signed
+    before = claim.before[-4:]
+    if before and before[-1] in ("to", "from", "at"):
+        return 0
+    for w in reversed(before):
+        if w in DOWN_STEMS:
+            return -1
+        if w in UP_STEMS:
+            return 1
+    for w in claim.after[:2]:
+        if w in AFTER_DOWN_STEMS:
+            return -1
+        if w in AFTER_UP_STEMS:
+            return 1
+    return 0
+
+
+def _derived(claim: Claim) -> str:
+    """Why the claim is not a value a result states: a comparison ("3.06 above", "by 34" after "above"), a
+    bound ("over 30"), a rate ("$241 per order"), a range ("a range of 33.6"), a restatement ("which is about
+    43 °F"), an example ("could repartition to 4"), or ""."""
+    after = claim.after[:3]
+    for w in after:
+        if w in COMPARATIVE_STEMS or w in RATE_STEMS:
+            return w
+    if after[:2] in (["of", "each"], ["of", "other"]) or "other" in after:
+        return "each other"
+    before = claim.before
+    for w in before[-3:]:
+        if w in BOUND_STEMS or w in DERIVED_STEMS:
+            return w
+    text = claim.text_before
+    if _PER.search(text) or (claim.num.value == 1 and after[:1] == ["in"]):
+        return "per"
+    if before[-1:] == ["by"] and COMPARATIVE_STEMS & set(words(text)):
+        return "by"
+    if ("least" in text or "most" in text or "up to" in text) and _BOUND_BEFORE.search(text[-14:]):
+        return "bound"
+    if _RESTATED.search(text):
+        return "restated"
+    if _HYPOTHETICAL.search(text):
+        return "hypothetical"
+    if ("x" in text[-8:] or "times" in text[-8:]) and _TIMES_BEFORE.search(text[-8:]):
+        return "times"
+    if claim.text_after.startswith(("x ", "×")):
+        return "times"
+    return ""

@@ -1,0 +1,398 @@
+"""Tying an answer's number to the value it claims, and judging it.
+
+A claim names the fact its words name: its table row and column (either way round: a transposed table too),
+or in prose a row label beside it ("north 58.3"), its aggregate and subject ("the average price"), the noun
+after it ("12 rows"), the expression it follows in backticks. Then:
+
+- **supported** when it states a fact it names about as well as any (at its precision, scale words and units
+  read, a direction the fact's sign), or, named by nothing, equals a fact its clause has words of, or equals
+  one with a number of three significant digits or more (a 2,406,605.63 is not there by chance; a 3 is);
+- **contradicted** when the fact its own words name (the words beside it, not only somewhere in its clause)
+  differs, even if the number equals another value of the turn (the north region's mean given as the average
+  price) — unless it is a comparison, a bound, a rate, a range or an example ("3.06 above", "over 30",
+  "$241 per order", "a range of 33.6", "could repartition to 4");
+- **not found** otherwise (the model's own arithmetic, a figure nothing showed).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+from .claims import Claim, complete, day_keys
+from .facts import Fact
+from .words import AGG_STEMS, EXCLUSIVE, OVERALL_STEMS, WEIGHTED, stem, words
+
+SUPPORTED = "supported"
+NOT_FOUND = "not found"
+CONTRADICTED = "contradicted"
+
+_EMPTY: frozenset[str] = frozenset()
+_CHANGES = frozenset({"change", "diff", "rel"})
+_COUNTED = frozenset({"rows", "cols", "partitions", "points", "bars", "variables"})  # named by their noun
+_RATIOS = frozenset({"share", "change", "rel", "diff", "ratio"})
+_NEGATIVE = frozenset(
+    map(stem, "loss losing lost negative deficit minus below fell dropped declined shrank".split())
+)
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What the check says of one claim: its status, the fact it was tied to (or equals), and why."""
+
+    status: str
+    fact: Fact | None = None
+    why: str = ""
+
+
+class Index:
+    """The facts of a turn, looked up by value (bisection) and by the words that name them."""
+
+    def __init__(self) -> None:
+        self.facts: list[Fact] = []
+        self._values: list[tuple[float, int]] = []
+        self._keys: list[float] = []
+        self.by_row: dict[str, list[int]] = {}
+        self.rowless: list[int] = []
+        self.dates: list[int] = []
+        self.row_labels: frozenset[str] = frozenset()
+        self.units: set[float] = set()  # the scales the results' labels name (``revenue (k$)``: 1000)
+        self.by_agg: dict[str, int] = {}  # how many facts without rows each aggregate has
+        self._named: dict[frozenset[str], frozenset[int]] = {}
+
+    def add(self, facts: list[Fact]) -> None:
+        self._named.clear()
+        labels = set(self.row_labels)
+        for fact in facts:
+            i = len(self.facts)
+            self.facts.append(fact)
+            if fact.scale != 1:
+                self.units.add(fact.scale)
+            if fact.date is not None:
+                self.dates.append(i)
+            else:
+                for v in {abs(fact.value), abs(fact.value * fact.scale), abs(fact.value * 100)}:
+                    self._values.append((v, i))
+            if fact.rows:
+                for form in fact.rows:
+                    self.by_row.setdefault(form, []).append(i)
+                labels |= fact.rows
+            else:
+                self.rowless.append(i)
+                if not fact.weak:
+                    self.by_agg[fact.agg] = self.by_agg.get(fact.agg, 0) + 1
+        self.row_labels = frozenset(labels)
+        self._values.sort()
+        self._keys = [v for v, _ in self._values]
+
+    def named_by(self, words_: frozenset[str]) -> frozenset[int]:
+        """Facts these words may name: rows they say the label of, facts without rows they say a word of
+        (their subject or aggregate). Cached: a clause's numbers share its words."""
+        found = self._named.get(words_)
+        if found is None:
+            hits: set[int] = set()
+            for w in words_:
+                rows = self.by_row.get(w)
+                if rows:
+                    hits.update(rows)
+            for i in self.rowless:
+                f = self.facts[i]
+                if not f.weak and (f.subject & words_ or AGG_STEMS.get(f.agg, _EMPTY) & words_):
+                    hits.add(i)
+            found = self._named[words_] = frozenset(hits)
+        return found
+
+    def near(self, value: float, tol: float) -> list[int]:
+        """Facts whose value (or its percent, or its scaled value) is within ``tol`` of ``|value|``."""
+        lo = bisect.bisect_left(self._keys, abs(value) - tol)
+        hi = bisect.bisect_right(self._keys, abs(value) + tol)
+        return [i for _, i in self._values[lo : min(hi, lo + 64)]]
+
+
+def _states(claim: Claim, fact: Fact, units: set[float]) -> bool:
+    """``claim`` states ``fact``'s value: at its precision, its scale and its table's unit applied, a percent of
+    a ratio, a direction the sign of a change."""
+    num = claim.num
+    if num.date is not None or fact.date is not None:
+        if num.date is None or fact.date is None:
+            return False
+        (y1, m1, d1), (y2, m2, d2) = num.date, fact.date
+        return m1 == m2 and (not y1 or not y2 or y1 == y2) and (not d1 or not d2 or d1 == d2)
+    change = fact.agg in _CHANGES
+    trues = [fact.value]
+    if fact.scale != 1:
+        trues.append(fact.value * fact.scale)
+    if (num.pct or claim.points) and not fact.percent:
+        trues = [t * 100 for t in trues] + ([fact.value] if abs(fact.value) > 1.5 else [])
+    reads = [(num.value * claim.scale, num.tol * claim.scale)]
+    if claim.scale != 1:
+        reads.append((num.value, num.tol))  # the header's unit may be the data's own ("revenue (k$)")
+    if num.scale != 1 and num.scale in units:  # "$412.5k" for a value in k$
+        reads.append((num.value / num.scale, num.tol / num.scale))
+    for written, unit in reads:
+        if claim.direction and not num.signed and (change or fact.value < 0):
+            written = claim.direction * abs(written)  # "fell 19.8 %": −19.8
+        for true in trues:
+            if true < 0 and written > 0 and not num.signed and not claim.direction:
+                # an unsigned number for a negative value: right only where its words say it is negative
+                if not _NEGATIVE & (claim.clause | frozenset(claim.before)):
+                    continue
+                true = -true
+            elif not change and not num.signed and written < 0 < true:
+                continue
+            if num.agrees(written, true, unit):
+                return True
+    return False
+
+
+def _kind_fits(claim: Claim, fact: Fact) -> bool:
+    """Types that cannot be the same value: a percent and a count, a date and an amount, a ratio of 0.02 and a
+    plain 8,182."""
+    num = claim.num
+    if (num.date is None) != (fact.date is None):
+        return False
+    if num.date is not None:
+        return True
+    if num.pp or claim.points:
+        return fact.agg in ("diff", "") or fact.percent or abs(fact.value) <= 1.5
+    if num.pct:
+        return fact.percent or abs(fact.value) <= 1.5
+    if (
+        fact.agg in _RATIOS or (fact.agg in ("", "value", "mean") and "rate" in fact.subject)
+    ) and not fact.percent:
+        if abs(fact.value) <= 1.5 and abs(num.value) > 1.5:
+            return False  # a plain 36.5 or 8,182 is no ratio of 0.365 (a header may have made it a percent)
+    return True
+
+
+@dataclass(slots=True)
+class _Score:
+    row: int = 0  # 2: its label is beside the number (or its table row/column); 1: in its clause's subject
+    agg: int = 0  # 2: beside; 1: in its clause's subject
+    subject: int = 0  # 2: beside; 1: in its clause's subject
+    noun: bool = False  # the noun after it ("12 rows"), or the expression it follows
+    conflict: bool = False
+    words: int = 0  # how many of its subject's words the claim's context has
+    evidence: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return 3 * self.row + 2 * self.agg + self.subject + 2 * self.noun
+
+    def strong(self, fact: Fact) -> bool:
+        """Tied by the words beside the number, not only by its clause: its row, its aggregate, its noun, or
+        (a variable, which has no aggregate) its subject."""
+        return (
+            self.row == 2 or self.agg == 2 or self.noun or (self.subject == 2 and fact.agg in ("", "value"))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """What is read of a claim once, before its candidate facts are scored."""
+
+    row_words: frozenset[str]
+    col_words: frozenset[str]
+    after: frozenset[str]
+    beside_aggs: frozenset[str]  # aggregates named right beside the number
+    weighted: bool
+    overall: bool  # "the overall mean": no one row's value
+    change_word: str
+
+
+def _reading(claim: Claim) -> _Reading:
+    row_words = frozenset({claim.row.lower().strip(), *words(claim.row)}) if claim.row else _EMPTY
+    col_words = frozenset({claim.column.lower().strip(), *words(claim.column)}) if claim.column else _EMPTY
+    beside = frozenset(k for k in EXCLUSIVE if AGG_STEMS[k] & claim.beside)
+    change = next((w for w in reversed(claim.before) if w in AGG_STEMS["change"]), "change")
+    return _Reading(
+        row_words, col_words, frozenset(claim.after[:3]), beside, bool(WEIGHTED & claim.context),
+        bool(OVERALL_STEMS & claim.own), change,
+    )  # fmt: skip
+
+
+def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
+    s = _Score()
+    own = claim.own
+    prefix = claim.prefix
+    said: list[str] = []
+    rows = fact.rows
+    if claim.row or claim.column:
+        if rows and r.row_words & rows:
+            s.row = 2
+            said.append(claim.row)
+            if not claim.column or _names(r.col_words, fact):
+                s.subject = 2
+                said.append(claim.column)
+        elif rows and r.col_words & rows:
+            s.row = 2  # transposed: the result's rows are the answer's columns
+            said.append(claim.column)
+            if _names(r.row_words, fact):
+                s.subject = 2
+                said.append(claim.row)
+        elif not rows and (_names(r.col_words, fact) or _names(r.row_words, fact)):
+            s.subject = 2
+            said.append(claim.column or claim.row)
+    elif rows:
+        hit = rows & claim.near_rows
+        if hit:
+            s.row = 2
+            said.append(min(hit))
+        else:
+            hit = rows & prefix
+            if hit:
+                s.row = 1
+                said.append(min(hit))
+    agg_words = AGG_STEMS.get(fact.agg, _EMPTY)
+    if claim.direction and fact.agg in _CHANGES and not claim.num.signed:
+        s.agg = 2  # "rose", "fell by": a change
+        said.append(r.change_word)
+    elif fact.agg in _COUNTED:
+        if agg_words & r.after:  # a count names its noun after it: "12 rows", "8 partitions"
+            s.noun = True
+            said.append(min(agg_words & r.after))
+    elif agg_words & own:
+        s.agg = 2
+        said.append(min(agg_words & own))
+    elif agg_words & prefix:
+        s.agg = 1
+        said.append(min(agg_words & prefix))
+    mine = fact.subject & own
+    if mine:
+        s.subject = 2
+        said.append(max(mine, key=len))
+    elif fact.subject & prefix:
+        s.subject = max(s.subject, 1)
+        said.append(max(fact.subject & prefix, key=len))
+    if fact.expr and fact.expr in claim.code:
+        s.noun = True  # the answer names the very expression: `df.price.mean()` is 12.5
+        said.append(f"`{fact.expr}`")
+    elif fact.subject & r.after and (not rows or s.row):
+        s.noun = True  # "247 orders", "35 readings"
+    # a different aggregate named right beside the number rules this fact out ("median" is not the mean)
+    if r.beside_aggs and not (fact.agg in ("value", "") and not rows) and (r.beside_aggs - {fact.agg}):
+        s.conflict = True
+    if r.weighted and fact.agg != "ratio" and not WEIGHTED & fact.subject:
+        s.conflict = True
+    if r.overall and rows:
+        s.conflict = True
+    s.words = len(fact.subject & claim.context)
+    s.evidence = tuple(dict.fromkeys(w for w in said if w))
+    return s
+
+
+def _names(stems: frozenset[str], fact: Fact) -> bool:
+    """Do these header words name the fact (its column, its subject, its aggregate)?"""
+    if fact.col and fact.col in stems:
+        return True
+    if stems & fact.subject:
+        return True
+    return bool(AGG_STEMS.get(fact.agg, _EMPTY) & stems)
+
+
+def _named(claim: Claim, fact: Fact, score: _Score, index: Index) -> bool:
+    """Is the fact what the claim's words name? A fact with row labels needs its label said; one without needs
+    its aggregate and subject, the noun after the number, or (a variable) its own words."""
+    if score.conflict or fact.weak or not _kind_fits(claim, fact):
+        return False
+    if fact.rows:
+        return score.row == 2 or (score.row == 1 and (score.agg > 0 or score.subject > 0))
+    if claim.row or claim.column:
+        return score.subject > 0 and (score.agg > 0 or bool(fact.col) or fact.agg in ("value", ""))
+    if score.noun:
+        return True
+    if fact.agg in ("value", ""):  # a variable (``rate_variant``): its own words name it
+        return score.words >= 2 or score.subject == 2
+    if score.agg == 2 and index.by_agg.get(fact.agg, 0) == 1:
+        return True  # "the overall mean": the turn's one mean
+    return score.subject > 0 and score.agg > 0
+
+
+def judge(claim: Claim, index: Index) -> Verdict:
+    """The verdict on one claim, against the turn's facts."""
+    num = claim.num
+    facts = index.facts
+    if num.date is not None:
+        pool = list(index.dates)
+        if not any(_states(claim, facts[i], index.units) for i in pool):
+            labelled = [i for key in day_keys(num.date) for i in index.by_row.get(key, ())]
+            if labelled:  # "On March 3 …": a day the results show, as a row
+                return Verdict(SUPPORTED, facts[labelled[0]], "the day of a row")
+    else:
+        tol = max(num.tol * claim.scale, abs(num.value * claim.scale) * 0.05 if num.hedged else 0)
+        pool = index.near(num.value * claim.scale, tol * 1.01)
+        if num.pct or num.pp:
+            pool += index.near(num.value / 100, tol / 100 * 1.01)
+        if claim.scale != 1:
+            pool += index.near(num.value, num.tol * 1.01)
+        if num.scale != 1 and num.scale in index.units:
+            pool += index.near(num.value / num.scale, num.tol / num.scale * 1.01)
+    worded = index.named_by(claim.clause | claim.lead if claim.lead else claim.clause)
+    if claim.days or claim.row or claim.column:
+        worded = set(worded)
+        for w in (*claim.days, claim.row.lower().strip(), claim.column.lower().strip()):
+            worded.update(index.by_row.get(w, ()))
+    if not pool and not worded:
+        return Verdict(NOT_FOUND)
+    units = index.units
+    if not worded and num.date is None:
+        # no word of its clause names a fact: nothing to tie it to, only a value it may equal by chance
+        equal = [i for i in dict.fromkeys(pool) if not facts[i].weak and _states(claim, facts[i], units)]
+        if equal and num.sig >= 3:
+            return Verdict(SUPPORTED, facts[equal[0]], "")
+        return Verdict(NOT_FOUND, facts[equal[0]], "nothing ties it there") if equal else Verdict(NOT_FOUND)
+    complete(claim)
+    equal = [i for i in dict.fromkeys(pool) if _states(claim, facts[i], units)]
+    candidates = set(worded) | set(equal)
+    if num.date is not None:
+        candidates = {i for i in candidates if facts[i].date is not None} | set(index.dates)
+    if not candidates:
+        return Verdict(NOT_FOUND)
+    reading = _reading(claim)
+    scores = {i: _score(claim, reading, facts[i]) for i in candidates}
+    named = sorted(
+        (i for i in candidates if _named(claim, facts[i], scores[i], index)), key=lambda i: -scores[i].total
+    )
+    top = scores[named[0]].total if named else 0
+    for i in named:  # a fact named about as well as the best one, and equal: what the number states
+        if i in equal and scores[i].total >= top - 1:
+            return Verdict(SUPPORTED, facts[i], _because(claim, scores[i]))
+    if named and scores[named[0]].strong(facts[named[0]]) and _checkable(claim, facts[named[0]]):
+        best = named[0]
+        rivals = [
+            i for i in equal
+            if scores[i].total >= top - 1 and not facts[i].weak and not scores[i].conflict
+            and not (facts[i].rows and scores[i].row == 0)
+        ]  # fmt: skip
+        if not rivals:
+            return Verdict(CONTRADICTED, facts[best], _because(claim, scores[best]))
+    worded_equal = [i for i in equal if scores[i].total > 0 and not scores[i].conflict and not facts[i].weak]
+    if worded_equal:
+        worded_equal.sort(key=lambda i: -scores[i].total)
+        return Verdict(SUPPORTED, facts[worded_equal[0]], _because(claim, scores[worded_equal[0]]))
+    if equal and num.sig >= 3 and num.date is None and not facts[equal[0]].weak:
+        return Verdict(SUPPORTED, facts[equal[0]], "")
+    if named and claim.derived:
+        return Verdict(NOT_FOUND, None, f"not a value a result states ({claim.derived!r})")
+    if equal:
+        return Verdict(NOT_FOUND, facts[equal[0]], "nothing ties it there")
+    return Verdict(NOT_FOUND)
+
+
+def _checkable(claim: Claim, fact: Fact) -> bool:
+    """A claim that can contradict: a per-unit figure only a mean, a percentage point only a difference."""
+    derived = claim.derived
+    if derived == "per":
+        return fact.agg in ("mean", "ratio")
+    if derived:
+        return False
+    if claim.num.pp and fact.agg not in ("diff", ""):
+        return False
+    return True
+
+
+def _because(claim: Claim, score: _Score) -> str:
+    """The answer's words that tied the number, as it wrote them."""
+    spelled = claim.spelled
+    said = dict.fromkeys(spelled.get(w, w) for w in score.evidence)
+    return ", ".join(f'"{w}"' for w in list(said)[:3])
