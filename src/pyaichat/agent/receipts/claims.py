@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from .words import (
     AFTER_DOWN_STEMS,
+    LABEL_VERBS,
+    RANGE_WORDS,
     acronyms,
     AFTER_UP_STEMS,
     BASE_STEMS,
@@ -27,6 +29,7 @@ from .words import (
     RATE_STEMS,
     UP_STEMS,
     spellings,
+    stem,
     words,
 )
 from .written import Written, code_spans, hedged, is_version, is_year, list_marker_end, masked_code, read
@@ -45,15 +48,19 @@ _OPERATOR_BEFORE = re.compile(r"(?:<=?|>=?|≤|≥|==)\s*[-−]?[$€£]?$")
 _STEP_WORDS = frozenset(
     "step item option case figure fig table chart axes group line input version v".split()
 )
+_YEAR_BEFORE = re.compile(
+    r"(?:^|\b(?:in|since|from|to|until|by|during|of|year|fy|for|between|and|early|late|mid|q[1-4]))\W*$", re.I
+)
 _CONVENTION = re.compile(r"\s?%?\s*(?:level|significance|confidence|ci\b|interval|threshold)")
 _RANGE_AFTER = re.compile(r"\s*(?:[–-]|to)\s*\d")
 _ALPHA = re.compile(r"(?:α|alpha|significance level of|level of)\s*=?\s*$", re.I)
+_OR_LABEL = re.compile(r"\s*(?:or|and|to|[–-])\s*\d+\s*(?:stars?|points?)?\b")
 _LABEL_AFTER = re.compile(r"\s*(?:[:)(]|stars?\b|-star\b)", re.I)
 _LIST_LINE = re.compile(r"\s*(?:[|*+-]|\d+[.)]\s)")
 _NUMERIC_CELL = re.compile(
     r"^[^A-Za-z]*\d[^A-Za-z]*(?:\s?(?:k|m|bn|B|M|million|billion|thousand))?[^A-Za-z]*$"
 )
-_BOUND_BEFORE = re.compile(r"\bat (?:least|most)\W*$|\bup to\W*$")
+_BOUND_BEFORE = re.compile(r"\bat (?:least|most)\W*$")
 _RESTATED = re.compile(
     r"\b(?:which is|that is|i\.e\.|equivalent to|or about|or roughly)\W*(?:about|around|roughly)?\W*$"
 )
@@ -61,6 +68,9 @@ _PER = re.compile(r"\bper\b")
 _TIMES_BEFORE = re.compile(r"\b(?:times|x)\s*$")
 _HYPOTHETICAL = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(HYPOTHETICAL))) + r")\b")
 _OPEN = " *_$€£~"
+_PREPOSITIONS = frozenset("in for at of during among across".split())
+_COMPARATIVE_DOWN = frozenset(stem(w) for w in "worse lower less fewer smaller below".split())
+_COMPARATIVE_UP = frozenset(stem(w) for w in "better higher more larger bigger above".split())
 _HEAD = re.compile(r"^[^\w,;()\[\]]*(?:[A-Za-z%°]+[^\w,;()\[\]]*){1,2}")
 
 
@@ -80,6 +90,7 @@ class Claim:
     code: frozenset[str] = frozenset()  # the expressions its clause names in backticks, normalised
     # read by ``complete``: the words beside it
     before: list[str] = field(default_factory=list)  # back to the number before it (or a comma)
+    head: list[str] = field(default_factory=list)  # the two words after the number before it (its noun)
     after: list[str] = field(default_factory=list)  # on to the next number (or a comma), four at most
     own: frozenset[str] = frozenset()  # before and after
     near_rows: frozenset[str] = frozenset()  # its own words that may name its row (not a comparison's base)
@@ -89,6 +100,7 @@ class Claim:
     text_after: str = ""
     direction: int = 0  # +1 / -1: the change it states goes up / down
     points: bool = False  # "0.5 points": percentage points where the value is a ratio
+    group_label: bool = False  # its after words name several labels ("4 or 5 stars")
     _derived: str | None = field(default=None, repr=False)
     _shown: str = field(default="", repr=False)  # the text its words come from (for saying which tied it)
     _where: tuple | None = field(default=None, repr=False)  # what ``complete`` reads from
@@ -177,9 +189,11 @@ def _clause(
             days |= day_keys(n.date)
     first = inside[0].start if inside else end
     mine = [s for s in spans if start <= s[0] < end] if spans else []
-    return _Clause(
-        start, end, _content(said[start:end]), _content(said[start:first]), mine, inside, frozenset(days)
-    )
+    chunk = said[start:end]
+    every = frozenset(words(chunk))  # its numbers' digits too: a label such as "3 stars" is one
+    if " " in chunk and any(c.isupper() for c in chunk):
+        every |= frozenset(acronyms(chunk))
+    return _Clause(start, end, every, _content(said[start:first]), mine, inside, frozenset(days))
 
 
 def _claim(
@@ -234,10 +248,11 @@ def complete(claim: Claim) -> None:
     prev_end = numbers[j - 1].end if j > 0 and numbers[j - 1].end > start else start
     next_start = numbers[j + 1].start if j + 1 < len(numbers) and numbers[j + 1].start < end else end
     own_before = said[prev_end : num.start]
+    head_text = ""
     if prev_end > start:  # the number before keeps the two words right after it ("14 distinct texts across")
         head = _HEAD.match(own_before)
         if head:
-            own_before = own_before[head.end() :]
+            head_text, own_before = own_before[: head.end()], own_before[head.end() :]
     own_after = said[num.end : next_start]
     stripped = own_before.rstrip(_OPEN)
     if stripped.endswith("("):  # "(47.3%) in May": the words around the parentheses are its own
@@ -250,23 +265,43 @@ def complete(claim: Claim) -> None:
         pass
     if cut is not None:
         own_before = own_before[cut.end() :]
+        head_text = ""  # a comma between them: the number before's noun is not this one's
+    elif head_text and _SEPARATORS.search(head_text):
+        head_text = ""
+    colon = own_after.find(":")
+    if colon >= 0:  # "3 figs: revenue line": the noun phrase ends at the colon
+        own_after = own_after[:colon]
     sep = _SEPARATORS.search(own_after)
     if sep:
-        own_after = own_after[: sep.start()]
+        rest = ""
+        if sep.group() == "(" and next_start < end:  # "606 respondents (52.8%) would recommend": past it
+            close = said.find(")", next_start, end)
+            if close > 0:
+                rest = said[close + 1 : end]
+                more = _SEPARATORS.search(rest)
+                rest = rest[: more.start()] if more else rest
+        own_after = own_after[: sep.start()] + " " + rest
     claim.before = words(own_before)
-    claim.after = words(own_after)[:4]
+    claim.head = words(head_text)
+    after = words(own_after)
+    if next_start < end and len(after) > 2:  # the words right before the next number are its own
+        after = after[: max(2, len(after) - 3)]
+    claim.after = after[:4]
+    claim.group_label = bool(_OR_LABEL.search(own_after))  # "give 4 or 5 stars": no one row
     claim.text_before = said[max(start, num.start - 40) : num.start].lower()
     claim.text_after = said[num.end : min(end, num.end + 8)].lower()
     mine = _respectively(clause.spans, clause.numbers, num)
     if mine is not None:  # "`a` and `b` are 1 and 2": the i-th number is the i-th expression's
         claim.code = frozenset({mine})
         claim.before = words(mine.replace(".", " ").replace("_", " "))
+    ends = claim.before[-1:]
+    if ends and ends[0] in RANGE_WORDS and (ends[0] == "from" or "from" in claim.text_before):
+        claim.before = claim.before + list(RANGE_WORDS[ends[0]])  # "from 5 to 127": the ends of a range
+    if " " in own_before and any(c.isupper() for c in own_before):
+        claim.before = claim.before + acronyms(own_before)  # "Net Promoter Score": nps
     own = frozenset(claim.before) | frozenset(claim.after)
     claim.own = own
-    claim.near_rows = _near_rows(claim.before[-6:], claim.after) | claim.days
-    if " " in own_before and any(c.isupper() for c in own_before):
-        claim.before = claim.before + acronyms(own_before)
-        claim.own = claim.own | frozenset(acronyms(own_before))
+    claim.near_rows = _near_rows(claim.head + claim.before[-8:], claim.after, claim.group_label) | claim.days
     claim.context = own | claim.prefix
     if claim.row or claim.column:
         claim.context = claim.context | frozenset(words(f"{claim.row} {claim.column} {claim.corner}"))
@@ -275,19 +310,26 @@ def complete(claim: Claim) -> None:
     claim.points = bool(claim.after) and claim.after[0] in ("point", "pt", "pts")
 
 
-def _near_rows(before: list[str], after: list[str]) -> frozenset[str]:
+def _near_rows(before: list[str], after: list[str], group: bool = False) -> frozenset[str]:
     """The words beside a number that may name its row: not one right after "on", "than", "vs", "from" (the
     row it is compared with: "rose 27 % on March")."""
     out = set()
-    for seq in (before, after):
+    base = False
+    for w in before:
+        if w in BASE_STEMS:
+            base = True
+            continue
+        if not base:
+            out.add(w)
         base = False
-        for w in seq:
-            if w in BASE_STEMS:
-                base = True
-                continue
-            if not base:
-                out.add(w)
-            base = False
+    # after it, its noun ("247 paid", "five-star") or the word after a preposition ("19.25 % in April")
+    if after:
+        if after[0] in _PREPOSITIONS:
+            out.update(after[1:2])
+        elif after[0] not in BASE_STEMS:
+            out.add(after[0])
+            if len(after) > 1 and not (group and after[1].isdigit()):
+                out.add(after[1])  # "4,980 widget orders", "chose 3" (not "give 4 or 5 stars")
     return frozenset(out)
 
 
@@ -307,7 +349,7 @@ def _not_a_claim(
         marker = list_marker_end(text, num.start)
         if marker and num.start < marker:
             return True
-    if num.date is None and is_year(num) and not in_table:
+    if num.date is None and is_year(num) and not in_table and _YEAR_BEFORE.search(text[max(0, num.start - 12) : num.start]):
         return True
     before = text[max(0, num.start - 24) : num.start]
     tail = before.rstrip(" $€£-−(")
@@ -331,9 +373,10 @@ def _not_a_claim(
     if _ALPHA.search(before):
         return True  # "α = 0.05"
     if num.integer and num.date is None and num.scale == 1 and not num.pct and num.text in row_labels:
-        # a label of the results written as one: "4 is the most common score", "- 5 stars: 111"
+        # a label of the results written as one: "4 is the most common score", "- 5 stars: 111", "chose 3"
         first = i == 0 or nums[i - 1].start < line_start
-        if first or _LABEL_AFTER.match(text, num.end):
+        last = before.rstrip().rsplit(None, 1)[-1].lower() if before.strip() else ""
+        if first or _LABEL_AFTER.match(text, num.end) or last in LABEL_VERBS or _OR_LABEL.match(text, num.end):
             return True
     return False
 
@@ -452,9 +495,9 @@ def _direction(num: Written, claim: Claim) -> int:
         if w in UP_STEMS:
             return 1
     for w in claim.after[:2]:
-        if w in AFTER_DOWN_STEMS:
+        if w in AFTER_DOWN_STEMS or w in _COMPARATIVE_DOWN:
             return -1
-        if w in AFTER_UP_STEMS:
+        if w in AFTER_UP_STEMS or w in _COMPARATIVE_UP:
             return 1
     return 0
 
@@ -467,18 +510,24 @@ def _derived(claim: Claim) -> str:
     for w in after:
         if w in COMPARATIVE_STEMS or w in RATE_STEMS:
             return w
+    if after[:1] == ["time"] and len(after) > 1:  # "3.4 times Oslo's rain" (not "mentioned 61 times")
+        return "times"
     if after[:2] in (["of", "each"], ["of", "other"]) or "other" in after:
         return "each other"
     before = claim.before
+    last = words(claim.text_before[-16:])[-2:]
+    for w in (*before[-2:], *last):
+        if w in BOUND_STEMS:
+            return w
     for w in before[-3:]:
-        if w in BOUND_STEMS or w in DERIVED_STEMS:
+        if w in DERIVED_STEMS:
             return w
     text = claim.text_before
     if _PER.search(text) or (claim.num.value == 1 and after[:1] == ["in"]):
         return "per"
     if before[-1:] == ["by"] and COMPARATIVE_STEMS & set(words(text)):
         return "by"
-    if ("least" in text or "most" in text or "up to" in text) and _BOUND_BEFORE.search(text[-14:]):
+    if ("least" in text or "most" in text) and _BOUND_BEFORE.search(text[-14:]):
         return "bound"
     if _RESTATED.search(text):
         return "restated"

@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .words import MONTH_WORDS, label_key, name_words, stem
+from .words import AGG_STEMS, MONTHS, MONTH_WORDS, label_key, name_words, stem
 from .written import norm_expr
 
 PICTURE = "the session picture"
@@ -81,6 +81,7 @@ class Fact:
     scale: float = 1.0  # what its unit multiplies (an axis in k$: 1000)
     percent: bool = False  # already in percent units (a ``*_pct`` column, ``… * 100``)
     weak: bool = False  # nothing says what it is of: only a number of many digits may match it by value
+    nouns: frozenset[str] = frozenset()  # what it counts, named only as the noun after a number ("247 orders")
     what: str = ""  # said in /receipts: "mean of price, north"
     expr: str = ""  # the expression that gave it, normalised (an answer may name it in backticks)
 
@@ -110,6 +111,12 @@ def label_forms(label: str, months: bool = False) -> set[str]:
     forms = {key}
     if key.isalpha():
         forms.add(stem(key))  # "refunded" as the answer's words have it: "refund"
+    stat = _STAT_LABELS.get(key)
+    if stat:  # a describe() row: "50%" is the median
+        forms |= AGG_STEMS.get(stat, frozenset())
+    if key in MONTHS:  # a key "Jan": January
+        key_month = MONTHS[key]
+        forms.update({MONTH_WORDS[key_month], MONTH_WORDS[key_month][:3]})
     date = iso_date(key)
     if date and date[2]:
         forms.add(f"{date[1]:02d}-{date[2]:02d}")
@@ -124,6 +131,9 @@ def label_forms(label: str, months: bool = False) -> set[str]:
     if key in ("true", "false"):
         forms.add({"true": "yes", "false": "no"}[key])
     return forms
+
+
+_CHANGE_WORDS = frozenset({"growth", "chang", "change", "yoy", "delta", "pct_change"})
 
 
 def column_agg(col: str) -> str:
@@ -142,6 +152,8 @@ def column_agg(col: str) -> str:
         return "min"
     if key.endswith("pct") or "percent" in key or "%" in key:
         return "share"
+    if name_words(col) & _CHANGE_WORDS:
+        return "change"
     return ""
 
 
@@ -181,13 +193,17 @@ def read_expr(expr: str) -> Made:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 1:
             subject |= name_words(node.value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            subject |= _METHOD_WORDS.get(node.func.attr, frozenset())
+            if not (node.func.attr == "len" and ".split(" in expr):  # the length of a split: words, not characters
+                subject |= _METHOD_WORDS.get(node.func.attr, frozenset())
         elif isinstance(node, ast.Subscript):
             index = node.slice
             if isinstance(index, ast.Constant) and index.value == 0:
                 subject |= {"first", "start"}
             elif isinstance(index, ast.UnaryOp) and isinstance(index.operand, ast.Constant):
                 subject |= {"last", "end", "final"}
+            elif isinstance(index, ast.Slice) and isinstance(index.lower, ast.UnaryOp):
+                # iloc[-7:]: the last ones; iloc[-14:-7]: the ones before them
+                subject |= {"previou", "prior", "before", "earlier"} if index.upper else {"last", "final", "latest", "recent"}
     agg = _agg_of(tree)
     scalar = agg in (
         "mean",
@@ -206,6 +222,9 @@ def read_expr(expr: str) -> Made:
     scalar = scalar and not re.search(
         r"groupby|group_by|value_counts|describe|resample|crosstab|pct_change", expr
     )
+    obj_words = name_words(obj) if obj else frozenset()
+    if subject - obj_words:  # "sales.price.mean()" is of price; "sales" is only the frame it reads
+        subject -= obj_words
     percent = bool(re.search(r"\*\s*100\b|\b100(?:\.0)?\s*\*", expr))
     columns = [
         m.group(1) or m.group(2)
@@ -309,7 +328,7 @@ def _prints(code: str) -> list[list[str]]:
     return out
 
 
-def _sql_columns(sql: str) -> dict[str, tuple[str, frozenset[str]]]:
+def _sql_columns(sql: str) -> dict[str, tuple]:
     """Each output column of a SELECT: its aggregate and the words of what it is of (``ROUND(SUM(amount), 2)
     AS total`` → total: sum of amount)."""
     m = re.search(r"\bselect\b(.*?)\bfrom\b", sql, re.I | re.S)
@@ -358,11 +377,11 @@ def _sql_columns(sql: str) -> dict[str, tuple[str, frozenset[str]]]:
                 subject |= name_words(ident.split(".")[-1])
         for literal in re.findall(r"'([^'%]+)'", expr):
             subject |= name_words(literal)
-        if agg == "count" and not re.search(r"\bcount\s*\(\s*(?:distinct\b|[a-z_.]+\s*\))", low):
-            # COUNT(*), SUM(status = 'refunded'): rows of the tables read
-            for table in tables:
-                subject |= name_words(table)
         out[alias.lower()] = (agg, frozenset(subject))
+        if agg == "count" and not re.search(r"\bcount\s*\(\s*(?:distinct\b|[a-z_.]+\s*\))", low):
+            # COUNT(*), SUM(status = 'refunded'): rows of the tables read ("247 orders")
+            nouns = frozenset().union(*(name_words(t) for t in tables)) if tables else frozenset()
+            out[alias.lower()] = (agg, frozenset(subject), nouns)
     return out
 
 
@@ -473,8 +492,10 @@ class FactReader:
         if expr:
             facts = self._evaluated(source, text, head, rest, expr)
             key = norm_expr(expr)
+            obj = read_expr(expr).obj
             for f in facts:
                 f.expr = key
+                f.nouns = obj  # "1,008 readings": what the frame's rows are
             return facts
         if code:
             return self._printed(source, text, code)
@@ -574,6 +595,8 @@ class FactReader:
                     continue
             pairs.append((" ".join(cells[:-1]), cells[-1]))
         months = _months(index_name, [label for label, _ in pairs])
+        if not made.agg and series and column_agg(series):
+            made.agg = column_agg(series)  # "yoy_growth": a change
         words = made.subject | (
             name_words(series) if series and series not in ("None", "count", "proportion") else set()
         )
@@ -633,9 +656,11 @@ class FactReader:
         col_stat = _STAT_LABELS.get(col.lower(), "")
         subject = set(made.obj)
         agg = made.agg
+        nouns: frozenset[str] = frozenset()
         if col.lower() in columns:
-            agg, named = columns[col.lower()]
+            agg, named, *more = columns[col.lower()]
             subject |= named
+            nouns = more[0] if more else frozenset()
         elif col_stat:
             agg = col_stat
             subject |= made.subject
@@ -647,6 +672,8 @@ class FactReader:
             agg = agg or column_agg(col)
         if columns_name:
             subject |= name_words(columns_name)
+            if col.lower() == "false":
+                subject |= {"not", "no", "non"}
         if agg in ("stat", "flag"):
             agg = ""
         row = ", ".join(lab for lab in labels[:2] if lab != col and lab.lower() not in _STAT_LABELS)
@@ -663,14 +690,14 @@ class FactReader:
             return None
         percent = "%" in col or "percent" in col.lower()
         return Fact(value, cell, source, frozenset(subject), agg, frozenset(rows), label_key(col), group,
-                    percent=percent, what=cell_what)  # fmt: skip
+                    percent=percent, what=cell_what, nouns=nouns or made.obj)  # fmt: skip
 
     # run_python: each print's output, in order --------------------------------------------------------------
     def _printed(self, source: str, text: str, code: str) -> list[Fact]:
         prints = _prints(code)
         lines = [line for line in text.splitlines() if line.strip()]
-        if not prints:
-            return self._loose(source, text)
+        if not prints or (len(prints) == 1 and len(prints[0]) > 1 and len(lines) > 1):
+            return self._loose(source, text)  # one print in a loop: a line per item, its label first
         facts: list[Fact] = []
         at = 0
         for k, args in enumerate(prints):
@@ -717,7 +744,7 @@ class FactReader:
             subject = made.subject | frozenset(stem(x) for x in labels)
             what = " ".join(labels) or (_short(expr) if expr else token)
             out.append(Fact(value, token, source, subject, agg, rows, group=group, what=what, percent=made.percent,
-                            weak=not expr and not labels))  # fmt: skip
+                            weak=not expr and not labels, nouns=made.obj))  # fmt: skip
         return out
 
     # a figure's description ---------------------------------------------------------------------------------

@@ -21,7 +21,17 @@ from dataclasses import dataclass
 
 from .claims import Claim, complete, day_keys
 from .facts import Fact
-from .words import AGG_STEMS, EXCLUSIVE, OVERALL_STEMS, WEIGHTED, stem, words
+from .words import (
+    AGG_STEMS,
+    COMPATIBLE,
+    EXCLUSIVE,
+    NEGATIONS,
+    OVERALL_STEMS,
+    SUPERLATIVES,
+    WEIGHTED,
+    stem,
+    words,
+)
 
 SUPPORTED = "supported"
 NOT_FOUND = "not found"
@@ -29,6 +39,9 @@ CONTRADICTED = "contradicted"
 
 _EMPTY: frozenset[str] = frozenset()
 _CHANGES = frozenset({"change", "diff", "rel"})
+_COMPARISON_WORDS = frozenset(map(stem, "than higher lower more less above below ahead behind worse better".split()))
+_PREPOSITIONS = frozenset("in for at of on with to from by during among across".split())
+_NAMED_BY_SUBJECT = frozenset({"", "value", "ratio", "rel", "diff"})
 _COUNTED = frozenset({"rows", "cols", "partitions", "points", "bars", "variables"})  # named by their noun
 _RATIOS = frozenset({"share", "change", "rel", "diff", "ratio"})
 _NEGATIVE = frozenset(
@@ -79,7 +92,7 @@ class Index:
                 labels |= fact.rows
             else:
                 self.rowless.append(i)
-                if not fact.weak:
+                if not fact.weak and fact.date is None:
                     self.by_agg[fact.agg] = self.by_agg.get(fact.agg, 0) + 1
         self.row_labels = frozenset(labels)
         self._values.sort()
@@ -182,9 +195,11 @@ class _Score:
     def strong(self, fact: Fact) -> bool:
         """Tied by the words beside the number, not only by its clause: its row, its aggregate, its noun, or
         (a variable, which has no aggregate) its subject."""
-        return (
-            self.row == 2 or self.agg == 2 or self.noun or (self.subject == 2 and fact.agg in ("", "value"))
-        )
+        if self.row == 2 or self.agg == 2 or self.noun:
+            return True
+        # its subject beside it: enough for a variable or a ratio (its name is what it is), or with its
+        # aggregate said in the clause ("the daily mean temperature increased from 22.49")
+        return self.subject == 2 and (fact.agg in _NAMED_BY_SUBJECT or self.agg == 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +209,11 @@ class _Reading:
     row_words: frozenset[str]
     col_words: frozenset[str]
     after: frozenset[str]
+    nouns: frozenset[str]  # the noun after it: its first two words, unless they start with a preposition
     beside_aggs: frozenset[str]  # aggregates named right beside the number
     weighted: bool
     overall: bool  # "the overall mean": no one row's value
+    negated: bool  # "would not recommend"
     change_word: str
 
 
@@ -206,8 +223,10 @@ def _reading(claim: Claim) -> _Reading:
     beside = frozenset(k for k in EXCLUSIVE if AGG_STEMS[k] & claim.beside)
     change = next((w for w in reversed(claim.before) if w in AGG_STEMS["change"]), "change")
     return _Reading(
-        row_words, col_words, frozenset(claim.after[:3]), beside, bool(WEIGHTED & claim.context),
-        bool(OVERALL_STEMS & claim.own), change,
+        row_words, col_words, frozenset(claim.after[:3]),
+        frozenset(claim.after[:2]) if claim.after[:1] and claim.after[0] not in _PREPOSITIONS else _EMPTY,
+        beside, bool(WEIGHTED & claim.context),
+        bool(OVERALL_STEMS & claim.own), bool(NEGATIONS & (claim.own | claim.clause)), change,
     )  # fmt: skip
 
 
@@ -244,13 +263,16 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
                 s.row = 1
                 said.append(min(hit))
     agg_words = AGG_STEMS.get(fact.agg, _EMPTY)
+    if s.row and said and said[0] in agg_words:
+        agg_words = _EMPTY  # a describe() row named by its statistic: one piece of evidence, not two
     if claim.direction and fact.agg in _CHANGES and not claim.num.signed:
         s.agg = 2  # "rose", "fell by": a change
         said.append(r.change_word)
     elif fact.agg in _COUNTED:
-        if agg_words & r.after:  # a count names its noun after it: "12 rows", "8 partitions"
+        named_noun = (agg_words | fact.nouns) & r.nouns if fact.agg == "rows" else agg_words & r.nouns
+        if named_noun:  # a count names its noun after it: "12 rows", "8 partitions", "1,008 readings"
             s.noun = True
-            said.append(min(agg_words & r.after))
+            said.append(min(named_noun))
     elif agg_words & own:
         s.agg = 2
         said.append(min(agg_words & own))
@@ -267,11 +289,18 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     if fact.expr and fact.expr in claim.code:
         s.noun = True  # the answer names the very expression: `df.price.mean()` is 12.5
         said.append(f"`{fact.expr}`")
-    elif fact.subject & r.after and (not rows or s.row):
+    elif fact.agg not in _COUNTED and (fact.subject | fact.nouns) & r.nouns and (not rows or s.row):
         s.noun = True  # "247 orders", "35 readings"
+        said.append(min((fact.subject | fact.nouns) & r.nouns))
     # a different aggregate named right beside the number rules this fact out ("median" is not the mean)
-    if r.beside_aggs and not (fact.agg in ("value", "") and not rows) and (r.beside_aggs - {fact.agg}):
-        s.conflict = True
+    if r.beside_aggs and not (fact.agg in ("value", "") and not rows):
+        other = r.beside_aggs - {fact.agg} - COMPATIBLE.get(fact.agg, _EMPTY)
+        if s.row == 2:
+            other = other - SUPERLATIVES  # "the cheapest at 12.94 on average": the superlative picks the row
+        if other:
+            s.conflict = True
+    if fact.col in ("true", "false") and (fact.col == "true") == bool(r.negated):
+        s.conflict = True  # "would not recommend" is the False column
     if r.weighted and fact.agg != "ratio" and not WEIGHTED & fact.subject:
         s.conflict = True
     if r.overall and rows:
@@ -357,7 +386,10 @@ def judge(claim: Claim, index: Index) -> Verdict:
     for i in named:  # a fact named about as well as the best one, and equal: what the number states
         if i in equal and scores[i].total >= top - 1:
             return Verdict(SUPPORTED, facts[i], _because(claim, scores[i]))
-    if named and scores[named[0]].strong(facts[named[0]]) and _checkable(claim, facts[named[0]]):
+    if num.date is not None and not equal and len(index.dates) == 1 and not claim.derived:
+        only = index.dates[0]  # the turn showed one date (an idxmax, the row of a maximum): the one it means
+        return Verdict(CONTRADICTED, facts[only], _because(claim, scores[only]) or "the turn's one date")
+    if named and scores[named[0]].strong(facts[named[0]]) and _checkable(claim, facts[named[0]], scores[named[0]]):
         best = named[0]
         rivals = [
             i for i in equal
@@ -379,11 +411,16 @@ def judge(claim: Claim, index: Index) -> Verdict:
     return Verdict(NOT_FOUND)
 
 
-def _checkable(claim: Claim, fact: Fact) -> bool:
-    """A claim that can contradict: a per-unit figure only a mean, a percentage point only a difference."""
+def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
+    """A claim that can contradict: a per-unit figure only a mean, a comparison only a change or a
+    difference ("10.5 % worse than control" is a lift), "over" only as a bound ("over 5 columns" is not)."""
     derived = claim.derived
     if derived == "per":
         return fact.agg in ("mean", "ratio")
+    if derived in _COMPARISON_WORDS and fact.agg in _CHANGES:
+        return True
+    if derived in ("over", "under") and score.noun:
+        return True
     if derived:
         return False
     if claim.num.pp and fact.agg not in ("diff", ""):

@@ -113,8 +113,15 @@ AGGREGATES: dict[str, tuple[str, ...]] = {
     "bars": ("bar", "bin", "bucket"),
     "value": (),
 }
-# a word of one aggregate that, near a number, rules another out ("median" is not the mean)
+# a word of one aggregate that, near a number, rules another out ("median" is not the mean); a superlative
+# beside a row label picks the row ("the cheapest at 12.94 on average"), it does not rule its mean out
 EXCLUSIVE = frozenset({"mean", "median", "sum", "max", "min", "std", "q25", "q75", "nunique"})
+SUPERLATIVES = frozenset({"max", "min"})
+COMPATIBLE = {"mean": frozenset({"ratio"}), "ratio": frozenset({"mean"})}  # a total over a total is an average
+NEGATIONS = frozenset("not no never don't doesn't won't wouldn't non".split())
+LABEL_VERBS = frozenset("chose choose gave give rated rate picked selected scored with".split())
+# "from X to Y": the ends of a range
+RANGE_WORDS = {"from": ("minimum", "first", "start"), "to": ("maximum", "last", "end")}
 WEIGHTED = frozenset({"weight", "weighted"})  # a weighted mean is not the plain one
 
 UP = frozenset(
@@ -136,16 +143,16 @@ BOUNDS = frozenset(
     "above below over under more less fewer than beyond within exceed exceeds exceeded threshold".split()
 )
 COMPARATIVE_AFTER = frozenset(
-    "above below more less fewer higher lower ahead behind than times apart cheaper dearer larger smaller "
+    "above below more less fewer higher lower ahead behind than apart cheaper dearer larger smaller "
     "bigger warmer colder drier wetter longer shorter".split()
 )
 RATE_AFTER = frozenset("per each apiece".split())
-DERIVED_BEFORE = frozenset("range difference gap spread margin delta".split())  # "a range of 33.6"
+DERIVED_BEFORE = frozenset("range difference gap spread delta".split())  # "a range of 33.6"
 # a row named after these is what the number is compared with, not what it is of ("rose 27 % on March")
 BASES = frozenset("on than vs versus from against compared over".split())
 OVERALL = frozenset("overall all whole entire combined altogether".split())  # no one row's value
 NUMBER_WORDS = {
-    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
     "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "solo": "1",
 }  # fmt: skip
 HEDGES = frozenset("about around roughly approximately approx nearly almost circa some approaching ~".split())
@@ -287,7 +294,7 @@ def name_words(name: str) -> frozenset[str]:
     name = name.strip().strip("'\"`").lower()
     parts = [p for p in _SPLIT.split(name) if p]
     # a one-letter part says nothing ("temp_c": the °C of an answer is no word of it); a one-letter name does
-    out = {stem(p) for p in parts if len(p) > 1 or len(parts) == 1}
+    out = {stem(p) for i, p in enumerate(parts) if len(p) > 1 or i == 0}
     if len(parts) > 1:
         out.add(name)
     # camelCase and joined words are left as they are: a label such as "north" or "18-29" is itself
