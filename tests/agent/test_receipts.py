@@ -132,9 +132,9 @@ def test_a_misreported_table_cell_is_contradicted_even_when_it_matches_elsewhere
 def test_lines_for_receipts_say_what_each_number_was_tied_to_and_why():
     found = check("The mean of price is 12.5. There are 1,200 rows and 3 cats.", [MEAN, ROWS])
     assert found.lines() == [
-        ("12.5", '⚠ tied to mean of price by "mean", "price"; eval_expr(df.price.mean()) returned 11.2'),
-        ("1,200", '✓ rows of df = 1200 in eval_expr(len(df)); tied by "rows"'),
-        ("3", "· not found: no result of this turn showed it"),
+        ("⚠ 12.5", 'mean of price = 11.2, not 12.5 · by "mean", "price" · eval_expr(df.price.mean())'),
+        ("✓ 1,200", 'rows of df = 1200 · by "rows" · eval_expr(len(df))'),
+        ("· 3", "not found · no result of this turn showed it"),
     ]
 
 
@@ -167,8 +167,8 @@ def test_an_answer_is_followed_by_its_receipts(ctrl, recorder, fake, session):
     (page,) = recorder.of("page")
     assert page.sections[0].title == event.summary
     assert page.sections[0].rows == [
-        ("12.5", '⚠ tied to mean of price by "mean", "price"; eval_expr(df.price.mean()) returned 11.2'),
-        ("4", '✓ rows of df = 4 in the session picture; tied by "rows"'),
+        ("⚠ 12.5", 'mean of price = 11.2, not 12.5 · by "mean", "price" · eval_expr(df.price.mean())'),
+        ("✓ 4", 'rows of df = 4 · by "rows" · the session picture'),
     ]
     turn = ctrl.journal.turns[-1]
     assert turn.receipts == f"{event.summary}\nwarning: {event.warnings[0]}"

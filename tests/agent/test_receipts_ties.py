@@ -185,13 +185,10 @@ def test_a_turn_where_no_tool_ran_says_so(turn):
 # -- what /receipts says ---------------------------------------------------------------------------------------
 def test_each_line_says_what_the_number_was_tied_to_and_why(turn):
     evidence = turn("sales", e("sales.groupby('region').price.mean()"), e("sales.price.mean()"))
-    found = check("The average price is 12.75; north averages 12.75. There are 3 cats.", evidence)
-    lines = dict(enumerate(text for _, text in found.lines()))
-    assert lines[0] == (
-        '⚠ tied to mean of price by "average", "price"; eval_expr(sales.price.mean()) returned 11.974'
-    )
-    assert lines[1].startswith(
-        "✓ mean of price, north = 12.750000 in eval_expr(sales.groupby('region').price.mean()"
-    )
-    assert lines[1].endswith('tied by "north", "averages"')
-    assert lines[2] == "· not found: no result of this turn showed it"
+    found = check("The average price is 12.75; north averages 12.75. There are 3 cats. North is 0.78 above.", evidence)
+    assert found.lines() == [
+        ("⚠ 12.75", 'mean of price = 11.974, not 12.75 · by "average", "price" · eval_expr(sales.price.mean())'),
+        ("✓ 12.75", 'mean of price, north = 12.750000 · by "north", "averages" · eval_expr(sales.groupby(\'region\')…'),
+        ("· 3", "not found · no result of this turn showed it"),
+        ("· 0.78", 'not checked: a comparison ("above"), not a value a result states'),
+    ]

@@ -28,6 +28,8 @@ from .words import (
     HYPOTHETICAL,
     RATE_STEMS,
     UP_STEMS,
+    STEMS,
+    WORD,
     spellings,
     stem,
     words,
@@ -51,6 +53,7 @@ _STEP_WORDS = frozenset(
 _YEAR_BEFORE = re.compile(
     r"(?:^|\b(?:in|since|from|to|until|by|during|of|year|fy|for|between|and|early|late|mid|q[1-4]))\W*$", re.I
 )
+_RANGE_END = re.compile(r"\(\d+\s*[–-]$")
 _CONVENTION = re.compile(r"\s?%?\s*(?:level|significance|confidence|ci\b|interval|threshold)")
 _RANGE_AFTER = re.compile(r"\s*(?:[–-]|to)\s*\d")
 _ALPHA = re.compile(r"(?:α|alpha|significance level of|level of)\s*=?\s*$", re.I)
@@ -89,9 +92,9 @@ class Claim:
     days: frozenset[str] = frozenset()  # the days its clause names ("On March 3 …"), as row keys
     code: frozenset[str] = frozenset()  # the expressions its clause names in backticks, normalised
     # read by ``complete``: the words beside it
-    before: list[str] = field(default_factory=list)  # back to the number before it (or a comma)
-    head: list[str] = field(default_factory=list)  # the two words after the number before it (its noun)
-    after: list[str] = field(default_factory=list)  # on to the next number (or a comma), four at most
+    before: list[str] = field(default=())  # back to the number before it (or a comma)  # type: ignore[assignment]
+    head: list[str] = field(default=())  # the two words after the number before it (its noun)  # type: ignore[assignment]
+    after: list[str] = field(default=())  # on to the next number (or a comma), four at most  # type: ignore[assignment]
     own: frozenset[str] = frozenset()  # before and after
     near_rows: frozenset[str] = frozenset()  # its own words that may name its row (not a comparison's base)
     context: frozenset[str] = frozenset()  # own, prefix and lead (and its table labels)
@@ -102,13 +105,14 @@ class Claim:
     points: bool = False  # "0.5 points": percentage points where the value is a ratio
     group_label: bool = False  # its after words name several labels ("4 or 5 stars")
     _derived: str | None = field(default=None, repr=False)
-    _shown: str = field(default="", repr=False)  # the text its words come from (for saying which tied it)
+    _shown: tuple = field(default=("", "", 0, 0), repr=False)  # where its words come from (to say which tied it)
     _where: tuple | None = field(default=None, repr=False)  # what ``complete`` reads from
 
     @property
     def spelled(self) -> dict[str, str]:
         """Each stem of its words and the word as the answer wrote it."""
-        return spellings(self._shown)
+        lead, said, start, end = self._shown
+        return spellings(f"{lead} {said[start:end]} {self.row} {self.column} {self.corner}")
 
     @property
     def derived(self) -> str:
@@ -174,6 +178,12 @@ def _content(text: str) -> frozenset[str]:
     return found | frozenset(acronyms(text)) if " " in text and any(c.isupper() for c in text) else found
 
 
+def _stems_of(text: str, start: int, end: int) -> list[str]:
+    """The stems of the words of ``text[start:end]`` (read in place: no copy of the text)."""
+    known = STEMS.get
+    return [known(w) or stem(w) for w in WORD.findall(text, start, end)]
+
+
 def _clause(
     said: str,
     bound: tuple[int, int],
@@ -189,11 +199,9 @@ def _clause(
             days |= day_keys(n.date)
     first = inside[0].start if inside else end
     mine = [s for s in spans if start <= s[0] < end] if spans else []
-    chunk = said[start:end]
-    every = frozenset(words(chunk))  # its numbers' digits too: a label such as "3 stars" is one
-    if " " in chunk and any(c.isupper() for c in chunk):
-        every |= frozenset(acronyms(chunk))
-    return _Clause(start, end, every, _content(said[start:first]), mine, inside, frozenset(days))
+    every = frozenset(_stems_of(said, start, end))  # its numbers' digits too: "3 stars" is a label
+    prefix = frozenset(w for w in _stems_of(said, start, first) if not w.isdigit())
+    return _Clause(start, end, every, prefix, mine, inside, frozenset(days))
 
 
 def _claim(
@@ -216,7 +224,6 @@ def _claim(
         lead = _lead_line(text, line_start)
         leads[line_start] = (_content(lead), lead)
     claim.lead, lead_text = leads[line_start]
-    shown = f"{lead_text} {said[clause.start : clause.end]}"
     if cell is not None:
         claim.row, claim.column, claim.corner, _ = cell
         header = f"{claim.column} {claim.row}"
@@ -227,12 +234,11 @@ def _claim(
             claim.scale = _UNIT_SCALES.get((m.group(1) or m.group(2)).lower(), 1.0)
         labels = f"{claim.row} {claim.column} {claim.corner}"
         claim.clause = clause.words | frozenset(words(labels))
-        shown = f"{shown} {labels}"
     if claim.lead:
         claim.prefix = claim.prefix | claim.lead
     claim.days = clause.days - day_keys(num.date) if num.date is not None else clause.days
     claim._where = (j, numbers, clause, said)
-    claim._shown = shown
+    claim._shown = (lead_text, said, clause.start, clause.end)
     return claim
 
 
@@ -368,9 +374,15 @@ def _not_a_claim(
     ):
         return True  # an enumerator: "(1)"
     after = text[num.end : num.end + 14].lower()
-    if _CONVENTION.match(after) or (before.endswith("(") and _RANGE_AFTER.match(after)):
-        return True  # "the 5 % level", "a 95 % interval", "Promoters (9–10)"
-    if _ALPHA.search(before):
+    if ("level" in after or "signif" in after or "confid" in after or "interval" in after or "ci" in after) and (
+        _CONVENTION.match(after)
+    ):
+        return True  # "the 5 % level", "a 95 % interval"
+    if before.endswith("(") and _RANGE_AFTER.match(after):
+        return True  # "Promoters (9–10)"
+    if before.endswith(("–", "-")) and _RANGE_END.search(before):
+        return True  # "(9–10)": the end of a label's range
+    if ("α" in before or "alpha" in before or "level of" in before) and _ALPHA.search(before):
         return True  # "α = 0.05"
     if num.integer and num.date is None and num.scale == 1 and not num.pct and num.text in row_labels:
         # a label of the results written as one: "4 is the most common score", "- 5 stars: 111", "chose 3"

@@ -63,25 +63,30 @@ class Receipts:
         ]
 
     def lines(self) -> list[tuple[str, str]]:
-        """``/receipts``: each number, what it was tied to and why (or that nothing tied it)."""
-        return [(r.number, describe(r)) for r in self.receipts]
+        """``/receipts``: a row per number — its mark and itself, then what it was tied to and why (or that
+        nothing tied it), and the call that showed the value."""
+        return [(f"{_MARKS[r.status]} {r.number}", describe(r)) for r in self.receipts]
+
+
+_MARKS = {SUPPORTED: "✓", CONTRADICTED: "⚠", NOT_FOUND: "·"}
 
 
 def describe(r: Receipt) -> str:
-    """One line on one number."""
+    """What one number was tied to and why, in a line: "mean of price, north = 58.305354 · by "north",
+    "avg price" · eval_expr(…)"."""
     where = _short(r.source)
     if r.status == SUPPORTED:
         if r.why:
-            return f"✓ {r.tied} = {r.shown} in {where}; tied by {r.why}"
-        return f"✓ equals {r.shown} in {where}; no words tie it to that value"
+            return f"{r.tied} = {r.shown} · by {r.why} · {where}"
+        return f"equals {r.shown} in {where} · no word ties it there, but a number this long is no chance"
     if r.status == CONTRADICTED:
-        return f"⚠ tied to {r.tied} by {r.why}; {where} returned {r.shown}"
-    if r.why and r.source:
-        return f"· not found: equals {r.shown} in {where}, but {r.why}"
-    if r.why:
-        return f"· not found: {r.why}"
-    return "· not found: no result of this turn showed it"
+        return f"{r.tied} = {r.shown}, not {r.number} · by {r.why} · {where}"
+    if r.why.startswith("not checked"):
+        return r.why
+    if r.source:
+        return f"not found · equals {r.shown} in {where}, but no word ties it there"
+    return "not found · no result of this turn showed it"
 
 
-def _short(text: str, limit: int = 48) -> str:
+def _short(text: str, limit: int = 34) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"

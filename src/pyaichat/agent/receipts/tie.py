@@ -39,6 +39,7 @@ CONTRADICTED = "contradicted"
 
 _EMPTY: frozenset[str] = frozenset()
 _CHANGES = frozenset({"change", "diff", "rel"})
+_BOUND_WORDS = frozenset(map(stem, "over under above below beyond within exceed exceeds exceeded".split()))
 _COMPARISON_WORDS = frozenset(map(stem, "than higher lower more less above below ahead behind worse better".split()))
 _PREPOSITIONS = frozenset("in for at of on with to from by during among across".split())
 _NAMED_BY_SUBJECT = frozenset({"", "value", "ratio", "rel", "diff"})
@@ -373,6 +374,8 @@ def judge(claim: Claim, index: Index) -> Verdict:
     complete(claim)
     equal = [i for i in dict.fromkeys(pool) if _states(claim, facts[i], units)]
     candidates = set(worded) | set(equal)
+    for w in claim.own:  # its own words (an acronym read beside it: "Net Promoter Score" is nps)
+        candidates.update(index.by_row.get(w, ()))
     if num.date is not None:
         candidates = {i for i in candidates if facts[i].date is not None} | set(index.dates)
     if not candidates:
@@ -405,7 +408,7 @@ def judge(claim: Claim, index: Index) -> Verdict:
     if equal and num.sig >= 3 and num.date is None and not facts[equal[0]].weak:
         return Verdict(SUPPORTED, facts[equal[0]], "")
     if named and claim.derived:
-        return Verdict(NOT_FOUND, None, f"not a value a result states ({claim.derived!r})")
+        return Verdict(NOT_FOUND, None, _derived_reason(claim))
     if equal:
         return Verdict(NOT_FOUND, facts[equal[0]], "nothing ties it there")
     return Verdict(NOT_FOUND)
@@ -426,6 +429,24 @@ def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
     if claim.num.pp and fact.agg not in ("diff", ""):
         return False
     return True
+
+
+_DERIVED_KINDS = {
+    "per": "a rate", "each": "a rate", "apiece": "a rate", "bound": "a bound", "restated": "a restatement",
+    "hypothetical": "an example", "times": "a multiple", "each other": "a difference", "by": "a difference",
+}  # fmt: skip
+
+
+def _derived_reason(claim: Claim) -> str:
+    """Why a number its words name was not checked: "a comparison ("above")"."""
+    word = claim.derived
+    kind = _DERIVED_KINDS.get(word)
+    if kind is None:
+        kind = "a difference" if word in ("rang", "range", "difference", "gap", "spread", "delta") else "a comparison"
+        if word in _BOUND_WORDS and word not in claim.after:
+            kind = "a bound"  # "over 30" (and "3.06 above the mean" is a comparison)
+    spelled = claim.spelled.get(word, word)
+    return f"not checked: {kind} (\"{spelled}\"), not a value a result states"
 
 
 def _because(claim: Claim, score: _Score) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d[\d+%–-]*")
+WORD = _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d[\d+%–-]*")
 _SPLIT = re.compile(r"[^A-Za-z0-9%+]+")
 
 # aggregate key -> the words (stems) an answer uses for it; multi-word phrases are matched on the text
@@ -217,7 +217,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 
-_STEMS: dict[str, str] = {}
+STEMS = _STEMS = {}  # type: dict[str, str]
 
 
 def stem(word: str) -> str:

@@ -45,6 +45,9 @@ _CODE_LINE = re.compile(
 _CODE_LANGS = {"python", "py", "python3", "sql", "pycon", "ipython", "bash", "sh", "shell", "js", "javascript",
                "json", "html", "xml", "r", "julia", "console", "text"}  # fmt: skip
 LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\d{1,3}[.)]|\(\d{1,3}\))(?:[ \t]|$)", re.M)
+_ISO_HINT = re.compile(r"(?<![\d.])\d{4}-\d\d")
+_SLASH_HINT = re.compile(r"\d/\d")
+_MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DATE_HINT = re.compile(
     r"(?<![\d.])\d{4}-\d\d|\d/\d|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,? \d|\d(?:st|nd|rd|th)? "
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))"
@@ -157,24 +160,36 @@ def read(text: str) -> list[Written]:
     """Every number and date of ``text`` (no piece of a word, a time or a version), in order."""
     found: list[Written] = []
     taken: list[tuple[int, int]] = []
-    for m in DATE.finditer(text) if _DATE_HINT.search(text) else ():
-        date = _date(m)
-        if date is None or not 1 <= date[1] <= 12 or date[2] > 31:
-            continue
-        if m.group("sd") and int(m.group("sm")) > 12 and int(m.group("sd")) <= 12:  # 05/17/2024
-            date = (date[0], int(m.group("sd")), int(m.group("sm")))
-        w = Written(m.group(0), 0.0, 0.0, m.start(), m.end(), date=date, sig=3)
-        found.append(w)
-        taken.append((m.start(), m.end()))
+    if _may_hold_date(text):
+        for m in DATE.finditer(text):
+            date = _date(m)
+            if date is None or not 1 <= date[1] <= 12 or date[2] > 31:
+                continue
+            if m.group("sd") and int(m.group("sm")) > 12 and int(m.group("sd")) <= 12:  # 05/17/2024
+                date = (date[0], int(m.group("sd")), int(m.group("sm")))
+            found.append(Written(m.group(0), 0.0, 0.0, m.start(), m.end(), date=date, sig=3))
+            taken.append((m.start(), m.end()))
+    k = 0
     for m in NUMBER.finditer(text):
-        if any(a <= m.start() < b for a, b in taken):
-            continue
+        at = m.start()
+        while k < len(taken) and taken[k][1] <= at:
+            k += 1
+        if k < len(taken) and taken[k][0] <= at:
+            continue  # a piece of a date
         num = parse_number(m)
         if num is not None:
             found.append(num)
     if taken:
         found.sort(key=lambda w: w.start)
     return found
+
+
+def _may_hold_date(text: str) -> bool:
+    """A cheap look for what a date needs (``2024-05``, ``17/05``, a month's name), before the regex."""
+    if _ISO_HINT.search(text) or ("/" in text and _SLASH_HINT.search(text)):
+        return True
+    low = text.lower()
+    return any(month in low for month in _MONTH_HINTS) and bool(_DATE_HINT.search(text))
 
 
 def hedged(before: str) -> bool:
