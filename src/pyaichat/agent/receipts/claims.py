@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .words import (
     AFTER_DOWN_STEMS,
@@ -34,7 +35,7 @@ from .words import (
     stem,
     words,
 )
-from .written import Written, code_spans, hedged, is_version, is_year, list_marker_end, masked_code, read
+from .written import Written, code_spans, hedged, is_version, is_year, list_marker_end, masked_both, read
 
 _CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n|\s[—–]\s")
 _CELL = re.compile(r"(?<=\|)[^|]*(?=\|)")
@@ -136,15 +137,12 @@ class _Clause:
 def claims_of(answer: str, question: str = "", row_labels: frozenset[str] = frozenset()) -> list[Claim]:
     """The claims of ``answer``, in order (``row_labels``: the turn's results' row labels, so that a number
     that is one of them, written as a label, is not taken for a value)."""
-    text = masked_code(answer)
+    text, said = masked_both(answer)  # numbers from the first; words from the second (`price` is a word)
     numbers = read(text)
     if not numbers:
         return []
-    said = masked_code(
-        answer, inline=False
-    )  # the words: inline code stays (`price`, `len(df)`), numbers do not
     spans = code_spans(answer) if "`" in answer else []
-    asked = {n.text.lstrip("-−+") for n in read(question)} if question else set()
+    asked = _asked(question) if question else frozenset()
     cells = _table_cells(text, numbers) if "|" in text else {}
     kept: list[tuple[Written, tuple[str, str, str, bool] | None]] = []
     for i, num in enumerate(numbers):
@@ -169,6 +167,12 @@ def claims_of(answer: str, question: str = "", row_labels: frozenset[str] = froz
             clause = clauses[k] = _clause(said, bounds[k], spans, mine, positions)
         out.append(_claim(num, j, mine, clause, said, text, cell, leads))
     return out
+
+
+@lru_cache(maxsize=64)
+def _asked(question: str) -> frozenset[str]:
+    """The numbers the question itself wrote (an answer repeating them claims nothing)."""
+    return frozenset(n.text.lstrip("-−+") for n in read(question))
 
 
 def _content(text: str) -> frozenset[str]:
@@ -342,7 +346,7 @@ def _near_rows(before: list[str], after: list[str], group: bool = False) -> froz
 def _not_a_claim(
     text: str,
     num: Written,
-    asked: set[str],
+    asked: frozenset[str],
     in_table: bool,
     row_labels: frozenset[str],
     nums: list[Written],

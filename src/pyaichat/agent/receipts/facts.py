@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from .words import AGG_STEMS, MONTHS, MONTH_WORDS, label_key, name_words, stem
@@ -104,7 +105,8 @@ def iso_date(text: str) -> tuple[int, int, int] | None:
     return int(m.group(1)), int(m.group(2)), int(m.group(3)) if m.group(3) else 0
 
 
-def label_forms(label: str, months: bool = False) -> set[str]:
+@lru_cache(maxsize=8192)
+def label_forms(label: str, months: bool = False) -> frozenset[str]:
     """The ways an answer may write a row label: itself, and for a date or a month its month's names
     (``2024-03-01`` → march, mar, 2024-03; ``3`` under a month index → march, mar)."""
     key = label_key(label)
@@ -130,7 +132,7 @@ def label_forms(label: str, months: bool = False) -> set[str]:
             forms.add(f"{date[0]}-{date[1]:02d}")
     if key in ("true", "false"):
         forms.add({"true": "yes", "false": "no"}[key])
-    return forms
+    return frozenset(forms)
 
 
 _CHANGE_WORDS = frozenset({"growth", "chang", "change", "yoy", "delta", "pct_change"})

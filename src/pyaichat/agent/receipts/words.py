@@ -288,6 +288,7 @@ def spellings(text: str) -> dict[str, str]:
     return {stem(w): w.lower() for w in _WORD.findall(text)}
 
 
+@lru_cache(maxsize=4096)
 def name_words(name: str) -> frozenset[str]:
     """The words of a data name (a column, a variable, a label): ``temp_c`` → temp, c, temp_c; with the words
     answers use for them (``qty`` → quantity, unit)."""

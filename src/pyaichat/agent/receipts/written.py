@@ -206,30 +206,37 @@ def masked_code(answer: str, inline: bool = True) -> str:
     """``answer`` with code blanked out (same length, so positions hold): fenced blocks in a programming
     language or whose lines are code, ``<code>``/``<script>`` elements, and (``inline``) backticked spans that
     are not a bare value (``df.head(10)``, ``(1250, 5)``; `` `11.2` `` stays)."""
-    chars = list(answer)
+    return masked_both(answer)[0 if inline else 1]
 
-    def blank(start: int, end: int) -> None:
-        for i in range(start, end):
-            if chars[i] != "\n":
-                chars[i] = " "
 
-    for m in _FENCE.finditer(answer):
+def masked_both(answer: str) -> tuple[str, str]:
+    """``masked_code`` both ways in one pass: numbers are read from the first (inline code blanked), words
+    from the second (inline code kept, its backticks gone: `` `price` `` is a word of the answer)."""
+    if "`" not in answer and "<" not in answer:
+        return answer, answer
+    cuts: list[tuple[int, int]] = []  # blanked in both
+    for m in _FENCE.finditer(answer) if "```" in answer or "~~~" in answer else ():
         lang, body = m.group(3).lower(), m.group(4)
         lines = [line for line in body.splitlines() if line.strip()]
         code_lines = sum(1 for line in lines if _CODE_LINE.search(line))
         if lang in _CODE_LANGS or (lines and code_lines * 2 >= len(lines)):
-            blank(m.start(), m.end())
+            cuts.append((m.start(), m.end()))
         else:
-            blank(m.start(), m.start(4))  # the fence line itself
-    for m in _HTML_CODE.finditer(answer):
-        blank(m.start(), m.end())
+            cuts.append((m.start(), m.start(4)))  # the fence line itself
+    for m in _HTML_CODE.finditer(answer) if "<" in answer else ():
+        cuts.append((m.start(), m.end()))
+    numbers, words_ = list(answer), None
+    for a, b in cuts:
+        for i in range(a, b):
+            if numbers[i] != "\n":
+                numbers[i] = " "
+    words_ = numbers[:]
     for m in _SPAN.finditer(answer):
-        if not inline:
-            chars[m.start()] = chars[m.end() - 1] = " "
-            continue
+        words_[m.start()] = words_[m.end() - 1] = " "
         if not _BARE_VALUE.match(m.group(1)):
-            blank(m.start(1), m.end(1))
-    return "".join(chars)
+            for i in range(m.start(1), m.end(1)):
+                numbers[i] = " "
+    return "".join(numbers), "".join(words_)
 
 
 def code_spans(text: str) -> list[tuple[int, str]]:
