@@ -27,9 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests" / "agent" / "receipts_quality"))
 
-from receipts_quality import load_checker  # noqa: E402
-
 import corpus  # noqa: E402
+from receipts_quality import load_checker  # noqa: E402
 
 
 def results(mod: ModuleType, n: int, rng: random.Random) -> list:
@@ -85,10 +84,13 @@ def synthetic(mods: list[ModuleType], n_results: int, repeat: int) -> None:
         first = mod.check(answers[0], evidence, question=QUESTION)
         first_ms = (time.perf_counter() - started) * 1000
         chars = sum(len(s.text) for s in seen)
-        print(f"\n## synthetic ({mod.__name__}): {len(seen)} results ({chars:,} characters), {repeat} answers of "
-              f"~{len(answers[0]):,} characters, {len(first.receipts)} numbers checked in the first")  # fmt: skip
+        print(
+            f"\n## synthetic ({mod.__name__}): {len(seen)} results ({chars:,} characters), {repeat} answers"
+            f" of ~{len(answers[0]):,} characters, {len(first.receipts)} numbers checked in the first"
+        )
         print(f"first answer with indexing (compiles the regular expressions): {first_ms:.2f} ms")
-        print(f"indexing one result as it arrives: median {statistics.median(adds):.3f} ms, max {max(adds):.3f} ms")
+        add_ms = statistics.median(adds)
+        print(f"indexing one result as it arrives: median {add_ms:.3f} ms, max {max(adds):.3f} ms")
     times: dict[str, list[float]] = {mod.__name__: [] for mod in mods}
     cpu: dict[str, list[float]] = {mod.__name__: [] for mod in mods}
     for text in answers:
@@ -113,7 +115,9 @@ def real(mods: list[ModuleType], repeat: int = 5) -> None:
             evidence = mod.Evidence(turn["picture"])
             for (name, args), r in zip(turn["calls"], turn["results"], strict=True):
                 of = getattr(mod.Seen, "of", None)
-                evidence.add(of(name, args, r["call"], r["text"]) if of else mod.Seen(r["call"], r["text"], r["expr"]))
+                evidence.add(
+                    of(name, args, r["call"], r["text"]) if of else mod.Seen(r["call"], r["text"], r["expr"])
+                )
             best = float("inf")
             for _ in range(repeat):
                 used = time.thread_time()
@@ -123,8 +127,10 @@ def real(mods: list[ModuleType], repeat: int = 5) -> None:
     for mod in mods:
         cpu = sorted(per[mod.__name__])
         p95 = cpu[int(len(cpu) * 0.95) - 1]
-        print(f"\n## the corpus's answers of 400 characters or more ({len(cpu)}), {mod.__name__}: CPU time per "
-              f"2,000 characters: median {statistics.median(cpu):.3f} ms, p95 {p95:.3f} ms")  # fmt: skip
+        print(
+            f"\n## the corpus's answers of 400 characters or more ({len(cpu)}), {mod.__name__}: CPU time per "
+            f"2,000 characters: median {statistics.median(cpu):.3f} ms, p95 {p95:.3f} ms"
+        )
 
 
 def report(title: str, times: list[float], cpu: list[float]) -> None:
@@ -137,7 +143,9 @@ def report(title: str, times: list[float], cpu: list[float]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--results", type=int, default=8, help="tool results in the turn (default 8)")
     parser.add_argument("--repeat", type=int, default=300, help="answers to time (default 300)")
     parser.add_argument("--checker-src", type=Path, default=ROOT / "src")

@@ -182,13 +182,22 @@ def test_a_turn_where_no_tool_ran_says_so(turn):
     assert with_tool.summary() == "receipts: 1 of 1 number found in this turn's results"
 
 
-# -- what /receipts says ---------------------------------------------------------------------------------------
+# -- what /receipts says -------------------------------------------------------------------------------------
 def test_each_line_says_what_the_number_was_tied_to_and_why(turn):
     evidence = turn("sales", e("sales.groupby('region').price.mean()"), e("sales.price.mean()"))
-    found = check("The average price is 12.75; north averages 12.75. There are 3 cats. North is 0.78 above.", evidence)
+    found = check(
+        "The average price is 12.75; north averages 12.75. There are 3 cats. North is 0.78 above.", evidence
+    )
     assert found.lines() == [
-        ("⚠ 12.75", 'mean of price = 11.974, not 12.75 · by "average", "price" · eval_expr(sales.price.mean())'),
-        ("✓ 12.75", 'mean of price, north = 12.750000 · by "north", "averages" · eval_expr(sales.groupby(\'region\')…'),
+        (
+            "⚠ 12.75",
+            'mean of price = 11.974, not 12.75 · by "average", "price" · eval_expr(sales.price.mean())',
+        ),
+        (
+            "✓ 12.75",
+            'mean of price, north = 12.750000 · by "north", "averages" · '
+            "eval_expr(sales.groupby('region')…",
+        ),
         ("· 3", "not found · no result of this turn showed it"),
         ("· 0.78", 'not checked: a comparison ("above"), not a value a result states'),
     ]

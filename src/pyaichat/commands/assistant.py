@@ -95,8 +95,8 @@ def _receipts(ctrl: CommandHost, arg: str) -> None:
         return
     rows = found.lines()
     text = (
-        "✓ the value its words name (its row, column, aggregate, noun) was shown by that call; ⚠ its words name "
-        "a value the turn showed, and it differs; · nothing the turn showed is tied to it. A ✓ says the number "
-        "is what the call returned, not that the call answers the question."
+        "✓ the value its words name (its row, column, aggregate, noun) was shown by that call; ⚠ its words "
+        "name a value the turn showed, and it differs; · nothing the turn showed is tied to it. A ✓ says the "
+        "number is what the call returned, not that the call answers the question."
     )
     ctrl.emit(PageEvent(sections=[PageSection(title=found.summary(), rows=rows), PageSection(text=text)]))

@@ -29,8 +29,9 @@ from typing import Any
 
 from .claims import claims_of
 from .facts import PICTURE, FactReader
+from .index import Index
 from .report import Receipt, Receipts
-from .tie import CONTRADICTED, NOT_FOUND, SUPPORTED, Index, judge
+from .tie import CONTRADICTED, NOT_FOUND, SUPPORTED, judge
 from .written import Written, read
 
 __all__ = [

@@ -15,11 +15,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .markdown import table_cells
 from .words import (
     AFTER_DOWN_STEMS,
-    LABEL_VERBS,
-    RANGE_WORDS,
-    acronyms,
     AFTER_UP_STEMS,
     BASE_STEMS,
     BOUND_STEMS,
@@ -27,10 +25,13 @@ from .words import (
     DERIVED_STEMS,
     DOWN_STEMS,
     HYPOTHETICAL,
+    LABEL_VERBS,
+    RANGE_WORDS,
     RATE_STEMS,
-    UP_STEMS,
     STEMS,
+    UP_STEMS,
     WORD,
+    acronyms,
     spellings,
     stem,
     words,
@@ -38,18 +39,42 @@ from .words import (
 from .written import Written, code_spans, hedged, is_version, is_year, list_marker_end, masked_both, read
 
 _CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n|\s[—–]\s")
-_CELL = re.compile(r"(?<=\|)[^|]*(?=\|)")
-_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
 _PCT_HEADER = re.compile(r"\(%\)|%|\bpercent\b|\bpct\b", re.I)
 _UNIT_HEADER = re.compile(
     r"[($]\s*\$?\s*(k|m|mn|bn|b|thousands?|millions?|billions?)\s*\$?\s*\)|\b(k|bn)\$", re.I
 )
-_UNIT_SCALES = {"k": 1e3, "thousand": 1e3, "thousands": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6,
-                "millions": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9, "billions": 1e9}  # fmt: skip
+_UNIT_SCALES = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "millions": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "billions": 1e9,
+}
 _SEPARATORS = re.compile(r"[,;()\[\]]|\b(?:and|but|while|vs|versus|against|then|though|whereas)\b")
 _OPERATOR_BEFORE = re.compile(r"(?:<=?|>=?|≤|≥|==)\s*[-−]?[$€£]?$")
 _STEP_WORDS = frozenset(
-    "step item option case figure fig table chart axes group line input version v".split()
+    [
+        "step",
+        "item",
+        "option",
+        "case",
+        "figure",
+        "fig",
+        "table",
+        "chart",
+        "axes",
+        "group",
+        "line",
+        "input",
+        "version",
+        "v",
+    ]
 )
 _YEAR_BEFORE = re.compile(
     r"(?:^|\b(?:in|since|from|to|until|by|during|of|year|fy|for|between|and|early|late|mid|q[1-4]))\W*$", re.I
@@ -61,9 +86,6 @@ _ALPHA = re.compile(r"(?:α|alpha|significance level of|level of)\s*=?\s*$", re.
 _OR_LABEL = re.compile(r"\s*(?:or|and|to|[–-])\s*\d+\s*(?:stars?|points?)?\b")
 _LABEL_AFTER = re.compile(r"\s*(?:[:)(]|stars?\b|-star\b)", re.I)
 _LIST_LINE = re.compile(r"\s*(?:[|*+-]|\d+[.)]\s)")
-_NUMERIC_CELL = re.compile(
-    r"^[^A-Za-z]*\d[^A-Za-z]*(?:\s?(?:k|m|bn|B|M|million|billion|thousand))?[^A-Za-z]*$"
-)
 _BOUND_BEFORE = re.compile(r"\bat (?:least|most)\W*$")
 _RESTATED = re.compile(
     r"\b(?:which is|that is|i\.e\.|equivalent to|or about|or roughly)\W*(?:about|around|roughly)?\W*$"
@@ -72,9 +94,9 @@ _PER = re.compile(r"\bper\b")
 _TIMES_BEFORE = re.compile(r"\b(?:times|x)\s*$")
 _HYPOTHETICAL = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(HYPOTHETICAL))) + r")\b")
 _OPEN = " *_$€£~"
-_PREPOSITIONS = frozenset("in for at of during among across".split())
-_COMPARATIVE_DOWN = frozenset(stem(w) for w in "worse lower less fewer smaller below".split())
-_COMPARATIVE_UP = frozenset(stem(w) for w in "better higher more larger bigger above".split())
+_PREPOSITIONS = frozenset(["in", "for", "at", "of", "during", "among", "across"])
+_COMPARATIVE_DOWN = frozenset(stem(w) for w in ["worse", "lower", "less", "fewer", "smaller", "below"])
+_COMPARATIVE_UP = frozenset(stem(w) for w in ["better", "higher", "more", "larger", "bigger", "above"])
 _HEAD = re.compile(r"^[^\w,;()\[\]]*(?:[A-Za-z%°]+[^\w,;()\[\]]*){1,2}")
 
 
@@ -106,7 +128,9 @@ class Claim:
     points: bool = False  # "0.5 points": percentage points where the value is a ratio
     group_label: bool = False  # its after words name several labels ("4 or 5 stars")
     _derived: str | None = field(default=None, repr=False)
-    _shown: tuple = field(default=("", "", 0, 0), repr=False)  # where its words come from (to say which tied it)
+    _shown: tuple = field(
+        default=("", "", 0, 0), repr=False
+    )  # where its words come from (to say which tied it)
     _where: tuple | None = field(default=None, repr=False)  # what ``complete`` reads from
 
     @property
@@ -143,7 +167,7 @@ def claims_of(answer: str, question: str = "", row_labels: frozenset[str] = froz
         return []
     spans = code_spans(answer) if "`" in answer else []
     asked = _asked(question) if question else frozenset()
-    cells = _table_cells(text, numbers) if "|" in text else {}
+    cells = table_cells(text, numbers) if "|" in text else {}
     kept: list[tuple[Written, tuple[str, str, str, bool] | None]] = []
     for i, num in enumerate(numbers):
         cell = cells.get(num.start)
@@ -270,9 +294,8 @@ def complete(claim: Claim) -> None:
         close = own_after.lstrip(" %*_")
         if close.startswith(")"):
             own_after = close[1:]
-    cut = None
-    for cut in _SEPARATORS.finditer(own_before):
-        pass
+    cuts = list(_SEPARATORS.finditer(own_before))
+    cut = cuts[-1] if cuts else None
     if cut is not None:
         own_before = own_before[cut.end() :]
         head_text = ""  # a comma between them: the number before's noun is not this one's
@@ -359,7 +382,12 @@ def _not_a_claim(
         marker = list_marker_end(text, num.start)
         if marker and num.start < marker:
             return True
-    if num.date is None and is_year(num) and not in_table and _YEAR_BEFORE.search(text[max(0, num.start - 12) : num.start]):
+    if (
+        num.date is None
+        and is_year(num)
+        and not in_table
+        and _YEAR_BEFORE.search(text[max(0, num.start - 12) : num.start])
+    ):
         return True
     before = text[max(0, num.start - 24) : num.start]
     tail = before.rstrip(" $€£-−(")
@@ -378,9 +406,9 @@ def _not_a_claim(
     ):
         return True  # an enumerator: "(1)"
     after = text[num.end : num.end + 14].lower()
-    if ("level" in after or "signif" in after or "confid" in after or "interval" in after or "ci" in after) and (
-        _CONVENTION.match(after)
-    ):
+    if (
+        "level" in after or "signif" in after or "confid" in after or "interval" in after or "ci" in after
+    ) and (_CONVENTION.match(after)):
         return True  # "the 5 % level", "a 95 % interval"
     if before.endswith("(") and _RANGE_AFTER.match(after):
         return True  # "Promoters (9–10)"
@@ -392,7 +420,12 @@ def _not_a_claim(
         # a label of the results written as one: "4 is the most common score", "- 5 stars: 111", "chose 3"
         first = i == 0 or nums[i - 1].start < line_start
         last = before.rstrip().rsplit(None, 1)[-1].lower() if before.strip() else ""
-        if first or _LABEL_AFTER.match(text, num.end) or last in LABEL_VERBS or _OR_LABEL.match(text, num.end):
+        if (
+            first
+            or _LABEL_AFTER.match(text, num.end)
+            or last in LABEL_VERBS
+            or _OR_LABEL.match(text, num.end)
+        ):
             return True
     return False
 
@@ -441,60 +474,6 @@ def _lead_line(text: str, line_start: int) -> str:
             continue
         return prev if prev.rstrip().endswith(":") or len(prev) < 80 else ""
     return ""
-
-
-def _table_cells(text: str, numbers: list[Written]) -> dict[int, tuple[str, str, str, bool]]:
-    """Each number in a Markdown table, by where it starts: (its row's label, its column's header, the first
-    header cell, whether it is no value: a label cell or a header). A table of one data row has no label
-    column."""
-    spans: list[tuple[int, int, tuple[str, str, str, bool]]] = []
-    lines = text.split("\n")
-    offsets = []
-    pos = 0
-    for line in lines:
-        offsets.append(pos)
-        pos += len(line) + 1
-    i = 0
-    while i < len(lines):
-        if not (lines[i].lstrip().startswith("|") and lines[i].count("|") >= 2):
-            i += 1
-            continue
-        block = []
-        while i < len(lines) and lines[i].lstrip().startswith("|") and lines[i].count("|") >= 2:
-            block.append(i)
-            i += 1
-        header: list[str] = []
-        data = []
-        for k in block:
-            if _RULE.fullmatch(lines[k].strip()):
-                continue
-            cells = [(m.start() + offsets[k], m.end() + offsets[k]) for m in _CELL.finditer(lines[k])]
-            names = [text[a:b].strip().strip("`*_ ") for a, b in cells]
-            nxt = lines[k + 1].strip() if k + 1 < len(lines) else ""
-            if not header and "-" in nxt and _RULE.fullmatch(nxt):
-                header = names
-                spans += [(a, b, ("", "", "", True)) for a, b in cells]  # the header's numbers are labels
-                continue
-            data.append((cells, names))
-        one_row = len(data) == 1
-        corner = header[0] if header else ""
-        for cells, names in data:
-            n_labels = 0 if one_row and names and _NUMERIC_CELL.match(names[0]) else 1
-            while n_labels < min(len(names) - 1, 2) and not _NUMERIC_CELL.match(names[n_labels]):
-                n_labels += 1  # "| 1 | tyrell | 35 |": a rank and a name label the row
-            label = " ".join(n for n in names[:n_labels] if n)
-            for j, (a, b) in enumerate(cells):
-                spans.append((a, b, (label, header[j] if j < len(header) else "", corner, j < n_labels)))
-    found: dict[int, tuple[str, str, str, bool]] = {}
-    if not spans:
-        return found
-    spans.sort()
-    starts = [a for a, _, _ in spans]
-    for num in numbers:
-        k = bisect.bisect_right(starts, num.start) - 1
-        if k >= 0 and spans[k][0] <= num.start < spans[k][1]:
-            found[num.start] = spans[k][2]
-    return found
 
 
 def _direction(num: Written, claim: Claim) -> int:

@@ -16,11 +16,11 @@ after it ("12 rows"), the expression it follows in backticks. Then:
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 
 from .claims import Claim, complete, day_keys
 from .facts import Fact
+from .index import Index
 from .words import (
     AGG_STEMS,
     COMPATIBLE,
@@ -39,14 +39,38 @@ CONTRADICTED = "contradicted"
 
 _EMPTY: frozenset[str] = frozenset()
 _CHANGES = frozenset({"change", "diff", "rel"})
-_BOUND_WORDS = frozenset(map(stem, "over under above below beyond within exceed exceeds exceeded".split()))
-_COMPARISON_WORDS = frozenset(map(stem, "than higher lower more less above below ahead behind worse better".split()))
-_PREPOSITIONS = frozenset("in for at of on with to from by during among across".split())
+_BOUND_WORDS = frozenset(
+    map(stem, ["over", "under", "above", "below", "beyond", "within", "exceed", "exceeds", "exceeded"])
+)
+_COMPARISON_WORDS = frozenset(
+    map(
+        stem,
+        ["than", "higher", "lower", "more", "less", "above", "below", "ahead", "behind", "worse", "better"],
+    )
+)
+_PREPOSITIONS = frozenset(
+    ["in", "for", "at", "of", "on", "with", "to", "from", "by", "during", "among", "across"]
+)
 _NAMED_BY_SUBJECT = frozenset({"", "value", "ratio", "rel", "diff"})
 _COUNTED = frozenset({"rows", "cols", "partitions", "points", "bars", "variables"})  # named by their noun
 _RATIOS = frozenset({"share", "change", "rel", "diff", "ratio"})
 _NEGATIVE = frozenset(
-    map(stem, "loss losing lost negative deficit minus below fell dropped declined shrank".split())
+    map(
+        stem,
+        [
+            "loss",
+            "losing",
+            "lost",
+            "negative",
+            "deficit",
+            "minus",
+            "below",
+            "fell",
+            "dropped",
+            "declined",
+            "shrank",
+        ],
+    )
 )
 
 
@@ -59,73 +83,9 @@ class Verdict:
     why: str = ""
 
 
-class Index:
-    """The facts of a turn, looked up by value (bisection) and by the words that name them."""
-
-    def __init__(self) -> None:
-        self.facts: list[Fact] = []
-        self._values: list[tuple[float, int]] = []
-        self._keys: list[float] = []
-        self.by_row: dict[str, list[int]] = {}
-        self.rowless: list[int] = []
-        self.dates: list[int] = []
-        self.row_labels: frozenset[str] = frozenset()
-        self.units: set[float] = set()  # the scales the results' labels name (``revenue (k$)``: 1000)
-        self.by_agg: dict[str, int] = {}  # how many facts without rows each aggregate has
-        self._named: dict[frozenset[str], frozenset[int]] = {}
-
-    def add(self, facts: list[Fact]) -> None:
-        self._named.clear()
-        labels = set(self.row_labels)
-        for fact in facts:
-            i = len(self.facts)
-            self.facts.append(fact)
-            if fact.scale != 1:
-                self.units.add(fact.scale)
-            if fact.date is not None:
-                self.dates.append(i)
-            else:
-                for v in {abs(fact.value), abs(fact.value * fact.scale), abs(fact.value * 100)}:
-                    self._values.append((v, i))
-            if fact.rows:
-                for form in fact.rows:
-                    self.by_row.setdefault(form, []).append(i)
-                labels |= fact.rows
-            else:
-                self.rowless.append(i)
-                if not fact.weak and fact.date is None:
-                    self.by_agg[fact.agg] = self.by_agg.get(fact.agg, 0) + 1
-        self.row_labels = frozenset(labels)
-        self._values.sort()
-        self._keys = [v for v, _ in self._values]
-
-    def named_by(self, words_: frozenset[str]) -> frozenset[int]:
-        """Facts these words may name: rows they say the label of, facts without rows they say a word of
-        (their subject or aggregate). Cached: a clause's numbers share its words."""
-        found = self._named.get(words_)
-        if found is None:
-            hits: set[int] = set()
-            for w in words_:
-                rows = self.by_row.get(w)
-                if rows:
-                    hits.update(rows)
-            for i in self.rowless:
-                f = self.facts[i]
-                if not f.weak and (f.subject & words_ or AGG_STEMS.get(f.agg, _EMPTY) & words_):
-                    hits.add(i)
-            found = self._named[words_] = frozenset(hits)
-        return found
-
-    def near(self, value: float, tol: float) -> list[int]:
-        """Facts whose value (or its percent, or its scaled value) is within ``tol`` of ``|value|``."""
-        lo = bisect.bisect_left(self._keys, abs(value) - tol)
-        hi = bisect.bisect_right(self._keys, abs(value) + tol)
-        return [i for _, i in self._values[lo : min(hi, lo + 64)]]
-
-
 def _states(claim: Claim, fact: Fact, units: set[float]) -> bool:
-    """``claim`` states ``fact``'s value: at its precision, its scale and its table's unit applied, a percent of
-    a ratio, a direction the sign of a change."""
+    """``claim`` states ``fact``'s value: at its precision, its scale and its table's unit applied, a percent
+    of a ratio, a direction the sign of a change."""
     num = claim.num
     if num.date is not None or fact.date is not None:
         if num.date is None or fact.date is None:
@@ -171,12 +131,9 @@ def _kind_fits(claim: Claim, fact: Fact) -> bool:
         return fact.agg in ("diff", "") or fact.percent or abs(fact.value) <= 1.5
     if num.pct:
         return fact.percent or abs(fact.value) <= 1.5
-    if (
-        fact.agg in _RATIOS or (fact.agg in ("", "value", "mean") and "rate" in fact.subject)
-    ) and not fact.percent:
-        if abs(fact.value) <= 1.5 and abs(num.value) > 1.5:
-            return False  # a plain 36.5 or 8,182 is no ratio of 0.365 (a header may have made it a percent)
-    return True
+    ratio = fact.agg in _RATIOS or (fact.agg in ("", "value", "mean") and "rate" in fact.subject)
+    # a plain 36.5 or 8,182 is no ratio of 0.365 (a header may have made it a percent)
+    return not (ratio and not fact.percent and abs(fact.value) <= 1.5 and abs(num.value) > 1.5)
 
 
 @dataclass(slots=True)
@@ -224,11 +181,16 @@ def _reading(claim: Claim) -> _Reading:
     beside = frozenset(k for k in EXCLUSIVE if AGG_STEMS[k] & claim.beside)
     change = next((w for w in reversed(claim.before) if w in AGG_STEMS["change"]), "change")
     return _Reading(
-        row_words, col_words, frozenset(claim.after[:3]),
+        row_words,
+        col_words,
+        frozenset(claim.after[:3]),
         frozenset(claim.after[:2]) if claim.after[:1] and claim.after[0] not in _PREPOSITIONS else _EMPTY,
-        beside, bool(WEIGHTED & claim.context),
-        bool(OVERALL_STEMS & claim.own), bool(NEGATIONS & (claim.own | claim.clause)), change,
-    )  # fmt: skip
+        beside,
+        bool(WEIGHTED & claim.context),
+        bool(OVERALL_STEMS & claim.own),
+        bool(NEGATIONS & (claim.own | claim.clause)),
+        change,
+    )
 
 
 def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
@@ -392,13 +354,20 @@ def judge(claim: Claim, index: Index) -> Verdict:
     if num.date is not None and not equal and len(index.dates) == 1 and not claim.derived:
         only = index.dates[0]  # the turn showed one date (an idxmax, the row of a maximum): the one it means
         return Verdict(CONTRADICTED, facts[only], _because(claim, scores[only]) or "the turn's one date")
-    if named and scores[named[0]].strong(facts[named[0]]) and _checkable(claim, facts[named[0]], scores[named[0]]):
+    if (
+        named
+        and scores[named[0]].strong(facts[named[0]])
+        and _checkable(claim, facts[named[0]], scores[named[0]])
+    ):
         best = named[0]
         rivals = [
-            i for i in equal
-            if scores[i].total >= top - 1 and not facts[i].weak and not scores[i].conflict
+            i
+            for i in equal
+            if scores[i].total >= top - 1
+            and not facts[i].weak
+            and not scores[i].conflict
             and not (facts[i].rows and scores[i].row == 0)
-        ]  # fmt: skip
+        ]
         if not rivals:
             return Verdict(CONTRADICTED, facts[best], _because(claim, scores[best]))
     worded_equal = [i for i in equal if scores[i].total > 0 and not scores[i].conflict and not facts[i].weak]
@@ -426,15 +395,20 @@ def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
         return True
     if derived:
         return False
-    if claim.num.pp and fact.agg not in ("diff", ""):
-        return False
-    return True
+    return not (claim.num.pp and fact.agg not in ("diff", ""))
 
 
 _DERIVED_KINDS = {
-    "per": "a rate", "each": "a rate", "apiece": "a rate", "bound": "a bound", "restated": "a restatement",
-    "hypothetical": "an example", "times": "a multiple", "each other": "a difference", "by": "a difference",
-}  # fmt: skip
+    "per": "a rate",
+    "each": "a rate",
+    "apiece": "a rate",
+    "bound": "a bound",
+    "restated": "a restatement",
+    "hypothetical": "an example",
+    "times": "a multiple",
+    "each other": "a difference",
+    "by": "a difference",
+}
 
 
 def _derived_reason(claim: Claim) -> str:
@@ -442,11 +416,15 @@ def _derived_reason(claim: Claim) -> str:
     word = claim.derived
     kind = _DERIVED_KINDS.get(word)
     if kind is None:
-        kind = "a difference" if word in ("rang", "range", "difference", "gap", "spread", "delta") else "a comparison"
+        kind = (
+            "a difference"
+            if word in ("rang", "range", "difference", "gap", "spread", "delta")
+            else "a comparison"
+        )
         if word in _BOUND_WORDS and word not in claim.after:
             kind = "a bound"  # "over 30" (and "3.06 above the mean" is a comparison)
     spelled = claim.spelled.get(word, word)
-    return f"not checked: {kind} (\"{spelled}\"), not a value a result states"
+    return f'not checked: {kind} ("{spelled}"), not a value a result states'
 
 
 def _because(claim: Claim, score: _Score) -> str:

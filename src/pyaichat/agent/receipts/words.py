@@ -117,58 +117,257 @@ AGGREGATES: dict[str, tuple[str, ...]] = {
 # beside a row label picks the row ("the cheapest at 12.94 on average"), it does not rule its mean out
 EXCLUSIVE = frozenset({"mean", "median", "sum", "max", "min", "std", "q25", "q75", "nunique"})
 SUPERLATIVES = frozenset({"max", "min"})
-COMPATIBLE = {"mean": frozenset({"ratio"}), "ratio": frozenset({"mean"})}  # a total over a total is an average
-NEGATIONS = frozenset("not no never don't doesn't won't wouldn't non".split())
-LABEL_VERBS = frozenset("chose choose gave give rated rate picked selected scored with".split())
+COMPATIBLE = {
+    "mean": frozenset({"ratio"}),
+    "ratio": frozenset({"mean"}),
+}  # a total over a total is an average
+NEGATIONS = frozenset(["not", "no", "never", "don't", "doesn't", "won't", "wouldn't", "non"])
+LABEL_VERBS = frozenset(
+    ["chose", "choose", "gave", "give", "rated", "rate", "picked", "selected", "scored", "with"]
+)
 # "from X to Y": the ends of a range
 RANGE_WORDS = {"from": ("minimum", "first", "start"), "to": ("maximum", "last", "end")}
 WEIGHTED = frozenset({"weight", "weighted"})  # a weighted mean is not the plain one
 
 UP = frozenset(
-    "rose rise rises rising grew grow grows growing growth up increased increase increases increasing gained gain "
-    "gains climbed climb climbs jumped jump jumps rebounded rebound rebounds improved improves improve higher "
-    "better lifted lifts recovered recover boosted added".split()
+    [
+        "rose",
+        "rise",
+        "rises",
+        "rising",
+        "grew",
+        "grow",
+        "grows",
+        "growing",
+        "growth",
+        "up",
+        "increased",
+        "increase",
+        "increases",
+        "increasing",
+        "gained",
+        "gain",
+        "gains",
+        "climbed",
+        "climb",
+        "climbs",
+        "jumped",
+        "jump",
+        "jumps",
+        "rebounded",
+        "rebound",
+        "rebounds",
+        "improved",
+        "improves",
+        "improve",
+        "higher",
+        "better",
+        "lifted",
+        "lifts",
+        "recovered",
+        "recover",
+        "boosted",
+        "added",
+    ]
 )
 DOWN = frozenset(
-    "fell fall falls falling dropped drop drops dropping down decreased decrease decreases decreasing declined "
-    "decline declines declining lost lose loses loss shrank shrink shrinks dipped dip dips slipped slid worse "
-    "lower cut cuts eased eases negative deficit minus losing".split()
+    [
+        "fell",
+        "fall",
+        "falls",
+        "falling",
+        "dropped",
+        "drop",
+        "drops",
+        "dropping",
+        "down",
+        "decreased",
+        "decrease",
+        "decreases",
+        "decreasing",
+        "declined",
+        "decline",
+        "declines",
+        "declining",
+        "lost",
+        "lose",
+        "loses",
+        "loss",
+        "shrank",
+        "shrink",
+        "shrinks",
+        "dipped",
+        "dip",
+        "dips",
+        "slipped",
+        "slid",
+        "worse",
+        "lower",
+        "cut",
+        "cuts",
+        "eased",
+        "eases",
+        "negative",
+        "deficit",
+        "minus",
+        "losing",
+    ]
 )
 # after a number, a direction only as a noun or a comparative ("a 7.6 % drop", "19.8 % lower"); a verb after
 # it is the sentence's ("4,088 mm fell")
-DIRECTION_AFTER_UP = frozenset("increase rise gain growth jump higher up uplift".split())
-DIRECTION_AFTER_DOWN = frozenset("drop decline decrease fall loss dip lower down cut".split())
+DIRECTION_AFTER_UP = frozenset(["increase", "rise", "gain", "growth", "jump", "higher", "up", "uplift"])
+DIRECTION_AFTER_DOWN = frozenset(
+    ["drop", "decline", "decrease", "fall", "loss", "dip", "lower", "down", "cut"]
+)
 # words that make a number a bound, a comparison or a derived figure, not a value a result states
 BOUNDS = frozenset(
-    "above below over under more less fewer than beyond within exceed exceeds exceeded threshold".split()
+    [
+        "above",
+        "below",
+        "over",
+        "under",
+        "more",
+        "less",
+        "fewer",
+        "than",
+        "beyond",
+        "within",
+        "exceed",
+        "exceeds",
+        "exceeded",
+        "threshold",
+    ]
 )
 COMPARATIVE_AFTER = frozenset(
-    "above below more less fewer higher lower ahead behind than apart cheaper dearer larger smaller "
-    "bigger warmer colder drier wetter longer shorter".split()
+    [
+        "above",
+        "below",
+        "more",
+        "less",
+        "fewer",
+        "higher",
+        "lower",
+        "ahead",
+        "behind",
+        "than",
+        "apart",
+        "cheaper",
+        "dearer",
+        "larger",
+        "smaller",
+        "bigger",
+        "warmer",
+        "colder",
+        "drier",
+        "wetter",
+        "longer",
+        "shorter",
+    ]
 )
-RATE_AFTER = frozenset("per each apiece".split())
-DERIVED_BEFORE = frozenset("range difference gap spread delta".split())  # "a range of 33.6"
+RATE_AFTER = frozenset(["per", "each", "apiece"])
+DERIVED_BEFORE = frozenset(["range", "difference", "gap", "spread", "delta"])  # "a range of 33.6"
 # a row named after these is what the number is compared with, not what it is of ("rose 27 % on March")
-BASES = frozenset("on than vs versus from against compared over".split())
-OVERALL = frozenset("overall all whole entire combined altogether".split())  # no one row's value
+BASES = frozenset(["on", "than", "vs", "versus", "from", "against", "compared", "over"])
+OVERALL = frozenset(["overall", "all", "whole", "entire", "combined", "altogether"])  # no one row's value
 NUMBER_WORDS = {
-    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "solo": "1",
-}  # fmt: skip
-HEDGES = frozenset("about around roughly approximately approx nearly almost circa some approaching ~".split())
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "solo": "1",
+}
+HEDGES = frozenset(
+    [
+        "about",
+        "around",
+        "roughly",
+        "approximately",
+        "approx",
+        "nearly",
+        "almost",
+        "circa",
+        "some",
+        "approaching",
+        "~",
+    ]
+)
 HEDGE_PHRASES = ("close to", "just over", "just under", "just below", "just above", "on the order of")
-HYPOTHETICAL = frozenset("could would should might try suppose consider say if e.g eg example".split())
+HYPOTHETICAL = frozenset(
+    ["could", "would", "should", "might", "try", "suppose", "consider", "say", "if", "e.g", "eg", "example"]
+)
 VERSION_WORDS = frozenset(
-    "python pandas numpy polars dask version v release py matplotlib scipy sqlite postgres postgresql duckdb "
-    "pyarrow arrow ipython jupyter java node".split()
+    [
+        "python",
+        "pandas",
+        "numpy",
+        "polars",
+        "dask",
+        "version",
+        "v",
+        "release",
+        "py",
+        "matplotlib",
+        "scipy",
+        "sqlite",
+        "postgres",
+        "postgresql",
+        "duckdb",
+        "pyarrow",
+        "arrow",
+        "ipython",
+        "jupyter",
+        "java",
+        "node",
+    ]
 )
 MONTHS = {
-    "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4, "may": 5,
-    "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9, "sept": 9, "september": 9,
-    "oct": 10, "october": 10, "nov": 11, "november": 11, "dec": 12, "december": 12,
-}  # fmt: skip
-MONTH_WORDS = {1: "january", 2: "february", 3: "march", 4: "april", 5: "may", 6: "june", 7: "july",
-               8: "august", 9: "september", 10: "october", 11: "november", 12: "december"}  # fmt: skip
+    "jan": 1,
+    "january": 1,
+    "feb": 2,
+    "february": 2,
+    "mar": 3,
+    "march": 3,
+    "apr": 4,
+    "april": 4,
+    "may": 5,
+    "jun": 6,
+    "june": 6,
+    "jul": 7,
+    "july": 7,
+    "aug": 8,
+    "august": 8,
+    "sep": 9,
+    "sept": 9,
+    "september": 9,
+    "oct": 10,
+    "october": 10,
+    "nov": 11,
+    "november": 11,
+    "dec": 12,
+    "december": 12,
+}
+MONTH_WORDS = {
+    1: "january",
+    2: "february",
+    3: "march",
+    4: "april",
+    5: "may",
+    6: "june",
+    7: "july",
+    8: "august",
+    9: "september",
+    10: "october",
+    11: "november",
+    12: "december",
+}
 # words of data names that answers write differently
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "temp": ("temperature", "degrees", "warm", "warmer", "hot", "cold", "colder"),

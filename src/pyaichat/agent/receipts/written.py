@@ -14,9 +14,19 @@ from dataclasses import dataclass
 from .words import HEDGE_PHRASES, HEDGES, MONTHS, VERSION_WORDS
 
 _SCALES = {
-    "k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "mm": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
-    "billion": 1e9, "t": 1e12, "tn": 1e12, "trillion": 1e12,
-}  # fmt: skip
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "mm": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "tn": 1e12,
+    "trillion": 1e12,
+}
 # A number as written: a sign, a currency, digits (grouped by commas or not), decimals, an exponent, a scale
 # (a letter right after the digits, or a word after a space), a percent. Not a piece of a word (``float64``,
 # ``x2``, ``16px``), a time, a version (``3.12.1``, ``3.x``) or a path.
@@ -27,7 +37,10 @@ NUMBER = re.compile(
     r"(?P<pct>\s?%|\s(?:pp|percent|pct|percentage points?)\b)?"
     r"(?![\w/]|:\d|\.\d|\.[A-Za-z]|,\d{3}|-\d|\+(?![\d$€£.]))"
 )
-_MONTH = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_MONTH = (
+    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
 DATE = re.compile(
     r"(?<![\w.])(?:(?P<iy>\d{4})-(?P<im>\d{2})(?:-(?P<id>\d{2}))?(?:[ T]\d{2}:\d{2}(?::\d{2})?)?"
     r"|(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH.replace("mon", "m1") + r"\.?(?:,?\s+(?P<y1>\d{4}))?"
@@ -39,17 +52,37 @@ _FENCE = re.compile(r"^([ \t]*)(```|~~~)([\w+-]*)[^\n]*\n(.*?)(?:^\1\2[ \t]*$|\Z
 _HTML_CODE = re.compile(r"<(code|script|style|pre)\b[^>]*>.*?(?:</\1>|\Z)", re.S | re.I)
 _SPAN = re.compile(r"`([^`\n]+)`")
 _CODE_LINE = re.compile(
-    r"^\s*(?:import |from \w+ import|def |class |for .* in |return\b|print\(|if .*:|#|[\w.\[\]'\"]+\s*[-+*/]?=\s)"
+    r"^\s*(?:import |from \w+ import|def |class |for .* in |return\b|print\(|if .*:|#"
+    r"|[\w.\[\]'\"]+\s*[-+*/]?=\s)"
     r"|\w\([^)]*\)\s*$|[{};]\s*$"
 )
-_CODE_LANGS = {"python", "py", "python3", "sql", "pycon", "ipython", "bash", "sh", "shell", "js", "javascript",
-               "json", "html", "xml", "r", "julia", "console", "text"}  # fmt: skip
+_CODE_LANGS = {
+    "python",
+    "py",
+    "python3",
+    "sql",
+    "pycon",
+    "ipython",
+    "bash",
+    "sh",
+    "shell",
+    "js",
+    "javascript",
+    "json",
+    "html",
+    "xml",
+    "r",
+    "julia",
+    "console",
+    "text",
+}
 LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\d{1,3}[.)]|\(\d{1,3}\))(?:[ \t]|$)", re.M)
 _ISO_HINT = re.compile(r"(?<![\d.])\d{4}-\d\d")
 _SLASH_HINT = re.compile(r"\d/\d")
 _MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DATE_HINT = re.compile(
-    r"(?<![\d.])\d{4}-\d\d|\d/\d|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,? \d|\d(?:st|nd|rd|th)? "
+    r"(?<![\d.])\d{4}-\d\d|\d/\d|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,? \d"
+    r"|\d(?:st|nd|rd|th)? "
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))"
 )
 _BARE_VALUE = re.compile(r"\s*[-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s?%?\.?\s*$")
@@ -93,8 +126,9 @@ def _close(written: float, true: float, unit: float, hedged: bool) -> bool:
 
 
 def parse_number(m: re.Match[str], offset: int = 0) -> Written | None:
-    """The number a ``NUMBER`` match writes: its value (scale applied), the unit of its last digit (an integer
-    with trailing zeros read to its last non-zero digit, two significant digits kept), its sign and percent."""
+    """The number a ``NUMBER`` match writes: its value (scale applied), the unit of its last digit (an
+    integer with trailing zeros read to its last non-zero digit, two significant digits kept), its sign and
+    percent."""
     sign, _cur, whole, frac, exp_text, scale_text, pct = m.groups()
     if whole is None and frac is None:
         return None
@@ -258,7 +292,7 @@ def list_marker_end(text: str, at: int) -> int:
 
 
 def is_version(last_word: str) -> bool:
-    """``Python 3.11``, ``pandas 2.2``, ``v1.2``: a number right after the name of a program or ``version``."""
+    """``Python 3.11``, ``pandas 2.2``, ``v1.2``: a number right after a program's name or ``version``."""
     return last_word.lower() in VERSION_WORDS
 
 
