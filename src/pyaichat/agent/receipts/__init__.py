@@ -13,12 +13,15 @@ Each number the answer states is one of:
 Not counted at all: code, list markers, versions, years, the question's own numbers, table row labels,
 thresholds. A turn where no tool ran says so.
 
-A package of five parts because each has one job and they meet only through small types: ``written`` (numbers
-as an answer writes them), ``words`` (the vocabulary both sides share), ``facts`` (what results state),
-``claims`` (what the answer's words say of each number), ``tie`` (naming and judging), ``report`` (what the
-front ends and ``/receipts`` show). Pure and fast: the standard library only, results read as they arrive
-(``Evidence.add``), so checking an answer costs only its own numbers (``benchmarks/receipts_cost.py``).
-Quality is measured on a labelled corpus (``benchmarks/receipts_quality.py``).
+A package because reading and tying a number is several jobs, each in its own module and meeting the others
+only through small types: ``written`` (numbers and dates as an answer writes them, code masked), ``words``
+(the vocabulary both sides share), ``markdown`` (an answer's tables), ``claims`` (what the words around
+each number say of it), ``tables`` and ``made`` (a result's text, and what produced it), ``facts`` (what
+results and the picture state), ``index`` (the facts by value and by label), ``tie`` (naming and judging),
+``report`` (what the front ends and ``/receipts`` show). Pure and standard-library only; results are read
+as they arrive (``Evidence.add``), so checking an answer costs only its own numbers
+(``benchmarks/receipts_cost.py``). Quality is measured on a labelled corpus
+(``benchmarks/receipts_quality.py``, ``tests/agent/receipts_quality/``).
 """
 
 from __future__ import annotations
