@@ -38,7 +38,9 @@ from .words import (
 )
 from .written import Written, code_spans, hedged, is_version, is_year, list_marker_end, masked_both, read
 
-_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n|\s[—–]\s")
+# a sentence's end, a line, a dash; a long parenthetical is a clause of its own ("(2 ages are missing)")
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n|\s[—–]\s|\s\((?=[^()\n]{16,}\))")
+_LONG_PAREN = re.compile(r"\s\(([^()\n]{16,})\)")
 _PCT_HEADER = re.compile(r"\(%\)|%|\bpercent\b|\bpct\b", re.I)
 _UNIT_HEADER = re.compile(
     r"[($]\s*\$?\s*(k|m|mn|bn|b|thousands?|millions?|billions?)\s*\$?\s*\)|\b(k|bn)\$", re.I
@@ -77,7 +79,8 @@ _STEP_WORDS = frozenset(
     ]
 )
 _YEAR_BEFORE = re.compile(
-    r"(?:^|\b(?:in|since|from|to|until|by|during|of|year|fy|for|between|and|early|late|mid|q[1-4]))\W*$", re.I
+    r"(?:^|\b(?:in|since|from|to|until|by|during|of|year|fy|for|between|and|early|late|mid|q[1-4]"
+    r"|jan\w*|feb\w*|mar\w*|apr\w*|may|june?|july?|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*))\W*$", re.I
 )
 _RANGE_END = re.compile(r"\(\d+\s*[–-]$")
 _CONVENTION = re.compile(r"\s?%?\s*(?:level|significance|confidence|ci\b|interval|threshold)")
@@ -90,6 +93,7 @@ _BOUND_BEFORE = re.compile(r"\bat (?:least|most)\W*$")
 _RESTATED = re.compile(
     r"\b(?:which is|that is|i\.e\.|equivalent to|or about|or roughly)\W*(?:about|around|roughly)?\W*$"
 )
+_OF_THE = re.compile(r"\b(?:out of|of)(?: the| all)?\s*$")
 _PER = re.compile(r"\bper\b")
 _TIMES_BEFORE = re.compile(r"\b(?:times|x)\s*$")
 _HYPOTHETICAL = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(HYPOTHETICAL))) + r")\b")
@@ -107,6 +111,7 @@ class Claim:
     num: Written
     clause: frozenset[str] = frozenset()  # every word of its clause (its table row and column too)
     prefix: frozenset[str] = frozenset()  # its clause's words before its first number, and its lead line
+    suffix: frozenset[str] = frozenset()  # its clause's words after its last number ("… passengers survived")
     lead: frozenset[str] = frozenset()  # the line that introduces its table or list
     row: str = ""  # a table cell: its row's label cells
     column: str = ""  # and its column's header
@@ -127,6 +132,7 @@ class Claim:
     direction: int = 0  # +1 / -1: the change it states goes up / down
     points: bool = False  # "0.5 points": percentage points where the value is a ratio
     group_label: bool = False  # its after words name several labels ("4 or 5 stars")
+    denominator: bool = False  # "3 of the 12 readings": a total, not a count of those that are
     _derived: str | None = field(default=None, repr=False)
     _shown: tuple = field(
         default=("", "", 0, 0), repr=False
@@ -153,6 +159,7 @@ class _Clause:
     end: int
     words: frozenset[str]
     prefix: frozenset[str]
+    suffix: frozenset[str]
     spans: list[tuple[int, str]]
     numbers: list[Written]  # its claims' numbers
     days: frozenset[str]
@@ -226,10 +233,13 @@ def _clause(
         if n.date is not None:
             days |= day_keys(n.date)
     first = inside[0].start if inside else end
+    last = inside[-1].end if inside else end
     mine = [s for s in spans if start <= s[0] < end] if spans else []
     every = frozenset(_stems_of(said, start, end))  # its numbers' digits too: "3 stars" is a label
+    # its subject: the words before its first number, and after its last ("55% of the 20 passengers survived")
     prefix = frozenset(w for w in _stems_of(said, start, first) if not w.isdigit())
-    return _Clause(start, end, every, prefix, mine, inside, frozenset(days))
+    suffix = frozenset(w for w in _stems_of(said, last, end) if not w.isdigit())
+    return _Clause(start, end, every, prefix, suffix, mine, inside, frozenset(days))
 
 
 def _claim(
@@ -244,7 +254,7 @@ def _claim(
 ) -> Claim:
     """A claim with what its clause says (enough to find the facts it may be about); the words beside it are
     read only if some are (``complete``)."""
-    claim = Claim(num, clause=clause.words, prefix=clause.prefix)
+    claim = Claim(num, clause=clause.words, prefix=clause.prefix, suffix=clause.suffix)
     num.hedged = hedged(said[max(0, num.start - 24) : num.start])
     claim.code = frozenset(expr for _, expr in clause.spans) if clause.spans else frozenset()
     line_start = text.rfind("\n", 0, num.start) + 1
@@ -283,17 +293,21 @@ def complete(claim: Claim) -> None:
     next_start = numbers[j + 1].start if j + 1 < len(numbers) and numbers[j + 1].start < end else end
     own_before = said[prev_end : num.start]
     head_text = ""
-    if prev_end > start:  # the number before keeps the two words right after it ("14 distinct texts across")
+    between = _SEPARATORS.search(own_before)
+    if prev_end > start and between is None:
+        # the number before keeps the two words right after it ("14 distinct texts across 400 reviews"); past
+        # a comma, an "and", all the words are this one's ("east 25.4%, south 25.1% and west 19.6%")
         head = _HEAD.match(own_before)
         if head:
             head_text, own_before = own_before[: head.end()], own_before[head.end() :]
     own_after = said[num.end : next_start]
     stripped = own_before.rstrip(_OPEN)
-    if stripped.endswith("("):  # "(47.3%) in May": the words around the parentheses are its own
+    close = own_after.lstrip(" %*_")
+    if stripped.endswith("(") and close.startswith(")"):
+        # "(47.3%) in May": alone in its parentheses, the words around them are its own ("(2 ages are
+        # missing)" is a clause of its own)
         own_before = stripped[:-1]
-        close = own_after.lstrip(" %*_")
-        if close.startswith(")"):
-            own_after = close[1:]
+        own_after = close[1:]
     cuts = list(_SEPARATORS.finditer(own_before))
     cut = cuts[-1] if cuts else None
     if cut is not None:
@@ -305,6 +319,7 @@ def complete(claim: Claim) -> None:
     if colon >= 0:  # "3 figs: revenue line": the noun phrase ends at the colon
         own_after = own_after[:colon]
     sep = _SEPARATORS.search(own_after)
+    trim = sep is None and next_start < end  # the words right before the next number are its own
     if sep:
         rest = ""
         if sep.group() == "(" and next_start < end:  # "606 respondents (52.8%) would recommend": past it
@@ -317,7 +332,7 @@ def complete(claim: Claim) -> None:
     claim.before = words(own_before)
     claim.head = words(head_text)
     after = words(own_after)
-    if next_start < end and len(after) > 2:  # the words right before the next number are its own
+    if trim and len(after) > 2:
         after = after[: max(2, len(after) - 3)]
     claim.after = after[:4]
     claim.group_label = bool(_OR_LABEL.search(own_after))  # "give 4 or 5 stars": no one row
@@ -340,6 +355,7 @@ def complete(claim: Claim) -> None:
         claim.context = claim.context | frozenset(words(f"{claim.row} {claim.column} {claim.corner}"))
     claim.beside = frozenset(claim.before) | frozenset(claim.after[:2])
     claim.direction = _direction(num, claim)
+    claim.denominator = j > 0 and numbers[j - 1].end > start and bool(_OF_THE.search(claim.text_before[-14:]))
     claim.points = bool(claim.after) and claim.after[0] in ("point", "pt", "pts")
 
 
@@ -449,11 +465,17 @@ def day_keys(date: tuple[int, int, int]) -> set[str]:
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
+    """Where each clause is: a sentence's end, a line, a dash end one; a long parenthetical is one of its own
+    ("29.8 years (2 ages are missing and were skipped)")."""
+    cuts = [(m.start(), m.end()) for m in _CLAUSE_END.finditer(text)]
+    if "(" in text:
+        cuts += [(m.end() - 1, m.end()) for m in _LONG_PAREN.finditer(text)]  # its closing parenthesis
+        cuts.sort()
     spans, start = [], 0
-    for m in _CLAUSE_END.finditer(text):
-        if m.start() > start:
-            spans.append((start, m.start()))
-        start = m.end()
+    for a, b in cuts:
+        if a > start:
+            spans.append((start, a))
+        start = max(start, b)
     spans.append((start, len(text)))
     return spans
 
@@ -502,7 +524,7 @@ def _derived(claim: Claim) -> str:
     bound ("over 30"), a rate ("$241 per order"), a range ("a range of 33.6"), a restatement ("which is about
     43 °F"), an example ("could repartition to 4"), or ""."""
     after = claim.after[:3]
-    for w in after:
+    for w in after[:2]:
         if w in COMPARATIVE_STEMS or w in RATE_STEMS:
             return w
     if after[:1] == ["time"] and len(after) > 1:  # "3.4 times Oslo's rain" (not "mentioned 61 times")

@@ -130,14 +130,14 @@ class FactReader:
             simple = re.fullmatch(r"[\w.\[\]'\"]+\.\w+\(\)|len\(\w+\)", expr.replace(" ", ""))
             said = what(agg, made.column) if simple and agg else _short(expr)
             return [Fact(value, nums[0], source, made.subject, agg, percent=made.percent, what=said)]
-        return self._loose(source, text)
+        return self._loose(source, text, made, expr)
 
     def _shape(self, source: str, head: str, expr: str) -> list[Fact]:
         """A result's size as its first line says it ("Series …: 4 values", "DataFrame: 8 rows × 3 …")."""
         out = []
         for token, noun in re.findall(r"([\d,]+) (values|rows|columns)\b", head):
             if (v := number(token)) is not None:
-                agg = "cols" if noun == "columns" else "rows"
+                agg = {"columns": "cols", "rows": "rows"}.get(noun, "length")
                 out.append(
                     Fact(
                         v,
@@ -525,7 +525,7 @@ class FactReader:
         shape = re.search(r"\b(?:DataFrame|LazyFrame) ([\d,?]+)×([\d,?]+)", desc)
         if shape:
             out = [
-                Fact(v, token, src, subject, agg, group=group, what=f"{agg} of {name}")
+                Fact(v, token, src, subject, agg, group=group, what=f"{agg} of {name}", nouns=subject)
                 for token, agg in ((shape.group(1), "rows"), (shape.group(2), "cols"))
                 if (v := number(token)) is not None
             ]
@@ -550,7 +550,7 @@ class FactReader:
         if (
             m and (v := number(m.group(1))) is not None
         ):  # named by "values", "items": "182 visits" is no length
-            out.append(Fact(v, m.group(1), src, frozenset(), "rows", group=group, what=f"length of {name}"))
+            out.append(Fact(v, m.group(1), src, frozenset(), "length", group=group, what=f"length of {name}", nouns=subject))
         if desc.startswith("dict"):
             out += [
                 Fact(
@@ -578,12 +578,14 @@ class FactReader:
             if (v := number(token)) is not None
         ]
 
-    def _loose(self, source: str, text: str) -> list[Fact]:
-        """Numbers of a text this reader has no shape for: each labelled by the words on its line."""
+    def _loose(self, source: str, text: str, made: Made | None = None, expr: str = "") -> list[Fact]:
+        """Numbers of a text this reader has no shape for: each labelled by the words on its line (and of the
+        expression that gave them, when one did: ``readings[-3:]``)."""
         facts: list[Fact] = []
         group = self._group()
+        of = made.subject if made is not None else frozenset()
         for line in text.splitlines():
-            tokens = line.split()
+            tokens = [t.strip("[](),") for t in line.split()]  # a numpy array prints "[19.9 18.7 19.2]"
             labels = [t for t in tokens if not is_num(t) and re.match(r"^[A-Za-z]", t)]
             for token in tokens:
                 if not is_num(token) or (v := number(token)) is None:
@@ -596,12 +598,12 @@ class FactReader:
                         v,
                         token,
                         source,
-                        frozenset(stem(x) for x in labels),
+                        frozenset(stem(x) for x in labels) | of,
                         "",
                         rows,
                         group=group,
-                        weak=not labels,
-                        what=" ".join(labels) or token,
+                        weak=not labels and not of,
+                        what=" ".join(labels) or _short(expr) or token,
                     )
                 )
         return facts

@@ -244,7 +244,10 @@ def read_expr(expr: str) -> Made:
         r"groupby|group_by|value_counts|describe|resample|crosstab|pct_change", expr
     )
     obj_words = name_words(obj) if obj else frozenset()
-    if subject - obj_words:  # "sales.price.mean()" is of price; "sales" is only the frame it reads
+    # "sales.price.mean()" is of price, "sales" only the frame it reads (but a count counts the frame's rows,
+    # and "rate_variant / rate_control" reads no frame)
+    counts = agg in ("count", "nunique", "rows")
+    if subject - obj_words and not counts and re.search(rf"\b{re.escape(obj)}\s*[.\[]", expr):
         subject -= obj_words
     percent = bool(re.search(r"\*\s*100\b|\b100(?:\.0)?\s*\*", expr))
     columns = [

@@ -52,7 +52,9 @@ _PREPOSITIONS = frozenset(
     ["in", "for", "at", "of", "on", "with", "to", "from", "by", "during", "among", "across"]
 )
 _NAMED_BY_SUBJECT = frozenset({"", "value", "ratio", "rel", "diff"})
-_COUNTED = frozenset({"rows", "cols", "partitions", "points", "bars", "variables"})  # named by their noun
+_COUNTED = frozenset({"rows", "cols", "partitions", "points", "bars", "variables", "length"})  # by their noun
+_SHARES = frozenset({"mean", "share", "ratio", "", "value"})
+_COUNTS = frozenset({"count", "nunique"})  # what they count is the noun after them ("20 passengers", "247 orders")
 _RATIOS = frozenset({"share", "change", "rel", "diff", "ratio"})
 _NEGATIVE = frozenset(
     map(
@@ -131,6 +133,8 @@ def _kind_fits(claim: Claim, fact: Fact) -> bool:
         return fact.agg in ("diff", "") or fact.percent or abs(fact.value) <= 1.5
     if num.pct:
         return fact.percent or abs(fact.value) <= 1.5
+    if fact.percent and abs(num.value) > 100:
+        return False  # a value in percent (a printed "1.78", a "refunded_pct") is no count of 17,911
     ratio = fact.agg in _RATIOS or (fact.agg in ("", "value", "mean") and "rate" in fact.subject)
     # a plain 36.5 or 8,182 is no ratio of 0.365 (a header may have made it a percent)
     return not (ratio and not fact.percent and abs(fact.value) <= 1.5 and abs(num.value) > 1.5)
@@ -167,7 +171,8 @@ class _Reading:
     row_words: frozenset[str]
     col_words: frozenset[str]
     after: frozenset[str]
-    nouns: frozenset[str]  # the noun after it: its first two words, unless they start with a preposition
+    nouns: frozenset[str]  # what a count counts: its first two words after it, unless a preposition starts them
+    head: frozenset[str]  # its noun: the first word after it ("29.8 years", "26 chars")
     beside_aggs: frozenset[str]  # aggregates named right beside the number
     weighted: bool
     overall: bool  # "the overall mean": no one row's value
@@ -185,6 +190,7 @@ def _reading(claim: Claim) -> _Reading:
         col_words,
         frozenset(claim.after[:3]),
         frozenset(claim.after[:2]) if claim.after[:1] and claim.after[0] not in _PREPOSITIONS else _EMPTY,
+        frozenset(claim.after[:1]) if claim.after[:1] and claim.after[0] not in _PREPOSITIONS else _EMPTY,
         beside,
         bool(WEIGHTED & claim.context),
         bool(OVERALL_STEMS & claim.own),
@@ -197,6 +203,7 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     s = _Score()
     own = claim.own
     prefix = claim.prefix
+    weak = prefix | claim.suffix if claim.suffix else prefix  # the clause's subject: its words around its numbers
     said: list[str] = []
     rows = fact.rows
     if claim.row or claim.column:
@@ -232,29 +239,34 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
         s.agg = 2  # "rose", "fell by": a change
         said.append(r.change_word)
     elif fact.agg in _COUNTED:
-        named_noun = (agg_words | fact.nouns) & r.nouns if fact.agg == "rows" else agg_words & r.nouns
+        named_noun = (agg_words | fact.nouns) & r.nouns if fact.agg in ("rows", "length") else agg_words & r.nouns
         if named_noun:  # a count names its noun after it: "12 rows", "8 partitions", "1,008 readings"
             s.noun = True
             said.append(min(named_noun))
     elif agg_words & own:
         s.agg = 2
         said.append(min(agg_words & own))
-    elif agg_words & prefix:
+    elif agg_words & weak:
         s.agg = 1
-        said.append(min(agg_words & prefix))
+        said.append(min(agg_words & weak))
+    elif claim.num.pct and not claim.direction and fact.agg in _SHARES and abs(fact.value) <= 1.5:
+        s.agg = 2  # "66 % would recommend": a percent is a share (of its subject, a mean of a yes or no)
     mine = fact.subject & own
     if mine:
         s.subject = 2
         said.append(max(mine, key=len))
-    elif fact.subject & prefix:
+    elif fact.subject & weak:
         s.subject = max(s.subject, 1)
-        said.append(max(fact.subject & prefix, key=len))
+        said.append(max(fact.subject & weak, key=len))
     if fact.expr and fact.expr in claim.code:
         s.noun = True  # the answer names the very expression: `df.price.mean()` is 12.5
         said.append(f"`{fact.expr}`")
-    elif fact.agg not in _COUNTED and (fact.subject | fact.nouns) & r.nouns and (not rows or s.row):
-        s.noun = True  # "247 orders", "35 readings"
-        said.append(min((fact.subject | fact.nouns) & r.nouns))
+    elif fact.agg not in _COUNTED and (not rows or s.row):
+        counts = fact.agg in _COUNTS
+        names = (fact.subject | fact.nouns) & r.nouns if counts else fact.subject & r.head
+        if names and not (claim.denominator and counts):
+            s.noun = True  # "247 orders", "35 readings"
+            said.append(min(names))
     # a different aggregate named right beside the number rules this fact out ("median" is not the mean)
     if r.beside_aggs and not (fact.agg in ("value", "") and not rows):
         other = r.beside_aggs - {fact.agg} - COMPATIBLE.get(fact.agg, _EMPTY)
@@ -327,7 +339,7 @@ def judge(claim: Claim, index: Index) -> Verdict:
     if not pool and not worded:
         return Verdict(NOT_FOUND)
     units = index.units
-    if not worded and num.date is None:
+    if not worded and num.date is None and "from" not in claim.clause:
         # no word of its clause names a fact: nothing to tie it to, only a value it may equal by chance
         equal = [i for i in dict.fromkeys(pool) if not facts[i].weak and _states(claim, facts[i], units)]
         if equal and num.sig >= 3:

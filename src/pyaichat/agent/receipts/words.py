@@ -18,6 +18,7 @@ AGGREGATES: dict[str, tuple[str, ...]] = {
     "median": ("median", "50%"),
     "sum": ("total", "sum", "combined", "altogether", "together", "cumulative"),
     "count": ("count", "number", "many", "times", "tally"),
+    "length": ("values", "value", "length", "entries", "items", "elements"),
     "rows": (
         "row",
         "record",
@@ -29,7 +30,6 @@ AGGREGATES: dict[str, tuple[str, ...]] = {
         "size",
         "big",
         "responses",
-        "values",
     ),
     "variables": ("variable",),
     "cols": ("column", "col", "field", "feature"),
@@ -71,8 +71,8 @@ AGGREGATES: dict[str, tuple[str, ...]] = {
         "bottom",
     ),
     "std": ("std", "deviation", "sd", "spread", "vary", "varies", "variation", "volatility", "stdev"),
-    "q25": ("25%", "quartile"),
-    "q75": ("75%", "quartile"),
+    "q25": ("25%", "quartile", "lower", "q1"),
+    "q75": ("75%", "quartile", "upper", "q3"),
     "share": ("share", "proportion", "percent", "percentage", "fraction", "rate", "ratio", "%", "pct"),
     "change": (
         "change",
