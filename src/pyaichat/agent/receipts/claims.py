@@ -39,8 +39,8 @@ from .words import (
 from .written import Written, code_spans, hedged, is_version, is_year, list_marker_end, masked_both, read
 
 # a sentence's end, a line, a dash; a long parenthetical is a clause of its own ("(2 ages are missing)")
-_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n|\s[—–]\s|\s\((?=[^()\n]{16,}\))")
-_LONG_PAREN = re.compile(r"\s\(([^()\n]{16,})\)")
+_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+|\n|\s[—–]\s|\s\((?=[^()\n`]*\d[^()\n`]*[a-z]{3}[^()\n`]*\))")
+_LONG_PAREN = re.compile(r"\s\(([^()\n`]*\d[^()\n`]*[a-z]{3}[^()\n`]*)\)")
 _PCT_HEADER = re.compile(r"\(%\)|%|\bpercent\b|\bpct\b", re.I)
 _UNIT_HEADER = re.compile(
     r"[($]\s*\$?\s*(k|m|mn|bn|b|thousands?|millions?|billions?)\s*\$?\s*\)|\b(k|bn)\$", re.I
@@ -99,6 +99,7 @@ _TIMES_BEFORE = re.compile(r"\b(?:times|x)\s*$")
 _HYPOTHETICAL = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(HYPOTHETICAL))) + r")\b")
 _OPEN = " *_$€£~"
 _PREPOSITIONS = frozenset(["in", "for", "at", "of", "during", "among", "across"])
+_COPULAS = frozenset(["is", "are", "was", "were"])
 _COMPARATIVE_DOWN = frozenset(stem(w) for w in ["worse", "lower", "less", "fewer", "smaller", "below"])
 _COMPARATIVE_UP = frozenset(stem(w) for w in ["better", "higher", "more", "larger", "bigger", "above"])
 _HEAD = re.compile(r"^[^\w,;()\[\]]*(?:[A-Za-z%°]+[^\w,;()\[\]]*){1,2}")
@@ -379,6 +380,8 @@ def _near_rows(before: list[str], after: list[str], group: bool = False) -> froz
             out.add(after[0])
             if len(after) > 1 and not (group and after[1].isdigit()):
                 out.add(after[1])  # "4,980 widget orders", "chose 3" (not "give 4 or 5 stars")
+            if len(after) > 2 and after[1] in _COPULAS:
+                out.add(after[2])  # "4 orders are paid"
     return frozenset(out)
 
 

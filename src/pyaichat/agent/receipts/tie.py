@@ -372,10 +372,12 @@ def judge(claim: Claim, index: Index) -> Verdict:
         and _checkable(claim, facts[named[0]], scores[named[0]])
     ):
         best = named[0]
+        # an equal fact named about as well, or whose own name is beside the number ("11 passengers
+        # survived": the survivors, not the passengers): the number may well state it
         rivals = [
             i
             for i in equal
-            if scores[i].total >= top - 1
+            if (scores[i].total >= top - 1 or _beside(facts[i], scores[i]))
             and not facts[i].weak
             and not scores[i].conflict
             and not (facts[i].rows and scores[i].row == 0)
@@ -393,6 +395,14 @@ def judge(claim: Claim, index: Index) -> Verdict:
     if equal:
         return Verdict(NOT_FOUND, facts[equal[0]], "nothing ties it there")
     return Verdict(NOT_FOUND)
+
+
+def _beside(fact: Fact, score: _Score) -> bool:
+    """Its own name beside the number (its noun, or its subject for what is not a count of rows), and its row
+    if it has one: a fact the number may well state, whatever else is named."""
+    if fact.rows and score.row < 2:
+        return False
+    return score.noun or (score.subject == 2 and fact.agg not in _COUNTED)
 
 
 def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
