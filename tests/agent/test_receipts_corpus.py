@@ -75,7 +75,8 @@ def test_receipts_of_each_answer(srv, sessions, case):
         (event,) = events
         assert len(event.warnings) == len(case["contradicted"])
         counted = f"{found.count('supported')} of {len(found.receipts)}"
-        assert event.summary.startswith((f"receipts: {counted}", f"receipts: no tool ran this turn · {counted}"))
+        no_tool = f"receipts: no tool ran this turn · {counted}"
+        assert event.summary.startswith((f"receipts: {counted}", no_tool))
         assert ("no tool ran this turn" in event.summary) == (not case["calls"])
     else:
         assert events == []

@@ -80,7 +80,8 @@ _STEP_WORDS = frozenset(
 )
 _YEAR_BEFORE = re.compile(
     r"(?:^|\b(?:in|since|from|to|until|by|during|of|year|fy|for|between|and|early|late|mid|q[1-4]"
-    r"|jan\w*|feb\w*|mar\w*|apr\w*|may|june?|july?|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*))\W*$", re.I
+    r"|jan\w*|feb\w*|mar\w*|apr\w*|may|june?|july?|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*))\W*$",
+    re.I,
 )
 _RANGE_END = re.compile(r"\(\d+\s*[–-]$")
 _CONVENTION = re.compile(r"\s?%?\s*(?:level|significance|confidence|ci\b|interval|threshold)")

@@ -550,7 +550,9 @@ class FactReader:
         if (
             m and (v := number(m.group(1))) is not None
         ):  # named by "values", "items": "182 visits" is no length
-            out.append(Fact(v, m.group(1), src, frozenset(), "length", group=group, what=f"length of {name}", nouns=subject))
+            length = Fact(v, m.group(1), src, frozenset(), "length", group=group, what=f"length of {name}")
+            length.nouns = subject
+            out.append(length)
         if desc.startswith("dict"):
             out += [
                 Fact(

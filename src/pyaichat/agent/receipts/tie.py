@@ -54,7 +54,8 @@ _PREPOSITIONS = frozenset(
 _NAMED_BY_SUBJECT = frozenset({"", "value", "ratio", "rel", "diff"})
 _COUNTED = frozenset({"rows", "cols", "partitions", "points", "bars", "variables", "length"})  # by their noun
 _SHARES = frozenset({"mean", "share", "ratio", "", "value"})
-_COUNTS = frozenset({"count", "nunique"})  # what they count is the noun after them ("20 passengers", "247 orders")
+# what they count is the noun after them ("20 passengers", "247 orders")
+_COUNTS = frozenset({"count", "nunique"})
 _RATIOS = frozenset({"share", "change", "rel", "diff", "ratio"})
 _NEGATIVE = frozenset(
     map(
@@ -171,7 +172,7 @@ class _Reading:
     row_words: frozenset[str]
     col_words: frozenset[str]
     after: frozenset[str]
-    nouns: frozenset[str]  # what a count counts: its first two words after it, unless a preposition starts them
+    nouns: frozenset[str]  # what a count counts: the two words after it, unless a preposition starts them
     head: frozenset[str]  # its noun: the first word after it ("29.8 years", "26 chars")
     beside_aggs: frozenset[str]  # aggregates named right beside the number
     weighted: bool
@@ -203,7 +204,9 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     s = _Score()
     own = claim.own
     prefix = claim.prefix
-    weak = prefix | claim.suffix if claim.suffix else prefix  # the clause's subject: its words around its numbers
+    weak = (
+        prefix | claim.suffix if claim.suffix else prefix
+    )  # its clause's subject: the words around its numbers
     said: list[str] = []
     rows = fact.rows
     if claim.row or claim.column:
@@ -239,7 +242,8 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
         s.agg = 2  # "rose", "fell by": a change
         said.append(r.change_word)
     elif fact.agg in _COUNTED:
-        named_noun = (agg_words | fact.nouns) & r.nouns if fact.agg in ("rows", "length") else agg_words & r.nouns
+        nouns = agg_words | fact.nouns if fact.agg in ("rows", "length") else agg_words
+        named_noun = nouns & r.nouns
         if named_noun:  # a count names its noun after it: "12 rows", "8 partitions", "1,008 readings"
             s.noun = True
             said.append(min(named_noun))
