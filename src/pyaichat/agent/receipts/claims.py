@@ -122,9 +122,9 @@ class Claim:
     days: frozenset[str] = frozenset()  # the days its clause names ("On March 3 …"), as row keys
     code: frozenset[str] = frozenset()  # the expressions its clause names in backticks, normalised
     # read by ``complete``: the words beside it
-    before: list[str] = field(default=())  # back to the number before it (or a comma)  # type: ignore[assignment]
-    head: list[str] = field(default=())  # the two words after the number before it (its noun)  # type: ignore[assignment]
-    after: list[str] = field(default=())  # on to the next number (or a comma), four at most  # type: ignore[assignment]
+    before: list[str] = field(default_factory=list)  # back to the number before it (or a comma)
+    head: list[str] = field(default_factory=list)  # the two words after the number before it (its noun)
+    after: list[str] = field(default_factory=list)  # on to the next number (or a comma), four at most
     own: frozenset[str] = frozenset()  # before and after
     near_rows: frozenset[str] = frozenset()  # its own words that may name its row (not a comparison's base)
     context: frozenset[str] = frozenset()  # own, prefix and lead (and its table labels)

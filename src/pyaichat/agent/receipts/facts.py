@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .made import Made, column_agg, prints, read_expr, sql_columns
+from .made import Column, Made, column_agg, prints, read_expr, sql_columns
 from .tables import (
     ANY_NUM,
     STAT_LABELS,
@@ -175,7 +175,7 @@ class FactReader:
         lines = [
             line for line in body.splitlines() if line.strip() and not line.lstrip().startswith(TRAILERS)
         ]
-        pairs = []
+        pairs: list[tuple[str, str]] = []
         index_name = ""
         for line in lines:
             cells = re.split(r"\s{2,}", line.strip())
@@ -236,7 +236,7 @@ class FactReader:
         source: str,
         found: list[Table],
         made: Made,
-        columns: dict[str, tuple[str, frozenset[str]]] | None = None,
+        columns: dict[str, Column] | None = None,
         sql: bool = False,
     ) -> list[Fact]:
         columns = columns or made.columns
@@ -274,7 +274,7 @@ class FactReader:
         rows: set[str],
         row_stat: str,
         made: Made,
-        columns: dict[str, tuple[str, frozenset[str]]],
+        columns: dict[str, Column],
         group: int,
     ) -> Fact | None:
         col_stat = STAT_LABELS.get(col.lower(), "")
@@ -282,9 +282,8 @@ class FactReader:
         agg = made.agg
         nouns: frozenset[str] = frozenset()
         if col.lower() in columns:
-            agg, named, *more = columns[col.lower()]
+            agg, named, nouns = columns[col.lower()]
             subject |= named
-            nouns = more[0] if more else frozenset()
         elif col_stat:
             agg = col_stat
             subject |= made.subject

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 
 from .words import name_words, stem
 
+# an output column: its aggregate, the words of what it is of, and what it counts (a COUNT(*)'s table)
+Column = tuple[str, frozenset[str], frozenset[str]]
+
 _MODULES = frozenset(
     [
         "pd",
@@ -180,7 +183,7 @@ class Made:
     subject: frozenset[str] = frozenset()
     agg: str = ""
     obj: frozenset[str] = frozenset()  # the words of the object it starts from (``sales``)
-    columns: dict[str, tuple[str, frozenset[str]]] = field(default_factory=dict)  # named aggregations
+    columns: dict[str, Column] = field(default_factory=dict)  # named aggregations
     scalar: bool = False  # one value (an aggregate of a column), not a table
     percent: bool = False  # times 100: in percent units
     column: str = ""  # the column it reads (``price``), for saying what a value is
@@ -268,9 +271,9 @@ def read_expr(expr: str) -> Made:
     )
 
 
-def _named_aggs(tree: ast.expr) -> dict[str, tuple[str, frozenset[str]]]:
+def _named_aggs(tree: ast.expr) -> dict[str, Column]:
     """``.agg(orders=('qty', 'size'), revenue=('revenue', 'sum'))``: each output column's aggregate."""
-    out: dict[str, tuple[str, frozenset[str]]] = {}
+    out: dict[str, Column] = {}
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Call)
@@ -282,7 +285,11 @@ def _named_aggs(tree: ast.expr) -> dict[str, tuple[str, frozenset[str]]]:
                     col, fn = kw.value.elts
                     if isinstance(col, ast.Constant) and isinstance(fn, ast.Constant):
                         agg = _METHOD_AGG.get(str(fn.value), "")
-                        out[kw.arg.lower()] = (agg, name_words(kw.arg) | name_words(str(col.value)))
+                        out[kw.arg.lower()] = (
+                            agg,
+                            name_words(kw.arg) | name_words(str(col.value)),
+                            frozenset(),
+                        )
     return out
 
 
@@ -359,7 +366,7 @@ def prints(code: str) -> list[list[str]]:
     return out
 
 
-def sql_columns(sql: str) -> dict[str, tuple]:
+def sql_columns(sql: str) -> dict[str, Column]:
     """Each output column of a SELECT: its aggregate and the words of what it is of (``ROUND(SUM(amount), 2)
     AS total`` → total: sum of amount)."""
     m = re.search(r"\bselect\b(.*?)\bfrom\b", sql, re.I | re.S)
@@ -375,7 +382,7 @@ def sql_columns(sql: str) -> dict[str, tuple]:
             cur += ch
     items.append(cur)
     tables = re.findall(r"\b(?:from|join)\s+([A-Za-z_]\w*)", sql, re.I)
-    out = {}
+    out: dict[str, Column] = {}
     for item in items:
         item = item.strip()
         am = re.match(r"(.*?)\s+(?:as\s+)?([A-Za-z_]\w*)$", item, re.I | re.S)
@@ -408,7 +415,7 @@ def sql_columns(sql: str) -> dict[str, tuple]:
                 subject |= name_words(ident.split(".")[-1])
         for literal in re.findall(r"'([^'%]+)'", expr):
             subject |= name_words(literal)
-        out[alias.lower()] = (agg, frozenset(subject))
+        out[alias.lower()] = (agg, frozenset(subject), frozenset())
         if agg == "count" and not re.search(r"\bcount\s*\(\s*(?:distinct\b|[a-z_.]+\s*\))", low):
             # COUNT(*), SUM(status = 'refunded'): rows of the tables read ("247 orders")
             nouns = frozenset().union(*(name_words(t) for t in tables)) if tables else frozenset()

@@ -335,11 +335,14 @@ def judge(claim: Claim, index: Index) -> Verdict:
             pool += index.near(num.value, num.tol * 1.01)
         if num.scale != 1 and num.scale in index.units:
             pool += index.near(num.value / num.scale, num.tol / num.scale * 1.01)
-    worded = index.named_by(claim.clause | claim.lead if claim.lead else claim.clause)
+    worded: set[int] | frozenset[int] = index.named_by(
+        claim.clause | claim.lead if claim.lead else claim.clause
+    )
     if claim.days or claim.row or claim.column:
-        worded = set(worded)
+        more = set(worded)
         for w in (*claim.days, claim.row.lower().strip(), claim.column.lower().strip()):
-            worded.update(index.by_row.get(w, ()))
+            more.update(index.by_row.get(w, ()))
+        worded = more
     if not pool and not worded:
         return Verdict(NOT_FOUND)
     units = index.units
