@@ -16,6 +16,7 @@ import pytest
 from pyaichat.agent.calls import arg_summary
 from pyaichat.agent.receipts import CONTRADICTED, NOT_FOUND, SUPPORTED, Evidence, Seen, check
 from pyaichat.capabilities import call
+from pyaichat.config import Config
 from pyaichat.runtime.local import LocalRuntime
 from pyaichat.session import Session
 from pyaichat.untrusted import span
@@ -41,6 +42,7 @@ def turn():
     def run(kind: str, *calls: tuple[str, dict]) -> Evidence:
         if kind not in made:
             session = Session(echo=lambda value: None)
+            session.settings.replace(Config(audit=False, tool_timeout=30.0))  # tool timing is not tested here
             assert session.run({**SESSIONS, **{k: v for k, v in EXTRA.items()}}[kind]).ok
             made[kind] = session
         session = made[kind]
