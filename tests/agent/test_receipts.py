@@ -253,3 +253,46 @@ def test_several_quantities_in_one_sentence_each_take_the_numbers_after_them():
         ("11.2", SUPPORTED),
         ("4.9", CONTRADICTED),
     ]
+
+
+WEEKS = Seen(
+    "run_python(a = visits.iloc[-7:].sum() …)",
+    "17911 17597 1.78",
+    code="a = visits.iloc[-7:].sum()\nb = visits.iloc[-14:-7].sum()\n"
+    "print(a, b, round((a - b) / b * 100, 2))",
+)
+DAYS = Seen(
+    "run_python(d = readings.temp_c.resample('D').mean() …)",
+    "22.09 22.49\n0.41",
+    code="d = readings.set_index('time').temp_c.resample('D').mean()\n"
+    "print(round(d.iloc[0], 2), round(d.iloc[-1], 2))\nprint(round(d.iloc[-1] - d.iloc[0], 2))",
+)
+
+
+def test_where_in_a_series_a_number_is_said_to_sit_names_its_value():
+    # the previous week's total given for the final week's (each value was shown, under the other word)
+    swapped = "The final week saw 17,597 visits against 17,911 in the previous one."
+    assert statuses(swapped, WEEKS)[0] == ("17,597", CONTRADICTED)
+    assert statuses("The final week saw 17,911 visits against 17,597 in the previous one.", WEEKS) == [
+        ("17,911", SUPPORTED),
+        ("17,597", SUPPORTED),
+    ]
+    # "from" is the first day's mean (not a minimum: the mean is named), and the last day's is not the first's
+    wrong = "The daily mean temperature increased from 22.49 °C to 22.09 °C over the two weeks."
+    assert statuses(wrong, DAYS)[0] == ("22.49", CONTRADICTED)
+    right = "The daily mean temperature increased from 22.09 °C to 22.49 °C over the two weeks."
+    assert [s for _, s in statuses(right, DAYS)] == [SUPPORTED, SUPPORTED]
+
+
+def test_up_to_starts_the_range_end_it_is_written_before():
+    low = Seen("eval_expr(weather.temp.min())", "float64 -11.5", "weather.temp.min()")
+    high = Seen("eval_expr(weather.temp.max())", "float64 22.1", "weather.temp.max()")
+    # "°C to" is not the noun of the first number: "to" makes the second the maximum
+    assert statuses("Temperatures ranged from -11.5 °C to 21.2 °C.", low, high) == [
+        ("-11.5", SUPPORTED),
+        ("21.2", CONTRADICTED),
+    ]
+    assert statuses("Temperatures ranged from -11.5 °C up to 22.1 °C.", low, high) == [
+        ("-11.5", SUPPORTED),
+        ("22.1", SUPPORTED),
+    ]

@@ -19,16 +19,19 @@ from .markdown import table_cells
 from .words import (
     AFTER_DOWN_STEMS,
     AFTER_UP_STEMS,
+    AGG_STEMS,
     BASE_STEMS,
     BOUND_STEMS,
     COMPARATIVE_STEMS,
     DERIVED_STEMS,
     DOWN_STEMS,
+    EXCLUSIVE,
     HYPOTHETICAL,
     LABEL_VERBS,
     RANGE_WORDS,
     RATE_STEMS,
     STEMS,
+    SUPERLATIVES,
     UP_STEMS,
     WORD,
     acronyms,
@@ -58,6 +61,8 @@ _UNIT_SCALES = {
     "billion": 1e9,
     "billions": 1e9,
 }
+# an aggregate other than a minimum or maximum, named before a range: its ends are the aggregate's
+_NAMED_AGG = frozenset().union(*(AGG_STEMS[k] for k in EXCLUSIVE - SUPERLATIVES))
 _SEPARATORS = re.compile(r"[,;()\[\]]|\b(?:and|but|while|vs|versus|against|then|though|whereas)\b")
 _OPERATOR_BEFORE = re.compile(r"(?:<=?|>=?|≤|≥|==)\s*[-−]?[$€£]?$")
 _STEP_WORDS = frozenset(
@@ -103,6 +108,7 @@ _PREPOSITIONS = frozenset(["in", "for", "at", "of", "during", "among", "across"]
 _COPULAS = frozenset(["is", "are", "was", "were"])
 _COMPARATIVE_DOWN = frozenset(stem(w) for w in ["worse", "lower", "less", "fewer", "smaller", "below"])
 _COMPARATIVE_UP = frozenset(stem(w) for w in ["better", "higher", "more", "larger", "bigger", "above"])
+_TO_END = re.compile(r"\b(?:up\s+)?to\W*$")
 _HEAD = re.compile(r"^[^\w,;()\[\]]*(?:[A-Za-z%°]+[^\w,;()\[\]]*){1,2}")
 
 
@@ -301,7 +307,11 @@ def complete(claim: Claim) -> None:
         # a comma, an "and", all the words are this one's ("east 25.4%, south 25.1% and west 19.6%")
         head = _HEAD.match(own_before)
         if head:
-            head_text, own_before = own_before[: head.end()], own_before[head.end() :]
+            end = head.end()
+            to = _TO_END.search(own_before, 0, end)
+            if to:  # "from 610 up to 3,835 orders": "up to" starts this one's range end, not the 610's noun
+                end = to.start()
+            head_text, own_before = own_before[:end], own_before[end:]
     own_after = said[num.end : next_start]
     stripped = own_before.rstrip(_OPEN)
     close = own_after.lstrip(" %*_")
@@ -346,7 +356,10 @@ def complete(claim: Claim) -> None:
         claim.before = words(mine.replace(".", " ").replace("_", " "))
     ends = claim.before[-1:]
     if ends and ends[0] in RANGE_WORDS and (ends[0] == "from" or "from" in claim.text_before):
-        claim.before = claim.before + list(RANGE_WORDS[ends[0]])  # "from 5 to 127": the ends of a range
+        ends_of = list(RANGE_WORDS[ends[0]])  # "from 5 to 127": the ends of a range
+        if _NAMED_AGG & set(claim.before):
+            ends_of = ends_of[1:]  # "the mean temperature rose from 22.09": the mean's ends, not a min or max
+        claim.before = claim.before + ends_of
     if " " in own_before and any(c.isupper() for c in own_before):
         claim.before = claim.before + acronyms(own_before)  # "Net Promoter Score": nps
     own = frozenset(claim.before) | frozenset(claim.after)

@@ -27,6 +27,7 @@ from .words import (
     EXCLUSIVE,
     NEGATIONS,
     OVERALL_STEMS,
+    POSITIONS,
     SUPERLATIVES,
     WEIGHTED,
     stem,
@@ -176,6 +177,7 @@ class _Reading:
     head: frozenset[str]  # its noun: the first word after it ("29.8 years", "26 chars")
     beside_aggs: frozenset[str]  # aggregates named right beside the number
     weighted: bool
+    positions: frozenset[str]  # where in a series its own words put it ("first", "final", "previous")
     overall: bool  # "the overall mean": no one row's value
     negated: bool  # "would not recommend"
     change_word: str
@@ -194,6 +196,7 @@ def _reading(claim: Claim) -> _Reading:
         frozenset(claim.after[:1]) if claim.after[:1] and claim.after[0] not in _PREPOSITIONS else _EMPTY,
         beside,
         bool(WEIGHTED & claim.context),
+        POSITIONS & claim.own,
         bool(OVERALL_STEMS & claim.own),
         bool(NEGATIONS & (claim.own | claim.clause)),
         change,
@@ -268,6 +271,8 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     elif fact.agg not in _COUNTED and (not rows or s.row):
         counts = fact.agg in _COUNTS
         names = (fact.subject | fact.nouns) & r.nouns if counts else fact.subject & r.head
+        if not names and fact.agg == "sum":
+            names = fact.nouns & r.head  # "17,911 visits": a total names what it adds up
         if names and not (claim.denominator and counts):
             s.noun = True  # "247 orders", "35 readings"
             said.append(min(names))
@@ -280,6 +285,8 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
             s.conflict = True
     if fact.col in ("true", "false") and (fact.col == "true") == bool(r.negated):
         s.conflict = True  # "would not recommend" is the False column
+    if r.positions and fact.subject & POSITIONS and not r.positions & fact.subject:
+        s.conflict = True  # "the final week saw 17,597": not the previous week's
     if r.weighted and fact.agg != "ratio" and not WEIGHTED & fact.subject:
         s.conflict = True
     if r.overall and rows:

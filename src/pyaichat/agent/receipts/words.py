@@ -127,6 +127,9 @@ LABEL_VERBS = frozenset(
 )
 # "from X to Y": the ends of a range
 RANGE_WORDS = {"from": ("minimum", "first", "start"), "to": ("maximum", "last", "end")}
+# where in a series a value sits, as an answer says it beside a number (made.py gives a result's the same
+# words): the first day's value is not the last day's, the final week's not the previous one's
+POSITIONS = frozenset({"first", "start", "last", "final", "latest", "previou", "prior"})
 WEIGHTED = frozenset({"weight", "weighted"})  # a weighted mean is not the plain one
 
 UP = frozenset(
