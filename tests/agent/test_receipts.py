@@ -279,7 +279,7 @@ def test_where_in_a_series_a_number_is_said_to_sit_names_its_value():
     ]
     # "from" is the first day's mean (not a minimum: the mean is named), and the last day's is not the first's
     wrong = "The daily mean temperature increased from 22.49 °C to 22.09 °C over the two weeks."
-    assert statuses(wrong, DAYS)[0] == ("22.49", CONTRADICTED)
+    assert statuses(wrong, DAYS) == [("22.49", CONTRADICTED), ("22.09", CONTRADICTED)]
     right = "The daily mean temperature increased from 22.09 °C to 22.49 °C over the two weeks."
     assert [s for _, s in statuses(right, DAYS)] == [SUPPORTED, SUPPORTED]
 

@@ -357,7 +357,7 @@ def complete(claim: Claim) -> None:
     ends = claim.before[-1:]
     if ends and ends[0] in RANGE_WORDS and (ends[0] == "from" or "from" in claim.text_before):
         ends_of = list(RANGE_WORDS[ends[0]])  # "from 5 to 127": the ends of a range
-        if _NAMED_AGG & set(claim.before):
+        if _NAMED_AGG & (claim.prefix | set(claim.before)):
             ends_of = ends_of[1:]  # "the mean temperature rose from 22.09": the mean's ends, not a min or max
         claim.before = claim.before + ends_of
     if " " in own_before and any(c.isupper() for c in own_before):
