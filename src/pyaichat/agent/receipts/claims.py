@@ -30,6 +30,7 @@ from .words import (
     LABEL_VERBS,
     RANGE_WORDS,
     RATE_STEMS,
+    SCALE_WORDS,
     STEMS,
     SUPERLATIVES,
     UP_STEMS,
@@ -48,19 +49,6 @@ _PCT_HEADER = re.compile(r"\(%\)|%|\bpercent\b|\bpct\b", re.I)
 _UNIT_HEADER = re.compile(
     r"[($]\s*\$?\s*(k|m|mn|bn|b|thousands?|millions?|billions?)\s*\$?\s*\)|\b(k|bn)\$", re.I
 )
-_UNIT_SCALES = {
-    "k": 1e3,
-    "thousand": 1e3,
-    "thousands": 1e3,
-    "m": 1e6,
-    "mn": 1e6,
-    "million": 1e6,
-    "millions": 1e6,
-    "b": 1e9,
-    "bn": 1e9,
-    "billion": 1e9,
-    "billions": 1e9,
-}
 # an aggregate other than a minimum or maximum, named before a range: its ends are the aggregate's
 _NAMED_AGG = frozenset().union(*(AGG_STEMS[k] for k in EXCLUSIVE - SUPERLATIVES))
 _SEPARATORS = re.compile(r"[,;()\[\]]|\b(?:and|but|while|vs|versus|against|then|though|whereas)\b")
@@ -277,7 +265,7 @@ def _claim(
             num.pct = True
         m = _UNIT_HEADER.search(header)
         if m:
-            claim.scale = _UNIT_SCALES.get((m.group(1) or m.group(2)).lower(), 1.0)
+            claim.scale = SCALE_WORDS.get((m.group(1) or m.group(2)).lower(), 1.0)
         labels = f"{claim.row} {claim.column} {claim.corner}"
         claim.clause = clause.words | frozenset(words(labels))
     if claim.lead:

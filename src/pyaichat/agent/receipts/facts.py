@@ -24,24 +24,12 @@ from .tables import (
     number,
     tables,
 )
-from .words import label_key, name_words, stem
+from .words import SCALE_WORDS, label_key, name_words, stem
 from .written import norm_expr
 
 PICTURE = "the session picture"
 
 _UNIT_SCALE = re.compile(r"\(?\s*\$?\s*(k|m|bn|b|thousands?|millions?|billions?)\s*\$?\s*\)?", re.I)
-_SCALE_WORDS = {
-    "k": 1e3,
-    "thousand": 1e3,
-    "thousands": 1e3,
-    "m": 1e6,
-    "million": 1e6,
-    "millions": 1e6,
-    "b": 1e9,
-    "bn": 1e9,
-    "billion": 1e9,
-    "billions": 1e9,
-}
 
 
 @dataclass(slots=True)
@@ -152,22 +140,7 @@ class FactReader:
         return out
 
     def _mapping(self, source: str, rest: str, expr: str) -> list[Fact]:
-        group = self._group()
-        subject = name_words(expr)
-        return [
-            Fact(
-                v,
-                shown,
-                source,
-                subject,
-                "value",
-                frozenset(label_forms(key)),
-                group=group,
-                what=f"{expr}[{key!r}]",
-            )
-            for key, shown in re.findall(r"'([^']*)':\s*(-?[\d.]+(?:e[-+]?\d+)?)", rest)
-            if (v := number(shown)) is not None
-        ]
+        return _entries(rest, source, name_words(expr), self._group(), expr)
 
     def _series(self, source: str, body: str, made: Made, series: str) -> list[Fact]:
         """A Series' lines: an index name, then ``label  value`` (the value may be a date or text)."""
@@ -553,20 +526,7 @@ class FactReader:
             length.nouns = subject
             out.append(length)
         if desc.startswith("dict"):
-            out += [
-                Fact(
-                    v,
-                    shown,
-                    src,
-                    subject,
-                    "value",
-                    frozenset(label_forms(key)),
-                    group=group,
-                    what=f"{name}[{key!r}]",
-                )
-                for key, shown in re.findall(r"'([^']*)':\s*(-?[\d.]+)", desc)
-                if (v := number(shown)) is not None
-            ]
+            out += _entries(desc, src, subject, group, name)
             return out
         m = re.match(r"^(?:int|float|bool|numpy\.\w+)\s+(?:np\.\w+\()?(-?[\d.]+(?:e[-+]?\d+)?)\)?$", desc)
         if m and (v := number(m.group(1))) is not None:
@@ -612,7 +572,7 @@ class FactReader:
 
 def _unit_scale(label: str) -> float:
     m = _UNIT_SCALE.search(label or "")
-    return _SCALE_WORDS.get(m.group(1).lower(), 1.0) if m else 1.0
+    return SCALE_WORDS.get(m.group(1).lower(), 1.0) if m else 1.0
 
 
 AGG_NAMES = {
@@ -649,3 +609,24 @@ def what(agg: str, name: str, row: str = "") -> str:
 def _short(expr: str) -> str:
     expr = " ".join(expr.split())
     return expr if len(expr) <= 60 else expr[:59] + "…"
+
+
+_ENTRY = re.compile(r"'([^']*)':\s*(-?[\d.]+(?:e[-+]?\d+)?)")
+
+
+def _entries(text: str, source: str, subject: frozenset[str], group: int, name: str) -> list[Fact]:
+    """A dict's numeric entries as shown (``{'north': 58.3, …}``): each a value whose row is its key."""
+    return [
+        Fact(
+            v,
+            shown,
+            source,
+            subject,
+            "value",
+            frozenset(label_forms(key)),
+            group=group,
+            what=f"{name}[{key!r}]",
+        )
+        for key, shown in _ENTRY.findall(text)
+        if (v := number(shown)) is not None
+    ]

@@ -130,6 +130,20 @@ RANGE_WORDS = {"from": ("minimum", "first", "start"), "to": ("maximum", "last", 
 # where in a series a value sits, as an answer says it beside a number (made.py gives a result's the same
 # words): the first day's value is not the last day's, the final week's not the previous one's
 POSITIONS = frozenset({"first", "start", "last", "final", "latest", "previou", "prior"})
+# a scale word or unit after a number or in a header ("2.4M", "revenue (k$)"): what it multiplies by
+SCALE_WORDS = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "thousands": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "millions": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "billions": 1e9,
+}
 WEIGHTED = frozenset({"weight", "weighted"})  # a weighted mean is not the plain one
 
 UP = frozenset(
