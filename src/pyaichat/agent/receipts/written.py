@@ -77,14 +77,13 @@ _CODE_LANGS = {
     "text",
 }
 LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\d{1,3}[.)]|\(\d{1,3}\))(?:[ \t]|$)", re.M)
-_ISO_HINT = re.compile(r"(?<![\d.])\d{4}-\d\d")
+_ISO_HINT = re.compile(r"\d{4}-\d\d")
 _SLASH_HINT = re.compile(r"\d/\d")
 _MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_DATE_HINT = re.compile(
-    r"(?<![\d.])\d{4}-\d\d|\d/\d|(?i:\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,? \d"
-    r"|\d(?:st|nd|rd|th)? "
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))"
-)
+# read at a month's name found with str.find (one regex tried at every position of the text costs more than
+# the rest of reading it): "May 17", "Jan. 3", "17th May"
+_AFTER_MONTH = re.compile(r"[a-z]*\.?,? \d")
+_BEFORE_MONTH = re.compile(r"\d(?:st|nd|rd|th)? $")
 _BARE_VALUE = re.compile(r"\s*[-−+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?\s?%?\.?\s*$")
 _HEDGE_TAIL = " \t*_$€£(\"'"
 
@@ -220,10 +219,16 @@ def read(text: str) -> list[Written]:
 
 def _may_hold_date(text: str) -> bool:
     """A cheap look for what a date needs (``2024-05``, ``17/05``, a month's name), before the regex."""
-    if _ISO_HINT.search(text) or ("/" in text and _SLASH_HINT.search(text)):
+    if ("-" in text and _ISO_HINT.search(text)) or ("/" in text and _SLASH_HINT.search(text)):
         return True
     low = text.lower()
-    return any(month in low for month in _MONTH_HINTS) and bool(_DATE_HINT.search(text))
+    for month in _MONTH_HINTS:
+        at = low.find(month)
+        while at >= 0:
+            if _AFTER_MONTH.match(low, at + 3) or _BEFORE_MONTH.search(low, max(0, at - 5), at):
+                return True
+            at = low.find(month, at + 3)
+    return False
 
 
 def hedged(before: str) -> bool:
