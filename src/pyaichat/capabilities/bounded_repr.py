@@ -24,32 +24,38 @@ import types
 from collections import deque
 from typing import Any, NamedTuple
 
-from . import adapters, layout
+from . import adapters, layout, structural
 from .deadline import PICTURE_BUDGET, USER_CODE_BUDGET, NotAsked, Overtime, ask, failure, guarded
 from .layout import is_environ
 from .privacy import FULL, SCHEMA
 from .redact import REDACTED, is_secret_name
+from .structural import MISSING
 from .text import cut, type_name
 
 LARGE = 10_000
 
 
 # -- small helpers -------------------------------------------------------------------------------------------
+_OBJECT_REPR = object.__dict__["__repr__"]
+
+
 def has_custom_repr(value: Any) -> bool:
-    return type(value).__repr__ is not object.__repr__
+    return structural.lookup(type(value), "__repr__") is not _OBJECT_REPR
 
 
 def is_iterator(value: Any) -> bool:
     cls = type(value)
-    return hasattr(cls, "__next__") and hasattr(cls, "__iter__")
+    return (
+        structural.lookup(cls, "__next__") is not MISSING
+        and structural.lookup(cls, "__iter__") is not MISSING
+    )
 
 
-def static(obj: Any, name: str) -> Any:
-    """``obj.name`` read without running a property or ``__getattr__`` (``None`` when absent)."""
-    try:
-        return inspect.getattr_static(obj, name)
-    except AttributeError:
-        return None
+def static(cls: type, name: str) -> Any:
+    """``cls.name`` found in the class's own namespaces along its MRO, without running a metaclass's code
+    (``None`` when absent)."""
+    found = structural.lookup(cls, name)
+    return None if found is MISSING else found
 
 
 def known_len(value: Any) -> int | None:
@@ -204,6 +210,9 @@ def brepr(value: Any, lim: Limits, depth: int = 0, facts: Facts | None = None) -
         return repr(value[:limit]) + f"…(+{len(value) - limit:,} more)"
     if depth >= lim.depth:
         return short_header(value)
+    named = _named(value)
+    if named is not None:
+        return named
     if layout.builtin_base(t) is not None:
         return _container(value, lim, depth)
     try:  # a data library's own summary, never its repr
@@ -226,6 +235,30 @@ def brepr(value: Any, lim: Limits, depth: int = 0, facts: Facts | None = None) -
     if facts is not None and facts.text is not None:
         return facts.text
     return user_repr(value, True, lim.other)
+
+
+_CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type)
+
+
+def _named(value: Any) -> str | None:
+    """A function, class or module by its name, read through the types' own fields (``<function area>``,
+    ``<class 'pandas.DataFrame'>``): their ``repr`` is the name and an address, never worth asking."""
+    t = type(value)
+    if not issubclass(t, _CODE):
+        return None
+    if issubclass(t, type):
+        module = structural.module_of(value)
+        name = structural.qualname_of(value)
+        return f"<class '{name}'>" if module in ("builtins", "") else f"<class '{module}.{name}'>"
+    if t is types.ModuleType:
+        name = structural.module_namespace(value).get("__name__")
+        return f"<module {name!r}>" if type(name) is str else "<module>"
+    try:
+        name = structural.attribute(value, "__qualname__" if t is types.FunctionType else "__name__")
+    except (structural.NotStructural, structural.NoAttribute):
+        name = None
+    kind = "function" if t is types.FunctionType else "bound method" if t is types.MethodType else "built-in"
+    return f"<{kind} {name}>" if type(name) is str else f"<{kind}>"
 
 
 def _container(value: Any, lim: Limits, depth: int) -> str:
@@ -271,7 +304,7 @@ def short_header(value: Any) -> str:
 
 def attributes(value: Any, lvl: int, limit: int = 12) -> str:
     """Instance attributes from ``__dict__`` (read statically): types at ``schema``, short values above."""
-    attrs = layout.instance_state(value, slots=False)
+    attrs = structural.instance_state(value, slots=False)
     if not attrs:
         return ""
     parts = []
