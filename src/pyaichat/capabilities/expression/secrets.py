@@ -1,0 +1,61 @@
+"""What the in-process tier treats as a secret: a secret name (a variable, attribute, key or label), and a
+secret value of any type — a string that holds a credential or one of the session's known secret values
+(``secret_values``), bytes whose text does, an integer or float whose digits are one.
+
+The reader refuses to compute anything from a secret value (``Reader._through``): ``blob[::-1]`` for
+``blob = api_key.encode()``, ``code + 1`` for an integer password, a slice of a note that holds a key. A
+string too long to be checked within the GIL budget cannot be told apart, so it is not computed with here
+either (the walled child reads it, where the secrets it can reach are hidden).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+MAX_CHECKED = 100_000  # characters of a string the masker is asked about
+
+
+class SecretChecks:
+    """The session's notion of a secret, passed in: a secret name (``redact.Masker.is_secret_name``) and a
+    text that holds a credential or a known secret value (the masker would change it)."""
+
+    def __init__(self, is_secret_name: Callable[[str], bool], looks_secret: Callable[[str], bool]) -> None:
+        self.is_secret_name = is_secret_name
+        self.looks_secret = looks_secret
+        self.seen: dict[Any, Any] = {}  # the reader's verdicts on attribute names, under these settings
+
+    def name(self, label: Any) -> bool:
+        """A label (a variable, column, key or attribute name) that is a secret name; a tuple label (a
+        MultiIndex column) is one when any part is."""
+        if type(label) is str:
+            return len(label) < 200 and self.is_secret_name(label)
+        if type(label) is tuple:
+            return any(self.name(part) for part in label[:8])
+        return False
+
+    def value(self, value: Any) -> bool:
+        """``value`` is, or holds, a secret — or is a string too long to tell (then it is not computed with
+        here either)."""
+        text = _text(value)
+        if text is None:
+            return False
+        if len(text) > MAX_CHECKED:
+            return True
+        return len(text) >= 6 and self.looks_secret(text)
+
+
+def _text(value: Any) -> str | None:
+    """The text a secret value would show as: a string itself, bytes decoded, a number's digits."""
+    t = type(value)
+    if t is str:
+        return value  # type: ignore[no-any-return]
+    if t is bytes or t is bytearray:
+        if len(value) > MAX_CHECKED:
+            return "\0" * (MAX_CHECKED + 1)
+        return bytes(value).decode("utf-8", "replace")
+    if t is int:
+        return str(value) if value.bit_length() <= 256 else None
+    if t is float:
+        return repr(value)
+    return None
