@@ -250,7 +250,9 @@ def run_forked(
     finally:
         os.close(read_fd)
         killed = left or timed_out or size > MAX_RESULT_BYTES
-        status = _reap_later(pid) if answered else _reap(pid, kill=killed)
+        # A child that answered or is killed is collected in the background: its status says nothing more,
+        # and waiting for its address space to be torn down would hold up a bounded caller (the picture).
+        status = _reap_later(pid) if answered or killed else _reap(pid, kill=False)
     if timed_out:
         raise CapabilityTimeout(f"The code did not finish within {timeout:g} s and was stopped.")
     if size > MAX_RESULT_BYTES:
