@@ -25,7 +25,7 @@ from .expression import inspect as read
 from .redact import REDACTED, Masker, masker_for
 from .registry import CapabilityContext, capability
 from .summary_here import declared_members, own_dir
-from .variable_lines import variable_lines
+from .variable_lines import line_here, variable_lines
 
 # Names IPython (and the plain REPL) put into the user namespace that are not the user's variables.
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
@@ -348,9 +348,24 @@ def _chain(exc: BaseException, lvl: int) -> list[str]:
             break
         seen.add(id(cause))
         link = "caused by" if current.__cause__ is cause else "raised while handling"
-        out.append(f"{link}: {type(cause).__qualname__}: {_message(str(cause), lvl)}")
+        out.append(f"{link}: {summary.type_name(cause)}: {_message(_exception_text(cause), lvl)}")
         current = cause
     return out
+
+
+def _exception_text(exc: BaseException) -> str:
+    """An exception's message when Python's own ``__str__`` makes it from plain arguments; an exception
+    class of the session's (or an argument of one) has its own code, which is not run here."""
+    try:
+        args = structural.attribute(exc, "args")
+    except (structural.NotStructural, structural.NoAttribute):
+        args = None
+    own = structural.lookup(type(exc), "__str__")
+    owner = own.__objclass__ if type(own) is types.WrapperDescriptorType else None
+    pythons = owner is not None and structural.module_of(owner) == "builtins" and structural.compiled(owner)
+    if pythons and structural.is_plain(args):
+        return str(exc)  # Python's own exception classes: the text of their plain arguments
+    return "(its message is made by its own code, not run here)"
 
 
 def _frames_of(exc: BaseException) -> list[Any]:
@@ -400,7 +415,7 @@ def _frame_locals(
         if masker.is_secret_name(name) and lvl > summary.NAMES:
             out.append(f"  {name}: {summary.type_name(value)} {REDACTED}")
         else:
-            out.append(f"  {name}: {summary.one_line(value, ctx.privacy, 120)}")
+            out.append(f"  {name}: {line_here(value, ctx.privacy, 120)}")
     if len(names) > limit:
         out.append(f"  … {len(names) - limit} more")
     return out

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import sys
 import types
 from collections.abc import Iterator
@@ -61,6 +62,7 @@ __all__ = [
     "own_dict",
     "qualname_of",
     "root_of",
+    "shown_plain",
     "str_keys",
 ]
 
@@ -241,7 +243,7 @@ def attribute(obj: Any, name: str) -> Any:
         return module_attribute(obj, name)
     if is_subclass(cls, type):
         return class_attribute(obj, name)
-    if lookup(cls, "__getattribute__") is not _OBJECT_GETATTRIBUTE:
+    if not _generic_getattribute(lookup(cls, "__getattribute__")):
         raise NotStructural(f"{qualname_of(cls)} has its own __getattribute__")
     found = lookup(cls, name)
     kind = type(found)
@@ -266,6 +268,23 @@ def attribute(obj: Any, name: str) -> Any:
     if lookup(cls, "__getattr__") is not MISSING:
         raise NotStructural(f"{qualname_of(cls)} computes missing attributes (__getattr__)")
     raise NoAttribute(name)
+
+
+# Python's own types whose attribute look-up is not the generic one: a class's, a method's (it forwards to
+# its function), a module's, ``super``'s (``module_attribute`` and ``class_attribute`` read the two first).
+_SPECIAL_LOOKUP = ids(type, super, types.MethodType, types.ModuleType)
+
+
+def _generic_getattribute(found: Any) -> bool:
+    """The ``__getattribute__`` a type has is CPython's generic one: ``object``'s, or the slot a builtin
+    type (``int``, ``list``, ``BaseException`` …) re-declares for it — never one a class of Python code
+    wrote, nor a compiled library's (which may compute anything)."""
+    if found is _OBJECT_GETATTRIBUTE:
+        return True
+    if type(found) is not types.WrapperDescriptorType:
+        return False
+    owner = found.__objclass__
+    return module_of(owner) == "builtins" and compiled(owner) and not one_of(owner, _SPECIAL_LOOKUP)
 
 
 def _bound(found: Any, obj: Any, cls: type, name: str) -> Any:
@@ -434,6 +453,31 @@ def _plain(value: Any, budget: list[int], depth: int) -> bool:
             return True
         return all(_plain(item, budget, depth + 1) for item in items)
     return is_numpy_scalar(value)
+
+
+def shown_plain(value: Any, items: int = 20, depth: int = 4) -> bool:
+    """What a bounded display of ``value`` shows is plain: a scalar, or a builtin container (a subclass too:
+    it is read through its base type) whose first ``items`` entries — keys and values — are, ``depth``
+    levels down. Its ``len`` and those entries' ``repr`` are CPython's own."""
+    t = type(value)
+    if id(t) in _SCALAR_IDS or is_numpy_scalar(value):
+        return True
+    base = _builtin_base(t)
+    if base is None or depth <= 0:
+        return False
+    if base is dict:
+        keys = list(itertools.islice(dict.__iter__(value), items))
+        entries = [*keys, *itertools.islice(dict.values(value), items)]
+    else:
+        entries = list(itertools.islice(base.__iter__(value), items))
+    return all(shown_plain(entry, items, depth - 1) for entry in entries)
+
+
+def _builtin_base(t: type) -> type | None:
+    for base in (dict, list, tuple, set, frozenset):
+        if issubclass(t, base):  # a builtin base: CPython's own subclass check, no __subclasscheck__ runs
+            return base
+    return None
 
 
 def _plain_key(value: Any) -> bool:

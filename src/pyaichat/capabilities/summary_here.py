@@ -4,8 +4,9 @@ gate between the summaries (``summary``) and the walled child.
 ``here(value, what)`` says whether ``what`` (``repr``, ``type``, ``dir``, ``doc``) of ``value`` is made from
 structure alone — then ``summary`` makes it in this process, and runs no code of the value's. It is for:
 
-* **plain values** (``structural.is_plain``) and views of plain dicts: CPython's own ``repr``, ``len`` and
-  iteration of exact builtin types;
+* **plain values** and builtin containers whose shown entries are plain (``structural.shown_plain``; a
+  subclass too, read through its base type), views of such dicts: CPython's own ``repr``, ``len`` and
+  iteration;
 * **numpy's and pandas' own arrays, frames, series and indexes**: their type, shape, columns and dtypes
   from where the libraries store them (``library_metadata``) — not their cells (``repr`` is made in the
   child, except an index whose labels are plain strings or numbers);
@@ -21,6 +22,7 @@ the session picture asked there all at once (``picture``), or described from its
 
 from __future__ import annotations
 
+import itertools
 import sys
 import types
 from typing import Any
@@ -61,10 +63,12 @@ def _here(value: Any, what: str, privacy_level: int) -> bool:
         return True
     if privacy_level <= 0 and what in ("repr", "type"):
         return True
-    if structural.is_plain(value) or structural.one_of(t, _ATOMS) or is_environ(value):
-        return True
     if structural.one_of(t, _VIEWS):
-        return structural.is_plain(list(value))
+        return structural.shown_plain(list(itertools.islice(value, 20)))
+    if structural.shown_plain(value) or structural.one_of(t, _ATOMS) or is_environ(value):
+        return what != "doc" or library_class(t) or plain_class(t)  # a subclass's docs are its class's
+    if _never_consumed(t):
+        return what in ("repr", "type")  # described by its kind and state, never advanced
     if t is types.ModuleType:
         return library_module(value)
     if structural.is_subclass(t, type):
@@ -126,6 +130,18 @@ def declared_members(value: Any) -> set[Any]:
     if owner is t:
         names.update(structural.instance_dict(value) or ())
     return names
+
+
+_GENERATORS = structural.ids(types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+
+
+def _never_consumed(t: type) -> bool:
+    """A generator, a coroutine, or an iterator of Python's own (the summaries name it, never advance it)."""
+    if structural.one_of(t, _GENERATORS):
+        return True
+    return structural.compiled(t) and all(
+        structural.lookup(t, name) is not structural.MISSING for name in ("__next__", "__iter__")
+    )
 
 
 def library_module(module: Any) -> bool:

@@ -28,7 +28,7 @@ from .text import cut
 
 ASK_BUDGET = 0.045  # seconds for the automatic picture's asks in the walled child, the fork included
 
-__all__ = ["ASK_BUDGET", "variable_lines"]
+__all__ = ["ASK_BUDGET", "line_here", "variable_lines"]
 
 
 def variable_lines(
@@ -48,12 +48,10 @@ def variable_lines(
     with collector_paused():
         for name in names:
             value = namespace.get(name)
-            if here(value, "type", lvl):
-                lines[name] = one_line(value, privacy, width)
-            elif _worth_asking(value, lvl) and not_asked(value) is None:
+            if _worth_asking(value, lvl) and not here(value, "type", lvl) and not_asked(value) is None:
                 asked.append((name, value))
             else:
-                lines[name] = _from_type(value, lvl, width)
+                lines[name] = line_here(value, privacy, width)
     if asked:
         from .sandbox import ask_in_child  # the fork's machinery: with the first picture that asks
 
@@ -65,6 +63,16 @@ def variable_lines(
                 remember_overrun(value, "__repr__", PICTURE_BUDGET)
             lines[name] = answer if answer is not None else _from_type(value, lvl, width)
     return {name: lines[name] for name in names}
+
+
+def line_here(value: Any, privacy: str, width: int) -> str:
+    """``value``'s line made in this process: from structure (``summary_here.here``), else from its type
+    alone — for what may not fork (a suggestion's facts, an exception's locals)."""
+    lvl = level(privacy)
+    with collector_paused():
+        if here(value, "type", lvl):
+            return one_line(value, privacy, width)
+        return _from_type(value, lvl, width)
 
 
 def _worth_asking(value: Any, lvl: int) -> bool:
