@@ -92,8 +92,12 @@ class ForkedChild(SandboxPolicy):
         load_imported()  # the adapters that may describe its result: a child must import nothing
         started = time.monotonic()
         try:
-            job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
-            return run_forked(job, req.timeout, self.walls, require_walls=self.walled)
+            # Prepared in the child: the view of the session's variables reads them (a dict's keys, a frame's
+            # columns, a copy with secret columns hidden whose ``attrs`` are deep-copied), and none of that
+            # may run the session's code in its own process.
+            return run_forked(
+                lambda: prepare(req, namespace, secrets)(), req.timeout, self.walls, require_walls=self.walled
+            )
         except CapabilityTimeout:
             raise CapabilityTimeout(
                 f"The code did not finish within {time.monotonic() - started:.1f} s and was stopped "
