@@ -371,7 +371,10 @@ class Reader:
     def _through(self, value: Any, node: ast.AST) -> None:
         """Nothing is computed from a secret here: a value under a secret name or equal to (or holding) one
         of the session's secret values is refused, whatever its type."""
-        if self.named_secret or self.secrets.value(value):
+        secret = self.secrets.value(value)
+        if secret is None:
+            raise NotInProcess  # too long to tell here: the walled child computes with it
+        if self.named_secret or secret:
             raise SandboxViolation(
                 f"{_short(ast.unparse(node))} holds a secret value; nothing is computed from it here"
             )
@@ -388,7 +391,7 @@ class Reader:
                 value = reader.eval(node)
             except (NotInProcess, CapabilityError):
                 continue
-            if reader.named_secret or self.secrets.value(value):
+            if reader.named_secret or self.secrets.value(value) is True:
                 raise SandboxViolation(
                     f"{_short(ast.unparse(node))} holds a secret value; nothing is computed from it"
                 )

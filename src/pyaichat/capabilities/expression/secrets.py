@@ -5,7 +5,7 @@ secret value of any type — a string that holds a credential or one of the sess
 The reader refuses to compute anything from a secret value (``Reader._through``): ``blob[::-1]`` for
 ``blob = api_key.encode()``, ``code + 1`` for an integer password, a slice of a note that holds a key. A
 string too long to be checked within the GIL budget cannot be told apart, so it is not computed with here
-either (the walled child reads it, where the secrets it can reach are hidden).
+either: the walled child computes with it.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ class SecretChecks:
             return any(self.name(part) for part in label[:8])
         return False
 
-    def value(self, value: Any) -> bool:
-        """``value`` is, or holds, a secret — or is a string too long to tell (then it is not computed with
-        here either)."""
+    def value(self, value: Any) -> bool | None:
+        """``value`` is, or holds, a secret; ``None`` when it is a string too long to tell within the GIL
+        budget (the reader leaves it to the walled child)."""
         text = _text(value)
         if text is None:
             return False
         if len(text) > MAX_CHECKED:
-            return True
+            return None
         return len(text) >= 6 and self.looks_secret(text)
 
 
