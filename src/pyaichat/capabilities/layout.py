@@ -285,9 +285,24 @@ def is_environ(value: Any) -> bool:
         return False
     items = dict.items(value)
     sample = [*islice(items, 6), *islice(reversed(items), 6)] if len(value) > 12 else items
-    env = os.environ
-    same = sum(1 for k, v in sample if type(k) is str and type(v) is str and env.get(k) == v)
+    same = sum(1 for k, v in sample if type(k) is str and type(v) is str and _in_environment(k, v))
     return same >= 3 and same * 2 >= len(sample)
+
+
+_environment: frozenset[int] | None = None  # hashes of the environment's pairs, once this process dropped it
+
+
+def forget_environment() -> None:
+    """Called by a forked child right before it clears its environment: what was there is still recognised
+    in a copy (``is_environ``), by the hashes of its pairs — not their values, which the child must not
+    keep."""
+    global _environment
+    _environment = frozenset(hash(pair) for pair in os.environ.items())
+
+
+def _in_environment(key: str, value: str) -> bool:
+    known = _environment
+    return os.environ.get(key) == value if known is None else hash((key, value)) in known
 
 
 def namespace_ids(namespace: Mapping[str, Any] | None) -> frozenset[int]:
