@@ -422,6 +422,7 @@ MIN_KNOWN = 6  # characters: a shorter value is too likely to be ordinary text t
 _PREFIX = 10  # leading characters of a known value that, found in a text, mask the piece that follows
 _known_values: tuple[str, ...] = ()
 _known_exact: tuple[str, ...] = ()
+_known_set: frozenset[str] = frozenset()
 
 
 def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
@@ -429,13 +430,20 @@ def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
     ``values`` wherever they or a piece with their first characters appear, ``exact`` (a copy of the
     environment's values) only whole. An existing file or directory is not a secret (``PWD``, a secret's
     file), whatever it was found under."""
-    global _known_values, _known_exact
+    global _known_values, _known_exact, _known_set
     kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN and not is_existing_path(v)}
     whole = {
         v for v in exact if isinstance(v, str) and len(v) >= _MIN_ENV_SECRET and not is_existing_path(v)
     } - kept
     _known_values = tuple(sorted(kept, key=len, reverse=True))  # a value that holds another goes whole
     _known_exact = tuple(sorted(whole, key=len, reverse=True))
+    _known_set = frozenset(kept | whole)
+
+
+def is_known_value(text: str) -> bool:
+    """``text`` is exactly one of the session's known secret values (a set look-up: for checking every item
+    of a container, where masking each would cost too much)."""
+    return text in _known_set
 
 
 def mask_known(text: str) -> str:

@@ -45,6 +45,7 @@ __all__ = [
     "MISSING",
     "NoAttribute",
     "NotStructural",
+    "all_scalars",
     "attribute",
     "class_attribute",
     "collector_paused",
@@ -444,15 +445,21 @@ def _plain(value: Any, budget: list[int], depth: int) -> bool:
             return False
         items = value
         if t is dict:
-            if not all(_plain_key(k) for k in value):
+            if not all_scalars(value) and not all(map(_plain_key, value)):
                 return False
             items = value.values()
         elif t is set or t is frozenset:
-            return all(_plain_key(k) for k in value)
-        if all(id(type(item)) in _SCALAR_IDS for item in items):
-            return True
+            return all_scalars(value) or all(map(_plain_key, value))
+        if all_scalars(items):
+            return True  # numbers and strings only: the common case, decided in one C loop
         return all(_plain(item, budget, depth + 1) for item in items)
     return is_numpy_scalar(value)
+
+
+def all_scalars(items: Any) -> bool:
+    """Every item is an exact ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str`` or ``bytes``,
+    decided in C: types are compared by id, never hashed (a metaclass could define ``__hash__``)."""
+    return all(map(_SCALAR_IDS.__contains__, map(id, map(type, items))))
 
 
 def shown_plain(value: Any, items: int = 20, depth: int = 4) -> bool:

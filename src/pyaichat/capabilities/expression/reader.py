@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import gc
 import operator
 import os
 import types
@@ -265,7 +266,9 @@ class Reader:
     def _plain_keys(self, mapping: dict[Any, Any]) -> bool:
         if id(mapping) in self._plain_dicts:
             return True
-        ok = len(mapping) <= MAX_KEYS and all(map(structural.is_plain_key, mapping))
+        ok = len(mapping) <= MAX_KEYS and (
+            structural.all_scalars(mapping) or all(map(structural.is_plain_key, mapping))
+        )
         if ok:
             self._plain_dicts.add(id(mapping))
         return ok
@@ -366,6 +369,8 @@ class Reader:
             raise NotInProcess  # the session's objects, a library's, a callable: only the child computes
         if not isinstance(node, ast.Constant):
             self._through(value, node)
+            if self.secrets.bears(_viewed(value) if structural.one_of(type(value), _VIEWS) else value):
+                raise NotInProcess  # a container that holds a secret: the child, which hides it, computes
         return value
 
     def _through(self, value: Any, node: ast.AST) -> None:
@@ -505,6 +510,12 @@ def _collection(value: Any) -> bool:
 def _plain_view(value: Any) -> bool:
     """A view (``d.keys()``, ``d.items()``) of an exact dict whose items are plain."""
     return structural.one_of(type(value), _VIEWS) and structural.is_plain(list(value))
+
+
+def _viewed(view: Any) -> Any:
+    """The dict a ``keys()``/``values()``/``items()`` view reads (``gc`` finds it, asking nothing of it)."""
+    (mapping,) = gc.get_referents(view)
+    return mapping
 
 
 def _call_method(receiver: Any, name: str, args: list[Any]) -> Any:

@@ -2,7 +2,8 @@
 secret value of any type — a string that holds a credential or one of the session's known secret values
 (``secret_values``), bytes whose text does, an integer or float whose digits are one.
 
-The reader refuses to compute anything from a secret value (``Reader._through``): ``blob[::-1]`` for
+The reader refuses to compute anything from a secret value (``Reader._through``), and leaves a container
+that holds one (``SecretChecks.bears``) to the walled child, which hides it: ``blob[::-1]`` for
 ``blob = api_key.encode()``, ``code + 1`` for an integer password, a slice of a note that holds a key. A
 string too long to be checked within the GIL budget cannot be told apart, so it is not computed with here
 either: the walled child computes with it.
@@ -13,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-MAX_CHECKED = 100_000  # characters of a string the masker is asked about
+from ..redact import is_known_value
+from ..structural import all_scalars
+
+MAX_CHECKED = 20_000  # characters of a string the masker is asked about (a few ms of its patterns)
 
 
 class SecretChecks:
@@ -43,6 +47,35 @@ class SecretChecks:
         if len(text) > MAX_CHECKED:
             return None
         return len(text) >= 6 and self.looks_secret(text)
+
+    def bears(self, value: Any, depth: int = 0) -> bool:
+        """A plain container holds a secret: an entry under a secret name at any depth, or an item that is
+        exactly one of the session's known secret values (``settings.values()``, ``list(vault.items())``).
+        Computed with in the walled child, which hides those entries, never here."""
+        t = type(value)
+        if t is dict:
+            if any(map(self.name, value)):
+                return True
+            items: Any = value.values()
+        elif t is list or t is tuple or t is set or t is frozenset:
+            items = value
+        else:
+            return _known(value)
+        if all_scalars(items):  # numbers and strings only: look each up, in C where it can be
+            strings = [item for item in items if type(item) is str]
+            if any(map(is_known_value, strings)):
+                return True
+            return any(_known(item) for item in items if type(item) is not str and type(item) is not float)
+        return depth < 32 and any(self.bears(item, depth + 1) for item in items)
+
+
+def _known(value: Any) -> bool:
+    """A scalar that is exactly one of the session's known secret values (an integer from six digits)."""
+    t = type(value)
+    if t is int:
+        return abs(value) >= 100_000 and value.bit_length() <= 256 and is_known_value(str(value))
+    text = _text(value)
+    return text is not None and len(text) <= MAX_CHECKED and is_known_value(text)
 
 
 def _text(value: Any) -> str | None:
