@@ -128,6 +128,8 @@ def metadata(value: Any, name: str) -> Any:
     if name == "name":
         return _state(value).get("_name")
     if name == "dtype":
+        if qualname_of(type(value)) == "RangeIndex":  # a range has no array: its labels are int64
+            return _numpy("dtype")("int64")
         return array_dtype(_values(value, found))
     axes = _axes(value)
     return axes[0] if (found, name) == ("DataFrame", "columns") else axes[-1]
