@@ -36,8 +36,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-import threading
-import time
 import types
 from pathlib import Path
 from typing import Any
@@ -50,6 +48,7 @@ import pyaichat
 from pyaichat.capabilities import call
 from pyaichat.config import Config
 from pyaichat.persist.fingerprint import fingerprint as undo_fingerprint
+from readonly_breaks import PIN_PASSWORD, GilTicker, issue_44_source
 
 EXAMPLES = int(os.environ.get("READONLY_EXAMPLES", "100"))
 SECRET_KEY = "sk-proj-Q9vRk2LmT7pXw4ZsN8bYc3HdF6gJ1aE5uKoVi0Pq"
@@ -59,7 +58,6 @@ PASSWORDS = ["pw-ann-Zx81Lq93", "pw-bob-Mn27Rt64"]
 ACCOUNT_TOKEN = "acct-tok-44Hh8Jj2Kk6L"
 CREDENTIAL = "sk-proj-zyxw9876543210abcdefghijklmnop"
 ENV_CANARY = "env-canary-5e1f9b3c7a2d"
-PIN_PASSWORD = 918273645012734  # a secret that is a number
 SECRETS = [SECRET_KEY, SECRET_TOKEN, DB_PASSWORD, *PASSWORDS, ACCOUNT_TOKEN, CREDENTIAL, ENV_CANARY,
            str(PIN_PASSWORD)]  # fmt: skip
 # A piece of a secret long enough to be one: any 12 characters of it, forwards or reversed, or of its hex.
@@ -148,109 +146,7 @@ class Tattle:
 acct = Account()
 tattles = [Tattle(), Tattle()]
 
-# Issue 44's adversarial objects: each counts, in this process, the code of its own that runs.
-import functools, weakref
-SESSION_CALLS = collections.Counter()
-layers = collections.ChainMap({}, collections.defaultdict(list))
-
-
-class Stack(list):
-    top = property(list.pop)
-
-
-stack = Stack([1, 2, 3])
-peek_it = iter([1, 2, 3])
-
-
-class Peek:
-    nxt = property(functools.partial(next, peek_it))
-
-
-peek = Peek()
-
-
-class Bomb:
-    def __del__(self):
-        SESSION_CALLS["__del__"] += 1
-        if WRITE_FILES:
-            open(os.path.join(WATCH, "bomb.txt"), "w").close()
-
-
-framed = pd.DataFrame({"a": [1, 2, 3]})
-framed.attrs["bomb"] = Bomb()
-
-
-class Counted:
-    def __init__(self):
-        object.__setattr__(self, "n", 1)
-
-    def __repr__(self):
-        SESSION_CALLS["__repr__"] += 1
-        return "Counted()"
-
-    def __str__(self):
-        SESSION_CALLS["__str__"] += 1
-        return "Counted"
-
-    def __len__(self):
-        SESSION_CALLS["__len__"] += 1
-        return 1
-
-    def __eq__(self, other):
-        SESSION_CALLS["__eq__"] += 1
-        return False
-
-    def __hash__(self):
-        SESSION_CALLS["__hash__"] += 1
-        return 1
-
-    def __format__(self, spec):
-        SESSION_CALLS["__format__"] += 1
-        return "Counted"
-
-    def __bool__(self):
-        SESSION_CALLS["__bool__"] += 1
-        return True
-
-    def __iter__(self):
-        SESSION_CALLS["__iter__"] += 1
-        return iter([1])
-
-    def __lt__(self, other):
-        SESSION_CALLS["__lt__"] += 1
-        return False
-
-    def __getattr__(self, name):
-        SESSION_CALLS["__getattr__"] += 1
-        raise AttributeError(name)
-
-    def __getattribute__(self, name):
-        SESSION_CALLS["__getattribute__"] += 1
-        return object.__getattribute__(self, name)
-
-    @property
-    def __class__(self):
-        SESSION_CALLS["__class__"] += 1
-        return dict
-
-
-counted = Counted()
-counted_list = [Counted(), 1]
-keyed = {1: "one", "k": 2}
-keyed[Counted()] = "collides"  # its hash is 1, as 1's is: a look-up of 1 would compare it
-
-
-class Anchor:
-    pass
-
-
-anchor = Anchor()
-anchor_ref = weakref.ref(anchor, lambda ref: SESSION_CALLS.update(["weakref callback"]))
-blob = SECRET_KEY.encode()
-pin_password = PIN_PASSWORD
-code = pin_password
-bigstr = "ab" * 9_500_000
-SESSION_CALLS.clear()
+ISSUE_44_SOURCE
 """
 
 NAMES = [
@@ -448,11 +344,11 @@ class Proof:
             path.unlink()
         os.environ["PYAICHAT_PROOF_CANARY"] = ENV_CANARY
         self.session = pyaichat.Session(config=Config(audit=False, tool_timeout=2.0))
-        source = SETUP.replace("WRITE_FILES", repr(_walled()))
+        source = SETUP.replace("WRITE_FILES", repr(_walled())).replace("ISSUE_44_SOURCE", issue_44_source())
         values = {
             "WATCH": str(self.watch), "SECRET_KEY": SECRET_KEY, "SECRET_TOKEN": SECRET_TOKEN,
             "DB_PASSWORD": DB_PASSWORD, "PASSWORDS": PASSWORDS, "ACCOUNT_TOKEN": ACCOUNT_TOKEN,
-            "CREDENTIAL": CREDENTIAL, "PIN_PASSWORD": PIN_PASSWORD,
+            "CREDENTIAL": CREDENTIAL,
         }  # fmt: skip
         self.session.namespace.update(values)
         result = self.session.run(source)
@@ -482,7 +378,7 @@ class Proof:
             "db": (rows, ns["con"].total_changes, ns["con"].in_transaction),
             "acct": (list(ns["acct"].items), ns["acct"].reads),
             "tattled": list(ns["TATTLED"]),
-            "session code run here": dict(ns["SESSION_CALLS"]),
+            "session code run here": dict(ns["CALLS"]),
             "issue 44": (
                 [sorted(dict.keys(m), key=repr) for m in ns["layers"].maps],
                 list.__len__(ns["stack"]),
@@ -511,32 +407,6 @@ class Proof:
         leaked = [n for n in NEEDLES if n in shown]
         assert not leaked, f"{capability}({expr!r}) showed a secret ({leaked[0]!r}): {shown[:300]}"
         self.dirty = False
-
-
-class GilTicker:
-    """A thread that ticks every millisecond while a call runs: the longest gap between two ticks is how long
-    the call (or anything else) kept it from running — how long the GIL was held without a switch."""
-
-    def __init__(self) -> None:
-        self.longest = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._tick, name="gil-ticker", daemon=True)
-
-    def _tick(self) -> None:
-        last = time.perf_counter()
-        while not self._stop.is_set():
-            time.sleep(0.001)
-            now = time.perf_counter()
-            self.longest = max(self.longest, now - last)
-            last = now
-
-    def __enter__(self) -> GilTicker:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _instance_dict(obj: Any) -> dict[str, Any] | None:
