@@ -94,6 +94,7 @@ def main() -> None:
         print(f"  {key}: {count}")
     held, bound = getattr(proof, "longest_hold", 0.0), proof_module.GIL_BOUND
     print(f"longest gap of the GIL ticker during a call: {held * 1000:.0f} ms (bound {bound} s)")
+    print(f"longest gap while a child was forked: {getattr(proof, 'longest_fork', 0.0) * 1000:.0f} ms")
     if not failures:
         print("no write, no secret shown")
     for kind, found in sorted(failures.items(), key=lambda item: -len(item[1])):
