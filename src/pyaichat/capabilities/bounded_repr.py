@@ -264,6 +264,7 @@ def _named(value: Any) -> str | None:
 def _container(value: Any, lim: Limits, depth: int) -> str:
     """A builtin container (or a subclass), read through its base type: none of a subclass's code runs."""
     t = type(value)
+    name = structural.name_of(t)  # through ``type``'s own descriptor: a metaclass runs nothing
     base = layout.builtin_base(t)
     assert base is not None
     size = layout.builtin_len(value, base)
@@ -275,22 +276,23 @@ def _container(value: Any, lim: Limits, depth: int) -> str:
             shown = REDACTED if type(k) is str and is_secret_name(k) else brepr(v, lim, depth + 1)
             parts.append(f"{brepr(k, lim, depth + 1)}: {shown}")
         body = "{" + ", ".join(parts) + _more(size - len(parts)) + "}"
-        return body if t is dict else f"{t.__name__}({body})"
+        return body if t is dict else f"{name}({body})"
     items = [brepr(v, lim, depth + 1) for v in layout.builtin_items(value, base, n_items)]
     rest = _more(size - len(items))
-    if base is tuple and hasattr(t, "_fields"):  # namedtuple: keep field names
-        pairs = [f"{f}={i}" for f, i in zip(t._fields, items, strict=False)]
-        return f"{t.__name__}({', '.join(pairs)}{rest})"
+    fields = structural.lookup(t, "_fields") if base is tuple else MISSING
+    if type(fields) is tuple and all(type(f) is str for f in fields):  # namedtuple: keep field names
+        pairs = [f"{f}={i}" for f, i in zip(fields, items, strict=False)]
+        return f"{name}({', '.join(pairs)}{rest})"
     if base is list or base is deque:
         body = "[" + ", ".join(items) + rest + "]"
     elif base is tuple:
         body = "(" + ", ".join(items) + ("," if size == 1 else "") + rest + ")"
     elif not size:
-        return "set()" if t is set else f"{t.__name__}()"
+        return "set()" if t is set else f"{name}()"
     else:
         body = "{" + ", ".join(items) + rest + "}"
     exact = t in (list, tuple, set)
-    return body if exact else f"{t.__name__}({body})"
+    return body if exact else f"{name}({body})"
 
 
 def _more(n: int) -> str:

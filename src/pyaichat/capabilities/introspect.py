@@ -140,12 +140,13 @@ def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
 
 
 def _type_text(ctx: CapabilityContext, expr: str, value: Any) -> str:
-    cls = type(value)
-    mro = [c.__qualname__ for c in cls.__mro__[1:6] if c is not object]
+    cls = type(value)  # its names through ``type``'s own descriptors: a metaclass runs nothing here
+    name = structural.qualname_of(cls)
+    mro = [structural.qualname_of(c) for c in structural.mro(cls)[1:6] if c is not object]
     lines = [
-        f"{expr}: {cls.__qualname__}",
-        f"module: {cls.__module__}",
-        f"mro: {' → '.join([cls.__qualname__, *mro, 'object'])}" if cls is not object else "mro: object",
+        f"{expr}: {name}",
+        f"module: {structural.module_of(cls)}",
+        f"mro: {' → '.join([name, *mro, 'object'])}" if cls is not object else "mro: object",
     ]
     lines += summary.type_details(value, ctx.privacy)
     return "\n".join(lines)
@@ -273,8 +274,8 @@ def _doc_text(expr: str, value: Any) -> str:
 def _documents_itself(value: Any) -> bool:
     """Code objects carry their own docs; a plain value's docs are its type's (never a per-instance
     string)."""
-    return isinstance(
-        value,
+    return issubclass(  # by its type: ``isinstance`` would ask the value's ``__class__``
+        type(value),
         (
             type,
             types.ModuleType,
@@ -287,7 +288,7 @@ def _documents_itself(value: Any) -> bool:
             types.MethodDescriptorType,
             property,
         ),
-    ) or (callable(value) and type(value).__name__ == "ufunc")
+    ) or (callable(value) and structural.name_of(type(value)) == "ufunc")
 
 
 @capability("get_last_exception")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import ast
 import builtins
 import gc
-import operator
 import os
 import types
 from collections.abc import Callable, Mapping
@@ -57,19 +56,21 @@ IN_PROCESS: dict[str, str] = {
     "builtin": "one of BUILTINS over plain values, its result's size checked first",
     "method": "one of METHODS of an exact builtin type over plain values, its result's size checked first",
 }
+# The operators, written out here rather than taken from ``operator`` (a module the session could patch).
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
-    ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+    ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b,
 }  # fmt: skip
 _UNARY: dict[type, Callable[[Any], Any]] = {
-    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert,
+    ast.USub: lambda a: -a, ast.UAdd: lambda a: +a, ast.Not: lambda a: not a, ast.Invert: lambda a: ~a,
 }  # fmt: skip
 _CMPOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b, ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }  # fmt: skip
 # Builtins called over plain values: the name → what may be passed (checked by ``Reader._builtin``).
 BUILTINS = frozenset(
@@ -451,15 +452,17 @@ class Reader:
             self._fits(sizes.items, args[0], most)
             if name in ("set", "frozenset") and not all(map(structural.is_plain_key, args[0])):
                 raise NotInProcess
-        if name in ("int", "float", "str", "repr") and args and (type(args[0]) in (str, bytes)):
-            self._fits(sizes.items, args[0], sizes.MAX_CHARS)
+        if name in ("str", "repr") and args:
+            self._fits(sizes.text, args[0])
+        if name in ("int", "float") and args:
+            self._fits(sizes.digits, args[0])
         if name == "round" and len(args) == 2 and type(args[0]) is int:
             self._fits(sizes.binary, "Pow", 10, abs(args[1]) if type(args[1]) is int else 0)
         if name == "divmod" and len(args) == 2:
             self._fits(sizes.binary, "FloorDiv", *args)
         if name == "sum" and args and not all(type(v) in (int, float, bool, complex) for v in args[0]):
             raise NotInProcess  # ``sum`` of lists concatenates: quadratic
-        return getattr(builtins, name)(*args, **kwargs)
+        return _builtin_function(name)(*args, **kwargs)
 
     def _len(self, node: ast.Call) -> int:
         if len(node.args) != 1 or node.keywords:
@@ -500,6 +503,28 @@ class _NamedSecret(Exception):
 
 _KEYWORDS = frozenset({"reverse", "default", "start", "ndigits"})
 _SIZED = structural.ids(str, bytes, list, tuple, dict, set, frozenset, range, bytearray)
+
+
+_OWN_BUILTINS = structural.ids(types.BuiltinFunctionType, type)
+
+
+def _builtin_function(name: str) -> Callable[..., Any]:
+    """Python's own builtin ``name``: what the builtins module holds under that name, if it is the builtin
+    function or type of that name (the session may have put something else there)."""
+    found = structural.module_namespace(builtins).get(name)
+    kind = type(found)
+    if not structural.one_of(kind, _OWN_BUILTINS):
+        raise NotInProcess
+    if kind is type:
+        own = structural.compiled(found) and structural.module_of(found) == "builtins"
+    else:
+        own = structural.attribute(found, "__self__") is builtins
+    if (
+        not own
+        or (structural.name_of(found) if kind is type else structural.attribute(found, "__name__")) != name
+    ):
+        raise NotInProcess
+    return found  # type: ignore[no-any-return]
 
 
 def _collection(value: Any) -> bool:

@@ -81,6 +81,7 @@ def formatting(template: Any, args: Any) -> None:
     raw = template.encode("utf-8", "surrogatepass") if type(template) is str else template
     _need(len(raw) <= MAX_CHARS)
     values = list(args) if type(args) is tuple else [args]
+    text(args)  # what ``%s``/``%d``/``%r`` turn into text
     taken = 0
     specs = 0
     for spec in _SPEC.finditer(raw):
@@ -95,6 +96,35 @@ def formatting(template: Any, args: Any) -> None:
         if spec.group(3) != b"%":
             taken += 1
     _need(specs <= 10_000)
+
+
+def text(value: Any) -> None:
+    """Turning plain ``value`` into text fits: no integer in it longer than ``MAX_BITS`` (CPython's
+    int-to-decimal is quadratic, and a session may lift its digit limit) and no more than ``MAX_CHARS`` of
+    strings in all."""
+    budget = [MAX_CHARS]
+    _need(_text_fits(value, budget, 0))
+
+
+def _text_fits(value: Any, budget: list[int], depth: int) -> bool:
+    t = type(value)
+    if t is int:
+        return value.bit_length() <= MAX_BITS
+    if t is str or t is bytes:
+        budget[0] -= len(value)
+        return budget[0] >= 0
+    if t is dict:
+        return all(
+            _text_fits(k, budget, depth + 1) and _text_fits(v, budget, depth + 1) for k, v in value.items()
+        )
+    if t is list or t is tuple or t is set or t is frozenset:
+        return depth < 20 and all(_text_fits(item, budget, depth + 1) for item in value)
+    return True
+
+
+def digits(value: Any) -> None:
+    """``int()`` of a string of digits fits (quadratic in their number once the session lifted the limit)."""
+    _need((type(value) is not str and type(value) is not bytes) or len(value) <= 5_000)
 
 
 def items(iterable: Any, most: int = MAX_ITEMS) -> None:
