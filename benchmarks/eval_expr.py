@@ -157,7 +157,9 @@ def main() -> None:
             inside = None
         before = forks[0]
         result = call(session, "eval_expr", {"expr": expr})
-        assert result.ok, (expr, result.error)
+        if not result.ok:  # (an older checkout refused some of these)
+            print(f"| `{expr}` | {plain:.1f} | refused: {(result.error or '')[:60]} | | | | |")
+            continue
         forked = forks[0] > before
         children += forked
         whole = _median_us(
