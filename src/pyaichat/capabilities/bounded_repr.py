@@ -251,14 +251,15 @@ def _named(value: Any) -> str | None:
         name = structural.qualname_of(value)
         return f"<class '{name}'>" if module in ("builtins", "") else f"<class '{module}.{name}'>"
     if t is types.ModuleType:
-        name = structural.module_namespace(value).get("__name__")
-        return f"<module {name!r}>" if type(name) is str else "<module>"
+        module_name = structural.module_namespace(value).get("__name__")
+        return f"<module {module_name!r}>" if type(module_name) is str else "<module>"
+    found: Any
     try:
-        name = structural.attribute(value, "__qualname__" if t is types.FunctionType else "__name__")
+        found = structural.attribute(value, "__qualname__" if t is types.FunctionType else "__name__")
     except (structural.NotStructural, structural.NoAttribute):
-        name = None
+        found = None
     kind = "function" if t is types.FunctionType else "bound method" if t is types.MethodType else "built-in"
-    return f"<{kind} {name}>" if type(name) is str else f"<{kind}>"
+    return f"<{kind} {found}>" if type(found) is str else f"<{kind}>"
 
 
 def _container(value: Any, lim: Limits, depth: int) -> str:

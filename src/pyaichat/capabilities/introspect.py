@@ -342,7 +342,7 @@ def _message(message: str, lvl: int) -> str:
 def _chain(exc: BaseException, lvl: int) -> list[str]:
     out = []
     seen = {id(exc)}
-    current: BaseException | None = exc
+    current = exc
     for _ in range(3):
         cause = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
         if cause is None or id(cause) in seen:

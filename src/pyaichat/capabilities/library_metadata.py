@@ -221,7 +221,7 @@ def axis_length(index: Any) -> int:
             raise NotStructural("a range index without its range")
         return len(found)
     if name == "MultiIndex":
-        codes = state.get("_codes")
+        codes: Any = state.get("_codes")
         if root_of(type(codes)) != "pandas" or not is_subclass(type(codes), list):
             raise NotStructural("a multi-index without its codes")
         return array_length(list.__getitem__(codes, 0)) if list.__len__(codes) else 0
@@ -423,7 +423,7 @@ def index_labels(index: Any, most: int, *, plain: bool = True) -> list[Any]:
         labels = compiled_call(compiled_call(pa_array, "slice", 0, most), "to_pylist")
     if plain and not is_plain(labels):
         raise NotStructural("labels that are objects of the session's")
-    return labels  # type: ignore[no-any-return]
+    return labels
 
 
 # -- a few cells ---------------------------------------------------------------------------------------------
@@ -463,7 +463,7 @@ def _cells(values: Any, row: int, start: int, stop: int) -> list[Any]:
     if type(values) is ndarray:
         ndim = library_field(values, "ndim", ndarray)
         part = values[row, start:stop] if ndim == 2 else values[start:stop]
-        return compiled_call(part, "tolist")  # type: ignore[no-any-return]
+        return compiled_call(part, "tolist")
     return _extension_cells(values, start, stop)
 
 
@@ -472,7 +472,7 @@ def _row(values: Any, position: int) -> list[Any]:
     if type(values) is ndarray:
         ndim = library_field(values, "ndim", ndarray)
         part = values[:, position] if ndim == 2 else values[position : position + 1]
-        return compiled_call(part, "tolist")  # type: ignore[no-any-return]
+        return compiled_call(part, "tolist")
     return _extension_cells(values, position, position + 1)
 
 
@@ -482,11 +482,11 @@ def _extension_cells(values: Any, start: int, stop: int) -> list[Any]:
     state = _extension_state(values)
     pa_array = state.get("_pa_array")
     if pa_array is not None and module_of(type(pa_array)) == "pyarrow.lib":
-        return compiled_call(compiled_call(pa_array, "slice", start, stop - start), "to_pylist")  # type: ignore[no-any-return]
+        return compiled_call(compiled_call(pa_array, "slice", start, stop - start), "to_pylist")
     ndarray = _numpy("ndarray", None)
-    data = state.get("_data")
+    data: Any = state.get("_data")
     if type(data) is ndarray:
-        return compiled_call(data[start:stop], "tolist")  # type: ignore[no-any-return]
+        return compiled_call(data[start:stop], "tolist")
     backing = _backing(values)
     if backing is not None and qualname_of(type(values)) == "Categorical":
         categories = (instance_dict(array_dtype(values)) or {}).get("_categories")

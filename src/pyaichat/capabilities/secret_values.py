@@ -140,9 +140,9 @@ def _texts(array: Any) -> bool:
 def _as_text(value: Any) -> str | None:
     t = type(value)
     if t is str:
-        return value  # type: ignore[no-any-return]
+        return value
     if t is bytes:
-        return value.decode("utf-8", "replace")  # type: ignore[no-any-return]
+        return value.decode("utf-8", "replace")
     if t is int or t is float:
         return str(value) if t is float or value.bit_length() <= 256 else None
     if t is Secret:  # its one slot, read by the slot's own descriptor (never a method of the object)

@@ -38,7 +38,7 @@ import gc
 import itertools
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 __all__ = [
@@ -79,7 +79,7 @@ _type_name = type.__dict__["__name__"].__get__
 _type_qualname = type.__dict__["__qualname__"].__get__
 _type_module = type.__dict__["__module__"].__get__
 _OBJECT_GETATTRIBUTE = object.__dict__["__getattribute__"]
-_MODULE_DICT = types.ModuleType.__dict__["__dict__"].__get__
+_MODULE_DICT = vars(types.ModuleType)["__dict__"].__get__
 _type_flags = type.__dict__["__flags__"].__get__
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (``class`` statements, ``type()``)
 
@@ -112,7 +112,7 @@ def ids(*classes: type) -> frozenset[int]:
 
 # -- types ---------------------------------------------------------------------------------------------------
 def mro(cls: type) -> tuple[type, ...]:
-    return _type_mro(cls)  # type: ignore[no-any-return]
+    return _type_mro(cls)
 
 
 def own_dict(cls: type) -> Any:
@@ -121,11 +121,11 @@ def own_dict(cls: type) -> Any:
 
 
 def name_of(cls: type) -> str:
-    return _type_name(cls)  # type: ignore[no-any-return]
+    return _type_name(cls)
 
 
 def qualname_of(cls: type) -> str:
-    return _type_qualname(cls)  # type: ignore[no-any-return]
+    return _type_qualname(cls)
 
 
 def module_of(cls: type) -> str:
@@ -165,7 +165,7 @@ def compiled_call(obj: Any, name: str, *args: Any) -> Any:
     return found.__get__(obj, cls)(*args)
 
 
-def is_subclass(cls: type, base: type) -> bool:
+def is_subclass(cls: type, base: object) -> bool:
     """``base`` is in ``cls``'s MRO (identity, so no ``__subclasscheck__`` and no ``__eq__`` runs)."""
     return any(klass is base for klass in _type_mro(cls))
 
@@ -405,7 +405,7 @@ def class_attribute(cls: Any, name: str) -> Any:
 def _namespace(cls: type) -> dict[Any, Any]:
     """The dict behind a class's namespace view (``gc`` finds it without calling anything of the view's)."""
     (namespace,) = gc.get_referents(own_dict(cls))
-    return namespace  # type: ignore[no-any-return]
+    return namespace
 
 
 def _plain_metaclass(meta: type) -> bool:
@@ -480,7 +480,7 @@ def shown_plain(value: Any, items: int = 20, depth: int = 4) -> bool:
     return all(shown_plain(entry, items, depth - 1) for entry in entries)
 
 
-def _builtin_base(t: type) -> type | None:
+def _builtin_base(t: type) -> type[Collection[Any]] | None:
     for base in (dict, list, tuple, set, frozenset):
         if issubclass(t, base):  # a builtin base: CPython's own subclass check, no __subclasscheck__ runs
             return base
@@ -505,12 +505,13 @@ def is_plain_key(value: Any) -> bool:
 _NUMPY_PLAIN_KINDS = frozenset("biufcUSMm")
 
 
-def library_field(obj: Any, name: str, owner: type) -> Any:
+def library_field(obj: Any, name: str, owner: type | None) -> Any:
     """``obj.name`` where it is a C field that ``owner`` (a class of a compiled library, which the session
     cannot patch) declares: the field's own getter, found through the type (``NotStructural`` otherwise)."""
     found = lookup(type(obj), name)
-    if not one_of(type(found), _C_FIELDS) or found.__objclass__ is not owner or owner is None:
-        raise NotStructural(f"{qualname_of(type(obj))}.{name} is not {qualname_of(owner)}'s own field")
+    if owner is None or not one_of(type(found), _C_FIELDS) or found.__objclass__ is not owner:
+        whose = "a compiled library" if owner is None else qualname_of(owner)
+        raise NotStructural(f"{qualname_of(type(obj))}.{name} is not {whose}'s own field")
     return found.__get__(obj, type(obj))
 
 

@@ -13,7 +13,7 @@ overran its budget in the child is not asked again in this session (``deadline.r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -55,7 +55,7 @@ def variable_lines(
     if asked:
         from .sandbox import ask_in_child  # the fork's machinery: with the first picture that asks
 
-        asks = [partial(one_line, value, privacy, width) for _, value in asked]
+        asks: list[Callable[[], str]] = [partial(one_line, value, privacy, width) for _, value in asked]
         within = ASK_BUDGET if budget is None else budget
         answers = ask_in_child(setting, asks, within, PICTURE_BUDGET) or [None] * len(asked)
         for (name, value), answer in zip(asked, answers, strict=True):

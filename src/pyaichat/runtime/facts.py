@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .completion import Unresolvable
 
 if TYPE_CHECKING:
+    from ..capabilities.redact import Masker
     from ..config import Config
     from ..records import HistoryEntry
 
@@ -122,7 +123,7 @@ def suggestion_facts(
     return {"facts": facts, "inputs": [text for text in inputs if text]}
 
 
-def _fact(namespace: Mapping[str, Any], path: str, privacy: str, masker: Any, one_line: Any) -> list[str]:
+def _fact(namespace: Mapping[str, Any], path: str, privacy: str, masker: Masker, one_line: Any) -> list[str]:
     """The lines for one path: its root's (the frame whose columns matter after ``df.groupby(``) and the
     longest part of the path that resolves without running code (the method whose signature matters)."""
     parts = path.split(".")
@@ -159,7 +160,7 @@ def _resolve(namespace: Mapping[str, Any], path: str) -> Any:
 
 
 def _describe(
-    namespace: Mapping[str, Any], name: str, value: Any, privacy: str, masker: Any, one_line: Any
+    namespace: Mapping[str, Any], name: str, value: Any, privacy: str, masker: Masker, one_line: Any
 ) -> str:
     from ..capabilities.summary_here import callable_of_library, plain_function
 
@@ -215,7 +216,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= FACT_WIDTH else text[: FACT_WIDTH - 1] + "…"
 
 
-def _input(source: str, masker: Any) -> str:
+def _input(source: str, masker: Masker) -> str:
     lines = source.strip("\n").splitlines()[:MAX_LINES]
     text = "\n".join(line.rstrip() for line in lines)
     if len(text) > INPUT_CHARS:

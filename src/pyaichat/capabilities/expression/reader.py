@@ -306,9 +306,10 @@ class Reader:
 
     def _Dict(self, node: ast.Dict) -> dict[Any, Any]:
         self.pure = True
-        if any(k is None for k in node.keys):
+        keys = [k for k in node.keys if k is not None]
+        if len(keys) != len(node.keys):
             raise NotInProcess  # ``{**d}``
-        pairs = [(self._operand(k), self._operand(v)) for k, v in zip(node.keys, node.values, strict=True)]
+        pairs = [(self._operand(k), self._operand(v)) for k, v in zip(keys, node.values, strict=True)]
         if not all(structural.is_plain_key(k) for k, _ in pairs):
             raise NotInProcess
         return dict(pairs)
@@ -436,7 +437,8 @@ class Reader:
             if len(node.args) != 1 or node.keywords:
                 raise NotInProcess
             value = self.eval(node.args[0])
-            return {"type": type, "id": id, "callable": callable}[name](value)
+            looks: dict[str, Callable[[Any], Any]] = {"type": type, "id": id, "callable": callable}
+            return looks[name](value)
         if name == "isinstance":
             return self._isinstance(node)
         if name == "len":
@@ -511,7 +513,7 @@ _OWN_BUILTINS = structural.ids(types.BuiltinFunctionType, type)
 def _builtin_function(name: str) -> Callable[..., Any]:
     """Python's own builtin ``name``: what the builtins module holds under that name, if it is the builtin
     function or type of that name (the session may have put something else there)."""
-    found = structural.module_namespace(builtins).get(name)
+    found: Any = structural.module_namespace(builtins).get(name)
     kind = type(found)
     if not structural.one_of(kind, _OWN_BUILTINS):
         raise NotInProcess
@@ -524,7 +526,7 @@ def _builtin_function(name: str) -> Callable[..., Any]:
         or (structural.name_of(found) if kind is type else structural.attribute(found, "__name__")) != name
     ):
         raise NotInProcess
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _collection(value: Any) -> bool:

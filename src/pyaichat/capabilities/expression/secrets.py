@@ -82,7 +82,7 @@ def _text(value: Any) -> str | None:
     """The text a secret value would show as: a string itself, bytes decoded, a number's digits."""
     t = type(value)
     if t is str:
-        return value  # type: ignore[no-any-return]
+        return value
     if t is bytes or t is bytearray:
         if len(value) > MAX_CHECKED:
             return "\0" * (MAX_CHECKED + 1)
