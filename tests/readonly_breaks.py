@@ -176,6 +176,7 @@ pin_password = PIN
 code = pin_password
 pairs = {"b": 2, "a": 1}
 bigstr = "ab" * 9_500_000
+twins = ["tw" * 2_500_000 for _ in range(2)]  # equal, not the same object: comparing them reads 5 MB
 CALLS.clear()
 """
 
@@ -238,6 +239,7 @@ FREEZES = [
     "'%700000000d' % 0",
     "sorted(bigstr)",
     "np.diff(arr, 10**18)",
+    "twins * 2000 == twins[::-1] * 2000",  # 4,000 comparisons of 5 MB each, every operand small
 ]
 # A secret of any type, transformed in-process: refused in one sentence, never computed.
 TRANSFORMED = ["blob[::-1]", "blob.hex()", "code + 1"]

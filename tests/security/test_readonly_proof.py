@@ -154,7 +154,7 @@ NAMES = [
     "xs", "nested", "d", "counts", "tags", "df", "s", "arr", "iarr", "users", "settings", "db_password",
     "note", "env", "gen", "it", "fh", "con", "acct", "tattles", "TATTLED", "os", "np", "pd", "Account",
     "sqlite3", "layers", "stack", "peek", "framed", "counted", "counted_list", "keyed", "anchor",
-    "anchor_ref", "blob", "code", "bigstr",
+    "anchor_ref", "blob", "code", "bigstr", "twins",
 ]  # fmt: skip
 ATTRIBUTES = [
     "append", "pop", "setdefault", "add", "update", "clear", "extend", "insert", "remove", "sort", "copy",
@@ -225,6 +225,7 @@ HEAVY = [
     "framed.copy()", "keyed[1]", "counted.n", "counted_list[0]", "counted == counted", "blob[::-1]",
     "blob.hex()", "code + 1", "str(code)", "f'{counted}'", "format(counted)", "len(counted)",
     "sorted(counted_list)", "counted in counted_list", "1 in keyed", "anchor_ref()", "list(layers)",
+    "twins * 2000 == twins[::-1] * 2000", "len(set(twins * 2000))",
 ]  # fmt: skip
 
 

@@ -369,9 +369,11 @@ class Reader:
             raise SandboxViolation(ENVIRONMENT)
         if not structural.is_plain(value) and not _plain_view(value):
             raise NotInProcess  # the session's objects, a library's, a callable: only the child computes
+        held = _viewed(value) if structural.one_of(type(value), _VIEWS) else value
+        self._fits(sizes.operand, held)
         if not isinstance(node, ast.Constant):
             self._through(value, node)
-            if self.secrets.bears(_viewed(value) if structural.one_of(type(value), _VIEWS) else value):
+            if self.secrets.bears(held):
                 raise NotInProcess  # a container that holds a secret: the child, which hides it, computes
         return value
 
@@ -536,7 +538,11 @@ def _collection(value: Any) -> bool:
 
 def _plain_view(value: Any) -> bool:
     """A view (``d.keys()``, ``d.items()``) of an exact dict whose items are plain."""
-    return structural.one_of(type(value), _VIEWS) and structural.is_plain(list(value))
+    return (
+        structural.one_of(type(value), _VIEWS)
+        and len(value) <= structural.PLAIN_ITEMS
+        and structural.is_plain(list(value))
+    )
 
 
 def _viewed(view: Any) -> Any:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import structural
+
 GIL_BUDGET = 0.05  # seconds the worst in-process computation may hold the GIL (benchmarks/inprocess.py)
 MAX_BITS = 100_000  # an integer operand or result of a quadratic operation (≈ 30,000 digits)
 MAX_CHARS = 10_000_000  # characters or bytes of a string made here
@@ -106,12 +108,21 @@ def text(value: Any) -> None:
     _need(_text_fits(value, budget, 0))
 
 
+def operand(value: Any) -> None:
+    """Comparing, hashing, sorting or looking through plain ``value`` fits: each of those reads every string
+    it meets up to the first difference, once per reference — ``[s1] * 10_000 == [s2] * 10_000`` for two
+    equal 50 MB strings reads 500 GB — so the strings of an operand, counted once per reference, stay within
+    ``MAX_CHARS`` in all (a sort reads each about log n times: still within ``GIL_BUDGET``), and its integers
+    within ``MAX_BITS``."""
+    text(value)
+
+
 def _text_fits(value: Any, budget: list[int], depth: int) -> bool:
     t = type(value)
     if t is int:
         return value.bit_length() <= MAX_BITS
-    if t is str or t is bytes:
-        budget[0] -= len(value)
+    if t is str or t is bytes or structural.is_subclass(t, str) or structural.is_subclass(t, bytes):
+        budget[0] -= len(value)  # (a subclass here is numpy's own string scalar: a plain value)
         return budget[0] >= 0
     if t is dict:
         return all(
