@@ -430,12 +430,14 @@ def collector_paused() -> Iterator[None]:
 
 
 # -- plain values --------------------------------------------------------------------------------------------
-def is_plain(value: Any, most: int = PLAIN_ITEMS) -> bool:
-    """``value`` is plain (module docstring), within ``most`` items and ``PLAIN_DEPTH`` levels."""
-    return _plain(value, [most], 0)
+def is_plain(value: Any, most: int = PLAIN_ITEMS, *, numpy: bool = True) -> bool:
+    """``value`` is plain (module docstring), within ``most`` items and ``PLAIN_DEPTH`` levels; with
+    ``numpy`` false, a numpy scalar anywhere in it is not (its arithmetic can raise a warning, and warnings
+    go through the ``warnings`` module, which the session may have replaced)."""
+    return _plain(value, [most], 0, numpy)
 
 
-def _plain(value: Any, budget: list[int], depth: int) -> bool:
+def _plain(value: Any, budget: list[int], depth: int, numpy: bool = True) -> bool:
     t = type(value)
     if id(t) in _SCALAR_IDS:
         return True
@@ -452,8 +454,8 @@ def _plain(value: Any, budget: list[int], depth: int) -> bool:
             return all_scalars(value) or all(map(_plain_key, value))
         if all_scalars(items):
             return True  # numbers and strings only: the common case, decided in one C loop
-        return all(_plain(item, budget, depth + 1) for item in items)
-    return is_numpy_scalar(value)
+        return all(_plain(item, budget, depth + 1, numpy) for item in items)
+    return numpy and is_numpy_scalar(value)
 
 
 def all_scalars(items: Any) -> bool:

@@ -17,7 +17,8 @@ Three levels, least power first; each expression is read at the lowest one that 
 
 Levels 1 and 2 run with the cyclic collector paused, so no finaliser of the session's garbage runs during a
 read; they refuse any computation through a secret value, and before the child reads an expression no part
-of it that they can read may lead through one (``Reader.refuse_secret_paths``).
+of it that they can read may lead through one (``Reader.refuse_secret_paths``). Nothing here warns while
+parsing (``warnless``): a warning would go through the session's ``warnings`` machinery.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import ast
 import enum
 import functools
 import re
-import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,7 @@ from ..structural import collector_paused
 from ..summary import describe
 from ..summary_here import here
 from ..text import type_name
+from ..warnless import compiler_warning, respelled
 from .reader import NotInProcess, Reader
 from .secrets import SecretChecks
 
@@ -84,7 +85,7 @@ def evaluate(ctx: CapabilityContext, expr: str) -> str:
             return text
         except NotInProcess as stop:
             _reader(ctx, strict=True).refuse_secret_paths(tree.body)
-            return _child(ctx, expr, stop=stop, whole=tree.body)
+            return _child(ctx, respelled(expr), stop=stop, whole=tree.body)
     except SandboxViolation as exc:
         raise SandboxViolation(f"`{_short(expr)}`: {exc}") from None
 
@@ -103,7 +104,7 @@ def inspect(ctx: CapabilityContext, expr: str, render: Callable[[Any], str], wha
                 "code, which that level does not allow; raise the privacy setting to 'schema' or higher."
             ) from None
         _reader(ctx, strict=False).refuse_secret_paths(tree.body)
-        return _child(ctx, expr, render, stop=stop, whole=tree.body)
+        return _child(ctx, respelled(expr), render, stop=stop, whole=tree.body)
     if level is Level.PURE:
         _names_only(ctx, expr)
     return text
@@ -257,14 +258,18 @@ def parse_expression(expr: str) -> ast.Expression:
         raise CapabilityError("The expression is empty; give one such as df.shape or len(x).")
     if len(expr) > MAX_EXPR_CHARS:
         raise CapabilityError(f"The expression is longer than {MAX_EXPR_CHARS:,} characters.")
+    source = respelled(expr)  # nothing here may warn: a warning runs the session's warnings machinery
     try:
-        with warnings.catch_warnings():  # an invalid escape: not for the person's terminal
-            warnings.simplefilter("ignore", SyntaxWarning)
-            return ast.parse(expr, "<expr>", "eval")
+        tree = ast.parse(source, "<expr>", "eval")
     except SyntaxError as exc:
         problem = exc.msg
+    else:
+        shape = compiler_warning(tree)
+        if shape is not None:
+            raise CapabilityError(f"{expr!r} is not read: it holds {shape}, which Python warns about.")
+        return tree
     try:  # an assignment, an import, a del: a write asked of a reading tool, so say what to do instead
-        ast.parse(expr, "<expr>", "exec")
+        ast.parse(source, "<expr>", "exec")
     except SyntaxError:
         raise CapabilityError(f"{expr!r} is not a valid Python expression: {problem}.") from None
     raise CapabilityError(

@@ -28,6 +28,7 @@ import ast
 import builtins
 import gc
 import os
+import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -98,6 +99,8 @@ _BUILTIN_TYPES = {t.__name__: t for t in (int, float, complex, bool, str, bytes,
                                            frozenset, type(None))}  # fmt: skip
 # Modules that lead out of the session, refused when a path reaches them through another object (a name the
 # person imported stays theirs to read): the ones ``os`` is made of, the interpreter's, processes, builtins.
+# Under ``python -b`` comparing bytes with text, or turning bytes into text, raises a BytesWarning.
+_BYTES_WARNING = bool(sys.flags.bytes_warning)
 _DANGEROUS_MODULES = frozenset({"os", "posix", "nt", "sys", "subprocess", "builtins"})
 
 
@@ -317,6 +320,8 @@ class Reader:
     def _UnaryOp(self, node: ast.UnaryOp) -> Any:
         self.pure = True
         value = self._operand(node.operand)
+        if type(value) is bool and isinstance(node.op, ast.Invert):
+            raise NotInProcess  # ``~True`` warns from Python 3.12 (through the warnings module)
         return _UNARY[type(node.op)](value)
 
     def _BinOp(self, node: ast.BinOp) -> Any:
@@ -367,7 +372,9 @@ class Reader:
     def _operand_value(self, value: Any, node: ast.AST) -> Any:
         if is_environ(value):
             raise SandboxViolation(ENVIRONMENT)
-        if not structural.is_plain(value) and not _plain_view(value):
+        if _BYTES_WARNING:
+            raise NotInProcess  # ``python -b``: comparing bytes with text warns (session-reachable code)
+        if not structural.is_plain(value, numpy=False) and not _plain_view(value):
             raise NotInProcess  # the session's objects, a library's, a callable: only the child computes
         held = _viewed(value) if structural.one_of(type(value), _VIEWS) else value
         self._fits(sizes.operand, held)
@@ -430,6 +437,8 @@ class Reader:
                 if not (structural.is_plain_key(args[0]) and self._plain_keys(receiver)):
                     raise NotInProcess
                 self._refuse_secret_labels(args[0], False)
+            if func.attr in ("encode", "decode") and not _codec_in_c(receiver, args):
+                raise NotInProcess  # a codec or error handler the registry finds: maybe the session's
             self._fits(sizes.method, receiver, func.attr, args)
             return _call_method(receiver, func.attr, args)
         raise NotInProcess
@@ -456,6 +465,8 @@ class Reader:
             self._fits(sizes.items, args[0], most)
             if name in ("set", "frozenset") and not all(map(structural.is_plain_key, args[0])):
                 raise NotInProcess
+        if name == "str" and len(args) > 1:
+            raise NotInProcess  # ``str(b, encoding)``: a codec the registry finds (``_codec_in_c``)
         if name in ("str", "repr") and args:
             self._fits(sizes.text, args[0])
         if name in ("int", "float") and args:
@@ -541,8 +552,35 @@ def _plain_view(value: Any) -> bool:
     return (
         structural.one_of(type(value), _VIEWS)
         and len(value) <= structural.PLAIN_ITEMS
-        and structural.is_plain(list(value))
+        and structural.is_plain(list(value), numpy=False)
     )
+
+
+# The codecs CPython encodes and decodes in C without asking the codec registry (where the session may have
+# registered a search function), by their normalised names, and for each the error handlers it applies in C
+# in both directions without looking them up (the session may have registered its own "strict"):
+# measured over invalid text and bytes with every handler replaced.
+_C_CODECS = {
+    **dict.fromkeys(("utf_8", "utf8"), frozenset({"ignore", "replace", "surrogateescape"})),
+    **dict.fromkeys(("ascii", "us_ascii"), frozenset({"ignore", "replace"})),
+    **dict.fromkeys(
+        ("latin_1", "latin1", "iso_8859_1", "iso8859_1"),
+        frozenset({"strict", "ignore", "replace", "backslashreplace", "surrogateescape"}),
+    ),
+}
+
+
+def _codec_in_c(receiver: Any, args: list[Any]) -> bool:
+    """``receiver.encode(*args)`` / ``.decode(*args)`` runs in C only: a codec of ``_C_CODECS`` with one of
+    its handlers, or ``strict`` over ASCII-only text or bytes (which cannot fail, so no handler is needed)."""
+    encoding = args[0] if args else "utf-8"
+    errors = args[1] if len(args) > 1 else "strict"
+    if type(encoding) is not str or type(errors) is not str or len(args) > 2 or len(encoding) > 20:
+        return False
+    handlers = _C_CODECS.get(encoding.lower().replace("-", "_"))
+    if handlers is None:
+        return False
+    return errors in handlers or (errors == "strict" and receiver.isascii())
 
 
 def _viewed(view: Any) -> Any:
