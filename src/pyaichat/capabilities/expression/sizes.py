@@ -125,12 +125,23 @@ def _text_fits(value: Any, budget: list[int], depth: int) -> bool:
         budget[0] -= len(value)  # (a subclass here is numpy's own string scalar: a plain value)
         return budget[0] >= 0
     if t is dict:
+        if structural.all_scalars(value) and structural.all_scalars(value.values()):
+            return _scalars_fit([*value, *value.values()], budget)
         return all(
             _text_fits(k, budget, depth + 1) and _text_fits(v, budget, depth + 1) for k, v in value.items()
         )
     if t is list or t is tuple or t is set or t is frozenset:
+        if structural.all_scalars(value):
+            return _scalars_fit(value, budget)
         return depth < 20 and all(_text_fits(item, budget, depth + 1) for item in value)
     return True
+
+
+def _scalars_fit(items: Any, budget: list[int]) -> bool:
+    """``_text_fits`` of exact scalars (the common case), in a few C loops rather than a call per item."""
+    budget[0] -= sum(map(len, [v for v in items if type(v) is str or type(v) is bytes]))
+    ints = [v for v in items if type(v) is int]
+    return budget[0] >= 0 and (not ints or max(map(int.bit_length, ints)) <= MAX_BITS)
 
 
 def digits(value: Any) -> None:
