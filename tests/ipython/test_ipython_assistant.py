@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -218,8 +219,10 @@ def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, script
     folder are as they were."""
     from readonly_breaks import (
         FAILING_INPUT,
+        ISSUE_44_CALLS,
         SECRET_ROADS,
         WRITES,
+        issue_44_refusals,
         leaked,
         setup_source,
         state_source,
@@ -231,18 +234,20 @@ def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, script
     run(aip, FAILING_INPUT)
     before = eval(state_source(), aip.user_ns)
     calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
-    scripted.tools(*calls).text("Nothing could be changed or read there.")
+    scripted.tools(*calls, *ISSUE_44_CALLS).text("Nothing could be changed or read there.")
     run(aip, "%ai try them all")
+    gc.collect()  # a copy of the session's object made here would be finalised by now
     assert eval(state_source(), aip.user_ns) == before
     assert list(watch.iterdir()) == []
     first, second = scripted.bodies
     assert leaked(system_text(first)) is None  # the picture, with the failing input's message
     replies = [m["content"] for m in second["messages"] if m["role"] == "tool"]
-    assert len(replies) == len(calls)
+    assert len(replies) == len(calls) + len(ISSUE_44_CALLS)
     assert all(leaked(reply) is None for reply in replies), replies
     refusals = replies[: len(WRITES)]
     assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
-    assert "invalid literal for int()" in replies[-1]
+    assert "invalid literal for int()" in replies[len(calls) - 1]
+    assert issue_44_refusals(replies[len(calls) :]), replies
 
 
 def test_the_walled_child_holds_no_secret_for_the_assistant_in_ipython(aip, scripted, tmp_path):

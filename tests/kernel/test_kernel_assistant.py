@@ -265,8 +265,10 @@ def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_pa
     from readonly_breaks import (
         EXPR_TOOLS,
         FAILING_INPUT,
+        ISSUE_44_CALLS,
         SECRET_ROADS,
         WRITES,
+        issue_44_refusals,
         leaked,
         one_sentence,
         setup_source,
@@ -285,6 +287,15 @@ def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_pa
     for name, args in SECRET_ROADS:
         result = runtime.call(name, args)
         assert leaked((result.text or "") + (result.error or "")) is None, (name, args, result)
+    said = []
+    for name, args in ISSUE_44_CALLS:  # issue 44: none of the kernel's session code runs in its process
+        started = time.perf_counter()
+        result = runtime.call(name, args)
+        assert time.perf_counter() - started <= runtime.config.tool_timeout + 2.0, (name, args)
+        said.append((result.text or "") + (result.error or ""))
+        assert leaked(said[-1]) is None, (name, args, result)
+    assert issue_44_refusals(said), said
+    kernel_eval(runtime, "__import__('gc').collect()")  # a copy made in the kernel would be finalised now
     runtime.run(FAILING_INPUT)
     exception = runtime.call("get_last_exception", {}).text
     assert "invalid literal for int()" in exception and leaked(exception) is None

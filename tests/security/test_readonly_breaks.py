@@ -1,12 +1,15 @@
-"""Each break of the read-only promise the reviews found (issue 40's first two bullets; issue 44's child that
-held the secrets), through the public door (``capabilities.call``) as the REPL's own assistant reaches it:
-every write refused in one sentence with nothing changed, no piece of a secret — nor of its reversal, hex or
-characters — in any answer. The same lists go through ``pyaichat mcp`` and Streamable HTTP
-(``tests/mcpserve``), IPython (``tests/ipython``) and a kernel (``tests/kernel``)."""
+"""Each break of the read-only promise the reviews found (issue 40's first two bullets; issue 44's reads that
+ran the session's code in its process, and its child that held the secrets), through the public door
+(``capabilities.call``) as the REPL's own assistant reaches it: every write refused in one sentence with
+nothing changed, none of the session's code run in its process, no call holding it frozen, no piece of a
+secret — nor of its reversal, hex or characters — in any answer. The same lists go through ``pyaichat mcp``
+and Streamable HTTP (``tests/mcpserve``), IPython (``tests/ipython``) and a kernel (``tests/kernel``)."""
 
 from __future__ import annotations
 
+import gc
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -20,12 +23,21 @@ from readonly_breaks import (
     CHILD_ORACLES,
     CHILD_ROADS,
     CHILD_SETUP,
+    CODE_READS,
     DB_PASSWORD,
     EXPR_TOOLS,
     FAILING_INPUT,
+    FREEZES,
+    GIL_BOUND,
+    ISSUE_44_CALLS,
+    LEGIT,
+    MODULE_ROADS,
     SECRET_ROADS,
+    TRANSFORMED,
     WRITES,
+    GilTicker,
     answered_false,
+    issue_44_refusals,
     leaked,
     leaked_transformed,
     one_sentence,
@@ -94,6 +106,57 @@ def test_the_folder_stays_empty(session) -> None:
     assert list(Path(session.namespace["WATCH"]).iterdir()) == []
 
 
+# -- issue 44 ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("tool", EXPR_TOOLS)
+@pytest.mark.parametrize("expr", CODE_READS)
+def test_a_read_runs_no_session_code_here_and_changes_nothing(session, expr: str, tool: str) -> None:
+    before = _state(session)
+    result = call(session, tool, {"expr": expr})
+    gc.collect()  # a copy of the session's object made here would be finalised by now
+    assert _state(session) == before, result
+    assert result.ok or one_sentence(result.error), result.error
+    assert leaked((result.text or "") + (result.error or "")) is None
+
+
+@pytest.mark.parametrize("expr", FREEZES, ids=lambda e: e[:30])
+def test_c_work_is_sized_first_or_done_in_the_walled_child(session, expr: str) -> None:
+    started = time.perf_counter()
+    with GilTicker() as ticker:
+        result = call(session, "eval_expr", {"expr": expr})
+    took = time.perf_counter() - started
+    assert ticker.longest <= GIL_BOUND, f"the REPL's process was held {ticker.longest:.2f} s"
+    assert took <= session.config.tool_timeout + 1.0
+    assert result.ok or one_sentence(result.error), result.error
+
+
+@pytest.mark.parametrize("expr", TRANSFORMED)
+def test_a_secret_of_any_type_is_never_computed_with(session, expr: str) -> None:
+    result = call(session, "eval_expr", {"expr": expr})
+    assert not result.ok and one_sentence(result.error) and "secret" in result.error, result
+    assert leaked(result.error) is None
+
+
+@pytest.mark.parametrize(("tool", "expr", "expected"), LEGIT)
+def test_the_reads_that_broke_answer(session, tool: str, expr: str, expected: str) -> None:
+    result = call(session, tool, {"expr": expr})
+    assert result.ok and expected in result.text, result
+
+
+@pytest.mark.parametrize("expr", MODULE_ROADS)
+def test_the_interpreters_modules_stay_out_of_reach(session, expr: str) -> None:
+    result = call(session, "eval_expr", {"expr": expr})
+    assert not result.ok and "module is not available" in result.error, result
+
+
+def test_the_picture_and_list_globals_ask_no_repr_here(session) -> None:
+    before = _state(session)
+    listed = call(session, "list_globals", {})
+    picture = session_picture(session, session.config)
+    gc.collect()
+    assert _state(session) == before  # Loud's __repr__ writes a file and counts: it did neither here
+    assert listed.ok and "loud: " in listed.text and "loud: " in picture
+
+
 def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> None:
     """The REPL's built-in assistant (its controller over the local runtime, the real litellm client against
     the scripted server): the model asks for each break; what it is sent back refuses or hides."""
@@ -112,13 +175,16 @@ def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> 
     ctrl = assemble(runtime, Recorder("no"), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     before = _state(session)
     calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
+    calls += ISSUE_44_CALLS
     srv.tools(*calls).text("Nothing could be changed or read there.")
-    ctrl.ask("try them all")
+    ctrl.ask("try them all")  # (how long a call may hold the process: the direct calls above measure it)
+    gc.collect()
     assert _state(session) == before and list(watch.iterdir()) == []
     first, second = srv.bodies
     assert leaked(json.dumps(first)) is None  # the picture, with the failing input's message
     replies = [m["content"] for m in second["messages"] if m["role"] == "tool"]
     assert len(replies) == len(calls) and all(leaked(r) is None for r in replies), replies
+    assert issue_44_refusals(replies[-len(ISSUE_44_CALLS) :]), replies
     refusals = replies[: len(WRITES)]
     assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
 

@@ -441,6 +441,7 @@ _known_values: tuple[str, ...] = ()
 _known_exact: tuple[str, ...] = ()
 _known_heads: re.Pattern[str] | None = None  # any known value's first characters (what ``_mask_known`` masks)
 _known_all: tuple[str, ...] = ()
+_known_set: frozenset[str] = frozenset()
 
 
 def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
@@ -448,7 +449,7 @@ def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
     ``values`` wherever they or a piece with their first characters appear, ``exact`` (a copy of the
     environment's values) only whole. An existing file or directory is not a secret (``PWD``, a secret's
     file), whatever it was found under."""
-    global _known_values, _known_exact, _known_heads, _known_all
+    global _known_values, _known_exact, _known_heads, _known_all, _known_set
     kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN and not is_existing_path(v)}
     whole = {
         v for v in exact if isinstance(v, str) and len(v) >= _MIN_ENV_SECRET and not is_existing_path(v)
@@ -459,6 +460,7 @@ def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
     ordered = sorted(heads, key=len, reverse=True)
     _known_heads = re.compile("|".join(map(re.escape, ordered))) if heads else None
     _known_all = tuple(sorted({*_known_values, *_known_exact}, key=len, reverse=True))
+    _known_set = frozenset(kept | whole)
 
 
 def forget_values() -> None:
@@ -475,6 +477,12 @@ def known_values() -> tuple[str, ...]:
     """The session's secret values the masker knows now (``set_known_values``: both kinds), longest first; the
     same tuple until they change."""
     return _known_all
+
+
+def is_known_value(text: str) -> bool:
+    """``text`` is exactly one of the session's known secret values (a set look-up: for checking every item
+    of a container, where masking each would cost too much)."""
+    return text in _known_set
 
 
 def mask_known(text: str) -> str:
