@@ -230,16 +230,6 @@ def test_allow_for_the_session_then_for_the_project(sessions, notes, tmp_path: P
     assert len([c for c in calls_made(notes) if c["tool"] == "write_note"]) == 5
 
 
-def test_a_project_with_its_own_pyaichat_directory_keeps_the_allowance_there(sessions, tmp_path: Path):
-    (tmp_path / ".pyaichat").mkdir()
-    person = Person("project")
-    ctrl, fake = sessions(person, trust="ask")
-    fake.tool("fault__write_note", {"text": "one"}).text("One.")
-    ctrl.ask("note one")
-    local = tmp_path / ".pyaichat" / "mcp-allowed.json"
-    assert json.loads(local.read_text()) == {"projects": {".": ["fault__write_note"]}}
-
-
 def test_list_changed_mid_session_stops_the_changed_tool_and_the_next_turn_shows_the_diff(sessions, notes):
     person = Person("no")
     ctrl, fake = sessions(person, trust="read-only")
