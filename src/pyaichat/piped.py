@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .controller import Controller
 from .ports import BaseFrontEnd
-from .printable import printable_data
+from .printable import show
 from .session import needs_more_input
 
 if TYPE_CHECKING:
@@ -34,7 +34,6 @@ class PlainFrontEnd(BaseFrontEnd):
         self._shown: set[str] = set()  # proposals whose panel is printed
 
     def emit(self, event: Event) -> None:
-        event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
         kind = event.type
         if kind == "answer_chunk":
             self._write(event.text)
@@ -84,14 +83,16 @@ class PlainFrontEnd(BaseFrontEnd):
         return "shown"
 
     def _write(self, text: str) -> None:
-        self.out.write(text)
+        """The one way output leaves (``_line`` too): text from servers, agents, data and models cannot
+        drive the terminal."""
+        show(text, file=self.out, end="")
 
     def _line(self, text: str) -> None:
-        self.out.write(text.rstrip("\n") + "\n")
+        show(text.rstrip("\n"), file=self.out)
 
     def _end_stream(self) -> None:
         if self._streaming:
-            self.out.write("\n")
+            show(file=self.out)
             self._streaming = False
 
 

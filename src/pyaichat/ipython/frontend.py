@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from IPython.display import Markdown, display
 
 from ..ports import BaseFrontEnd
-from ..printable import printable_data
+from ..printable import printable, show
 
 if TYPE_CHECKING:
     from ..agent.events import ApprovalRequiredEvent, Event
@@ -52,7 +52,9 @@ def is_terminal(shell: Any) -> bool:
 
 
 class DisplayRenderer:
-    """Jupyter rendering: the answer as Markdown in one display area, the rest as short text lines."""
+    """Jupyter rendering: the answer as Markdown in one display area, the rest as short text lines. A
+    notebook's output interprets ANSI codes too: every line goes out through ``show`` and every Markdown
+    through ``printable`` (``_update``, ``_markdown``), its edges."""
 
     def __init__(self) -> None:
         self.shown_proposals: set[str] = set()
@@ -62,7 +64,6 @@ class DisplayRenderer:
         self._last_update = 0.0
 
     def render(self, event: Event) -> None:
-        event = printable_data(event)  # a notebook's output interprets ANSI codes too
         kind = event.type
         if kind == "answer_chunk":
             self._answer.append(event.text)
@@ -73,11 +74,11 @@ class DisplayRenderer:
             self._update(force=True)
             self._reset()
             if event.note or event.stopped_by:
-                print(event.note or f"Stopped by the {event.stopped_by} limit.")
+                show(event.note or f"Stopped by the {event.stopped_by} limit.")
         elif kind == "receipts":
             for warning in event.warnings:
-                print(f"⚠ {warning}")
-            print(f"{event.summary} (/receipts)")
+                show(f"⚠ {warning}")
+            show(f"{event.summary} (/receipts)")
         elif kind == "approval_required":
             self._finish()
             self.shown_proposals.add(event.call_id)
@@ -96,22 +97,22 @@ class DisplayRenderer:
                 self._markdown(f"{title}\n\n{body}```python\n{event.code.rstrip()}\n```")
         elif kind == "question":  # a notebook cannot answer: shown, and refused
             self._finish()
-            print(f"The MCP server {event.source!r} asks: {event.message}")
+            show(f"The MCP server {event.source!r} asks: {event.message}")
         elif kind == "preview":
-            print("\n".join(line for _, line in event.lines))
+            show("\n".join(line for _, line in event.lines))
         elif kind == "code":
             title = f"**{event.title}**\n\n" if event.title else ""
             self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
         elif kind == "error":
             self._finish()
-            print(f"Error: {event.message}", file=sys.stderr)
+            show(f"Error: {event.message}", file=sys.stderr)
         elif kind == "notice":
-            print(event.text)
+            show(event.text)
         elif kind == "page":  # a notebook scrolls: no pager
-            print(event.plain_text())
+            show(event.plain_text())
         elif kind == "thinking":
             if event.text.strip():
-                print(event.text.strip())
+                show(event.text.strip())
         elif kind == "tool_start":
             from ..repl.render import call_label  # rich: with the first event; the REPL's picture of a call
 
@@ -120,11 +121,11 @@ class DisplayRenderer:
             label = self._calls.pop(event.call_id, f"{event.name}(…)")
             mark = "✓" if event.ok else "✗"
             error = "" if event.ok else f": {event.error or 'failed'}"
-            print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
+            show(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
         elif kind == "usage":
             from ..repl.render import format_usage  # rich: with the first event
 
-            print(
+            show(
                 format_usage(
                     event.prompt_tokens,
                     event.completion_tokens,
@@ -139,14 +140,14 @@ class DisplayRenderer:
         self._finish()
         self._calls.clear()
         if interrupted:
-            print("Interrupted.")
+            show("Interrupted.")
 
     def _update(self, *, force: bool) -> None:
         now = time.monotonic()
         if not force and self._handle is not None and now - self._last_update < _UPDATE_EVERY_S:
             return
         self._last_update = now
-        content = Markdown("".join(self._answer))
+        content = Markdown(printable("".join(self._answer)))
         if self._handle is None:
             self._handle = display(content, display_id=True)
         else:
@@ -164,7 +165,7 @@ class DisplayRenderer:
 
     @staticmethod
     def _markdown(text: str) -> None:
-        display(Markdown(text))
+        display(Markdown(printable(text)))
 
 
 class IPythonFrontEnd(BaseFrontEnd):
