@@ -15,15 +15,16 @@ look like, and HTML character references (``&lt;/data&gt;``, ``&#60;``, ``&#x2F;
 Plain tags rather than a random nonce: a nonce would cost tokens in every span and, named in the system
 prompt, would break the prompt cache; escaping makes forging impossible without either.
 
-Also here (one place for what "looks like an instruction" means): ``instruction_in(text)`` finds a line of
-data that addresses an AI or agent, tells it to ignore what it was told, carries a command or code to run,
-or a URL to fetch — for the approval panel's provenance line (``pyaichat.proposals``).
+Also here: what one reader read that looked like an instruction (``Reads``; ``instructions.instruction_in``
+decides what does), for the approval panel's provenance line (``pyaichat.proposals``).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+
+from .instructions import instruction_in
 
 OPEN = "<data>"
 CLOSE = "</data>"
@@ -106,93 +107,6 @@ def unwrap(text: str) -> str:
     if text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE):
         return text[len(OPEN) + 1 : -len(CLOSE) - 1]
     return text
-
-
-_ADDRESSED = re.compile(
-    r"\b(?:AI|LLM|GPT|Claude|assistants?|agents?|copilot|chatbot|language model)s?\b[^.\n]{0,40}?"
-    r"\b(?:must|should|shall|need to|have to|are to|please|now)\b",
-    re.I,
-)
-_OVERRIDE = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}?\b(?:previous|prior|above|earlier|all|your|the)\b"
-    r"[^.\n]{0,30}?\b(?:instructions?|prompts?|rules?|directions?|guidelines?)\b"
-    r"|\b(?:new|updated|real|actual)\s+instructions?\s*:"
-    r"|\byou are now\b|\bsystem prompt\b",
-    re.I,
-)
-_COMMAND = re.compile(
-    r"(?:^|[\s`'\"(;])(?:curl|wget|rm\s+-rf?|sudo|chmod|pip\s+install|bash\s+-c|sh\s+-c|powershell)\b"
-    r"|\b(?:os\.system|os\.popen|subprocess\.\w+|__import__)\s*\("
-    r"|\b(?:run|execute|call|invoke)\s+(?:this|the following|these)\b"
-    r"|\b(?:propose_code|run_python|eval_expr|query_sql)\b",
-    re.I,
-)
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s'\"<>)]+", re.I)
-_FETCH = re.compile(r"\b(?:fetch|download|visit|open|go to|send|post|upload)\b", re.I)
-
-
-# Words each pattern above cannot match without (lower case): a text holding none of them is not looked at
-# line by line (every result an outside agent reads passes here: ~30 µs of scans for a tool result, ~2 µs of
-# ``in``). Letters the patterns' ignored case matches but ``str.lower`` does not make ASCII (``İ``, ``ı``,
-# ``ſ``) send the text the whole way.
-_ADDRESSEES = ("ai", "llm", "gpt", "claude", "assistant", "agent", "copilot", "chatbot", "language model")
-_MODALS = ("must", "should", "shall", "need to", "have to", "are to", "please", "now")
-_OVERRIDES = ("instruction", "prompt", "rule", "direction", "guideline", "you are now")
-_COMMANDS = (
-    *("curl", "wget", "-r", "sudo", "chmod", "install", "-c", "powershell", "os.system", "os.popen"),
-    *("subprocess.", "__import__", "this", "these", "the following"),
-    *("propose_code", "run_python", "eval_expr", "query_sql"),
-)
-_FOLDED_ODDLY = ("\u0130", "\u0131", "\u017f")
-
-
-def _may_instruct(text: str) -> bool:
-    """Whether ``text`` holds the words some pattern of ``instruction_in`` needs (when not, none matches)."""
-    if not text.isascii() and any(odd in text for odd in _FOLDED_ODDLY):
-        return True
-    lowered = text.lower()
-    return (
-        "://" in lowered
-        or any(word in lowered for word in _OVERRIDES)
-        or any(word in lowered for word in _COMMANDS)
-        or (any(word in lowered for word in _ADDRESSEES) and any(word in lowered for word in _MODALS))
-    )
-
-
-def instruction_in(text: str) -> str | None:
-    """The first line of ``text`` that looks like an instruction to an AI (addressed to one, "ignore
-    previous…", a command or code to run, a URL to fetch), from the start of the sentence that says it and
-    trimmed for a one-line quote; else ``None``."""
-    if not _may_instruct(text):
-        return None
-    for line in text.splitlines():
-        if len(line) < 12:
-            continue
-        m = _ADDRESSED.search(line) or _OVERRIDE.search(line) or _COMMAND.search(line)
-        if m is None and _FETCH.search(line):
-            m = _URL.search(line)
-        if m is not None:
-            return _quote(line[_sentence_start(line, m.start()) :])
-    return None
-
-
-_SEPARATORS = (". ", "! ", "? ", "\\n", '"', "'", "|", "\t", "-- ", "# ")
-
-
-def _sentence_start(line: str, at: int) -> int:
-    """Where the sentence around ``at`` starts: after the last separator before it (a sentence's end, an
-    escaped newline or a quote of a repr, a table's bar, a SQL or Python comment's start)."""
-    start = 0
-    for sep in _SEPARATORS:
-        found = line.rfind(sep, 0, at)
-        if found >= 0:
-            start = max(start, found + len(sep))
-    return start
-
-
-def _quote(line: str, limit: int = 90) -> str:
-    line = " ".join(line.split()).rstrip("'\"")  # a repr's closing quote is not part of what it says
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 class Reads:
