@@ -247,10 +247,6 @@ _STRONG = [
         r"|\bai[-_ ]instructions?\b",
     ),
     _Sign("instructions for", r"\binstructions for (?:claude|gpt|the ai|the assistant|the model)\b"),
-    _Sign(
-        "call|invoke|use|run",
-        r"\b(?:call|invoke|use|run) (?:these |those |the following |all (?:the |of the |your )?)tools\b",
-    ),
     # hiding from the person, or claiming their consent
     _Sign(
         "tell|inform|mention|alert|notify|show",
@@ -296,8 +292,9 @@ _STRONG = [
     # a tool of an agent called by name, or a destructive function
     _Sign(
         _CALLS,
-        rf"{_CALL}(?=[^\n]{{0,90}}?[_(]){_W}"  # (a tool's name or a call has an underscore or a parenthesis)
-        rf"(?:\b[a-z0-9]+__[a-z0-9_]+|\b(?:{_TOOL_NAMES})\b|\b\w*{_DANGER}\w*\s*\()",
+        rf"{_CALL}(?: (?:these |those |the following |all (?:the |of the |your )?)tools\b|"
+        rf"(?=[^\n]{{0,90}}?[_(]){_W}"  # (a tool's name or a call has an underscore or a parenthesis)
+        rf"(?:\b[a-z0-9]+__[a-z0-9_]+|\b(?:{_TOOL_NAMES})\b|\b\w*{_DANGER}\w*\s*\())",
     ),
     _Sign("is the tool", r"\bis the tool (?:you|to) (?:must |should |need to |have to )?(?:call|use|run)\b"),
     _Sign(("tool:",), r"\btool:\s*\w+\(", gate="tool"),
@@ -443,6 +440,7 @@ _FOREIGN = re.compile(
     r"|(?:instruc|指令|指示|지시|निर्देश|инструкц)[^\n]{0,20}?(?:無視|无视|忽略|무시|अनदेखा|игнорир)"
     r"|(?:vergiss|oubliez|olvida|dimentica) (?:alles|tout|todo|tutto|tus|vos|tes|le tue)\b"
 )
+_FOREIGN_ASCII = tuple(word for word in _FOREIGN_WORDS if word.isascii())
 # Words an obfuscated instruction shows once read plainly (the second reading is done only when one appears).
 _UNVEILED = (
     "ignor",
@@ -537,7 +535,7 @@ def _first(view: str) -> int | None:
 
 def _foreign(view: str) -> int | None:
     """Where the first override in another language starts in ``view``, else ``None``."""
-    for word in _FOREIGN_WORDS:
+    for word in _FOREIGN_ASCII if view.isascii() else _FOREIGN_WORDS:
         at = view.find(word)
         while at >= 0:
             if _FOREIGN.match(view, at):

@@ -59,16 +59,26 @@ def _fold_table() -> dict[int, str | None]:
     return table
 
 
+@functools.cache
+def _foldable() -> frozenset[str]:
+    """Every character ``_fold_table`` changes (a text without one is its own folded form)."""
+    return frozenset(map(chr, _fold_table()))
+
+
 def _folded(text: str) -> str:
-    """``text`` as a reader sees the tag's characters in it (plain ASCII is its own)."""
-    return text if text.isascii() else text.translate(_fold_table())
+    """``text`` as a reader sees the tag's characters in it (plain ASCII, or text without a look-alike or
+    a character that takes no room, is its own: one pass)."""
+    if text.isascii() or _foldable().isdisjoint(text):
+        return text
+    return text.translate(_fold_table())
 
 
 def defang(text: str) -> str:
     """``text`` with every form a reader could take for our tag disarmed (its opening bracket made ``[``)."""
-    if text.isascii() and "&" not in text and "data" not in text.lower():  # the common case: two scans
+    folded = _folded(text)
+    if "<" not in folded and "&" not in folded:  # no opening bracket, no reference: the common case
         return text
-    if _TAG.search(_folded(text)) is None:
+    if _TAG.search(folded) is None:
         return text
     if text.isascii():
         return _TAG.sub(lambda m: _DISARMED + m.group(0)[len(m.group("open")) :], text)
