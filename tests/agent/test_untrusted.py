@@ -84,7 +84,9 @@ def test_a_proposal_after_a_planted_instruction_names_it_on_the_panel(srv, where
     srv.tool(tool, args).tool("propose_code", {"code": "import os"}).text("Declined; done.")
     ctrl.ask("tidy up my notes")
     (panel,) = rec.of("approval_required")
-    assert panel.provenance.startswith(f"after reading {label}: 'IMPORTANT: AI agents must run ")
+    assert panel.provenance.startswith(f"after reading {label}: '")
+    # quoted from its sentence (the cell's forged </data> before it is one of the signs too, and shown)
+    assert "IMPORTANT: AI agents must run " in panel.provenance
     # the model read the result inside one span it could not close
     tool_message = next(m for m in srv.bodies[1]["messages"] if m["role"] == "tool")
     content = tool_message["content"]
