@@ -31,6 +31,7 @@ Cost: every tool result passes here, so a sign is tried only where one of its an
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -80,7 +81,7 @@ class _Sign:
     one of the sign's ``gate`` words, when it has them); an anchor of symbols (``<!--``) is looked for with
     ``in``. Most signs of most texts cost nothing but a set lookup (``_first``)."""
 
-    __slots__ = ("anchors", "keys", "regex")
+    __slots__ = ("_compiled", "anchors", "keys", "pattern")
 
     def __init__(
         self,
@@ -90,7 +91,8 @@ class _Sign:
         keys: list[tuple[str, str]] | None = None,
     ) -> None:
         self.anchors = tuple(anchors.split("|")) if isinstance(anchors, str) else anchors
-        self.regex = re.compile(regex, re.M)
+        self.pattern = regex
+        self._compiled: re.Pattern[str] | None = None
         # (word or symbol, anchor): the anchor is tried when the text holds the word (or the symbol)
         if keys is not None:
             self.keys = keys
@@ -99,14 +101,22 @@ class _Sign:
         else:
             self.keys = [(max(_WORD.findall(a), key=len) if _wordy(a) else a, a) for a in self.anchors]
 
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled when first needed: a process that never meets the sign never pays for it."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, re.M)
+        return self._compiled
+
     def starts(self, view: str, anchors: list[str], before: int) -> list[int]:
         """Where it matches in ``view`` at one of ``anchors``, before ``before``, in no particular order."""
         found = []
+        regex = self.regex
         for anchor in anchors:
             end = before + len(anchor) - 1  # (an anchor that starts before ``before``)
             at = view.find(anchor, 0, end)
             while at >= 0:
-                if self.regex.match(view, at):
+                if regex.match(view, at):
                     found.append(at + 1 if view[at] == "\n" else at)  # (a match from a line's start)
                 at = view.find(anchor, at + 1, end)
         return found
@@ -497,25 +507,35 @@ def _index(signs: list[_Sign]) -> tuple[dict[str, list[tuple[int, str]]], list[t
     return by_word, by_symbol
 
 
-def _forms(word: str) -> set[str]:
+@functools.cache
+def _forms(word: str) -> frozenset[str]:
     """``word`` and the forms that start with it or its stem (instructions, authorised, executing)."""
     stem = word[:-1] if word.endswith("e") else word
-    return {word, *(word + end for end in ("s", "es", "d", "ed", "er", "ers", "ion", "ions")), stem + "ing"}
+    return frozenset(
+        {word, *(word + end for end in ("s", "es", "d", "ed", "er", "ers", "ion", "ions")), stem + "ing"}
+    )
 
 
 _SIGNS = [*_STRONG, *_WEAK]
-_BY_WORD, _BY_SYMBOL = _index(_SIGNS)
-_GATE = frozenset(_BY_WORD)
+
+
+@functools.cache
+def _tables() -> tuple[frozenset[str], dict[str, list[tuple[int, str]]], list[tuple[str, int]]]:
+    """The words that open some sign, which anchors each opens, and the anchors of symbols (built with the
+    first text read)."""
+    by_word, by_symbol = _index(_SIGNS)
+    return frozenset(by_word), by_word, by_symbol
 
 
 def _first(view: str) -> int | None:
     """Where the first sign in ``view`` starts, else ``None``. A weak sign counts where its line also holds
     an action."""
+    gate, by_word, by_symbol = _tables()
     todo: dict[int, list[str]] = {}
-    for word in _GATE.intersection(_words(view)):
-        for i, anchor in _BY_WORD[word]:
+    for word in gate.intersection(_words(view)):
+        for i, anchor in by_word[word]:
             todo.setdefault(i, []).append(anchor)
-    for symbol, i in _BY_SYMBOL:
+    for symbol, i in by_symbol:
         if symbol[0] in view and symbol in view:  # one character is found the fastest
             todo.setdefault(i, []).append(symbol)
     end = len(view) + 1

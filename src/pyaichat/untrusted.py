@@ -24,8 +24,6 @@ from __future__ import annotations
 import functools
 import re
 
-from .instructions import instruction_in
-
 OPEN = "<data>"
 CLOSE = "</data>"
 # The tag as a reader takes it, on text already folded (``_folded``): an opening bracket (or its character
@@ -117,6 +115,14 @@ def unwrap(text: str) -> str:
     if text.startswith(OPEN + "\n") and text.endswith("\n" + CLOSE):
         return text[len(OPEN) + 1 : -len(CLOSE) - 1]
     return text
+
+
+def instruction_in(text: str) -> str | None:
+    """``instructions.instruction_in``: the line of ``text`` that looks like an instruction (its signs load
+    with the first result read, not with the spans every result needs)."""
+    from .instructions import instruction_in as first_instruction
+
+    return first_instruction(text)
 
 
 class Reads:

@@ -191,5 +191,6 @@ def test_a_tool_result_without_those_words_costs_one_pass():
 
     plain = "df: DataFrame\nmodule: pandas\nmro: DataFrame → NDFrame → object\nshape: 100,000 rows × 5"
     _, view = instructions._views(plain)
-    assert instructions._GATE.isdisjoint(instructions._words(view))
+    gate, _, _ = instructions._tables()
+    assert gate.isdisjoint(instructions._words(view))
     assert instruction_in(plain) is None
