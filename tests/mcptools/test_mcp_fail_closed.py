@@ -13,20 +13,14 @@ from typing import Any
 
 import mcp.types as mcp_types
 import pytest
-from mcp_helpers import calls_made, fault
+from mcp_helpers import calls_made
 from test_mcp_approval_panel import Person
 from test_mcp_trust import CHANGED, notices, offered
 
-from fakes.fake_llm import FakeLLM
-from pyaichat.assemble import assemble
-from pyaichat.config import Config
-from pyaichat.controller import Controller
 from pyaichat.mcptools.allowances import ProjectAllowances
 from pyaichat.mcptools.pins import Pins, definition, entry_key
 from pyaichat.mcptools.review import Reviews
 from pyaichat.proposal import Outcome
-from pyaichat.runtime import LocalRuntime
-from pyaichat.session import Session
 
 
 def pins_file() -> Path:
@@ -37,37 +31,12 @@ def user_allowances() -> Path:
     return Path(os.environ["XDG_CONFIG_HOME"]) / "pyaichat" / "mcp-allowed.json"
 
 
-@pytest.fixture
-def sessions(notes, tmp_path: Path, monkeypatch):
-    """``sessions(person, trust=…, servers=("fault",))``: a new pyaichat session in the project ``tmp_path``
-    (a git work tree), with the fault server under each of ``servers``' names, all changed by
-    ``tools.json`` once the test writes it."""
-    (tmp_path / ".git").mkdir()
-    monkeypatch.chdir(tmp_path)
-    made: list[Controller] = []
-    tools_file = tmp_path / "tools.json"
-
-    def make(person: Person, trust: str = "read-only", servers: tuple[str, ...] = ("fault",)) -> Any:
-        env = {**notes, "FAULT_TOOLS_FILE": str(tools_file)}
-        entries = {name: fault(env=env, trust=trust) for name in servers}
-        config = Config(model="fake/model", audit=False, mcp_servers=entries)
-        session = Session(echo=lambda value: None, config=config)
-        fake = FakeLLM()
-        ctrl = assemble(LocalRuntime(session), person, llm_factory=lambda cfg: fake)
-        made.append(ctrl)
-        return ctrl, fake
-
-    make.tools_file = tools_file  # type: ignore[attr-defined]
-    yield make
-    for ctrl in made:
-        ctrl.close()
-
-
 pytestmark = pytest.mark.e2e
 
 
 # -- 45.5: approvals live only where the person made them ---------------------------------------------------
 def test_an_allowances_file_shipped_in_the_repository_approves_nothing(sessions, notes, tmp_path: Path):
+    (tmp_path / ".git").mkdir()  # a cloned repository
     shipped = tmp_path / ".pyaichat" / "mcp-allowed.json"
     shipped.parent.mkdir()
     planted = {"projects": {".": ["fault__write_note"], str(tmp_path): ["fault__write_note"]}}
