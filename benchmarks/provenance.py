@@ -133,9 +133,8 @@ def cost(lines: list[dict[str, str]], repeat: int) -> None:
                 cpu.append((time.thread_time() - clock) / len(texts) * 1e6)
                 wall.append((time.perf_counter() - started) / len(texts) * 1e6)
             size = f"{len(texts[0]):>5} chars" if text is not None else f"{len(texts):>5} lines"
-            print(
-                f"  {name:<20} {size}  {what:<15} {statistics.median(cpu):8.1f} | {statistics.median(wall):8.1f}"
-            )
+            median_cpu, median_wall = statistics.median(cpu), statistics.median(wall)
+            print(f"  {name:<20} {size}  {what:<15} {median_cpu:8.1f} | {median_wall:8.1f}")
 
 
 def main() -> None:
