@@ -4,15 +4,17 @@ Two nets. First, every way pyaichat writes to a terminal is enumerated from the 
 write to a standard stream anywhere in the package goes through ``printable.show``, or is on a short list
 here with the reason it may write as it does (the person's own code's output, a protocol, a buffer). A new
 path that forgets fails here. Second, control sequences are pushed through every path that exists: every
-event type the front ends render (built from the event models themselves, so a new event or field is
-covered the day it is added) with a payload in every text field, into the rich renderer (REPL and terminal
-IPython), piped output and a notebook; an MCP server's question, its form's defaults and the values typed
-back; a tool call's arguments edited at the terminal; an outside agent's line on the terminal.
+event type the front ends render (built from the event dataclasses themselves, so a new event or field is
+covered the day it is added; a proposal both ways) with a payload in every text field, into the rich
+renderer (REPL and terminal IPython), piped output and a notebook; an MCP server's question, its form's
+defaults and the values typed back; a tool call's arguments edited at the terminal; an outside agent's line
+on the terminal.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import types
 import typing
@@ -23,7 +25,6 @@ import pytest
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
-from pydantic import BaseModel
 from rich.console import Console
 
 from pyaichat.agent import events
@@ -31,6 +32,7 @@ from pyaichat.ipython import frontend as ipython_frontend
 from pyaichat.mcptools.approval import Question
 from pyaichat.mcptools.form import fields_of
 from pyaichat.piped import PlainFrontEnd
+from pyaichat.proposal import Proposal
 from pyaichat.repl.form import ask_answer
 from pyaichat.repl.questions import ask_arguments
 from pyaichat.repl.render import RichRenderer
@@ -113,25 +115,35 @@ def _value(annotation: Any, flag: bool) -> Any:
         return tuple(_value(a, flag) for a in args if a is not Ellipsis)
     if origin is dict:
         return {PAYLOAD: PAYLOAD, "n": [PAYLOAD]}
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if annotation is Proposal:
+        return _proposal(flag)
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
         return _instance(annotation, flag)
     raise AssertionError(f"no payload for {annotation!r}: teach _value this type")
 
 
-def _instance(model: type[BaseModel], flag: bool) -> BaseModel:
-    hints = typing.get_type_hints(model)
-    return model(**{name: _value(hints[name], flag) for name in model.model_fields})
+def _instance(cls: type, flag: bool) -> Any:
+    hints = typing.get_type_hints(cls, localns={"Proposal": Proposal})
+    return cls(**{f.name: _value(hints[f.name], flag) for f in dataclasses.fields(cls)})
+
+
+def _proposal(flag: bool) -> Proposal:
+    """A tool call (``flag``) or code, the payload in every text of it (the preview's note too)."""
+    hints = typing.get_type_hints(Proposal.__init__)
+    texts = {name: PAYLOAD for name, hint in hints.items() if hint is str and name != "return"}
+    if flag:
+        proposal = Proposal("tool", **texts, arguments={PAYLOAD: PAYLOAD}, call=lambda _arguments: "")
+    else:
+        proposal = Proposal("code", **texts)
+    proposal.unseen = PAYLOAD
+    return proposal
 
 
 def every_event() -> list[Any]:
     """One of each event type (both ways for its flags), the payload in every text of it."""
-    models = [
-        cls
-        for cls in vars(events).values()
-        if isinstance(cls, type) and issubclass(cls, BaseModel) and "type" in getattr(cls, "model_fields", {})
-    ]
-    assert len(models) >= 15, models
-    return [_instance(model, flag) for model in models for flag in (True, False)]
+    kinds = get_args(events.Event)
+    assert len(kinds) >= 15 and all(dataclasses.is_dataclass(k) for k in kinds), kinds
+    return [_instance(kind, flag) for kind in kinds for flag in (True, False)]
 
 
 def _clean(output: str, where: str) -> None:
