@@ -26,7 +26,7 @@ from .atomic import atomic_write
 try:
     import fcntl
 except ImportError:  # Windows: atomic, not serialized
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on this platform
 
 LOCK_SUFFIX = ".lock"
 
