@@ -162,8 +162,7 @@ def _text_diff(old: str, new: str) -> list[str]:
 
 def _schema_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     lines = []
-    props_old = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-    props_new = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+    props_old, props_new = _properties(old), _properties(new)
     for name in props_new:
         if name not in props_old:
             lines.append(f"schema: new argument {name!r} {_brief(props_new[name])}")
@@ -181,6 +180,12 @@ def _schema_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
     if rest:
         lines.append(f"schema: {', '.join(sorted(rest))} changed")
     return lines
+
+
+def _properties(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema's ``properties`` (``{}`` when a server or a hand-edited file put something else there)."""
+    found = schema.get("properties")
+    return found if isinstance(found, dict) else {}
 
 
 def _names(value: Any) -> set[str]:
