@@ -113,6 +113,8 @@ def test_a_damaged_pins_file_holds_every_tool_of_every_server_until_the_person_a
     assert "fault:" in panel.explanation and "other:" in panel.explanation
     assert not {t for t in offered(fake) if t.startswith(("fault__", "other__"))}
     assert [c for c in calls_made(notes) if c["tool"] == "write_note"] == []
+    refused = next(m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool")
+    assert "the MCP pins file cannot be read" in refused  # the model is told why, not "changed"
     assert pins_file().read_bytes() == damaged  # kept, not written over
     assert "stay unoffered this session" in notices(person)
 

@@ -102,10 +102,13 @@ class ServerTools:
             for tool in conn.tools:
                 name = self._name(server, tool.name)
                 if tool.name in unaccepted:
-                    held[name] = (
-                        f"{name} is not offered: its definition changed since you first used the server "
-                        f"{server!r}, and you have not accepted the change (/tools review {server})."
+                    why = (
+                        "the MCP pins file cannot be read, and you have not accepted the tools as they are"
+                        if self.reviews.pins.damaged is not None
+                        else f"its definition changed since you first used the server {server!r}, and you "
+                        "have not accepted the change"
                     )
+                    held[name] = f"{name} is not offered: {why} (/tools review {server})."
                     continue
                 found = verdict(
                     server, tool, conn.launch.read_only, config.mcp_tool_rules, self.reviews.allowed
