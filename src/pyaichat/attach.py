@@ -16,6 +16,7 @@ from .assemble import assemble
 from .config import Config
 from .errors import PyAIChatError
 from .piped import PlainFrontEnd, run_piped
+from .printable import show
 from .repl.app import run_repl
 from .runtime import connect
 
@@ -37,15 +38,15 @@ def run_attached(
         try:
             runtime = connect.start(kernel, config) if kernel else connect.attach(existing or None, config)
         except PyAIChatError as exc:
-            print(f"pyaichat: {exc}", file=sys.stderr)
+            show(f"pyaichat: {exc}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
             return 130
     try:
         if runtime.kernel.helper_problem:
-            print(f"pyaichat: {runtime.kernel.helper_problem}", file=sys.stderr)
+            show(f"pyaichat: {runtime.kernel.helper_problem}", file=sys.stderr)
         if sys.stdin.isatty() and sys.stdout.isatty():
-            print(f"pyaichat: {runtime.describe()}.")
+            show(f"pyaichat: {runtime.describe()}.")
             return run_repl(runtime, first=first)
         return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
     except SystemExit as exc:  # exit() in the kernel, or in pyaichat itself
@@ -66,7 +67,7 @@ def run_server(config: Config, flags: Mapping[str, Any], first: Sequence[str] = 
     try:
         runtime = open_server(flags, config, interactive=interactive)
     except ServerError as exc:
-        print(f"pyaichat: {exc}", file=sys.stderr)
+        show(f"pyaichat: {exc}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, EOFError):
         return 130

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .config import load_config
 from .errors import ConfigError
+from .printable import show
 from .runtime import LocalRuntime
 from .session import Session
 from .version import __version__
@@ -91,7 +92,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
             read_json_file(flags["mcp_config"])
     except ConfigError as exc:
-        print(f"pyaichat: {exc}", file=sys.stderr)
+        show(f"pyaichat: {exc}", file=sys.stderr)
         return 2
 
     first = _first_inputs(flags)
@@ -100,7 +101,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         misuse = server_misuse(flags)
         if misuse:
-            print(f"pyaichat: {misuse}", file=sys.stderr)
+            show(f"pyaichat: {misuse}", file=sys.stderr)
             return 2
     if flags.get("server") is not None:  # a kernel on a Jupyter Server or JupyterHub
         from .attach import run_server  # Jupyter: only with --server
@@ -149,5 +150,5 @@ def _exit_code(exc: SystemExit) -> int:
         return 0
     if isinstance(code, int):
         return code
-    print(code, file=sys.stderr)
+    show(str(code), file=sys.stderr)
     return 1

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .config_sources import ENV_PREFIX, Sources, config_file_path, gather_sources, unknown_variables
 from .errors import ConfigError
+from .printable import show
 from .secret import Secret
 from .settings import SETTINGS, Setting, closest_setting
 
@@ -180,7 +181,7 @@ def load_config(
     config = validate_sources(gather_sources(overrides, config_file, env))
     for sentence in unknown_variables(env):
         if warn is None:
-            print(f"pyaichat: {sentence}", file=sys.stderr)
+            show(f"pyaichat: {sentence}", file=sys.stderr)
         else:
             warn(sentence)
     return config

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .controller import Controller
 from .ports import BaseFrontEnd
-from .printable import printable_data
+from .printable import show
 from .session import needs_more_input
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ class PlainFrontEnd(BaseFrontEnd):
         # the events load with the first one, not at start-up (dataclasses compile their methods)
         from .agent import events as ev
 
-        event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
         match event:
             case ev.AnswerChunkEvent():
                 self._write(event.text)
@@ -98,14 +97,16 @@ class PlainFrontEnd(BaseFrontEnd):
         return "shown"
 
     def _write(self, text: str) -> None:
-        self.out.write(text)
+        """The one way output leaves (``_line`` too): text from servers, agents, data and models cannot
+        drive the terminal."""
+        show(text, file=self.out, end="")
 
     def _line(self, text: str) -> None:
-        self.out.write(text.rstrip("\n") + "\n")
+        show(text.rstrip("\n"), file=self.out)
 
     def _end_stream(self) -> None:
         if self._streaming:
-            self.out.write("\n")
+            show(file=self.out)
             self._streaming = False
 
 

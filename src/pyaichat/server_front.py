@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
+from .printable import show
 from .runtime.server_api import ServerAPI, ServerError, TokenRefused, parse_address
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def open_server(
     interactive: bool,
     ask: Callable[[str], str] = input,
     ask_secret: Callable[[str], str] = getpass.getpass,
-    say: Callable[[str], None] = lambda text: print(text, file=sys.stderr),
+    say: Callable[[str], None] = lambda text: show(text, file=sys.stderr),
 ) -> KernelRuntime | None:
     """The runtime of the kernel the flags choose (``None`` after ``--list``). Raises ``ServerError`` (one
     sentence); asks the person (token, menu) only when ``interactive``."""
@@ -49,9 +50,9 @@ def open_server(
     api.version()  # a Jupyter Server at all (this needs no token)
     entries = _listed(api, interactive, ask_secret, say)
     if flags.get("list"):
-        print(f"Kernels on {address.shown}:" if entries else f"{address.shown} runs no kernel.")
+        show(f"Kernels on {address.shown}:" if entries else f"{address.shown} runs no kernel.")
         for line in table(entries) if entries else []:
-            print(f"  {line}")
+            show(f"  {line}")
         return None
     keep = bool(flags.get("keep"))
     if flags.get("kernel"):

@@ -19,6 +19,7 @@ from ..agent.events import ErrorEvent, StateEvent
 from ..assemble import assemble
 from ..config import Config, load_config
 from ..errors import ConfigError, PyAIChatError, internal_error
+from ..printable import show
 from ..runtime.cells import is_question, shell_runtime
 from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
@@ -95,7 +96,7 @@ class Extension:
             self.suggestions = IPythonSuggestions(shell, self.controller)
             self.suggestions.install()
         if self.config_error is not None:
-            print(f"pyaichat: {self.config_error}", file=sys.stderr)
+            show(f"pyaichat: {self.config_error}", file=sys.stderr)
 
     def uninstall(self) -> None:
         shell = self.shell

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from IPython.display import Markdown, display
 
 from ..ports import BaseFrontEnd
-from ..printable import printable_data
+from ..printable import printable, show
 
 if TYPE_CHECKING:
     from ..agent.events import Event
@@ -52,7 +52,9 @@ def is_terminal(shell: Any) -> bool:
 
 
 class DisplayRenderer:
-    """Jupyter rendering: the answer as Markdown in one display area, the rest as short text lines."""
+    """Jupyter rendering: the answer as Markdown in one display area, the rest as short text lines. A
+    notebook's output interprets ANSI codes too: every line goes out through ``show`` and every Markdown
+    through ``printable`` (``_update``, ``_markdown``), its edges."""
 
     def __init__(self) -> None:
         self.shown_proposals: set[str] = set()
@@ -64,7 +66,6 @@ class DisplayRenderer:
     def render(self, event: Event) -> None:
         from ..agent import events as ev  # with the first event (its dataclasses compile their methods)
 
-        event = printable_data(event)  # a notebook's output interprets ANSI codes too
         match event:
             case ev.AnswerChunkEvent():
                 self._answer.append(event.text)
@@ -75,11 +76,11 @@ class DisplayRenderer:
                 self._update(force=True)
                 self._reset()
                 if event.note or event.stopped_by:
-                    print(event.note or f"Stopped by the {event.stopped_by} limit.")
+                    show(event.note or f"Stopped by the {event.stopped_by} limit.")
             case ev.ReceiptsEvent():
                 for warning in event.warnings:
-                    print(f"⚠ {warning}")
-                print(f"{event.summary} (/receipts)")
+                    show(f"⚠ {warning}")
+                show(f"{event.summary} (/receipts)")
             case ev.ApprovalRequiredEvent():
                 self._finish()
                 p = event.proposal
@@ -99,22 +100,22 @@ class DisplayRenderer:
                     self._markdown(f"{title}\n\n{body}```python\n{p.code.rstrip()}\n```")
             case ev.QuestionEvent():  # a notebook cannot answer: shown, and refused
                 self._finish()
-                print(f"The MCP server {event.source!r} asks: {event.message}")
+                show(f"The MCP server {event.source!r} asks: {event.message}")
             case ev.PreviewEvent():
-                print("\n".join(line for _, line in event.lines))
+                show("\n".join(line for _, line in event.lines))
             case ev.CodeEvent():
                 title = f"**{event.title}**\n\n" if event.title else ""
                 self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
             case ev.ErrorEvent():
                 self._finish()
-                print(f"Error: {event.message}", file=sys.stderr)
+                show(f"Error: {event.message}", file=sys.stderr)
             case ev.NoticeEvent():
-                print(event.text)
+                show(event.text)
             case ev.PageEvent():  # a notebook scrolls: no pager
-                print(event.plain_text())
+                show(event.plain_text())
             case ev.ThinkingEvent():
                 if event.text.strip():
-                    print(event.text.strip())
+                    show(event.text.strip())
             case ev.ToolStartEvent():
                 from ..repl.render import (
                     call_label,
@@ -125,11 +126,11 @@ class DisplayRenderer:
                 label = self._calls.pop(event.call_id, f"{event.name}(…)")
                 mark = "✓" if event.ok else "✗"
                 error = "" if event.ok else f": {event.error or 'failed'}"
-                print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
+                show(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
             case ev.UsageEvent():
                 from ..repl.render import format_usage  # rich: with the first event
 
-                print(
+                show(
                     format_usage(
                         event.prompt_tokens,
                         event.completion_tokens,
@@ -147,14 +148,14 @@ class DisplayRenderer:
         self._finish()
         self._calls.clear()
         if interrupted:
-            print("Interrupted.")
+            show("Interrupted.")
 
     def _update(self, *, force: bool) -> None:
         now = time.monotonic()
         if not force and self._handle is not None and now - self._last_update < _UPDATE_EVERY_S:
             return
         self._last_update = now
-        content = Markdown("".join(self._answer))
+        content = Markdown(printable("".join(self._answer)))
         if self._handle is None:
             self._handle = display(content, display_id=True)
         else:
@@ -172,7 +173,7 @@ class DisplayRenderer:
 
     @staticmethod
     def _markdown(text: str) -> None:
-        display(Markdown(text))
+        display(Markdown(printable(text)))
 
 
 # what outside agents (MCP) are told this session is, by (a terminal prompt, a Jupyter kernel)

@@ -19,6 +19,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from ..controller import Controller, Mode
 from ..errors import PyAIChatError, internal_error
 from ..ports import BaseFrontEnd
+from ..printable import show
 from .history import make_history
 from .prompt_session import OnceIdle, build_prompt_session
 from .questions import ask_arguments, decision_app, run_decision
@@ -300,7 +301,7 @@ class Repl:
 
             self.frontend.emit(ErrorEvent(message=message, kind=kind))
         except Exception:
-            print(f"Error: {message}", file=sys.stderr)
+            show(f"Error: {message}", file=sys.stderr)
 
     def run(self) -> int:
         try:

@@ -35,7 +35,7 @@ from rich.text import Text
 
 from ..agent import events as ev
 from ..agent.events import row_lines, text_lines
-from ..printable import printable_data
+from ..printable import printable, printable_data
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
@@ -86,6 +86,25 @@ def format_usage(
     if model:
         parts.append(model)
     return " · ".join(parts)
+
+
+class _Printable:
+    """A renderable drawn with every piece of its text made printable: the renderer's edge (every print and
+    the live region go through it), so text from outside cannot drive the terminal whichever renderable or
+    event carries it. rich's own controls (the live region's cursor moves) are not text and pass; styles
+    are ours."""
+
+    def __init__(self, renderable: Any) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.renderable, options):
+            text = segment.text
+            if segment.control or not text:
+                yield segment
+            else:
+                clean = printable(text)
+                yield segment if clean is text else Segment(clean, segment.style)
 
 
 class _Tail:
@@ -159,7 +178,9 @@ class RichRenderer:
 
     # -- dispatch --------------------------------------------------------------------------------------------
     def render(self, event: ev.Event) -> None:
-        event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
+        # text from servers, agents, data and models cannot drive the terminal (``_print`` guarantees it;
+        # marked here first, so the marks of what rich would silently drop — a CR, a BEL — stay visible)
+        event = printable_data(event)
         match event:
             case ev.AnswerChunkEvent():
                 self._answer.append(event.text)
@@ -252,7 +273,7 @@ class RichRenderer:
         group = Group(*parts)
         if self.console.is_terminal:
             with self.console.capture() as captured:
-                self.console.print(group)
+                self._print(group)
             text = captured.get()
             if text.count("\n") >= self.console.height - 1:
                 from .pager import page  # subprocess: with the first long page
@@ -408,10 +429,11 @@ class RichRenderer:
         return max(20, self.console.width - 2)
 
     def _print(self, renderable: Any) -> None:
-        self.console.print(renderable)
+        """The one way output reaches the console (besides the live region, ``_live_view``)."""
+        self.console.print(_Printable(renderable))
 
     def _print_markdown(self, text: str) -> None:
-        self.console.print(Markdown(text, code_theme=_CODE_THEME, hyperlinks=False))
+        self._print(Markdown(text, code_theme=_CODE_THEME, hyperlinks=False))
 
     def _flush_answer(self) -> None:
         """Print streamed text that no ``answer`` event completed (an error or a proposal cut it short)."""
@@ -430,7 +452,7 @@ class RichRenderer:
             )
         if self._status:
             parts.append(self._status_line)
-        return Group(*parts)
+        return _Printable(Group(*parts))
 
     def _refresh(self) -> None:
         if not self._answer and not self._status:
