@@ -13,7 +13,11 @@ dialects that resolves quoting and case the way each database does), in the dial
 * every function called must be on the allow-list of its database (``sqlfunctions``), compared under the name
   the database resolves (quotes removed, any case, Unicode escapes decoded), qualified by no schema but the
   built-in one; user-defined operators and types are refused (their code is the database owner's);
-* catalog relations that hold credentials (``pg_authid`` …) are not read.
+* catalog relations that expose values, statements or credentials (``pg_stats``, ``pg_stat_activity``,
+  ``pg_authid`` …: ``sqlfunctions.REFUSED_RELATIONS``) are not read, by the exact name the database
+  resolves; ``check_relations`` runs again once the statement's views are expanded (``sqllineage``);
+* it is at most ``MAX_CHARS`` long: the parser runs in the person's process, where no deadline can stop it
+  (a 460 KB ``CASE`` cost 5.7 s of CPU), so its work is bounded by the size of what it reads.
 
 **What is sent is what was checked**: the statement is written back from the checked tree (without comments,
 in the dialect's canonical spelling) and that text is parsed and checked again; the database never sees the
@@ -47,6 +51,7 @@ _EXPLAIN_OPTIONS = {
     "YAML", "NONE", "BINARY", ",",
 }  # fmt: skip
 _quiet = contextvars.ContextVar("sqlcheck_quiet", default=False)
+MAX_CHARS = 20_000  # benchmarks/query_sql.py: the slowest shapes of this size parse and check in ~0.2 s
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,11 @@ def check(sql: str, dialect: str = "") -> Checked:
     text = (sql or "").strip()
     if not text.rstrip(";").strip():
         raise CapabilityError("The SQL is empty.")
+    if len(text) > MAX_CHARS:
+        raise CapabilityError(
+            f"The SQL is {len(text):,} characters long; query_sql reads statements of at most {MAX_CHARS:,} "
+            "(shorten it, e.g. with a CTE or a join instead of a long literal list)."
+        )
     token = _quiet.set(True)
     try:
         if dialect == "postgres":
@@ -269,8 +279,7 @@ def _check_tree(tree: Any, dialect: str) -> None:
             raise CapabilityError(
                 f"The SQL uses the type {node.sql(dialect=dialect or None)}, which is not a built-in type."
             )
-        elif isinstance(node, exp.Table):
-            _check_table(node, dialect)
+    check_relations(tree, dialect)
 
 
 def _words(key: str) -> str:
@@ -284,7 +293,7 @@ def _check_function(
 
     if kind in funcs.EFFECT_CLASSES:
         raise CapabilityError(
-            f"The SQL calls {node.sql_name().lower()}(), which {funcs.EFFECT_CLASSES[kind]}: "
+            f"The SQL calls {node.sql_name().lower()}(), which {funcs.EFFECT_CLASSES[kind]}, so it is "
             "not allowed here."
         )
     parent = node.parent
@@ -300,7 +309,9 @@ def _check_function(
     name = node.name.lower()
     reason = effects.get(name)
     if reason:
-        raise CapabilityError(f"The SQL calls {name}(), which {reason}: not allowed here, whatever the role.")
+        raise CapabilityError(
+            f"The SQL calls {name}(), which {reason}, so it is not allowed here, whatever the role."
+        )
     if name not in allowed:
         raise CapabilityError(
             f"The SQL calls {name}(), which is not on query_sql's list of functions that only read; "
@@ -308,7 +319,12 @@ def _check_function(
         )
 
 
-def _check_table(node: Any, dialect: str) -> None:
-    reason = funcs.SECRET_RELATIONS.get(dialect, {}).get(node.name.lower())
-    if reason:
-        raise CapabilityError(f"The SQL reads {node.name}, which {reason}: not allowed here.")
+def check_relations(tree: Any, dialect: str) -> None:
+    """Refuse a statement that reads a catalog relation exposing values, statements or credentials."""
+    from sqlglot import exp  # sqlglot: with the first query_sql
+
+    refused = funcs.REFUSED_RELATIONS.get(dialect, {})
+    for node in tree.find_all(exp.Table):
+        reason = refused.get(node.name.lower()) if isinstance(node.this, exp.Identifier) else None
+        if reason:
+            raise CapabilityError(f"The SQL reads {node.name}, which {reason}, so it is not allowed here.")

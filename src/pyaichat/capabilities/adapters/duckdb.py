@@ -5,9 +5,10 @@ connection of our own in a read-only transaction.
 its own result): the user's connection, their open transaction and their pending result are never touched.
 The query runs in ``BEGIN TRANSACTION READ ONLY`` (DuckDB refuses every write), always rolled back, and
 ``interrupt()`` stops it at the deadline. DuckDB can also read files and URLs from SQL (``read_csv('…')``,
-``FROM 'x.parquet'``, extensions): besides ``sqlcheck``, the parsed statement (``json_serialize_sql``) may
-name only tables and views of the catalog, common table expressions and a few table functions that generate
-data.
+``FROM 'x.parquet'``, ``FROM "duckdb_*.csv"``, extensions): besides ``sqlcheck``, the parsed statement
+(``json_serialize_sql``) may name only tables and views of the catalog — by their exact name, in a schema
+DuckDB would look in — its own common table expressions and a few table functions that generate data. Any
+other name is one DuckDB reads as a file (or a glob of files, or a URL) or a Python variable.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .protocol import DatabaseAdapter
 from .sqldb import (
     MAX_TABLES,
     Catalog,
+    QueryRefused,
     Result,
     Table,
     catalog_lines,
@@ -33,6 +35,11 @@ from .sqldb import (
     tables_for,
 )
 
+_RELATIONS = (
+    "SELECT lower(database_name), lower(schema_name), lower(table_name) FROM duckdb_tables() UNION ALL "
+    "SELECT lower(database_name), lower(schema_name), lower(view_name) FROM duckdb_views()"
+)
+_PATH_LIKE = re.compile(r"[/\\*?\[\]{}~:]|\.[a-z0-9]{1,8}$", re.IGNORECASE)  # a file, glob or URL
 _EXPLAIN = re.compile(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
 _PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "repeat", "pragma_table_info"})
 _PARAMETRIC_TYPES = frozenset({"list", "struct", "map", "union", "array", "decimal", "numeric", "enum"})
@@ -70,21 +77,42 @@ def _check_sources(cur: Any, sql: str) -> None:
         raise CapabilityError(
             f"DuckDB could not parse the query: {parsed.get('error_message', 'syntax error')}."
         )
-    known = {name.lower() for name, _ in cur.execute(_OBJECTS).fetchall()}
+    entries = set(cur.execute(_RELATIONS).fetchall())
+    database, schema = cur.execute("SELECT lower(current_database()), lower(current_schema())").fetchone()
+    path = {(database, schema), ("temp", "main"), ("system", "main"), ("system", "pg_catalog")}
     ctes: set[str] = set()
-    sources: list[tuple[str, str]] = []
+    sources: list[tuple[str, tuple[str, str, str]]] = []
     _walk(parsed, ctes, sources)
-    for kind, name in sources:
-        low = (name or "").lower()
+    for kind, (catalog_name, schema_name, name) in sources:
+        low = name.lower()
         if kind == "TABLE_FUNCTION" and low not in _PURE_TABLE_FUNCTIONS:
             raise CapabilityError(
                 f"The query calls the table function {name}(), which may read files: not allowed."
             )
-        if kind == "BASE_TABLE" and low not in known and low not in ctes and not _is_catalog_view(low):
+        if kind != "BASE_TABLE" or (low in ctes and not schema_name and not catalog_name):
+            continue
+        if not _is_relation(entries, path, catalog_name.lower(), schema_name.lower(), low):
+            if _PATH_LIKE.search(name):
+                raise CapabilityError(
+                    f"{name!r} is a file path or glob, which DuckDB would read as files: query_sql reads "
+                    "only the database's own tables and views."
+                )
             raise CapabilityError(
                 f"{name!r} is not a table or view of this database (DuckDB would look for a file or a Python "
                 "variable of that name): only the database's own tables can be read."
             )
+
+
+def _is_relation(
+    entries: set[tuple[str, str, str]], path: set[tuple[str, str]], catalog: str, schema: str, name: str
+) -> bool:
+    """Whether DuckDB binds ``catalog.schema.name`` to a table or view of its catalog (exactly that name, in
+    a schema it looks in) rather than to a file, a glob or a Python variable."""
+    if catalog:
+        return (catalog, schema or "main", name) in entries
+    if schema:  # `a.b`: schema a (of any database), or database a's main schema
+        return any(n == name and (s == schema or (d == schema and s == "main")) for d, s, n in entries)
+    return any((d, s) in path and n == name for d, s, n in entries)
 
 
 def _check_loaded(cur: Any, sql: str) -> None:
@@ -149,16 +177,12 @@ def _names_in(node: Any, functions: set[str], types: set[str], collations: set[s
             _names_in(value, functions, types, collations)
 
 
-def _is_catalog_view(name: str) -> bool:
-    return name.startswith(("duckdb_", "information_schema", "pg_catalog")) or name in ("tables", "columns")
-
-
 def _explained(sql: str) -> str:
     """The statement an ``EXPLAIN [ANALYZE]`` explains (DuckDB serializes only the statement itself)."""
     return _EXPLAIN.sub("", sql, count=1)
 
 
-def _walk(node: Any, ctes: set[str], sources: list[tuple[str, str]]) -> None:
+def _walk(node: Any, ctes: set[str], sources: list[tuple[str, tuple[str, str, str]]]) -> None:
     if isinstance(node, dict):
         cte_map = node.get("cte_map")
         if isinstance(cte_map, dict):
@@ -168,10 +192,11 @@ def _walk(node: Any, ctes: set[str], sources: list[tuple[str, str]]) -> None:
                     ctes.add(key.lower())
         kind = node.get("type")
         if kind == "BASE_TABLE":
-            sources.append((kind, str(node.get("table_name", ""))))
+            parts = (node.get("catalog_name"), node.get("schema_name"), node.get("table_name"))
+            sources.append((kind, tuple(str(p or "") for p in parts)))  # type: ignore[arg-type]
         elif kind == "TABLE_FUNCTION":
             func = node.get("function") or {}
-            sources.append((kind, str(func.get("function_name", "?"))))
+            sources.append((kind, ("", "", str(func.get("function_name", "?")))))
         for value in node.values():
             _walk(value, ctes, sources)
     elif isinstance(node, list):
@@ -217,7 +242,8 @@ class DuckDBAdapter(DatabaseAdapter):
                 [wanted],
             ).fetchall()
             views = cur.execute(
-                "SELECT lower(view_name), sql FROM duckdb_views() WHERE list_contains(?, lower(view_name))",
+                "SELECT lower(view_name), sql FROM duckdb_views() "
+                "WHERE NOT internal AND list_contains(?, lower(view_name))",
                 [wanted],
             ).fetchall()
         columns: dict[str, list[str]] = {}
@@ -237,8 +263,8 @@ class DuckDBAdapter(DatabaseAdapter):
                         columns, rows, more = fetch(cur, limit)
                     except Exception as exc:
                         if fired.is_set():
-                            raise stopped(timeout)
-                        raise CapabilityError(f"DuckDB refused the query: {exc}")
+                            raise stopped(timeout) from None
+                        raise QueryRefused("DuckDB", exc) from None
             finally:
                 try:
                     cur.execute("ROLLBACK")

@@ -16,7 +16,17 @@ from typing import Any
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
+from .sqldb import (
+    MAX_TABLES,
+    Catalog,
+    QueryRefused,
+    Result,
+    Table,
+    catalog_lines,
+    fetch,
+    stopped,
+    tables_for,
+)
 
 CATALOG_SQL = """
 SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
@@ -98,7 +108,10 @@ RELATION_COLUMNS_SQL = """
 SELECT lower(table_name), column_name FROM information_schema.columns
 WHERE lower(table_name) = ANY(%(names)s) ORDER BY table_schema, table_name, ordinal_position
 """
-VIEWS_SQL = "SELECT lower(viewname), definition FROM pg_views WHERE lower(viewname) = ANY(%(names)s)"
+VIEWS_SQL = """
+SELECT lower(viewname), definition FROM pg_views
+WHERE lower(viewname) = ANY(%(names)s) AND schemaname NOT IN ('pg_catalog', 'information_schema')
+"""  # the catalog's own views are read by their columns, not their definitions
 
 
 def read_relations(cur: Any, names: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -147,9 +160,9 @@ class PsycopgAdapter(DatabaseAdapter):
                     cur.execute(sql.encode(), prepare=False)  # bytes: taken as is (no %-placeholders)
                     columns, rows, more = fetch(cur, limit)
             except psycopg.errors.QueryCanceled:
-                raise stopped(timeout)
+                raise stopped(timeout) from None
             except psycopg.Error as exc:
-                raise CapabilityError(f"PostgreSQL refused the query: {str(exc).strip()}")
+                raise QueryRefused("PostgreSQL", exc) from None
             finally:
                 reader.rollback()
         held = (

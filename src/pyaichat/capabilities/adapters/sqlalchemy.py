@@ -32,7 +32,17 @@ from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
 from .psycopg import read_catalog, read_relations
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
+from .sqldb import (
+    MAX_TABLES,
+    Catalog,
+    QueryRefused,
+    Result,
+    Table,
+    catalog_lines,
+    fetch,
+    stopped,
+    tables_for,
+)
 
 
 def _engine(value: Any) -> Any:
@@ -157,6 +167,18 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
             conn.close()  # NullPool: the DBAPI connection is closed, never pooled
 
 
+_ENGINES = {"postgresql": "PostgreSQL", "sqlite": "SQLite", "mysql": "MySQL", "mariadb": "MariaDB"}
+
+
+def _stopped_by_deadline(error: BaseException) -> bool:
+    """The database's own cancel at the deadline (SQLite's progress handler, PostgreSQL's
+    ``statement_timeout``), told by the driver's error class and code, never by a value in its text."""
+    inner = getattr(error, "orig", None) or error
+    if getattr(inner, "sqlstate", None) == "57014" or getattr(inner, "pgcode", None) == "57014":
+        return True
+    return type(inner).__name__ == "OperationalError" and str(inner) == "interrupted"
+
+
 # -- the adapter ---------------------------------------------------------------------------------------------
 class SQLAlchemyAdapter(DatabaseAdapter):
     """SQLAlchemy engines and connections."""
@@ -225,10 +247,9 @@ class SQLAlchemyAdapter(DatabaseAdapter):
                 finally:
                     cursor.close()
             except Exception as exc:
-                text = str(getattr(exc, "orig", exc)).strip()
-                if "interrupted" in text or "statement timeout" in text or "canceling statement" in text:
-                    raise stopped(timeout)
-                raise CapabilityError(f"The database refused the query: {text}")
+                if _stopped_by_deadline(exc):
+                    raise stopped(timeout) from None
+                raise QueryRefused(_ENGINES.get(engine.dialect.name, "The database"), exc) from None
         return Result(columns, rows, more, held)
 
     def one_line(self, value: Any, lvl: int) -> str | None:

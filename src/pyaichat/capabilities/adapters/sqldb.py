@@ -11,6 +11,7 @@ transaction and its cursors are never touched.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -97,6 +98,40 @@ def interrupt_after(timeout: float, interrupt: Callable[[], Any]) -> Iterator[th
         yield fired
     finally:
         timer.cancel()
+
+
+class QueryRefused(CapabilityError):
+    """The database refused a query. Its text says only the error's kind: a driver's message quotes the
+    value it failed on (``Could not convert string 'hunter2…' to INT32``, ``invalid input syntax for type
+    integer: "hunter2…"``), so ``query_sql`` shows ``detail`` only for a query that reads no secret column."""
+
+    def __init__(self, engine: str, error: BaseException) -> None:
+        self.engine = engine
+        self.kind = error_kind(error)
+        inner = getattr(error, "orig", None) or error
+        self.detail = f"{engine} refused the query: {str(inner).strip() or self.kind}"
+        super().__init__(f"{engine} refused the query ({self.kind}).")
+
+    def hidden(self, secret: str) -> str:
+        """The sentence for a query that reads ``secret``: the error's kind, never its text."""
+        return (
+            f"{self.engine} refused the query ({self.kind}); its message is not shown because the query "
+            f"reads the secret column {secret}, and a database's error message can quote the value it "
+            "failed on."
+        )
+
+
+def error_kind(error: BaseException) -> str:
+    """What kind of error a driver raised, from its class and code alone (never its message):
+    ``invalid text representation, SQLSTATE 22P02``, ``conversion error``, ``SQLITE_ERROR``."""
+    inner = getattr(error, "orig", None) or error  # SQLAlchemy wraps the driver's own
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", type(inner).__name__).lower()
+    words = re.sub(r" (exception|error)$", "", words) + " error"
+    code = getattr(inner, "sqlstate", None) or getattr(inner, "pgcode", None)
+    if code:
+        return f"{words}, SQLSTATE {code}"
+    name = getattr(inner, "sqlite_errorname", None)
+    return f"{words}, {name}" if name else words
 
 
 def stopped(timeout: float) -> CapabilityError:

@@ -25,7 +25,17 @@ from urllib.parse import quote
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, names_line, tables_for
+from .sqldb import (
+    MAX_TABLES,
+    Catalog,
+    QueryRefused,
+    Result,
+    Table,
+    catalog_lines,
+    fetch,
+    names_line,
+    tables_for,
+)
 
 _MEMORY_COPY_LIMIT = 64 * 2**20  # bytes of an in-memory database copied to read it
 
@@ -181,6 +191,10 @@ def read_relations(reader: Any, names: set[str]) -> tuple[dict[str, list[str]], 
         columns[name.lower()] = [c for (c,) in cols]
         if kind == "view":
             views[name.lower()] = sql or ""
+    for name in names - set(columns):  # SQLite's own tables (sqlite_master …) are not in sqlite_master
+        cols = reader.execute("SELECT name FROM pragma_table_info(?)", (name,)).fetchall()
+        if cols:
+            columns[name] = [c for (c,) in cols]
     return columns, views
 
 
@@ -219,12 +233,12 @@ class SqliteAdapter(DatabaseAdapter):
             try:
                 cur = reader.execute(sql)
                 columns, rows, more = fetch(cur, limit)
-            except sqlite3.OperationalError as exc:
-                if "interrupted" in str(exc):
+            except sqlite3.Error as exc:
+                if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
                     raise CapabilityError(
                         f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
-                    )
-                raise CapabilityError(f"SQLite refused the query: {exc}.")
+                    ) from None
+                raise QueryRefused("SQLite", exc) from None
         return Result(columns, rows, more, "a separate read-only connection (mode=ro, query_only)")
 
     def one_line(self, value: Any, lvl: int) -> str | None:
