@@ -55,6 +55,7 @@ EVERY = Source("*", "*")
 Flow = frozenset[Source]
 NOTHING: Flow = frozenset()
 BARE = ""  # the position of a value passed to a result column as it is (anything else names its clause)
+Where = Any  # BARE, a clause's name, or the expression of the select list that computes with the value
 
 
 class Untraceable(Exception):
@@ -163,12 +164,28 @@ def trace(
     ``views``: view name → its defining SQL) and refuse, with ``CapabilityError``, a secret column used
     anywhere but as a selected value. ``sqlcheck.check_relations`` refuses, on the statement with its views
     expanded, the relations that expose values."""
+    try:
+        return _trace(tree, dialect, tables, views, is_secret)
+    except RecursionError:
+        raise CapabilityError("The SQL is nested too deeply for query_sql to trace it.") from None
+
+
+def _trace(
+    tree: Any,
+    dialect: str,
+    tables: Mapping[str, list[str]],
+    views: Mapping[str, str],
+    is_secret: Callable[[str], bool],
+) -> Trace:
     from .sqlcheck import check_relations  # sqlcheck loads sqlglot too: both with the first query
 
     opaque: set[str] = set()
-    expanded = _expand_views(tree.copy(), dialect, views, opaque, 0)
-    check_relations(expanded, dialect)
-    read = referenced_names(expanded, dialect)
+    read = referenced_names(tree, dialect)
+    expanded = tree
+    if read & set(views):  # the statement (not the checked tree) gets each view's definition in its place
+        expanded = _expand_views(tree.copy(), dialect, views, opaque, 0)
+        check_relations(expanded, dialect)
+        read = referenced_names(expanded, dialect)
     opaque |= read - set(tables)
     ctes = {c.alias_or_name.lower() for c in expanded.find_all(exp.CTE)}
     opaque -= ctes
@@ -321,22 +338,25 @@ class _Tracer:
                 return source
         return None
 
-    def use(self, flow: Flow, where: str, node: Any) -> None:
+    def use(self, flow: Flow, where: Where, node: Any) -> None:
         """A value used at ``where`` (``BARE``: selected as it is): refused when a secret may be in it."""
         found = self.secret(flow)
         if found is None:
             return
         self.touched = True
-        if where == BARE or self.in_view:
+        if (isinstance(where, str) and where == BARE) or self.in_view:
             return  # a view's own clauses are fixed by the person: only what the query does with them counts
         text = _text(node, self.dialect)
+        computed = not isinstance(where, str)
+        if computed:
+            where = f"{_COMPUTATION} ({_text(where, self.dialect)})"
         if EVERY in flow or found.column == "*":
             raise CapabilityError(
                 f"query_sql cannot tell which columns {text} in {where} reads, and the query reads "
                 f"{_reads([found] if found.column == '*' else self.secret_read)}; a secret column may be "
                 "selected (it is shown masked) but used nowhere else."
             )
-        shown = "" if where.startswith(_COMPUTATION) else f" ({text})"
+        shown = "" if computed else f" ({text})"
         raise CapabilityError(
             f"The query uses the secret column {found} in {where}{shown}: a secret column may be selected "
             "(it is shown masked) but not filtered, joined, grouped, ordered or computed on, which would "
@@ -448,7 +468,7 @@ class _Tracer:
                 for part in clause.iter_expressions():
                     self.value(part, scope, "LIMIT/OFFSET")
 
-    def _positional(self, item: Any, flows: list[Flow], scope: _Scope, where: str) -> None:
+    def _positional(self, item: Any, flows: list[Flow], scope: _Scope, where: Where) -> None:
         """``ORDER BY 2`` / ``GROUP BY 2`` name a result column by its position."""
         if isinstance(item, exp.Literal) and not item.is_string and item.this.isdigit():
             at = int(item.this) - 1
@@ -660,11 +680,11 @@ class _Tracer:
         return outputs
 
     # -- values --------------------------------------------------------------------------------------------
-    def value(self, node: Any, scope: _Scope, where: str) -> Flow:
+    def value(self, node: Any, scope: _Scope, where: Where) -> Flow:
         """Where the value of ``node`` comes from; each column it reads is used at ``where``."""
         if isinstance(node, (exp.Alias, exp.Paren)):
             return self.value(node.this, scope, where)
-        inner = where or _computed(node, self.dialect)
+        inner = node if isinstance(where, str) and not where else where  # computing with what it reads
         if isinstance(node, exp.Pseudocolumn):
             return NOTHING
         if isinstance(node, exp.Column):
@@ -705,25 +725,33 @@ class _Tracer:
             return self._var(node, scope, where)
         if isinstance(node, _CONSTANT_KINDS):
             return NOTHING
-        if isinstance(node, exp.Func) or type(node).__name__ in _VALUE_KINDS:
-            return frozenset().union(*(self.value(child, scope, inner) for child in node.iter_expressions()))
+        if _plain(node):
+            flow = NOTHING
+            stack = list(node.iter_expressions())
+            while stack:  # a loop, not a recursion: `a OR b OR …` a thousand deep is one chain
+                child = stack.pop()
+                if _plain(child) or isinstance(child, (exp.Alias, exp.Paren)):
+                    stack.extend(child.iter_expressions())
+                else:
+                    flow |= self.value(child, scope, inner)
+            return flow
         raise Untraceable(f"{_text(node, self.dialect)} ({node.key.upper()})")
 
-    def _window(self, node: Any, scope: _Scope, inner: str) -> Flow:
+    def _window(self, node: Any, scope: _Scope, inner: Where) -> Flow:
         flow = self.value(node.this, scope, inner)
         flow |= self._window_parts(node, scope, "a window's PARTITION BY or ORDER BY")
         if node.alias and node.alias.lower() in scope.windows:
             flow |= scope.windows[node.alias.lower()]
         return flow
 
-    def _window_parts(self, node: Any, scope: _Scope, where: str) -> Flow:
+    def _window_parts(self, node: Any, scope: _Scope, where: Where) -> Flow:
         flow = NOTHING
         for key in ("partition_by", "order", "spec"):
             for part in _as_list(node.args.get(key)):
                 flow |= self.value(part, scope, where)
         return flow
 
-    def _var(self, node: Any, scope: _Scope, where: str) -> Flow:
+    def _var(self, node: Any, scope: _Scope, where: Where) -> Flow:
         """A bare word (``EXTRACT(YEAR …)``, a DuckDB keyword): a column of that name, if one is in reach."""
         name = node.name.lower()
         flow = frozenset().union(*(r.column(name) for s in scope.chain() for r in s.relations if r.has(name)))
@@ -813,6 +841,13 @@ def _positional_column(node: Any, scope: _Scope) -> Flow | None:
     return scope.star[at].flow if scope.star is not None and 0 <= at < len(scope.star) else None
 
 
+def _plain(node: Any) -> bool:
+    """An operator or function whose value is computed from its children alone."""
+    if isinstance(node, (exp.Exists, exp.Columns)):
+        return False
+    return isinstance(node, exp.Func) or type(node).__name__ in _VALUE_KINDS
+
+
 def _own_nodes(node: Any) -> Iterable[Any]:
     """``node`` and what it holds, without going into the queries nested in it."""
     yield node
@@ -822,10 +857,6 @@ def _own_nodes(node: Any) -> Iterable[Any]:
 
 
 _COMPUTATION = "a computation in the select list"
-
-
-def _computed(node: Any, dialect: str) -> str:
-    return f"{_COMPUTATION} ({_text(node, dialect)})"
 
 
 def _as_list(value: Any) -> list[Any]:
