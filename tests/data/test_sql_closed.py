@@ -25,6 +25,7 @@ pytest.importorskip("sqlglot")
 
 SECRET = "hunter2-the-secret"
 NAME = "ann-visible-name"
+MISSING = "older-rows-default"  # a column added with a default: PostgreSQL keeps the value in its catalog
 SETUP = [
     "CREATE TABLE users (id INTEGER, name TEXT, password TEXT)",
     f"INSERT INTO users VALUES (1, '{NAME}', '{SECRET}')",
@@ -51,6 +52,8 @@ def pg_closed(pg_server) -> str:
             "FROM generate_series(1, 300) g"
         )
         setup.execute("CREATE VIEW my_stats AS SELECT attname, most_common_vals::text AS vals FROM pg_stats")
+        setup.execute("CREATE MATERIALIZED VIEW logins AS SELECT name, password AS p FROM users")
+        setup.execute(f"ALTER TABLE orders ADD COLUMN note text DEFAULT '{MISSING}'")
         setup.execute("ANALYZE users")
     return uri
 
@@ -242,6 +245,20 @@ def test_postgresql_catalog_views_that_hold_values_or_statements_are_refused(db,
         pending.close()
     assert not result.ok and "not allowed here" in result.error, result.text
     assert SECRET[:7] not in result.error
+
+
+def test_postgresql_catalog_columns_that_hold_values_are_secret_and_materialized_views_are_traced(db):
+    if engine_of(db) not in ("psycopg", "sqlalchemy"):
+        pytest.skip("PostgreSQL's catalog")
+    # the value every row older than `note` holds, kept in the catalog (a fast default)
+    shown = q(db, "SELECT attname, attmissingval FROM pg_attribute WHERE attname = 'note'")
+    assert shown.ok and "note" in shown.text and MISSING not in shown.text, shown.error
+    probed = q(db, "SELECT attname FROM pg_attribute WHERE attmissingval::text LIKE '%h%'")
+    assert not probed.ok and "pg_attribute.attmissingval" in probed.error
+    selected = q(db, "SELECT p FROM logins")  # a materialized view: traced through its definition
+    assert selected.ok and "<redacted>" in selected.text and SECRET[:7] not in selected.text
+    filtered = q(db, "SELECT count(*) AS n FROM logins WHERE p LIKE 'h%'")
+    assert not filtered.ok and "users.password" in filtered.error
 
 
 def test_the_catalog_that_describes_tables_still_answers(db):

@@ -214,7 +214,7 @@ _PG_RELATIONS = {
     VALUES: "pg_statistic pg_stats pg_statistic_ext_data pg_stats_ext pg_stats_ext_exprs pg_largeobject",
     STATEMENTS: "pg_stat_activity pg_stat_statements pg_stat_monitor pg_prepared_statements pg_cursors "
     "pg_backend_memory_contexts",
-    CONNECTIONS: "pg_subscription pg_settings pg_db_role_setting",
+    CONNECTIONS: "pg_subscription pg_stat_wal_receiver pg_settings pg_db_role_setting",
 }
 _DUCKDB_RELATIONS = {
     SECRETS: "duckdb_secrets",
@@ -223,6 +223,18 @@ _DUCKDB_RELATIONS = {
     CONNECTIONS: "duckdb_settings pg_settings",
 }
 _SQLITE_RELATIONS = {VALUES: "sqlite_stat3 sqlite_stat4 sqlite_dbpage"}
+# Columns of catalog relations that hold what a secret-named column would: masked when selected, refused
+# anywhere else (``sqllineage``), like `password` in a table of the person's. Per-role and per-database
+# settings are where `ALTER DATABASE … SET "app.jwt_secret" TO '…'` keeps a key (PostgREST's recipe);
+# `attmissingval` is the value every older row holds of a column added with a default.
+SECRET_COLUMNS: dict[str, frozenset[tuple[str, str]]] = {
+    "postgres": frozenset(
+        {("pg_roles", "rolconfig"), ("pg_user", "useconfig"), ("pg_attribute", "attmissingval")}
+    ),
+    "duckdb": frozenset(),
+    "sqlite": frozenset(),
+    "": frozenset(),
+}
 REFUSED_RELATIONS: dict[str, dict[str, str]] = {
     "postgres": _reasons(_PG_RELATIONS),
     "duckdb": _reasons(_DUCKDB_RELATIONS),

@@ -35,6 +35,7 @@ import sqlglot  # this module loads with query_sql's first statement, and sqlglo
 from sqlglot import exp
 
 from ..errors import CapabilityError
+from . import sqlfunctions as funcs
 
 _MAX_VIEW_DEPTH = 8
 _MAX_RECURSION = 6  # passes over a recursive CTE before its columns count as every column
@@ -189,8 +190,12 @@ def _trace(
     opaque |= read - set(tables)
     ctes = {c.alias_or_name.lower() for c in expanded.find_all(exp.CTE)}
     opaque -= ctes
+    catalog = funcs.SECRET_COLUMNS.get(dialect, frozenset())
     secret_read = [
-        Source(t, c.lower()) for t in sorted(read & set(tables)) for c in tables[t] if is_secret(c)
+        Source(t, c.lower())
+        for t in sorted(read & set(tables))
+        for c in tables[t]
+        if is_secret(c) or (t, c.lower()) in catalog
     ]
     secret_read += [Source(t, "*") for t in sorted(opaque)]
     tracer = _Tracer(dialect, tables, opaque, secret_read, is_secret)
@@ -324,6 +329,7 @@ class _Tracer:
         self.opaque = opaque
         self.secret_read = secret_read
         self.is_secret = is_secret
+        self.catalog = {Source(t, c) for t, c in funcs.SECRET_COLUMNS.get(dialect, ())}
         self.touched = False
         self.in_view = 0  # inside a view's definition: the person's SQL, not the model's
 
@@ -334,7 +340,7 @@ class _Tracer:
             if source == EVERY:
                 if self.secret_read:
                     return self.secret_read[0]
-            elif source.table in self.opaque or self.is_secret(source.column):
+            elif source.table in self.opaque or self.is_secret(source.column) or source in self.catalog:
                 return source
         return None
 
@@ -592,7 +598,10 @@ class _Tracer:
         if name in self.opaque or name not in self.tables:
             return Relation(alias, None, [], frozenset({Source(name, "*")}))
         own = [c.lower() for c in self.tables[name]]
-        return _renamed(Relation(alias, own, [frozenset({Source(name, c)}) for c in own]), columns)
+        relation = Relation(alias, own, [frozenset({Source(name, c)}) for c in own])
+        if columns and table.args.get("db"):  # the catalog's order is that of the relation a bare name finds
+            return Relation(alias, None, [], relation.everything)
+        return _renamed(relation, columns)
 
     def _function(self, func: Any, alias: str, columns: list[str], scope: _Scope) -> Relation:
         """A function in FROM makes rows from its arguments: they are used, and its columns come from them."""

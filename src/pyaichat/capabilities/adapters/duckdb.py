@@ -238,9 +238,11 @@ class DuckDBAdapter(DatabaseAdapter):
         with closing(_cursor(value)) as cur:
             rows = cur.execute(
                 "SELECT lower(table_name), column_name FROM duckdb_columns() "
-                "WHERE list_contains(?, lower(table_name)) ORDER BY table_name, column_index",
+                "WHERE list_contains(?, lower(table_name)) ORDER BY "
+                "(database_name = current_database() AND schema_name = current_schema()) DESC, "
+                "database_name, schema_name, table_name, column_index",
                 [wanted],
-            ).fetchall()
+            ).fetchall()  # the relation an unqualified name finds first, its columns in their order
             views = cur.execute(
                 "SELECT lower(view_name), sql FROM duckdb_views() "
                 "WHERE NOT internal AND list_contains(?, lower(view_name))",

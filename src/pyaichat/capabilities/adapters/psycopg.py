@@ -105,12 +105,17 @@ def read_catalog(cur: Any, max_tables: int) -> Catalog:
 
 
 RELATION_COLUMNS_SQL = """
-SELECT lower(table_name), column_name FROM information_schema.columns
-WHERE lower(table_name) = ANY(%(names)s) ORDER BY table_schema, table_name, ordinal_position
-"""
+SELECT lower(c.relname), a.attname FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE lower(c.relname) = ANY(%(names)s) AND c.relkind IN ('r', 'v', 'm', 'f', 'p')
+ORDER BY pg_table_is_visible(c.oid) DESC, n.nspname, c.relname, a.attnum
+"""  # every kind of relation (materialized views and foreign tables too), the one the name finds first
 VIEWS_SQL = """
 SELECT lower(viewname), definition FROM pg_views
 WHERE lower(viewname) = ANY(%(names)s) AND schemaname NOT IN ('pg_catalog', 'information_schema')
+UNION ALL
+SELECT lower(matviewname), definition FROM pg_matviews WHERE lower(matviewname) = ANY(%(names)s)
 """  # the catalog's own views are read by their columns, not their definitions
 
 
