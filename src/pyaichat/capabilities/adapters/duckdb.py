@@ -22,6 +22,7 @@ from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
 from .sqldb import (
+    CELL_CHARS,
     MAX_TABLES,
     Catalog,
     QueryRefused,
@@ -42,6 +43,10 @@ _RELATIONS = (
 _PATH_LIKE = re.compile(r"[/\\*?\[\]{}~:]|\.[a-z0-9]{1,8}$", re.IGNORECASE)  # a file, glob or URL
 _EXPLAIN = re.compile(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
 _PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "repeat", "pragma_table_info"})
+_SMALL_TYPES = (
+    "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+    "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIME", "TIMESTAMP", "INTERVAL", "UUID",
+)  # fmt: skip
 _PARAMETRIC_TYPES = frozenset({"list", "struct", "map", "union", "array", "decimal", "numeric", "enum"})
 _OBJECTS = (
     "SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
@@ -177,6 +182,23 @@ def _names_in(node: Any, functions: set[str], types: set[str], collations: set[s
             _names_in(value, functions, types, collations)
 
 
+def _clipped(cur: Any, sql: str) -> str:
+    """``sql`` with each variable-width value cut to ``CELL_CHARS`` inside DuckDB, before it becomes a
+    Python object (a 300 MB string is not copied into one). Only while DuckDB keeps a subquery's order
+    (``preserve_insertion_order``, its default); a plan is left as it is."""
+    if (
+        _EXPLAIN.match(sql)
+        or not cur.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
+    ):
+        return sql
+    cells = []
+    for i, (name, kind, *_) in enumerate(cur.execute(f"DESCRIBE {sql}").fetchall(), 1):
+        small = str(kind).startswith(_SMALL_TYPES) and not str(kind).endswith("]")
+        cell = f"#{i}" if small else f"left(#{i}::VARCHAR, {CELL_CHARS})"
+        cells.append(f'{cell} AS "{str(name).replace(chr(34), chr(34) * 2)}"')
+    return f"SELECT {', '.join(cells)} FROM ({sql})"
+
+
 def _explained(sql: str) -> str:
     """The statement an ``EXPLAIN [ANALYZE]`` explains (DuckDB serializes only the statement itself)."""
     return _EXPLAIN.sub("", sql, count=1)
@@ -257,12 +279,13 @@ class DuckDBAdapter(DatabaseAdapter):
         with closing(_cursor(value)) as cur:
             _check_sources(cur, sql)
             _check_loaded(cur, sql)
+            cur.execute("SET enable_progress_bar = false")  # this connection's own: nothing on the terminal
             cur.execute("BEGIN TRANSACTION READ ONLY")
             try:
                 with interrupt_after(timeout, cur.interrupt) as fired:
                     try:
-                        cur.execute(sql)
-                        columns, rows, more = fetch(cur, limit)
+                        cur.execute(_clipped(cur, sql))
+                        columns, rows, more, cut = fetch(cur, limit)
                     except Exception as exc:
                         if fired.is_set():
                             raise stopped(timeout) from None
@@ -272,9 +295,8 @@ class DuckDBAdapter(DatabaseAdapter):
                     cur.execute("ROLLBACK")
                 except Exception:
                     pass
-        return Result(
-            columns, rows, more, "a separate DuckDB connection in a READ ONLY transaction, rolled back"
-        )
+        held = "a separate DuckDB connection in a READ ONLY transaction, rolled back"
+        return Result(columns, rows, more, held, cut=cut)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         if not _is_connection(value):

@@ -31,7 +31,7 @@ from typing import Any
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
-from .psycopg import read_catalog, read_relations
+from .psycopg import fetch_bounded, read_catalog, read_relations
 from .sqldb import (
     MAX_TABLES,
     Catalog,
@@ -43,6 +43,7 @@ from .sqldb import (
     stopped,
     tables_for,
 )
+from .sqlite import bound_values, too_big
 
 
 def _engine(value: Any) -> Any:
@@ -154,6 +155,7 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
         elif dialect == "sqlite":
             sqlite_raw = conn.connection.driver_connection
             sqlite_raw.execute("PRAGMA query_only = ON")
+            bound_values(sqlite_raw)
             sqlite_raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             held = "a separate connection with PRAGMA query_only, rolled back"
         elif dialect in ("mysql", "mariadb"):
@@ -242,15 +244,20 @@ class SQLAlchemyAdapter(DatabaseAdapter):
                 # the driver's own cursor, without parameters: no driver reads '%' or ':x' as a placeholder
                 cursor = conn.connection.driver_connection.cursor()
                 try:
-                    cursor.execute(sql)
-                    columns, rows, more = fetch(cursor, limit)
+                    if engine.dialect.name == "postgresql":
+                        columns, rows, more, cut = fetch_bounded(cursor.execute, cursor, sql, limit)
+                    else:
+                        cursor.execute(sql)
+                        columns, rows, more, cut = fetch(cursor, limit)
                 finally:
                     cursor.close()
             except Exception as exc:
                 if _stopped_by_deadline(exc):
                     raise stopped(timeout) from None
-                raise QueryRefused(_ENGINES.get(engine.dialect.name, "The database"), exc) from None
-        return Result(columns, rows, more, held)
+                raise too_big(exc) or QueryRefused(
+                    _ENGINES.get(engine.dialect.name, "The database"), exc
+                ) from None
+        return Result(columns, rows, more, held, cut=cut)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         engine = _engine(value)

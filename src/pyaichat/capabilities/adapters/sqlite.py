@@ -27,6 +27,7 @@ from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
 from .sqldb import (
     MAX_TABLES,
+    RESULT_BYTES,
     Catalog,
     QueryRefused,
     Result,
@@ -99,7 +100,25 @@ def open_reader(conn: Any, timeout: float = 0.2) -> sqlite3.Connection:
     else:
         reader = _memory_copy(conn)
     reader.execute("PRAGMA query_only = ON")
+    bound_values(reader)
     return reader
+
+
+def bound_values(conn: Any) -> None:
+    """SQLite refuses to make or read any value longer than ``RESULT_BYTES`` (``zeroblob(300000000)`` grew
+    the person's process by 0.9 GB): with the rows' own budget, that is the most one query holds."""
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, RESULT_BYTES)
+
+
+def too_big(error: BaseException) -> CapabilityError | None:
+    """The sentence for SQLite's refusal of a value past ``bound_values`` (``None`` for any other error)."""
+    inner = getattr(error, "orig", None) or error
+    if getattr(inner, "sqlite_errorname", "") != "SQLITE_TOOBIG":
+        return None
+    return CapabilityError(
+        f"A value of the query is longer than {RESULT_BYTES // 2**20} MB, the most query_sql lets SQLite "
+        "make or read for one value."
+    )
 
 
 def _quote(path: str) -> str:
@@ -232,14 +251,15 @@ class SqliteAdapter(DatabaseAdapter):
             reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             try:
                 cur = reader.execute(sql)
-                columns, rows, more = fetch(cur, limit)
+                columns, rows, more, cut = fetch(cur, limit)
             except sqlite3.Error as exc:
                 if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
                     raise CapabilityError(
                         f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
                     ) from None
-                raise QueryRefused("SQLite", exc) from None
-        return Result(columns, rows, more, "a separate read-only connection (mode=ro, query_only)")
+                raise too_big(exc) or QueryRefused("SQLite", exc) from None
+        held = "a separate read-only connection (mode=ro, query_only)"
+        return Result(columns, rows, more, held, cut=cut)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         if isinstance_of(value, "sqlite3", "Cursor"):
