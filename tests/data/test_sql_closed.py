@@ -12,6 +12,7 @@ working.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from typing import Any
 
@@ -324,3 +325,50 @@ def test_legitimate_queries_answer_on_every_engine(db):
     both = q(db, "SELECT * FROM users JOIN orders ON orders.user_id = users.id ORDER BY orders.id")
     assert both.ok and NAME in both.text and SECRET[:7] not in both.text
     assert both.text.splitlines()[-1].split()[1] == NAME  # only the password column is masked
+
+
+# -- generated: every road × every wrapping, none carries the value or runs a secret-dependent clause --------
+ROADS = [
+    "u.password", "password", "(SELECT password)", "(SELECT u2.password FROM users u2 LIMIT 1)", "pw_alias",
+    "u", "x", "#3", "COLUMNS('pass.*')", "(SELECT p FROM (SELECT password AS p) s)", "upper(password)",
+    "coalesce(password, 'z')", "CAST(password AS VARCHAR)", "(SELECT pw FROM people LIMIT 1)",
+    "CASE WHEN id = 1 THEN password END",
+]  # fmt: skip
+SOURCES = [
+    "users u", "users AS u(a, b, x)", "(SELECT * FROM users) u", "users u JOIN orders o ON o.user_id = u.id",
+    "users u, LATERAL (SELECT u.password AS pw_alias) AS l", "users u NATURAL JOIN orders",
+    "(SELECT * FROM users UNION ALL SELECT * FROM users) AS u", "users u JOIN people pp ON pp.name = u.name",
+]  # fmt: skip
+WRAPPINGS = {
+    "SELECT {v} AS out FROM {f}": False,
+    "WITH w AS (SELECT {v} AS out FROM {f}) SELECT out FROM w": False,
+    "SELECT (SELECT {v}) AS out FROM {f}": False,
+    "SELECT out FROM (SELECT {v} AS out FROM {f}) AS w WHERE out IS NOT NULL": True,
+    "SELECT count(*) AS n FROM {f} WHERE {v} LIKE 'h%'": True,
+    "SELECT 'a' AS out UNION SELECT {v} FROM {f}": True,
+    "SELECT {v} AS out FROM {f} ORDER BY 1": True,
+}
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_generated_roads_never_carry_the_secret_out(engine, tmp_path):
+    if engine == "sqlite":
+        conn = sqlite3.connect(tmp_path / "roads.db")
+    else:
+        conn = pytest.importorskip("duckdb").connect()
+    for sql in SETUP:
+        conn.execute(sql)
+    conn.commit()
+    session = Session({"db": conn})
+    config = Config(audit=False, tool_timeout=5)
+    ran = 0
+    pairs = itertools.product(WRAPPINGS.items(), ROADS)  # each pair through one source, in turn (105 queries)
+    for ((wrapping, decides), road), source in zip(pairs, itertools.cycle(SOURCES)):
+        sql = wrapping.format(v=road, f=source)
+        result = call(session, "query_sql", {"connection": "db", "sql": sql}, config=config)
+        everything = (result.text or "") + (result.error or "")
+        assert SECRET[:7] not in everything, (sql, everything)
+        assert not (decides and result.ok), (sql, result.text)  # the secret would decide rows or order
+        ran += result.ok
+    assert ran > 10  # the selected roads still answer (masked)
+    conn.close()

@@ -83,9 +83,7 @@ def test_postgresql_sends_only_the_rows_asked_for_each_value_cut_on_the_server(p
         <= CELL_CHARS
     )
     # the rows after the fourth are never computed (a client-side cursor computes and buffers them all)
-    many = q(
-        pg, "SELECT g, g / (g - 11) AS v FROM generate_series(1, 100) AS g", limit=3
-    )
+    many = q(pg, "SELECT g, g / (g - 11) AS v FROM generate_series(1, 100) AS g", limit=3)
     assert many.ok and "row limit reached" in many.text, many.error
     typed = q(pg, "SELECT 1 AS n, true AS b, 2.5::float8 AS f, 'x'::text AS t, now() > now() AS later")
     assert typed.ok and typed.text.splitlines()[-1].split()[:5] == ["1", "True", "2.5", "x", "False"]

@@ -87,7 +87,9 @@ def _refused(exc: Exception, traced: Any) -> Exception:
     if isinstance(exc, CapabilityError) and not isinstance(exc, QueryRefused):
         return exc  # stopped at the deadline, could not connect …
     refused = exc if isinstance(exc, QueryRefused) else QueryRefused("The database", exc)
-    return CapabilityError(refused.hidden(traced.reach[0]) if traced.touches_secret else refused.detail)
+    if not traced.touches_secret:
+        return CapabilityError(refused.detail)
+    return CapabilityError(refused.hidden(traced.reach[0] if traced.reach else "a secret column"))
 
 
 def _trace(database: Any, value: Any, checked: Any, timeout: float, masker: Any) -> Any:

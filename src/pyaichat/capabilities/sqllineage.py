@@ -288,7 +288,7 @@ class _Scope:
 
 _SELECT_ARGS = {
     "with_", "expressions", "distinct", "from_", "joins", "laterals", "where", "group", "having", "qualify",
-    "windows", "order", "limit", "offset", "kind", "hint",
+    "windows", "order", "limit", "offset", "hint",
 }  # fmt: skip
 _SETOP_ARGS = {
     "with_", "this", "expression", "distinct", "by_name", "order", "limit", "offset", "side", "kind",
@@ -503,7 +503,7 @@ class _Tracer:
                 ]
             )
         flows = shape.flows if shape.outputs is not None else [shape.union()]
-        if node.args.get("distinct") or not isinstance(node, exp.Union):
+        if node.args.get("distinct") is not False or not isinstance(node, exp.Union):  # only ALL keeps all
             kind = node.key.upper()
             for flow in flows:
                 self.use(flow, f"{kind} (which compares rows)", node)
