@@ -272,3 +272,17 @@ def test_a_long_chain_is_traced_without_recursion():
     assert masked(f"SELECT id FROM users WHERE {chain}") == set()
     with pytest.raises(CapabilityError, match=r"users\.password in the WHERE clause"):
         traced(f"SELECT id FROM users WHERE {chain} OR password = 'x'")
+
+
+def test_a_recursive_cte_is_read_until_its_columns_stop_changing():
+    """The secret reaches the last column only after eleven readings of the recursive part: its WHERE is
+    refused then, not passed because the first readings saw nothing."""
+    columns = ", ".join(f"c{i}" for i in range(12))
+    rotated = ", ".join(f"c{(i - 1) % 12}" for i in range(12))  # c0 moves one column a reading
+    ones = ", ".join(["1"] * 11)
+    sql = (
+        f"WITH RECURSIVE r({columns}) AS (SELECT password, {ones} FROM users UNION ALL "
+        f"SELECT {rotated} FROM r WHERE c11 > 'a' AND c1 < 9) SELECT 1 AS x FROM r"
+    )
+    with pytest.raises(CapabilityError, match=r"users\.password"):
+        traced(sql)

@@ -119,4 +119,7 @@ def _trace(database: Any, value: Any, checked: Any, timeout: float, masker: Any)
         views.update(found_views)
         for sql in found_views.values():
             wanted |= referenced_names(sql, checked.dialect)
-    return trace(checked.tree, checked.dialect, tables, views, masker.is_secret_name)
+    try:
+        return trace(checked.tree, checked.dialect, tables, views, masker.is_secret_name)
+    except RecursionError:
+        raise CapabilityError("The SQL is nested too deeply for query_sql to trace it.") from None

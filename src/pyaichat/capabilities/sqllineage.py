@@ -17,12 +17,13 @@ for every position of a statement:
 
 Every column reference is resolved through the statement's own scopes (derived tables, CTEs, laterals,
 correlated subqueries, alias column lists, ``USING``/``NATURAL``, ``*`` with ``EXCLUDE``/``REPLACE``/
-``RENAME``) to the relation columns it reads, with each view replaced by its definition. **It fails closed**:
-a reference that cannot be resolved to columns (a positional ``#3``, ``COLUMNS(…)``, a relation used as a
-value, a column of a relation whose columns cannot be read, a name no relation has) counts as every column
-of every relation the statement reads; a construct the resolver does not model makes it refuse the statement
-when a secret column is within its reach. After the query, a result whose columns are not the ones predicted
-(their number, or the names a ``*`` gives) is masked whole.
+``RENAME``, DuckDB's ``#3``) to the relation columns it reads, with each view replaced by its definition (a
+view's own clauses are the person's: traced, never refused). **It fails closed**: a reference that cannot be
+resolved to columns (``COLUMNS(…)``, a relation used as a value, a column of a relation whose columns cannot
+be read, a name no relation has) counts as every column of every relation the statement reads; a construct
+the resolver does not model makes it refuse the statement when a secret column is within its reach. After
+the query, a result whose columns are not the ones predicted (their number, or the names a ``*`` gives) is
+masked whole.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ..errors import CapabilityError
 from . import sqlfunctions as funcs
 
 _MAX_VIEW_DEPTH = 8
-_MAX_RECURSION = 6  # passes over a recursive CTE before its columns count as every column
+_MAX_RECURSION = 6  # passes over a recursive CTE (and one per column) before it is called untraceable
 
 
 @dataclass(frozen=True)
@@ -165,19 +166,6 @@ def trace(
     ``views``: view name → its defining SQL) and refuse, with ``CapabilityError``, a secret column used
     anywhere but as a selected value. ``sqlcheck.check_relations`` refuses, on the statement with its views
     expanded, the relations that expose values."""
-    try:
-        return _trace(tree, dialect, tables, views, is_secret)
-    except RecursionError:
-        raise CapabilityError("The SQL is nested too deeply for query_sql to trace it.") from None
-
-
-def _trace(
-    tree: Any,
-    dialect: str,
-    tables: Mapping[str, list[str]],
-    views: Mapping[str, str],
-    is_secret: Callable[[str], bool],
-) -> Trace:
     from .sqlcheck import check_relations  # sqlcheck loads sqlglot too: both with the first query
 
     opaque: set[str] = set()
@@ -300,13 +288,13 @@ _VALUE_NAMES = """
     ILike IntDiv Is LT LTE Like Mod Mul NEQ NullSafeEQ NullSafeNEQ Overlaps SimilarTo Sub Distance Kwarg
     Adjacent ExtendsLeft ExtendsRight BitwiseNot Neg Not All Any AtTimeZone Between Bracket DataTypeParam
     Distinct Filter Where FromTimeZone GroupingSets Cube Rollup IgnoreNulls RespectNulls In Interval
-    IntervalSpan Order Ordered Slice Tuple WithinGroup PropertyEQ Introducer Aliases
+    IntervalSpan Order Ordered Slice Tuple WithinGroup PropertyEQ Introducer Aliases WindowSpec
 """
 _VALUE_KINDS = frozenset(_VALUE_NAMES.split())  # computed from their children alone
 _CONSTANT_KINDS = (
     exp.Literal, exp.Null, exp.Boolean, exp.DataType, exp.Identifier, exp.BitString, exp.ByteString,
     exp.HexString, exp.National, exp.RawString, exp.UnicodeString, exp.Heredoc, exp.JSONPath,
-    exp.JSONPathPart, exp.WindowSpec, exp.LimitOptions,
+    exp.JSONPathPart, exp.LimitOptions,
 )  # fmt: skip
 _PSEUDO_COLUMNS = {
     "sqlite": {"rowid", "oid", "_rowid_"},
@@ -397,15 +385,16 @@ class _Tracer:
                 scope.ctes[name] = _relation(name, self.query(cte.this, scope), columns)
 
     def _recursive(self, body: Any, name: str, columns: list[str], scope: _Scope) -> Relation:
-        """A recursive CTE, read again with its own columns until they stop changing."""
+        """A recursive CTE, read again with its own columns until they stop changing (each reading checks
+        its clauses with what its columns carry so far; the last one, with all they can carry)."""
         current = Relation(name, columns or None, [NOTHING] * len(columns))
-        for _ in range(_MAX_RECURSION):
+        for _ in range(_MAX_RECURSION + len(columns)):
             scope.ctes[name] = current
             found = _relation(name, self.query(body, scope), columns)
             if found.names == current.names and found.flows == current.flows and found.extra == current.extra:
                 return found
             current = found
-        return Relation(name, None, [], frozenset({EVERY}))
+        raise Untraceable(f"the recursive CTE {name}, whose columns keep changing")
 
     def _select(self, node: Any, parent: _Scope | None) -> Shape:
         self._check_args(node, _SELECT_ARGS, "this SELECT")
