@@ -55,6 +55,9 @@ def pg_closed(pg_server) -> str:
         setup.execute("CREATE VIEW my_stats AS SELECT attname, most_common_vals::text AS vals FROM pg_stats")
         setup.execute("CREATE MATERIALIZED VIEW logins AS SELECT name, password AS p FROM users")
         setup.execute(f"ALTER TABLE orders ADD COLUMN note text DEFAULT '{MISSING}'")
+        setup.execute(  # a function's own setting: where a key can be kept, like ALTER DATABASE … SET
+            f"CREATE FUNCTION keyed() RETURNS int LANGUAGE sql SET app.jwt_secret = '{SECRET}' AS 'SELECT 1'"
+        )
         setup.execute("ANALYZE users")
     return uri
 
@@ -256,6 +259,10 @@ def test_postgresql_catalog_columns_that_hold_values_are_secret_and_materialized
     assert shown.ok and "note" in shown.text and MISSING not in shown.text, shown.error
     probed = q(db, "SELECT attname FROM pg_attribute WHERE attmissingval::text LIKE '%h%'")
     assert not probed.ok and "pg_attribute.attmissingval" in probed.error
+    configured = q(db, "SELECT proname, proconfig FROM pg_proc WHERE proname = 'keyed'")
+    assert configured.ok and "keyed" in configured.text and SECRET[:7] not in configured.text
+    probed = q(db, "SELECT proname FROM pg_proc WHERE array_to_string(proconfig, ',') LIKE '%h%'")
+    assert not probed.ok and "pg_proc.proconfig" in probed.error
     selected = q(db, "SELECT p FROM logins")  # a materialized view: traced through its definition
     assert selected.ok and "<redacted>" in selected.text and SECRET[:7] not in selected.text
     filtered = q(db, "SELECT count(*) AS n FROM logins WHERE p LIKE 'h%'")

@@ -225,11 +225,17 @@ _DUCKDB_RELATIONS = {
 _SQLITE_RELATIONS = {VALUES: "sqlite_stat3 sqlite_stat4 sqlite_dbpage"}
 # Columns of catalog relations that hold what a secret-named column would: masked when selected, refused
 # anywhere else (``sqllineage``), like `password` in a table of the person's. Per-role and per-database
-# settings are where `ALTER DATABASE … SET "app.jwt_secret" TO '…'` keeps a key (PostgREST's recipe);
+# settings are where `ALTER DATABASE … SET "app.jwt_secret" TO '…'` keeps a key (PostgREST's recipe), and
+# a function's own settings (`ALTER FUNCTION f SET app.jwt_secret = '…'`) are the same kind of place;
 # `attmissingval` is the value every older row holds of a column added with a default.
 SECRET_COLUMNS: dict[str, frozenset[tuple[str, str]]] = {
     "postgres": frozenset(
-        {("pg_roles", "rolconfig"), ("pg_user", "useconfig"), ("pg_attribute", "attmissingval")}
+        {
+            ("pg_roles", "rolconfig"),
+            ("pg_user", "useconfig"),
+            ("pg_proc", "proconfig"),
+            ("pg_attribute", "attmissingval"),
+        }
     ),
     "duckdb": frozenset(),
     "sqlite": frozenset(),

@@ -109,8 +109,10 @@ def take_rows(
 
 
 def _clipped(value: Any) -> Any:
-    if isinstance(value, (str, bytes, bytearray)) and len(value) > CELL_CHARS:
-        return value[:CELL_CHARS] + ("…" if isinstance(value, str) else b"...")
+    if isinstance(value, str) and len(value) > CELL_CHARS:
+        return value[:CELL_CHARS] + "…"
+    if isinstance(value, (bytes, bytearray)) and len(value) > CELL_CHARS:
+        return bytes(value[:CELL_CHARS]) + b"..."
     return value
 
 
