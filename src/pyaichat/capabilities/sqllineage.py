@@ -714,9 +714,8 @@ class _Tracer:
             self.use(flow, inner, node)
             return flow
         if isinstance(node, (exp.PositionalColumn, exp.Columns)):
-            flow = _positional_column(node, scope)
-            if flow is None:
-                flow = scope.everything() | {EVERY}
+            traced = _positional_column(node, scope)
+            flow = scope.everything() | {EVERY} if traced is None else traced
             self.use(flow, where, node)
             return flow
         if isinstance(node, exp.Var):
