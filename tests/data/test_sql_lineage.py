@@ -274,6 +274,35 @@ def test_a_long_chain_is_traced_without_recursion():
         traced(f"SELECT id FROM users WHERE {chain} OR password = 'x'")
 
 
+def test_columns_that_double_at_each_step_are_refused_before_they_cost_seconds():
+    """`SELECT *` over a self-join, twenty CTEs deep, is 3 million columns: 15 s of the resolver's CPU in the
+    person's process, where no deadline stops it. It is refused at a bound; a short chain still passes."""
+    steps = [f"t{i} AS (SELECT * FROM t{i - 1}, t{i - 1} x{i})" for i in range(1, 20)]
+    sql = "WITH t0 AS (SELECT id, name FROM users), " + ", ".join(steps) + " SELECT 1 AS one FROM t19"
+    with pytest.raises(CapabilityError, match=r"more than 100,000 columns"):
+        traced(sql)
+    assert (
+        masked(
+            "WITH t0 AS (SELECT id, name FROM users), " + ", ".join(steps[:5]) + " SELECT 1 AS one FROM t5"
+        )
+        == set()
+    )
+
+
+def test_views_that_read_views_many_times_are_refused_at_a_bound():
+    """Each use of a view is read again: eight levels of views that each read the one below four times are
+    65,536 copies of the first; refused once their definitions pass the bound, not traced for seconds."""
+    views = {"v0": "SELECT id, name FROM users"}
+    for level in range(1, 8):
+        views[f"v{level}"] = (
+            f"SELECT a.id FROM v{level - 1} a, v{level - 1} b, v{level - 1} c, v{level - 1} d"
+        )
+    tables = {**TABLES, **{name: ["id"] for name in views}}
+    with pytest.raises(CapabilityError, match=r"views expand to more than 20,000 parts"):
+        traced("SELECT id FROM v7", tables=tables, views=views)
+    assert traced("SELECT id FROM v2", tables=tables, views=views).masked(["id"]) == set()
+
+
 def test_a_recursive_cte_is_read_until_its_columns_stop_changing():
     """The secret reaches the last column only after eleven readings of the recursive part: its WHERE is
     refused then, not passed because the first readings saw nothing."""

@@ -39,6 +39,12 @@ from ..errors import CapabilityError
 from . import sqlfunctions as funcs
 
 _MAX_VIEW_DEPTH = 8
+# What one statement may make the resolver read, so its CPU in the person's process (where no deadline can
+# stop it) stays within a second or so: the nodes of the view definitions it expands (a view read twice by
+# a view read twice … doubles at each level) and the columns of the relations it builds (`SELECT *` over a
+# self-join in a chain of CTEs doubles them at each step: twenty steps were 3 million columns, 15 s).
+_MAX_VIEW_NODES = 20_000
+_MAX_COLUMNS = 100_000
 _MAX_RECURSION = 6  # passes over a recursive CTE (and one per column) before it is called untraceable
 
 
@@ -172,7 +178,7 @@ def trace(
     read = referenced_names(tree, dialect)
     expanded = tree
     if read & set(views):  # the statement (not the checked tree) gets each view's definition in its place
-        expanded = _expand_views(tree.copy(), dialect, views, opaque, 0)
+        expanded = _Views(dialect, views, opaque).expand(tree.copy())
         check_relations(expanded, dialect)
         read = referenced_names(expanded, dialect)
     opaque |= read - set(tables)
@@ -212,39 +218,73 @@ def _reads(secret_read: list[Source]) -> str:
 
 
 # -- views ---------------------------------------------------------------------------------------------------
-def _expand_views(tree: Any, dialect: str, views: Mapping[str, str], opaque: set[str], depth: int) -> Any:
-    """``tree`` with each view replaced by its definition (a subquery under the view's name or alias, its
-    column list kept); a definition that cannot be read leaves the view opaque."""
-    if depth > _MAX_VIEW_DEPTH:
-        raise CapabilityError("The query's views are nested too deep for query_sql to trace them.")
-    for table in list(tree.find_all(exp.Table)):
-        name = table.name.lower()
-        if not isinstance(table.this, exp.Identifier) or name not in views:
-            continue
-        try:
-            body = sqlglot.parse_one(views[name], read=dialect or None)
-        except Exception:
-            opaque.add(name)
-            continue
-        columns: list[Any] = []
-        if isinstance(body, exp.Create):
-            if isinstance(body.this, exp.Schema):
-                columns = [exp.to_identifier(c.name) for c in body.this.expressions]
-            body = body.expression
-        if not isinstance(body, exp.Query):
-            opaque.add(name)
-            continue
-        body = _expand_views(body, dialect, views, opaque, depth + 1)
-        alias = exp.TableAlias(this=exp.to_identifier(table.alias or table.name))
-        given = table.args.get("alias")
-        if given is not None and given.columns:
-            columns = [c.copy() for c in given.columns]
-        if columns:
-            alias.set("columns", columns)
-        view = exp.Subquery(this=body, alias=alias)
-        view.meta["view"] = name
-        table.replace(view)
-    return tree
+@dataclass
+class _Views:
+    """The person's views as the statement reads them: each definition parsed once, and the nodes of the
+    definitions put in its place counted for the whole statement (``_MAX_VIEW_NODES``)."""
+
+    dialect: str
+    definitions: Mapping[str, str]
+    opaque: set[str]
+    parsed: dict[str, Any] = field(default_factory=dict)
+    spent: int = 0
+
+    def body(self, name: str) -> tuple[Any, list[Any]] | None:
+        """The view's query and its column list (``None``: its definition cannot be read)."""
+        if name not in self.parsed:
+            self.parsed[name] = _definition(self.definitions[name], self.dialect)
+        found = self.parsed[name]
+        if found is None:
+            return None
+        body, columns = found
+        self.spent += sum(1 for _ in body.walk())
+        if self.spent > _MAX_VIEW_NODES:
+            raise CapabilityError(
+                f"The query's views expand to more than {_MAX_VIEW_NODES:,} parts of SQL (each use of a view "
+                "is read again), more than query_sql traces."
+            )
+        return body.copy(), [c.copy() for c in columns]
+
+    def expand(self, tree: Any, depth: int = 0) -> Any:
+        """``tree`` with each view replaced by its definition (a subquery under the view's name or alias,
+        its column list kept); a definition that cannot be read leaves the view opaque."""
+        if depth > _MAX_VIEW_DEPTH:
+            raise CapabilityError("The query's views are nested too deep for query_sql to trace them.")
+        for table in list(tree.find_all(exp.Table)):
+            name = table.name.lower()
+            if not isinstance(table.this, exp.Identifier) or name not in self.definitions:
+                continue
+            found = self.body(name)
+            if found is None:
+                self.opaque.add(name)
+                continue
+            body, columns = found
+            body = self.expand(body, depth + 1)
+            alias = exp.TableAlias(this=exp.to_identifier(table.alias or table.name))
+            given = table.args.get("alias")
+            if given is not None and given.columns:
+                columns = [c.copy() for c in given.columns]
+            if columns:
+                alias.set("columns", columns)
+            view = exp.Subquery(this=body, alias=alias)
+            view.meta["view"] = name
+            table.replace(view)
+        return tree
+
+
+def _definition(sql: str, dialect: str) -> tuple[Any, list[Any]] | None:
+    try:
+        body = sqlglot.parse_one(sql, read=dialect or None)
+    except Exception:
+        return None
+    columns: list[Any] = []
+    if isinstance(body, exp.Create):
+        if isinstance(body.this, exp.Schema):
+            columns = [exp.to_identifier(c.name) for c in body.this.expressions]
+        body = body.expression
+    if not isinstance(body, exp.Query):
+        return None
+    return body, columns
 
 
 # -- the resolver --------------------------------------------------------------------------------------------
@@ -320,6 +360,7 @@ class _Tracer:
         self.catalog = {Source(t, c) for t, c in funcs.SECRET_COLUMNS.get(dialect, ())}
         self.touched = False
         self.in_view = 0  # inside a view's definition: the person's SQL, not the model's
+        self.columns = 0  # the columns of every relation built so far (bounded: ``_MAX_COLUMNS``)
 
     # -- what is secret ------------------------------------------------------------------------------------
     def secret(self, flow: Flow) -> Source | None:
@@ -359,9 +400,19 @@ class _Tracer:
 
     # -- queries -------------------------------------------------------------------------------------------
     def query(self, node: Any, parent: _Scope | None) -> Shape:
+        shape = self._query(node, parent)
+        self.columns += len(shape.outputs or ())
+        if self.columns > _MAX_COLUMNS:
+            raise CapabilityError(
+                f"The query builds more than {_MAX_COLUMNS:,} columns in its subqueries and CTEs, more than "
+                "query_sql traces."
+            )
+        return shape
+
+    def _query(self, node: Any, parent: _Scope | None) -> Shape:
         if isinstance(node, exp.Subquery):
             self._check_args(node, {"this", "alias"}, "a subquery")
-            return self.query(node.this, parent)
+            return self._query(node.this, parent)
         if isinstance(node, exp.Select):
             return self._select(node, parent)
         if isinstance(node, exp.SetOperation):

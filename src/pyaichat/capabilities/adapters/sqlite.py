@@ -106,8 +106,9 @@ def open_reader(conn: Any, timeout: float = 0.2) -> sqlite3.Connection:
 
 def bound_values(conn: Any) -> None:
     """SQLite refuses to make or read any value longer than ``RESULT_BYTES`` (``zeroblob(300000000)`` grew
-    the person's process by 0.9 GB): with the rows' own budget, that is the most one query holds. Python 3.10's
-    ``sqlite3`` has no ``setlimit``: there the bound is SQLite's own (1 GB a value), as the README says."""
+    the person's process by 0.9 GB): with the rows' own budget, that is the most one query holds. Python
+    3.10's ``sqlite3`` has no ``setlimit``: there the bound is SQLite's own (1 GB a value), as the README
+    says."""
     setlimit = getattr(conn, "setlimit", None)
     if setlimit is not None:
         setlimit(getattr(sqlite3, "SQLITE_LIMIT_LENGTH", 0), RESULT_BYTES)
