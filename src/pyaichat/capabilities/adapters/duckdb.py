@@ -214,8 +214,10 @@ def _walk(node: Any, ctes: set[str], sources: list[tuple[str, tuple[str, str, st
                     ctes.add(key.lower())
         kind = node.get("type")
         if kind == "BASE_TABLE":
-            parts = (node.get("catalog_name"), node.get("schema_name"), node.get("table_name"))
-            sources.append((kind, tuple(str(p or "") for p in parts)))  # type: ignore[arg-type]
+            catalog, schema, table = (
+                str(node.get(key) or "") for key in ("catalog_name", "schema_name", "table_name")
+            )
+            sources.append((kind, (catalog, schema, table)))
         elif kind == "TABLE_FUNCTION":
             func = node.get("function") or {}
             sources.append((kind, ("", "", str(func.get("function_name", "?")))))
