@@ -52,6 +52,7 @@ _EXPLAIN_OPTIONS = {
 }  # fmt: skip
 _quiet = contextvars.ContextVar("sqlcheck_quiet", default=False)
 MAX_CHARS = 10_000  # benchmarks/query_sql.py: the slowest shapes of this size cost ~0.2 s of CPU
+MAX_NESTING = 100  # parentheses deep: a fixed bound, not whatever recursion limit the process has now
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,24 @@ class Checked:
     tree: Any  # the sqlglot tree of the statement (of what EXPLAIN explains)
     explain: bool = False
     runs_statement: bool = False  # EXPLAIN ANALYZE runs what it explains
+
+
+def _nesting(text: str) -> int:
+    """How deep the statement's parentheses go outside quotes (the parser's and the tracer's recursion
+    follows them; bounded here so that the answer does not depend on the interpreter's recursion limit)."""
+    deepest = depth = 0
+    quote = ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    return deepest
 
 
 def dialect_of(name: str) -> str:
@@ -82,6 +101,8 @@ def check(sql: str, dialect: str = "") -> Checked:
             f"The SQL is {len(text):,} characters long; query_sql reads statements of at most {MAX_CHARS:,} "
             "(shorten it, e.g. with a CTE or a join instead of a long literal list)."
         )
+    if _nesting(text) > MAX_NESTING:
+        raise CapabilityError("The SQL is nested too deeply for query_sql to read it.")
     token = _quiet.set(True)
     try:
         if dialect == "postgres":
