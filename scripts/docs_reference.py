@@ -88,8 +88,8 @@ def settings_table() -> str:
 
     flags = flags_by_setting()
     rows = [
-        "| setting | type | default | bounds | environment | flag | what it does |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| setting · environment variable · flag | type · default · bounds | what it does |",
+        "| --- | --- | --- |",
     ]
     for name, setting in SETTINGS.items():
         env = f"`{ENV_PREFIX}{name.upper()}`"
@@ -97,15 +97,11 @@ def settings_table() -> str:
             env += " (comma-separated)"
         if name == "color":
             env += ", `NO_COLOR`"
-        cells = [
-            f"`{name}`",
-            kind_text(setting),
-            default_text(setting),
-            bounds_text(setting),
-            env,
-            flags.get(name, ""),
-            setting.description.replace("|", "\\|"),
-        ]
+        where = [f"**`{name}`**", env] + ([flags[name]] if name in flags else [])
+        kind = [kind_text(setting), "default " + default_text(setting)]
+        if setting.bounds:
+            kind.append(bounds_text(setting))
+        cells = ["<br>".join(where), "<br>".join(kind), setting.description.replace("|", "\\|")]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

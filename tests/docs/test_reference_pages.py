@@ -31,7 +31,7 @@ def test_every_setting_is_a_row_of_the_configuration_page(reference):
 
     page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for name, setting in SETTINGS.items():
-        assert f"| `{name}` |" in page and setting.description.replace("|", "\\|") in page, name
+        assert f"**`{name}`**" in page and setting.description.replace("|", "\\|") in page, name
 
 
 def test_a_setting_the_page_does_not_say_fails_the_check(reference, monkeypatch, capsys):
