@@ -29,24 +29,43 @@ def statuses(answer: str, *seen: Seen, question: str = "", picture: str = "") ->
 
 
 def test_number_tokens_of_every_written_form():
-    text = "-3.5%, 1,234.5 and 1.2e-3; 0.59 percentage points; (12,) $491.43. | 7 |"
-    assert [n.text for n in numbers_in(text)] == ["-3.5%", "1,234.5", "1.2e-3", "0.59%", "12", "491.43", "7"]
+    text = (
+        "-3.5%, 1,234.5 and 1.2e-3; 0.59 percentage points; (12,) $491.43. | 7 | 2.4M, 3.01 million, 48.2bn"
+    )
+    found = numbers_in(text)
+    assert [n.text for n in found] == [
+        "-3.5%", "1,234.5", "1.2e-3", "0.59 percentage points", "12", "$491.43", "7", "2.4M", "3.01 million",
+        "48.2bn",
+    ]  # fmt: skip
+    assert [n.value for n in found[-3:]] == [2.4e6, 3.01e6, 48.2e9]
+    assert found[3].pp and found[0].pct and not found[0].pp
+
+
+def test_dates_are_read_as_days():
+    found = numbers_in("peaked on 17 May 2024, on May 17 and 2024-05-17 04:00 or 17/05/2024; jan 56.3k")
+    assert [n.date for n in found[:4]] == [(2024, 5, 17), (0, 5, 17), (2024, 5, 17), (2024, 5, 17)]
+    assert (found[4].text, found[4].date) == ("56.3k", None)
 
 
 def test_pieces_of_words_dates_times_and_versions_are_not_numbers():
-    assert numbers_in("float64 x2 utf-8 10:30 python 3.12.1 0x7fcc 6th 2D") == []
+    assert numbers_in("float64 x2 utf-8 10:30 python 3.12.1 0x7fcc 6th 2D 16px 3.x") == []
 
 
 def test_equal_at_the_answers_precision_and_ratios_as_percentages():
-    assert statuses("About 11, or 11.20 exactly; 1,200 rows.", MEAN, ROWS) == [
+    assert statuses("The mean price is about 11, or 11.20 exactly; 1,200 rows.", MEAN, ROWS) == [
         ("11", SUPPORTED),
         ("11.20", SUPPORTED),
         ("1,200", SUPPORTED),
     ]
-    assert statuses("12.5% of prices are above 12; a fall of -11.2.", SHARE, MEAN, question="above 12?") == [
-        ("12.5%", SUPPORTED),
-        ("-11.2", SUPPORTED),
+    # an 11 that no word ties to the mean is not "found" (an 11 is found anywhere); an 11.20 is not by chance
+    assert statuses("About 11, or 11.20 exactly.", MEAN) == [("11", NOT_FOUND), ("11.20", SUPPORTED)]
+    assert statuses("12.5% of prices are above 12.", SHARE, question="above 12?") == [("12.5%", SUPPORTED)]
+    change = Seen("eval_expr(df.price.diff().iloc[-1])", "float64 -3.2", "df.price.diff().iloc[-1]")
+    assert statuses("The price fell by 3.2, a change of -3.2.", change) == [
+        ("3.2", SUPPORTED),
+        ("-3.2", SUPPORTED),
     ]
+    assert statuses("The price rose by 3.2.", change) == [("3.2", CONTRADICTED)]
     assert statuses("11.3 and 1,250", MEAN, ROWS) == [("11.3", NOT_FOUND), ("1,250", NOT_FOUND)]
 
 
@@ -82,11 +101,15 @@ def test_a_sentence_that_states_the_value_somewhere_is_not_contradicted():
     assert statuses("The mean of price over 9 rows is 11.2.", MEAN) == [("9", NOT_FOUND), ("11.2", SUPPORTED)]
 
 
-def test_two_quantities_in_one_sentence_are_never_contradicted():
+def test_quantities_named_before_their_values_are_paired_in_order():
     other = Seen("eval_expr(df.qty.mean())", "float64 4.4", "df.qty.mean()")
-    assert statuses("`df.price.mean()` and `df.qty.mean()` are 12.5 and 4.1.", MEAN, other) == [
-        ("12.5", NOT_FOUND),
-        ("4.1", NOT_FOUND),
+    assert statuses("`df.price.mean()` and `df.qty.mean()` are 11.2 and 4.4.", MEAN, other) == [
+        ("11.2", SUPPORTED),
+        ("4.4", SUPPORTED),
+    ]
+    assert statuses("`df.price.mean()` and `df.qty.mean()` are 4.4 and 11.2.", MEAN, other) == [
+        ("4.4", CONTRADICTED),
+        ("11.2", CONTRADICTED),
     ]
 
 
@@ -106,12 +129,12 @@ def test_a_misreported_table_cell_is_contradicted_even_when_it_matches_elsewhere
     assert found.receipts[3].shown == "8.000000"
 
 
-def test_lines_for_receipts_name_the_call_or_say_none_did():
+def test_lines_for_receipts_say_what_each_number_was_tied_to_and_why():
     found = check("The mean of price is 12.5. There are 1,200 rows and 3 cats.", [MEAN, ROWS])
     assert found.lines() == [
-        ("12.5", "CONTRADICTED: eval_expr(df.price.mean()) returned 11.2"),
-        ("1,200", "found in eval_expr(len(df)): 1200"),
-        ("3", "not found: no result of this turn showed it"),
+        ("⚠ 12.5", 'mean of price = 11.2, not 12.5 · by "mean", "price" · eval_expr(df.price.mean())'),
+        ("✓ 1,200", 'rows of df = 1200 · by "rows" · eval_expr(len(df))'),
+        ("· 3", "not found · no result of this turn showed it"),
     ]
 
 
@@ -120,6 +143,7 @@ def test_the_session_picture_counts_as_a_source():
     assert [(r.number, r.status, r.source) for r in found.receipts] == [
         ("20", SUPPORTED, "the session picture")
     ]
+    assert found.summary() == "receipts: no tool ran this turn · 1 of 1 number found in the session picture"
 
 
 # -- through the controller (a scripted in-process model) ---------------------------------------------------
@@ -143,8 +167,8 @@ def test_an_answer_is_followed_by_its_receipts(ctrl, recorder, fake, session):
     (page,) = recorder.of("page")
     assert page.sections[0].title == event.summary
     assert page.sections[0].rows == [
-        ("12.5", "CONTRADICTED: eval_expr(df.price.mean()) returned 11.2"),
-        ("4", "found in the session picture: 4"),
+        ("⚠ 12.5", 'mean of price = 11.2, not 12.5 · by "mean", "price" · eval_expr(df.price.mean())'),
+        ("✓ 4", 'rows of df = 4 · by "rows" · the session picture'),
     ]
     turn = ctrl.journal.turns[-1]
     assert turn.receipts == f"{event.summary}\nwarning: {event.warnings[0]}"
@@ -228,4 +252,47 @@ def test_several_quantities_in_one_sentence_each_take_the_numbers_after_them():
     assert statuses("`df.price.mean()` is 11.2 and `df.qty.mean()` is 4.9.", MEAN, other) == [
         ("11.2", SUPPORTED),
         ("4.9", CONTRADICTED),
+    ]
+
+
+WEEKS = Seen(
+    "run_python(a = visits.iloc[-7:].sum() …)",
+    "17911 17597 1.78",
+    code="a = visits.iloc[-7:].sum()\nb = visits.iloc[-14:-7].sum()\n"
+    "print(a, b, round((a - b) / b * 100, 2))",
+)
+DAYS = Seen(
+    "run_python(d = readings.temp_c.resample('D').mean() …)",
+    "22.09 22.49\n0.41",
+    code="d = readings.set_index('time').temp_c.resample('D').mean()\n"
+    "print(round(d.iloc[0], 2), round(d.iloc[-1], 2))\nprint(round(d.iloc[-1] - d.iloc[0], 2))",
+)
+
+
+def test_where_in_a_series_a_number_is_said_to_sit_names_its_value():
+    # the previous week's total given for the final week's (each value was shown, under the other word)
+    swapped = "The final week saw 17,597 visits against 17,911 in the previous one."
+    assert statuses(swapped, WEEKS)[0] == ("17,597", CONTRADICTED)
+    assert statuses("The final week saw 17,911 visits against 17,597 in the previous one.", WEEKS) == [
+        ("17,911", SUPPORTED),
+        ("17,597", SUPPORTED),
+    ]
+    # "from" is the first day's mean (not a minimum: the mean is named), and the last day's is not the first's
+    wrong = "The daily mean temperature increased from 22.49 °C to 22.09 °C over the two weeks."
+    assert statuses(wrong, DAYS) == [("22.49", CONTRADICTED), ("22.09", CONTRADICTED)]
+    right = "The daily mean temperature increased from 22.09 °C to 22.49 °C over the two weeks."
+    assert [s for _, s in statuses(right, DAYS)] == [SUPPORTED, SUPPORTED]
+
+
+def test_up_to_starts_the_range_end_it_is_written_before():
+    low = Seen("eval_expr(weather.temp.min())", "float64 -11.5", "weather.temp.min()")
+    high = Seen("eval_expr(weather.temp.max())", "float64 22.1", "weather.temp.max()")
+    # "°C to" is not the noun of the first number: "to" makes the second the maximum
+    assert statuses("Temperatures ranged from -11.5 °C to 21.2 °C.", low, high) == [
+        ("-11.5", SUPPORTED),
+        ("21.2", CONTRADICTED),
+    ]
+    assert statuses("Temperatures ranged from -11.5 °C up to 22.1 °C.", low, high) == [
+        ("-11.5", SUPPORTED),
+        ("22.1", SUPPORTED),
     ]

@@ -3,8 +3,9 @@ through the real litellm HTTP path against the scripted OpenAI-compatible server
 the real capabilities answer on a live session, and the scripted answer is checked against what they showed.
 
 Right answers (rounded, as percentages, in tables, in prose) get no warning and the stated number of "not
-found" (the model's own arithmetic); misreported ones (a mean, a count, a percentage, a table value) get
-exactly the contradiction named."""
+found" (the model's own arithmetic, and small numbers no word ties to a value: a 4 is not "found" because
+some result showed a 4); misreported ones (a mean, a count, a percentage, a table value) get exactly the
+contradictions named; a turn where no tool ran says so."""
 
 from __future__ import annotations
 
@@ -73,6 +74,9 @@ def test_receipts_of_each_answer(srv, sessions, case):
     if found.receipts:
         (event,) = events
         assert len(event.warnings) == len(case["contradicted"])
-        assert event.summary.startswith(f"receipts: {found.count('supported')} of {len(found.receipts)}")
+        counted = f"{found.count('supported')} of {len(found.receipts)}"
+        no_tool = f"receipts: no tool ran this turn · {counted}"
+        assert event.summary.startswith((f"receipts: {counted}", no_tool))
+        assert ("no tool ran this turn" in event.summary) == (not case["calls"])
     else:
         assert events == []

@@ -363,8 +363,7 @@ class Turn:
             if from_tool and env.reads is not None:
                 env.reads.saw(f"{call.name}({summary})", observation)
             if out.ok and self.evidence is not None:
-                expr = args.get("expr") if call.name == "eval_expr" else None
-                self.evidence.add(Seen(f"{call.name}({summary})", observation, str(expr or "")))
+                self.evidence.add(Seen.of(call.name, args, f"{call.name}({summary})", observation))
             finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
             if finding not in self.findings:  # what a bound's summary lists: each distinct result once
                 self.findings.append(finding)

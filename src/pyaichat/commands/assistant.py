@@ -82,7 +82,7 @@ def _cost(ctrl: CommandHost, arg: str) -> None:
     ctrl.notice(ctrl.assistant.cost_text() + (f"\n{suggestions}" if suggestions else ""))
 
 
-@command("receipts", "/receipts", "Show each number of the last answer with the call whose result showed it.")
+@command("receipts", "/receipts", "Show each number of the last answer: the value it was tied to, and why.")
 def _receipts(ctrl: CommandHost, arg: str) -> None:
     last = ctrl.assistant.last
     found = last.receipts if last is not None else None
@@ -95,7 +95,8 @@ def _receipts(ctrl: CommandHost, arg: str) -> None:
         return
     rows = found.lines()
     text = (
-        "A supported number was shown by a result of this turn; that says nothing of whether it is the "
-        "right number for the question."
+        "✓ the value its words name (its row, column, aggregate, noun) was shown by that call; ⚠ its words "
+        "name a value the turn showed, and it differs; · nothing the turn showed is tied to it. A ✓ says the "
+        "number is what the call returned, not that the call answers the question."
     )
     ctrl.emit(PageEvent(sections=[PageSection(title=found.summary(), rows=rows), PageSection(text=text)]))
