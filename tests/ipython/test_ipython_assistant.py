@@ -245,6 +245,52 @@ def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, script
     assert "invalid literal for int()" in replies[-1]
 
 
+def test_the_walled_child_holds_no_secret_for_the_assistant_in_ipython(aip, scripted, tmp_path):
+    """``%load_ext pyaichat``: the model asks for each road of ``tests/readonly_breaks.py`` that the walled
+    child computes — a secret reversed, in hex, a closure or a default returned by the person's function —
+    and for the oracles; what goes back holds no secret nor a transformation of one, and every oracle is
+    False."""
+    from readonly_breaks import (
+        CHILD_ORACLES,
+        CHILD_ROADS,
+        CHILD_SETUP,
+        answered_false,
+        leaked_transformed,
+        setup_source,
+    )
+
+    assert run(aip, setup_source(str(tmp_path)) + CHILD_SETUP).success
+    scripted.tools(*CHILD_ROADS, *CHILD_ORACLES).text("Nothing of the secrets came back.")
+    run(aip, "%ai read them all")
+    replies = [m["content"] for m in scripted.bodies[1]["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(CHILD_ROADS) + len(CHILD_ORACLES)
+    assert all(leaked_transformed(reply) is None for reply in replies), replies
+    assert all(answered_false(reply) for reply in replies[len(CHILD_ROADS) :]), replies
+    assert aip.user_ns["reveal"]().startswith("closure-pw")  # the person's own session keeps them
+
+
+def test_the_preview_says_what_a_proposal_does_to_the_whole_process(aip, scripted, capsys):
+    """``%ai`` in IPython: the review's six proposals (``tests/readonly_breaks.py``), one per question (a
+    proposal goes into the next input), each get their line on the panel — pyaichat's masking turned off as
+    tampering, the at-fork function named, the patch of the assistant's HTTP client."""
+    from pyaichat.capabilities.sandbox.confine import probe
+    from readonly_breaks import PROCESS_PROPOSALS
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    import httpx  # noqa: F401  (loaded in the process, as the assistant loads it)
+
+    run(aip, "items = [1]")
+    controller = extension.get(aip).controller
+    for code, said in PROCESS_PROPOSALS:
+        controller.set_mode(Mode.ASSISTANT)
+        scripted.tool("propose_code", {"code": code})  # placed in the next input: the turn ends there
+        run(aip, "%ai change the process")
+        out = flat(capsys.readouterr().out)  # the terminal wraps long lines
+        assert said in out, (code, out)
+    assert aip.user_ns["items"] == [1] and "kept" not in aip.user_ns
+
+
 def test_the_preview_says_what_it_cannot_see(aip, scripted, capsys):
     from pyaichat.capabilities.sandbox.confine import probe
 

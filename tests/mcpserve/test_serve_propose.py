@@ -226,6 +226,25 @@ def test_the_agent_is_told_what_the_preview_could_not_see(served: Served) -> Non
     assert "What the preview showed the person" in answer.text and "new mode: int" in answer.text
 
 
+def test_the_agent_is_told_what_its_code_would_do_to_the_whole_process(served: Served) -> None:
+    """The review's six proposals from an outside agent (``tests/readonly_breaks.py``): the person declines
+    each, and the agent is told what the preview said of the process — tampering with pyaichat's masking in
+    one sentence, the at-fork function, the patch of the assistant's HTTP client."""
+    from pyaichat.capabilities.sandbox.confine import probe
+    from readonly_breaks import PROCESS_PROPOSALS, told_piece
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    import httpx  # noqa: F401  (loaded in the session's process, as the assistant loads it)
+
+    for code, said in PROCESS_PROPOSALS:
+        agent = Agent(served, {"code": code})
+        person_at_an_idle_prompt(served, "no")
+        answer = agent.answer()
+        assert answer.ok and "declined" in answer.text, answer.text
+        assert told_piece(said) in answer.text, (code, answer.text)
+
+
 def test_a_proposal_after_the_agent_read_an_instruction_in_the_data_says_so_on_the_panel(
     served: Served,
 ) -> None:

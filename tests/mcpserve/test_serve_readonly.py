@@ -1,5 +1,6 @@
-"""The review's breaks (``tests/readonly_breaks.py``) sent by an outside agent, over ``pyaichat mcp`` (stdio)
-and Streamable HTTP: the same refusals as the built-in assistant gets, nothing written, no secret back."""
+"""The reviews' breaks (``tests/readonly_breaks.py``) sent by an outside agent, over ``pyaichat mcp`` (stdio)
+and Streamable HTTP: the same refusals as the built-in assistant gets, nothing written, no secret back — nor a
+transformation of one the walled child computed."""
 
 from __future__ import annotations
 
@@ -11,11 +12,16 @@ import pytest
 from serve_helpers import Served, http_client, stdio_client, text
 
 from readonly_breaks import (
+    CHILD_ORACLES,
+    CHILD_ROADS,
+    CHILD_SETUP,
     EXPR_TOOLS,
     FAILING_INPUT,
     SECRET_ROADS,
     WRITES,
+    answered_false,
     leaked,
+    leaked_transformed,
     one_sentence,
     setup_source,
     state_source,
@@ -79,3 +85,42 @@ def test_breaks_over_streamable_http(served: Served) -> None:
         return out
 
     _check(served, before, anyio.run(agent))
+
+
+@pytest.fixture(scope="module")
+def served_secrets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    base = tmp_path_factory.mktemp("child")
+    served = Served(base / "state", setup_source(str(base)) + CHILD_SETUP)
+    yield served
+    served.stop()
+
+
+def _check_child(results: list[tuple[str, dict, bool, str]]) -> None:
+    for name, args, _, said in results:
+        assert leaked_transformed(said) is None, (name, args, said)
+    for name, args, is_error, said in results[len(CHILD_ROADS) :]:
+        assert not is_error and answered_false(said), (name, args, said)
+
+
+def test_the_child_holds_no_secret_over_pyaichat_mcp(served_secrets: Served) -> None:
+    async def agent() -> list[tuple[str, dict, bool, str]]:
+        out = []
+        async with stdio_client(served_secrets.env(), "attacker") as client:
+            for name, args in [*CHILD_ROADS, *CHILD_ORACLES]:
+                result = await client.call_tool(name, args)
+                out.append((name, args, bool(result.is_error), text(result)))
+        return out
+
+    _check_child(anyio.run(agent))
+
+
+def test_the_child_holds_no_secret_over_streamable_http(served_secrets: Served) -> None:
+    async def agent() -> list[tuple[str, dict, bool, str]]:
+        out = []
+        async with http_client(served_secrets.url, served_secrets.token, "http-attacker") as client:
+            for name, args in [*CHILD_ROADS, *CHILD_ORACLES]:
+                result = await client.call_tool(name, args)
+                out.append((name, args, bool(result.is_error), text(result)))
+        return out
+
+    _check_child(anyio.run(agent))

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, SandboxViolation
 from ..redact import masker_for
+from ..secret_values import _generation as generation
 from .confine import probe as probe_walls
 from .isolation import fork_available
 from .policy import IN_PROCESS, InProcess, SandboxPolicy, forked
@@ -97,7 +98,7 @@ def secrets_for(ctx: CapabilityContext) -> Secrets:
     cached = _secrets_cache
     if cached is not None and cached[0] is masker:
         return cached[1]
-    found = Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text)
+    found = Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text, masker)
     _secrets_cache = (masker, found)
     return found
 
@@ -128,6 +129,8 @@ def run(
         limit=ctx.config.max_output_chars,
         secret_names=secret_names,
         render=render,
+        stamp=generation(ctx.session),
+        roots=(ctx.config,),  # the settings' own secrets (the API key) are replaced in the child too
     )
     outcome = policy.execute(req, ctx.namespace, secrets_for(ctx))
     if not outcome.get("ok"):

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...errors import CapabilityTimeout
 from ..adapters import load_imported
-from . import limits
+from . import limits, scrub
 from .compiler import SandboxTransformer, TickingTransformer, WalledTransformer
 from .confine import Walls, status
 from .isolation import run_forked
@@ -93,7 +93,10 @@ class ForkedChild(SandboxPolicy):
         started = time.monotonic()
         try:
             job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
-            return run_forked(job, req.timeout, self.walls, require_walls=self.walled)
+            places = scrub.plan(
+                namespace, secrets.is_secret_name, secrets.masker, req.stamp, req.roots, job.view
+            )
+            return run_forked(scrub.scrubbed(job, places), req.timeout, self.walls, require_walls=self.walled)
         except CapabilityTimeout:
             raise CapabilityTimeout(
                 f"The code did not finish within {time.monotonic() - started:.1f} s and was stopped "
