@@ -38,6 +38,7 @@ from itertools import islice
 from typing import Any
 
 from .. import layout
+from ..structural import ids, one_of
 from . import overwrite
 from .modules import ModuleProxy
 from .origin import is_user_file
@@ -51,7 +52,6 @@ MAX_LABELS = 10_000  # row labels of a frame looked at for secret names
 MAX_COLUMNS = 2_000
 KEPT = 12  # characters of unchanged text that separate two secrets in one string (``_masked_spans``)
 WHOLE: tuple[tuple[int, int], ...] = ()  # ``Places.texts``: the whole value, not spans of it
-_FUNCTIONS = (types.FunctionType, types.MethodType)
 _SKIPPED = (
     types.ModuleType,
     types.CodeType,
@@ -71,7 +71,10 @@ _SKIPPED = (
     range,
     slice,
 )
-_OURS = (Hidden, Refused, ModuleProxy)  # the sandbox's stand-ins: nothing of the session's in them
+# code, not data, and the environment: found by identity along the MRO (``issubclass(t, os._Environ)`` asks
+# ``ABCMeta``, which asks the ``__subclasscheck__`` of every subclass the session made)
+_NOT_WALKED = ids(*_SKIPPED, os._Environ)
+_OURS = ids(Hidden, Refused, ModuleProxy)  # the sandbox's stand-ins: nothing of the session's in them
 # ``type``'s own descriptors: a metaclass's ``__getattribute__`` or property cannot stand in for them
 _TYPE_DICT = type.__dict__["__dict__"].__get__
 _TYPE_MRO = type.__dict__["__mro__"].__get__
@@ -350,7 +353,7 @@ class _Walk:
         elif issubclass(t, type):
             if _persons_class(obj):
                 self.class_dict(obj, under)
-        elif t in _FUNCTIONS:
+        elif t is types.FunctionType or t is types.MethodType:
             self.function(obj, under)
         elif t is functools.partial:
             self.child(obj.func, under, None, None, None)
@@ -360,7 +363,7 @@ class _Walk:
             name = vars(obj).get("__name__")
             if type(name) is str and _persons_module(name):
                 self.mapping(vars(obj), under, named=True, dunders=False)
-        elif issubclass(t, _SKIPPED) or issubclass(t, os._Environ) or t in _OURS:
+        elif not _NOT_WALKED.isdisjoint(map(id, _TYPE_MRO(t))) or one_of(t, _OURS):
             return  # code, not data; the environment, which the child empties (``isolation``); ours
         elif self.ndarray is not None and issubclass(t, self.ndarray):
             self.array(obj, under)
@@ -388,7 +391,7 @@ class _Walk:
             elif tk is bytes:
                 self.text(k, False, None, None, None)
             secret = named and tk is str and checks.name(k)
-            setter = Setter.DICT if tk in (str, bytes, int) else None
+            setter = Setter.DICT if tk is str or tk is bytes or tk is int else None
             if secret and (v is None or (type(v) is str and not v)):
                 continue
             self.child(v, under or secret, setter, d, k, deep or secret)
