@@ -38,7 +38,7 @@ from itertools import islice
 from typing import Any
 
 from .. import layout
-from ..structural import ids, one_of
+from ..structural import ids, one_of, str_keys
 from . import overwrite
 from .modules import ModuleProxy
 from .origin import is_user_file
@@ -486,7 +486,11 @@ class _Walk:
 
     def pandas(self, obj: Any, t: type, under: bool) -> None:
         own = instance_dict(obj) or {}
+        if not str_keys(own):  # looking ``_mgr`` up would compare it with the session's odd key
+            own = {}
         mgr = own.get("_mgr")
+        if mgr is not None and layout.library(type(mgr)) != "pandas":
+            mgr = None  # the session's object under pandas' name: walked as state, never asked its ``axes``
         attrs = own.get("_attrs")
         if type(attrs) is dict and attrs:
             self.mapping(attrs, under, named=True)
