@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from itertools import islice
 from typing import Any
 
-from .structural import is_subclass, library_root, module_of
+from .structural import is_subclass, library_root, module_of, name_of
 
 MAX_PARTS = 2_000  # parts of one pandas object (a frame of many unconsolidated columns has a block each)
 # Immutable values that hold nothing else: nothing to look into, nothing a run could change.
@@ -187,7 +187,7 @@ def pandas_parts(obj: Any) -> list[Any] | None:
             if part is not None and not issubclass(type(part), CODE):
                 out.append(part)
         return out
-    if hasattr(type(obj), "obj") and type(obj).__name__.endswith("Indexer"):  # df.loc, df.iloc, df.at …
+    if hasattr(type(obj), "obj") and name_of(type(obj)).endswith("Indexer"):  # df.loc, df.iloc, df.at …
         target = getattr(obj, "obj", None)
         return [target] if target is not None else []
     if not _is_index_or_array(obj):
@@ -229,7 +229,7 @@ def _is_index_or_array(obj: Any) -> bool:
 
 def range_of(obj: Any) -> tuple[int, int, int] | None:
     """A ``RangeIndex``'s start, stop and step (its whole data), else ``None``."""
-    if type(obj).__name__ != "RangeIndex" or not is_pandas(obj):
+    if not is_pandas(obj) or name_of(type(obj)) != "RangeIndex":
         return None
     return int(obj.start), int(obj.stop), int(obj.step)
 
@@ -238,7 +238,7 @@ def _stored(obj: Any, attr: str) -> Any:
     """``obj.attr`` if it is stored, not derived: a library's cached property is neither computed (a
     ``RangeIndex``'s ``_data``) nor read once computed (a cache filled by a read is not a change)."""
     descriptor = getattr(type(obj), attr, None)
-    if type(descriptor).__name__ in ("CachedProperty", "cached_property"):
+    if name_of(type(descriptor)) in ("CachedProperty", "cached_property"):
         return None
     try:
         return getattr(obj, attr, None)
