@@ -144,6 +144,23 @@ def test_slash_commands_pass_through(ip, capsys):
     assert extension.get(ip).controller.config.model == "openai/other"
 
 
+def test_a_question_for_another_providers_model_does_not_go_to_this_ones_base(ip, monkeypatch):
+    """``%ai --model ollama/… question`` in a session set up for a llama.cpp base: the base stays with its
+    provider, as ``/model`` does it."""
+    run(ip, "%load_ext pyaichat")
+    ext = extension.get(ip)
+    ext.controller.settings.replace(model="openai/local", api_base="http://127.0.0.1:8080/v1")
+    asked = []
+    monkeypatch.setattr(ext.controller, "ask", lambda question, config: asked.append(config))
+    monkeypatch.setattr("pyaichat.agent.llm.is_loaded", lambda: True)
+    run(ip, "%ai --model ollama/qwen why")
+    run(ip, "%ai --model openai/other why")
+    assert [(c.model, c.api_base) for c in asked] == [
+        ("ollama/qwen", None),
+        ("openai/other", "http://127.0.0.1:8080/v1"),
+    ]
+
+
 # -- option parsing ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("line", "cell", "overrides", "text"),

@@ -58,7 +58,7 @@ def _model(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         current = ctrl.config.model
         if current:
-            ctrl.notice(f"Model: {current}" + (f" at {ctrl.config.api_base}" if ctrl.config.api_base else ""))
+            ctrl.notice(f"Model: {current}, {_address(current, ctrl.config.api_base)}.")
         else:
             ctrl.notice(
                 "No model is configured. Use /model <name>, --model, PYAICHAT_MODEL or the config file.",
@@ -70,8 +70,33 @@ def _model(ctrl: CommandHost, arg: str) -> None:
         now = ctrl.config.model
         ctrl.notice(f"{problem} The model stays {now or 'unset'}.", level="warning")
         return
-    ctrl.settings.replace(model=arg)
-    ctrl.notice(f"Model set to {arg} for the next question.", level="success")
+    config = ctrl.config
+    ctrl.settings.replace(config.for_model(arg))
+    base = ctrl.config.api_base
+    ctrl.notice(f"Model set to {arg} for the next question, {_address(arg, base)}.", level="success")
+    dropped = []
+    if config.api_base and base is None:
+        dropped.append(f"the address {config.api_base}")
+    if config.api_key is not None and ctrl.config.api_key is None:
+        dropped.append("the api_key")
+    if dropped:  # another provider's: sending there would fail (or hand the key to another provider)
+        ctrl.notice(
+            f"Not used for it: {' and '.join(dropped)}, set for {config.model} (another provider); "
+            "--api-base, PYAICHAT_API_BASE or the config file set a base for a model."
+        )
+
+
+def _address(model: str, base: str | None) -> str:
+    """Where ``model``'s requests go, in words: its base URL, or its provider's own address."""
+    if base:
+        return f"at {base}"
+    from ..agent.suggest.route import DEFAULT_HOSTS  # the providers' own addresses (standard library)
+    from ..config import provider_of
+
+    provider = provider_of(model)
+    host = DEFAULT_HOSTS.get(provider)
+    named = provider or "OpenAI"
+    return f"at {named}'s own address ({host})" if host else f"at {named}'s own address"
 
 
 def _model_problem(model: str) -> str | None:

@@ -173,7 +173,11 @@ class Extension:
             self._run(lambda: self.controller.handle(request.text))
             return
         try:  # this question's own configuration; the session's stays as it is
-            config = self.controller.config.replace(**request.overrides)
+            config = self.controller.config
+            overrides = dict(request.overrides)
+            if "model" in overrides:  # another provider's model does not go to this one's base (/model)
+                config = config.for_model(overrides.pop("model"))
+            config = config.replace(**overrides)
         except ConfigError as exc:
             key = exc.key or ""
             value = request.overrides.get(key)
