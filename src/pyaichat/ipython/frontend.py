@@ -14,8 +14,9 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
-from IPython.display import Markdown, display
+from IPython.display import display
 
+from ..literal_tags import literal_tags
 from ..ports import BaseFrontEnd
 from ..printable import printable_data
 
@@ -44,6 +45,13 @@ def is_jupyter(shell: Any) -> bool:
 def _md_escape(text: str) -> str:
     """``text`` shown as itself in Markdown (a quote from data must not format or link anything)."""
     return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!<>|~" else ch for ch in text)
+
+
+def markdown_output(text: str) -> dict[str, str]:
+    """A display bundle of the model's Markdown: rendered with its HTML-like tags shown as written, and the
+    text itself as the plain-text form, for front ends that render no Markdown (``jupyter console``,
+    qtconsole, Spyder showed ``<IPython.core.display.Markdown object>``)."""
+    return {"text/markdown": literal_tags(text), "text/plain": text}
 
 
 def is_terminal(shell: Any) -> bool:
@@ -146,11 +154,11 @@ class DisplayRenderer:
         if not force and self._handle is not None and now - self._last_update < _UPDATE_EVERY_S:
             return
         self._last_update = now
-        content = Markdown("".join(self._answer))
+        content = markdown_output("".join(self._answer))
         if self._handle is None:
-            self._handle = display(content, display_id=True)
+            self._handle = display(content, raw=True, display_id=True)
         else:
-            self._handle.update(content)
+            self._handle.update(content, raw=True)
 
     def _finish(self) -> None:
         """Show the latest text of an answer cut short (an error, a proposal or Ctrl-C), then forget it."""
@@ -164,7 +172,7 @@ class DisplayRenderer:
 
     @staticmethod
     def _markdown(text: str) -> None:
-        display(Markdown(text))
+        display(markdown_output(text), raw=True)
 
 
 class IPythonFrontEnd(BaseFrontEnd):

@@ -32,6 +32,7 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ..literal_tags import literal_tags
 from ..printable import printable_data
 
 if TYPE_CHECKING:
@@ -86,6 +87,11 @@ def format_usage(
     if model:
         parts.append(model)
     return " · ".join(parts)
+
+
+def answer_markdown(text: str) -> Markdown:
+    """The model's text as rich Markdown, its HTML-like tags shown as written (rich drops raw HTML)."""
+    return Markdown(literal_tags(text), code_theme=_CODE_THEME, hyperlinks=False)
 
 
 class _Tail:
@@ -405,7 +411,7 @@ class RichRenderer:
         self.console.print(renderable)
 
     def _print_markdown(self, text: str) -> None:
-        self.console.print(Markdown(text, code_theme=_CODE_THEME, hyperlinks=False))
+        self.console.print(answer_markdown(text))
 
     def _flush_answer(self) -> None:
         """Print streamed text that no ``answer`` event completed (an error or a proposal cut it short)."""
@@ -419,9 +425,7 @@ class RichRenderer:
         parts: list[Any] = []
         if self._answer:
             height = max(3, self.console.size.height - 3)
-            parts.append(
-                _Tail(Markdown("".join(self._answer), code_theme=_CODE_THEME, hyperlinks=False), height)
-            )
+            parts.append(_Tail(answer_markdown("".join(self._answer)), height))
         if self._status:
             parts.append(self._status_line)
         return Group(*parts)
