@@ -70,6 +70,15 @@ def test_piped_question_without_model_is_one_sentence_and_no_traceback() -> None
     assert proc.returncode == 0
 
 
+def test_help_names_the_mcp_command_too() -> None:
+    """``pyaichat mcp`` is a command of its own (the stdio server an agent starts): ``--help`` says so."""
+    proc = run_cli("", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert "pyaichat mcp [--existing FILE | --kernel NAME | --server URL]" in text
+    assert "pyaichat mcp --help says more" in text
+
+
 def test_version_flag() -> None:
     proc = run_cli("", "--version")
     assert proc.returncode == 0 and proc.stdout.strip().startswith("pyaichat 0.")
