@@ -193,7 +193,8 @@ def test_mode_commands_and_model_switch() -> None:
     ctrl.handle("/model openai/gpt-4o-mini")
     assert ctrl.config.model == "openai/gpt-4o-mini"
     ctrl.handle("/model")
-    assert out.getvalue().rstrip().endswith("Model: openai/gpt-4o-mini")
+    said = out.getvalue().rstrip()
+    assert said.endswith("Model: openai/gpt-4o-mini, at openai's own address (api.openai.com).")
 
 
 def test_history_command_shows_numbered_inputs(capsys: pytest.CaptureFixture[str]) -> None:
