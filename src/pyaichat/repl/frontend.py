@@ -22,7 +22,7 @@ from ..ports import BaseFrontEnd
 from .history import make_history
 from .prompt_session import OnceIdle, build_prompt_session
 from .questions import ask_arguments, decision_app, run_decision
-from .suggest import GhostText
+from .suggest import GhostText, RaisedLines
 from .typeahead import TypeAhead
 
 if TYPE_CHECKING:
@@ -202,7 +202,11 @@ class Repl:
             input=input,
             output=output,
         )
-        self.ghost = GhostText(ctrl.active_suggester, lambda: ctrl.mode is Mode.PYTHON)
+        self.ghost = GhostText(
+            ctrl.active_suggester,
+            lambda: ctrl.mode is Mode.PYTHON,
+            raised=RaisedLines(lambda: ctrl.runtime.history),
+        )
         self.ghost.attach(self.prompt.default_buffer)
         self.prompt.auto_suggest = self.ghost  # prompt_toolkit's own question after a key: the same answer
         # What --resume keeps is written once the next prompt is on screen, not before it.
