@@ -9,12 +9,15 @@ whether a front end has a member. The terminal (``repl.frontend.ReplFrontEnd``),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from .agent.events import ApprovalRequiredEvent, Event
+    from .agent.events import ApprovalRequiredEvent, Event, PageEvent
     from .mcptools.approval import Answer, Question
     from .proposal import Decision
+
+
+Place = Literal["repl", "ipython", "jupyter", "piped"]  # where a front end runs (``FrontEnd.place``)
 
 
 class FrontEnd(Protocol):
@@ -22,6 +25,14 @@ class FrontEnd(Protocol):
 
     interactive: bool  # a person can be asked (not piped input, not a notebook's kernel)
     remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
+    # where it runs: "repl", "ipython" (a terminal), "jupyter" (a kernel's front end: a notebook, jupyter
+    # console, qtconsole) or "piped"; commands and hints are worded for it (``commands.wording``)
+    place: Place
+
+    @property
+    def last_page(self) -> PageEvent | None:
+        """The last long output shown, for ``/more`` to page (``None`` where there is no pager)."""
+        ...
 
     def emit(self, event: Event) -> None:
         """Show ``event``."""
@@ -53,6 +64,11 @@ class BaseFrontEnd:
 
     interactive = False
     remembers = False
+    place: Place = "piped"
+
+    @property
+    def last_page(self) -> PageEvent | None:  # no pager
+        return None
 
     def set_next_input(self, code: str) -> None:  # nowhere to put it
         pass

@@ -172,12 +172,14 @@ def test_unknown_command_lists_known_ones_on_one_line() -> None:
 
 
 def test_help_lists_only_registered_commands() -> None:
-    from pyaichat.commands import names
+    from pyaichat.commands import all_commands, names
 
     ctrl, out = controller()
-    ctrl.handle("/help")
+    ctrl.handle("/help all")
     listed = [line.split()[0] for line in out.getvalue().splitlines() if line.startswith("  /")]
-    assert sorted(c.lstrip("/") for c in listed) == sorted(names())
+    here = [c.name for c in all_commands() if c.is_for("piped")]
+    assert sorted(c.lstrip("/") for c in listed) == sorted(here)
+    assert "more" not in here and "more" in names()  # the pager's command is a terminal's
     for required in ("py", "ai", "ask", "help", "model", "history"):
         assert required in names()
 

@@ -1,6 +1,6 @@
 """What a newcomer reads on a real terminal (``python -m pyaichat`` under pexpect): long lines of ``/help``,
 ``/tools`` and the preview go on under their own indent, ``/history`` marks approved and undone proposals,
-``--resume`` says when no variables came back, ``/sent`` shows each part once through the pager, and a
+``--resume`` says when no variables came back, ``/sent`` shows each part once (a pager only on /more), and a
 question typed at ``>>>`` gets one hint."""
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def test_a_question_typed_at_the_python_prompt_gets_one_hint_and_a_typo_none(tmp
 
 
 @pytest.mark.skipif(not __import__("shutil").which("less"), reason="no less on this machine")
-def test_sent_shows_each_tool_list_once_through_the_pager(tmp_path):
+def test_sent_shows_each_tool_list_once_and_pages_only_when_asked(tmp_path):
     with ScriptedServer() as server:
         server.tool("get_repr", {"expr": "x"})
         server.text("x is 41.")
@@ -207,9 +207,11 @@ def test_sent_shows_each_tool_list_once_through_the_pager(tmp_path):
             child.expect(NEW_PY)
             type_line(child, "/sent")
             child.expect_exact("Request 1 of 2")
-            child.expect(r"\r\n:")  # less's prompt: longer than the 30-line screen
-            child.send("G")  # to the end
-            child.expect(r"\(the same \d+ tools as request 1\)")
+            child.expect(r"\(the same \d+ tools as request 1\)")  # printed: no pager took the screen
+            child.expect(r"lines: /more shows them in a pager")
+            child.expect(NEW_PY)
+            type_line(child, "/more")
+            child.expect_exact("q comes back to the prompt")  # less's prompt: the way back, on screen
             child.send("q")
             child.expect(NEW_PY)
             type_line(child, "6 * 7")

@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.display import display
 
+from ..commands.wording import worded
 from ..literal_tags import literal_tags
 from ..ports import BaseFrontEnd
 from ..printable import printable_data
 
 if TYPE_CHECKING:
-    from ..agent.events import ApprovalRequiredEvent, Event
+    from ..agent.events import ApprovalRequiredEvent, Event, PageEvent
     from ..config import Config
     from ..mcptools.approval import Answer, Question
+    from ..ports import Place
     from ..proposal import Decision
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
@@ -54,13 +57,51 @@ def markdown_output(text: str) -> dict[str, str]:
     return {"text/markdown": literal_tags(text), "text/plain": text}
 
 
+def notebook_lines(lines: Iterable[str]) -> str:
+    """pyaichat's own lines as Markdown that keeps them lines (hard breaks; indents as non-breaking spaces)
+    and lets the browser wrap them between words: a stream output wraps a long line mid-word, and text
+    wrapped for a terminal breaks where the notebook's width does not."""
+    shown = []
+    for line in lines:
+        body = line.lstrip(" ")
+        shown.append("\u00a0" * (len(line) - len(body)) + _md_escape(body))
+    return "  \n".join(shown)
+
+
+def page_markdown(event: Any) -> str:
+    """A command's page (``/help``, ``/history``…) as Markdown: rows a table, text lines, code fenced."""
+    parts: list[str] = []
+    for section in event.sections:
+        if section.title:
+            parts.append(f"**{_md_escape(section.title)}**")
+        if section.rows:
+            rows = [f"| `{_cell(term)}` | {_md_escape(text)} |" for term, text in section.rows]
+            parts.append("\n".join(["| | |", "|---|---|", *rows]))
+        if section.text:
+            parts.append(notebook_lines(section.text.rstrip("\n").split("\n")))
+        if section.code:
+            parts.append(f"```{section.language or ''}\n{section.code.rstrip()}\n```")
+    return "\n\n".join(parts)
+
+
+def _cell(code: str) -> str:
+    """Code in a table cell: its ``|`` escaped (a table reads it as a column break even in a code span)."""
+    return code.replace("|", "\\|")
+
+
 def is_terminal(shell: Any) -> bool:
     """True for terminal IPython with a prompt_toolkit prompt (not ``--simple-prompt`` or piped input)."""
     return getattr(shell, "pt_app", None) is not None
 
 
 class DisplayRenderer:
-    """Jupyter rendering: the answer as Markdown in one display area, the rest as short text lines."""
+    """Jupyter rendering, as a notebook shows things: the answer as Markdown in one display area, updated in
+    place; pyaichat's longer texts (the preview, a command's page, a warning) as Markdown too, which the
+    browser wraps between words; short lines (a tool call, the tokens) as plain output. Every text has its
+    plain form for front ends that render no Markdown, and every sentence is worded for a notebook
+    (``%ai /receipts``, "in a new cell below")."""
+
+    place: Place = "jupyter"
 
     def __init__(self) -> None:
         self.shown_proposals: set[str] = set()
@@ -77,46 +118,36 @@ class DisplayRenderer:
             self._update(force=False)
         elif kind == "answer":
             text = event.text or "".join(self._answer)
-            self._answer = [text]
+            self._answer = [
+                worded(text, self.place, commands=False)
+            ]  # pyaichat's own answer may name a place
             self._update(force=True)
             self._reset()
             if event.note or event.stopped_by:
-                print(event.note or f"Stopped by the {event.stopped_by} limit.")
+                print(self._say(event.note or f"Stopped by the {event.stopped_by} limit."))
         elif kind == "receipts":
-            for warning in event.warnings:
-                print(f"⚠ {warning}")
-            print(f"{event.summary} (/receipts)")
+            for warning in event.warnings:  # not the grey of the lines around it: a warning to read
+                self._lines([f"⚠ {warning}"], strong=True)
+            print(self._say(f"{event.summary} (/receipts)"))
         elif kind == "approval_required":
             self._finish()
             self.shown_proposals.add(event.call_id)
-            body = f"{event.explanation.strip()}\n\n" if event.explanation.strip() else ""
-            if event.provenance:  # it follows text from the data that looked like an instruction
-                body = f"⚠ {_md_escape(event.provenance)}\n\n{body}"
-            who = f" by {event.source}" if event.source else ""
-            if event.tool:
-                import json  # only with a tool call to show
-
-                arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
-                title = f"**{event.title or f'Tool call proposed{who}: {event.tool} (not called yet)'}**"
-                self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
-            else:
-                title = f"**Proposed code{who} (not run yet)**"
-                self._markdown(f"{title}\n\n{body}```python\n{event.code.rstrip()}\n```")
+            display(proposal_output(event), raw=True)
         elif kind == "question":  # a notebook cannot answer: shown, and refused
             self._finish()
             print(f"The MCP server {event.source!r} asks: {event.message}")
         elif kind == "preview":
-            print("\n".join(line for _, line in event.lines))
+            self._lines([self._say(line) for _, line in event.lines])
         elif kind == "code":
             title = f"**{event.title}**\n\n" if event.title else ""
             self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
         elif kind == "error":
             self._finish()
-            print(f"Error: {event.message}", file=sys.stderr)
+            print(f"Error: {self._say(event.message)}", file=sys.stderr)
         elif kind == "notice":
-            print(event.text)
-        elif kind == "page":  # a notebook scrolls: no pager
-            print(event.plain_text())
+            print(self._say(event.text))
+        elif kind == "page":  # a notebook scrolls: no pager; rows as a table
+            display({"text/markdown": page_markdown(event), "text/plain": event.plain_text()}, raw=True)
         elif kind == "thinking":
             if event.text.strip():
                 print(event.text.strip())
@@ -125,7 +156,11 @@ class DisplayRenderer:
 
             self._calls[event.call_id] = call_label(event.name, event.args)
         elif kind == "tool_end":
+            from ..agent.loop import PROPOSE  # the turn that sent this event loaded it
+
             label = self._calls.pop(event.call_id, f"{event.name}(…)")
+            if event.ok and event.name == PROPOSE:  # its proposal, preview and new cell say it all
+                return
             mark = "✓" if event.ok else "✗"
             error = "" if event.ok else f": {event.error or 'failed'}"
             print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
@@ -148,6 +183,9 @@ class DisplayRenderer:
         self._calls.clear()
         if interrupted:
             print("Interrupted.")
+
+    def _say(self, text: str) -> str:
+        return worded(text, self.place)
 
     def _update(self, *, force: bool) -> None:
         now = time.monotonic()
@@ -174,6 +212,37 @@ class DisplayRenderer:
     def _markdown(text: str) -> None:
         display(markdown_output(text), raw=True)
 
+    @staticmethod
+    def _lines(lines: list[str], *, strong: bool = False) -> None:
+        """pyaichat's lines as Markdown a notebook wraps between words (bold: a warning)."""
+        shown = notebook_lines(lines)
+        display(
+            {"text/markdown": f"**{shown}**" if strong else shown, "text/plain": "\n".join(lines)}, raw=True
+        )
+
+
+def proposal_output(event: Any) -> dict[str, str]:
+    """A proposal as a notebook shows it. Its code goes into a new cell below (``set_next_input``) and the
+    answer under it says so, so the code is not shown here a second time; a tool call shows its arguments.
+    The plain form is the same words without Markdown."""
+    explanation = event.explanation.strip()
+    warning = f"⚠ {event.provenance}" if event.provenance else ""  # data text that looked like orders
+    who = f" by {event.source}" if event.source else ""
+    if event.tool:
+        import json  # only with a tool call to show
+
+        arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
+        title = event.title or f"Tool call proposed{who}: {event.tool} (not called yet)"
+        code = f"```json\n{arguments}\n```"
+    else:
+        title, code, arguments = f"Proposed code{who} (not run yet)", "", ""
+    markdown = [f"**{_md_escape(title)}**", _md_escape(warning), literal_tags(explanation), code]
+    plain = [title, warning, explanation, arguments]
+    return {
+        "text/markdown": "\n\n".join(part for part in markdown if part),
+        "text/plain": "\n".join(part for part in plain if part),
+    }
+
 
 class IPythonFrontEnd(BaseFrontEnd):
     """The ``FrontEnd`` (``ports``) for an IPython shell (terminal, Jupyter or embedded)."""
@@ -182,6 +251,7 @@ class IPythonFrontEnd(BaseFrontEnd):
         self.shell = shell
         self.jupyter = is_jupyter(shell)
         self.interactive = is_terminal(shell)
+        self.place: Place = "jupyter" if self.jupyter else "ipython"
         # a terminal keeps its session for --resume; notebooks do not (several open at once would replace
         # each other's, and the one the user resumes)
         self.remembers = self.interactive
@@ -192,16 +262,23 @@ class IPythonFrontEnd(BaseFrontEnd):
     @property
     def renderer(self) -> Renderer:
         if self._renderer is None:
+            from ..commands import all_commands  # the sentences it words name them (``%ai /receipts``)
+
+            all_commands()
             if self.jupyter:
                 self._renderer = DisplayRenderer()
             else:
                 from ..repl.render import RichRenderer  # rich: terminal only, with the first event
 
-                self._renderer = RichRenderer(color=self._color)
+                self._renderer = RichRenderer(color=self._color, place=self.place)
         return self._renderer
 
     def emit(self, event: Event) -> None:
         self.renderer.render(event)
+
+    @property
+    def last_page(self) -> PageEvent | None:
+        return getattr(self._renderer, "last_page", None)  # a terminal's rich renderer keeps it
 
     def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
         """Show the proposal (once). Code goes into the next input ("edit": IPython runs nothing on its own;

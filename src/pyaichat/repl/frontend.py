@@ -30,9 +30,10 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
     from rich.console import Console
 
-    from ..agent.events import ApprovalRequiredEvent, Event
+    from ..agent.events import ApprovalRequiredEvent, Event, PageEvent
     from ..config import Config
     from ..mcptools.approval import Answer, Question
+    from ..ports import Place
     from ..proposal import Decision
     from ..runtime import Runtime
     from .render import RichRenderer
@@ -47,6 +48,7 @@ class ReplFrontEnd(BaseFrontEnd):
 
     interactive = True
     remembers = True
+    place: Place = "repl"
 
     def __init__(
         self,
@@ -81,6 +83,10 @@ class ReplFrontEnd(BaseFrontEnd):
         if self._typeahead is not None:
             self._typeahead.hold()
         self.renderer.render(event)
+
+    @property
+    def last_page(self) -> PageEvent | None:
+        return self._renderer.last_page if self._renderer is not None else None
 
     def finish(self, *, interrupted: bool = False) -> None:
         """End of one input: stop live output, keep a partial answer; the held keys go to the next prompt."""

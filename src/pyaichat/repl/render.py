@@ -32,11 +32,13 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ..commands.wording import worded
 from ..literal_tags import literal_tags
 from ..printable import printable_data
 
 if TYPE_CHECKING:
     from ..agent.events import Event
+    from ..ports import Place
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
@@ -150,8 +152,11 @@ class RichRenderer:
         *,
         color: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        place: Place = "repl",
     ) -> None:
         self.console = console or Console(no_color=not color, highlight=False)
+        self.place = place  # where it draws: the REPL, or terminal IPython (commands after %ai)
+        self.last_page: Any = None  # the last long output, for /more
         self._live: Live | None = None
         self._answer: list[str] = []
         self._status: str | None = None
@@ -194,13 +199,13 @@ class RichRenderer:
 
     # -- event handlers --------------------------------------------------------------------------------------
     def _on_notice(self, event: Any) -> None:
-        self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
+        self._print(Text(self._say(event.text), style=_NOTICE_STYLES.get(event.level, "")))
 
     def _on_error(self, event: Any) -> None:
         self._flush_answer()
         self._status = None
         self._stop_live()
-        self._print(Text(f"Error: {event.message}", style="bold red"))
+        self._print(Text(f"Error: {self._say(event.message)}", style="bold red"))
 
     def _on_code(self, event: Any) -> None:
         syntax = Syntax(event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True)
@@ -209,7 +214,24 @@ class RichRenderer:
         )
 
     def _on_page(self, event: Any) -> None:
-        """Long command output: through the pager when it is taller than the screen (in a terminal)."""
+        """Long command output, printed where the person reads on; in the pager only when asked (``/more``),
+        since a pager takes the keys typed after it."""
+        group = self._page_group(event)
+        if event.pager and self.console.is_terminal:
+            from .pager import page  # subprocess: with the first /more
+
+            with self.console.capture() as captured:
+                self.console.print(group)
+            self._flush_answer()
+            self._stop_live()
+            if page(captured.get()):
+                return
+        self.last_page = event
+        self._print(group)
+        if not event.pager:
+            self._offer_pager(group)
+
+    def _page_group(self, event: Any) -> Group:
         from ..agent.events import row_lines, text_lines  # the layout every front end shares
 
         width = self._text_width()
@@ -224,19 +246,16 @@ class RichRenderer:
             if section.code:
                 code = section.code.rstrip("\n")
                 parts.append(Syntax(code, section.language or "text", theme=_CODE_THEME, word_wrap=True))
-        group = Group(*parts)
-        if self.console.is_terminal:
-            with self.console.capture() as captured:
-                self.console.print(group)
-            text = captured.get()
-            if text.count("\n") >= self.console.height - 1:
-                from .pager import page  # subprocess: with the first long page
+        return Group(*parts)
 
-                self._flush_answer()
-                self._stop_live()
-                if page(text):
-                    return
-        self._print(group)
+    def _offer_pager(self, group: Group) -> None:
+        """Under output taller than the screen: one line saying how to read it in the pager."""
+        if not self.console.is_terminal:
+            return
+        tall = len(self.console.render_lines(group, self.console.options, pad=False))
+        if tall >= self.console.height - 1:
+            hint = f"({tall} lines: /more shows them in a pager, where q comes back here)"
+            self._print(Text(self._say(hint), style="dim"))
 
     def _on_thinking(self, event: Any) -> None:
         if event.text.strip():
@@ -296,13 +315,14 @@ class RichRenderer:
         if text.strip():
             self._print_markdown(text)
         if event.note or event.stopped_by:
-            self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
+            note = self._say(event.note or f"Stopped by the {event.stopped_by} limit.")
+            self._print(Text(note, style="yellow"))
 
     def _on_receipts(self, event: Any) -> None:
         """Under the answer: a warning line per contradicted number, then the receipts' status line."""
         for warning in event.warnings:
             self._print(Text(f"⚠ {warning}", style="bold yellow"))
-        self._print(Text(f"{event.summary} (/receipts)", style="dim"))
+        self._print(Text(self._say(f"{event.summary} (/receipts)"), style="dim"))
 
     def _on_usage(self, event: Any) -> None:
         line = format_usage(
@@ -398,11 +418,15 @@ class RichRenderer:
         text = Text("\n").join(
             Text(piece, style=_PREVIEW_STYLES.get(kind, ""))
             for kind, line in event.lines
-            for piece in text_lines(line, width)
+            for piece in text_lines(self._say(line), width)
         )
         self._print(text if text.plain else Text("No preview.", style="dim"))
 
     # -- live region -----------------------------------------------------------------------------------------
+    def _say(self, text: str) -> str:
+        """One of pyaichat's sentences as this terminal says it (``%ai /receipts`` in IPython)."""
+        return worded(text, self.place)
+
     def _text_width(self) -> int:
         """Columns for text laid out here (rows, indented lines): clear of the last two (see ``_Tail``)."""
         return max(20, self.console.width - 2)
