@@ -91,7 +91,8 @@ def test_missing_model_is_one_usage_error_line(ip, capsys):
     result = run(ip, "%ai why is it empty?")
     err = capsys.readouterr().err
     assert isinstance(result.error_in_exec, UsageError)
-    assert err.strip() == f"UsageError: {NO_MODEL}"
+    # the sentence names the command as it is typed in IPython
+    assert err.strip() == f"UsageError: {NO_MODEL}".replace("/model", "%ai /model")
     assert "Traceback" not in err
 
 

@@ -183,7 +183,11 @@ class Extension:
             value = request.overrides.get(key)
             raise UsageError(f"%ai cannot use {value!r} for --{key.replace('_', '-')}.") from None
         if not config.model:
-            raise UsageError(llm.NO_MODEL)
+            from ..commands import all_commands  # the sentence names /model: worded as typed here
+            from ..commands.wording import worded
+
+            all_commands()
+            raise UsageError(worded(llm.NO_MODEL, self.frontend.place))
         self.frontend.begin()
         self._run(lambda: self._ask(request.text, config))
 
