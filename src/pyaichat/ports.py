@@ -50,8 +50,9 @@ class FrontEnd(Protocol):
         """A tool call's arguments, edited by the person (``None``: they gave up)."""
         ...
 
-    def withdraw(self, call_id: str) -> None:
-        """No one waits for that proposal any more: close its question (called from another thread)."""
+    def withdraw(self, call_id: str, code: str | None = None) -> None:
+        """No one waits for that proposal any more: close its question (called from another thread); ``code``:
+        it was placed in the next input, which drops it if the person has not changed it."""
         ...
 
     def answer_question(self, question: Question) -> Answer:
@@ -76,7 +77,7 @@ class BaseFrontEnd:
     def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
         return None  # no editor: the call does not run
 
-    def withdraw(self, call_id: str) -> None:  # its question closes by itself (it never blocks)
+    def withdraw(self, call_id: str, code: str | None = None) -> None:  # it never blocks, places nothing
         pass
 
     def answer_question(self, question: Question) -> Answer:

@@ -304,3 +304,21 @@ def test_failures_while_answering_are_one_line(ip, monkeypatch, capsys, raised, 
     assert result.success
     assert " ".join(captured.out.split()) == shown  # rich wraps at the console width
     assert "Traceback" not in captured.err
+
+
+def test_a_cancelled_proposal_leaves_the_next_input_it_was_placed_in():
+    """An outside agent cancelled the proposal whose code terminal IPython put into the next input: the
+    code leaves it (not yet on screen: IPython's ``rl_next_input``), so Enter does not run it."""
+    from types import SimpleNamespace
+
+    from pyaichat.config import Config
+    from pyaichat.ipython.frontend import IPythonFrontEnd
+
+    shell = SimpleNamespace(rl_next_input=None, colors="Linux")
+    shell.set_next_input = lambda code: setattr(shell, "rl_next_input", code)
+    frontend = IPythonFrontEnd(shell, Config())
+    frontend.set_next_input("x = 1")
+    frontend.withdraw("call-1", "something else")
+    assert shell.rl_next_input == "x = 1"  # not that proposal's code: it stays
+    frontend.withdraw("call-1", "x = 1")
+    assert shell.rl_next_input is None

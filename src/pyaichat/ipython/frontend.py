@@ -311,6 +311,26 @@ class IPythonFrontEnd(BaseFrontEnd):
             close()
         return ask_answer(question, color=self._color)
 
+    def withdraw(self, call_id: str, code: str | None = None) -> None:
+        """A withdrawn proposal's code leaves the next input it was placed in, unless the person changed it
+        (called from another thread; terminal IPython: its prompt's buffer, on the prompt's loop)."""
+        if code is None or code != self._next_input:
+            return
+        if getattr(self.shell, "rl_next_input", None) == code:  # not on the screen yet
+            self.shell.rl_next_input = None
+            return
+        app = getattr(getattr(self.shell, "pt_app", None), "app", None)
+        loop = getattr(app, "loop", None)
+        if app is None or loop is None or not app.is_running:
+            return
+        buffer = self.shell.pt_app.default_buffer
+
+        def drop() -> None:
+            if buffer.text == code:
+                buffer.reset()
+
+        loop.call_soon_threadsafe(drop)
+
     def set_next_input(self, code: str) -> None:
         if code == self._next_input:
             return  # the same proposal placed again

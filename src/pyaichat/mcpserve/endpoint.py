@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..ipc import PROTOCOL, Channel, ChannelClosed, peer, token_matches
+from .departure import Departure
 
 if TYPE_CHECKING:
     from .backend import LocalBackend
@@ -187,7 +188,7 @@ class Endpoint:
                         break
                     self._busy.add(channel)
                 try:
-                    channel.send(self._answer(key, request))
+                    channel.send(self._answer(key, request, sock))
                 finally:
                     with self._lock:
                         self._busy.discard(channel)
@@ -208,7 +209,7 @@ class Endpoint:
             if last:  # the face's last connection: its clients are gone
                 self.backend.clients.gone(key)
 
-    def _answer(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, key: str, request: dict[str, Any], sock: socket.socket) -> dict[str, Any]:
         op, rid = request.get("op"), request.get("id")
         backend = self.backend
         if op == "ping":
@@ -231,7 +232,9 @@ class Endpoint:
             return {"id": rid, "result": to_wire(backend.call(name, args, client))}
         if not self._proposals.acquire(blocking=False):  # it waits for the person: a bounded few at once
             return {"id": rid, "result": to_wire(refusal(name, TOO_MANY_PROPOSALS))}
+        left = Departure(sock)  # the face closes the connection when its caller cancels or goes away
         try:
-            return {"id": rid, "result": to_wire(backend.call(name, args, client))}
+            return {"id": rid, "result": to_wire(backend.call(name, args, client, left=left))}
         finally:
+            left.stop()
             self._proposals.release()

@@ -138,6 +138,10 @@ class SessionLink:
             if writer is not None:
                 writer.close()
             raise ChannelClosed(GONE) from None
+        except BaseException:  # the call was cancelled (its client cancelled it, or went away): the session
+            if writer is not None:  # sees its connection close, and withdraws what waits for the person
+                writer.close()
+            raise
         if reply.get("id") != rid or not isinstance(reply.get("result"), dict):
             writer.close()
             raise ChannelClosed("The session answered out of turn.")

@@ -70,6 +70,8 @@ class ReplFrontEnd(BaseFrontEnd):
         # keys typed while output is drawn wait, unechoed, for the next prompt (not with a test's own input)
         self._typeahead = TypeAhead() if input is None else None
         self._typed_ahead = ""  # taken out of a question's way, for the next prompt
+        # the prompt's: drop code from the input being edited, if it is still as placed (another thread)
+        self.take_back: Callable[[str], None] | None = None
 
     @property
     def renderer(self) -> RichRenderer:
@@ -120,8 +122,15 @@ class ReplFrontEnd(BaseFrontEnd):
         finally:
             self._asking = None
 
-    def withdraw(self, call_id: str) -> None:
-        """No one waits for that proposal any more (called from another thread): close its question."""
+    def withdraw(self, call_id: str, code: str | None = None) -> None:
+        """No one waits for that proposal any more (called from another thread): close its question; code it
+        placed in the next input leaves it unless the person changed it (``take_back``, the prompt's)."""
+        if code is not None:
+            if self._next_input == code:  # not on the screen yet
+                self._next_input = None
+            elif self.take_back is not None:
+                self.take_back(code)
+            return
         self._withdrawn.add(call_id)
         asking = self._asking
         if asking is None or asking[0] != call_id:
@@ -223,6 +232,7 @@ class Repl:
         self.prompt.app.after_render += OnceIdle(PREPARE_IDLE, self._prepare_now).on_render
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
+        frontend.take_back = self._take_back
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
 
     def _prepare_now(self, app: Application[Any]) -> None:
@@ -246,6 +256,21 @@ class Repl:
         is printed above it instead of through it."""
         with patch_stdout(raw=True):
             return self.prompt.prompt(default=self.frontend.pop_next_input(), pre_run=self._make_way)
+
+    def _take_back(self, code: str) -> None:
+        """A withdrawn proposal's code leaves the input it was placed in, unless the person changed it (from
+        another thread: done on the prompt's)."""
+        app = self.prompt.app
+        loop = app.loop
+        buffer = self.prompt.default_buffer
+
+        def drop() -> None:
+            if buffer.text == code:
+                buffer.reset()
+            self._make_way()
+
+        if loop is not None and app.is_running:
+            loop.call_soon_threadsafe(drop)
 
     def _wake(self) -> None:
         """A proposal was submitted (on another thread): have the prompt's thread look at it."""
