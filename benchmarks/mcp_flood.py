@@ -94,10 +94,8 @@ def main() -> None:
             served.stop()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     failed = sum(count for what, count in total.items() if what.startswith("FAILED"))
-    print(
-        f"total: {sum(total.values())} calls, {total['answered']} answered, {total['rate-limited']} rate-limited,"
-    )
-    print(f"       {failed} failed (load average {load:.1f})")
+    print(f"total: {sum(total.values())} calls, {total['answered']} answered,")
+    print(f"       {total['rate-limited']} rate-limited, {failed} failed (load average {load:.1f})")
     for what, count in total.items():
         if what.startswith("FAILED"):
             print(f"  {count} × {what}")
