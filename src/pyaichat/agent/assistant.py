@@ -91,10 +91,21 @@ class Assistant:
     def warm_up(self) -> None:
         """Start loading litellm and the MCP servers in the background (called when the user enters
         Assistant mode)."""
-        if self.config.model and self._factory is None:
-            self._litellm().start()
+        self.preload()
         if self.config.model and self.servers is not None:
             self.servers.warm_up()
+
+    def give_way_to(self, busy: Callable[[], bool]) -> None:
+        """litellm's background load pauses while ``busy()`` says the person is busy (``Loader.give_way_to``):
+        said once by a front end that draws a prompt. Nothing loads here."""
+        if self._factory is None:
+            self._litellm().give_way_to(busy)
+
+    def preload(self) -> None:
+        """Start loading litellm (only: MCP servers start when Assistant mode or a question needs them), when
+        a model is configured; called by a front end whose prompt has been idle a moment."""
+        if self.config.model and self._factory is None:
+            self._litellm().start()
 
     def _litellm(self) -> Loader:
         if self._loader is None:

@@ -9,6 +9,7 @@ one plain line, and only ``SystemExit`` from user code (or Ctrl-D on an empty li
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
 
 
 PREPARE_IDLE = 0.02  # seconds of an idle first prompt before the first input's modules load
+# seconds of an idle prompt before litellm starts loading (with a model configured: the first answer then does
+# not wait for it), and how long after a key the load still gives way to the person
+LITELLM_IDLE = 1.0
+KEYS_RECENT = 0.3
 
 
 # -- the front end -------------------------------------------------------------------------------------------
@@ -230,10 +235,32 @@ class Repl:
         # What the first input needs loads in the time the person spends reading the first prompt, not after
         # their first Enter (``Controller.prepare``); keys typed ahead go first.
         self.prompt.app.after_render += OnceIdle(PREPARE_IDLE, self._prepare_now).on_render
+        # With a model configured, litellm loads in the time the person spends reading or thinking at the
+        # prompt (not when it first shows), giving way to them: ``_busy``.
+        self.prompt.app.after_render += OnceIdle(LITELLM_IDLE, self._preload_now).on_render
+        self._last_key = 0.0  # when the person last typed at the prompt
+        self._running = False  # an input of theirs runs
+        self.ctrl.assistant.give_way_to(self._busy)
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
         frontend.take_back = self._take_back
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
+        self.prompt.default_buffer.on_text_changed += self._typed
+        self.prompt.default_buffer.on_cursor_position_changed += self._typed
+
+    def _typed(self, buffer: Any) -> None:
+        self._last_key = time.monotonic()
+
+    def _busy(self) -> bool:
+        """Whether the person is busy (a key in the last ``KEYS_RECENT`` seconds, or an input of theirs
+        running): litellm's background load gives way meanwhile (asked from its thread)."""
+        return self._running or time.monotonic() - self._last_key < KEYS_RECENT
+
+    def _preload_now(self, app: Application[Any]) -> None:
+        try:
+            self.ctrl.assistant.preload()
+        except Exception:  # an optimisation only: the first question loads it anyway
+            pass
 
     def _prepare_now(self, app: Application[Any]) -> None:
         try:
@@ -294,7 +321,11 @@ class Repl:
 
     def execute(self, text: str) -> None:
         """Handle one input; nothing but ``SystemExit`` escapes."""
-        self._guarded(lambda: self._handle(text))
+        self._running = True
+        try:
+            self._guarded(lambda: self._handle(text))
+        finally:
+            self._running = False
 
     def _handle(self, text: str) -> None:
         as_python = self.ctrl.kind(text) == "python"
