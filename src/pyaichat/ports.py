@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from .agent.events import ApprovalRequiredEvent, Event, PageEvent
+    from .agent.events import Event, PageEvent
     from .mcptools.approval import Answer, Question
-    from .proposal import Decision
+    from .proposal import Decision, Proposal
 
 
 Place = Literal["repl", "ipython", "jupyter", "piped"]  # where a front end runs (``FrontEnd.place``)
@@ -23,11 +23,12 @@ Place = Literal["repl", "ipython", "jupyter", "piped"]  # where a front end runs
 class FrontEnd(Protocol):
     """What the shared core needs from a front end."""
 
-    interactive: bool  # a person can be asked (not piped input, not a notebook's kernel)
+    interactive: bool  # a person can be asked at a terminal (not piped input, not a notebook's kernel)
     remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
     # where it runs: "repl", "ipython" (a terminal), "jupyter" (a kernel's front end: a notebook, jupyter
     # console, qtconsole) or "piped"; commands and hints are worded for it (``commands.wording``)
     place: Place
+    where: str  # what this session is called to outside agents (MCP): "pyaichat REPL", "IPython in Jupyter"…
 
     @property
     def last_page(self) -> PageEvent | None:
@@ -38,15 +39,16 @@ class FrontEnd(Protocol):
         """Show ``event``."""
         ...
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
+    def decide(self, proposal: Proposal) -> Decision:
+        """Ask the person what to do with ``proposal``, its panel on screen ("shown" where no one can be
+        asked)."""
         ...
 
     def set_next_input(self, code: str) -> None:
         """Put ``code`` into the next Python-mode input for the person to edit and run."""
         ...
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         """A tool call's arguments, edited by the person (``None``: they gave up)."""
         ...
 
@@ -66,6 +68,7 @@ class BaseFrontEnd:
     interactive = False
     remembers = False
     place: Place = "piped"
+    where = "pyaichat (piped input)"
 
     @property
     def last_page(self) -> PageEvent | None:  # no pager
@@ -74,7 +77,7 @@ class BaseFrontEnd:
     def set_next_input(self, code: str) -> None:  # nowhere to put it
         pass
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         return None  # no editor: the call does not run
 
     def withdraw(self, call_id: str, code: str | None = None) -> None:  # it never blocks, places nothing
@@ -84,3 +87,20 @@ class BaseFrontEnd:
         from .mcptools.approval import Answer  # only with a server's question
 
         return Answer("cancel")  # no one to fill in the form
+
+
+if TYPE_CHECKING:  # the controller holds one; the type checker reads it
+
+    class Serving(Protocol):
+        """Serving this session to outside agents over MCP (``mcpserve.service.McpService``, one per session,
+        built by ``assemble`` with the first ``/mcp on``)."""
+
+        url: str | None
+
+        def start(self, host: str | None = None) -> str: ...
+
+        def stop(self) -> str: ...
+
+        def status(self) -> str: ...
+
+        def token(self) -> str | None: ...

@@ -10,6 +10,7 @@ from .wording import command as typed
 from .wording import worded
 
 if TYPE_CHECKING:
+    from ..ports import Place
     from .host import CommandHost
 
 
@@ -70,9 +71,9 @@ SHORT_KEYS = (
     "A few lines on keys and commands; keys: every key; all: what every command does; COMMAND: that one.",
 )
 def _help(ctrl: CommandHost, arg: str) -> None:
-    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /help
+    from ..agent.events import PageEvent, PageSection  # compiled at import: with the first /help
 
-    place = getattr(ctrl.frontend, "place", "piped")
+    place: Place = getattr(ctrl.frontend, "place", "piped")
     here = [c for c in declared() if c.is_for(place)]  # all of them: /help was found by loading them
     wanted = arg.strip().lower().lstrip("/")
     if wanted == "keys":
@@ -122,7 +123,9 @@ def _more(ctrl: CommandHost, arg: str) -> None:
     if last is None:
         ctrl.notice("Nothing to show again: no long output yet.")
         return
-    ctrl.emit(last.model_copy(update={"pager": True}))
+    from dataclasses import replace  # with the first /more
+
+    ctrl.emit(replace(last, pager=True))
 
 
 @command("model", "/model [name]", "Show the model, or switch to another for the next question.")
@@ -211,7 +214,7 @@ def _history(ctrl: CommandHost, arg: str) -> None:
         src = first + (f"  (+{len(more)} lines)" if more else "") + input_mark(e, by)
         mark = "" if e.ok else "✗ "
         lines.append(f"[{e.number}] {src}" + (f"\n      → {mark}{e.summary}" if e.summary else ""))
-    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /history
+    from ..agent.events import PageEvent, PageSection  # compiled at import: with the first /history
 
     ctrl.emit(PageEvent(sections=[PageSection(text="\n".join(lines))]))  # long lines go on under their indent
 

@@ -23,11 +23,11 @@ from ..ports import BaseFrontEnd
 from ..printable import printable_data
 
 if TYPE_CHECKING:
-    from ..agent.events import ApprovalRequiredEvent, Event, PageEvent
+    from ..agent.events import Event, PageEvent
     from ..config import Config
     from ..mcptools.approval import Answer, Question
     from ..ports import Place
-    from ..proposal import Decision
+    from ..proposal import Decision, Proposal
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
 
@@ -68,7 +68,7 @@ def notebook_lines(lines: Iterable[str]) -> str:
     return "  \n".join(shown)
 
 
-def page_markdown(event: Any) -> str:
+def page_markdown(event: PageEvent) -> str:
     """A command's page (``/help``, ``/history``…) as Markdown: rows a table, text lines, code fenced."""
     parts: list[str] = []
     for section in event.sections:
@@ -111,72 +111,77 @@ class DisplayRenderer:
         self._last_update = 0.0
 
     def render(self, event: Event) -> None:
+        from ..agent import events as ev  # with the first event (its dataclasses compile their methods)
+
         event = printable_data(event)  # a notebook's output interprets ANSI codes too
-        kind = event.type
-        if kind == "answer_chunk":
-            self._answer.append(event.text)
-            self._update(force=False)
-        elif kind == "answer":
-            text = event.text or "".join(self._answer)
-            self._answer = [
-                worded(text, self.place, commands=False)
-            ]  # pyaichat's own answer may name a place
-            self._update(force=True)
-            self._reset()
-            if event.note or event.stopped_by:
-                print(self._say(event.note or f"Stopped by the {event.stopped_by} limit."))
-        elif kind == "receipts":
-            for warning in event.warnings:  # not the grey of the lines around it: a warning to read
-                self._lines([f"⚠ {warning}"], strong=True)
-            print(self._say(f"{event.summary} (/receipts)"))
-        elif kind == "approval_required":
-            self._finish()
-            self.shown_proposals.add(event.call_id)
-            display(proposal_output(event), raw=True)
-        elif kind == "question":  # a notebook cannot answer: shown, and refused
-            self._finish()
-            print(f"The MCP server {event.source!r} asks: {event.message}")
-        elif kind == "preview":
-            self._lines([self._say(line) for _, line in event.lines])
-        elif kind == "code":
-            title = f"**{event.title}**\n\n" if event.title else ""
-            self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
-        elif kind == "error":
-            self._finish()
-            print(f"Error: {self._say(event.message)}", file=sys.stderr)
-        elif kind == "notice":
-            print(self._say(event.text))
-        elif kind == "page":  # a notebook scrolls: no pager; rows as a table
-            display({"text/markdown": page_markdown(event), "text/plain": event.plain_text()}, raw=True)
-        elif kind == "thinking":
-            if event.text.strip():
-                print(event.text.strip())
-        elif kind == "tool_start":
-            from ..repl.render import call_label  # rich: with the first event; the REPL's picture of a call
+        match event:
+            case ev.AnswerChunkEvent():
+                self._answer.append(event.text)
+                self._update(force=False)
+            case ev.AnswerEvent():
+                text = event.text or "".join(self._answer)
+                self._answer = [worded(text, self.place, commands=False)]  # pyaichat's own may name a place
+                self._update(force=True)
+                self._reset()
+                if event.note or event.stopped_by:
+                    print(self._say(event.note or f"Stopped by the {event.stopped_by} limit."))
+            case ev.ReceiptsEvent():
+                for warning in event.warnings:  # not the grey of the lines around it: a warning to read
+                    self._lines([f"⚠ {warning}"], strong=True)
+                print(self._say(f"{event.summary} (/receipts)"))
+            case ev.ApprovalRequiredEvent():
+                self._finish()
+                self.shown_proposals.add(event.proposal.call_id)
+                display(proposal_output(event.proposal), raw=True)
+            case ev.QuestionEvent():  # a notebook cannot answer: shown, and refused
+                self._finish()
+                print(f"The MCP server {event.source!r} asks: {event.message}")
+            case ev.PreviewEvent():
+                self._lines([self._say(line) for _, line in event.lines])
+            case ev.CodeEvent():
+                title = f"**{event.title}**\n\n" if event.title else ""
+                self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
+            case ev.ErrorEvent():
+                self._finish()
+                print(f"Error: {self._say(event.message)}", file=sys.stderr)
+            case ev.NoticeEvent():
+                print(self._say(event.text))
+            case ev.PageEvent():  # a notebook scrolls: no pager; rows as a table
+                display({"text/markdown": page_markdown(event), "text/plain": event.plain_text()}, raw=True)
+            case ev.ThinkingEvent():
+                if event.text.strip():
+                    print(event.text.strip())
+            case ev.ToolStartEvent():
+                from ..repl.render import (
+                    call_label,
+                )  # rich: with the first event; the REPL's picture of a call
 
-            self._calls[event.call_id] = call_label(event.name, event.args)
-        elif kind == "tool_end":
-            from ..agent.loop import PROPOSE  # the turn that sent this event loaded it
+                self._calls[event.call_id] = call_label(event.name, event.args)
+            case ev.ToolEndEvent():
+                from ..agent.loop import PROPOSE  # the turn that sent this event loaded it
 
-            label = self._calls.pop(event.call_id, f"{event.name}(…)")
-            if event.ok and event.name == PROPOSE:  # its proposal, preview and new cell say it all
-                return
-            mark = "✓" if event.ok else "✗"
-            error = "" if event.ok else f": {event.error or 'failed'}"
-            print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
-        elif kind == "usage":
-            from ..repl.render import format_usage  # rich: with the first event
+                label = self._calls.pop(event.call_id, f"{event.name}(…)")
+                if event.ok and event.name == PROPOSE:  # its proposal, preview and new cell say it all
+                    return
+                mark = "✓" if event.ok else "✗"
+                error = "" if event.ok else f": {event.error or 'failed'}"
+                print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
+            case ev.UsageEvent():
+                from ..repl.render import format_usage  # rich: with the first event
 
-            print(
-                format_usage(
-                    event.prompt_tokens,
-                    event.completion_tokens,
-                    event.cost_usd,
-                    event.model,
-                    estimated=event.estimated,
+                print(
+                    format_usage(
+                        event.prompt_tokens,
+                        event.completion_tokens,
+                        event.cost_usd,
+                        event.model,
+                        estimated=event.estimated,
+                    )
                 )
-            )
-        # state: nothing to show between two output lines in a notebook
+            case ev.StateEvent():
+                pass  # nothing to show between two output lines in a notebook
+            case _:
+                ev.assert_never(event)
 
     def close(self, *, interrupted: bool = False) -> None:
         self._finish()
@@ -221,18 +226,18 @@ class DisplayRenderer:
         )
 
 
-def proposal_output(event: Any) -> dict[str, str]:
+def proposal_output(proposal: Proposal) -> dict[str, str]:
     """A proposal as a notebook shows it. Its code goes into a new cell below (``set_next_input``) and the
     answer under it says so, so the code is not shown here a second time; a tool call shows its arguments.
     The plain form is the same words without Markdown."""
-    explanation = event.explanation.strip()
-    warning = f"⚠ {event.provenance}" if event.provenance else ""  # data text that looked like orders
-    who = f" by {event.source}" if event.source else ""
-    if event.tool:
+    explanation = proposal.explanation.strip()
+    warning = f"⚠ {proposal.provenance}" if proposal.provenance else ""  # data text that looked like orders
+    who = f" by {proposal.source}" if proposal.outside else ""
+    if proposal.kind == "tool":
         import json  # only with a tool call to show
 
-        arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
-        title = event.title or f"Tool call proposed{who}: {event.tool} (not called yet)"
+        arguments = json.dumps(proposal.arguments, ensure_ascii=False, indent=2, default=str)
+        title = proposal.title or f"Tool call proposed{who}: {proposal.tool} (not called yet)"
         code = f"```json\n{arguments}\n```"
     else:
         title, code, arguments = f"Proposed code{who} (not run yet)", "", ""
@@ -244,6 +249,15 @@ def proposal_output(event: Any) -> dict[str, str]:
     }
 
 
+# what outside agents (MCP) are told this session is, by (a terminal prompt, a Jupyter kernel)
+_WHERE = {
+    (True, False): "IPython",
+    (True, True): "IPython",
+    (False, True): "IPython in Jupyter",
+    (False, False): "IPython (no terminal prompt)",
+}
+
+
 class IPythonFrontEnd(BaseFrontEnd):
     """The ``FrontEnd`` (``ports``) for an IPython shell (terminal, Jupyter or embedded)."""
 
@@ -252,6 +266,13 @@ class IPythonFrontEnd(BaseFrontEnd):
         self.jupyter = is_jupyter(shell)
         self.interactive = is_terminal(shell)
         self.place: Place = "jupyter" if self.jupyter else "ipython"
+        self.where = (
+            "IPython"
+            if self.interactive
+            else "IPython in Jupyter"
+            if self.jupyter
+            else "IPython (no terminal prompt)"
+        )
         # a terminal keeps its session for --resume; notebooks do not (several open at once would replace
         # each other's, and the one the user resumes)
         self.remembers = self.interactive
@@ -280,12 +301,14 @@ class IPythonFrontEnd(BaseFrontEnd):
     def last_page(self) -> PageEvent | None:
         return getattr(self._renderer, "last_page", None)  # a terminal's rich renderer keeps it
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+    def decide(self, proposal: Proposal) -> Decision:
         """Show the proposal (once). Code goes into the next input ("edit": IPython runs nothing on its own;
         running that cell as it is approves it); a tool call is asked about with one key in a terminal."""
         if proposal.call_id not in self.renderer.shown_proposals:
-            self.renderer.render(proposal)
-        if not proposal.tool:
+            from ..agent.events import ApprovalRequiredEvent  # loaded with the proposal
+
+            self.renderer.render(ApprovalRequiredEvent(proposal=proposal))
+        if proposal.kind != "tool":
             return "edit"
         if not self.interactive:
             return "shown"  # a notebook or a kernel has no prompt to ask with
@@ -296,11 +319,11 @@ class IPythonFrontEnd(BaseFrontEnd):
             close()
         return ask_decision(color=self._color, choices=proposal.choices)
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         """A tool call's arguments, edited as one line of JSON in a terminal."""
         from ..repl.questions import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
 
-        return ask_arguments(proposal.tool, dict(proposal.arguments or {}))
+        return ask_arguments(proposal.tool, dict(proposal.arguments))
 
     def answer_question(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), asked in a terminal (the controller asks only there)."""
