@@ -220,6 +220,19 @@ def test_a_saved_script_runs_past_an_input_that_did_not_parse(tmp_path: Path) ->
     assert done.stdout.strip() == "IndexError: list index out of range"
 
 
+def test_the_first_notebook_save_says_it_is_writing_before_nbformat_loads(tmp_path: Path) -> None:
+    """Loading nbformat (its schema validator) took 2–3 s with nothing on the screen; the second save is
+    quick and says nothing first."""
+    first, second = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    out = run_cli(f"x = 1\n/save {first}\n/save {second}\n")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"Writing {first}: the first notebook loads nbformat, a few seconds…"
+    assert lines[1].startswith(f"Wrote 2 cells to {first}")
+    assert lines[2].startswith(f"Wrote 2 cells to {second}")
+    assert len(lines) == 3
+
+
 HIDE_PERSIST = (
     "import sys; sys.modules['cloudpickle'] = sys.modules['nbformat'] = None\n"
     "from pyaichat.cli import main\nsys.exit(main([]))\n"
