@@ -8,15 +8,16 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def _cell_text(cell) -> str:
-    """Everything a cell shows: its streams, and the plain or markdown form of its displays."""
+def _cell_text(cell, *, plain: bool = False) -> str:
+    """Everything a cell shows: its streams, and the markdown (or ``plain``) form of its displays."""
     parts = []
     for out in cell.outputs:
         if out.output_type == "stream":
             parts.append(out.text)
         elif out.output_type in ("display_data", "execute_result"):
             data = out.get("data", {})
-            parts.append(data.get("text/markdown") or data.get("text/plain") or "")
+            forms = ("text/plain", "text/markdown") if plain else ("text/markdown", "text/plain")
+            parts.append(data.get(forms[0]) or data.get(forms[1]) or "")
         elif out.output_type == "error":
             parts.append(f"{out.ename}: {out.evalue}")
     return "\n".join(parts)
@@ -43,7 +44,7 @@ def test_the_preview_in_a_notebook_shows_only_what_the_proposal_does(scripted, t
         nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()
-    shown = _cell_text(nb.cells[2])
+    shown = _cell_text(nb.cells[2], plain=True)
     assert "Preview (ran on a walled copy of your session" in shown, shown
     assert "new total: float64" in shown, shown
     assert "in place" not in shown and "cannot take this back" not in shown, shown

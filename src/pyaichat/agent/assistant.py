@@ -60,6 +60,7 @@ class Assistant:
         self.notes: list[str] = []  # what the user's commands changed since the last question (an /undo)
         self._factory = llm_factory  # None: litellm's client
         self._loader = loader  # None: litellm's own loader
+        self._give_way: Callable[[], bool] | None = None  # the front end's "the person is busy"
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
@@ -96,9 +97,9 @@ class Assistant:
 
     def give_way_to(self, busy: Callable[[], bool]) -> None:
         """litellm's background load pauses while ``busy()`` says the person is busy (``Loader.give_way_to``):
-        said once by a front end that draws a prompt. Nothing loads here."""
-        if self._factory is None:
-            self._litellm().give_way_to(busy)
+        said once by a front end that draws a prompt. Nothing loads here, nor is the loader imported (at
+        start-up): it is told when it is first needed."""
+        self._give_way = busy
 
     def preload(self) -> None:
         """Start loading litellm (only: MCP servers start when Assistant mode or a question needs them), when
@@ -111,6 +112,8 @@ class Assistant:
             from .llm import LITELLM  # the loader, not litellm: that loads in its background thread
 
             self._loader = LITELLM
+        if self._give_way is not None:
+            self._loader.give_way_to(self._give_way)
         return self._loader
 
     @property

@@ -130,7 +130,7 @@ class _GiveWay:
                 self._wait()
                 run(module)
 
-            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this module's loader only
         return spec
 
     def _others_find(self, name: str, path: Any, target: Any) -> ModuleSpec | None:
