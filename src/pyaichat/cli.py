@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyaichat",
         description="A Python REPL with an AI assistant that can look at (never change) your live session.",
+        epilog="pyaichat mcp [--existing FILE | --kernel NAME | --server URL] serves a session to an agent "
+        "that starts a command (Claude Code, Codex, Cursor…) over stdio: the running REPL it finds (after "
+        "/mcp on or --mcp), or a Jupyter kernel; pyaichat mcp --help says more.",
     )
     parser.add_argument("--model", help="litellm model string, e.g. gpt-4o-mini, ollama/qwen2.5-coder")
     parser.add_argument("--api-base", dest="api_base", help="base URL of the provider or compatible server")

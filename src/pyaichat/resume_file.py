@@ -177,6 +177,13 @@ class ResumeFile:
         one sentence what came back or why not."""
         from .persist.resume import load_resume  # with /resume or --resume only
 
+        if path is not None:  # a file that cannot be a snapshot is refused before anything comes back
+            from .persist.snapshot_file import not_a_snapshot  # with /resume FILE only
+
+            problem = not_a_snapshot(path, here=self.runtime.describe() is None)
+            if problem is not None:
+                self._notice(problem, "warning")
+                return
         snapshot = path
         try:
             last = load_resume()

@@ -39,6 +39,8 @@ def _save(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         ctrl.notice("Usage: /save <file.ipynb | file.py | file.md>", level="warning")
         return
+    if _loads_nbformat(arg):
+        ctrl.notice(f"Writing {arg.strip()}: the first notebook loads nbformat, a few seconds…")
     journal = ctrl.journal
     ctrl.runtime.know_secrets()  # the session's secret values masked wherever they appear in the file
     try:
@@ -56,6 +58,17 @@ def _save(ctrl: CommandHost, arg: str) -> None:
         )
         return
     ctrl.notice(report.text(), level="success")
+
+
+def _loads_nbformat(arg: str) -> bool:
+    """Whether this /save is a notebook's that first imports nbformat (its JSON-schema validator: 2–3 s that
+    were silent)."""
+    import importlib.util  # with /save only
+    import sys
+
+    if not arg.strip().lower().endswith(".ipynb") or "nbformat" in sys.modules:
+        return False
+    return importlib.util.find_spec("nbformat") is not None
 
 
 @command(

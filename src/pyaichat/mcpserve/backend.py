@@ -25,6 +25,7 @@ from .tools import PICTURE, PROPOSE, tool_table
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from ..runtime import Runtime
+    from .departure import Departure
     from .proposing import Proposer
 
 # A flood from an agent (or a loop gone wrong) is bounded: a burst of this many calls, then so many a second.
@@ -99,9 +100,12 @@ class LocalBackend:
             "python": sys.version.split()[0],
         }
 
-    def call(self, name: object, args: Any, client: ClientRecord) -> CapabilityResult:
+    def call(
+        self, name: object, args: Any, client: ClientRecord, left: Departure | None = None
+    ) -> CapabilityResult:
         """Run tool ``name`` for ``client``: always a result (a refusal is ``ok=False`` with one sentence),
-        never an exception."""
+        never an exception. ``left`` says when the caller has gone (a proposal waiting for the person is then
+        withdrawn)."""
         started = time.perf_counter()
         if self.stopped:
             return self._done(client, name, args, refusal(str(name), STOPPED, started))
@@ -115,7 +119,7 @@ class LocalBackend:
         if not self.rate.take():  # every call, propose_code too: a flood of proposals is refused here
             return self._done(client, name, args, refusal(name, TOO_MANY, started), refused=True)
         if name == PROPOSE and self.proposer is not None:  # it waits for the person's prompt, not the gate
-            result = self.proposer.propose(dict(args or {}), client)
+            result = self.proposer.propose(dict(args or {}), client, left=left)
             self.clients.counted(client, result.ok)
             return result
         try:

@@ -119,9 +119,10 @@ class Proposals:
                 pending._finish(Outcome(pending.proposal, "unanswered"))
         self.drop_placed()
 
-    def _withdraw(self, pending: Pending, notice: str | None = None) -> None:
+    def _withdraw(self, pending: Pending, notice: str | None = None, take_back: bool = False) -> None:
         """No answer in time (or the caller gave up): nothing of ``pending`` may run any more (called on the
-        waiting thread). The person is told ``notice`` (by default: no one answered in time; "": nothing)."""
+        waiting thread). The person is told ``notice`` (by default: no one answered in time; "": nothing).
+        ``take_back``: code placed in the next input leaves it too, unless the person changed it."""
         with self._lock:
             state = pending.state
             if state not in ("queued", "asking", "placed"):
@@ -138,12 +139,13 @@ class Proposals:
                 self._notices.append(notice)
             # within the lock: whoever finds it withdrawn finds its outcome too
             pending._finish(Outcome(pending.proposal, "unanswered"))
-        if state == "asking":
+        if state == "asking" or (state == "placed" and take_back):
+            code = pending.proposal.code if state == "placed" else None
             try:
-                self.frontend.withdraw(pending.proposal.call_id)
+                self.frontend.withdraw(pending.proposal.call_id, code)
             except Exception:  # a front end that cannot close it closes it at the person's answer
                 pass
-        elif state == "queued" or notice:  # the toolbar's count changed, a notice is due: wake the prompt
+        if state != "asking" and (state == "queued" or notice):  # the toolbar's count, a notice: wake it
             self._wake()
 
     def _claim(self, pending: Pending | None, state: str) -> bool:

@@ -167,6 +167,8 @@ class LiteLLMClient:
     def _litellm_count(self, messages: Messages, tools: Tools | None) -> int | None:
         """litellm's count of a request (``None`` when it cannot count); the last few counts are kept, since a
         request is counted by the budget, again for its cap, and for the tools check."""
+        if not self.loader.loaded():  # a count never waits for the load: after a Ctrl-C during it, the
+            return None  # remembered turn was sized by litellm, and the next prompt waited the whole load
         key = hash(json.dumps([messages, tools], ensure_ascii=False, default=str))
         if key not in self._counts:
             try:
