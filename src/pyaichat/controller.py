@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .agent.suggest import Suggester
     from .config import Config
     from .mcptools.approval import Answer, Question
-    from .ports import FrontEnd
+    from .ports import FrontEnd, Undo
     from .records import ExecResult
     from .runtime import Runtime
 
@@ -69,9 +69,13 @@ class Controller:
             journal=self.journal,
         )
         self._suggester: Suggester | None = None
-        self._question_hinted = False
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
         self.gate = SessionGate()
+        # checkpoints of the whole session, where the front end keeps them (``checkpoints``); else why not,
+        # in one sentence (``/undo`` then takes back the last approved proposal alone)
+        self.checkpoints: Undo | None = None
+        self.checkpoints_why = "Checkpoints are kept only in pyaichat's own REPL (python -m pyaichat)."
+        self._question_hinted = False
 
     # -- the configuration -----------------------------------------------------------------------------------
     @property

@@ -67,3 +67,25 @@ class BaseFrontEnd:
         from .mcptools.approval import Answer  # only with a server's question
 
         return Answer("cancel")  # no one to fill in the form
+
+
+class Undo(Protocol):
+    """What the session can take back (``/undo``, ``/redo``, ``/checkpoints``): checkpoints of the whole
+    process where pyaichat runs the REPL itself (``checkpoints``). Where it does not (IPython, a kernel) the
+    controller has none, and ``/undo`` takes back the last approved proposal alone."""
+
+    def undo(self, count: int) -> None:
+        """Go back ``count`` inputs (whoever made them); says what happened, or why not."""
+        ...
+
+    def redo(self) -> None:
+        """Back to where the person was before ``/undo``, while nothing new has run."""
+        ...
+
+    def report(self) -> str:
+        """``/checkpoints``: what can be undone, what each input changed, and what going back cannot undo."""
+        ...
+
+    def status(self) -> str | None:
+        """A few words for the toolbar (how far back ``/undo`` can go), or ``None``."""
+        ...
