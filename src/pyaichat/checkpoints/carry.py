@@ -52,11 +52,16 @@ class Parts(Protocol):
 
 
 class PromptHistory(Protocol):
-    """The prompt's in-memory history of typed lines (a front end's), newest first."""
+    """The front end's prompt: its in-memory history of typed lines (newest first), and the keys the person
+    typed ahead that it has read and not yet used (they belong to whichever session takes over)."""
 
     def lines(self) -> list[str]: ...
 
     def replace(self, lines: list[str]) -> None: ...
+
+    def typed(self) -> Any: ...
+
+    def retype(self, keys: Any) -> None: ...
 
 
 def gather(ctrl: Parts, prompt: PromptHistory | None, extra: dict[str, Any]) -> bytes:
@@ -82,6 +87,7 @@ def gather(ctrl: Parts, prompt: PromptHistory | None, extra: dict[str, Any]) -> 
         "settings": {"model": config.model, "suggest_model": config.suggest_model},
         "snapshot": ctrl.resume_file.snapshot,
         "prompt": prompt.lines() if prompt is not None else None,
+        "typed": prompt.typed() if prompt is not None else None,
         "suggest_stats": suggester.stats if suggester is not None else None,
         "question_hinted": getattr(ctrl, "_question_hinted", False),
         **extra,
@@ -154,6 +160,8 @@ def apply(
         ctrl.resume_file.snapshot = parts["snapshot"]
     if prompt is not None and parts.get("prompt") is not None:
         prompt.replace(parts["prompt"])
+    if prompt is not None and parts.get("typed"):
+        prompt.retype(parts["typed"])
     if parts.get("suggest_stats") is not None:
         ctrl.suggester.stats = parts["suggest_stats"]
     if "question_hinted" in parts:

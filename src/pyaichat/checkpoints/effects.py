@@ -62,14 +62,33 @@ class Window:
         window.started = time.time()
         return window
 
-    def close(self) -> None:
+    def close(self, ours: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+        """After the input. ``ours``: descriptors pyaichat's own threads hold (the MCP endpoint's), not the
+        person's; files in pyaichat's state directory (the resume file's writer) are not theirs either."""
         self.ended = time.time()
         self.wrote = max(written_bytes() - self._io, 0)
         minflt, cpu = children_usage()
         self.children = minflt > self._usage[0] or cpu > self._usage[1]
         now = fd_targets()
-        self.opened = {fd: target for fd, target in now.items() if self._fds.get(fd) != target}
+        state = state_dir()
+        self.opened = {
+            fd: target
+            for fd, target in now.items()
+            if self._fds.get(fd) != target
+            and fd not in ours
+            and not (state and (target == state or target.startswith(state + os.sep)))
+        }
         self._fds = {}
+
+
+def state_dir() -> str | None:
+    """pyaichat's state directory (the resume file, the history, MCP's records)."""
+    from ..paths import state_path  # loaded at start-up
+
+    try:
+        return os.path.dirname(state_path("x"))
+    except Exception:
+        return None
 
 
 def written_bytes() -> int:

@@ -121,7 +121,7 @@ class Checkpoints:
         try:
             yield
         finally:
-            window.close()
+            window.close(ours=services.own_fds(self.ctrl))
             self.windows[number] = window
             self.user_fds.update(window.opened)
             self._send({"op": "ran", "number": number})
@@ -216,21 +216,21 @@ class Checkpoints:
                 self.fresh = None
             numbers = sorted(c["before"] for c in gone if c["before"] is not None)
             self.let_go.update(numbers)
+            if not numbers:
+                return
+            which = _inputs(numbers).capitalize()
+            theirs = "its checkpoint was" if len(numbers) == 1 else "their checkpoints were"
             if message.get("why") == "memory":
                 self.memory = (int(message.get("used") or 0), int(message.get("budget") or 0))
-                if numbers:
-                    self._notice(
-                        f"{_inputs(numbers).capitalize()} can no longer be undone: their checkpoints "
-                        "were let go "
-                        f"to keep the checkpoints within {size_text(self.memory[1])} "
-                        "(the checkpoint_memory setting).",
-                        "warning",
-                    )
-            elif numbers:
                 self._notice(
-                    f"{_inputs(numbers).capitalize()} can no longer be undone: the checkpoint before it "
-                    "ended "
-                    "(the system may have run short of memory).",
+                    f"{which} can no longer be undone: {theirs} let go to keep the checkpoints within "
+                    f"{size_text(self.memory[1])} (the checkpoint_memory setting).",
+                    "warning",
+                )
+            else:
+                self._notice(
+                    f"{which} can no longer be undone: {theirs} ended (the system may have run short of "
+                    "memory).",
                     "warning",
                 )
 
@@ -328,6 +328,7 @@ class Checkpoints:
 
     def _jump(self, message: dict[str, Any], extra: dict[str, Any]) -> None:
         """Hand the session over (a jump to a copy, or back to the paused session) and pause or leave."""
+
         handover = services.quiesce(self.ctrl)
         extra = {**extra, "serving": handover}
         blob = carry.gather(self.ctrl, self.prompt, extra)
@@ -376,12 +377,14 @@ class Checkpoints:
         self.undone_by_jump = set()
         services.serve_on(self.ctrl, parts.get("serving"), None)
         self.fresh_key = None  # the story changed: the next seam takes a copy
-        self._notice(f"Back where you were: {_inputs(sorted(redone))} stand again.", "success")
+        stand = "stands" if len(redone) == 1 else "stand"
+        self._notice(f"Back where you were: {_inputs(sorted(redone))} {stand} again.", "success")
         self._say()
 
     # -- a session resumed from a copy ---------------------------------------------------------------------
     def _resumed(self, spawned: Spawned) -> None:
         """In the process forked from a copy: put the session back together (see the module's docstring)."""
+
         self.link = spawned.link
         _watch_supervisor(spawned.link)
         message = spawned.message

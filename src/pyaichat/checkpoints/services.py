@@ -132,6 +132,12 @@ def in_copy(ctrl: Parts) -> None:
             let_go(fd)
 
 
+def own_fds(ctrl: Parts) -> set[int]:
+    """Descriptors pyaichat's own threads hold for serving (the endpoint and its connections)."""
+    endpoint = getattr(_service(ctrl), "endpoint", None)
+    return set(endpoint.descriptors()) if endpoint is not None else set()
+
+
 def drop_half_imported() -> None:
     """Modules another thread was importing when the copy was taken are half made, and their import locks
     held by a thread that is not here: drop both, as a failed import would, so the next import starts over."""

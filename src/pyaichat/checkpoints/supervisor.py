@@ -123,11 +123,14 @@ class Supervisor:
             pass
 
     def _end_asked(self, signum: int, frame: Any) -> None:
-        """SIGTERM or SIGHUP to the supervisor: the session ends (the live one is told the same)."""
+        """SIGTERM or SIGHUP to the supervisor (the terminal closed, someone ended the process the shell
+        started): the live session gets the same signal, the copies go, and the supervisor ends by it at once,
+        as the session's one process did without checkpoints."""
         self.ending = True
-        if self.live is not None:
+        for proc in list(self.procs.values()):
             with contextlib.suppress(OSError):
-                os.kill(self.live.pid, signum)
+                os.kill(proc.pid, signum if proc is self.live else signal.SIGKILL)
+        _leave_as(signum)  # a wait status of "killed by signum" is signum itself
 
     def _loop(self) -> int:
         import select
@@ -174,6 +177,7 @@ class Supervisor:
     # -- messages ------------------------------------------------------------------------------------------
     def _handle(self, proc: Proc, message: dict[str, Any]) -> None:
         op = message.get("op")
+
         if proc.role in ("copy", "leaving") and op in ("ready", "live", "answer", "reaped"):
             self._from_copy(proc, op, message)
             return
@@ -284,6 +288,7 @@ class Supervisor:
         self.live = paused
         self._restore_terminal()
         self._send(paused, {"op": "resume", "pgid": self.pgid}, blob=message.get("_blob") or b"")
+        _when_stopped(paused.pid)  # a SIGCONT before its own SIGSTOP would be lost: it would stop for good
         with contextlib.suppress(OSError):
             os.kill(paused.pid, signal.SIGCONT)
 
@@ -322,6 +327,7 @@ class Supervisor:
 
     def _gone(self, proc: Proc) -> None:
         """``proc``'s link closed: it ended (or is ending)."""
+
         proc.link.close()
         self.procs.pop(proc.pid, None)
         role = proc.role
@@ -534,6 +540,20 @@ def describe_end(status: int | None) -> str:
     if os.WIFEXITED(status):
         return f"exit code {os.WEXITSTATUS(status)} without leaving the REPL (os._exit)"
     return "an unknown cause"
+
+
+def _when_stopped(pid: int, timeout: float = 10.0) -> None:
+    """Wait until ``pid`` has stopped itself (``/proc/<pid>/stat``: ``T``), or has ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                state = fh.read().rpartition(b")")[2].split()[:1]
+        except OSError:
+            return
+        if state and state[0] in (b"T", b"t", b"Z", b"X"):
+            return
+        time.sleep(0.005)
 
 
 def _zombie_status(pid: int) -> int | None:

@@ -192,10 +192,24 @@ Supervised = tuple["Link", int]
 
 
 class _PromptLines:
-    """The prompt's history of typed lines, as ``checkpoints`` carries it across a jump (newest first)."""
+    """The prompt's history of typed lines (newest first) and the keys typed ahead that it has read, as
+    ``checkpoints`` carries them across a jump."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, frontend: ReplFrontEnd) -> None:
         self.session = session
+        self.frontend = frontend
+
+    def typed(self) -> Any:
+        from prompt_toolkit.input.typeahead import get_typeahead
+
+        return (get_typeahead(self.session.app.input), self.frontend._typed_ahead)
+
+    def retype(self, keys: Any) -> None:
+        from prompt_toolkit.input.typeahead import store_typeahead
+
+        presses, text = keys
+        store_typeahead(self.session.app.input, list(presses))
+        self.frontend._typed_ahead += text
 
     def lines(self) -> list[str]:
         return list(self.session.history._loaded_strings)
@@ -253,7 +267,7 @@ class Repl:
         from ..checkpoints.keeper import Checkpoints  # only where a supervisor keeps them
 
         self.checkpoints = Checkpoints(
-            self.ctrl, link, pgid, prompt=_PromptLines(self.prompt), revive=self._after_resume
+            self.ctrl, link, pgid, prompt=_PromptLines(self.prompt, self.frontend), revive=self._after_resume
         )
         self.ctrl.checkpoints = self.checkpoints
 
