@@ -126,7 +126,7 @@ def _main(argv: Sequence[str] | None) -> int:
         from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first, supervised=supervised)
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:
@@ -141,8 +141,8 @@ def _supervised(config: Config, terminal: bool) -> Any:
         return "Checkpoints are off (the checkpoints setting)." + off
     if not terminal and config.checkpoints != "on":
         return 'Checkpoints are off for piped input (checkpoints = "on" keeps them).' + off
-    if not hasattr(os, "fork") or not terminal:
-        return "This system has no fork(), so checkpoints are off." + off if not hasattr(os, "fork") else None
+    if not hasattr(os, "fork"):
+        return "This system has no fork(), so checkpoints are off." + off
     from .checkpoints.launch import start  # only where checkpoints are kept
 
     return start(config.checkpoint_memory)

@@ -300,7 +300,7 @@ def fd_targets() -> dict[int, str]:
 # threads of pyaichat and of the libraries it runs (started again where needed), not the person's
 _OURS = frozenset({
     "pyaichat", "litellm", "prompt_toolkit", "asyncio", "concurrent", "httpx", "httpcore", "anyio", "openai",
-    "mcp", "rich", "uvicorn", "jupyter_client", "zmq", "tornado", "threading",
+    "mcp", "rich", "uvicorn", "jupyter_client", "zmq", "tornado",
 })  # fmt: skip
 
 

@@ -216,11 +216,20 @@ class Checkpoints:
                 self.fresh = None
             numbers = sorted(c["before"] for c in gone if c["before"] is not None)
             self.let_go.update(numbers)
+            reach = min((c["before"] for c in self.copies if c["before"] is not None), default=None)
+            if reach is not None:  # what inputs before the oldest copy did no /undo will ever say
+                self.windows = {n: w for n, w in self.windows.items() if n >= reach}
             if not numbers:
                 return
             which = _inputs(numbers).capitalize()
             theirs = "its checkpoint was" if len(numbers) == 1 else "their checkpoints were"
-            if message.get("why") == "memory":
+            if message.get("why") == "count":
+                self._notice(
+                    f"{which} can no longer be undone: {theirs} let go (at most {message.get('count')} "
+                    "checkpoints are kept).",
+                    "warning",
+                )
+            elif message.get("why") == "memory":
                 self.memory = (int(message.get("used") or 0), int(message.get("budget") or 0))
                 self._notice(
                     f"{which} can no longer be undone: {theirs} let go to keep the checkpoints within "
@@ -468,7 +477,8 @@ class Checkpoints:
                 else f"The session ended with {how} at the prompt; it is back as it was when it started."
             )
         self.ctrl.assistant.tell(sentence + " Nothing of that input's effects remains.")
-        self._notice(sentence + " Up-arrow brings the input back to edit.", "warning")
+        again = " Up-arrow brings the input back to edit." if self.ctrl.frontend.interactive else ""
+        self._notice(sentence + again, "warning")
         return sentence
 
     # -- /checkpoints and the toolbar ------------------------------------------------------------------------

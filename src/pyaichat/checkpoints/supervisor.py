@@ -47,8 +47,10 @@ CRASH_SIGNALS = frozenset(
     )
     if hasattr(signal, name)
 )  # fmt: skip
+MAX_COPIES = 100  # beyond it the oldest go, whatever their memory: each is a process (tables, a pid)
 MEASURE_AFTER = 0.3  # seconds after an input before the copies are measured
 MEASURE_EVERY = 2.0  # while an input runs (the live session may be writing over shared pages)
+MEASURE_SHARE = 0.1  # of a CPU the measuring may take: the kernel walks every copy's page tables
 REAP_WAIT = 5.0
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -83,6 +85,8 @@ class Supervisor:
         self.budget_gb = budget_gb
         self.budget = 0
         self._measure_at: float | None = None
+        self._measured_at = 0.0  # when the copies were last measured, and what it took
+        self._measure_cost = 0.0
         self._wake_r, self._wake_w = os.pipe()
         self._tty: Any = None
         self.final: int | None = None  # the wait status the supervisor leaves with
@@ -158,7 +162,7 @@ class Supervisor:
                 self._measure_at = None
                 self._keep_to_budget()
             if self.running is not None and self._measure_at is None:
-                self._measure_at = time.monotonic() + MEASURE_EVERY
+                self._measure_at = time.monotonic() + max(MEASURE_EVERY, self._measure_cost / MEASURE_SHARE)
         return self.final
 
     def _read(self, proc: Proc) -> None:
@@ -355,6 +359,8 @@ class Supervisor:
             crash.update(number=running.get("number"), source=running.get("source"))
         for paused in [p for p in self.procs.values() if p.role == "paused"]:
             self._kill(paused)  # the crash was new: there is no redo past it
+        if copy.before == crash["number"]:
+            copy.before = None  # it holds the session before the next input now: the crashed one is gone
         self._spawn(copy, {"why": "crash", "crash": crash}, copy.carried or b"")
 
     def _newest_copy(self) -> Proc | None:
@@ -405,23 +411,35 @@ class Supervisor:
 
     # -- memory --------------------------------------------------------------------------------------------
     def _measure_soon(self) -> None:
-        at = time.monotonic() + MEASURE_AFTER
+        at = max(time.monotonic() + MEASURE_AFTER, self._measured_at + self._measure_cost / MEASURE_SHARE)
         if self._measure_at is None or at < self._measure_at:
             self._measure_at = at
 
     def _memory(self) -> dict[str, Any]:
+        started = time.monotonic()
         held = [p for p in self.procs.values() if p.role in ("copy", "paused")]
         live = memory.usage(self.live.pid) if self.live is not None else None
         for proc in held:
             proc.usage = memory.usage(proc.pid) or proc.usage
         used = memory.held_by_copies(live, [p.usage for p in held if p.usage is not None])
+        self._measured_at = time.monotonic()
+        self._measure_cost = self._measured_at - started
         return {"used": used, "budget": self.budget}
 
     def _keep_to_budget(self) -> None:
         """Let the oldest copies go until what the copies hold fits the budget; the live session is told."""
+        let_go: list[int] = []
+        while sum(1 for p in self.procs.values() if p.role == "copy") > MAX_COPIES:
+            copy = self._oldest_releasable()
+            if copy is None:
+                break
+            let_go.append(copy.pid)
+            self._release(copy)
+        if let_go:
+            self._tell({"op": "released", "pids": let_go, "why": "count", "count": MAX_COPIES})
+            let_go = []
         figures = self._memory()
         used = figures["used"]
-        let_go: list[int] = []
         while used > self.budget:
             copy = self._oldest_releasable()
             if copy is None:
