@@ -12,7 +12,7 @@ too (the column ``kernel MB``), since the tool calls run there.
 
 ``--checkpoints``: the same piped session with checkpoints on (``PYAICHAT_CHECKPOINTS=on``): the process
 measured is the live session (the supervisor's child; the supervisor is the process started), and the column
-``copies MB`` is what the checkpoints hold of their own (their ``Private_*`` pages and page tables), kept
+``copies MB`` is what the checkpoints hold that the live session does not (the supervisor's measure), kept
 under the budget by letting the oldest go.
 
 ``--base DIR``: run another checkout's pyaichat (``DIR/src``, e.g. a worktree of ``main``) with this venv,
@@ -101,17 +101,12 @@ def children(pid: int) -> list[int]:
 
 
 def copies_mb(live: int) -> float:
-    """What the checkpoints (the live session's children that are its copies) hold of their own, in MB."""
-    total = 0
-    for pid in children(live):
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                total += sum(int(line.split()[1]) for line in f if line.startswith("Private_"))
-            with open(f"/proc/{pid}/status") as f:
-                total += sum(int(line.split()[1]) for line in f if line.startswith("VmPTE:"))
-        except OSError:
-            continue
-    return total / 1024
+    """What the checkpoints (the live session's copies, its children) hold that it does not, in MB: the
+    supervisor's own measure (``checkpoints.memory``)."""
+    from pyaichat.checkpoints import memory
+
+    copies = [u for u in (memory.usage(pid) for pid in children(live)) if u is not None]
+    return memory.held_by_copies(memory.usage(live), copies) / 2**20
 
 
 def descendants(pid: int) -> list[int]:
