@@ -312,3 +312,41 @@ def test_an_outside_agents_proposal_is_undone_and_the_agent_keeps_its_address(tm
         leave(term.child)
     finally:
         term.child.close(force=True)
+
+
+def test_the_conversation_history_and_journal_go_on_across_a_jump_and_a_crash(tmp_path: Path, srv) -> None:
+    import json
+
+    term = start(
+        tmp_path, PYAICHAT_MODEL="openai/scripted", PYAICHAT_API_BASE=srv.base_url, OPENAI_API_KEY="sk-t"
+    )
+    term.child.timeout = 120
+    try:
+        run(term, "x = 1")
+        srv.text("x is 1.")
+        said(term, "/ask what is x?", r"^x is 1\.$", timeout=120)
+        run(term, "x = 2")
+        said(term, "/undo", r"^Back to before input 2")
+        srv.text("Still 1.")
+        said(term, "/ask and now?", r"^Still 1\.$", timeout=120)
+        sent = json.dumps(srv.bodies[-1]["messages"])
+        assert "what is x?" in sent  # the conversation went on in the session resumed from the copy
+        assert "went back to before input 2 with /undo" in sent  # and the model was told
+        run(term, "import ctypes")
+        said(term, "ctypes.string_at(0)", r"segmentation\s+fault")
+        srv.text("Fine.")
+        said(term, "/ask after the crash?", r"^Fine\.$", timeout=120)
+        sent = json.dumps(srv.bodies[-1]["messages"])
+        assert "what is x?" in sent and "and now?" in sent  # kept by the copy taken after that answer
+        assert "ended with a segmentation fault while running input 4" in sent
+        assert value(term, "x") == "1"  # input 5: the numbering went on past the undone and crashed inputs
+        said(term, "/history", r"\[5\] print\(")
+        history = term.text()
+        assert re.search(r"\[2\] x = 2\s+\[undone with /undo\]", history), history
+        assert re.search(r"\[4\] ctypes\.string_at\(0\)\s+\[crashed the session", history), history
+        said(term, f"/save {tmp_path / 'work.py'}", r"Wrote \d+ cells")
+        saved = (tmp_path / "work.py").read_text()
+        assert re.search(r"^# x = 2$", saved, re.MULTILINE), saved  # the undone input does not run again
+        leave(term.child)
+    finally:
+        term.child.close(force=True)

@@ -74,6 +74,7 @@ class Checkpoints:
         self.let_go: set[int] = set()  # inputs whose copies were let go
         self._notices: list[tuple[str, str]] = []
         self._changes: dict[tuple[int, int], str] = {}
+        self._back = 0  # how many inputs /undo can take back (the toolbar's, counted at the seam)
         self._ask_ids = iter(range(1, 1 << 62))
         self.ctrl.runtime.input_watch = self.around  # type: ignore[attr-defined]
         _watch_supervisor(link)
@@ -83,6 +84,12 @@ class Checkpoints:
         """Between inputs (the REPL loop, main thread): take in what the supervisor said, and take a copy if
         the newest does not hold the session as it is. In a session resumed from that copy, this returns once
         the session is put back together (``_resumed``)."""
+        try:
+            self._seam()
+        finally:
+            self._back = len(self.undoable())
+
+    def _seam(self) -> None:
         self._drain()
         self._reap()
         self._say()
@@ -483,10 +490,10 @@ class Checkpoints:
 
     # -- /checkpoints and the toolbar ------------------------------------------------------------------------
     def status(self) -> str | None:
+        """For the toolbar (drawn at every key: counted at the seam, not here)."""
         if self.off is not None:
             return "undo: off"
-        n = len(self.undoable())
-        return f"undo: {n} back" if n else None
+        return f"undo: {self._back} back" if self._back else None
 
     def report(self) -> str:
         self._drain()
