@@ -215,6 +215,7 @@ def test_the_memory_budget_lets_the_oldest_checkpoints_go_and_says_which(tmp_pat
             run(term, f"big += {i}")
             time.sleep(0.5)  # the supervisor measures after each input
         run(term, "pass")
+        time.sleep(1.0)
         term.wait_for(
             r"Inputs? [\d–, ]+ can no longer be undone: (their|its) checkpoints? (were|was) let go to"
         )

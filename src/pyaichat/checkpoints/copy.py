@@ -126,13 +126,13 @@ def take(
         ours.close()
         theirs.close()
         raise
-    if pid:  # the live process
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        theirs.close()
+    if pid:  # the live process: Ctrl-C waits until the copy is the supervisor's
         try:
+            theirs.close()
             link.send({"op": "checkpoint", "pid": pid}, fds=(ours.fileno(),))
         finally:
             ours.close()
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return Taken(pid)
     # the copy
     try:

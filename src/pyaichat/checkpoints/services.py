@@ -100,6 +100,9 @@ def revive(ctrl: Parts) -> None:
     gate = getattr(ctrl, "gate", None)
     if gate is not None:
         gate.after_fork()
+    background = sys.modules.get("pyaichat.background")
+    if background is not None:
+        KEPT.append(background.forget_after_fork())
     suggester = ctrl.suggester_if_any
     if suggester is not None:
         KEPT.append(suggester)

@@ -240,9 +240,10 @@ class Supervisor:
         self.bye = code if isinstance(code, int) else 0
 
     def _on_list(self, proc: Proc, message: dict[str, Any]) -> None:
-        memory = self._memory()
+        used = self._keep_to_budget()  # measured now: the list is what /undo can do now
         paused = next((p.pid for p in self.procs.values() if p.role == "paused"), None)
-        self._send(proc, {"op": "list", "copies": self._copies(), "paused": paused, **memory})
+        listing = {"copies": self._copies(), "paused": paused, "used": used, "budget": self.budget}
+        self._send(proc, {"op": "list", **listing})
 
     def _copies(self) -> list[dict[str, Any]]:
         """The copies, oldest first, as the live session lists them."""
@@ -426,8 +427,10 @@ class Supervisor:
         self._measure_cost = self._measured_at - started
         return {"used": used, "budget": self.budget}
 
-    def _keep_to_budget(self) -> None:
-        """Let the oldest copies go until what the copies hold fits the budget; the live session is told."""
+    def _keep_to_budget(self) -> int:
+        """Let the oldest copies go until what the copies hold fits the budget; the live session is told.
+        Returns what they hold then (about: the next measure has the exact figure)."""
+        self._measure_at = None
         let_go: list[int] = []
         while sum(1 for p in self.procs.values() if p.role == "copy") > MAX_COPIES:
             copy = self._oldest_releasable()
@@ -453,6 +456,7 @@ class Supervisor:
                 {"op": "released", "pids": let_go, "why": "memory", "used": used, "budget": self.budget}
             )
             self._measure_soon()
+        return used
 
     def _oldest_releasable(self) -> Proc | None:
         copies = [p for p in self.procs.values() if p.role == "copy"]

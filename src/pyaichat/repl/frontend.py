@@ -276,10 +276,15 @@ class Repl:
         forked process's; they are not run again here."""
         from prompt_toolkit.input.typeahead import clear_typeahead
 
+        from ..checkpoints.services import KEPT  # loaded with the checkpoints
+
         clear_typeahead(self.prompt.app.input)
         self.frontend._next_input, self.frontend._typed_ahead = None, ""
         if self.frontend._typeahead is not None:
             self.frontend._typeahead = TypeAhead()
+        # a live display drawn when the copy was taken (inside an answer) is not this session's to close
+        KEPT.append(self.frontend._renderer)
+        self.frontend._renderer = None
 
     def _prepare_now(self, app: Application[Any]) -> None:
         try:
