@@ -64,9 +64,10 @@ class PromptHistory(Protocol):
     def retype(self, keys: Any) -> None: ...
 
 
-def gather(ctrl: Parts, prompt: PromptHistory | None, extra: dict[str, Any]) -> bytes:
+def gather(ctrl: Parts, prompt: PromptHistory | None, extra: dict[str, Any], *, typed: bool = True) -> bytes:
     """The story of the session as it is now, pickled (see the module's docstring); ``extra``: the
-    checkpoints' own (the input records, what a jump undoes)."""
+    checkpoints' own (the input records, what a jump undoes). ``typed``: with the keys typed ahead (for the
+    session that takes over now; not for one that would after a crash, later)."""
     import pickle  # with the first jump
 
     session = getattr(ctrl.runtime, "session", None)
@@ -87,7 +88,7 @@ def gather(ctrl: Parts, prompt: PromptHistory | None, extra: dict[str, Any]) -> 
         "settings": {"model": config.model, "suggest_model": config.suggest_model},
         "snapshot": ctrl.resume_file.snapshot,
         "prompt": prompt.lines() if prompt is not None else None,
-        "typed": prompt.typed() if prompt is not None else None,
+        "typed": prompt.typed() if prompt is not None and typed else None,
         "suggest_stats": suggester.stats if suggester is not None else None,
         "question_hinted": getattr(ctrl, "_question_hinted", False),
         **extra,

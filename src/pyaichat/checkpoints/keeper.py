@@ -3,12 +3,15 @@
 
 **When.** At the REPL loop's seam (``seam``: after an input is handled, before the next prompt — the main
 thread, no event loop running) a copy is taken unless the newest one still holds the session as it is (nothing
-ran since, and the story — the conversation, the history — has not changed either, so that a crash finds it
-up to date). An input that changes the session (``around``, wrapped by the runtime around each run: a Python
-input, an approved proposal, an outside agent's approved code) uses that copy as the state before it; a second
-one without a seam between (two approved proposals in one answer) takes its own copy first. Not while an
-outside agent's call runs (the copy would take its half-done pipes: the input takes it instead, inside the
-gate), nor while a GPU context lives (``copy.gpu_context``).
+ran since); when only the story changed since (the conversation, the history: an answer, a command), the
+supervisor is given it instead (``carry``, typed-ahead keys left out), so that a crash finds it up to date
+without another fork. ``changed``: state changed outside an input (``/resume`` of variables, a proposal
+taken back): the newest copy no longer holds it and is let go. An input that changes the session
+(``around``, wrapped by the runtime around each run: a Python input, an approved proposal, an outside agent's
+approved code) uses that copy as the state before it; a second one without a seam between (two approved
+proposals in one answer) takes its own copy first. Not while an outside agent's call runs (the copy would
+take its half-done pipes: the input takes it instead, inside the gate), nor while a GPU context lives
+(``copy.gpu_context``).
 
 **Going back** (``undo``): the inputs from the chosen copy on are undone; what going back cannot undo is said
 first, one sentence each; what continues (``carry``) is sent; this process stops serving over MCP (the
@@ -77,6 +80,7 @@ class Checkpoints:
         self._back = 0  # how many inputs /undo can take back (the toolbar's, counted at the seam)
         self._ask_ids = iter(range(1, 1 << 62))
         self.ctrl.runtime.input_watch = self.around  # type: ignore[attr-defined]
+        self.ctrl.runtime.state_changed = self.changed  # type: ignore[attr-defined]
         _watch_supervisor(link)
 
     # -- the seam ------------------------------------------------------------------------------------------
@@ -98,12 +102,24 @@ class Checkpoints:
         if not self._may_take():
             return
         key = self._key()
-        if self.fresh is not None and key == self.fresh_key:
+        if self.fresh is not None:  # nothing ran since it was taken: it holds the session's state
+            if key != self.fresh_key:  # the story changed (an answer, a command): the supervisor keeps it
+                blob = carry.gather(self.ctrl, self.prompt, {"windows": self.windows}, typed=False)
+                self._send({"op": "story", "copy": self.fresh}, blob=blob)
+                self.fresh_key = key
             return
         if self.ctrl.gate._calls:  # an outside call runs: the next input takes its copy, inside the gate
             return
         self._take(key)
         self._say()  # a session resumed from the copy says so now
+
+    def changed(self) -> None:
+        """The session's state changed outside an input (``/resume`` loaded variables): the newest copy no
+        longer holds it, and is let go (the next seam takes another)."""
+        if self.fresh is not None:
+            self.copies = [c for c in self.copies if c["pid"] != self.fresh]
+            self._send({"op": "release", "pids": [self.fresh]})
+            self.fresh = None
 
     def prepare(self) -> None:
         """While the first prompt waits for the person: load what the first copy needs (``ipc``'s JSON)."""
@@ -392,7 +408,11 @@ class Checkpoints:
         self.redo_possible = False
         self.undone_by_jump = set()
         services.serve_on(self.ctrl, parts.get("serving"), None)
-        self.fresh_key = None  # the story changed: the next seam takes a copy
+        with contextlib.suppress(LinkClosed, TimeoutError):
+            self._listing()  # copies were let go while this session was paused: it was not told
+        if self.fresh not in {c["pid"] for c in self.copies}:
+            self.fresh = None
+        self.fresh_key = None  # the story changed: the next seam gives it to the supervisor
         stand = "stands" if len(redone) == 1 else "stand"
         self._notice(f"Back where you were: {_inputs(sorted(redone))} {stand} again.", "success")
         self._say()
@@ -567,6 +587,8 @@ class Checkpoints:
             ok, text = self.ctrl.proposals.undo()
         except PyAIChatError:
             ok, text = False, ""
+        if ok:
+            self.changed()
         self.ctrl.notice(f"{why} {text}".strip() if ok else why, "success" if ok else "warning")
 
     # -- what each input changed, and what going back cannot undo --------------------------------------------

@@ -229,6 +229,13 @@ class Supervisor:
         self.running = None
         self._measure_soon()
 
+    def _on_story(self, proc: Proc, message: dict[str, Any]) -> None:
+        """What continues changed while the session's state did not (an answer): kept with the copy that holds
+        the state, for a crash before the next copy."""
+        copy = self.procs.get(message.get("copy"))
+        if copy is not None and copy.role == "copy":
+            copy.carried = message.get("_blob") or None
+
     def _on_release(self, proc: Proc, message: dict[str, Any]) -> None:
         for pid in message.get("pids") or ():
             copy = self.procs.get(pid)

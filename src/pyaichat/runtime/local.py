@@ -46,6 +46,7 @@ class LocalRuntime:
         # around every input that runs code here (``checkpoints``: one is taken before it, what the kernel
         # counted for it is kept): ``input_watch(number, source)`` is a context manager
         self.input_watch: Callable[[int, str], AbstractContextManager[None]] | None = None
+        self.state_changed: Callable[[], None] | None = None  # the state changed outside an input
 
     @property
     def settings(self) -> Settings:
@@ -218,4 +219,8 @@ class LocalRuntime:
     def load_variables(self, path: str | None) -> str:
         from ..persist.snapshot import load_snapshot  # with the first /resume of variables
 
-        return load_snapshot(path, self.session.namespace).text()
+        try:
+            return load_snapshot(path, self.session.namespace).text()
+        finally:
+            if self.state_changed is not None:
+                self.state_changed()
