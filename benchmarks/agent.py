@@ -32,7 +32,7 @@ os.environ["OPENAI_API_KEY"] = "sk-test"
 
 from fakes.fake_llm import FakeLLM  # noqa: E402
 from fakes.openai_server import ScriptedServer  # noqa: E402
-from pyaichat.agent.assistant import Assistant  # noqa: E402
+from pyaichat.agent.assistant import Assistant, Front  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, load_litellm  # noqa: E402
 from pyaichat.agent.llm.loader import import_litellm, prime  # noqa: E402
 from pyaichat.capabilities.picture import session_picture  # noqa: E402
@@ -91,7 +91,7 @@ def in_process_overhead(turns: int = 200) -> list[float]:
             fake.tool(name, args)
         fake.text(ANSWER)
         started = time.perf_counter()
-        result = assistant.ask(QUESTION, lambda e: None, no_approval)
+        result = assistant.ask(QUESTION, Front(lambda e: None, no_approval))
         wall = (time.perf_counter() - started) * 1000
         inside = sum(s.duration_ms for s in result.steps)
         per_step.append((wall - inside) / sum(1 for s in result.steps if s.kind == "llm"))
@@ -110,7 +110,7 @@ def http_overhead(server: ScriptedServer, turns: int = 20) -> tuple[list[float],
             server.tool(name, args)
         server.text(ANSWER)
         started = time.perf_counter()
-        result = assistant.ask(QUESTION, lambda e: None, no_approval)
+        result = assistant.ask(QUESTION, Front(lambda e: None, no_approval))
         wall = (time.perf_counter() - started) * 1000
         assert result is not None and result.answer == ANSWER, result
         srv_ms = sum(r.server_ms for r in server.requests)
@@ -131,7 +131,7 @@ def tokens_per_turn(server: ScriptedServer, rows: int) -> dict[str, Any]:
     for name, args in STEPS:
         server.tool(name, args)
     server.text(ANSWER)
-    assistant.ask(QUESTION, lambda e: None, no_approval)
+    assistant.ask(QUESTION, Front(lambda e: None, no_approval))
     counts = []
     for body in server.bodies:
         counts.append(
@@ -162,7 +162,7 @@ def prefix_reuse(server: ScriptedServer) -> list[tuple[str, int, int]]:
         for name, args in STEPS:
             server.tool(name, args)
         server.text(ANSWER)
-        assistant.ask(QUESTION, lambda e: None, no_approval)
+        assistant.ask(QUESTION, Front(lambda e: None, no_approval))
     bodies = server.bodies
     out = []
     for i in range(1, len(bodies)):
@@ -229,7 +229,7 @@ def ctrl_c_latency(server: ScriptedServer, runs: int = 5) -> list[float]:
                 os.kill(os.getpid(), signal.SIGINT)
 
         threading.Thread(target=interrupt, daemon=True).start()
-        result = assistant.ask(QUESTION, lambda e: None, no_approval)
+        result = assistant.ask(QUESTION, Front(lambda e: None, no_approval))
         latencies.append((time.perf_counter() - sent[0]) * 1000)
         server.release()
         assert result is not None and result.interrupted

@@ -40,6 +40,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pyaichat.agent.assistant import Front
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -123,7 +125,7 @@ def child(base_url: str, protocol: str, questions: int, max_tokens: int, multi_s
         client.firsts.clear()
         began = time.perf_counter()
         declined = lambda proposal: Outcome(proposal, "declined")  # noqa: E731
-        result = assistant.ask(question, _first_answer(answer, began), declined)
+        result = assistant.ask(question, Front(_first_answer(answer, began), declined))
         steps = [s for s in result.steps if s.kind == "llm"]
         print(
             json.dumps(

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["OPENAI_API_KEY"] = "sk-local"
 
-from pyaichat.agent.assistant import Assistant  # noqa: E402
+from pyaichat.agent.assistant import Assistant, Front  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, LLMReply, Request  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
 from pyaichat.proposal import Outcome  # noqa: E402
@@ -142,7 +142,7 @@ def main() -> None:
             server.mark()
             before = len(clients[-1].calls) if clients else 0
             began = time.perf_counter()
-            result = assistant.ask(question, lambda e: None, lambda p: Outcome(p, "declined"))
+            result = assistant.ask(question, Front(lambda e: None, lambda p: Outcome(p, "declined")))
             turn = time.perf_counter() - began
             calls = clients[-1].calls[before:]
             reuse = server.prompt_reuse()

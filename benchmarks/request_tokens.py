@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fakes.fake_llm import FakeLLM  # noqa: E402
-from pyaichat.agent.assistant import Assistant  # noqa: E402
+from pyaichat.agent.assistant import Assistant, Front  # noqa: E402
 from pyaichat.config import Config  # noqa: E402
 from pyaichat.proposal import Outcome  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
@@ -74,7 +74,7 @@ def first_request(question: str, protocol: str = "native", code: str | None = No
             session.run(code)
     fake = FakeLLM(native=protocol == "native", model="openai/bench").text("ok")
     assistant = Assistant(config, session, llm_factory=lambda cfg: fake)
-    result = assistant.ask(question, lambda e: None, lambda proposal: Outcome(proposal, "declined"))
+    result = assistant.ask(question, Front(lambda e: None, lambda proposal: Outcome(proposal, "declined")))
     assert result is not None and result.requests, "no request was made"
     return result.requests[0]
 

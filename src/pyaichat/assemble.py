@@ -17,12 +17,19 @@ from .controller import Controller
 
 if TYPE_CHECKING:
     from .agent.assistant import LLMFactory
-    from .controller import FrontEnd
+    from .ports import FrontEnd, Serving
     from .runtime import Runtime
 
 
 def assemble(runtime: Runtime, frontend: FrontEnd, *, llm_factory: LLMFactory | None = None) -> Controller:
-    """The session over ``runtime``, shown by ``frontend``: its controller, holding its assistant.
-    ``llm_factory`` makes the model client (default: litellm's)."""
+    """The session over ``runtime``, shown by ``frontend``: its controller, holding its assistant and (with
+    the first ``/mcp on``) its MCP service. ``llm_factory`` makes the model client (default: litellm's)."""
     assistant = Assistant(runtime.settings, runtime, llm_factory=llm_factory)
-    return Controller(runtime, frontend, assistant=assistant)
+    return Controller(runtime, frontend, assistant=assistant, serving=_serving)
+
+
+def _serving(ctrl: Controller) -> Serving:
+    """The session's MCP service, over what the controller holds (the SDK's side starts with it)."""
+    from .mcpserve.hosting import serve  # with the first /mcp on
+
+    return serve(ctrl.runtime, ctrl.frontend, ctrl.gate, ctrl.proposals)

@@ -30,7 +30,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     try:
         import tomllib  # only with a config file: not at every start-up
     except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+        import tomli as tomllib  # type: ignore[no-redef,unused-ignore]  # the backport on Python 3.10 only
     try:
         with path.open("rb") as fh:
             data = tomllib.load(fh)

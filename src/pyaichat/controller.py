@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from .agent.assistant import Front
 from .errors import PyAIChatError, internal_error
 from .journal import Journal
 from .mcpserve.gate import SessionGate
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from .agent.suggest import Suggester
     from .config import Config
     from .mcptools.approval import Answer, Question
-    from .ports import FrontEnd, Undo
+    from .ports import FrontEnd, Serving, Undo
     from .records import ExecResult
     from .runtime import Runtime
 
@@ -43,7 +44,14 @@ __all__ = ["Controller", "Mode"]
 class Controller:
     """Routes each complete input to a slash command, the Python session or the assistant."""
 
-    def __init__(self, runtime: Runtime, frontend: FrontEnd, *, assistant: Assistant) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        frontend: FrontEnd,
+        *,
+        assistant: Assistant,
+        serving: Callable[[Controller], Serving] | None = None,
+    ) -> None:
         self.runtime = runtime
         self.settings = runtime.settings
         self.frontend = frontend
@@ -71,6 +79,8 @@ class Controller:
         self._suggester: Suggester | None = None
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
         self.gate = SessionGate()
+        self._serving = serving  # makes the session's MCP service (``assemble``); None: it cannot serve
+        self._service: Serving | None = None
         # checkpoints of the whole session, where the front end keeps them (``checkpoints``); else why not,
         # in one sentence (``/undo`` then takes back the last approved proposal alone)
         self.checkpoints: Undo | None = None
@@ -154,7 +164,7 @@ class Controller:
         try:
             return self.proposals.run_input(source)
         except PyAIChatError as exc:
-            from .agent.events import ErrorEvent  # pydantic: not at start-up
+            from .agent.events import ErrorEvent  # compiled at import: not at start-up
 
             self.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return None
@@ -162,20 +172,19 @@ class Controller:
     def ask(self, question: str, config: Config | None = None) -> None:
         """Answer a question with the assistant, with ``config`` for this question only (default: the
         current one): events go to the front end, proposals to ``proposals``."""
-        # the agent (pydantic, the loop) loads with the first question, not at start-up
+        # the agent (its events, the loop) loads with the first question, not at start-up
         from .agent.events import ErrorEvent
 
         before = self.runtime.last_input_number
         person = self.frontend.interactive  # piped input, a notebook: no one to ask
+        front = Front(
+            self.frontend.emit,
+            self.proposals.decide,  # everything proposed on the way: the one proposal path
+            interactive=person,
+            answer_question=self._answer_question if person else None,
+        )
         try:
-            result = self.assistant.ask(
-                question,
-                self.emit,
-                self.proposals.decide,  # everything proposed on the way: the one proposal path
-                config=config or self.config,
-                interactive=person,
-                ask_person=self._ask_person if person else None,
-            )
+            result = self.assistant.ask(question, front, config=config or self.config)
         except Exception as exc:  # a bug in pyaichat must not end the session (piped mode has no other guard)
             self.emit(ErrorEvent(message=internal_error(exc, "The assistant"), kind="internal"))
             return
@@ -184,9 +193,9 @@ class Controller:
         if result is not None:
             self.journal.question(result, before, self.runtime.last_input_number)
 
-    def _ask_person(self, question: Question) -> Answer:
+    def _answer_question(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), put to the person: its panel, then their answer."""
-        from .agent.events import QuestionEvent  # pydantic: with the first question
+        from .agent.events import QuestionEvent  # compiled at import: with the first question
 
         self.emit(
             QuestionEvent(
@@ -207,6 +216,13 @@ class Controller:
             served = self.proposals.serve()
         if served:
             self.resume_file.changed()
+
+    def mcp(self, *, create: bool) -> Serving | None:
+        """The session's MCP service (``/mcp``): made with the first ``create``; ``None`` before, or where
+        this session cannot serve."""
+        if self._service is None and create and self._serving is not None:
+            self._service = self._serving(self)
+        return self._service
 
     # -- ghost-text suggestions ------------------------------------------------------------------------------
     @property
@@ -248,7 +264,7 @@ class Controller:
         self.frontend.emit(event)
 
     def notice(self, text: str, level: Literal["info", "warning", "success"] = "info") -> None:
-        from .agent.events import NoticeEvent  # pydantic: not at start-up
+        from .agent.events import NoticeEvent  # compiled at import: not at start-up
 
         self.emit(NoticeEvent(text=text, level=level))
 

@@ -98,7 +98,7 @@ class Channel:
     def over_socket(cls, sock: socket.socket, limit: int) -> Channel:
         channel = cls(sock.makefile("rb"), sock.sendall, limit, fd=sock.fileno())
         shut = lambda: sock.shutdown(socket.SHUT_RDWR)  # noqa: E731 - wakes a reader blocked on it
-        channel._closers = [shut, sock.close, channel._reader.close]  # type: ignore[union-attr]
+        channel._closers = [shut, sock.close, channel._reader.close]  # type: ignore[union-attr]  # the reader exists once the channel is open
         return channel
 
     @classmethod
@@ -212,7 +212,7 @@ class Child:
         pass_fds: Sequence[int] = (),
     ) -> None:
         own = (
-            {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
+            {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]  # Windows only
             if sys.platform == "win32"
             else {"start_new_session": True}  # out of the terminal's process group
         )

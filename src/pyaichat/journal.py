@@ -9,10 +9,10 @@ so the journal itself costs the start-up nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .records import ApprovedProposal, AssistantTurn
+    from .records import ApprovedProposal, AssistantTurn, FinishedTurn
 
 
 class Journal:
@@ -22,7 +22,7 @@ class Journal:
         self.turns: list[AssistantTurn] = []
         self.approved: list[ApprovedProposal] = []
 
-    def question(self, result: Any, after_input: int, end_input: int) -> None:
+    def question(self, result: FinishedTurn, after_input: int, end_input: int) -> None:
         """A turn ended (``result``: the agent's ``TurnResult``); ``after_input``/``end_input``: the last
         input number before the question and when its answer came."""
         from .records import AssistantTurn  # with the first question

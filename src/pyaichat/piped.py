@@ -18,8 +18,8 @@ from .printable import printable_data
 from .session import needs_more_input
 
 if TYPE_CHECKING:
-    from .agent.events import ApprovalRequiredEvent, Event
-    from .proposal import Decision
+    from .agent.events import Event
+    from .proposal import Decision, Proposal
 
 # Lines that continue a block even though they are not indented.
 _CONTINUATIONS = ("else", "elif", "except", "finally", "case")
@@ -35,53 +35,67 @@ class PlainFrontEnd(BaseFrontEnd):
         self._shown: set[str] = set()  # proposals whose panel is printed
 
     def emit(self, event: Event) -> None:
+        # the events load with the first one, not at start-up (dataclasses compile their methods)
+        from .agent import events as ev
+
         event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
-        kind = event.type
-        if kind == "answer_chunk":
-            self._write(event.text)
-            self._streaming = True
-        elif kind == "answer":
-            if not self._streaming and event.text:
-                self._line(event.text)  # its own line: a note may follow
-            self._end_stream()
-            if event.note:
-                self._line(event.note)
-        elif kind == "receipts":
-            self._end_stream()
-            for warning in event.warnings:
-                self._line(f"Warning: {warning}")
-            self._line(event.summary)
-        elif kind == "error":
-            self._end_stream()
-            self._line(f"Error: {event.message}")
-        elif kind == "notice":
-            self._end_stream()
-            self._line(event.text)
-        elif kind == "code":
-            self._end_stream()
-            if event.title:
-                self._line(event.title)
-            self._line(event.code)
-        elif kind == "page":
-            self._end_stream()
-            self._line(event.plain_text())
-        elif kind == "approval_required":
-            self._end_stream()
-            self._shown.add(event.call_id)
-            for line in proposal_lines(event):
-                self._line(line)
-        elif kind == "preview":
-            self._end_stream()
-            for _, line in event.lines:
-                self._line(line)
-        elif kind == "tool_start":
-            pass  # steps are visible with /trace; plain output keeps only answers
+        match event:
+            case ev.AnswerChunkEvent():
+                self._write(event.text)
+                self._streaming = True
+            case ev.AnswerEvent():
+                if not self._streaming and event.text:
+                    self._line(event.text)  # its own line: a note may follow
+                self._end_stream()
+                if event.note:
+                    self._line(event.note)
+            case ev.ReceiptsEvent():
+                self._end_stream()
+                for warning in event.warnings:
+                    self._line(f"Warning: {warning}")
+                self._line(event.summary)
+            case ev.ErrorEvent():
+                self._end_stream()
+                self._line(f"Error: {event.message}")
+            case ev.NoticeEvent():
+                self._end_stream()
+                self._line(event.text)
+            case ev.CodeEvent():
+                self._end_stream()
+                if event.title:
+                    self._line(event.title)
+                self._line(event.code)
+            case ev.PageEvent():
+                self._end_stream()
+                self._line(event.plain_text())
+            case ev.ApprovalRequiredEvent():
+                self._end_stream()
+                self._shown.add(event.proposal.call_id)
+                for line in proposal_lines(event.proposal):
+                    self._line(line)
+            case ev.PreviewEvent():
+                self._end_stream()
+                for _, line in event.lines:
+                    self._line(line)
+            case (
+                ev.StateEvent()
+                | ev.ThinkingEvent()
+                | ev.ToolStartEvent()
+                | ev.ToolEndEvent()
+                | ev.QuestionEvent()
+                | ev.UsageEvent()
+            ):
+                pass  # steps are visible with /trace; plain output keeps only answers
+            case _:
+                ev.assert_never(event)
         self.out.flush()
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+    def decide(self, proposal: Proposal) -> Decision:
         """Piped input cannot ask anyone: the proposal is shown, and nothing of it runs."""
         if proposal.call_id not in self._shown:
-            self.emit(proposal)
+            from .agent.events import ApprovalRequiredEvent  # loaded with the proposal
+
+            self.emit(ApprovalRequiredEvent(proposal=proposal))
         return "shown"
 
     def _write(self, text: str) -> None:
@@ -96,20 +110,21 @@ class PlainFrontEnd(BaseFrontEnd):
             self._streaming = False
 
 
-def proposal_lines(event: ApprovalRequiredEvent) -> list[str]:
+def proposal_lines(proposal: Proposal) -> list[str]:
     """A proposal's panel as plain lines: who proposes what (piped input runs none of it)."""
-    who = f"{event.source} proposes" if event.source else "Proposed"
-    if event.tool:
+    p = proposal
+    who = f"{p.source} proposes" if p.outside else "Proposed"
+    if p.kind == "tool":
         import json  # only with a tool call to show
 
-        arguments = json.dumps(event.arguments or {}, ensure_ascii=False, default=str)
-        lines = [f"{who} a call of {event.tool} (not called in piped mode):", f"{event.tool}({arguments})"]
+        arguments = json.dumps(p.arguments, ensure_ascii=False, default=str)
+        lines = [f"{who} a call of {p.tool} (not called in piped mode):", f"{p.tool}({arguments})"]
     else:
-        lines = [f"{who} code (not run in piped mode):", event.code]
-    if event.explanation:
-        lines.insert(1, event.explanation)
-    if event.provenance:  # it follows text from the data that looked like an instruction: said first
-        lines.insert(1, f"Warning: {event.provenance}")
+        lines = [f"{who} code (not run in piped mode):", p.code]
+    if p.explanation:
+        lines.insert(1, p.explanation)
+    if p.provenance:  # it follows text from the data that looked like an instruction: said first
+        lines.insert(1, f"Warning: {p.provenance}")
     return lines
 
 
@@ -232,9 +247,6 @@ def _run_kept(ctrl: Controller, stream: TextIO | None, first: Sequence[str], sup
             _seam(checkpoints)
             if resumed.here:  # this is a session resumed from the copy: its input crashed or was undone
                 resumed.here = False
-                if resumed.reread:
-                    resumed.reread = False
-                    inputs = iter_inputs(lines, ctrl)
                 continue
             ctrl.serve_proposals()  # an outside agent's, shown between inputs (never run: no one is asked)
             try:
@@ -242,9 +254,6 @@ def _run_kept(ctrl: Controller, stream: TextIO | None, first: Sequence[str], sup
             except Resumed:  # resumed from a copy taken inside an input: on with the next one
                 pass
             sys.stdout.flush()
-            if resumed.reread:  # /redo brought this session back: read on where the other one stopped
-                resumed.reread = False
-                inputs = iter_inputs(lines, ctrl)
             if ctrl.should_exit:
                 break
         ctrl.serve_proposals()
@@ -262,7 +271,6 @@ class _PipedResume:
     def __init__(self, source: Lines) -> None:
         self.source = source
         self.here = False  # resumed from a copy: the input read before it was taken does not run
-        self.reread = False  # the lines read ahead came from the session replaced: group inputs anew
 
     def revive(self) -> None:
         self.here = True
@@ -277,8 +285,9 @@ class _PipedResume:
         return list(self.source.back)
 
     def retype(self, keys: Any) -> None:
+        # read on where the session replaced stopped: between two inputs ``iter_inputs`` holds nothing of
+        # its own (every yield is followed by an empty block), so the lines it had read ahead are all here
         self.source.back[:] = list(keys)
-        self.reread = True
 
 
 def _seam(checkpoints: Any) -> None:

@@ -12,30 +12,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .agent.events import ApprovalRequiredEvent, Event
+    from .agent.events import Event
     from .mcptools.approval import Answer, Question
-    from .proposal import Decision
+    from .proposal import Decision, Proposal
 
 
 class FrontEnd(Protocol):
     """What the shared core needs from a front end."""
 
-    interactive: bool  # a person can be asked (not piped input, not a notebook's kernel)
+    interactive: bool  # a person can be asked at a terminal (not piped input, not a notebook's kernel)
     remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
+    where: str  # what this session is called to outside agents (MCP): "pyaichat REPL", "IPython in Jupyter"…
 
     def emit(self, event: Event) -> None:
         """Show ``event``."""
         ...
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
-        """Ask the person what to do with the proposal on screen ("shown" where no one can be asked)."""
+    def decide(self, proposal: Proposal) -> Decision:
+        """Ask the person what to do with ``proposal``, its panel on screen ("shown" where no one can be
+        asked)."""
         ...
 
     def set_next_input(self, code: str) -> None:
         """Put ``code`` into the next Python-mode input for the person to edit and run."""
         ...
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         """A tool call's arguments, edited by the person (``None``: they gave up)."""
         ...
 
@@ -53,11 +55,12 @@ class BaseFrontEnd:
 
     interactive = False
     remembers = False
+    where = "pyaichat (piped input)"
 
     def set_next_input(self, code: str) -> None:  # nowhere to put it
         pass
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         return None  # no editor: the call does not run
 
     def withdraw(self, call_id: str) -> None:  # its question closes by itself (it never blocks)
@@ -69,23 +72,39 @@ class BaseFrontEnd:
         return Answer("cancel")  # no one to fill in the form
 
 
-class Undo(Protocol):
-    """What the session can take back (``/undo``, ``/redo``, ``/checkpoints``): checkpoints of the whole
-    process where pyaichat runs the REPL itself (``checkpoints``). Where it does not (IPython, a kernel) the
-    controller has none, and ``/undo`` takes back the last approved proposal alone."""
+if TYPE_CHECKING:  # the controller holds these; the type checker reads them (no class made at start-up)
 
-    def undo(self, count: int) -> None:
-        """Go back ``count`` inputs (whoever made them); says what happened, or why not."""
-        ...
+    class Serving(Protocol):
+        """Serving this session to outside agents over MCP (``mcpserve.service.McpService``, one per session,
+        built by ``assemble`` with the first ``/mcp on``)."""
 
-    def redo(self) -> None:
-        """Back to where the person was before ``/undo``, while nothing new has run."""
-        ...
+        url: str | None
 
-    def report(self) -> str:
-        """``/checkpoints``: what can be undone, what each input changed, and what going back cannot undo."""
-        ...
+        def start(self, host: str | None = None) -> str: ...
 
-    def status(self) -> str | None:
-        """A few words for the toolbar (how far back ``/undo`` can go), or ``None``."""
-        ...
+        def stop(self) -> str: ...
+
+        def status(self) -> str: ...
+
+        def token(self) -> str | None: ...
+
+    class Undo(Protocol):
+        """What the session can take back (``/undo``, ``/redo``, ``/checkpoints``): checkpoints of the whole
+        process where pyaichat runs the REPL itself (``checkpoints``). Where it does not (IPython, a kernel)
+        the controller has none, and ``/undo`` takes back the last approved proposal alone."""
+
+        def undo(self, count: int) -> None:
+            """Go back ``count`` inputs (whoever made them); says what happened, or why not."""
+            ...
+
+        def redo(self) -> None:
+            """Back to where the person was before ``/undo``, while nothing new has run."""
+            ...
+
+        def report(self) -> str:
+            """``/checkpoints``: what can be undone, what each input changed, what going back cannot undo."""
+            ...
+
+        def status(self) -> str | None:
+            """A few words for the toolbar (how far back ``/undo`` can go), or ``None``."""
+            ...

@@ -50,8 +50,9 @@ def printable(text: str) -> str:
 
 
 def printable_data(value: Any) -> Any:
-    """``printable`` applied to every string inside ``value``: lists, tuples, dicts and pydantic models (a
-    copy with their string fields cleaned; the same object when nothing needed it)."""
+    """``printable`` applied to every string inside ``value``: lists, tuples, dicts, dataclasses (an event)
+    and plain objects with slots (a ``Proposal``): a copy with their string fields cleaned; the same object
+    when nothing needed it."""
     if isinstance(value, str):
         return printable(value)
     if isinstance(value, (list, tuple)):
@@ -62,13 +63,36 @@ def printable_data(value: Any) -> Any:
     if isinstance(value, Mapping):
         items = {k: printable_data(v) for k, v in value.items()}
         return value if all(items[k] is v for k, v in value.items()) else items
-    fields = getattr(type(value), "model_fields", None)
-    if isinstance(fields, Mapping) and hasattr(value, "model_copy"):
-        update = {}
-        for name in fields:
-            current = getattr(value, name, None)
-            cleaned = printable_data(current)
-            if cleaned is not current:
-                update[name] = cleaned
-        return value.model_copy(update=update) if update else value
+    if value is None or isinstance(value, (int, float, type)):
+        return value
+    fields = getattr(type(value), "__dataclass_fields__", None)
+    if isinstance(fields, Mapping):  # a dataclass: cleaned through its constructor (it may be frozen)
+        update = _cleaned(value, [name for name, f in fields.items() if f.init])
+        if not update:
+            return value
+        from dataclasses import replace  # only with an event to clean (inspect: not at start-up)
+
+        return replace(value, **update)
+    slots = getattr(type(value), "__slots__", None)
+    if isinstance(slots, tuple) and slots:  # a plain object with slots: a shallow copy, cleaned
+        update = _cleaned(value, [name for name in slots if hasattr(value, name)])
+        if not update:
+            return value
+        from copy import copy  # only with such an object to clean
+
+        clean = copy(value)
+        for name, cleaned_value in update.items():
+            setattr(clean, name, cleaned_value)
+        return clean
     return value
+
+
+def _cleaned(value: Any, names: list[str]) -> dict[str, Any]:
+    """The fields of ``value`` among ``names`` that ``printable_data`` changed, cleaned."""
+    update = {}
+    for name in names:
+        current = getattr(value, name, None)
+        cleaned = printable_data(current)
+        if cleaned is not current:
+            update[name] = cleaned
+    return update

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 @dataclass
@@ -113,6 +116,59 @@ class ApprovedProposal:
         return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+if TYPE_CHECKING:  # what the journal reads of the agent's records: for the type checker only
+
+    class TurnStep(Protocol):
+        """A step of a finished turn as the journal reads it (the agent's ``trace.StepRecord``)."""
+
+        @property
+        def kind(self) -> str: ...  # "llm" | "tool"
+
+        @property
+        def name(self) -> str: ...
+
+        @property
+        def detail(self) -> str: ...
+
+        @property
+        def size(self) -> int: ...
+
+        @property
+        def ok(self) -> bool: ...
+
+    class CheckedNumbers(Protocol):
+        """An answer's receipts as the journal keeps them (the agent's ``receipts.Receipts``)."""
+
+        @property
+        def receipts(self) -> Sequence[object]: ...
+
+        def summary(self) -> str: ...
+
+        def warnings(self) -> list[str]: ...
+
+    class FinishedTurn(Protocol):
+        """A question answered, as the journal records it (the agent's ``trace.TurnResult``: this module is
+        below the agent and imports nothing of it)."""
+
+        @property
+        def question(self) -> str: ...
+
+        @property
+        def answer(self) -> str: ...
+
+        @property
+        def note(self) -> str | None: ...
+
+        @property
+        def error(self) -> str | None: ...
+
+        @property
+        def steps(self) -> Sequence[TurnStep]: ...
+
+        @property
+        def receipts(self) -> CheckedNumbers | None: ...
+
+
 @dataclass
 class AssistantTurn:
     """One question and its answer. ``after_input`` is the last input number before the question;
@@ -129,12 +185,14 @@ class AssistantTurn:
     receipts: str | None = None  # the answer's receipts: its status line, then a line per contradicted number
 
     @classmethod
-    def from_result(cls, result: Any, after_input: int, end_input: int | None = None) -> AssistantTurn:
-        """From the agent's ``TurnResult`` (read by attribute: this module does not import the agent)."""
-        steps = [
+    def from_result(
+        cls, result: FinishedTurn, after_input: int, end_input: int | None = None
+    ) -> AssistantTurn:
+        """From the agent's ``TurnResult``."""
+        steps: list[dict[str, Any]] = [
             {"name": s.name, "detail": s.detail, "size": s.size, "ok": s.ok}
-            for s in getattr(result, "steps", [])
-            if getattr(s, "kind", "") == "tool"
+            for s in result.steps
+            if s.kind == "tool"
         ]
         return cls(
             question=result.question,
@@ -144,11 +202,11 @@ class AssistantTurn:
             steps=steps,
             note=result.note,
             error=result.error,
-            receipts=_receipts_text(getattr(result, "receipts", None)),
+            receipts=_receipts_text(result.receipts),
         )
 
 
-def _receipts_text(receipts: Any) -> str | None:
+def _receipts_text(receipts: CheckedNumbers | None) -> str | None:
     """The receipts as the journal keeps them (``None``: off, or no number to check)."""
     if receipts is None or not receipts.receipts:
         return None

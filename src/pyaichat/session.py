@@ -55,7 +55,7 @@ class Tee(io.TextIOBase):
         return bool(getattr(self._target, "isatty", lambda: False)())
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # a str where TextIO's is a property
         return getattr(self._target, "encoding", "utf-8")
 
     @property
@@ -306,7 +306,8 @@ def _compile(source: str, filename: str) -> tuple[types.CodeType | None, types.C
     tree = ast.parse(source, filename, "exec")
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
-        expr = ast.Expression(tree.body.pop().value)
+        expr = ast.Expression(tree.body[-1].value)
+        tree.body.pop()
         last = compile(expr, filename, "eval")
     body = compile(tree, filename, "exec") if tree.body else None
     return body, last

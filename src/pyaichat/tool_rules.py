@@ -35,7 +35,7 @@ def rules_from(value: Any) -> Rules:
     elif isinstance(value, (list, tuple)) and all(
         isinstance(p, (list, tuple)) and len(p) == 2 for p in value
     ):
-        pairs = [tuple(p) for p in value]  # type: ignore[misc]
+        pairs = [tuple(p) for p in value]
     else:
         raise ValueError('should be a table of patterns, e.g. "*__delete*" = "deny"')
     rules = []

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from fakes.fake_llm import FakeLLM
-from pyaichat.agent.budget import Budget, Limits, Prompt, Remembered, Stop
+from pyaichat.agent.budget import Budget, Limits, Stop
 from pyaichat.agent.llm import Request, Usage
-from pyaichat.agent.protocol import NATIVE, TEXT
+from pyaichat.agent.protocol import NATIVE, TEXT, Prompt, Remembered
 
 NOW = [{"role": "user", "content": "now"}]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fakes.sent import approx_tokens
+from pyaichat.agent.assistant import Front
 from pyaichat.agent.context import (
     load_system_prompt,
     make_masker,
@@ -97,7 +98,7 @@ def test_picture_hides_values_of_secret_names(assistant, fake, session):
     session.run("api_token = 'abc123abc123'\npassword = 'hunter2'")
     assert "api_token: <redacted" in session_picture(session, session.config)
     fake.text("ok")
-    assistant.ask("what is set?", lambda e: None, lambda e: None)
+    assistant.ask("what is set?", Front(lambda e: None, lambda e: None))
     system = sent_text(fake.requests[0])
     assert "abc123abc123" not in system and "hunter2" not in system
     assert "api_token: <redacted" in system
@@ -113,7 +114,7 @@ def test_pinned_names():
 def test_pinned_variable_summary_is_in_the_turn_context(assistant, fake, session):
     session.run("merged = [1, 2, 3]")
     fake.text("ok")
-    assistant.ask("why @merged?", lambda e: None, lambda e: None)
+    assistant.ask("why @merged?", Front(lambda e: None, lambda e: None))
     system = sent_text(fake.requests[0])
     assert "## Pinned by the user\n### merged\n" in system and "[1, 2, 3]" in system
 
@@ -158,9 +159,9 @@ def test_a_new_last_error_is_marked_as_new(assistant, fake, session):
     session.run("1 / 0")
     fake.text("a").text("b").text("c")
     for question in ("one", "two"):
-        assistant.ask(question, lambda e: None, lambda e: None)
+        assistant.ask(question, Front(lambda e: None, lambda e: None))
     session.run("[][1]")
-    assistant.ask("three", lambda e: None, lambda e: None)
+    assistant.ask("three", Front(lambda e: None, lambda e: None))
     systems = [sent_text(r) for r in fake.requests]
     assert "Last error (input [1]): ZeroDivisionError" in systems[0]
     assert "Last error (input [1]): ZeroDivisionError" in systems[1]

@@ -5,16 +5,17 @@ that can see them gets them after the result, one that cannot is told they were 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
+from pyaichat.capabilities.registry import CapabilityResult
 from pyaichat.config import Config
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
@@ -24,49 +25,43 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAW
 URL = f"data:image/png;base64,{PNG}"
 
 
-@dataclass
-class Figure:
-    """What a figure capability returns: a description, and the picture itself."""
-
-    ok: bool = True
-    text: str = "Figure 1: one line plot, 1 axes."
-    error: str | None = None
-    truncated: bool = False
-    duration_ms: float = 1.0
-    images: tuple[str, ...] = (URL,)
+FIGURE = CapabilityResult(
+    name="get_figure", ok=True, text="Figure 1: one line plot, 1 axes.", duration_ms=1.0, images=(URL,)
+)
 
 
-class FigureAssistant(Assistant):
-    """The assistant with one more capability, ``get_figure``, that returns an image."""
+class FigureRuntime(LocalRuntime):
+    """The session's runtime with one more capability, ``get_figure``, that returns an image."""
 
-    asked: list[bool]
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.asked: list[bool] = []
 
-    def look(self, name: str, args: dict[str, Any], *, images: bool = False) -> Any:
+    def call(self, name: str, args: dict[str, Any], *, images: bool = False, **kwargs: Any) -> Any:
         if name != "get_figure":
-            return super().look(name, args, images=images)
+            return super().call(name, args, images=images, **kwargs)
         self.asked.append(images)
-        return Figure()
+        return FIGURE
 
 
-def make(srv: ScriptedServer, model: str) -> FigureAssistant:
+def make(srv: ScriptedServer, model: str) -> Assistant:
     config = Config(model=model, api_base=srv.base_url, audit=False, request_timeout=10)
     session = Session(echo=lambda value: None)
     session.settings.replace(config)
-    assistant = FigureAssistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    assistant.asked = []
-    return assistant
+    runtime = FigureRuntime(session)
+    return Assistant(config, runtime, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
 
 
 def ask(assistant: Assistant, question: str) -> Any:
     rec = Recorder()
-    return assistant.ask(question, rec.emit, never_approve), rec
+    return assistant.ask(question, Front(rec.emit, never_approve)), rec
 
 
 def test_a_model_that_sees_images_gets_them_after_the_result(srv):
     assistant = make(srv, "openai/gpt-4o-mini")  # litellm's table: supports vision
     srv.tool("get_figure", {}).text("It is a line plot.")
     result, rec = ask(assistant, "what does my figure show?")
-    assert result.answer == "It is a line plot." and assistant.asked == [True]
+    assert result.answer == "It is a line plot." and assistant.runtime.asked == [True]
     messages = srv.bodies[1]["messages"]
     tool, user = messages[-2], messages[-1]
     assert tool["role"] == "tool" and tool["content"].startswith("<data>\nFigure 1: one line plot")
@@ -95,7 +90,7 @@ def test_a_model_that_cannot_see_images_is_told_they_were_left_out(srv):
     assistant = make(srv, "openai/test")  # unknown to litellm: no vision
     srv.tool("get_figure", {}).text("A plot, I am told.")
     result, _ = ask(assistant, "what does my figure show?")
-    assert result.answer == "A plot, I am told." and assistant.asked == [False]
+    assert result.answer == "A plot, I am told." and assistant.runtime.asked == [False]
     messages = srv.bodies[1]["messages"]
     assert messages[-1]["role"] == "tool"
     assert "(1 image left out: this model cannot see images.)" in messages[-1]["content"]

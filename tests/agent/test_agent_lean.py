@@ -14,10 +14,10 @@ import pytest
 from fakes.fake_llm import FakeLLM
 from fakes.openai_server import Reply, ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
-from pyaichat.agent.budget import Budget, Limits, OutsideSchemas, Prompt
+from pyaichat.agent.assistant import Assistant, Front
+from pyaichat.agent.budget import Budget, Limits
 from pyaichat.agent.llm import LiteLLMClient, Usage
-from pyaichat.agent.protocol import NATIVE, TEXT
+from pyaichat.agent.protocol import NATIVE, TEXT, OutsideSchemas, Prompt
 from pyaichat.assemble import assemble
 from pyaichat.capabilities import call
 from pyaichat.capabilities.invoke import tool_schemas
@@ -114,7 +114,7 @@ def test_the_first_request_of_a_typical_question_is_well_under_1600_tokens(sessi
     session.run('sales = pd.DataFrame({"region": ["north", "south"], "revenue": [120, 340]})')
     fake = FakeLLM(model="openai/test").text("ok")
     assistant = Assistant(session.config, session, llm_factory=lambda cfg: fake)
-    assistant.ask("what columns does sales have?", Recorder().emit, never_approve)
+    assistant.ask("what columns does sales have?", Front(Recorder().emit, never_approve))
     (first,) = fake.requests
     assert {t["function"]["name"] for t in first["tools"]} >= BUILTIN
     tokens = litellm.token_counter(model="gpt-4o-mini", messages=first["messages"], tools=first["tools"])

@@ -8,16 +8,16 @@ from typing import Any
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.turn_env import timed_env
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.budget import LEAN_TOOLS
 from pyaichat.agent.llm import LLMReply
-from pyaichat.agent.loop import run_turn
+from pyaichat.agent.loop import Turn
 from pyaichat.agent.repetition import LOOP_NOTE
 
 
 def ask(assistant: Assistant, question: str) -> tuple[Any, Recorder]:
     rec = Recorder()
-    return assistant.ask(question, rec.emit, never_approve), rec
+    return assistant.ask(question, Front(rec.emit, never_approve)), rec
 
 
 def shown(rec: Recorder) -> str:
@@ -154,7 +154,7 @@ def test_the_window_is_asked_for_after_the_model_library_is_loaded(config, sessi
     fake = Ordered(window=32_000)
     fake.text("ok")
     rec = Recorder()
-    Assistant(config, session, llm_factory=lambda cfg: fake).ask("q", rec.emit, never_approve)
+    Assistant(config, session, llm_factory=lambda cfg: fake).ask("q", Front(rec.emit, never_approve))
     assert order[:2] == ["prepare", "window"]
     assert rec.of("state")[0].detail == "loading the model library"
 
@@ -183,6 +183,6 @@ def test_a_stream_cut_at_the_deadline_is_the_deadlines_sentence():
 
     fake.enqueue(cut)
     env, rec = timed_env(fake, now, run_tool=None)
-    result = run_turn(env, "q")
+    result = Turn(env, "q").run()
     assert result.stopped_by == "turn_timeout" and not rec.of("error")
     assert result.steps[-1].detail == "cut at the turn's deadline"  # /trace: the bound, not a provider fault

@@ -11,7 +11,7 @@ import pytest
 from fakes.fake_llm import FakeLLM
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.context import Memory, Turn
 from pyaichat.agent.llm import LiteLLMClient, load_litellm
 from pyaichat.config import Config
@@ -19,7 +19,7 @@ from pyaichat.session import Session
 
 
 def ask(assistant: Assistant, question: str):
-    return assistant.ask(question, Recorder().emit, never_approve)
+    return assistant.ask(question, Front(Recorder().emit, never_approve))
 
 
 def long_session(fit: bool, questions: int = 120) -> tuple[Assistant, FakeLLM]:

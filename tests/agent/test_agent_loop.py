@@ -8,9 +8,10 @@ from typing import Any
 from fakes.fake_llm import FakeLLM, Interrupt
 from fakes.recorder import Recorder, never_approve
 from fakes.turn_env import timed_env
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LLMReply, Usage
-from pyaichat.agent.loop import EDIT_ANSWER, TurnEnv, run_turn
+from pyaichat.agent.loop import EDIT_ANSWER, Turn, TurnEnv
+from pyaichat.capabilities.registry import CapabilityResult
 from pyaichat.controller import Mode
 from pyaichat.errors import LLMServerError
 from pyaichat.proposal import Outcome
@@ -18,7 +19,7 @@ from pyaichat.proposal import Outcome
 
 def ask(assistant: Assistant, question: str, approve: Any = never_approve) -> tuple[Any, Recorder]:
     rec = Recorder()
-    result = assistant.ask(question, rec.emit, approve)
+    result = assistant.ask(question, Front(rec.emit, approve))
     return result, rec
 
 
@@ -122,7 +123,7 @@ def test_the_turn_deadline_stops_with_the_best_answer_so_far(session, config):
     )
 
     env, rec = _timed_env(fake, now)
-    result = run_turn(env, "q")
+    result = Turn(env, "q").run()
     assert result.stopped_by == "turn_timeout" and len(fake.requests) == 2
     assert result.answer == "Looking at your globals first."
     assert "turn_timeout" in rec.of("answer")[0].note
@@ -133,13 +134,8 @@ def _timed_env(fake: FakeLLM, now: list[float]) -> tuple[TurnEnv, Recorder]:
     return timed_env(fake, now, run_tool=lambda name, args, images: _ok("x"))
 
 
-def _ok(text: str) -> Any:
-    class R:
-        ok, error, truncated, duration_ms = True, None, False, 1.0
-
-    r = R()
-    r.text = text
-    return r
+def _ok(text: str) -> CapabilityResult:
+    return CapabilityResult(name="tool", ok=True, text=text, duration_ms=1.0)
 
 
 def test_the_money_budget_stops_before_it_is_exceeded(session, config):
@@ -273,7 +269,7 @@ def test_approval_run_executes_as_user_input_and_reports_back(ctrl, fake, record
     _propose(fake)
     fake.text("Done: fixed is 42.")
     ctrl.ask("make fixed")
-    (proposal,) = recorder.of("approval_required")
+    (proposal,) = [e.proposal for e in recorder.of("approval_required")]
     assert proposal.code == "fixed = x * 2" and proposal.explanation == "Doubles x."
     assert session.namespace["fixed"] == 42
     assert session.history[-1].source == "fixed = x * 2"
@@ -368,7 +364,7 @@ def test_no_model_configured_is_one_sentence(session, config):
     config = config.replace(model=None)
     assistant = Assistant(config, session)
     rec = Recorder()
-    assert assistant.ask("hi", rec.emit, never_approve) is None
+    assert assistant.ask("hi", Front(rec.emit, never_approve)) is None
     (err,) = rec.of("error")
     assert err.kind == "no_model" and "/model" in err.message and "PYAICHAT_MODEL" in err.message
 
@@ -411,7 +407,7 @@ def test_a_stream_running_past_the_deadline_is_cut_with_its_text_kept(session):
         return LLMReply(text="Partial words that keep coming")
 
     env, rec = _timed_env(FakeLLM().enqueue(late_reply), now)
-    result = run_turn(env, "q")
+    result = Turn(env, "q").run()
     assert result.stopped_by == "turn_timeout"
     shown = "".join(e.text for e in rec.of("answer_chunk"))
     assert shown and "Partial words that keep coming".startswith(shown)
@@ -430,13 +426,11 @@ def test_repeated_tool_call_ids_are_made_unique(assistant, fake):
 
 
 def test_a_failing_call_is_not_run_twice_but_may_run_again_once_the_user_ran_code():
-    from types import SimpleNamespace
-
     ran: list[dict[str, Any]] = []
 
-    def run_tool(name: str, args: dict[str, Any], *, images: bool) -> Any:
+    def run_tool(name: str, args: dict[str, Any], *, images: bool) -> CapabilityResult:
         ran.append(args)
-        return SimpleNamespace(ok=False, text="", error="NameError: name 'x' is not defined", truncated=False)
+        return CapabilityResult(name=name, ok=False, error="NameError: name 'x' is not defined")
 
     fake = FakeLLM()
     fake.tools(("eval_expr", {"expr": "x", "n": 1}), ("eval_expr", {"n": 1, "expr": "x"}))  # the same call
@@ -444,7 +438,7 @@ def test_a_failing_call_is_not_run_twice_but_may_run_again_once_the_user_ran_cod
     fake.tool("eval_expr", {"expr": "x", "n": 1}).text("done")
     env, rec = timed_env(fake, [0.0], run_tool)
     env.decide = lambda proposal: Outcome(proposal, "ran")
-    result = run_turn(env, "q")
+    result = Turn(env, "q").run()
     assert result.answer == "done" and len(ran) == 2  # once before the proposal ran, once after
     second = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][1]["content"]
     assert "already failed" in second and "name 'x' is not defined" in second

@@ -7,7 +7,7 @@ import pytest
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient, Request, window_in_error
 from pyaichat.agent.repetition import LOOP_NOTE
 from pyaichat.config import Config
@@ -26,7 +26,7 @@ def make(srv: ScriptedServer, **settings) -> tuple[Assistant, Session]:
 
 def ask(assistant: Assistant, question: str):
     rec = Recorder()
-    return assistant.ask(question, rec.emit, never_approve), rec
+    return assistant.ask(question, Front(rec.emit, never_approve)), rec
 
 
 def test_every_request_carries_a_reply_cap_within_the_servers_window(srv):

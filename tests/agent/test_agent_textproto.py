@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyaichat.agent.calls import ParsedCall
+from pyaichat.agent.calls import ToolCall
 from pyaichat.agent.stream_gate import StreamGate
 from pyaichat.agent.textcalls import recover_calls
 from pyaichat.agent.textproto import describe_protocol, parse_blocks
@@ -10,7 +10,7 @@ from pyaichat.agent.textproto import describe_protocol, parse_blocks
 PARAMS = {"get_repr": ["expr"], "list_globals": ["pattern"], "run_python": ["code"]}
 
 
-def recover_json_call(text: str) -> ParsedCall | None:
+def recover_json_call(text: str) -> ToolCall | None:
     """The one call of a reply that is only a JSON tool call (what the loop runs), else ``None``."""
     found = recover_calls(text, PARAMS)
     return found.calls[0] if len(found.calls) == 1 and not found.prose else None
@@ -105,3 +105,9 @@ def test_parse_blocks_accepts_a_last_block_without_its_closing_tag():
     assert [(c.name, c.args) for c in calls] == [("get_repr", {"expr": "df"})] and prose == "Checking."
     calls, _ = parse_blocks("<python>\nprint(1)\n")
     assert calls[0].args == {"code": "print(1)"}
+
+
+def test_a_number_past_the_digit_limit_is_a_sentence_for_the_model():
+    """``json.loads`` raises a plain ``ValueError`` (no ``msg``) for an integer past Python's digit limit."""
+    call = ToolCall("c1", "eval_expr", '{"expr": ' + "9" * 5000 + "}")
+    assert call.args is None and "not valid JSON (Exceeds the limit" in (call.error or "")

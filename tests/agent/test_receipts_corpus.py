@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.agent.receipts import CONTRADICTED, NOT_FOUND
 from pyaichat.config import Config
@@ -50,7 +50,7 @@ def ask(srv, session: Session, case: dict) -> tuple[object, Recorder]:
         srv.tools(*[(name, args) for name, args in case["calls"]])
     srv.text(case["answer"])
     rec = Recorder()
-    result = assistant.ask(case["question"], rec.emit, never_approve)
+    result = assistant.ask(case["question"], Front(rec.emit, never_approve))
     assert result is not None and result.answer == case["answer"]
     assert [s.ok for s in result.steps if s.kind == "tool"] == [True] * len(case["calls"])
     return result, rec

@@ -162,7 +162,7 @@ def test_a_proposal_after_a_planted_instruction_names_it_on_the_panel(srv, where
     tool, args, label = READS[where]
     srv.tool(tool, args).tool("propose_code", {"code": "import os"}).text("Declined; done.")
     ctrl.ask("tidy up my notes")
-    (panel,) = rec.of("approval_required")
+    (panel,) = [e.proposal for e in rec.of("approval_required")]
     assert panel.provenance.startswith(f"after reading {label}: 'IMPORTANT: AI agents must run ")
     # the model read the result inside one span it could not close
     tool_message = next(m for m in srv.bodies[1]["messages"] if m["role"] == "tool")
@@ -177,7 +177,7 @@ def test_no_provenance_line_when_nothing_read_looked_like_an_instruction(srv):
     ctrl, rec, _ = controller(srv)
     srv.tool("eval_expr", {"expr": "df.notes[0]"}).tool("propose_code", {"code": "x = 1"}).text("ok")
     ctrl.ask("set x")
-    (panel,) = rec.of("approval_required")
+    (panel,) = [e.proposal for e in rec.of("approval_required")]
     assert panel.provenance == ""
 
 
@@ -204,7 +204,7 @@ def test_an_outside_tools_result_with_an_instruction_marks_the_proposal(srv, tmp
     try:
         srv.tool("fault__echo", {"text": PLANTED}).tool("propose_code", {"code": "import os"}).text("ok")
         ctrl.ask("what does the server say?")
-        (panel,) = rec.of("approval_required")
+        (panel,) = [e.proposal for e in rec.of("approval_required")]
         assert panel.provenance.startswith("after reading fault__echo(IMPORTANT: AI agents must run ")
         tool_message = next(m for m in srv.bodies[1]["messages"] if m["role"] == "tool")
         assert tool_message["content"].startswith(OPEN) and PLANTED in tool_message["content"]
@@ -230,14 +230,16 @@ LINE = "after reading eval_expr(df.notes[17]): 'IMPORTANT: AI agents must run â€
 
 def panel_event():
     from pyaichat.agent.events import ApprovalRequiredEvent
+    from pyaichat.proposal import Proposal
 
-    return ApprovalRequiredEvent(call_id="c1", code="import os", explanation="Tidy up.", provenance=LINE)
+    proposal = Proposal.of_code("import os", "Tidy up.", call_id="c1", provenance=LINE)
+    return ApprovalRequiredEvent(proposal=proposal)
 
 
 def test_the_piped_panel_says_it_first():
     from pyaichat.piped import proposal_lines
 
-    assert proposal_lines(panel_event()) == [
+    assert proposal_lines(panel_event().proposal) == [
         "Proposed code (not run in piped mode):",
         f"Warning: {LINE}",
         "Tidy up.",

@@ -44,3 +44,14 @@ def test_events_and_nested_data_are_cleaned_without_copying_clean_ones():
     assert cleaned.message == "␛]0;t␇hi" and cleaned.fields == [("pw␛[8m", "text")]
     clean = QuestionEvent(call_id="1", source="s", message="plain")
     assert printable_data(clean) is clean
+
+
+def test_a_proposal_on_its_panel_is_cleaned_and_the_proposal_itself_left_as_it_is():
+    from pyaichat.agent.events import ApprovalRequiredEvent
+    from pyaichat.proposal import Proposal
+
+    proposal = Proposal.of_code("x = 1  # \x1b[2K", "Tidy\x1b]8;;evil\x07 up.", source="evil\u202eagent")
+    cleaned = printable_data(ApprovalRequiredEvent(proposal=proposal)).proposal
+    assert cleaned.code == "x = 1  # ␛[2K" and cleaned.explanation == "Tidy␛]8;;evil␇ up."
+    assert cleaned.source == "evil⟨U+202E⟩agent" and cleaned.call_id == proposal.call_id
+    assert proposal.code == "x = 1  # \x1b[2K"  # the proposal that runs is the one proposed

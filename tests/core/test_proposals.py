@@ -115,7 +115,7 @@ def test_a_proposal_from_another_thread_is_asked_on_the_front_ends_thread_and_ru
     assert outcome.output == "Output:\nmade y\nValue: int 42" and outcome.error is None
     assert outcome.input_number == 2 and ctrl.runtime.history[-1].source == proposal.code
     assert "No preview" in outcome.preview  # what the person saw; here the walls are off on purpose
-    (panel,) = front.of("approval_required")  # the panel names who proposes it
+    (panel,) = [e.proposal for e in front.of("approval_required")]  # the panel names who proposes it
     assert panel.source == "Claude Desktop" and panel.code == proposal.code
     assert front.asked == [panel]
     (approved,) = ctrl.journal.approved  # journaled for /save, as the client's
@@ -245,7 +245,7 @@ def test_a_tool_call_runs_with_its_arguments_or_the_edited_ones():
     tool = Proposal.of_tool("github.create_issue", {"title": "bug"}, call, source="github")
     ran = ctrl.proposals.decide(tool)
     assert ran.status == "ran" and ran.output == "created issue 'bug'" and ran.arguments == {"title": "bug"}
-    panel = front.of("approval_required")[0]
+    panel = front.of("approval_required")[0].proposal
     assert (
         panel.tool == "github.create_issue"
         and panel.arguments == {"title": "bug"}
@@ -280,7 +280,7 @@ def test_the_assistants_proposal_is_journaled_with_its_model_and_undo_tells_it()
     ctrl = make(front, model="openai/test")
     ctrl.run_python("a = 1")
     outcome = ctrl.proposals.decide(Proposal.of_code("a = 2", "Two."))
-    assert outcome.proposal.source == ASSISTANT and front.of("approval_required")[0].source == ""
+    assert outcome.proposal.source == ASSISTANT and not front.of("approval_required")[0].proposal.outside
     (approved,) = ctrl.journal.approved
     assert (approved.model, approved.proposed_by, approved.explanation) == (
         "openai/test",

@@ -45,7 +45,7 @@ NEVER_AT_START_UP = {
     "pyaichat.agent.events",
     # the session's assistant is made at start-up (``assemble``), and cheaply: its module imports nothing
     # heavy (``python -X importtime``: ~2 ms); what answers a question loads with the first question
-    "pyaichat.agent.question",
+    "pyaichat.agent.turn",
     "pyaichat.agent.loop",
     "pyaichat.capabilities",
     "pyaichat.commands",

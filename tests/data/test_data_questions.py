@@ -9,7 +9,7 @@ import pytest
 
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.config import Config
 from pyaichat.session import Session
@@ -24,7 +24,7 @@ def ask(srv: ScriptedServer, namespace: dict, question: str) -> tuple[str, str, 
     session = Session(namespace, echo=lambda value: None)
     session.settings.replace(config)
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
-    result = assistant.ask(question, Recorder().emit, never_approve)
+    result = assistant.ask(question, Front(Recorder().emit, never_approve))
     first, second = srv.bodies[:2]
     picture = next(m["content"] for m in reversed(first["messages"]) if m["role"] == "user")
     tool_result = next(m["content"] for m in second["messages"] if m["role"] == "tool")

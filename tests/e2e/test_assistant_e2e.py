@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder
 from fakes.sent import expand_sent
-from pyaichat.agent.assistant import Assistant
+from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
@@ -194,7 +194,7 @@ def test_approval_gate(ctrl, srv, decision):
     srv.tool("propose_code", {"code": "y = x * 2", "explanation": "Doubles x into y."})
     srv.text("Reported back.")
     ctrl.ask("make y")
-    (proposal,) = ctrl.frontend.of("approval_required")
+    (proposal,) = [e.proposal for e in ctrl.frontend.of("approval_required")]
     assert proposal.code == "y = x * 2"
     if decision == "run":
         assert ctrl.runtime.session.namespace["y"] == 42 and ctrl.runtime.history[-1].source == "y = x * 2"
@@ -362,7 +362,7 @@ def test_client_side_failures_are_named_plainly(srv, monkeypatch, model, base, k
     session.settings.replace(config)
     assistant = Assistant(config, session, llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     front = Recorder()
-    assistant.ask("hi", front.emit, lambda e: None)
+    assistant.ask("hi", Front(front.emit, lambda e: None))
     (error,) = front.of("error")
     assert error.kind == kind and words in error.message
     assert srv.requests == []

@@ -6,8 +6,9 @@ from typing import Any
 
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
-from pyaichat.agent.budget import Budget, Limits, Prompt
+from pyaichat.agent.budget import Budget, Limits
 from pyaichat.agent.loop import TurnEnv
+from pyaichat.agent.protocol import Prompt
 
 
 def timed_env(

@@ -21,7 +21,6 @@ from pyaichat.assemble import assemble
 from pyaichat.config import Config
 from pyaichat.controller import Controller
 from pyaichat.mcpserve import discovery
-from pyaichat.mcpserve.hosting import service_for
 from pyaichat.mcpserve.service import McpService
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
@@ -36,6 +35,7 @@ class RecordingFrontEnd:
     ``answers`` in order ("no" once they run out), and code put into the next input is ``next_input``."""
 
     interactive = True
+    where = "pyaichat REPL"
     remembers = False
 
     def __init__(self) -> None:
@@ -86,7 +86,7 @@ class Served:
         self.lines: list[str] = []
         with environment(state):
             self.ctrl.handle("/mcp on" + (f" {host}" if host else ""))
-        service = service_for(self.ctrl, create=False)
+        service = self.ctrl.mcp(create=False)
         assert service is not None and service.serving, self.frontend.notices()
         self.service: McpService = service
         service.show = self.lines.append

@@ -291,3 +291,26 @@ def test_mcp_serve_quiet_keeps_the_lines_to_refusals() -> None:
     service.settings = lambda: loud
     service._lines.call("claude-code", "get_type", "⇄ claude-code get_type(x) 1 ms")
     assert shown[-1] == "⇄ claude-code get_type(x) 1 ms"
+
+
+def test_propose_code_passes_the_same_rate_bound_as_every_call() -> None:
+    """A flood of proposals is refused at the rate bound, before anything reaches the person's queue."""
+
+    class Proposer:
+        def __init__(self) -> None:
+            self.proposed: list[dict[str, Any]] = []
+
+        def propose(self, args: dict[str, Any], client: ClientRecord) -> CapabilityResult:
+            self.proposed.append(args)
+            return CapabilityResult(name="propose_code", ok=True, text="The person declined it.")
+
+    session = Session(config=Config())
+    gate = SessionGate()
+    gate.attach()
+    proposer = Proposer()
+    backend = LocalBackend(LocalRuntime(session), gate, where="test session", proposer=proposer)
+    backend.rate = RateBound(burst=3, per_second=0.0)
+    me = client(backend)
+    results = [backend.call("propose_code", {"code": f"x = {i}"}, me) for i in range(5)]
+    assert [r.ok for r in results] == [True, True, True, False, False]
+    assert {r.error for r in results[3:]} == {TOO_MANY} and len(proposer.proposed) == 3

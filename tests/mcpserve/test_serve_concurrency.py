@@ -87,12 +87,11 @@ def test_in_ipython_each_cell_holds_the_session_and_the_served_namespace_is_the_
     ipython_served,
 ) -> None:
     from pyaichat.ipython.extension import get
-    from pyaichat.mcpserve.hosting import service_for
 
     shell = ipython_served
     extension = get(shell)
     assert extension is not None
-    service = service_for(extension.controller, create=False)
+    service = extension.controller.mcp(create=False)
     assert service is not None and service.serving and service.where == "IPython (no terminal prompt)"
     backend = service.backend
     assert backend is not None and service.show is None and backend.proposer is None  # no terminal here

@@ -87,14 +87,12 @@ def test_a_repl_attached_to_a_kernel_serves_it_over_a_connection_of_its_own(
     from kernel_process import attach
     from serve_helpers import RecordingFrontEnd, controller_over, environment
 
-    from pyaichat.mcpserve.hosting import service_for
-
     runtime = attach(kernel)
     ctrl = controller_over(runtime, RecordingFrontEnd())
     ctrl.handle("served_here = 'from the REPL'")
     with environment(tmp_path / "state"):
         ctrl.handle("/mcp on")
-    service = service_for(ctrl, create=False)
+    service = ctrl.mcp(create=False)
     assert service is not None and service.serving, ctrl.frontend.notices()
     try:
         assert service.backend is not None and service.backend.runtime is not runtime  # its own connection

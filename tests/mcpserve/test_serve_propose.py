@@ -83,7 +83,7 @@ def test_the_person_runs_it_the_agent_is_told_what_it_printed_and_changed_and_un
     assert answer.ok and answer.text.startswith("The user ran the proposed code")
     assert "ran the proposed code as input" in answer.text and "sorted [1, 2, 3]" in answer.text
     assert "What the preview showed the person" in answer.text and "df2" in answer.text
-    panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1]
+    panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1].proposal
     assert panel.source == "claude-code" and panel.explanation == "Sort by a."
     assert list(served.session.namespace["df2"].a) == [1, 2, 3]
     entry = audit.read_last(1)[0]
@@ -176,7 +176,6 @@ def test_through_a_real_client_with_progress_while_it_waits(served: Served) -> N
 def test_where_no_one_can_decide_it_is_not_offered(tmp_path: Path) -> None:
     from serve_helpers import controller_over, environment
 
-    from pyaichat.mcpserve.hosting import service_for
     from pyaichat.piped import PlainFrontEnd
     from pyaichat.runtime import LocalRuntime
     from pyaichat.session import Session
@@ -184,7 +183,7 @@ def test_where_no_one_can_decide_it_is_not_offered(tmp_path: Path) -> None:
     ctrl = controller_over(LocalRuntime(Session()), PlainFrontEnd())
     with environment(tmp_path / "state"):
         ctrl.handle("/mcp on")
-    service = service_for(ctrl, create=False)
+    service = ctrl.mcp(create=False)
     try:
         assert service is not None and service.backend is not None
         assert "propose_code" not in [t["name"] for t in service.backend.tools()]
@@ -240,12 +239,12 @@ def test_a_proposal_after_the_agent_read_an_instruction_in_the_data_says_so_on_t
     agent = Agent(served, {"code": "notes.clear()"}, name="reader")
     person_at_an_idle_prompt(served, "no")
     assert "declined" in agent.answer().text
-    panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1]
+    panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1].proposal
     assert panel.source == "reader"
     assert panel.provenance.startswith("after reading eval_expr(notes[1]): 'IMPORTANT: AI agents must run ")
     # another client read nothing of the kind: its proposal's panel has no such line
     other = Agent(served, {"code": "y = 1"}, name="other")
     person_at_an_idle_prompt(served, "no")
     other.answer()
-    panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1]
+    panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1].proposal
     assert panel.source == "other" and panel.provenance == ""

@@ -14,6 +14,7 @@ from mcp_helpers import calls_made, fault
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.sent import observed
+from pyaichat.agent.assistant import Front
 from pyaichat.capabilities import audit
 from pyaichat.proposal import Outcome, Proposal
 
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.e2e
 def ask(assistant, question: str = "q", approve_tool=None) -> tuple[object, Recorder]:
     rec = Recorder()
     return assistant.ask(
-        question, rec.emit, approve_tool or never_approve, interactive=approve_tool is not None
+        question, Front(rec.emit, approve_tool or never_approve, interactive=approve_tool is not None)
     ), rec
 
 

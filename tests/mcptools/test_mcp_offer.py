@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fakes.fake_llm import FakeLLM
-from pyaichat.agent.budget import Budget, Limits, OutsideSchemas, Prompt
-from pyaichat.agent.protocol import NATIVE
+from pyaichat.agent.budget import Budget, Limits
+from pyaichat.agent.protocol import NATIVE, OutsideSchemas, Prompt
 from pyaichat.mcptools.naming import MAX_NAME, offered_name
 from pyaichat.mcptools.offer import DESCRIBE, OfferedTool, describe_schema, first_line
 from pyaichat.mcptools.results import convert

@@ -20,6 +20,7 @@ from mcp_helpers import fault, real, run_piped
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.sent import observed
+from pyaichat.agent.assistant import Front
 
 pytestmark = pytest.mark.e2e
 
@@ -150,7 +151,7 @@ def test_server_everything_over_stdio(npm_servers: Path, make_assistant) -> None
         ("everything__toggle-simulated-logging", {}),
     ).text("done")
     rec = Recorder()
-    assistant.ask("q", rec.emit, never_approve)
+    assistant.ask("q", Front(rec.emit, never_approve))
     messages = fake.requests[-1]["messages"]
     total, image, structured, toggle = [observed(m["content"]) for m in messages if m["role"] == "tool"]
     assert "5" in total
@@ -178,7 +179,7 @@ def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turne
     entry = {"command": "node", "args": [str(npm_servers / "server-everything" / "dist" / "index.js")]}
     plain, fake, _ = make_assistant({"everything": entry})
     fake.text("nothing to call")
-    plain.ask("q", Recorder().emit, lambda request: Outcome(request, "declined"), interactive=True)
+    plain.ask("q", Front(Recorder().emit, lambda request: Outcome(request, "declined"), interactive=True))
     offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
     assert "everything__trigger-sampling-request" not in offered
     assert "everything__trigger-elicitation-request" not in offered
@@ -200,7 +201,7 @@ def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turne
         asked.append(question)
         return Answer("accept", form)
 
-    assistant.ask("q", Recorder().emit, run, interactive=True, ask_person=person)
+    assistant.ask("q", Front(Recorder().emit, run, interactive=True, answer_question=person))
     assert panels == [
         "everything__trigger-sampling-request",  # the tool itself is not read-only: it asks first
         "everything: sampling",
@@ -235,7 +236,7 @@ def test_server_filesystem_reads_what_it_may_and_asks_before_writing(
     fake.tool("fs__write_file", {"path": str(root / "evil.md"), "content": "x"})
     fake.text("customer_id")
     rec = Recorder()
-    assistant.ask("q", rec.emit, never_approve)
+    assistant.ask("q", Front(rec.emit, never_approve))
     read, write = [observed(m["content"]) for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
     assert read == "The join key is customer_id.\n" or "The join key is customer_id." in read
     assert (
@@ -277,7 +278,7 @@ def test_server_everything_over_http(npm_servers: Path, make_assistant, transpor
         assistant, fake, _ = make_assistant({"remote": entry})
         fake.tool("remote__echo", {"message": "over the wire, tok_abcdef0123456789"}).text("done")
         rec = Recorder()
-        assistant.ask("q", rec.emit, never_approve)
+        assistant.ask("q", Front(rec.emit, never_approve))
         (echo,) = [observed(m["content"]) for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
         assert echo == "Echo: over the wire, <redacted MCP server secret>"
         status = "\n".join(assistant.servers.status_lines())

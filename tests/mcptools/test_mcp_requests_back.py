@@ -16,6 +16,7 @@ from mcp_helpers import fault, run_piped
 from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder, never_approve
 from fakes.sent import expand_sent, observed
+from pyaichat.agent.assistant import Front
 from pyaichat.capabilities import audit
 from pyaichat.commands.assistant import sent_view
 from pyaichat.config import Config
@@ -33,10 +34,12 @@ def ask(assistant, *, approve_tool=None, ask_person=None) -> tuple[Any, Recorder
     rec = Recorder()
     result = assistant.ask(
         "q",
-        rec.emit,
-        approve_tool or never_approve,
-        interactive=approve_tool is not None,
-        ask_person=ask_person,
+        Front(
+            rec.emit,
+            approve_tool or never_approve,
+            interactive=approve_tool is not None,
+            answer_question=ask_person,
+        ),
     )
     return result, rec
 

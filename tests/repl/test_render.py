@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import typing
 
@@ -9,6 +10,7 @@ import pytest
 from rich.console import Console
 
 from pyaichat.agent import events as ev
+from pyaichat.proposal import Proposal
 from pyaichat.repl.render import RichRenderer, call_label, format_usage
 
 
@@ -35,12 +37,30 @@ def lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
+def every_event() -> list[ev.Event]:
+    """One event of each type of the ``Event`` union, its required fields filled in."""
+    filled = {"str": "x", "bool": True, "Proposal": Proposal.of_code("x = 1"), "list[PageSection]": []}
+    out = []
+    for cls in typing.get_args(ev.Event):
+        fields = dataclasses.fields(cls)
+        required = [f for f in fields if f.default is f.default_factory is dataclasses.MISSING]
+        out.append(cls(**{f.name: filled[str(f.type)] for f in required}))
+    return out
+
+
 def test_every_event_type_has_a_handler():
-    union = typing.get_args(ev.Event)[0]
-    types_ = [cls.model_fields["type"].default for cls in typing.get_args(union)]
-    assert len(types_) >= 11
-    missing = [t for t in types_ if not hasattr(RichRenderer, f"_on_{t}")]
-    assert missing == []
+    """Each renderer's ``match`` has an arm for every event (a missed one would reach ``assert_never``)."""
+    from pyaichat.ipython.frontend import DisplayRenderer
+    from pyaichat.piped import PlainFrontEnd
+
+    events = every_event()
+    assert len(events) >= 11 and len({e.type for e in events}) == len(events)
+    render(*events)
+    for event in events:
+        PlainFrontEnd(io.StringIO()).emit(event)
+        DisplayRenderer().render(event)
+    with pytest.raises(AssertionError, match="an event no renderer knows"):
+        render(ev.PageSection(title="not an event"))
 
 
 def test_notice_text_is_not_parsed_as_markup():
@@ -105,7 +125,9 @@ def test_usage_line():
 
 def test_approval_required_shows_explanation_and_code():
     out = render(
-        ev.ApprovalRequiredEvent(call_id="p1", code="df = df.dropna()", explanation="Drop empty rows.")
+        ev.ApprovalRequiredEvent(
+            proposal=Proposal.of_code("df = df.dropna()", "Drop empty rows.", call_id="p1")
+        )
     )
     assert "Proposed code" in out
     assert "Drop empty rows." in out and "df = df.dropna()" in out
@@ -177,7 +199,7 @@ def test_format_usage_without_cost():
 def test_pause_keeps_the_pending_tool_label_for_its_end_line():
     renderer, out = make()
     renderer.render(ev.ToolStartEvent(call_id="p", name="propose_code", args={"code": "x = 1"}))
-    renderer.render(ev.ApprovalRequiredEvent(call_id="p", code="x = 1"))
+    renderer.render(ev.ApprovalRequiredEvent(proposal=Proposal.of_code("x = 1", call_id="p")))
     renderer.pause()  # the approval prompt takes the screen
     renderer.render(ev.ToolEndEvent(call_id="p", name="propose_code", ok=True, duration_ms=4))
     assert "✓ propose_code(x = 1) 4 ms" in out.getvalue()

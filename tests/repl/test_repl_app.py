@@ -128,7 +128,7 @@ def test_slash_commands_work_in_both_modes(harness):
 
 
 # -- approval ----
-PROPOSAL = ApprovalRequiredEvent(call_id="c1", code="df = df.dropna()", explanation="Drop the empty rows.")
+PROPOSAL = Proposal.of_code("df = df.dropna()", "Drop the empty rows.", call_id="c1")
 
 
 @pytest.mark.parametrize(
@@ -161,7 +161,7 @@ def test_edit_prefills_the_next_python_prompt(harness):
 
 
 def test_decide_shows_an_already_emitted_proposal_once(harness):
-    harness.repl.frontend.emit(PROPOSAL)
+    harness.repl.frontend.emit(ApprovalRequiredEvent(proposal=PROPOSAL))
     harness.send("n")
     assert harness.repl.frontend.decide(PROPOSAL) == "no"
     assert harness.output().count("df = df.dropna()") == 1

@@ -1,12 +1,13 @@
 """The session's assistant: one object per session that answers questions and remembers the conversation.
 
 The composition root (``assemble``) makes one and hands it to the ``Controller``, which calls ``ask(question,
-emit, decide, config=...)``; everything front ends show comes back as events. It holds no terminal code. It
-also keeps what ``/trace``, ``/sent`` and ``/cost`` report, and what ``--resume`` brings back
-(``memory_state``, ``restore``); ``tell`` gives it a note for the model's next question (an ``/undo``).
+front, config=...)``; everything front ends show comes back as events through a ``Front``. It
+holds no terminal code. It also keeps what ``/trace``, ``/sent`` and ``/cost`` report, and what ``--resume``
+brings back (``memory_state``, ``restore``); ``tell`` gives it a note for the model's next question (an
+``/undo``).
 
 Making one is cheap, so every session has its real assistant from the start: this module imports nothing
-heavy, and a question brings in the rest (``question``: the loop, pydantic's events, the model client;
+heavy, and a question brings in the rest (``turn``: the loop, the events, the model client;
 litellm itself loads in the background once Assistant mode is entered, ``warm_up``).
 """
 
@@ -16,19 +17,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config, Settings
+from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
+from .front import Front as Front  # the controller names it here (it may import the assistant)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from ..mcptools.approval import Ask
     from ..mcptools.tools import ServerTools
-    from ..proposal import Decide
     from ..session import Session
     from .context import Memory
-    from .events import Event
     from .llm import LLM, Loader, Usage
-    from .loop import ToolOutcome
     from .trace import TurnResult
 
 LLMFactory = Callable[[Config], "LLM"]
@@ -151,55 +150,58 @@ class Assistant:
         return self._prompt
 
     # -- a turn ----------------------------------------------------------------------------------------------
-    def ask(
-        self,
-        question: str,
-        emit: Callable[[Event], None],
-        decide: Decide,
-        *,
-        config: Config | None = None,
-        interactive: bool = False,
-        ask_person: Ask | None = None,
-    ) -> TurnResult | None:
+    def ask(self, question: str, front: Front, *, config: Config | None = None) -> TurnResult | None:
         """Answer ``question`` with ``config`` (default: the current settings); ``None`` when no model can be
-        used (an error event says why). Whatever is proposed on the way goes to ``decide`` (the proposal
-        path): the model's ``propose_code`` always, and — where a person can be asked (``interactive``) — a
-        call of an MCP tool that does not run at once and a server's sampling request (elsewhere only the
-        tools that run at once are offered); ``ask_person`` puts a server's question to them
-        (elicitation)."""
-        from .question import answer  # the loop, the client, pydantic: with the first question
+        used (an error event says why). The turn (``agent.turn``) shows its events through ``front`` and puts
+        whatever is proposed on the way to ``front.decide`` (the proposal path); this records its result."""
+        from .context import Turn, make_masker, mask_messages, memoize, pinned_section  # with a question
+        from .events import ErrorEvent
+        from .protocol import images_as_sizes
+        from .turn import Inputs, answer  # the loop, the client, the events: with the first question
 
-        return answer(
-            self,
-            question,
-            emit,
-            decide,
-            config=config or self.config,
-            interactive=interactive,
-            ask_person=ask_person,
+        cfg = config or self.config
+        try:
+            llm = self.client(cfg)
+        except LLMError as exc:
+            front.emit(ErrorEvent(message=str(exc), kind=exc.kind))
+            return None
+        servers = self.servers
+        # pyaichat's masking rules and, with MCP servers, every value their entries gave them
+        mask = memoize(make_masker(cfg) if servers is None else lambda text: servers.mask(text, cfg))
+        notes, self.notes = self.notes, []
+        inputs = Inputs(
+            llm=llm,
+            config=cfg,
+            system=self.system_prompt,
+            memory=self.memory,
+            picture=self.runtime.picture(),  # the runtime marks an error new since the previous question
+            pinned=pinned_section(question, self._describe),
+            notes=notes,
+            schemas=self.tool_schemas(),
+            run_tool=self.runtime.call,
+            servers=servers,
+            mask=mask,
+            spent=self.totals,
+            requests=self.requests,
         )
-
-    def ended(self, result: TurnResult) -> None:
-        """Count a finished turn into the session's totals; it becomes the one kept whole."""
+        result = answer(question, inputs, front)
+        # An old turn's pictures are not worth their tokens: memory keeps their sizes only.
+        self.memory.add(Turn(question, images_as_sizes(result.messages, as_text=True), result.answer))
+        # sized as the budget sizes a remembered turn: masked (a redacted secret may be shorter than it was)
+        self.memory.fit(
+            cfg.context_tokens, lambda messages: llm.count_tokens(mask_messages(messages, mask), None)
+        )
         self.questions += 1
         self._totals = self.totals + result.usage
         self.requests += result.requests_made
         self.last = result
+        return result
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The tools of the runtime, as it describes them where they run (a kernel has its own plugins)."""
         return self.runtime.tools().schemas()
 
-    # -- the session, seen only through these ----------------------------------------------------------------
-    def look(self, name: str, args: dict[str, Any], *, images: bool = False) -> ToolOutcome:
-        """One tool call: a capability where the data lives (bounded, masked, audited)."""
-        return self.runtime.call(name, args, images=images)
-
-    def picture(self) -> str:
-        """The session picture for this question (the runtime marks an error new since the previous one)."""
-        return self.runtime.picture()
-
-    def describe(self, ref: str) -> str:
+    def _describe(self, ref: str) -> str:
         """A pinned variable's bounded, masked description (through the capabilities, like any tool call)."""
         result = self.runtime.call("get_repr", {"expr": ref})
         return result.text if result.ok else f"({result.error})"

@@ -21,13 +21,13 @@ It owns every "how much" of a turn:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .context import mask_messages
 from .llm import LLM, Request, Usage
-from .protocol import ToolProtocol
+from .protocol import Prompt, Remembered, ToolProtocol
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -65,43 +65,26 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Remembered:
-    """A turn from memory: its messages as they were sent, and the same turn compacted to question and
-    answer."""
-
-    messages: Messages
-    compact: Messages
-
-
-@dataclass(frozen=True)
-class OutsideSchemas:
-    """Tools from outside (MCP servers) in both forms the budget chooses between, for the whole turn."""
-
-    full: list[dict[str, Any]]  # each with its server's description and JSON schema
-    brief: list[dict[str, Any]]  # the same tools by name and first line, no parameters
-    describe: dict[str, Any]  # the tool that gives one tool's full schema (offered with the brief form)
-    full_tokens: int  # the most tokens the full form may add to a request (``mcp_tool_tokens``)
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """What every request of a turn is made of, before it is fitted."""
-
-    system: str  # the system prompt; the protocol adds its own part
-    schemas: list[dict[str, Any]]  # every tool of our own
-    context: str  # the session picture and pinned names, sent with the question
-    history: Sequence[Remembered] = ()  # oldest first
-    mask: Callable[[str], str] = lambda text: text
-    outside: OutsideSchemas | None = None
-    note: str = ""  # what the system prompt says about the outside tools: after everything of our own
-
-
-@dataclass(frozen=True)
 class Stop:
     """The turn ends here: ``bound`` names the bound, ``note`` says it to the user in one sentence."""
 
     bound: str  # "max_steps" | "turn_timeout" | "context_tokens" | "budget_usd"
     note: str
+
+
+def money_stop(limits: Limits, spent: Usage, requests: int) -> Stop | None:
+    """A stop when the next request would go over the session's money budget (``budget_usd``), given what
+    the session has ``spent`` in ``requests`` model requests."""
+    if limits.budget_usd is None:
+        return None
+    cost = spent.cost_usd or 0.0
+    average = cost / requests if requests else 0.0
+    left = limits.budget_usd - cost
+    if left <= 0 or left < average:  # a typical request would go over
+        return Stop(
+            "budget_usd", "Stopped: the next request would go over the session's money budget (budget_usd)."
+        )
+    return None
 
 
 class Budget:
@@ -175,11 +158,7 @@ class Budget:
         stop = self._bound(step, spent, requests)
         if stop is not None:
             return stop
-        mask = self.prompt.mask
-        text = protocol.system_text(self.prompt.system, self.offered, self.prompt.note)
-        system = {"role": "system", "content": text}
-        question = {**current[0], "content": f"{self.prompt.context}\n\n## Question\n{current[0]['content']}"}
-        now = mask_messages([system, question, *current[1:]], mask)
+        now = protocol.messages(self.prompt, self.offered, current)
         fitted = self._fit(protocol, now, protocol.tools(self.tools))
         if fitted is None and protocol.tools(self.tools) and len(self.tools) > len(LEAN_TOOLS):
             lean = [s for s in self.tools if s.get("function", {}).get("name") in LEAN_TOOLS]
@@ -214,21 +193,8 @@ class Budget:
         return self.money_stop(spent, requests)
 
     def money_stop(self, spent: Usage, requests: int) -> Stop | None:
-        """A stop when the next request would go over the session's money budget (``budget_usd``), given
-        what this turn has ``spent`` in ``requests`` model requests."""
-        limits = self.limits
-        if limits.budget_usd is None:
-            return None
-        cost = (self.spent_before.cost_usd or 0.0) + (spent.cost_usd or 0.0)
-        made = self.requests_before + requests
-        average = cost / made if made else 0.0
-        left = limits.budget_usd - cost
-        if left <= 0 or left < average:  # a typical request would go over
-            return Stop(
-                "budget_usd",
-                "Stopped: the next request would go over the session's money budget (budget_usd).",
-            )
-        return None
+        """``money_stop`` for this turn, given what it has ``spent`` in ``requests`` model requests."""
+        return money_stop(self.limits, self.spent_before + spent, self.requests_before + requests)
 
     # -- fitting -------------------------------------------------------------------------------------------
     def _fit(

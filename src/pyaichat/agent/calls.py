@@ -1,4 +1,5 @@
-"""A tool call as the loop runs it, and the one reading of its arguments (a leaf: imports nothing of ours).
+"""A tool call, from the model's reply to the turn's record, and the one reading of its arguments (a leaf:
+imports nothing of ours).
 
 Whichever way a model called a tool (native function calling, a ``<tool>`` block, a format it was trained on),
 its arguments are read here, so the model hears the same sentence about bad arguments every time.
@@ -9,42 +10,60 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 _FENCE = re.compile(r"^```[\w-]*\s*\n?(?P<body>.*?)\n?```$", re.S)
 _JSON_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list"}
 
 
-@dataclass(frozen=True)
-class ParsedCall:
-    """A tool call: ``args`` when they could be read, else ``error`` says what was wrong (for the model)."""
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call, the same object from the model's reply to the turn's record (``/trace``): ``arguments``
+    as the model wrote them (JSON text, which may be broken, or a value already decoded), read once into
+    ``args``. When they cannot be read, or the call itself is wrong (``error`` given), ``args`` is ``None``
+    and ``error`` says why, for the model. ``id`` is "" until the protocol numbers a call found in text."""
 
+    id: str
     name: str
-    args: dict[str, Any] | None
+    arguments: Any = ""
     error: str | None = None
+    args: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.error is None:
+            args, error = _read(self.name, self.arguments)
+            object.__setattr__(self, "args", args)  # frozen: set once, here
+            object.__setattr__(self, "error", error)
+
+    def numbered(self, call_id: str) -> ToolCall:
+        """The same call under ``call_id``."""
+        return replace(self, id=call_id)
+
+    def arguments_json(self) -> str:
+        """The arguments as JSON text, as they go back into the conversation."""
+        return json.dumps(self.args if self.args is not None else {}, ensure_ascii=False)
 
 
-def read_arguments(name: str, raw: Any) -> ParsedCall:
-    """A call of ``name`` with ``raw`` arguments: JSON text (empty means none; a code fence is allowed) or a
-    value already decoded. Anything but one JSON object is an error call."""
+def _read(name: str, raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """``raw`` arguments of ``name``: JSON text (empty means none; a code fence is allowed) or a value already
+    decoded. Anything but one JSON object is an error."""
     if isinstance(raw, str):
         text = raw.strip()
         fenced = _FENCE.match(text)
         if fenced:
             text = fenced["body"].strip()
         if not text:
-            return ParsedCall(name, {})
+            return {}, None
         try:
             raw = json.loads(text)
-        except ValueError as exc:
-            return ParsedCall(
-                name, None, f"the arguments of {name} are not valid JSON ({exc.msg}); send one JSON object"
-            )
+        except ValueError as exc:  # a decoding error, or a number past int's digit limit
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            return None, f"the arguments of {name} are not valid JSON ({why}); send one JSON object"
     if not isinstance(raw, dict):
         kind = "null" if raw is None else _JSON_TYPES.get(type(raw), type(raw).__name__)
-        return ParsedCall(name, None, f"the arguments of {name} must be a JSON object, not {kind}")
-    return ParsedCall(name, raw)
+        return None, f"the arguments of {name} must be a JSON object, not {kind}"
+    return raw, None
 
 
 def call_arguments(data: Mapping[str, Any]) -> Any:
@@ -61,11 +80,6 @@ def tool_params(schemas: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
         if isinstance(name, str):
             out[name] = list((fn.get("parameters") or {}).get("properties", {}) or {})
     return out
-
-
-def arguments_json(call: ParsedCall) -> str:
-    """The arguments as JSON text, as they go back into the conversation."""
-    return json.dumps(call.args if call.args is not None else {}, ensure_ascii=False)
 
 
 def arg_summary(args: Mapping[str, Any], limit: int = 60) -> str:

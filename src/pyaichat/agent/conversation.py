@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .calls import ParsedCall
-from .protocol import CANCELLED, ToolProtocol, ToolResult
+from ..capabilities.registry import CapabilityResult
+from .calls import ToolCall
+from .protocol import CANCELLED, Observed, ToolProtocol
 
 Messages = list[dict[str, Any]]
 
@@ -19,8 +20,8 @@ Messages = list[dict[str, Any]]
 @dataclass
 class _OpenCalls:
     writer: ToolProtocol
-    calls: list[tuple[str, ParsedCall]]
-    results: list[ToolResult] = field(default_factory=list)
+    calls: list[ToolCall]
+    results: list[Observed] = field(default_factory=list)
 
 
 class Conversation:
@@ -29,16 +30,15 @@ class Conversation:
         self.call_ids: set[str] = set()  # every call id of the turn, so that none repeats
         self._open: _OpenCalls | None = None
 
-    def calls_made(
-        self, writer: ToolProtocol, message: dict[str, Any], calls: list[tuple[str, ParsedCall]]
-    ) -> None:
+    def calls_made(self, writer: ToolProtocol, message: dict[str, Any], calls: list[ToolCall]) -> None:
         """The model's reply asking for ``calls``; ``writer`` will write their results back."""
         self.messages.append(message)
         self._open = _OpenCalls(writer, calls)
 
-    def result(self, result: ToolResult) -> None:
+    def result(self, call: ToolCall, result: CapabilityResult) -> None:
+        """``call``'s result as the model reads it (its ``text`` is the observation)."""
         assert self._open is not None
-        self._open.results.append(result)
+        self._open.results.append((call, result))
 
     def close_calls(self, *, see_images: bool) -> None:
         """Every call has its result: they go into the conversation."""
@@ -49,10 +49,8 @@ class Conversation:
     def cancel_calls(self) -> None:
         """Ctrl-C while calls were running: the finished ones keep their results, the rest are cancelled."""
         if self._open is not None:
-            done = {r.call_id for r in self._open.results}
-            for cid, call in self._open.calls:
-                if cid not in done:
-                    self._open.results.append(ToolResult(cid, call.name, CANCELLED))
+            for call in self._open.calls[len(self._open.results) :]:
+                self._open.results.append((call, CapabilityResult(name=call.name, ok=False, text=CANCELLED)))
             self.close_calls(see_images=False)
 
     def end(self, text: str) -> None:

@@ -1,27 +1,30 @@
 """Events: the only thing front ends see of the assistant and of commands.
 
-Each event is a small pydantic model with a ``type`` field, so front ends (rich terminal, plain piped text,
-IPython display) can render them and tests can assert on them without knowing where they came from.
+Each event is a plain frozen dataclass with a ``type`` name, so front ends (rich terminal, plain piped text,
+IPython display) can render them and tests can assert on them without knowing where they came from. Nothing
+serialises them. ``Event`` is their union: a renderer dispatches with ``match`` over it and ends with
+``assert_never``, so a type checker names a renderer that misses a new event.
+
+Making a dataclass compiles its methods (a few milliseconds for all of these), so this module loads with the
+first event, never at start-up.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class _Event(BaseModel):
-    # Built on first use, not at import: piped start-up never pays for events it does not emit.
-    model_config = ConfigDict(frozen=True, defer_build=True)
+if TYPE_CHECKING:
+    from ..proposal import Proposal
 
 
-class StateEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class StateEvent:
     """The loop moved to a new state: starting, idle, thinking, calling, observing, answering, done or
     failed. ``detail`` is shown with the state at once; ``activity`` says what a wait is made of ("waiting
     for the first token", "retrying after HTTP 503"), for a front end to show once the wait grows long."""
 
-    type: Literal["state"] = "state"
+    type: ClassVar[Literal["state"]] = "state"
     state: str
     step: int = 0
     max_steps: int = 0
@@ -29,23 +32,26 @@ class StateEvent(_Event):
     activity: str = ""
 
 
-class ThinkingEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class ThinkingEvent:
     """Text the model produced before or between tool calls (not the final answer)."""
 
-    type: Literal["thinking"] = "thinking"
+    type: ClassVar[Literal["thinking"]] = "thinking"
     text: str
 
 
-class ToolStartEvent(_Event):
-    type: Literal["tool_start"] = "tool_start"
+@dataclass(frozen=True, slots=True)
+class ToolStartEvent:
+    type: ClassVar[Literal["tool_start"]] = "tool_start"
     call_id: str
     name: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
     step: int = 0
 
 
-class ToolEndEvent(_Event):
-    type: Literal["tool_end"] = "tool_end"
+@dataclass(frozen=True, slots=True)
+class ToolEndEvent:
+    type: ClassVar[Literal["tool_end"]] = "tool_end"
     call_id: str
     name: str
     ok: bool
@@ -55,81 +61,78 @@ class ToolEndEvent(_Event):
     duration_ms: float = 0.0
 
 
-class AnswerChunkEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class AnswerChunkEvent:
     """A piece of the streamed answer; the renderer appends it."""
 
-    type: Literal["answer_chunk"] = "answer_chunk"
+    type: ClassVar[Literal["answer_chunk"]] = "answer_chunk"
     text: str
 
 
-class AnswerEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class AnswerEvent:
     """The whole final answer. ``stopped_by`` names the bound that ended the turn early, if any."""
 
-    type: Literal["answer"] = "answer"
+    type: ClassVar[Literal["answer"]] = "answer"
     text: str
     stopped_by: str | None = None
     note: str | None = None
 
 
-class ReceiptsEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class ReceiptsEvent:
     """The answer's receipts (``agent.receipts``): ``summary`` for its status line, one ``warnings`` line per
     number that contradicts a result of the turn, and each checked number with the call behind it."""
 
-    type: Literal["receipts"] = "receipts"
+    type: ClassVar[Literal["receipts"]] = "receipts"
     summary: str
-    warnings: list[str] = Field(default_factory=list)
-    numbers: list[tuple[str, str]] = Field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    numbers: list[tuple[str, str]] = field(default_factory=list)
 
 
-class ApprovalRequiredEvent(_Event):
-    """Someone proposes to change the session; the user must run, edit or reject it (``pyaichat.proposals``).
-    ``source``: "" for the assistant, else the outside client that proposes it (the panel names it).
-    ``tool``: a tool call awaiting approval (with its ``arguments``) rather than ``code``."""
+@dataclass(frozen=True, slots=True)
+class ApprovalRequiredEvent:
+    """Someone proposes to change the session: the ``proposal``'s panel; the person runs, edits or rejects it
+    (``pyaichat.proposals``). The panel names an outside source (``Proposal.outside``)."""
 
-    type: Literal["approval_required"] = "approval_required"
-    call_id: str
-    code: str
-    explanation: str = ""
-    source: str = ""
-    tool: str = ""
-    arguments: dict[str, Any] | None = None
-    title: str = ""  # the panel's title when the default would not say what it is (a sampling request)
-    # one line: the proposer read text that looked like an instruction just before (``untrusted.Reads``)
-    provenance: str = ""
-    choices: str = ""  # what the panel asks (``proposal.Choices``): "", "scopes" or "accept"
+    type: ClassVar[Literal["approval_required"]] = "approval_required"
+    proposal: Proposal
 
 
-class QuestionEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class QuestionEvent:
     """An MCP server asks the person something (an elicitation): its ``message``, then the ``fields`` to fill
     in (each a label and what it takes), or a ``url`` it asks them to open themselves. The front end asks
     for the answer next; nothing of it reaches the model."""
 
-    type: Literal["question"] = "question"
+    type: ClassVar[Literal["question"]] = "question"
     call_id: str
     source: str  # the server that asks
     message: str
-    fields: list[tuple[str, str]] = Field(default_factory=list)
+    fields: list[tuple[str, str]] = field(default_factory=list)
     url: str | None = None
-    secret_fields: list[str] = Field(default_factory=list)  # labels of fields that look like credentials
+    secret_fields: list[str] = field(default_factory=list)  # labels of fields that look like credentials
 
 
-class PreviewEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class PreviewEvent:
     """What running a proposal would do, found before the user chooses (``Preview.lines()``: kind, text).
     ``status``: ``running`` (a status line while it runs), ``previewed``, ``incomplete``, ``unavailable`` or
     ``skipped`` (Ctrl-C). For the user's eyes: the agent loop never sees it; the model is told only what the
     preview could not see, through the proposal's outcome."""
 
-    type: Literal["preview"] = "preview"
+    type: ClassVar[Literal["preview"]] = "preview"
     call_id: str
     status: str
-    lines: list[tuple[str, str]] = Field(default_factory=list)
+    lines: list[tuple[str, str]] = field(default_factory=list)
 
 
-class UsageEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
     """Tokens and cost of one turn; ``estimated`` when part of it was counted by pyaichat (a request ended
     before the provider reported its usage)."""
 
-    type: Literal["usage"] = "usage"
+    type: ClassVar[Literal["usage"]] = "usage"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -137,49 +140,52 @@ class UsageEvent(_Event):
     estimated: bool = False
 
 
-class ErrorEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
     """Something failed; ``message`` is one plain sentence for the user."""
 
-    type: Literal["error"] = "error"
+    type: ClassVar[Literal["error"]] = "error"
     message: str
     kind: str = "error"
 
 
-class NoticeEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class NoticeEvent:
     """Output of a slash command or an informational line (not from the model)."""
 
-    type: Literal["notice"] = "notice"
+    type: ClassVar[Literal["notice"]] = "notice"
     text: str
     level: Literal["info", "warning", "success"] = "info"
 
 
-class CodeEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class CodeEvent:
     """Code to show highlighted (a proposal, an ``/inspect`` source)."""
 
-    type: Literal["code"] = "code"
+    type: ClassVar[Literal["code"]] = "code"
     code: str
     language: str = "python"
     title: str = ""
 
 
-class PageSection(BaseModel):
+@dataclass(frozen=True, slots=True)
+class PageSection:
     """One part of a ``PageEvent``: a title, then rows (a term and its description, the description wrapped
     under its own column), plain text (each line wrapped under its own indent), or code to highlight."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
     title: str = ""
-    rows: list[tuple[str, str]] = Field(default_factory=list)
+    rows: list[tuple[str, str]] = field(default_factory=list)
     text: str = ""
     code: str = ""
     language: str = "text"
 
 
-class PageEvent(_Event):
+@dataclass(frozen=True, slots=True)
+class PageEvent:
     """Long output of a command (``/help``, ``/sent``, ``/history``…). A terminal front end pages it when it
     is taller than the screen, as ``git`` and IPython's ``?`` do; others print it (``plain_text``)."""
 
-    type: Literal["page"] = "page"
+    type: ClassVar[Literal["page"]] = "page"
     sections: list[PageSection]
 
     def plain_text(self, width: int = 100) -> str:
@@ -258,7 +264,7 @@ def text_lines(text: str, width: int) -> list[str]:
     return lines
 
 
-Event = Annotated[
+Event = (
     StateEvent
     | ThinkingEvent
     | ToolStartEvent
@@ -273,6 +279,12 @@ Event = Annotated[
     | ErrorEvent
     | NoticeEvent
     | CodeEvent
-    | PageEvent,
-    Field(discriminator="type"),
-]
+    | PageEvent
+)
+
+
+def assert_never(event: NoReturn) -> NoReturn:
+    """The end of a renderer's ``match`` over ``Event``: a type checker proves no event reaches it (a new
+    event a renderer misses is an error there); at run time it names the event (``typing.assert_never`` is
+    Python 3.11's)."""
+    raise AssertionError(f"an event no renderer knows: {event!r}")

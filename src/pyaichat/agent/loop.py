@@ -1,12 +1,13 @@
 """The bounded agent loop: ask the model, run the tools it asks for, feed the results back, stream the answer.
 
-One turn, top to bottom (``_Turn.run``):
+One turn, top to bottom (``Turn.run``; ``agent.turn`` puts its ``TurnEnv`` together):
 
 1. ``_begin``: load the model library (announced, outside the turn's clock), choose the tool protocol, size
    the turn (``Budget.start``).
-2. ``Budget.next_request``: the next request, fitted to the window, or a ``Stop`` naming the bound
-   (``max_steps``, ``turn_timeout``, ``context_tokens``, ``budget_usd``).
-3. ``_ask``: read its stream (``for item in stream``); the user sees what cannot be a tool call
+2. ``Budget.next_request``: the next request (its messages written by the tool protocol), fitted to the
+   window, or a ``Stop`` naming the bound (``max_steps``, ``turn_timeout``, ``context_tokens``,
+   ``budget_usd``).
+3. ``_request``: read its stream (``for item in stream``); the user sees what cannot be a tool call
    (``ReplyView``), and the status says what the stream is doing (waiting for the first token, receiving,
    retrying). A reply that loops or runs past the deadline is cut on purpose: the loop stops reading and
    keeps what came (``Cut``); a failure comes back as an ``LLMError``. Every request that was sent is
@@ -23,7 +24,7 @@ done / failed. Tool trouble of any kind (unknown tool, broken JSON, invalid argu
 becomes a result the model reads, never an exception. Ctrl-C keeps the partial answer and closes every open
 tool call. The loop knows nothing about sessions or terminals: ``TurnEnv`` hands it what it uses.
 
-One module of ~500 lines on purpose: a turn is one state machine (``_Turn``) that reads top to bottom in the
+One module of ~500 lines on purpose: a turn is one state machine (``Turn``) that reads top to bottom in the
 order above; every piece it steps through (the budget, the conversation, the reply's view, the tool
 protocols, the repetition guard) is a module of its own already.
 """
@@ -35,11 +36,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ..capabilities.registry import CapabilityResult
 from ..errors import LLMError, LLMToolsRefused, LLMTransportError
 from ..proposal import Decide, Proposal
 from ..untrusted import Reads, span
 from .budget import Budget, Stop
-from .calls import ParsedCall, arg_summary
+from .calls import ToolCall, arg_summary
 from .conversation import Conversation
 from .events import (
     AnswerEvent,
@@ -53,7 +55,7 @@ from .events import (
     UsageEvent,
 )
 from .llm import LLM, LLMReply, Receiving, Request, Retrying, Stream, Usage
-from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, ToolResult, images_as_sizes
+from .protocol import NATIVE, PROTOCOLS, TEXT, Step, ToolProtocol, images_as_sizes
 from .receipts import Evidence, Seen, check
 from .repetition import LOOP_NOTE, RepetitionGuard
 from .side import SideRequests
@@ -80,17 +82,10 @@ _UNREMEMBERED_NOTES = ("repetition", "max_tokens")
 Cut = Literal["repetition", "deadline"]
 
 
-class ToolOutcome(Protocol):
-    """What running a tool gives back (a ``CapabilityResult``; ``images``, ``data:`` URLs, may be absent)."""
-
-    ok: bool
-    text: str
-    error: str | None
-    truncated: bool
-
-
 class RunTool(Protocol):
-    def __call__(self, name: str, args: dict[str, Any], *, images: bool) -> ToolOutcome: ...
+    """One call of a tool (a capability where the data lives, or an MCP server's): never raises but Ctrl-C."""
+
+    def __call__(self, name: str, args: dict[str, Any], *, images: bool) -> CapabilityResult: ...
 
 
 @dataclass
@@ -109,32 +104,17 @@ class TurnEnv:
     picture: str = ""  # what the model was told of the session, for the receipts
 
 
-@dataclass
-class _Outcome:
-    ok: bool
-    text: str = ""
-    error: str | None = None
-    truncated: bool = False
-    images: tuple[str, ...] = ()
-    decision: str | None = None  # of the user, for a proposal
-    from_tool: bool = False  # what a tool returned (data), not pyaichat's own words
+class Turn:
+    """One question being answered: the conversation so far, the protocol in use, the step, and the record.
+    ``run()`` answers it."""
 
-
-def run_turn(env: TurnEnv, question: str, content: str | None = None) -> TurnResult:
-    """Answer one question. ``content`` is the user message sent (defaults to the question)."""
-    return _Turn(env, question, content or question).run()
-
-
-class _Turn:
-    """One question being answered: the conversation so far, the protocol in use, the step, and the record."""
-
-    def __init__(self, env: TurnEnv, question: str, content: str) -> None:
+    def __init__(self, env: TurnEnv, question: str) -> None:
         self.env = env
         self.budget = env.budget
         self.clock = env.budget.clock
         self.started = self.clock()
         self.result = TurnResult(question=question)
-        self.talk = Conversation(content)
+        self.talk = Conversation(question)
         self.protocol: ToolProtocol = NATIVE
         self.sees_images = False
         self.step = 0
@@ -167,7 +147,7 @@ class _Turn:
                 self.step += 1
                 self._state("thinking", activity=WAITING)
                 reader = self.protocol
-                asked = self._ask(request)
+                asked = self._request(request)
                 if isinstance(asked, LLMToolsRefused):  # the same step again, tools described in text
                     self._switch(TEXT)
                     self.step -= 1
@@ -221,7 +201,7 @@ class _Turn:
         self.result.protocol = protocol.name
 
     # -- 3. one model request ----------------------------------------------------------------------------
-    def _ask(self, request: Request) -> tuple[LLMReply, Cut | None] | LLMError:
+    def _request(self, request: Request) -> tuple[LLMReply, Cut | None] | LLMError:
         """Read one request's stream; the reply and why it was cut short on purpose (if it was), or the
         error that ended it."""
         llm = self.env.llm
@@ -319,35 +299,40 @@ class _Turn:
             self.view.end_with_calls(step.prose)
         self.talk.calls_made(step.writer, step.writer.assistant_message(reply.text, step), step.calls)
         edit = None
-        for cid, call in step.calls:
-            result, decision = self._run_one(cid, call)
-            self.talk.result(result)
-            edit = edit or (decision if decision == "edit" else None)
+        for call in step.calls:
+            result = self._run_one(call)
+            self.talk.result(call, result)
+            edit = edit or (result.decision if result.decision == "edit" else None)
         self.talk.close_calls(see_images=self.sees_images)
         self._state("observing")
         if edit is None and any(n > 1 for n in self.refused.values()):
             return "stuck"
         return edit
 
-    def _run_one(self, cid: str, call: ParsedCall) -> tuple[ToolResult, str | None]:
+    def _run_one(self, call: ToolCall) -> CapabilityResult:
+        """Run ``call``; its result as the model reads it (``text``: the observation, a tool's words inside
+        a span), carrying the person's decision when it was a proposal."""
         env = self.env
         args = call.args or {}
         summary = arg_summary(args)
         self._state("calling", detail=f"→ {call.name}({summary})")
         masked = {k: env.mask(v) if isinstance(v, str) else v for k, v in args.items()}
-        env.emit(ToolStartEvent(call_id=cid, name=call.name, args=masked, step=self.step))
+        env.emit(ToolStartEvent(call_id=call.id, name=call.name, args=masked, step=self.step))
         started = self.clock()
         key = _call_key(call)
         earlier = self.failed.get(key)
         if earlier is not None:  # the very same call failed already: running it again gives the same error
             self.refused[key] = self.refused.get(key, 0) + 1
-            out = _Outcome(False, error=REPEATED_CALL.format(call=f"{call.name}({summary})", error=earlier))
+            error = REPEATED_CALL.format(call=f"{call.name}({summary})", error=earlier)
+            out = CapabilityResult(name=call.name, ok=False, error=error)
         else:
-            out = self._outcome(cid, call)
+            out = self._result(call)
+        # what a tool returned (data), not pyaichat's own words
+        from_tool = earlier is None and call.args is not None and call.name != PROPOSE
         error = out.error or ""
         observation = out.text if out.ok else (error if error.startswith("Error") else f"Error: {error}")
         # what a tool returned is data: the model reads it inside a span it cannot close (``untrusted``)
-        if out.from_tool:  # a failure stays one the model sees at once; only its words are data
+        if from_tool:  # a failure stays one the model sees at once; only its words are data
             words = observation if out.ok else observation.removeprefix("Error:").strip()
             sent = span(words) if out.ok else "Error: " + span(words)
         else:
@@ -360,7 +345,7 @@ class _Turn:
             self.refused.clear()
         env.emit(
             ToolEndEvent(
-                call_id=cid,
+                call_id=call.id,
                 name=call.name,
                 ok=out.ok,
                 text=env.mask(out.text),
@@ -375,7 +360,7 @@ class _Turn:
             )
         else:
             self._record("tool", call.name, started, size=len(observation), ok=out.ok, detail=summary)
-            if out.from_tool and env.reads is not None:
+            if from_tool and env.reads is not None:
                 env.reads.saw(f"{call.name}({summary})", observation)
             if out.ok and self.evidence is not None:
                 expr = args.get("expr") if call.name == "eval_expr" else None
@@ -383,31 +368,31 @@ class _Turn:
             finding = f"{call.name}({summary}) → {_first_line(observation, 120)}"
             if finding not in self.findings:  # what a bound's summary lists: each distinct result once
                 self.findings.append(finding)
-        return ToolResult(cid, call.name, sent, out.images), out.decision
+        return out.model_copy(update={"text": sent})
 
-    def _outcome(self, cid: str, call: ParsedCall) -> _Outcome:
+    def _result(self, call: ToolCall) -> CapabilityResult:
         if call.error or call.args is None:
-            return _Outcome(False, error=f"Error: {call.error}.")
+            return CapabilityResult(name=call.name, ok=False, error=f"Error: {call.error}.")
         if call.name == PROPOSE:
-            return self._propose(cid, call.args)
-        got = self.env.run_tool(call.name, call.args, images=self.sees_images)
-        images = tuple(getattr(got, "images", ()) or ())
-        return _Outcome(got.ok, got.text, got.error, got.truncated, images, from_tool=True)
+            return self._propose(call)
+        return self.env.run_tool(call.name, call.args, images=self.sees_images)
 
-    def _propose(self, cid: str, args: dict[str, Any]) -> _Outcome:
+    def _propose(self, call: ToolCall) -> CapabilityResult:
+        args = call.args or {}
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
-            return _Outcome(False, error="Error: propose_code needs a non-empty string argument 'code'.")
+            error = "Error: propose_code needs a non-empty string argument 'code'."
+            return CapabilityResult(name=PROPOSE, ok=False, error=error)
         provenance = self.env.reads.line() if self.env.reads is not None else ""
         proposal = Proposal.of_code(
-            code, str(args.get("explanation") or ""), call_id=cid, provenance=provenance
+            code, str(args.get("explanation") or ""), call_id=call.id, provenance=provenance
         )
         try:
             outcome = self.env.decide(proposal)  # its panel, the preview, the person's answer, the run
         except KeyboardInterrupt:  # Ctrl-C at the question: declined, and the turn ends without asking again
             self.declined_by_interrupt = True
             raise
-        return _Outcome(True, outcome.observation, decision=outcome.decision)
+        return CapabilityResult(name=PROPOSE, ok=True, text=outcome.observation, decision=outcome.decision)
 
     # -- endings -----------------------------------------------------------------------------------------
     def _finish(self, text: str, stopped_by: str | None = None, note: str | None = None) -> TurnResult:
@@ -534,7 +519,7 @@ def _reply_detail(reply: LLMReply) -> str:
     return f"{about}{u.prompt_tokens} in / {u.completion_tokens} out tokens{calls}"
 
 
-def _call_key(call: ParsedCall) -> str:
+def _call_key(call: ToolCall) -> str:
     """The same tool with the same arguments is the same call, whatever the arguments' order."""
     args = json.dumps(call.args, sort_keys=True, default=str) if call.args is not None else call.error
     return f"{call.name}\0{args}"

@@ -19,40 +19,68 @@ provider litellm speaks accepts, when the model can see them; otherwise the resu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .calls import ParsedCall, arguments_json, read_arguments, tool_params
+from .calls import ToolCall, tool_params
+from .context import mask_messages
 from .llm import LLMReply, ProtocolName
 from .stream_gate import StreamGate
 from .textcalls import recover_calls
 from .textproto import describe_protocol, observation, parse_blocks
 
+if TYPE_CHECKING:
+    from ..capabilities.registry import CapabilityResult
+
 MAX_CALLS_PER_REPLY = 8  # calls recovered from prose: a reply listing dozens is describing, not calling
 CANCELLED = "Cancelled by the user."
 
 Messages = list[dict[str, Any]]
+# a call and its result as the model reads it (``text``: the observation), back into the conversation
+Observed = tuple[ToolCall, "CapabilityResult"]
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """A turn from memory: its messages as they were sent, and the same turn compacted to question and
+    answer."""
+
+    messages: Messages
+    compact: Messages
+
+
+@dataclass(frozen=True)
+class OutsideSchemas:
+    """Tools from outside (MCP servers) in both forms the budget chooses between, for the whole turn."""
+
+    full: list[dict[str, Any]]  # each with its server's description and JSON schema
+    brief: list[dict[str, Any]]  # the same tools by name and first line, no parameters
+    describe: dict[str, Any]  # the tool that gives one tool's full schema (offered with the brief form)
+    full_tokens: int  # the most tokens the full form may add to a request (``mcp_tool_tokens``)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What every request of a turn is made of, before it is fitted."""
+
+    system: str  # the system prompt; the protocol adds its own part
+    schemas: list[dict[str, Any]]  # every tool of our own
+    context: str  # the session picture and pinned names, sent with the question
+    history: Sequence[Remembered] = ()  # oldest first
+    mask: Callable[[str], str] = lambda text: text
+    outside: OutsideSchemas | None = None
+    note: str = ""  # what the system prompt says about the outside tools: after everything of our own
 
 
 @dataclass
 class Step:
-    """What one reply asks for: tool calls with their ids, the prose around them, and the protocol in which
+    """What one reply asks for: its tool calls (numbered), the prose around them, and the protocol in which
     this exchange goes back into the conversation."""
 
-    calls: list[tuple[str, ParsedCall]]
+    calls: list[ToolCall]
     prose: str
     writer: ToolProtocol
-
-
-@dataclass
-class ToolResult:
-    """One call's outcome as the model will read it (``text``), with any images the tool returned."""
-
-    call_id: str
-    name: str
-    text: str
-    images: tuple[str, ...] = ()
 
 
 class ToolProtocol:
@@ -66,6 +94,13 @@ class ToolProtocol:
         which come after our own: a change there leaves the part before it as it was, for prompt caches)."""
         return "\n\n".join(part for part in (prompt, note) if part)
 
+    def messages(self, prompt: Prompt, offered: Sequence[dict[str, Any]], current: Messages) -> Messages:
+        """A request's messages before fitting: the system text (with the ``offered`` tools, in this
+        protocol's words), the question after the session's context, the turn so far; all masked."""
+        system = {"role": "system", "content": self.system_text(prompt.system, offered, prompt.note)}
+        question = {**current[0], "content": f"{prompt.context}\n\n## Question\n{current[0]['content']}"}
+        return mask_messages([system, question, *current[1:]], prompt.mask)
+
     def tools(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         return None
 
@@ -75,7 +110,7 @@ class ToolProtocol:
     def read(self, reply: LLMReply, step: int, schemas: Sequence[dict[str, Any]], seen: set[str]) -> Step:
         """Calls the model wrote in its own format (Hermes, Llama JSON, Mistral, Gemma, pythonic)."""
         found = recover_calls(reply.text, tool_params(schemas))
-        calls = [(f"call_text_{step}_{i}", c) for i, c in enumerate(found.calls[:MAX_CALLS_PER_REPLY])]
+        calls = [c.numbered(f"call_text_{step}_{i}") for i, c in enumerate(found.calls[:MAX_CALLS_PER_REPLY])]
         return Step(calls, found.prose, TEXT)
 
     def prose(self, text: str) -> str:
@@ -85,7 +120,8 @@ class ToolProtocol:
     def assistant_message(self, reply_text: str, step: Step) -> dict[str, Any]:
         return {"role": "assistant", "content": reply_text}
 
-    def results(self, results: Sequence[ToolResult], *, see_images: bool) -> Messages:
+    def results(self, results: Sequence[Observed], *, see_images: bool) -> Messages:
+        """Each call's result as the model reads it, in this protocol's messages."""
         raise NotImplementedError
 
     def remembered(self, messages: Messages, compact: Messages) -> Messages:
@@ -108,7 +144,7 @@ class NativeProtocol(ToolProtocol):
             if call_id in seen:  # some servers number calls per reply: keep ids unique in the conversation
                 call_id = f"{call_id}_{step}_{i}"
             seen.add(call_id)
-            calls.append((call_id, read_arguments(tc.name, tc.arguments)))
+            calls.append(tc if tc.id == call_id else tc.numbered(call_id))
         return Step(calls, reply.text, self)
 
     def assistant_message(self, reply_text: str, step: Step) -> dict[str, Any]:
@@ -116,16 +152,16 @@ class NativeProtocol(ToolProtocol):
         if step.prose:  # no "content" key at all otherwise (litellm drops a None content; /sent must match)
             message["content"] = step.prose
         message["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": c.name, "arguments": arguments_json(c)}}
-            for cid, c in step.calls
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json()}}
+            for c in step.calls
         ]
         return message
 
-    def results(self, results: Sequence[ToolResult], *, see_images: bool) -> Messages:
+    def results(self, results: Sequence[Observed], *, see_images: bool) -> Messages:
         texts, images = _with_images(results, see_images)
         out: Messages = [
-            {"role": "tool", "tool_call_id": r.call_id, "content": text}
-            for r, text in zip(results, texts, strict=True)
+            {"role": "tool", "tool_call_id": call.id, "content": text}
+            for (call, _), text in zip(results, texts, strict=True)
         ]
         if images:  # tool messages hold text only: the images follow them as the user's
             out.append({"role": "user", "content": images})
@@ -142,15 +178,15 @@ class TextProtocol(ToolProtocol):
     def read(self, reply: LLMReply, step: int, schemas: Sequence[dict[str, Any]], seen: set[str]) -> Step:
         blocks, prose = parse_blocks(reply.text)
         if blocks:
-            return Step([(f"text_{step}_{i}", c) for i, c in enumerate(blocks)], prose, self)
+            return Step([c.numbered(f"text_{step}_{i}") for i, c in enumerate(blocks)], prose, self)
         return super().read(reply, step, schemas, seen)
 
     def prose(self, text: str) -> str:
         return parse_blocks(text)[1]
 
-    def results(self, results: Sequence[ToolResult], *, see_images: bool) -> Messages:
+    def results(self, results: Sequence[Observed], *, see_images: bool) -> Messages:
         texts, images = _with_images(results, see_images)
-        body = "\n\n".join(observation(r.name, text) for r, text in zip(results, texts, strict=True))
+        body = "\n\n".join(observation(c.name, text) for (c, _), text in zip(results, texts, strict=True))
         return [{"role": "user", "content": [{"type": "text", "text": body}, *images] if images else body}]
 
     def remembered(self, messages: Messages, compact: Messages) -> Messages:
@@ -165,16 +201,18 @@ PROTOCOLS: dict[str, ToolProtocol] = {"native": NATIVE, "text": TEXT}
 
 
 # -- images --------------------------------------------------------------------------------------------------
-def _with_images(results: Sequence[ToolResult], see_images: bool) -> tuple[list[str], list[dict[str, Any]]]:
+def _with_images(results: Sequence[Observed], see_images: bool) -> tuple[list[str], list[dict[str, Any]]]:
     """Each result's text (saying where its images went), and the ``image_url`` parts to send after them."""
     texts: list[str] = []
     parts: list[dict[str, Any]] = []
-    for r in results:
+    for call, r in results:
         if not r.images:
             texts.append(r.text)
         elif see_images:
-            texts.append(f"{r.text}\n({_count(r.images)} from {r.name} follow as the user's next message.)")
-            parts.append({"type": "text", "text": f"{_count(r.images).capitalize()} from {r.name}:"})
+            texts.append(
+                f"{r.text}\n({_count(r.images)} from {call.name} follow as the user's next message.)"
+            )
+            parts.append({"type": "text", "text": f"{_count(r.images).capitalize()} from {call.name}:"})
             parts += [{"type": "image_url", "image_url": {"url": url}} for url in r.images]
         else:
             texts.append(f"{r.text}\n({_count(r.images)} left out: this model cannot see images.)")

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import PyAIChatError
-from .budget import Budget
+from .budget import Limits, money_stop
 from .context import mask_messages
 from .events import Event, StateEvent
-from .llm import LLM, LLMReply, Request
+from .llm import LLM, LLMReply, Request, Usage
 from .trace import StepRecord, TurnResult
 
 
@@ -27,20 +27,25 @@ class SideRefused(PyAIChatError):
 
 
 class SideRequests:
-    """The side requests of one turn (see the module docstring); the loop ``bind``s the turn's record."""
+    """The side requests of one turn (see the module docstring); the loop ``bind``s the turn's record.
+    ``spent``/``requests``: what the session spent, in how many requests, before this turn."""
 
     def __init__(
         self,
         llm: LLM,
-        budget: Budget,
+        limits: Limits,
         *,
         mask: Callable[[str], str],
         emit: Callable[[Event], None] = lambda event: None,
+        spent: Usage | None = None,
+        requests: int = 0,
     ) -> None:
         self.llm = llm
-        self.budget = budget
+        self.limits = limits
         self.mask = mask
         self.emit = emit
+        self.spent = spent or Usage()
+        self.requests = requests
         self.result: TurnResult | None = None
 
     def bind(self, result: TurnResult) -> None:
@@ -51,10 +56,11 @@ class SideRequests:
         """One completion of ``messages`` (masked here once more) for ``label`` (who asked: "the MCP server
         'fault'"); an ``LLMError`` when the provider fails, ``SideRefused`` when a bound forbids it."""
         result = self.result if self.result is not None else TurnResult(question="")
-        if self.budget.money_stop(result.usage, result.requests_made) is not None:
+        spent, made = self.spent + result.usage, self.requests + result.requests_made
+        if money_stop(self.limits, spent, made) is not None:
             raise SideRefused("another request would go over the session's money budget (budget_usd).")
         request = Request(
-            mask_messages(messages, self.mask), None, max(1, min(max_tokens, self.budget.limits.max_tokens))
+            mask_messages(messages, self.mask), None, max(1, min(max_tokens, self.limits.max_tokens))
         )
         body = self.llm.request_kwargs(request)
         result.requests.append(body)
@@ -63,7 +69,7 @@ class SideRequests:
         self.emit(StateEvent(state="calling", detail=f"your model writes a reply for {label}"))
         started = time.monotonic()
         try:
-            with self.llm.stream(request, timeout=self.budget.limits.request_timeout) as stream:
+            with self.llm.stream(request, timeout=self.limits.request_timeout) as stream:
                 reply = stream.reply()  # read whole: the server gets the reply, not the person
         except BaseException as exc:  # Ctrl-C too: the request left, the record says so
             detail = str(exc) or "interrupted by Ctrl-C"

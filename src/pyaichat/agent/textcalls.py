@@ -24,14 +24,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .calls import ParsedCall, call_arguments, read_arguments
+from .calls import ToolCall, call_arguments
 
 
 @dataclass
 class Found:
     """Calls found in a reply, and the reply's prose with the calls taken out."""
 
-    calls: list[ParsedCall]
+    calls: list[ToolCall]
     prose: str
 
 
@@ -45,7 +45,7 @@ _ANY_FENCE = re.compile(r"^```.*?(?:^```|\Z)", re.S | re.M)
 
 def recover_calls(text: str, params: Mapping[str, list[str]]) -> Found:
     """Tool calls written in any of the formats above, and the text around them (the reply's prose)."""
-    calls: list[ParsedCall] = []
+    calls: list[ToolCall] = []
     prose = text
 
     for pattern, reader in ((_HERMES, _json_calls), (_MISTRAL, _mistral_calls), (_TOOL_CODE, _code_calls)):
@@ -66,16 +66,17 @@ def recover_calls(text: str, params: Mapping[str, list[str]]) -> Found:
 
 
 # -- JSON bodies ---------------------------------------------------------------------------------------------
-def _json_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ParsedCall]:
+def _json_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ToolCall]:
     body = body.strip()
     if not body:
         return []
     try:
         data = json.loads(body)
-    except ValueError as exc:
+    except ValueError as exc:  # a decoding error, or a number past int's digit limit
         if not tagged:
             return []
-        return [ParsedCall("?", None, f"the tool call is not valid JSON ({exc.msg}); write one JSON object")]
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return [ToolCall("", "?", error=f"the tool call is not valid JSON ({why}); write one JSON object")]
     items = data if isinstance(data, list) else [data]
     out = []
     for item in items:
@@ -86,7 +87,7 @@ def _json_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> 
     return out
 
 
-def _json_call(data: Any, params: Mapping[str, list[str]], *, tagged: bool) -> ParsedCall | None:
+def _json_call(data: Any, params: Mapping[str, list[str]], *, tagged: bool) -> ToolCall | None:
     if not isinstance(data, dict):
         return None
     if isinstance(data.get("function"), dict):
@@ -96,27 +97,27 @@ def _json_call(data: Any, params: Mapping[str, list[str]], *, tagged: bool) -> P
         return None
     if name not in params:
         return _unknown(name, params) if tagged else None
-    return read_arguments(name, call_arguments(data))
+    return ToolCall("", name, call_arguments(data))
 
 
-def _mistral_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ParsedCall]:
+def _mistral_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ToolCall]:
     m = _MISTRAL_ARGS.match(body.strip())
     if m:  # the newer form: NAME[ARGS]{json}
         name = m["name"]
         if name not in params:
             return [_unknown(name, params)]
-        return [read_arguments(name, m["args"].strip())]
+        return [ToolCall("", name, m["args"].strip())]
     return _json_calls(body, params, tagged=tagged)
 
 
-def _unknown(name: str, params: Mapping[str, list[str]]) -> ParsedCall:
+def _unknown(name: str, params: Mapping[str, list[str]]) -> ToolCall:
     known = ", ".join(sorted(params))
-    return ParsedCall(name, None, f"there is no tool named {name!r}; the tools are: {known}")
+    return ToolCall("", name, error=f"there is no tool named {name!r}; the tools are: {known}")
 
 
 # -- pythonic calls ------------------------------------------------------------------------------------------
-def _code_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ParsedCall]:
-    out: list[ParsedCall] = []
+def _code_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> list[ToolCall]:
+    out: list[ToolCall] = []
     for line in body.strip().splitlines():
         if not line.strip():
             continue
@@ -127,10 +128,10 @@ def _code_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> 
                 out.append(_unknown(name, params))
             elif tagged:
                 out.append(
-                    ParsedCall(
+                    ToolCall(
+                        "",
                         name if name in params else "?",
-                        None,
-                        "a tool_code line must be one call of a tool with literal arguments, "
+                        error="a tool_code line must be one call of a tool with literal arguments, "
                         'such as get_repr(expr="df")',
                     )
                 )
@@ -139,7 +140,7 @@ def _code_calls(body: str, params: Mapping[str, list[str]], *, tagged: bool) -> 
     return out
 
 
-def pythonic_calls(line: str, params: Mapping[str, list[str]]) -> list[ParsedCall] | None:
+def pythonic_calls(line: str, params: Mapping[str, list[str]]) -> list[ToolCall] | None:
     """``get_repr(expr="df")`` or ``[a(…), b(…)]`` as calls of known tools, else ``None``. Never executes."""
     source = line.strip().strip("`").strip()
     if not source or "(" not in source or len(source) > 4000:
@@ -149,7 +150,7 @@ def pythonic_calls(line: str, params: Mapping[str, list[str]]) -> list[ParsedCal
     except (SyntaxError, ValueError):
         return None
     nodes = tree.body.elts if isinstance(tree.body, ast.List) else [tree.body]
-    out: list[ParsedCall] = []
+    out: list[ToolCall] = []
     for node in nodes:
         call = _pythonic_call(node, params)
         if call is None:
@@ -158,7 +159,7 @@ def pythonic_calls(line: str, params: Mapping[str, list[str]]) -> list[ParsedCal
     return out or None
 
 
-def _pythonic_call(node: ast.AST, params: Mapping[str, list[str]]) -> ParsedCall | None:
+def _pythonic_call(node: ast.AST, params: Mapping[str, list[str]]) -> ToolCall | None:
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in params):
         return None
     name = node.func.id
@@ -166,7 +167,7 @@ def _pythonic_call(node: ast.AST, params: Mapping[str, list[str]]) -> ParsedCall
     args: dict[str, Any] = {}
     try:
         if len(node.args) > len(names):
-            return ParsedCall(name, None, f"{name} takes at most {len(names)} argument(s)")
+            return ToolCall("", name, error=f"{name} takes at most {len(names)} argument(s)")
         for param, value in zip(names, node.args, strict=False):
             args[param] = ast.literal_eval(value)
         for kw in node.keywords:
@@ -175,13 +176,13 @@ def _pythonic_call(node: ast.AST, params: Mapping[str, list[str]]) -> ParsedCall
             args[kw.arg] = ast.literal_eval(kw.value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None  # an argument that is not a literal: code, not a tool call
-    return ParsedCall(name, args)
+    return ToolCall("", name, args)
 
 
 def _line_calls(text: str, params: Mapping[str, list[str]]) -> Found:
     """Pythonic calls and Llama-style JSON calls on lines of their own, outside code fences."""
     fenced = [(m.start(), m.end()) for m in _ANY_FENCE.finditer(text)]
-    calls: list[ParsedCall] = []
+    calls: list[ToolCall] = []
     kept: list[str] = []
     pos = 0
     for line in text.splitlines(keepends=True):

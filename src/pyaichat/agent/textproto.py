@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
-from .calls import ParsedCall, read_arguments
+from .calls import ToolCall
 
 # A block may lack its closing tag when the model stops right after it (it then runs to the end of the reply).
 _TOOL_BLOCK = re.compile(
@@ -50,15 +50,15 @@ def _type_name(spec: dict[str, Any]) -> str:
     return " | ".join(options) if options else "any"
 
 
-def parse_blocks(text: str) -> tuple[list[ParsedCall], str]:
+def parse_blocks(text: str) -> tuple[list[ToolCall], str]:
     """Tool blocks in ``text`` and the prose around them."""
-    calls: list[ParsedCall] = []
+    calls: list[ToolCall] = []
     for m in _TOOL_BLOCK.finditer(text):
         if m["code"] is not None:
             code = textwrap.dedent(m["code"].strip("\n")).strip()
-            calls.append(ParsedCall("run_python", {"code": code}))
+            calls.append(ToolCall("", "run_python", {"code": code}))
         else:
-            calls.append(read_arguments(m["name"], m["body"]))
+            calls.append(ToolCall("", m["name"], m["body"]))
     prose = _TOOL_BLOCK.sub("", text).strip()
     return calls, prose
 

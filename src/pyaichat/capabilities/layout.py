@@ -254,13 +254,13 @@ def builtin_base(cls: type) -> type | None:
 
 def builtin_len(obj: Any, base: type) -> int:
     """The number of items ``obj`` holds, through ``base``'s own ``__len__``."""
-    return base.__len__(obj)  # type: ignore[attr-defined, no-any-return]
+    return base.__len__(obj)  # type: ignore[attr-defined, no-any-return]  # the base's own slot, read without the object's code
 
 
 def builtin_items(obj: Any, base: type, limit: int | None = None) -> list[Any]:
     """``obj``'s elements (a dict's values), the first ``limit`` of them, through ``base``'s own iterator,
     whatever the subclass overrides."""
-    items = dict.values(obj) if base is dict else base.__iter__(obj)  # type: ignore[attr-defined]
+    items = dict.values(obj) if base is dict else base.__iter__(obj)  # type: ignore[attr-defined]  # the base's own slot, read without the object's code
     return list(items if limit is None else islice(items, limit))
 
 

@@ -36,6 +36,8 @@ class CapabilityResult(BaseModel):
     error: str | None = None
     duration_ms: float = 0.0
     images: tuple[str, ...] = ()  # PNG data URLs (get_figure), only when the call asked for images
+    # the person's decision ("run", "edit", "no") when the call was a proposal (``propose_code``)
+    decision: str | None = None
 
 
 class NoArgs(BaseModel):

@@ -6,8 +6,8 @@ not its *story*: the conversation, the numbered inputs (the undone ones marked),
 the prompt's history, the model and mode the person chose, the session's cost, the last ``/snapshot``. Those
 come from the session being left (``gather``), not from the copy's memory of an earlier moment, and are put
 into the one resumed (``apply``). After a crash there is no session to take them from: the newest copy took
-them when it was taken (a copy is taken again after every input that changed them), and the supervisor
-adds the input that crashed.
+them when it was taken, the supervisor keeps what changed since (the live session hands it over between
+inputs: ``keeper``), and adds the input that crashed.
 
 Each part is pickled on its own: one that cannot be (a result holding something unpicklable) is left out,
 and the resumed session keeps its own copy's version of that part.
@@ -15,7 +15,7 @@ and the resumed session keeps its own copy's version of that part.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from ..agent.suggest import Suggester
     from ..config import Settings
     from ..journal import Journal
+    from ..mcpserve.gate import SessionGate
     from ..modes import Mode
+    from ..ports import FrontEnd, Serving
     from ..proposals import Proposals
     from ..records import HistoryEntry
     from ..resume_file import ResumeFile
@@ -41,6 +43,8 @@ class Parts(Protocol):
     resume_file: ResumeFile
     settings: Settings
     mode: Mode
+    gate: SessionGate
+    frontend: FrontEnd
 
     @property
     def suggester(self) -> Suggester: ...
@@ -49,6 +53,10 @@ class Parts(Protocol):
     def suggester_if_any(self) -> Suggester | None: ...
 
     def set_mode(self, mode: Mode) -> None: ...
+
+    def notice(self, text: str, level: Literal["info", "warning", "success"] = "info") -> None: ...
+
+    def mcp(self, *, create: bool) -> Serving | None: ...
 
 
 class PromptHistory(Protocol):

@@ -284,7 +284,7 @@ def gpu_context() -> str | None:
 
 def fd_targets() -> dict[int, str]:
     """This process's descriptors and what each names (``/proc/self/fd``; empty where there is none)."""
-    found = {}
+    found: dict[int, str] = {}
     try:
         names = os.listdir("/proc/self/fd")
     except OSError:
@@ -356,7 +356,7 @@ def _children(pid: int) -> set[int]:
 
 def _ends(pid: int) -> set[str]:
     """The pipes and sockets process ``pid`` holds (``pipe:[inode]``, ``socket:[inode]``)."""
-    found = set()
+    found: set[str] = set()
     base = f"/proc/{pid}/fd"
     try:
         names = os.listdir(base)

@@ -493,9 +493,9 @@ class Checkpoints:
                 lines = self.prompt.lines()
                 if not lines or lines[0] != source:
                     self.prompt.replace([source, *lines])
-            for entry in self.copies:
-                if entry["before"] == number:
-                    entry["before"] = None  # the copy holds the session before it: the next input's
+            for copy in self.copies:
+                if copy["before"] == number:
+                    copy["before"] = None  # the copy holds the session before it: the next input's
         else:
             last = self.ctrl.runtime.last_input_number
             sentence = (

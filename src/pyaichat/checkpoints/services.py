@@ -19,9 +19,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from ..mcpserve.service import McpService
     from .carry import Parts
 
 KEPT: list[Any] = []  # objects of the process a session was forked from: never finalized here
@@ -56,9 +57,7 @@ def serve_on(ctrl: Parts, handover: dict[str, Any] | None, note: str | None) -> 
     next answer. The port may still be held by a crashed session's face for a moment: then a new one, said."""
     if not handover:
         return
-    from ..mcpserve.hosting import service_for  # serving was on: loaded already
-
-    service = service_for(ctrl)
+    service = _service(ctrl, create=True)
     if service is None:
         return
     deadline = time.monotonic() + PORT_WAIT
@@ -73,9 +72,9 @@ def serve_on(ctrl: Parts, handover: dict[str, Any] | None, note: str | None) -> 
                 try:
                     text = service.start(handover.get("host"), token=handover.get("token"))
                 except (RuntimeError, OSError) as again:
-                    ctrl.notice(f"Serving over MCP stopped: {again}", "warning")  # type: ignore[attr-defined]
+                    ctrl.notice(f"Serving over MCP stopped: {again}", "warning")
                     return
-                ctrl.notice(f"Serving over MCP moved: {text}", "warning")  # type: ignore[attr-defined]
+                ctrl.notice(f"Serving over MCP moved: {text}", "warning")
                 break
             time.sleep(0.1)
     if service.backend is not None:
@@ -159,9 +158,6 @@ def drop_half_imported() -> None:
             found.clear()
 
 
-def _service(ctrl: Parts) -> Any:
-    if "pyaichat.mcpserve.hosting" not in sys.modules:
-        return None  # never served: nothing to hand over
-    from ..mcpserve.hosting import service_for
-
-    return service_for(ctrl, create=False)
+def _service(ctrl: Parts, *, create: bool = False) -> McpService | None:
+    """The session's MCP service (the local REPL's is an ``McpService``); ``None`` while it never served."""
+    return cast("McpService | None", ctrl.mcp(create=create))

@@ -191,6 +191,10 @@ class Supervisor:
         if handler is not None:
             handler(proc, message)
 
+    def _proc(self, pid: object) -> Proc | None:
+        """The process a message names (``None``: none, or not a pid)."""
+        return self.procs.get(pid) if isinstance(pid, int) else None
+
     def _from_copy(self, proc: Proc, op: str, message: dict[str, Any]) -> None:
         if op == "ready":
             proc.ready = {k: v for k, v in message.items() if k not in ("op", "pid")}
@@ -208,9 +212,9 @@ class Supervisor:
             if self.live is not None:
                 self._send(self.live, message)
         elif op == "reaped":
-            status = message.get("status")
-            if isinstance(status, int):
-                self.statuses[message.get("pid")] = status
+            status, pid = message.get("status"), message.get("pid")
+            if isinstance(status, int) and isinstance(pid, int):
+                self.statuses[pid] = status
 
     def _on_checkpoint(self, proc: Proc, message: dict[str, Any]) -> None:
         fds = message.get("_fds") or []
@@ -221,7 +225,7 @@ class Supervisor:
 
     def _on_running(self, proc: Proc, message: dict[str, Any]) -> None:
         self.running = {"number": message.get("number"), "source": message.get("source")}
-        copy = self.procs.get(message.get("copy"))  # the copy taken before this input
+        copy = self._proc(message.get("copy"))  # the copy taken before this input
         if copy is not None and copy.role == "copy" and copy.before is None:
             copy.before = message.get("number")
 
@@ -232,7 +236,7 @@ class Supervisor:
     def _on_story(self, proc: Proc, message: dict[str, Any]) -> None:
         """What continues changed while the session's state did not (an answer): kept with the copy that holds
         the state, for a crash before the next copy."""
-        copy = self.procs.get(message.get("copy"))
+        copy = self._proc(message.get("copy"))
         if copy is not None and copy.role == "copy":
             copy.carried = message.get("_blob") or None
 
@@ -266,7 +270,7 @@ class Supervisor:
         ]
 
     def _on_ask(self, proc: Proc, message: dict[str, Any]) -> None:
-        copy = self.procs.get(message.get("to"))
+        copy = self._proc(message.get("to"))
         if copy is None or copy.role != "copy":
             self._send(proc, {"op": "answer", "id": message.get("id"), "error": "that checkpoint is gone"})
             return
@@ -276,7 +280,7 @@ class Supervisor:
     def _on_jump(self, proc: Proc, message: dict[str, Any]) -> None:
         """``/undo``: the live session pauses (or leaves, when a paused one already holds where the person
         was) and the copy forks the new live session."""
-        target = self.procs.get(message.get("to"))
+        target = self._proc(message.get("to"))
         if target is None or target.role != "copy" or target.ready is None:
             self._send(proc, {"op": "refused", "why": "That checkpoint has been let go."})
             return
@@ -381,10 +385,8 @@ class Supervisor:
         if proc.pid in self.statuses:
             return self.statuses.pop(proc.pid)
         try:
-            pid, status = os.waitpid(proc.pid, 0 if wait else os.WNOHANG)
-            if pid:
-                return status
-            return None
+            pid, ended = os.waitpid(proc.pid, 0 if wait else os.WNOHANG)
+            return ended if pid else None
         except ChildProcessError:
             pass
         parent = self.procs.get(proc.parent)
@@ -552,7 +554,7 @@ def describe_end(status: int | None) -> str:
         return "an unknown cause"
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        named = {
+        named: dict[int, str] = {
             signal.SIGSEGV: "a segmentation fault",
             signal.SIGABRT: "an abort (SIGABRT)",
             signal.SIGBUS: "a bus error (SIGBUS)",

@@ -45,7 +45,7 @@ KEYS = [
 
 @command("help", "/help", "Show keys and commands.")
 def _help(ctrl: CommandHost, arg: str) -> None:
-    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /help
+    from ..agent.events import PageEvent, PageSection  # compiled at import: with the first /help
 
     sections = [PageSection(title="Commands:", rows=[(c.usage, c.help) for c in declared()])]
     if ctrl.frontend.interactive:
@@ -114,7 +114,7 @@ def _history(ctrl: CommandHost, arg: str) -> None:
         src = first + (f"  (+{len(more)} lines)" if more else "") + input_mark(e, by)
         mark = "" if e.ok else "✗ "
         lines.append(f"[{e.number}] {src}" + (f"\n      → {mark}{e.summary}" if e.summary else ""))
-    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /history
+    from ..agent.events import PageEvent, PageSection  # compiled at import: with the first /history
 
     ctrl.emit(PageEvent(sections=[PageSection(text="\n".join(lines))]))  # long lines go on under their indent
 

@@ -6,7 +6,7 @@ other way round, so there is no ``commands ↔ controller`` import cycle.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from ..agent.assistant import Assistant
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..config import Config, Settings
     from ..journal import Journal
     from ..modes import Mode
-    from ..ports import Undo
+    from ..ports import FrontEnd, Serving, Undo
     from ..proposals import Proposals
     from ..resume_file import ResumeFile
     from ..runtime import Runtime
@@ -28,7 +28,7 @@ class CommandHost(Protocol):
     def config(self) -> Config: ...  # ``settings.current()``
 
     runtime: Runtime
-    frontend: Any  # has ``interactive: bool``
+    frontend: FrontEnd
     assistant: Assistant
     journal: Journal
     proposals: Proposals
@@ -41,6 +41,8 @@ class CommandHost(Protocol):
 
     @property
     def suggester_if_any(self) -> Suggester | None: ...
+
+    def mcp(self, *, create: bool) -> Serving | None: ...
 
     def set_mode(self, mode: Mode) -> None: ...
 

@@ -29,7 +29,7 @@ def _call(ctrl: CommandHost, name: str, args: dict | None = None) -> CapabilityR
     "restart NAME starts a server again; review NAME shows its changed tool definitions to accept them.",
 )
 def _tools(ctrl: CommandHost, arg: str) -> None:
-    from ..agent.events import PageEvent, PageSection  # pydantic: with the first /tools
+    from ..agent.events import PageEvent, PageSection  # compiled at import: with the first /tools
 
     if arg:
         _tools_action(ctrl, arg)

@@ -18,11 +18,9 @@ USAGE = "Usage: /mcp on [HOST] | off | status | token"
     "Serve this session to outside agents over MCP (read-only; they can only propose code to you).",
 )
 def _mcp(ctrl: CommandHost, arg: str) -> None:
-    from ..mcpserve.hosting import service_for  # with the first /mcp
-
     words = arg.split() or ["status"]
     action = words[0].lower()
-    service = service_for(ctrl, create=action == "on")
+    service = ctrl.mcp(create=action == "on")
     if action == "on" and len(words) <= 2 and service is not None:
         try:
             text = service.start(words[1] if len(words) == 2 else None)
@@ -36,7 +34,7 @@ def _mcp(ctrl: CommandHost, arg: str) -> None:
         ctrl.notice(service.status() if service is not None else "Not serving over MCP. /mcp on starts it.")
     elif action == "token" and len(words) == 1:
         token = service.token() if service is not None else None
-        if token is None:
+        if service is None or token is None:
             ctrl.notice("Not serving over MCP: there is no token.", level="warning")
         else:
             ctrl.notice(

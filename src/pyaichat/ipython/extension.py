@@ -106,12 +106,9 @@ class Extension:
         if self.suggestions is not None:
             self.suggestions.uninstall()
             self.suggestions = None
-        if "pyaichat.mcpserve.hosting" in sys.modules:  # it served: stop (a served session needs its hooks)
-            from ..mcpserve.hosting import service_for  # loaded already: it served
-
-            service = service_for(self.controller, create=False)
-            if service is not None:
-                service.stop()
+        service = self.controller.mcp(create=False)
+        if service is not None:  # it served: stop (a served session needs its hooks)
+            service.stop()
         if self.prompt is not None:
             self.prompt.uninstall()
             self.prompt = None

@@ -20,10 +20,10 @@ from ..ports import BaseFrontEnd
 from ..printable import printable_data
 
 if TYPE_CHECKING:
-    from ..agent.events import ApprovalRequiredEvent, Event
+    from ..agent.events import Event
     from ..config import Config
     from ..mcptools.approval import Answer, Question
-    from ..proposal import Decision
+    from ..proposal import Decision, Proposal
 
 _UPDATE_EVERY_S = 0.1  # Jupyter: at most ten display updates a second while an answer streams
 
@@ -62,78 +62,86 @@ class DisplayRenderer:
         self._last_update = 0.0
 
     def render(self, event: Event) -> None:
+        from ..agent import events as ev  # with the first event (its dataclasses compile their methods)
+
         event = printable_data(event)  # a notebook's output interprets ANSI codes too
-        kind = event.type
-        if kind == "answer_chunk":
-            self._answer.append(event.text)
-            self._update(force=False)
-        elif kind == "answer":
-            text = event.text or "".join(self._answer)
-            self._answer = [text]
-            self._update(force=True)
-            self._reset()
-            if event.note or event.stopped_by:
-                print(event.note or f"Stopped by the {event.stopped_by} limit.")
-        elif kind == "receipts":
-            for warning in event.warnings:
-                print(f"⚠ {warning}")
-            print(f"{event.summary} (/receipts)")
-        elif kind == "approval_required":
-            self._finish()
-            self.shown_proposals.add(event.call_id)
-            body = f"{event.explanation.strip()}\n\n" if event.explanation.strip() else ""
-            if event.provenance:  # it follows text from the data that looked like an instruction
-                body = f"⚠ {_md_escape(event.provenance)}\n\n{body}"
-            who = f" by {event.source}" if event.source else ""
-            if event.tool:
-                import json  # only with a tool call to show
+        match event:
+            case ev.AnswerChunkEvent():
+                self._answer.append(event.text)
+                self._update(force=False)
+            case ev.AnswerEvent():
+                text = event.text or "".join(self._answer)
+                self._answer = [text]
+                self._update(force=True)
+                self._reset()
+                if event.note or event.stopped_by:
+                    print(event.note or f"Stopped by the {event.stopped_by} limit.")
+            case ev.ReceiptsEvent():
+                for warning in event.warnings:
+                    print(f"⚠ {warning}")
+                print(f"{event.summary} (/receipts)")
+            case ev.ApprovalRequiredEvent():
+                self._finish()
+                p = event.proposal
+                self.shown_proposals.add(p.call_id)
+                body = f"{p.explanation.strip()}\n\n" if p.explanation.strip() else ""
+                if p.provenance:  # it follows text from the data that looked like an instruction
+                    body = f"⚠ {_md_escape(p.provenance)}\n\n{body}"
+                who = f" by {p.source}" if p.outside else ""
+                if p.kind == "tool":
+                    import json  # only with a tool call to show
 
-                arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
-                title = f"**{event.title or f'Tool call proposed{who}: {event.tool} (not called yet)'}**"
-                self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
-            else:
-                title = f"**Proposed code{who} (not run yet)**"
-                self._markdown(f"{title}\n\n{body}```python\n{event.code.rstrip()}\n```")
-        elif kind == "question":  # a notebook cannot answer: shown, and refused
-            self._finish()
-            print(f"The MCP server {event.source!r} asks: {event.message}")
-        elif kind == "preview":
-            print("\n".join(line for _, line in event.lines))
-        elif kind == "code":
-            title = f"**{event.title}**\n\n" if event.title else ""
-            self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
-        elif kind == "error":
-            self._finish()
-            print(f"Error: {event.message}", file=sys.stderr)
-        elif kind == "notice":
-            print(event.text)
-        elif kind == "page":  # a notebook scrolls: no pager
-            print(event.plain_text())
-        elif kind == "thinking":
-            if event.text.strip():
-                print(event.text.strip())
-        elif kind == "tool_start":
-            from ..repl.render import call_label  # rich: with the first event; the REPL's picture of a call
+                    arguments = json.dumps(p.arguments, ensure_ascii=False, indent=2, default=str)
+                    title = f"**{p.title or f'Tool call proposed{who}: {p.tool} (not called yet)'}**"
+                    self._markdown(f"{title}\n\n{body}```json\n{arguments}\n```")
+                else:
+                    title = f"**Proposed code{who} (not run yet)**"
+                    self._markdown(f"{title}\n\n{body}```python\n{p.code.rstrip()}\n```")
+            case ev.QuestionEvent():  # a notebook cannot answer: shown, and refused
+                self._finish()
+                print(f"The MCP server {event.source!r} asks: {event.message}")
+            case ev.PreviewEvent():
+                print("\n".join(line for _, line in event.lines))
+            case ev.CodeEvent():
+                title = f"**{event.title}**\n\n" if event.title else ""
+                self._markdown(f"{title}```{event.language}\n{event.code.rstrip()}\n```")
+            case ev.ErrorEvent():
+                self._finish()
+                print(f"Error: {event.message}", file=sys.stderr)
+            case ev.NoticeEvent():
+                print(event.text)
+            case ev.PageEvent():  # a notebook scrolls: no pager
+                print(event.plain_text())
+            case ev.ThinkingEvent():
+                if event.text.strip():
+                    print(event.text.strip())
+            case ev.ToolStartEvent():
+                from ..repl.render import (
+                    call_label,
+                )  # rich: with the first event; the REPL's picture of a call
 
-            self._calls[event.call_id] = call_label(event.name, event.args)
-        elif kind == "tool_end":
-            label = self._calls.pop(event.call_id, f"{event.name}(…)")
-            mark = "✓" if event.ok else "✗"
-            error = "" if event.ok else f": {event.error or 'failed'}"
-            print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
-        elif kind == "usage":
-            from ..repl.render import format_usage  # rich: with the first event
+                self._calls[event.call_id] = call_label(event.name, event.args)
+            case ev.ToolEndEvent():
+                label = self._calls.pop(event.call_id, f"{event.name}(…)")
+                mark = "✓" if event.ok else "✗"
+                error = "" if event.ok else f": {event.error or 'failed'}"
+                print(f"{mark} {label} {event.duration_ms:.0f} ms{error}")
+            case ev.UsageEvent():
+                from ..repl.render import format_usage  # rich: with the first event
 
-            print(
-                format_usage(
-                    event.prompt_tokens,
-                    event.completion_tokens,
-                    event.cost_usd,
-                    event.model,
-                    estimated=event.estimated,
+                print(
+                    format_usage(
+                        event.prompt_tokens,
+                        event.completion_tokens,
+                        event.cost_usd,
+                        event.model,
+                        estimated=event.estimated,
+                    )
                 )
-            )
-        # state: nothing to show between two output lines in a notebook
+            case ev.StateEvent():
+                pass  # nothing to show between two output lines in a notebook
+            case _:
+                ev.assert_never(event)
 
     def close(self, *, interrupted: bool = False) -> None:
         self._finish()
@@ -167,6 +175,15 @@ class DisplayRenderer:
         display(Markdown(text))
 
 
+# what outside agents (MCP) are told this session is, by (a terminal prompt, a Jupyter kernel)
+_WHERE = {
+    (True, False): "IPython",
+    (True, True): "IPython",
+    (False, True): "IPython in Jupyter",
+    (False, False): "IPython (no terminal prompt)",
+}
+
+
 class IPythonFrontEnd(BaseFrontEnd):
     """The ``FrontEnd`` (``ports``) for an IPython shell (terminal, Jupyter or embedded)."""
 
@@ -174,6 +191,13 @@ class IPythonFrontEnd(BaseFrontEnd):
         self.shell = shell
         self.jupyter = is_jupyter(shell)
         self.interactive = is_terminal(shell)
+        self.where = (
+            "IPython"
+            if self.interactive
+            else "IPython in Jupyter"
+            if self.jupyter
+            else "IPython (no terminal prompt)"
+        )
         # a terminal keeps its session for --resume; notebooks do not (several open at once would replace
         # each other's, and the one the user resumes)
         self.remembers = self.interactive
@@ -195,12 +219,14 @@ class IPythonFrontEnd(BaseFrontEnd):
     def emit(self, event: Event) -> None:
         self.renderer.render(event)
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+    def decide(self, proposal: Proposal) -> Decision:
         """Show the proposal (once). Code goes into the next input ("edit": IPython runs nothing on its own;
         running that cell as it is approves it); a tool call is asked about with one key in a terminal."""
         if proposal.call_id not in self.renderer.shown_proposals:
-            self.renderer.render(proposal)
-        if not proposal.tool:
+            from ..agent.events import ApprovalRequiredEvent  # loaded with the proposal
+
+            self.renderer.render(ApprovalRequiredEvent(proposal=proposal))
+        if proposal.kind != "tool":
             return "edit"
         if not self.interactive:
             return "shown"  # a notebook or a kernel has no prompt to ask with
@@ -211,11 +237,11 @@ class IPythonFrontEnd(BaseFrontEnd):
             close()
         return ask_decision(color=self._color, choices=proposal.choices)
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         """A tool call's arguments, edited as one line of JSON in a terminal."""
         from ..repl.questions import ask_arguments  # prompt_toolkit: terminal only (decide asked there)
 
-        return ask_arguments(proposal.tool, dict(proposal.arguments or {}))
+        return ask_arguments(proposal.tool, dict(proposal.arguments))
 
     def answer_question(self, question: Question) -> Answer:
         """An MCP server's question (elicitation), asked in a terminal (the controller asks only there)."""

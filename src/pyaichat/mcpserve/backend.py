@@ -102,12 +102,12 @@ class LocalBackend:
             "python": sys.version.split()[0],
         }
 
-    def call(self, name: str, args: Any, client: ClientRecord) -> CapabilityResult:
+    def call(self, name: object, args: Any, client: ClientRecord) -> CapabilityResult:
         """Run tool ``name`` for ``client``: always a result (a refusal is ``ok=False`` with one sentence),
         never an exception."""
         started = time.perf_counter()
         if self.stopped:
-            return self._done(client, name, args, refusal(name, STOPPED, started))
+            return self._done(client, name, args, refusal(str(name), STOPPED, started))
         if not isinstance(name, str) or name not in {tool["name"] for tool in self.tools()}:
             known = ", ".join(tool["name"] for tool in self.tools())
             error = f"There is no tool named {name!r}. Known: {known}."
@@ -115,12 +115,12 @@ class LocalBackend:
         if args is not None and not isinstance(args, Mapping):
             error = f"Arguments for {name} must be a JSON object."
             return self._done(client, name, args, refusal(name, error, started))
+        if not self.rate.take():  # every call, propose_code too: a flood of proposals is refused here
+            return self._done(client, name, args, refusal(name, TOO_MANY, started), refused=True)
         if name == PROPOSE and self.proposer is not None:  # it waits for the person's prompt, not the gate
             result = self.proposer.propose(dict(args or {}), client)
             self.clients.counted(client, result.ok)
             return result
-        if not self.rate.take():
-            return self._done(client, name, args, refusal(name, TOO_MANY, started), refused=True)
         try:
             with self.gate.outside(self._busy_wait()), self._runtime_lock:
                 if self.stopped:  # it waited while the person's /mcp off ran
@@ -238,7 +238,9 @@ def quiet_line(
         if first is not None:
             try:
                 if mask is None:
-                    from ..capabilities.redact import mask  # loaded by the call already
+                    from ..capabilities.redact import mask as session_mask  # loaded by the call already
+
+                    mask = session_mask
                 # the head of it: a credential that starts within the line ends within these characters
                 shown = safe_text(mask(safe_text(first, _MASKED_CHARS)), _ARG_CHARS)
             except Exception:

@@ -71,7 +71,10 @@ def _headless(flags: Any) -> int:
         if flags.server is not None:
             from ..server_front import open_server  # a kernel on a Jupyter Server
 
-            runtime = open_server(vars(flags), config, interactive=False)
+            found = open_server(vars(flags), config, interactive=False)
+            if found is None:  # --list: the kernels were listed, there is nothing to serve
+                return 0
+            runtime = found
         else:
             runtime = (
                 connect.start(flags.kernel, config)

@@ -231,7 +231,9 @@ class Endpoint:
         if op != "call":
             return {"id": rid, "error": f"unknown op {op!r}"}
         client = backend.clients.seen(
-            f"{key}/{request.get('key')}", request.get("client") or "client", request.get("transport")
+            f"{key}/{request.get('key')}",
+            request.get("client") or "client",
+            request.get("transport"),  # type: ignore[arg-type]  # the face always names its transport
         )
         from .backend import refusal, to_wire  # loaded with the backend
 

@@ -1,4 +1,5 @@
-"""Which front end is serving, and what it can offer: one ``McpService`` per controller.
+"""The session's MCP service, as the front end that serves it says it is (``FrontEnd.where``,
+``FrontEnd.interactive``): one ``McpService`` per session, built by ``assemble`` with the first ``/mcp on``.
 
 - the REPL and terminal IPython show each outside call as a quiet line above the prompt (their prompt
   patches stdout, so a line written from the serving thread lands above what the person is typing);
@@ -11,29 +12,34 @@ from __future__ import annotations
 
 import shutil
 import sys
-import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import PyAIChatError
 from .service import McpService
 
-_services: weakref.WeakKeyDictionary[Any, McpService] = weakref.WeakKeyDictionary()
+if TYPE_CHECKING:
+    from ..ports import FrontEnd
+    from ..proposals import Proposals
+    from ..runtime import Runtime
+    from .gate import SessionGate
 
 
-def front_end_of(ctrl: Any) -> tuple[str, bool]:
-    """(what to call this session, whether a person sees a terminal) for ``ctrl``'s front end."""
-    frontend = ctrl.frontend
-    shell = getattr(frontend, "shell", None)
-    if shell is not None:
-        if getattr(shell, "pt_app", None) is not None:
-            return "IPython", True
-        if any(cls.__name__ == "ZMQInteractiveShell" for cls in type(shell).__mro__):
-            return "IPython in Jupyter", False
-        return "IPython (no terminal prompt)", False
-    if getattr(frontend, "interactive", False):
-        return "pyaichat REPL", True
-    return "pyaichat (piped input)", False
+def serve(runtime: Runtime, frontend: FrontEnd, gate: SessionGate, proposals: Proposals) -> McpService:
+    """The session's MCP service (``assemble`` builds it with the first ``/mcp on``): named as the front end
+    says (``FrontEnd.where``); quiet lines and ``propose_code`` only where a person sees a terminal
+    (``FrontEnd.interactive``)."""
+    terminal = frontend.interactive
+    show = terminal_show(lambda: bool(runtime.config.color)) if terminal else None
+    proposer = None
+    if terminal:  # someone at a terminal can decide: outside agents may propose code
+        from .proposing import Proposer
+
+        proposer = Proposer(proposals, lambda: runtime.config, audited_as=runtime)
+    # (the runtime, not the controller: the service outlives a shell's extension in atexit)
+    return McpService(
+        runtime, gate, where=frontend.where, show=show, proposer=proposer, runtime_for_calls=calls_runtime
+    )
 
 
 def terminal_show(color: Callable[[], bool]) -> Callable[[str], None]:
@@ -50,34 +56,16 @@ def terminal_show(color: Callable[[], bool]) -> Callable[[str], None]:
     return show
 
 
-def service_for(ctrl: Any, *, create: bool = True) -> McpService | None:
-    service = _services.get(ctrl)
-    if service is None and create:
-        where, terminal = front_end_of(ctrl)
-        runtime = ctrl.runtime  # (not the controller: the service outlives a shell's extension in atexit)
-        show = terminal_show(lambda: bool(runtime.config.color)) if terminal else None
-        proposer = None
-        if terminal:  # someone at a terminal can decide: outside agents may propose code
-            from .proposing import Proposer
-
-            proposer = Proposer(ctrl.proposals, lambda: runtime.config, audited_as=runtime)
-        service = McpService(
-            runtime, ctrl.gate, where=where, show=show, proposer=proposer, runtime_for_calls=calls_runtime
-        )
-        _services[ctrl] = service
-    return service
-
-
-def calls_runtime(runtime: Any) -> Any:
+def calls_runtime(runtime: Runtime) -> Runtime:
     """The runtime outside calls go through. A session in this process is read where it is. A session in a
     Jupyter kernel gets a connection of its own for them: the kernel client the person's prompt uses (for
     completion while they type) is not safe to share with another thread. Raises ``RuntimeError`` (one
     sentence) when that connection cannot be made."""
-    from ..runtime.local import LocalRuntime  # only for a kernel session served
+    from ..runtime.kernel import KernelRuntime  # only for a kernel session served
 
-    if isinstance(runtime, LocalRuntime):
+    if not isinstance(runtime, KernelRuntime):
         return runtime
     try:
-        return runtime.reopen()  # a KernelRuntime: the other runtime there is
+        return runtime.reopen()
     except PyAIChatError as exc:
         raise RuntimeError(f"Cannot serve this kernel session: {exc}") from None

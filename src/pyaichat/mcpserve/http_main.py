@@ -47,7 +47,7 @@ def main() -> int:
             enable_dns_rebinding_protection="*" not in hosts, allowed_hosts=hosts, allowed_origins=[]
         ),
     )
-    guarded = Guard(app, token=settings["token"], hosts=hosts, on_refused=link.refused)
+    guarded = Guard(app, token=settings["token"], hosts=hosts, on_refused=link.refused)  # type: ignore[arg-type]  # Starlette is an ASGI app; its stubs type the scope more narrowly
     config = uvicorn.Config(
         guarded, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1
     )

@@ -31,11 +31,11 @@ def fit(data_url: str, max_chars: int = MAX_CHARS) -> str | None:
     except ImportError:
         return None
     try:
-        image = Image.open(io.BytesIO(base64.b64decode(data)))
-        image.load()
+        opened = Image.open(io.BytesIO(base64.b64decode(data)))
+        opened.load()
     except Exception:
         return None
-    image = image.convert("RGB")
+    image = opened.convert("RGB")
     width, height = image.size
     scale = min(1.0, (max_chars / len(data)) ** 0.5 * 1.6)  # a palette PNG shrinks far more than its area
     for _ in range(8):
@@ -52,7 +52,7 @@ def fit(data_url: str, max_chars: int = MAX_CHARS) -> str | None:
 
 def _png(image: object) -> bytes:
     buf = io.BytesIO()
-    image.save(buf, format="PNG", optimize=True)  # type: ignore[attr-defined]
+    image.save(buf, format="PNG", optimize=True)  # type: ignore[attr-defined]  # Pillow is optional: no stubs when it is absent
     return buf.getvalue()
 
 

@@ -6,7 +6,8 @@ heavy libraries run: ``ipc``):
 1. the private endpoint (``endpoint``) with a fresh random token;
 2. the Streamable HTTP listener, bound here on 127.0.0.1 (a free port; another host only when the person
    names one) with ``TCP_NODELAY``, and handed to a face process (``http_main``) that runs the SDK behind the
-   guard — the port is known at once, and connections made while the face starts wait in the backlog;
+   guard — the port is known at once, and connections made while the face starts wait in the backlog (the
+   listener and the face's process: ``listening``);
 3. the discovery record (``discovery``), through which ``pyaichat mcp`` finds the session.
 
 ``stop`` undoes all three at once, and for good: no outside call runs after it (one that was waiting for the
@@ -23,7 +24,6 @@ import atexit
 import os
 import secrets
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -34,30 +34,14 @@ from typing import TYPE_CHECKING, Any
 from ..ipc import Child
 from . import discovery
 from .backend import LocalBackend
-from .endpoint import MAX_REQUEST, Endpoint, fits
+from .endpoint import Endpoint, fits
 from .gate import SessionGate
+from .listening import LOOPBACK, addresses, allowed_hosts, bracketed, end_after, listen, spawn_face
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..runtime import Runtime
     from .proposing import Proposer
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-WILDCARD = ("0.0.0.0", "::", "")
-GRACE = 2.0  # seconds the HTTP face has, once told to stop, to answer what it was answering
-# What the face process keeps of the environment: enough to start Python, nothing secret.
-_ENV_KEEP = (
-    "PATH",
-    "HOME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "TEMP",
-    "TMP",
-    "SYSTEMROOT",
-    "VIRTUAL_ENV",
-)
 
 
 class McpService:
@@ -148,15 +132,15 @@ class McpService:
             address = endpoint.start(unix_path)
             undo.append(endpoint.stop)
             try:
-                listener = _listen(host, port)
+                listener = listen(host, port)
             except OSError as exc:
                 raise RuntimeError(f"Cannot listen on {host}: {exc.strerror or exc}.") from None
             port = listener.getsockname()[1]
             url = f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
             self._log = os.path.join(directory, f"{os.getpid()}-http.log")
-            settings = {"token": token, "endpoint": address, "hosts": _allowed_hosts(host, port)}
+            settings = {"token": token, "endpoint": address, "hosts": allowed_hosts(host, port)}
             try:
-                face = _spawn_face(listener, settings, self._log)
+                face = spawn_face(listener, settings, self._log)
             except OSError as exc:
                 raise RuntimeError(f"The MCP server process could not start: {exc}.") from None
             finally:
@@ -195,7 +179,7 @@ class McpService:
         text = f"Serving this session over MCP at {self.url} (Streamable HTTP, bearer token)"
         text += "; agents that start a command use `pyaichat mcp`, which finds it."
         if beyond:
-            reach = ", ".join(f"http://{_bracketed(a)}:{port}/mcp" for a in addresses(host))
+            reach = ", ".join(f"http://{bracketed(a)}:{port}/mcp" for a in addresses(host))
             text += (
                 f" Other machines use {reach or 'this machine address'}. Warning: {host} is reachable "
                 "beyond this machine, anyone "
@@ -231,7 +215,7 @@ class McpService:
         calls = self.backend.clients.total_calls() if self.backend else 0
         answering = endpoint.stop() if endpoint is not None else 0  # no call runs from now on
         if face is not None and answering:  # calls that waited are told the person stopped; then it goes
-            threading.Thread(target=_end_after, args=(face, endpoint), daemon=True).start()
+            threading.Thread(target=end_after, args=(face, endpoint), daemon=True).start()
         elif face is not None:  # killed at once: every connection drops with it
             face.kill()
         if self.record_path:
@@ -266,7 +250,8 @@ class McpService:
         face process, the discovery record) belongs to the process that was forked. Let go of it here without
         touching it; a record whose process has ended is removed."""
         record = self.record_path
-        if record and self.started is not None and not _alive(_record_pid(record)):
+        pid = _record_pid(record) if record else None
+        if record and self.started is not None and (pid is None or not discovery.pid_alive(pid)):
             discovery.remove_record(record)
         self.backend = self.endpoint = self.face = None
         self.url = self.host = self.record_path = None
@@ -336,119 +321,10 @@ class McpService:
             self._calls_runtime = None
 
 
-def addresses(host: str) -> list[str]:
-    """The addresses other machines reach this one by, when serving on ``host``: ``host`` itself, or for a
-    wildcard (``0.0.0.0``, ``::``) the machine's own — which no other machine can use as written. Local
-    look-ups only: a UDP socket "connected" to a documentation address sends nothing, and says which address
-    this machine would use to leave."""
-    if host not in WILDCARD:
-        return [host]
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    found: list[str] = []
-    probe = "2001:db8::1" if family == socket.AF_INET6 else "192.0.2.1"
-    try:
-        with socket.socket(family, socket.SOCK_DGRAM) as udp:
-            udp.connect((probe, 9))
-            found.append(udp.getsockname()[0])
-    except OSError:
-        pass
-    try:
-        name = socket.gethostname()
-        for info in socket.getaddrinfo(name, None, family, socket.SOCK_STREAM):
-            found.append(str(info[4][0]))
-        found.append(name)
-    except OSError:
-        pass
-    seen = [a for a in dict.fromkeys(found) if a not in LOOPBACK and not a.startswith("127.")]
-    return seen
-
-
-def _bracketed(address: str) -> str:
-    return f"[{address}]" if ":" in address else address
-
-
-def _listen(host: str, port: int = 0) -> socket.socket:
-    """A listening socket on ``host`` at ``port`` (0: a free one), answering without Nagle's delay (a
-    request's headers and body would otherwise wait out the peer's delayed ACK, ~40 ms a call)."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        if hasattr(socket, "SO_REUSEADDR") and os.name != "nt":
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind(address)
-        sock.listen(64)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-def _allowed_hosts(host: str, port: int) -> list[str]:
-    """The ``Host`` headers the face accepts (a DNS-rebinding page names its own host). Listening on every
-    address (``0.0.0.0``, ``::``), any name may be right: ``*`` — the token and the refusal of browsers are
-    then the walls."""
-    if host in WILDCARD:
-        return ["*"]
-    names = {"127.0.0.1", "localhost", "[::1]"} if host in LOOPBACK else {host, f"[{host}]"}
-    return sorted(f"{name}:{port}" for name in names)
-
-
-def _face_env() -> dict[str, str]:
-    env = {key: os.environ[key] for key in _ENV_KEEP if key in os.environ}
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    paths = [package_root, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
-
-
-def _spawn_face(listener: socket.socket, settings: dict[str, Any], log: str) -> Child:
-    """Start the HTTP face with the listening socket and its settings (on stdin: never in argv, which other
-    users can read in the process list); its stdin stays open while this process lives."""
-    fd = listener.fileno()
-    log_fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        face = Child(
-            [sys.executable, "-m", "pyaichat.mcpserve.http_main"],
-            env=_face_env(),
-            limit=MAX_REQUEST,
-            reads=False,
-            stderr=log_fd,
-            pass_fds=(fd,),
-        )
-    finally:
-        os.close(log_fd)
-    face.channel.send({**settings, "fd": fd})
-    return face
-
-
-def _end_after(face: Child, endpoint: Endpoint | None) -> None:
-    """The HTTP face, once the calls it was waiting on are answered: it stopped listening when the session
-    closed its link, and leaves by itself when they are sent; killed if it has not within ``GRACE``."""
-    deadline = time.monotonic() + GRACE
-    while endpoint is not None and endpoint.answering and time.monotonic() < deadline:
-        time.sleep(0.02)
-    face.end(max(deadline - time.monotonic(), 0.1))
-
-
 def _record_pid(path: str) -> int | None:
     """The pid a discovery record is named after (``<pid>.json``)."""
     name = os.path.basename(path).split(".", 1)[0]
     return int(name) if name.isdigit() else None
-
-
-def _alive(pid: int | None) -> bool:
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _ago(stamp: float) -> str:

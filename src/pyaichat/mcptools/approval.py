@@ -76,7 +76,8 @@ class Answer:
     content: dict[str, Any] | None = None
 
 
-Ask = Callable[[Question], Answer]
+AnswerQuestion = Callable[[Question], Answer]
+"""The person's answer to a server's question (``None`` where no one can be asked)."""
 
 
 @dataclass(frozen=True)

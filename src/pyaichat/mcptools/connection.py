@@ -385,6 +385,6 @@ def _in_sdk_terms(reply: Reply) -> Any:
             stop_reason=reply.stop_reason,
         )
     if isinstance(reply, Answer):
-        return mcp_types.ElicitResult(action=reply.action, content=reply.content)  # type: ignore[arg-type]
+        return mcp_types.ElicitResult(action=reply.action, content=reply.content)  # type: ignore[arg-type]  # the SDK's Literal of actions, checked by Answer
     code = mcp_types.INVALID_REQUEST if reply.code is None else reply.code
     return mcp_types.ErrorData(code=code, message=reply.message)

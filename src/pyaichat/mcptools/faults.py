@@ -41,15 +41,15 @@ def start_failure(name: str, launch: ServerSpec, exc: BaseException, last: str) 
 
 def leaf(exc: BaseException) -> BaseException:
     """The first real error inside the exception groups anyio's task groups raise."""
-    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # type: ignore[attr-defined]
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # type: ignore[attr-defined]  # an exception group's, read only when present
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]  # an exception group's, read only when present
     return exc
 
 
 def offending(exc: Exception) -> str:
     """What the server wrote, cut short (pydantic's error carries the line), else the error itself."""
     try:
-        line = exc.errors()[0].get("input")  # type: ignore[attr-defined]
+        line = exc.errors()[0].get("input")  # type: ignore[attr-defined]  # pydantic's ValidationError
     except Exception:
         line = None
     if isinstance(line, (str, bytes)):

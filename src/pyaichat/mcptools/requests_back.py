@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .approval import Answer, Ask, Completion, Question, Sample, tool_proposal
+from .approval import Answer, AnswerQuestion, Completion, Question, Sample, tool_proposal
 
 if TYPE_CHECKING:
     import asyncio
@@ -114,7 +114,7 @@ class Answerer:
         mask: Callable[[Any], Any],
         audit: Callable[..., None],
         approve: Decide | None,
-        ask: Ask | None,
+        answer_question: AnswerQuestion | None,
         sample: Sample | None,
         tell: Callable[[str], None] = lambda sentence: None,
         call_id: str = "",
@@ -124,7 +124,7 @@ class Answerer:
         self.mask = mask  # masks a JSON-like value: strings, lists and dicts
         self.audit = audit
         self.approve = approve
-        self.ask = ask
+        self.answer_question = answer_question
         self.sample = sample
         self.tell = tell  # a refusal the person should know of (no one could be asked)
         self.call_id = call_id
@@ -166,7 +166,7 @@ class Answerer:
                 messages, max_tokens = checked_view(arguments, cap)
                 if withdrawn():  # the server gave up (or died) while the person read: nothing is sent
                     raise RuntimeError(f"the MCP server {server!r} no longer waits for the reply")
-                completion = self.sample(self.mask(messages), max_tokens, server)  # type: ignore[misc]
+                completion = self.sample(self.mask(messages), max_tokens, server)  # type: ignore[misc]  # checked for None above
             except Exception as exc:  # a provider error, an edit that is not messages: one sentence
                 done.append(f"{exc}")
                 return CapabilityResult(
@@ -217,7 +217,7 @@ class Answerer:
         from .form import FormError, fields_of  # the form: with the first elicitation
 
         started = time.perf_counter()
-        if self.ask is None:
+        if self.answer_question is None:
             sentence = (
                 f"The MCP server {server!r} asked you a question (elicitation); {NOBODY}, so it was refused."
             )
@@ -237,7 +237,7 @@ class Answerer:
             fields=fields,
             url=url,
         )
-        answer = self.ask(question)
+        answer = self.answer_question(question)
         if answer.action not in ("accept", "decline", "cancel"):
             answer = Answer("cancel")
         content = None

@@ -24,7 +24,7 @@ from ..capabilities import audit
 from ..capabilities.redact import masker_for
 from ..capabilities.registry import CapabilityResult, cap_text
 from ..proposal import Decide
-from .approval import Ask, Sample, tool_proposal
+from .approval import AnswerQuestion, Sample, tool_proposal
 from .connection import ServerProblem
 from .manager import Manager
 from .naming import offered_name
@@ -76,13 +76,14 @@ class ServerTools:
         can_approve: bool,
         config: Any = None,
         approve: Decide | None = None,
-        ask: Ask | None = None,
+        answer_question: AnswerQuestion | None = None,
         sample: Sample | None = None,
         tell: Callable[[str], None] | None = None,
     ) -> TurnTools:
         """The tools to offer now (started servers' only; servers still starting are waited for, each within
-        its start deadline), and the failures not told yet; ``config``: this question's settings. ``approve``,
-        ``ask`` and ``sample`` answer the servers' requests back during the turn (``None``: no one can)."""
+        its start deadline), and the failures not told yet; ``config``: this question's settings.
+        ``approve``, ``answer_question`` and ``sample`` answer the servers' requests back during the turn
+        (``None``: no one can)."""
         self.manager.wait()
         config = config or self.config
         say = tell or (lambda sentence: None)
@@ -113,7 +114,9 @@ class ServerTools:
                     continue
                 entry = OfferedTool(name, server, tool, conn.launch.read_only, found)
                 (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
-        answerer = self.answerer(config, approve=approve, ask=ask, sample=sample, tell=tell)
+        answerer = self.answerer(
+            config, approve=approve, answer_question=answer_question, sample=sample, tell=tell
+        )
         turn = TurnTools(offered, self, can_approve, config, self.news(), withheld, answerer)
         turn.held = held
         return turn
@@ -140,7 +143,7 @@ class ServerTools:
         config: Any,
         *,
         approve: Decide | None = None,
-        ask: Ask | None = None,
+        answer_question: AnswerQuestion | None = None,
         sample: Sample | None = None,
         tell: Callable[[str], None] | None = None,
     ) -> Answerer:
@@ -157,7 +160,7 @@ class ServerTools:
             mask=lambda value: self._masked_args(value, config),
             audit=record,
             approve=approve,
-            ask=ask,
+            answer_question=answer_question,
             sample=sample,
             tell=tell or (lambda sentence: None),
         )

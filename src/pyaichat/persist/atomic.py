@@ -26,7 +26,7 @@ def temp_name(target: str, pid: int | None = None) -> str:
 
 
 def atomic_write(
-    target: str | os.PathLike[str], write: Callable[[BinaryIO], None], *, private: bool = True
+    target: str | os.PathLike[str], write: Callable[[BinaryIO], object], *, private: bool = True
 ) -> int:
     """Run ``write(fh)`` into a temporary file and move it over ``target``; return the bytes written.
 
@@ -84,7 +84,7 @@ def remove_stale(target: str) -> list[str]:
     """Remove temporary files a killed writer left next to ``target`` (their process is gone); return them."""
     directory, name = os.path.split(os.path.abspath(target))
     prefix = f".{name}."
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.listdir(directory)
     except OSError:

@@ -105,10 +105,10 @@ def save_resume(
     (its ``turns`` and ``approved``) atomically."""
 
     started = time.perf_counter()
-    turns = [_turn(t) for t in list(turns)[-MAX_TURNS:]]
+    plain = [_turn(t) for t in list(turns)[-MAX_TURNS:]]
     inputs = [_entry(e) for e in list(history)[-MAX_INPUTS:]]
-    mask = _remembered_masks(document_mask(config, texts_of(turns, inputs)))
-    kept_turns = [_mask_turn(t, mask) for t in turns]
+    mask = _remembered_masks(document_mask(config, texts_of(plain, inputs)))
+    kept_turns = [_mask_turn(t, mask) for t in plain]
     kept_inputs = [_mask_entry(e, mask) for e in inputs]
     document = {
         "format": FORMAT,

@@ -103,7 +103,7 @@ class Source:
         self.fh.seek(0)
         left = end
         while left > 0:
-            got = self.fh.readinto(view[: min(self.CHUNK, left)])
+            got = self.fh.readinto(view[: min(self.CHUNK, left)])  # type: ignore[attr-defined]  # an open file has it; BinaryIO does not say so
             if not got:
                 break
             mac.update(view[:got])

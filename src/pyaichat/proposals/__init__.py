@@ -5,11 +5,11 @@ person's approval (``kind="tool"``: a name and arguments, not code). Its ``sourc
 own model) or the name of an outside client (an MCP client such as "Claude Desktop"); the panel names an
 outside source. Whatever its source, every proposal goes through the same steps, in ``Proposals`` only:
 
-1. panel: the front end shows it (an ``ApprovalRequiredEvent``);
+1. panel: the front end shows it (an ``ApprovalRequiredEvent`` carrying the proposal);
 2. preview: code runs on a walled, forked copy of the session first, and what it would change is shown to
    the person; whoever proposed it is told only what the preview could not see (``Proposal.unseen``);
-3. decide: the front end asks the person (``FrontEnd.decide``: "run", "edit", "no", or "shown" where it
-   cannot ask, as with piped input);
+3. decide: the front end asks the person about the proposal itself (``FrontEnd.decide``: "run", "edit",
+   "no", or "shown" where it cannot ask, as with piped input);
 4. run: approved code runs as the person's own input, checkpointed for ``/undo`` (``Runtime.run_proposal``);
    an approved tool call runs through the proposal's ``call``;
 5. journal: approved code is recorded for ``/save`` (``Journal.approve``);
@@ -53,7 +53,7 @@ A tool of an outside server that needs approval, during the assistant's turn::
 
 The vocabulary (``Proposal``, ``Outcome``, ``Decision``, what a model is told) is ``pyaichat.proposal``, below
 every proposer; this package is the service: ``service`` (``Proposals``), ``pending`` (a proposal on its way)
-and ``outputs`` (its panel, the bounded output of a run). It is imported at start-up (the controller builds
+and ``outputs`` (the bounded output of a run). It is imported at start-up (the controller builds
 the service), so it holds no dataclass and imports the agent's events, the preview and the records only when
 a proposal arrives.
 """

@@ -1,33 +1,14 @@
-"""What the proposal service shows and tells of a proposal: its panel (the front end's event) and the bounded
-output of an approved run (for the model's observation and an outside client's reply)."""
+"""What the proposal service tells of an approved run: its bounded output (for the model's observation and an
+outside client's reply)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..agent.events import ApprovalRequiredEvent
-    from ..proposal import Proposal
     from ..records import ExecResult, HistoryEntry
 
 OUTPUT_CHARS = 1500  # of what a run printed, in an outcome (a model's observation, an MCP reply)
-
-
-def panel(proposal: Proposal) -> ApprovalRequiredEvent:
-    """The proposal's panel, as the front ends show it."""
-    from ..agent.events import ApprovalRequiredEvent  # pydantic: with the first proposal
-
-    return ApprovalRequiredEvent(
-        call_id=proposal.call_id,
-        code=proposal.code,
-        explanation=proposal.explanation,
-        source="" if not proposal.outside else proposal.source,
-        tool=proposal.tool,
-        arguments=proposal.arguments if proposal.kind == "tool" else None,
-        title=proposal.title,
-        provenance=proposal.provenance,
-        choices=proposal.choices,
-    )
 
 
 def run_output(result: ExecResult) -> tuple[str, str | None]:

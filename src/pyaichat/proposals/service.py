@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PyAIChatError
 from ..proposal import ASSISTANT, Outcome, Proposal, Status
-from .outputs import entry_output, panel, run_output
+from .outputs import entry_output, run_output
 from .pending import Cell, Pending, Placed
 
 if TYPE_CHECKING:
@@ -172,10 +172,11 @@ class Proposals:
     def _decide(self, proposal: Proposal, pending: Pending | None) -> Outcome:
         if self._withdrawn(pending):
             return self._too_late(pending)
-        event = panel(proposal)
-        self.frontend.emit(event)
+        from ..agent.events import ApprovalRequiredEvent  # with the first proposal
+
+        self.frontend.emit(ApprovalRequiredEvent(proposal=proposal))
         preview = self._preview(proposal) if proposal.kind == "code" else ""
-        decision = self.frontend.decide(event) if not self._withdrawn(pending) else "no"
+        decision = self.frontend.decide(proposal) if not self._withdrawn(pending) else "no"
         if decision in ("session", "project") and proposal.choices != "scopes":
             decision = "run"  # a front end offered more than it was asked: this once only
         if decision in ("run", "session", "project"):
@@ -185,7 +186,7 @@ class Proposals:
             if decision != "run" and outcome.ran:
                 outcome.scope = decision
         elif decision == "edit" and proposal.kind == "tool":
-            arguments = self.frontend.edit_arguments(event)
+            arguments = self.frontend.edit_arguments(proposal)
             if not self._claim(pending, "running" if arguments is not None else "done"):
                 return self._too_late(pending)
             if arguments is None:
@@ -221,7 +222,7 @@ class Proposals:
         """Show what the code would do, found in a walled copy of the session (Ctrl-C skips it); the lines
         shown, as text. What the preview could not see is also put on the proposal (``Proposal.unseen``) for
         whoever proposed it; the rest of the preview is the person's."""
-        from ..agent.events import PreviewEvent, StateEvent  # pydantic: with the first proposal
+        from ..agent.events import PreviewEvent, StateEvent  # compiled at import: with the first proposal
         from ..capabilities.sandbox.preview import Preview  # the panel's lines; with the first proposal
 
         self.frontend.emit(StateEvent(state="previewing", detail="what the code would do · Ctrl-C skips"))
@@ -259,7 +260,7 @@ class Proposals:
         try:
             result = self.runtime.run_proposal(code)
         except PyAIChatError as exc:  # e.g. the kernel died: the code did not run
-            from ..agent.events import ErrorEvent  # pydantic: with the first proposal
+            from ..agent.events import ErrorEvent  # compiled at import: with the first proposal
 
             self.frontend.emit(ErrorEvent(message=str(exc), kind="runtime"))
             return Outcome(proposal, "failed", code=code, preview=preview, error=str(exc))
@@ -286,7 +287,7 @@ class Proposals:
         with self._lock:
             notices, self._notices = self._notices, []
         if notices:
-            from ..agent.events import NoticeEvent  # pydantic: there was a proposal
+            from ..agent.events import NoticeEvent  # compiled at import: there was a proposal
 
             for text in notices:
                 self.frontend.emit(NoticeEvent(text=text, level="warning"))

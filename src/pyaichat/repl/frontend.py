@@ -31,12 +31,12 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
     from rich.console import Console
 
-    from ..agent.events import ApprovalRequiredEvent, Event
+    from ..agent.events import Event
     from ..checkpoints.keeper import Checkpoints
     from ..checkpoints.link import Link
     from ..config import Config
     from ..mcptools.approval import Answer, Question
-    from ..proposal import Decision
+    from ..proposal import Decision, Proposal
     from ..runtime import Runtime
     from .render import RichRenderer
 
@@ -50,6 +50,7 @@ class ReplFrontEnd(BaseFrontEnd):
 
     interactive = True
     remembers = True
+    where = "pyaichat REPL"
 
     def __init__(
         self,
@@ -101,10 +102,12 @@ class ReplFrontEnd(BaseFrontEnd):
                 self._typed_ahead += self._typeahead.take()
             self._typeahead.release()
 
-    def decide(self, proposal: ApprovalRequiredEvent) -> Decision:
+    def decide(self, proposal: Proposal) -> Decision:
         renderer = self.renderer
         if proposal.call_id not in renderer.shown_proposals:
-            renderer.render(proposal)
+            from ..agent.events import ApprovalRequiredEvent  # loaded with the proposal
+
+            renderer.render(ApprovalRequiredEvent(proposal=proposal))
         renderer.pause()
         self._give_back_terminal(keep_keys=False)  # approved code may read input()
         app = decision_app(input=self._input, output=self._output, color=self.color, choices=proposal.choices)
@@ -128,11 +131,9 @@ class ReplFrontEnd(BaseFrontEnd):
         if loop is not None and app.is_running:
             loop.call_soon_threadsafe(_exit_quietly, app, "no")
 
-    def edit_arguments(self, proposal: ApprovalRequiredEvent) -> dict[str, Any] | None:
+    def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         self._give_back_terminal(keep_keys=False)
-        return ask_arguments(
-            proposal.tool, dict(proposal.arguments or {}), input=self._input, output=self._output
-        )
+        return ask_arguments(proposal.tool, dict(proposal.arguments), input=self._input, output=self._output)
 
     def answer_question(self, question: Question) -> Answer:
         """An MCP server's question (its panel is on screen): answer, decline or cancel, then its fields."""
@@ -376,7 +377,7 @@ class Repl:
 
     def _report(self, message: str, kind: str) -> None:
         try:
-            from ..agent.events import ErrorEvent  # pydantic: loads with the first event, not at start-up
+            from ..agent.events import ErrorEvent  # with the first event, not at start-up
 
             self.frontend.emit(ErrorEvent(message=message, kind=kind))
         except Exception:

@@ -56,7 +56,12 @@ def key_app(
             event.app.exit(result=value)
 
         kb.add(key)(choose)
-    kb.add("escape", eager=True)(lambda event: (chosen.append(escape), event.app.exit(result=escape)))
+
+    def leave(event: KeyPressEvent) -> None:
+        chosen.append(escape)
+        event.app.exit(result=escape)
+
+    kb.add("escape", eager=True)(leave)
     kb.add("<any>")(lambda event: None)
 
     def message() -> FormattedText:
@@ -110,7 +115,7 @@ def ask_decision(
 def run_decision(app: Application[str]) -> Decision:
     result = app.run()
     known = ("run", "edit", "no", "session", "project")
-    return result if result in known else "no"  # type: ignore[return-value]
+    return result if result in known else "no"  # type: ignore[return-value]  # checked against the known decisions just before
 
 
 _NO = (("n", "no"), ("c-d", "no"))

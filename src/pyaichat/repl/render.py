@@ -12,15 +12,16 @@ so a slow local model or a retried request does not look dead. When the final ``
 live region is cleared and the complete answer is printed once as Markdown, so the scrollback holds clean
 output.
 
-One module of ~450 lines on purpose: one method per event type on one renderer, every one of them drawing
-into the one live region and status line it owns (the layout the front ends share is in ``agent.events``).
+One module of ~450 lines on purpose: one renderer dispatching with ``match`` over every event type (ending in
+``assert_never``, so a new event cannot be missed), every arm drawing into the one live region and status line
+it owns (the layout the front ends share is in ``agent.events``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
@@ -32,10 +33,9 @@ from rich.spinner import Spinner
 from rich.syntax import Syntax
 from rich.text import Text
 
+from ..agent import events as ev
+from ..agent.events import row_lines, text_lines
 from ..printable import printable_data
-
-if TYPE_CHECKING:
-    from ..agent.events import Event
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
@@ -128,7 +128,7 @@ class _StatusLine:
         if len(status) > room:
             status = status[: room - 1] + "…"
         frame = self.spinner.render(console.get_time())
-        yield Text.assemble(frame, " ", Text(status, style="cyan", no_wrap=True))  # type: ignore[arg-type]
+        yield Text.assemble(frame, " ", Text(status, style="cyan", no_wrap=True))  # type: ignore[arg-type]  # rich's stubs take a Text, not its Spinner frame
 
 
 class RichRenderer:
@@ -158,13 +158,61 @@ class RichRenderer:
         self.shown_proposals: set[str] = set()
 
     # -- dispatch --------------------------------------------------------------------------------------------
-    def render(self, event: Event) -> None:
+    def render(self, event: ev.Event) -> None:
         event = printable_data(event)  # text from servers, agents, data and models cannot drive the terminal
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is None:  # a newer event type: show something rather than nothing
-            self._print(Text(str(event), style="dim"))
-            return
-        handler(event)
+        match event:
+            case ev.AnswerChunkEvent():
+                self._answer.append(event.text)
+                self._refresh()
+            case ev.StateEvent():
+                self._on_state(event)
+            case ev.ThinkingEvent():
+                if event.text.strip():
+                    self._print(Text(event.text.strip(), style="dim italic"))
+            case ev.ToolStartEvent():
+                self._on_tool_start(event)
+            case ev.ToolEndEvent():
+                self._on_tool_end(event)
+            case ev.AnswerEvent():
+                self._on_answer(event)
+            case ev.ReceiptsEvent():  # under the answer: a line per contradicted number, then the status line
+                for warning in event.warnings:
+                    self._print(Text(f"⚠ {warning}", style="bold yellow"))
+                self._print(Text(f"{event.summary} (/receipts)", style="dim"))
+            case ev.ApprovalRequiredEvent():
+                self._on_approval_required(event)
+            case ev.QuestionEvent():
+                self._on_question(event)
+            case ev.PreviewEvent():
+                self._on_preview(event)
+            case ev.UsageEvent():
+                usage = format_usage(
+                    event.prompt_tokens,
+                    event.completion_tokens,
+                    event.cost_usd,
+                    event.model,
+                    estimated=event.estimated,
+                )
+                self._print(Text(usage, style="dim"))
+            case ev.ErrorEvent():
+                self._flush_answer()
+                self._status = None
+                self._stop_live()
+                self._print(Text(f"Error: {event.message}", style="bold red"))
+            case ev.NoticeEvent():
+                self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
+            case ev.CodeEvent():
+                syntax = Syntax(
+                    event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True
+                )
+                panel = Panel(
+                    syntax, title=event.title or None, title_align="left", border_style="blue", expand=False
+                )
+                self._print(panel)
+            case ev.PageEvent():
+                self._on_page(event)
+            case _:
+                ev.assert_never(event)
 
     __call__ = render
 
@@ -187,25 +235,8 @@ class RichRenderer:
             self._print(Text("Interrupted.", style="yellow"))
 
     # -- event handlers --------------------------------------------------------------------------------------
-    def _on_notice(self, event: Any) -> None:
-        self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
-
-    def _on_error(self, event: Any) -> None:
-        self._flush_answer()
-        self._status = None
-        self._stop_live()
-        self._print(Text(f"Error: {event.message}", style="bold red"))
-
-    def _on_code(self, event: Any) -> None:
-        syntax = Syntax(event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True)
-        self._print(
-            Panel(syntax, title=event.title or None, title_align="left", border_style="blue", expand=False)
-        )
-
-    def _on_page(self, event: Any) -> None:
+    def _on_page(self, event: ev.PageEvent) -> None:
         """Long command output: through the pager when it is taller than the screen (in a terminal)."""
-        from ..agent.events import row_lines, text_lines  # the layout every front end shares
-
         width = self._text_width()
         parts: list[Any] = []
         for section in event.sections:
@@ -232,11 +263,7 @@ class RichRenderer:
                     return
         self._print(group)
 
-    def _on_thinking(self, event: Any) -> None:
-        if event.text.strip():
-            self._print(Text(event.text.strip(), style="dim italic"))
-
-    def _on_state(self, event: Any) -> None:
+    def _on_state(self, event: ev.StateEvent) -> None:
         if event.state in _QUIET_STATES:
             self._status = None
         else:
@@ -245,7 +272,7 @@ class RichRenderer:
             self._set_status(f"{event.state}{step}{detail}", (event.state, event.step), event.activity)
         self._refresh()
 
-    def _on_tool_start(self, event: Any) -> None:
+    def _on_tool_start(self, event: ev.ToolStartEvent) -> None:
         label = call_label(event.name, event.args)
         self._calls[event.call_id] = label
         step = f"step {event.step} → " if event.step else "→ "
@@ -269,7 +296,7 @@ class RichRenderer:
             return status
         return " · ".join(part for part in (status, self._activity, elapsed(waited)) if part)
 
-    def _on_tool_end(self, event: Any) -> None:
+    def _on_tool_end(self, event: ev.ToolEndEvent) -> None:
         label = self._calls.pop(event.call_id, f"{event.name}(…)")
         ms = f"{event.duration_ms:.0f} ms"
         if event.ok:
@@ -278,11 +305,7 @@ class RichRenderer:
         else:
             self._print(Text(f"✗ {label} {ms}: {event.error or 'failed'}", style="dim red"))
 
-    def _on_answer_chunk(self, event: Any) -> None:
-        self._answer.append(event.text)
-        self._refresh()
-
-    def _on_answer(self, event: Any) -> None:
+    def _on_answer(self, event: ev.AnswerEvent) -> None:
         text = event.text or "".join(self._answer)
         self._answer.clear()
         self._status = None
@@ -292,50 +315,35 @@ class RichRenderer:
         if event.note or event.stopped_by:
             self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
 
-    def _on_receipts(self, event: Any) -> None:
-        """Under the answer: a warning line per contradicted number, then the receipts' status line."""
-        for warning in event.warnings:
-            self._print(Text(f"⚠ {warning}", style="bold yellow"))
-        self._print(Text(f"{event.summary} (/receipts)", style="dim"))
-
-    def _on_usage(self, event: Any) -> None:
-        line = format_usage(
-            event.prompt_tokens,
-            event.completion_tokens,
-            event.cost_usd,
-            event.model,
-            estimated=event.estimated,
-        )
-        self._print(Text(line, style="dim"))
-
-    def _on_approval_required(self, event: Any) -> None:
+    def _on_approval_required(self, event: ev.ApprovalRequiredEvent) -> None:
         self._flush_answer()
         self._status = None
         self._stop_live()
-        self.shown_proposals.add(event.call_id)
-        who = f" by {event.source}" if event.source else ""  # an outside client, named
-        if event.tool:
+        p = event.proposal
+        self.shown_proposals.add(p.call_id)
+        who = f" by {p.source}" if p.outside else ""  # an outside client, named
+        if p.kind == "tool":
             import json  # only with a tool call to show
 
-            arguments = json.dumps(event.arguments or {}, ensure_ascii=False, indent=2, default=str)
+            arguments = json.dumps(p.arguments, ensure_ascii=False, indent=2, default=str)
             body = Syntax(arguments, "json", theme=_CODE_THEME, word_wrap=True)
-            title = event.title or f"Tool call proposed{who}: {event.tool} (not called yet)"
+            title = p.title or f"Tool call proposed{who}: {p.tool} (not called yet)"
         else:
-            body = Syntax(event.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
+            body = Syntax(p.code.rstrip("\n"), "python", theme=_CODE_THEME, word_wrap=True)
             title = f"Proposed code{who} (not run yet)"
         parts: list[Any] = []
-        if event.provenance:  # it follows text from the data that looked like an instruction
-            parts.append(Padding(Text(f"⚠ {event.provenance}", style="bold yellow"), (0, 0, 1, 0)))
-        if event.explanation.strip():
-            last = event.choices == "accept"  # a review of changed definitions: the text is all there is
-            parts.append(Padding(Text(event.explanation.strip()), (0, 0, 0 if last else 1, 0)))
-        if event.choices != "accept":
+        if p.provenance:  # it follows text from the data that looked like an instruction
+            parts.append(Padding(Text(f"⚠ {p.provenance}", style="bold yellow"), (0, 0, 1, 0)))
+        if p.explanation.strip():
+            last = p.choices == "accept"  # a review of changed definitions: the text is all there is
+            parts.append(Padding(Text(p.explanation.strip()), (0, 0, 0 if last else 1, 0)))
+        if p.choices != "accept":
             parts.append(body)
         self._print(
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
-    def _on_question(self, event: Any) -> None:
+    def _on_question(self, event: ev.QuestionEvent) -> None:
         """An MCP server's question to the person (elicitation): its message, then the fields it asks for
         or the address it asks them to open; the front end asks for the answer under it.
 
@@ -382,10 +390,8 @@ class RichRenderer:
             Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
         )
 
-    def _on_preview(self, event: Any) -> None:
+    def _on_preview(self, event: ev.PreviewEvent) -> None:
         """What the proposal would do, under its panel (the status line said it was running)."""
-        from ..agent.events import text_lines  # a long line goes on under its own indent
-
         self._status = None
         self._stop_live()
         width = self._text_width()

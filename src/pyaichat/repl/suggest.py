@@ -121,8 +121,7 @@ class HistoryLines:
         self._seen_strings = len(strings)
         fresh = [line for string in reversed(new) for line in reversed(string.splitlines()) if line.strip()]
         merged = fresh + self._lines
-        seen: set[str] = set()
-        self._lines = [line for line in merged if not (line in seen or seen.add(line))][:HISTORY_LINES]
+        self._lines = list(dict.fromkeys(merged))[:HISTORY_LINES]
 
 
 class GhostText(AutoSuggest):

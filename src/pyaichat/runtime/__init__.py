@@ -170,7 +170,11 @@ class Runtime(Interpreter, Tools, Protocol):
     settings. Nothing here raises for a problem the user can fix: a runtime that cannot answer (a dead kernel)
     raises ``PyAIChatError`` from ``run`` and degrades everywhere else."""
 
-    settings: Settings  # the session's one holder of its configuration (the controller changes it)
+    @property
+    def settings(
+        self,
+    ) -> Settings:  # the session's one holder of its configuration (the controller changes it)
+        ...
 
     @property
     def config(self) -> Config:
@@ -205,7 +209,9 @@ class Runtime(Interpreter, Tools, Protocol):
 
 def as_runtime(target: Runtime | Session) -> Runtime:
     """``target`` as a runtime: a ``Session`` (the public Python API) runs in this process."""
-    return LocalRuntime(target) if isinstance(target, Session) else target
+    if isinstance(target, Session):
+        return LocalRuntime(target)
+    return target
 
 
 class KernelUnavailable(PyAIChatError):

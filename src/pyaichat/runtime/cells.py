@@ -56,7 +56,7 @@ def _user_traceback(exc: BaseException) -> types.TracebackType | None:
     return tb
 
 
-def record_error(session: Session, exc: BaseException, source: str) -> LastError:
+def record_error(session: Session, exc: BaseException, source: str | None) -> LastError:
     """``session.record_exception`` over the user's part of the traceback. The exception object itself is
     left as IPython keeps it (``%tb`` and ``%debug`` still read its full traceback)."""
     original = exc.__traceback__

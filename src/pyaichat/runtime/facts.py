@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .completion import resolve_path
 
 if TYPE_CHECKING:
+    from ..capabilities.redact import Masker
     from ..config import Config
     from ..records import HistoryEntry
 
@@ -121,7 +122,7 @@ def suggestion_facts(
     return {"facts": facts, "inputs": [text for text in inputs if text]}
 
 
-def _fact(namespace: Mapping[str, Any], path: str, privacy: str, masker: Any, one_line: Any) -> list[str]:
+def _fact(namespace: Mapping[str, Any], path: str, privacy: str, masker: Masker, one_line: Any) -> list[str]:
     """The lines for one path: its root's (the frame whose columns matter after ``df.groupby(``) and the
     longest part of the path that resolves without running code (the method whose signature matters)."""
     parts = path.split(".")
@@ -144,7 +145,7 @@ def _fact(namespace: Mapping[str, Any], path: str, privacy: str, masker: Any, on
 
 
 def _describe(
-    namespace: Mapping[str, Any], name: str, value: Any, privacy: str, masker: Any, one_line: Any
+    namespace: Mapping[str, Any], name: str, value: Any, privacy: str, masker: Masker, one_line: Any
 ) -> str:
     try:
         if callable(value) and not isinstance(value, type) and privacy != "names":
@@ -197,7 +198,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= FACT_WIDTH else text[: FACT_WIDTH - 1] + "…"
 
 
-def _input(source: str, masker: Any) -> str:
+def _input(source: str, masker: Masker) -> str:
     lines = source.strip("\n").splitlines()[:MAX_LINES]
     text = "\n".join(line.rstrip() for line in lines)
     if len(text) > INPUT_CHARS:

@@ -40,7 +40,7 @@ class KernelRuntime(LinkedRuntime):
         self._completed_once = False  # the first completion of a kernel imports jedi
 
     @property
-    def config(self) -> Config:
+    def config(self) -> Config:  # type: ignore[override]  # read-only here: settings.replace changes it
         return self.settings.current()
 
     # -- Python mode -----------------------------------------------------------------------------------------

@@ -4,6 +4,11 @@
 loads the helper (``kernel_helper``) with one silent ``user_expressions`` evaluation and then talks to it over
 a comm; ``execute.CellRun`` (a cell) and ``kernel.KernelRuntime`` (the runtime) are built on it. A dead or
 restarted kernel is a ``KernelUnavailable`` with one sentence; nothing here exits the REPL.
+
+One module of ~450 lines on purpose: it is one object's state — the client, the helper's comm, the restart
+and liveness bookkeeping — that every member reads and changes (a request waits on the comm while watching
+for a restart, a restart resets the helper), so a split would hand that state across modules; the cell and
+the runtime built on it are modules of their own already.
 """
 
 from __future__ import annotations

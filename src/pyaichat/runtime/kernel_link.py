@@ -236,7 +236,7 @@ def is_attribute(name: str) -> bool:
 
 
 # -- the kernel's end ----------------------------------------------------------------------------------------
-def answer(runtime: Any, request: Mapping[str, Any]) -> dict[str, Any]:
+def answer(runtime: LocalRuntime, request: Mapping[str, Any]) -> dict[str, Any]:
     """Run one request's operation on ``runtime`` (the local runtime over the kernel's namespace), configured
     by the host's settings: they travel with every request, and the kernel's runtime takes them into its
     own ``Settings`` only when they differ from what it holds. Never raises: a refusal or a failure is an
@@ -269,7 +269,7 @@ class LinkedRuntime:
         kernel cannot answer)."""
         raise NotImplementedError
 
-    def ask(self, op: Operation, arguments: dict[str, Any]) -> Any:
+    def send(self, op: Operation, arguments: dict[str, Any]) -> Any:
         """One operation through the link: its answer, its ``otherwise`` answer when the kernel could not
         give one, or the one sentence raised (``PyAIChatError``)."""
         request = {"op": op.name, "args": arguments, "settings": settings_of(self.config)}
@@ -305,52 +305,52 @@ class LinkedRuntime:
         origin: str = "assistant",
         images: bool = False,
     ) -> CapabilityResult:
-        return self.ask(BY_NAME["call"], {"name": name, "args": args, "origin": origin, "images": images})
+        return self.send(BY_NAME["call"], {"name": name, "args": args, "origin": origin, "images": images})
 
     def tools(self) -> Toolbox:
-        return self.ask(BY_NAME["tools"], {})
+        return self.send(BY_NAME["tools"], {})
 
     def sandbox_walls(self) -> list[str]:
-        return self.ask(BY_NAME["sandbox_walls"], {})
+        return self.send(BY_NAME["sandbox_walls"], {})
 
     def picture(self) -> str:
-        return self.ask(BY_NAME["picture"], {})
+        return self.send(BY_NAME["picture"], {})
 
     @property
     def history(self) -> Sequence[HistoryEntry]:
-        return self.ask(BY_NAME["history"], {})
+        return self.send(BY_NAME["history"], {})
 
     def user_names(self) -> list[tuple[str, str]]:
-        return self.ask(BY_NAME["user_names"], {})
+        return self.send(BY_NAME["user_names"], {})
 
     def audit_log(self, count: int) -> tuple[str, list[dict[str, Any]]]:
-        return self.ask(BY_NAME["audit_log"], {"count": count})
+        return self.send(BY_NAME["audit_log"], {"count": count})
 
     def suggestion_facts(self, before: str, after: str = "") -> dict[str, list[str]]:
-        return self.ask(BY_NAME["suggestion_facts"], {"before": before, "after": after})
+        return self.send(BY_NAME["suggestion_facts"], {"before": before, "after": after})
 
     def know_secrets(self) -> tuple[list[str], list[str]]:
         from ..capabilities.redact import set_known_values  # with the first file that lasts
 
-        found, environment = self.ask(BY_NAME["know_secrets"], {})
+        found, environment = self.send(BY_NAME["know_secrets"], {})
         if found or environment:  # none (or no answer in time): the values known from before stay known
             set_known_values(found, environment)  # this process writes the files that must mask them
         return found, environment
 
     def preview(self, source: str) -> dict[str, Any]:
-        return self.ask(BY_NAME["preview"], {"source": source})
+        return self.send(BY_NAME["preview"], {"source": source})
 
     def begin_proposal(self, source: str) -> None:
-        return self.ask(BY_NAME["begin_proposal"], {"source": source})
+        return self.send(BY_NAME["begin_proposal"], {"source": source})
 
     def end_proposal(self) -> None:
-        return self.ask(BY_NAME["end_proposal"], {})
+        return self.send(BY_NAME["end_proposal"], {})
 
     def undo(self) -> tuple[bool, str]:
-        return self.ask(BY_NAME["undo"], {})
+        return self.send(BY_NAME["undo"], {})
 
     def save_variables(self, path: str | None, include_secrets: bool = False) -> str:
-        return self.ask(BY_NAME["save_variables"], {"path": path, "include_secrets": include_secrets})
+        return self.send(BY_NAME["save_variables"], {"path": path, "include_secrets": include_secrets})
 
     def load_variables(self, path: str | None) -> str:
-        return self.ask(BY_NAME["load_variables"], {"path": path})
+        return self.send(BY_NAME["load_variables"], {"path": path})

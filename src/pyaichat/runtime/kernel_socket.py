@@ -210,7 +210,7 @@ class SocketKernelClient(KernelClient):
         self._last_heard = time.monotonic()
         kind, content = msg["header"].get("msg_type"), msg["content"]
         if channel == "shell":
-            self._pending.pop((msg.get("parent_header") or {}).get("msg_id"), None)
+            self._pending.pop(str((msg.get("parent_header") or {}).get("msg_id")), None)
         if channel == "iopub" and kind == "status" and content.get("execution_state") == "dead":
             self.dead = True  # the server's restarts of the kernel failed
         target = self._channels.get(channel)

@@ -77,7 +77,8 @@ def parse_address(text: str, *, insecure: bool = False) -> tuple[ServerAddress, 
     split = urlsplit(text)
     if split.scheme not in ("http", "https") or not split.hostname:
         raise ServerError(f"{_without_query(text)} is not a server address: give one like http://host:8888/.")
-    token = (parse_qs(split.query).get("token") or [None])[0]
+    tokens = parse_qs(split.query).get("token")
+    token = tokens[0] if tokens else None
     segments = [s for s in split.path.split("/") if s]
     for index, segment in enumerate(segments):
         if segment in UI_SEGMENTS or (segment == "hub" and index == 0):

@@ -114,4 +114,4 @@ def decode_legacy(data: bytes | str) -> dict[str, Any]:
     msg["buffers"] = buffers
     msg["msg_id"] = msg["header"].get("msg_id")
     msg["msg_type"] = msg["header"].get("msg_type")
-    return msg
+    return dict(msg)

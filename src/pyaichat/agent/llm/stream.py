@@ -20,7 +20,7 @@ are counted here (``Usage.estimated``). A request the server refused outright co
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol
@@ -41,7 +41,7 @@ class Retry:
     def wait(self, exc: LLMError, retried: int, *, shown: bool, left: float) -> float | None:
         """Seconds to wait before trying again after ``exc`` (``retried``: retries made so far; ``left``:
         seconds before the request's deadline), or ``None``: give up and raise it."""
-        wait = self.backoff * (2**retried)
+        wait: float = self.backoff * (2**retried)
         if not exc.retryable or shown or retried >= self.retries or left <= wait + 0.5:
             return None
         return wait
@@ -119,7 +119,7 @@ class ChatStream:
         return self._reply
 
     # -- the attempts ------------------------------------------------------------------------------------
-    def _attempts(self) -> Iterator[StreamItem]:
+    def _attempts(self) -> Generator[StreamItem, None, None]:
         deadline = self._clock() + self._timeout
         retried = 0
         closed: LLMConnectionClosed | None = None

@@ -11,18 +11,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Protocol
 
+from ..calls import ToolCall as ToolCall  # a reply carries them: named here for the clients
+
 Messages = list[dict[str, Any]]
 Tools = list[dict[str, Any]]
 ProtocolName = Literal["native", "text"]
-
-
-@dataclass
-class ToolCall:
-    """One tool call as the model wrote it; ``arguments`` is raw JSON text (it may be broken)."""
-
-    id: str
-    name: str
-    arguments: str
 
 
 @dataclass

@@ -92,7 +92,8 @@ def probe_server_window(api_base: str, model: str, timeout: float = 2.0) -> int 
             m for m in entries if isinstance(m, dict)
         ]
         for entry in chosen[:1]:
-            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            meta = entry.get("meta")
+            meta = meta if isinstance(meta, dict) else {}
             for value in (entry.get("max_model_len"), entry.get("context_length"), meta.get("n_ctx")):
                 if isinstance(value, int) and value > 0:
                     return value

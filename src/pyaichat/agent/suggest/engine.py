@@ -196,7 +196,7 @@ class Suggester:
         with self._lock:
             abandoned = list(self._abandoned)
         if self._background is not None:
-            self._background.close(timeout, before=lambda: [task.cancel() for task in abandoned])
+            self._background.close(timeout, before=lambda: _cancel(abandoned))
         self.stop_helper(timeout)
 
     def stop_helper(self, timeout: float = 2.0) -> None:
@@ -289,7 +289,7 @@ class Suggester:
             with self._lock:
                 if self._flight is not None and self._flight.position == position:
                     self._flight = None
-                self._abandoned.discard(asyncio.current_task())  # type: ignore[arg-type]
+                self._abandoned.discard(asyncio.current_task())
 
     async def _answer(self, pending: Pending) -> None:
         import asyncio  # as above
@@ -391,3 +391,8 @@ async def _bounded(awaitable: Awaitable[Any], seconds: float) -> Any:
         return await asyncio.wait_for(awaitable, seconds)
     except asyncio.TimeoutError:
         raise LLMTimeout(f"The suggestion model did not answer within {seconds - 1:.0f} s.") from None
+
+
+def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()

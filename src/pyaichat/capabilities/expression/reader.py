@@ -487,7 +487,7 @@ def _numpy_function(module: Any, name: str) -> Callable[..., Any]:
     func = getattr(module, name, None)
     t = type(func)
     if t.__module__ == "numpy" and t.__name__ in ("ufunc", "_ArrayFunctionDispatcher"):
-        return func  # type: ignore[return-value]
+        return func  # type: ignore[return-value]  # the callable checked above is the function
     if isinstance(func, types.FunctionType) and (func.__module__ or "").startswith("numpy"):
         return func
     raise NotInProcess

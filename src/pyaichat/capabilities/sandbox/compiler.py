@@ -184,7 +184,7 @@ class SandboxTransformer(RestrictingNodeTransformer):
         copy_locations(call, node)
         return call
 
-    is_secret_key: Callable[[str], bool] = staticmethod(lambda key: True)  # type: ignore[assignment]
+    is_secret_key: Callable[[str], bool] = staticmethod(lambda key: True)  # type: ignore[assignment]  # RestrictedPython's attribute, set per class
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         """``row['name']`` / ``xs[0]`` with a constant, non-secret key is read natively: ``_getitem_`` only
@@ -249,7 +249,7 @@ class WalledTransformer(SandboxTransformer):
     def check_name(self, node: ast.AST, name: str | None, allow_magic_methods: bool = False) -> None:
         if allow_magic_methods and name in DUNDER_METHODS and getattr(node, "col_offset", 0) != 0:
             return
-        super().check_name(node, name, allow_magic_methods)  # type: ignore[arg-type]
+        super().check_name(node, name, allow_magic_methods)  # type: ignore[arg-type]  # RestrictedPython's untyped signature
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if is_super_dunder(node):
@@ -339,7 +339,7 @@ def _compile(
     has_result = bool(tree.body) and isinstance(tree.body[-1], ast.Expr)
     if has_result:
         last = tree.body[-1]
-        assign = ast.Assign(targets=[ast.Name(RESULT_NAME, ast.Store())], value=last.value)  # type: ignore[attr-defined]
+        assign = ast.Assign(targets=[ast.Name(RESULT_NAME, ast.Store())], value=last.value)  # type: ignore[attr-defined]  # the last statement is an expression here
         copy_locations(assign, last)
         tree.body[-1] = assign
     ast.fix_missing_locations(tree)

@@ -77,8 +77,8 @@ class Snapshot:
         self,
         namespace: Mapping[str, Any],
         pages: Pages,
-        sealed: list[tuple[int, int]] = (),  # type: ignore[assignment]
-        files: list[tuple[int, int, str]] = (),  # type: ignore[assignment]
+        sealed: list[tuple[int, int]] = (),  # type: ignore[assignment]  # an empty tuple default, never mutated
+        files: list[tuple[int, int, str]] = (),  # type: ignore[assignment]  # an empty tuple default, never mutated
     ) -> list[Effect]:
         """In the child, after the run. ``pages``: its pagemap; ``sealed``: memory it must not read (shared
         memory it could not keep); ``files``: memory that is a file's (a real run's writes reach the file)."""
@@ -109,7 +109,7 @@ class Snapshot:
     ) -> str | None:
         """How ``look``'s object changed in place, or None. Buffers are read only when the structure is the
         same (the same arrays, at the same addresses): a buffer the code replaced may be gone."""
-        if self._form(look.obj).inner != look.form.inner:  # type: ignore[union-attr]
+        if self._form(look.obj).inner != look.form.inner:  # type: ignore[union-attr]  # a look with a form always has an object form
             return "changed in place"
         written = 0
         touched: list[Buffer] = []

@@ -39,7 +39,7 @@ from .shared_memory import fcntl
 try:
     import resource
 except ImportError:  # Windows: no fork either, so the forked runner is never used there
-    resource = None  # type: ignore[assignment]
+    resource = None  # type: ignore[assignment]  # no resource module on this platform
 
 MAX_RESULT_BYTES = 1 << 20
 REPORT_MARK = b"\x00pyaichat-report\x00"

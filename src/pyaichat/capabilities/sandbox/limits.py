@@ -214,7 +214,7 @@ def sized_buffer(kind: type) -> Callable[..., Any]:
     def make(*args: Any, **kwargs: Any) -> Any:
         if args and isinstance(args[0], int) and args[0] > MAX_CHARS:
             raise _too_big(f"{kind.__name__}({args[0]:,})")
-        if args and _size_of(args[0]) is not None and _size_of(args[0]) > MAX_ITEMS:  # type: ignore[operator]
+        if args and _size_of(args[0]) is not None and _size_of(args[0]) > MAX_ITEMS:  # type: ignore[operator]  # the second call returns the same size as the first
             raise _too_big(f"{kind.__name__}() over {_size_of(args[0]):,} items")
         return kind(*args, **kwargs)
 

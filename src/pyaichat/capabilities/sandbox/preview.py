@@ -178,7 +178,7 @@ def preview(
     reason = unavailable_reason(policy)
     if reason:
         return done(Preview("unavailable", reason))
-    walls = policy.walls  # type: ignore[attr-defined]  (only a walled forked child gets here)
+    walls = policy.walls  # type: ignore[attr-defined]  # only a walled forked child gets here
     try:
         body, last = _compile(transform(source) if transform else source)
     except SyntaxError as exc:
@@ -289,7 +289,7 @@ def _run(
     done = shared_memory.last
     pages = Pages(proc_files[0], proc_files[1], [(m.start, m.end) for m in done.copied])
     out = _Output(limit)
-    sys.stdout = sys.stderr = out  # type: ignore[assignment]  (this process ends after the preview)
+    sys.stdout = sys.stderr = out  # type: ignore[assignment]  # this process ends after the preview
     raised: BaseException | None = None
     armed = _quietly(watch.arm) is not _FAILED
     started = time.perf_counter()

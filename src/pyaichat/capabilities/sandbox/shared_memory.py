@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 try:
     import fcntl
 except ImportError:  # Windows: no fork, so nothing here runs there
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on this platform
 
 COPY_LIMIT = 64 << 20  # bytes of descriptor-less shared memory copied per mapping; larger ones are sealed
 
@@ -95,7 +95,7 @@ def _size(n: int) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
+        n /= 1024  # type: ignore[assignment]  # a size in bytes becomes a float of units
     return f"{n} bytes"  # pragma: no cover
 
 

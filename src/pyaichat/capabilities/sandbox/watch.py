@@ -130,8 +130,8 @@ class Watch:
         store = self.env_store
         if store is None or not isinstance(getattr(os.environ, "_data", None), dict):
             return
-        store.update(os.environ._data)  # type: ignore[attr-defined]
-        os.environ._data = store  # type: ignore[attr-defined]
+        store.update(os.environ._data)  # type: ignore[attr-defined]  # os.environ's private store, watched on purpose
+        os.environ._data = store  # type: ignore[attr-defined]  # os.environ's private store, watched on purpose
         environb = getattr(os, "environb", None)
         if environb is not None:
             environb._data = store
@@ -160,7 +160,7 @@ class Watch:
         moved = [i for i in watched.all_moved() if i] + ([0] if builtins_diff is not None else [])
         for i in moved:
             target = self.targets[i]
-            replaced, added, removed = builtins_diff if i == 0 else watched.diff(i)  # type: ignore[misc]
+            replaced, added, removed = builtins_diff if i == 0 else watched.diff(i)  # type: ignore[misc]  # the first diff is the builtins', of the same shape
             if target.owner == "session":
                 module = isinstance(target.obj, types.ModuleType)
                 now = watched.dicts[i]
@@ -292,7 +292,7 @@ def _env_names() -> frozenset[Any]:
     return _env_seen[1]
 
 
-class _EnvStore(dict):  # type: ignore[type-arg]
+class _EnvStore(dict):  # type: ignore[type-arg]  # a dict of whatever os.environ stores
     """``os.environ``'s store in the child: empty (no secret in it), but it notes the session's variables the
     proposed code asks for, and removing one of them works as it would in the session."""
 
