@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from ..agent.assistant import Assistant
     from ..agent.suggest import Suggester
@@ -174,10 +174,10 @@ def apply(
     if parts.get("suggest_stats") is not None:
         ctrl.suggester.stats = parts["suggest_stats"]
     if "question_hinted" in parts:
-        ctrl._question_hinted = parts["question_hinted"]  # type: ignore[attr-defined]
+        ctrl._question_hinted = parts["question_hinted"]  # type: ignore[attr-defined]  # the controller's own
 
 
-def mark(history: list[HistoryEntry], numbers: set[int], *, undone: bool) -> None:
+def mark(history: Iterable[HistoryEntry], numbers: set[int], *, undone: bool) -> None:
     """Mark (or unmark) the inputs ``numbers`` as undone, wherever inputs are listed."""
     for entry in history:
         if entry.number in numbers:

@@ -29,9 +29,12 @@ import resource
 import socket
 import struct
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .copy import fd_targets
+
+if TYPE_CHECKING:
+    from collections.abc import Set as AbstractSet
 
 _TCP_INFO = getattr(socket, "TCP_INFO", 11)
 _TCP_COUNTERS = struct.Struct("=QQII")  # bytes_acked, bytes_received, segs_out, segs_in (at byte 120)
@@ -62,7 +65,7 @@ class Window:
         window.started = time.time()
         return window
 
-    def close(self, ours: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+    def close(self, ours: AbstractSet[int] = frozenset()) -> None:
         """After the input. ``ours``: descriptors pyaichat's own threads hold (the MCP endpoint's), not the
         person's; files in pyaichat's state directory (the resume file's writer) are not theirs either."""
         self.ended = time.time()

@@ -30,7 +30,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import carry, effects, services
 from .copy import Spawned, Taken, gpu_context, person_threads, supported, take
@@ -41,6 +41,7 @@ from .resumed import Resumed
 if TYPE_CHECKING:
     from .carry import Parts, PromptHistory
 
+Level = Literal["info", "warning", "success"]  # a notice's
 SOURCE_SHOWN = 40  # characters of an input quoted in a sentence
 REPLY_WAIT = 10.0  # seconds the supervisor may take to answer
 
@@ -75,12 +76,12 @@ class Checkpoints:
         self.off: str | None = None if supported() else "this system has no fork()"
         self.memory: tuple[int, int] | None = None  # (bytes the copies hold, the budget)
         self.let_go: set[int] = set()  # inputs whose copies were let go
-        self._notices: list[tuple[str, str]] = []
+        self._notices: list[tuple[str, Level]] = []
         self._changes: dict[tuple[int, int], str] = {}
         self._back = 0  # how many inputs /undo can take back (the toolbar's, counted at the seam)
         self._ask_ids = iter(range(1, 1 << 62))
-        self.ctrl.runtime.input_watch = self.around  # type: ignore[attr-defined]
-        self.ctrl.runtime.state_changed = self.changed  # type: ignore[attr-defined]
+        self.ctrl.runtime.input_watch = self.around  # type: ignore[attr-defined]  # LocalRuntime's
+        self.ctrl.runtime.state_changed = self.changed  # type: ignore[attr-defined]  # LocalRuntime's
         _watch_supervisor(link)
 
     # -- the seam ------------------------------------------------------------------------------------------
@@ -275,13 +276,13 @@ class Checkpoints:
             if done:
                 self.mine.discard(pid)
 
-    def _notice(self, text: str, level: str = "info") -> None:
+    def _notice(self, text: str, level: Level = "info") -> None:
         self._notices.append((text, level))
 
     def _say(self) -> None:
         notices, self._notices = self._notices, []
         for text, level in notices:
-            self.ctrl.notice(text, level)  # type: ignore[arg-type]
+            self.ctrl.notice(text, level)
 
     def _send(self, message: dict[str, Any], *, blob: bytes = b"") -> bool:
         try:
@@ -397,7 +398,7 @@ class Checkpoints:
         parts = carry.unpack(message.get("_blob") or b"")
         self._put_in(parts)
         redone = set(parts.get("redone") or ())
-        carry.mark(self.ctrl.runtime.history, redone, undone=False)  # type: ignore[arg-type]
+        carry.mark(self.ctrl.runtime.history, redone, undone=False)
         for proposal in self.ctrl.journal.approved:
             if proposal.input_number in redone:
                 proposal.undone = proposal.undone_after = None
@@ -443,7 +444,7 @@ class Checkpoints:
             services.serve_on(self.ctrl, serving, f"{note} What you read of it before may have changed.")
         else:
             numbers = set(parts.get("undone") or ())
-            carry.mark(self.ctrl.runtime.history, numbers, undone=True)  # type: ignore[arg-type]
+            carry.mark(self.ctrl.runtime.history, numbers, undone=True)
             for proposal in self.ctrl.journal.approved:
                 if proposal.input_number in numbers and not proposal.undone:
                     proposal.undone = str(parts.get("said") or "undone")

@@ -105,7 +105,7 @@ def revive(ctrl: Parts) -> None:
     suggester = ctrl.suggester_if_any
     if suggester is not None:
         KEPT.append(suggester)
-        ctrl._suggester = None  # type: ignore[attr-defined]
+        ctrl._suggester = None  # type: ignore[attr-defined]  # the controller's own: made again when needed
     assistant = ctrl.assistant
     KEPT.append((assistant._llm, assistant._servers))
     assistant._llm = assistant._llm_key = assistant._servers = None
