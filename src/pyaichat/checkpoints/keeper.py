@@ -317,7 +317,7 @@ class Checkpoints:
             self._fallback("Checkpoints stopped (the supervisor is gone).")
             return
         with contextlib.suppress(LinkClosed, TimeoutError):
-            self._listing()
+            self._listing(measure=False)  # which copies stand: the budget's last measure is recent enough
         choices = self.undoable()
         if not choices:
             self._fallback(self._nothing_to_undo())
@@ -410,7 +410,7 @@ class Checkpoints:
         self.undone_by_jump = set()
         services.serve_on(self.ctrl, parts.get("serving"), None)
         with contextlib.suppress(LinkClosed, TimeoutError):
-            self._listing()  # copies were let go while this session was paused: it was not told
+            self._listing(measure=False)  # copies were let go while this session was paused: not told
         if self.fresh not in {c["pid"] for c in self.copies}:
             self.fresh = None
         self.fresh_key = None  # the story changed: the next seam gives it to the supervisor
@@ -554,9 +554,11 @@ class Checkpoints:
         )
         return "\n".join(lines)
 
-    def _listing(self) -> None:
-        """The supervisor's list of copies (with each one's own memory and what it shares), as the mirror."""
-        listing = self._request({"op": "list"}, ("list",))
+    def _listing(self, *, measure: bool = True) -> None:
+        """The supervisor's list of copies (with each one's own memory and what it shares), as the mirror.
+        ``measure``: the copies' memory measured now (``/checkpoints``; the kernel walks every copy's page
+        tables, ~0.1 s with a few GB under load) rather than as last measured (``/undo``, ``/redo``)."""
+        listing = self._request({"op": "list", "measure": measure}, ("list",))
         self.memory = (int(listing.get("used") or 0), int(listing.get("budget") or 0))
         self.copies = [dict(c) for c in listing.get("copies") or []]
 

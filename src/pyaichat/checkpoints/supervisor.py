@@ -84,6 +84,7 @@ class Supervisor:
         self.notices: list[dict[str, Any]] = []  # for the live session, sent at once
         self.budget_gb = budget_gb
         self.budget = 0
+        self._used = 0  # what the copies held when last measured
         self._measure_at: float | None = None
         self._measured_at = 0.0  # when the copies were last measured, and what it took
         self._measure_cost = 0.0
@@ -251,7 +252,9 @@ class Supervisor:
         self.bye = code if isinstance(code, int) else 0
 
     def _on_list(self, proc: Proc, message: dict[str, Any]) -> None:
-        used = self._keep_to_budget()  # measured now: the list is what /undo can do now
+        # /checkpoints: measured now, the list is what the budget leaves; /undo: as last measured (after each
+        # input, and every few seconds while one runs), so going back does not wait for the kernel's walk
+        used = self._keep_to_budget() if message.get("measure", True) else self._used
         paused = next((p.pid for p in self.procs.values() if p.role == "paused"), None)
         listing = {"copies": self._copies(), "paused": paused, "used": used, "budget": self.budget}
         self._send(proc, {"op": "list", **listing})
@@ -459,6 +462,7 @@ class Supervisor:
             used -= copy.usage.own if copy.usage is not None else 0
             let_go.append(copy.pid)
             self._release(copy)
+        self._used = used
         self._tell({"op": "memory", "used": used, "budget": self.budget})
         if let_go:
             self._tell(
