@@ -54,6 +54,30 @@ def test_a_link_carries_messages_descriptors_and_attachments_and_says_when_the_o
         theirs.close()
 
 
+def test_the_last_messages_of_a_process_that_ended_are_read_before_its_end() -> None:
+    """A session that takes a checkpoint, starts an input and crashes leaves both messages and its end in
+    the supervisor's socket at once: the copy (and its descriptor) and the crashing input must not be lost
+    with the end, or the crash resumes an older copy and the newest one is never let go."""
+    one, two = Link.pair()
+    ours, theirs = Link(one), Link(two)
+    r, w = os.pipe()
+    try:
+        ours.send({"op": "checkpoint", "pid": 1}, fds=(r,))
+        ours.send({"op": "running", "number": 7})
+        ours.close()
+        got = theirs.poll()
+        assert [m["op"] for m in got] == ["checkpoint", "running"]
+        assert len(got[0]["_fds"]) == 1
+        os.close(got[0]["_fds"][0])
+        assert theirs.closed  # the end came after them
+        with pytest.raises(LinkClosed):
+            theirs.poll()
+    finally:
+        os.close(r)
+        os.close(w)
+        theirs.close()
+
+
 # -- memory ------------------------------------------------------------------------------------------------
 def test_the_copies_own_memory_is_what_they_hold_that_the_live_session_does_not() -> None:
     live = memory.Usage()

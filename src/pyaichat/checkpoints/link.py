@@ -78,16 +78,22 @@ class Link:
     # -- receiving -------------------------------------------------------------------------------------------
     def poll(self) -> list[dict[str, Any]]:
         """The messages that have arrived, without waiting; ``LinkClosed`` once the other end is gone and
-        nothing is left to read."""
+        nothing is left to read. The last messages of a process that then ended (a copy registered, the input
+        it ran before it crashed) are returned first: ``closed`` says the end came after them."""
         found = []
         while True:
             message = self._parse()
             if message is not None:
                 found.append(message)
                 continue
-            if not self._readable(0):
-                return found
-            self._fill()
+            try:
+                if not self._readable(0):
+                    return found
+                self._fill()
+            except LinkClosed:
+                if found:
+                    return found
+                raise
 
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
         """The next message; ``TimeoutError`` after ``timeout`` seconds, ``LinkClosed`` at the end."""
