@@ -78,6 +78,45 @@ def test_the_last_messages_of_a_process_that_ended_are_read_before_its_end() -> 
         theirs.close()
 
 
+@needs_fork
+def test_a_session_whose_link_closed_on_a_failed_message_still_ends_for_the_supervisor() -> None:
+    """A notice sent to a session that has just crashed fails and closes its link there; the supervisor must
+    still see that session end (and resume a copy, or leave), not wait for a read that never comes."""
+    import signal
+    import time
+
+    from pyaichat.checkpoints.supervisor import Supervisor
+
+    one, two = Link.pair()
+    pid = os.fork()
+    if pid == 0:  # the session: it crashes at once
+        one.close()
+        signal.signal(signal.SIGSEGV, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGSEGV)
+        os._exit(1)
+    two.close()
+    supervisor = Supervisor(Link(one), pid, os.getpgrp(), 1.0)
+    deadline = time.monotonic() + 30
+    while os.path.exists(f"/proc/{pid}") and _state(pid) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    supervisor._tell({"op": "memory", "used": 0, "budget": 1})  # fails: the link closes here
+    assert supervisor.live is not None and supervisor.live.link.closed
+    ended: list[int] = []
+    loop = threading.Thread(target=lambda: ended.append(supervisor._loop()), daemon=True)
+    loop.start()
+    loop.join(10)
+    assert ended, "the supervisor never saw the session end"
+    assert os.WIFSIGNALED(ended[0]) and os.WTERMSIG(ended[0]) == signal.SIGSEGV  # no copy: it leaves so
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0].decode()
+    except OSError:
+        return ""
+
+
 # -- memory ------------------------------------------------------------------------------------------------
 def test_the_copies_own_memory_is_what_they_hold_that_the_live_session_does_not() -> None:
     live = memory.Usage()

@@ -141,6 +141,12 @@ class Supervisor:
         import select
 
         while self.final is None:
+            # a link closed here when a message to it failed (the process had just ended, say a notice of
+            # memory to a session that crashed): no read will see its end, so it ends now
+            for ended in [p for p in self.procs.values() if p.link.closed]:
+                self._gone(ended)
+                if self.final is not None:
+                    return self.final
             links = {
                 proc.link.sock.fileno(): proc for proc in list(self.procs.values()) if not proc.link.closed
             }
