@@ -54,7 +54,8 @@ class Link:
     # -- sending ---------------------------------------------------------------------------------------------
     def send(self, message: dict[str, Any], *, fds: tuple[int, ...] = (), blob: bytes = b"") -> None:
         """Send ``message`` (with ``fds`` and an attachment ``blob``); ``LinkClosed`` when the other end is
-        gone."""
+        gone. The link stays open for reading: what the other end sent before it ended (the input a crashed
+        session was running) is still read, and then its end."""
         from ..ipc import encode  # the JSON line every link of pyaichat's uses
 
         header = dict(message)
@@ -72,7 +73,6 @@ class Link:
             if blob:
                 self.sock.sendall(blob)
         except OSError as exc:
-            self.close()
             raise LinkClosed(str(exc)) from None
 
     # -- receiving -------------------------------------------------------------------------------------------

@@ -141,8 +141,8 @@ class Supervisor:
         import select
 
         while self.final is None:
-            # a link closed here when a message to it failed (the process had just ended, say a notice of
-            # memory to a session that crashed): no read will see its end, so it ends now
+            # a link closed here by a failed read (a message too long): no read will see its end, so it
+            # ends now (a failed send leaves the link open: its last messages and its end are still read)
             for ended in [p for p in self.procs.values() if p.link.closed]:
                 self._gone(ended)
                 if self.final is not None:
