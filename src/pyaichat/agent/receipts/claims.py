@@ -154,11 +154,21 @@ class _Clause:
     start: int
     end: int
     words: frozenset[str]
-    prefix: frozenset[str]
-    suffix: frozenset[str]
     spans: list[tuple[int, str]]
     numbers: list[Written]  # its claims' numbers
     days: frozenset[str]
+    first: int  # where its first number starts
+    last: int  # and its last one ends
+    _subject: tuple[frozenset[str], frozenset[str]] | None = None
+
+    def subject(self, said: str) -> tuple[frozenset[str], frozenset[str]]:
+        """Its words before its first number and after its last ("55% of the 20 passengers survived"): read
+        once, and only for a claim some fact could be about (most numbers are judged by their value alone)."""
+        if self._subject is None:
+            prefix = frozenset(w for w in _stems_of(said, self.start, self.first) if not w.isdigit())
+            suffix = frozenset(w for w in _stems_of(said, self.last, self.end) if not w.isdigit())
+            self._subject = (prefix, suffix)
+        return self._subject
 
 
 def claims_of(answer: str, question: str = "", row_labels: frozenset[str] = frozenset()) -> list[Claim]:
@@ -232,10 +242,7 @@ def _clause(
     last = inside[-1].end if inside else end
     mine = [s for s in spans if start <= s[0] < end] if spans else []
     every = frozenset(_stems_of(said, start, end))  # its numbers' digits too: "3 stars" is a label
-    # its subject: the words before its first number, and after its last ("55% of the 20 passengers survived")
-    prefix = frozenset(w for w in _stems_of(said, start, first) if not w.isdigit())
-    suffix = frozenset(w for w in _stems_of(said, last, end) if not w.isdigit())
-    return _Clause(start, end, every, prefix, suffix, mine, inside, frozenset(days))
+    return _Clause(start, end, every, mine, inside, frozenset(days), first, last)
 
 
 def _claim(
@@ -250,7 +257,7 @@ def _claim(
 ) -> Claim:
     """A claim with what its clause says (enough to find the facts it may be about); the words beside it are
     read only if some are (``complete``)."""
-    claim = Claim(num, clause=clause.words, prefix=clause.prefix, suffix=clause.suffix)
+    claim = Claim(num, clause=clause.words)
     num.hedged = hedged(said[max(0, num.start - 24) : num.start])
     claim.code = frozenset(expr for _, expr in clause.spans) if clause.spans else frozenset()
     line_start = text.rfind("\n", 0, num.start) + 1
@@ -268,8 +275,6 @@ def _claim(
             claim.scale = SCALE_WORDS.get((m.group(1) or m.group(2)).lower(), 1.0)
         labels = f"{claim.row} {claim.column} {claim.corner}"
         claim.clause = clause.words | frozenset(words(labels))
-    if claim.lead:
-        claim.prefix = claim.prefix | claim.lead
     claim.days = clause.days - day_keys(num.date) if num.date is not None else clause.days
     claim._where = (j, numbers, clause, said)
     claim._shown = (lead_text, said, clause.start, clause.end)
@@ -283,6 +288,8 @@ def complete(claim: Claim) -> None:
         return
     j, numbers, clause, said = claim._where
     claim._where = None
+    prefix, claim.suffix = clause.subject(said)
+    claim.prefix = prefix | claim.lead if claim.lead else prefix
     num = claim.num
     start, end = clause.start, clause.end
     prev_end = numbers[j - 1].end if j > 0 and numbers[j - 1].end > start else start
