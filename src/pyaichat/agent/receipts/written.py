@@ -155,18 +155,21 @@ def parse_number(m: re.Match[str], offset: int = 0) -> Written | None:
     raw = m.group(0)
     text = raw.strip()
     start = m.start() + offset
-    written = Written(
-        text, (-value if negative else value) * scale, unit * scale, start, start + len(raw.rstrip())
+    return Written(  # in one call: an answer has a hundred numbers, setting fields one by one costs
+        text,
+        (-value if negative else value) * scale,
+        unit * scale,
+        start,
+        start + len(raw.rstrip()),
+        pct is not None,
+        pct is not None and "%" not in pct and pct.strip() not in ("percent", "pct"),
+        (-1 if negative else 1) if sign else 0,
+        scale,
+        max(sig, 1),
+        None,
+        False,
+        not frac and not exp,
     )
-    if pct:
-        written.pct = True
-        written.pp = "%" not in pct and pct.strip() not in ("percent", "pct")
-    if sign:
-        written.signed = -1 if negative else 1
-    written.scale = scale
-    written.sig = max(sig, 1)
-    written.integer = not frac and not exp
-    return written
 
 
 def _date(m: re.Match[str]) -> tuple[int, int, int] | None:
