@@ -79,7 +79,6 @@ _CODE_LANGS = {
 LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\d{1,3}[.)]|\(\d{1,3}\))(?:[ \t]|$)", re.M)
 _ISO_HINT = re.compile(r"\d{4}-\d\d")
 _WORD_OR_DOT = re.compile(r"[\w.]")
-_ANY_MONTH = re.compile(r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", re.I)
 _SLASH_HINT = re.compile(r"\d/\d")
 _MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # read at a month's name found with str.find (one regex tried at every position of the text costs more than
@@ -224,11 +223,15 @@ def read(text: str) -> list[Written]:
 
 def _may_hold_date(text: str) -> bool:
     """A cheap look for what a date needs (``2024-05``, ``17/05``, a month's name), before the regex."""
-    if "-" in text and _ISO_HINT.search(text) and (_iso_date(text) or _ANY_MONTH.search(text)):
-        return True
+    low = text.lower()
+    if "-" in text and _ISO_HINT.search(text):
+        # a month's name anywhere (``ſep`` too, as DATE's case-insensitive match reads it), or a real
+        # ``2024-05``: not the tail of a longer number, as a table printed without spaces between its columns
+        # reads ``16230-3175.41486`` (with neither, DATE's scan of the whole text would find no date)
+        if any(month in low for month in _MONTH_HINTS) or "ſ" in low or _iso_date(text):
+            return True
     if "/" in text and _SLASH_HINT.search(text):
         return True
-    low = text.lower()
     for month in _MONTH_HINTS:
         at = low.find(month)
         while at >= 0:
@@ -239,9 +242,8 @@ def _may_hold_date(text: str) -> bool:
 
 
 def _iso_date(text: str) -> bool:
-    """``2024-05`` somewhere, not the tail of a longer number, as DATE reads it (a table printed without spaces
-    between its columns reads ``16230-3175.41486``: no date, and with no month's name anywhere DATE's scan of
-    the whole text, the dearest part of reading it, would find none)."""
+    """``2024-05`` somewhere, not the tail of a longer number (no letter, digit or dot before it, as DATE
+    reads it)."""
     m = _ISO_HINT.search(text)
     while m is not None:
         at = m.start()
