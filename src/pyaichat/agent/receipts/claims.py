@@ -157,6 +157,7 @@ class _Clause:
     spans: list[tuple[int, str]]
     numbers: list[Written]  # its claims' numbers
     days: frozenset[str]
+    code: frozenset[str]  # the expressions it names in backticks, normalised
     first: int  # where its first number starts
     last: int  # and its last one ends
     _subject: tuple[frozenset[str], frozenset[str]] | None = None
@@ -242,7 +243,8 @@ def _clause(
     last = inside[-1].end if inside else end
     mine = [s for s in spans if start <= s[0] < end] if spans else []
     every = frozenset(_stems_of(said, start, end))  # its numbers' digits too: "3 stars" is a label
-    return _Clause(start, end, every, mine, inside, frozenset(days), first, last)
+    code = frozenset(expr for _, expr in mine) if mine else frozenset()
+    return _Clause(start, end, every, mine, inside, frozenset(days), code, first, last)
 
 
 def _claim(
@@ -259,7 +261,7 @@ def _claim(
     read only if some are (``complete``)."""
     claim = Claim(num, clause=clause.words)
     num.hedged = hedged(said[max(0, num.start - 24) : num.start])
-    claim.code = frozenset(expr for _, expr in clause.spans) if clause.spans else frozenset()
+    claim.code = clause.code
     line_start = text.rfind("\n", 0, num.start) + 1
     if line_start not in leads:
         lead = _lead_line(text, line_start)
