@@ -4,8 +4,8 @@ clause before its first number (the clause's subject), the line introducing its 
 and column — and which numbers are no claim (code, list markers, versions, years, the question's own numbers,
 a table's row labels and header, thresholds after ``<``/``>``, enumerators).
 
-The numbers are read once and each clause's words once; the words beside a number are read only when some
-fact could be about it (``complete``).
+The numbers are read once and each clause's words once; its subject and the words beside a number are read
+only when some fact could be about it (``complete``): most numbers are judged by their value alone.
 """
 
 from __future__ import annotations
@@ -106,8 +106,6 @@ class Claim:
 
     num: Written
     clause: frozenset[str] = frozenset()  # every word of its clause (its table row and column too)
-    prefix: frozenset[str] = frozenset()  # its clause's words before its first number, and its lead line
-    suffix: frozenset[str] = frozenset()  # its clause's words after its last number ("… passengers survived")
     lead: frozenset[str] = frozenset()  # the line that introduces its table or list
     row: str = ""  # a table cell: its row's label cells
     column: str = ""  # and its column's header
@@ -115,7 +113,9 @@ class Claim:
     scale: float = 1.0  # a unit from its table header: ``revenue ($k)``
     days: frozenset[str] = frozenset()  # the days its clause names ("On March 3 …"), as row keys
     code: frozenset[str] = frozenset()  # the expressions its clause names in backticks, normalised
-    # read by ``complete``: the words beside it
+    # read by ``complete``: its clause's subject, the words beside it
+    prefix: frozenset[str] = frozenset()  # its clause's words before its first number, and its lead line
+    suffix: frozenset[str] = frozenset()  # its clause's words after its last number ("… passengers survived")
     before: list[str] = field(default_factory=list)  # back to the number before it (or a comma)
     head: list[str] = field(default_factory=list)  # the two words after the number before it (its noun)
     after: list[str] = field(default_factory=list)  # on to the next number (or a comma), four at most

@@ -25,7 +25,7 @@ class Index:
         self.units: set[float] = set()  # the scales the results' labels name (``revenue (k$)``: 1000)
         self.by_agg: dict[str, int] = {}  # how many facts without rows each aggregate has
         self._named: dict[frozenset[str], frozenset[int]] = {}
-        # the facts without rows (not weak) by each word that names them (a word of their subject or aggregate)
+        # the facts without rows (not weak) by each word naming them (a word of their subject or aggregate)
         self._rowless_by_word: dict[str, list[int]] = {}
 
     def add(self, facts: list[Fact]) -> None:

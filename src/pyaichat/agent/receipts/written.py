@@ -224,12 +224,15 @@ def read(text: str) -> list[Written]:
 def _may_hold_date(text: str) -> bool:
     """A cheap look for what a date needs (``2024-05``, ``17/05``, a month's name), before the regex."""
     low = text.lower()
-    if "-" in text and _ISO_HINT.search(text):
-        # a month's name anywhere (``ſep`` too, as DATE's case-insensitive match reads it), or a real
-        # ``2024-05``: not the tail of a longer number, as a table printed without spaces between its columns
-        # reads ``16230-3175.41486`` (with neither, DATE's scan of the whole text would find no date)
-        if any(month in low for month in _MONTH_HINTS) or "ſ" in low or _iso_date(text):
-            return True
+    # ``2024-05``: with a month's name anywhere (``ſep`` too, as DATE's case-insensitive match reads it), or a
+    # real one, not the tail of a longer number (a table printed without spaces between its columns reads
+    # ``16230-3175.41486``): with neither, DATE's scan of the whole text would find no date
+    if (
+        "-" in text
+        and _ISO_HINT.search(text)
+        and (any(month in low for month in _MONTH_HINTS) or "ſ" in low or _iso_date(text))
+    ):
+        return True
     if "/" in text and _SLASH_HINT.search(text):
         return True
     for month in _MONTH_HINTS:
