@@ -265,7 +265,7 @@ def _claim(
     line_start = text.rfind("\n", 0, num.start) + 1
     if line_start not in leads:
         lead = _lead_line(text, line_start)
-        leads[line_start] = (_content(lead), lead)
+        leads[line_start] = (_content(lead), lead) if lead else (frozenset(), "")
     claim.lead, lead_text = leads[line_start]
     if cell is not None:
         claim.row, claim.column, claim.corner, _ = cell
