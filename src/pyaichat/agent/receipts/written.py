@@ -206,6 +206,8 @@ def read(text: str) -> list[Written]:
                 date = (date[0], int(m.group("sd")), int(m.group("sm")))
             found.append(Written(m.group(0), 0.0, 0.0, m.start(), m.end(), date=date, sig=3))
             taken.append((m.start(), m.end()))
+    if not taken:  # no date: every number as it comes
+        return [num for num in map(parse_number, NUMBER.finditer(text)) if num is not None]
     k = 0
     for m in NUMBER.finditer(text):
         at = m.start()
@@ -216,8 +218,7 @@ def read(text: str) -> list[Written]:
         num = parse_number(m)
         if num is not None:
             found.append(num)
-    if taken:
-        found.sort(key=lambda w: w.start)
+    found.sort(key=lambda w: w.start)
     return found
 
 
