@@ -10,8 +10,10 @@ the in-process level was closed::
     git archive <commit> src | tar -x -C /tmp/old
     PYTHONPATH=/tmp/old/src .venv/bin/python benchmarks/readonly_proof.py
 
-Prints: how many calls were answered in-process, in the walled child (a fork), or refused; and each failure
-(what changed or which secret showed) with the expression, grouped by kind.
+Prints: how many calls were answered in-process, in the walled child (a fork), or refused; the longest time a
+call kept a ticking thread from running (GIL held); and each failure (what changed, which secret showed, a
+GIL held past the bound) with the expression, grouped by kind. Every known break goes through all five
+tools first.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
+KINDS = r"\) (changed [\w ]+?:|changed the environment|showed a secret|held the GIL)"
 sys.path.insert(0, str(HERE / "tests" / "security"))
 sys.path.insert(0, str(HERE / "tests"))
 
@@ -55,6 +58,19 @@ def main() -> None:
     where: collections.Counter[str] = collections.Counter()
     failures: dict[str, list[str]] = collections.defaultdict(list)
 
+    def check(capability: str, expr: str) -> None:
+        before = forks[0]
+        try:
+            proof.check(capability, expr)
+        except AssertionError as exc:
+            first = str(exc).splitlines()[0]
+            found = re.search(KINDS, first)
+            kind = found.group(1).rstrip(":") if found else "other"
+            failures[kind].append(first[:220])
+            where["failed"] += 1
+            return
+        where["child" if forks[0] > before else "in-process or refused"] += 1
+
     @seed(args.seed)
     @settings(
         max_examples=args.examples,
@@ -64,25 +80,21 @@ def main() -> None:
     )
     @given(capability=st.sampled_from(proof_module.CAPABILITIES), expr=proof_module.expressions())
     def run(capability: str, expr: str) -> None:
-        before = forks[0]
-        try:
-            proof.check(capability, expr)
-        except AssertionError as exc:
-            first = str(exc).splitlines()[0]
-            found = re.search(r"\) (changed \w+|changed the environment|showed a secret)", first)
-            kind = found.group(1) if found else "other"
-            failures[kind].append(first[:220])
-            where["failed"] += 1
-            return
-        where["child" if forks[0] > before else "in-process or refused"] += 1
+        check(capability, expr)
 
     started = time.perf_counter()
+    for expr in proof_module.KNOWN_BREAKS:  # every known break through every tool
+        for capability in proof_module.CAPABILITIES:
+            check(capability, expr.replace("WATCHDIR", proof_module.WATCH))
     run()
     took = time.perf_counter() - started
     print(f"pyaichat from {Path(pyaichat.__file__).parent}")
     print(f"{sum(where.values())} calls in {took:.0f} s; load {os.getloadavg()[0]:.1f}")
     for key, count in where.most_common():
         print(f"  {key}: {count}")
+    held, bound = getattr(proof, "longest_hold", 0.0), proof_module.GIL_BOUND
+    print(f"longest gap of the GIL ticker during a call: {held * 1000:.0f} ms (bound {bound} s)")
+    print(f"longest gap while a child was forked: {getattr(proof, 'longest_fork', 0.0) * 1000:.0f} ms")
     if not failures:
         print("no write, no secret shown")
     for kind, found in sorted(failures.items(), key=lambda item: -len(item[1])):

@@ -14,6 +14,12 @@
 3. ``eval_expr`` of names and attribute paths (budget 50 µs): the evaluation itself (``expression.evaluate``:
    parse cache, the in-process levels, bounded summary) and the whole ``capabilities.call`` (argument
    validation, deadline, masking, result model; audit off).
+5. What the child's replacement of the secrets (``scrub``) costs a call that goes to the child (budget: the
+   bare fork + 2× the call's own time): per expression, the call's own time (plain ``eval`` here), a bare
+   fork round trip, the whole ``capabilities.call`` with the replacement and with it switched off
+   (interleaved), in the review's session (``tests/readonly_breaks.py``, with its secrets); then the walk
+   itself, cold (the first call after an input) and remembered, in that session and in a large one (10,000
+   variables, a 10-million-row frame, a list of a million records): ``--scrub-only``.
 
 Run: ``.venv/bin/python benchmarks/sandbox.py [--quick] [--no-big]``
 """
@@ -320,12 +326,105 @@ def eval_expr_table(runs: int = 2000) -> None:
         print(f"| `{expr}` | {bare:.0f} | {whole:.0f} |")
 
 
+CHILD_CALLS = [
+    "(lambda v: v['primary'][::-1])(vault)",
+    "(lambda: sum(range(1000)))()",
+    "reveal()[::-1]",
+    "df.describe()",
+    "(lambda: sorted(str(i) for i in range(20000)))()",
+]
+
+
+def scrub_table(runs: int) -> None:
+    import numpy as np
+    import pandas as pd
+
+    from pyaichat.capabilities import call
+    from pyaichat.capabilities.registry import CapabilityContext
+    from pyaichat.capabilities.sandbox import scrub, secrets_for
+    from pyaichat.capabilities.sandbox.secret_places import Places
+    from pyaichat.capabilities.secret_values import refresh
+    from pyaichat.config import Config
+    from pyaichat.session import Session
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "tests"))
+    from readonly_breaks import CHILD_SETUP, setup_source  # type: ignore[import-not-found]
+
+    session = Session(echo=lambda value: None)
+    session.settings.replace(Config(audit=False, tool_timeout=30.0))
+    assert session.run(setup_source("/tmp") + CHILD_SETUP).ok
+    real_plan = scrub.plan
+
+    def off(*args: object, **kwargs: object) -> Places:
+        return Places()
+
+    def timed(func: Callable[[], object]) -> float:
+        started = time.perf_counter()
+        func()
+        return time.perf_counter() - started
+
+    print(f"\n## A call in the child: the replacement of the secrets (median of {runs}, ms; audit off)\n")
+    print("| expression | own time | bare fork | budget (fork + 2× own) | call, replacing | call, not "
+          "replacing | ratio to budget |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for expr in CHILD_CALLS:
+        code = compile(expr, "<bench>", "eval")
+        own = statistics.median(timed(lambda c=code: eval(c, dict(session.namespace))) for _ in range(runs))
+        with_times, without_times, forks = [], [], []
+        call(session, "eval_expr", {"expr": expr})  # warm: the walk, the compiled code
+        for _ in range(runs):  # interleaved, so all see the same machine load
+            forks.append(timed(bare_fork))
+            scrub.plan = real_plan
+            with_times.append(timed(lambda e=expr: call(session, "eval_expr", {"expr": e})))
+            scrub.plan = off
+            without_times.append(timed(lambda e=expr: call(session, "eval_expr", {"expr": e})))
+        scrub.plan = real_plan
+        fork, on, no = (statistics.median(t) for t in (forks, with_times, without_times))
+        budget = fork + 2 * own
+        print(f"| `{expr}` | {own * 1e3:.2f} | {fork * 1e3:.1f} | {budget * 1e3:.1f} | {on * 1e3:.1f} "
+              f"| {no * 1e3:.1f} | {on / budget:.2f}x |")  # fmt: skip
+
+    big = Session(echo=lambda value: None)
+    big.settings.replace(Config(audit=False))
+    n = 10_000_000
+    names = np.array(["alpha", "beta", "gamma", "delta"], dtype=object)
+    big.namespace.update(
+        frame=pd.DataFrame({"id": np.arange(n), "x": np.linspace(0, 1, n), "name": np.tile(names, n // 4)}),
+        records=[{"name": f"user{i}", "email": f"u{i}@example.com", "n": i} for i in range(1_000_000)],
+        api_key="sk-proj-benchmarkbenchmarkbenchmark01",
+        **{f"v{i}": (i if i % 3 else f"text value {i}") for i in range(10_000)},
+    )
+    print("\n## The walk that finds the secrets, in this process before the fork (median of 5, ms)\n")
+    print("| session | objects looked at | cold (first call after an input) | remembered | found | cut |")
+    print("|---|---:|---:|---:|---:|---|")
+    for label, s in (("the review's", session), ("10,000 variables, 10M-row frame, 1M records", big)):
+        ctx = CapabilityContext(s, s.config)
+        refresh(s, s.config)
+        secrets = secrets_for(ctx)
+
+        def walk(stamp: object, ns: object = s.namespace, found: object = secrets) -> Places:
+            return real_plan(ns, found.is_secret_name, found.masker, stamp)  # type: ignore[attr-defined]
+
+        cold, warm = [], []
+        places = Places()
+        for _ in range(5):
+            scrub.forget()
+            cold.append(timed(lambda w=walk: w(None)))
+            places = walk("stamp")
+            warm.append(timed(lambda w=walk: w("stamp")))
+        print(f"| {label} | {places.looked:,} | {statistics.median(cold) * 1e3:.1f} | "
+              f"{statistics.median(warm) * 1e3:.3f} | {len(places)} | {places.cut} |")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--no-big", action="store_true", help="skip the 5 GB fixed-cost row")
     parser.add_argument("--eval-only", action="store_true", help="only the eval_expr table")
     parser.add_argument("--walls-only", action="store_true", help="only the fixed-cost and refusal tables")
+    parser.add_argument(
+        "--scrub-only", action="store_true", help="only the tables of the child's replacement"
+    )
     args = parser.parse_args()
     import numpy  # noqa: F401  (imported once, as in a real session, before timing)
     import pandas  # noqa: F401
@@ -335,6 +434,9 @@ def main() -> None:
     if args.eval_only:
         eval_expr_table()
         return
+    if args.scrub_only:
+        scrub_table(9 if args.quick else 25)
+        return
     sizes = [100, 1024] + ([] if args.no_big else [5 * 1024])
     if not args.walls_only:
         compute_table(3 if args.quick else 7)
@@ -342,6 +444,7 @@ def main() -> None:
     refusals_table()
     if not args.walls_only:
         eval_expr_table(500 if args.quick else 2000)
+        scrub_table(9 if args.quick else 25)
 
 
 if __name__ == "__main__":

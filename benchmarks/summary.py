@@ -1,5 +1,6 @@
 """Cost of what the assistant sees: ``list_globals`` and ``get_repr`` as the data grows, the session picture
-with 10,000 variables and a 10M-row DataFrame (≤ 50 ms), every data-library adapter (time and tokens of one
+with 10,000 variables and a 10M-row DataFrame (≤ 50 ms) and with ten objects whose ``__repr__`` is asked in
+the walled child (issue 44; ≤ 50 ms), every data-library adapter (time and tokens of one
 summary at ``sample``; budget ≤ 5 ms, ≤ 300 tokens) and a third party's (``tests/plugin_pkg``, bounded in a
 worker thread), and the session picture over lazy data (a Dask frame over minutes of work, databases of 500
 tables; ≤ 50 ms).
@@ -112,6 +113,19 @@ def picture() -> None:
     dg_ms, picture = median_ms(lambda: session_picture(session, session.config))
     tokens = approx_tokens(picture)
     print(f"session picture, 10,000 variables + 10M-row DataFrame: {dg_ms} ms, {tokens} tokens")
+    # Issue 44's session: ten objects with a __repr__ of their own (asked in one walled child) and a frame.
+    session = session_for({"df": frame(1_000_000)})
+    session.run(
+        "class Reading:\n    def __init__(self, i):\n        self.i = i\n"
+        "    def __repr__(self):\n        return f'Reading({self.i})'\n"
+        + "".join(f"r{i} = Reading({i})\n" for i in range(10))
+    )
+    own_ms, picture = median_ms(lambda: session_picture(session, session.config))
+    asked = sum(f"Reading({i})" in picture for i in range(10))
+    print(
+        f"session picture, 10 objects with their own __repr__ + 1M-row DataFrame: {own_ms} ms "
+        f"({asked} of 10 answered by the walled child)"
+    )
 
 
 def data_objects(tmp: str) -> list[tuple[str, Callable[[], Any]]]:

@@ -16,11 +16,18 @@ from .assemble import assemble
 from .config import Config
 from .errors import PyAIChatError
 from .piped import PlainFrontEnd, run_piped
+from .printable import show
 from .repl.app import run_repl
 from .runtime import connect
 
 if TYPE_CHECKING:
     from .runtime.kernel import KernelRuntime
+
+
+KERNEL_NO_CHECKPOINTS = (
+    "No checkpoints here: the session lives in a Jupyter kernel, a process pyaichat does not run and cannot "
+    "fork, so /undo takes back the last approved proposal only."
+)
 
 
 def run_attached(
@@ -37,17 +44,17 @@ def run_attached(
         try:
             runtime = connect.start(kernel, config) if kernel else connect.attach(existing or None, config)
         except PyAIChatError as exc:
-            print(f"pyaichat: {exc}", file=sys.stderr)
+            show(f"pyaichat: {exc}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
             return 130
     try:
         if runtime.kernel.helper_problem:
-            print(f"pyaichat: {runtime.kernel.helper_problem}", file=sys.stderr)
+            show(f"pyaichat: {runtime.kernel.helper_problem}", file=sys.stderr)
         if sys.stdin.isatty() and sys.stdout.isatty():
-            print(f"pyaichat: {runtime.describe()}.")
-            return run_repl(runtime, first=first)
-        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
+            show(f"pyaichat: {runtime.describe()}.")
+            return run_repl(runtime, first=first, supervised=KERNEL_NO_CHECKPOINTS)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first, supervised=KERNEL_NO_CHECKPOINTS)
     except SystemExit as exc:  # exit() in the kernel, or in pyaichat itself
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
@@ -66,7 +73,7 @@ def run_server(config: Config, flags: Mapping[str, Any], first: Sequence[str] = 
     try:
         runtime = open_server(flags, config, interactive=interactive)
     except ServerError as exc:
-        print(f"pyaichat: {exc}", file=sys.stderr)
+        show(f"pyaichat: {exc}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, EOFError):
         return 130

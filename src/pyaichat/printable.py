@@ -16,13 +16,20 @@ that something was there and what it was, and nothing is silently lost:
 An escape sequence is therefore printed as text (``␛[2K``, ``␛]8;;https://…␛\\``), never acted on. Our own
 styling is added by the renderers after this, so our Markdown and panels are unchanged. Standard library
 only, usable by every front end (rich, IPython, piped output).
+
+It is applied where text leaves for the screen, so no new path can forget it: ``show`` is the one way a plain
+line of pyaichat's is written (piped output, notebooks, the terminal's questions and forms, the command
+line's errors), and the rich renderer passes every piece of text it draws through it (``repl.render``).
+Only the person's own code's output is written as Python writes it (``tests/core/test_screen_paths.py``
+holds the list).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TextIO
 
 _FORMAT = (  # Unicode category Cf (format), less ZWNJ/ZWJ, plus the separators Zl/Zp
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f\u2028-\u202e"
@@ -47,6 +54,14 @@ def printable(text: str) -> str:
     if not isinstance(text, str) or not _UNSAFE.search(text):
         return text
     return _UNSAFE.sub(_visible, text.replace("\r\n", "\n"))
+
+
+def show(text: str = "", *, file: TextIO | None = None, end: str = "\n", flush: bool = False) -> None:
+    """Write ``text``, made printable, then ``end`` to ``file`` (default: standard output, as it is now)."""
+    stream = file if file is not None else sys.stdout
+    stream.write(printable(text) + end)
+    if flush:
+        stream.flush()
 
 
 def printable_data(value: Any) -> Any:

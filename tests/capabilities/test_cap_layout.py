@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pyaichat.capabilities import layout
+from pyaichat.capabilities import layout, structural
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "pyaichat"
 FINGERPRINTERS = (
@@ -176,9 +176,9 @@ def test_instance_state_runs_no_getattr_and_reads_slots() -> None:
 
     slotted = Slotted()
     slotted.a = 5
-    assert layout.instance_state(slotted) == {"Slotted.a": 5}
-    assert layout.instance_state(Plain()) == {"x": 1}
-    assert layout.instance_state(object()) is None and calls == []
+    assert structural.instance_state(slotted) == {"Slotted.a": 5}
+    assert structural.instance_state(Plain()) == {"x": 1}
+    assert structural.instance_state(object()) is None and calls == []
 
 
 def test_no_user_code_runs_not_even_a_class_property() -> None:
@@ -193,7 +193,7 @@ def test_no_user_code_runs_not_even_a_class_property() -> None:
 
     obj = Disguised()
     assert not layout.is_ndarray(obj) and layout.memory_of(obj) is None
-    assert layout.builtin_base(type(obj)) is None and layout.instance_state(obj) == {}
+    assert layout.builtin_base(type(obj)) is None and structural.instance_state(obj) == {}
     assert calls == []
 
 

@@ -3,6 +3,8 @@ the connection's dialect), every spelling of a function compared under the name 
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from pyaichat.capabilities.sqlcheck import check
@@ -163,3 +165,28 @@ def test_explain_kinds():
     assert check("EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1", "postgres").runs_statement
     with pytest.raises(CapabilityError, match="option query_sql does not know"):
         check("EXPLAIN (ANALYZE, FORMAT JSON, pg_sleep) SELECT 1", "postgres")
+
+
+def test_the_check_reads_a_bounded_statement():
+    """The parser runs in the person's process, where no deadline stops it (a 460 KB CASE cost 5.7 s of
+    CPU): a statement longer than MAX_CHARS is refused before it is read, and one nested past what the
+    parser can follow gets a sentence, not a RecursionError."""
+    from pyaichat.capabilities.sqlcheck import MAX_CHARS
+
+    huge = "SELECT CASE " + " ".join(f"WHEN a = {i} THEN 'v{i}'" for i in range(20_000)) + " END FROM t"
+    assert len(huge) > 400_000
+    with pytest.raises(CapabilityError, match=f"at most {MAX_CHARS:,}"):
+        check(huge, "postgres")
+    deep = "SELECT " + "(" * 300 + "a" + ")" * 300 + " FROM t"
+    with pytest.raises(CapabilityError, match=r"nested too deeply"):
+        check(deep, "postgres")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # as mypy, or the person's session, may have set it: the bound is the same
+    try:
+        with pytest.raises(CapabilityError, match=r"nested too deeply"):
+            check(deep, "postgres")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert check("SELECT '" + "(" * 300 + "' AS a", "postgres").sql  # in a string, a parenthesis is text
+    long_chain = "SELECT a FROM t WHERE " + " OR ".join("a = 1" for _ in range(1_000))
+    assert len(long_chain) < MAX_CHARS and check(long_chain, "postgres").sql

@@ -23,6 +23,7 @@ from pyaichat.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
+from readonly_breaks import PROCESS_PROPOSALS, told_piece
 
 pytestmark = [
     pytest.mark.e2e,
@@ -160,3 +161,36 @@ def test_piped_tampering_is_one_sentence_not_a_glitch(srv: ScriptedServer, tmp_p
         "  new json: module json\n"
     ), panel
     assert "unreadable" not in shown and "stopped" not in shown
+
+
+def test_what_a_proposal_does_to_the_whole_process_reaches_the_panel_and_the_assistant(
+    srv: ScriptedServer,
+) -> None:
+    """The review's six proposals (``tests/readonly_breaks.py``), asked of the REPL's own assistant: each
+    panel says what it does to the process — with litellm and httpx loaded as the assistant loads them — and
+    the model is told it; the session is as it was."""
+    ctrl = make_ctrl(srv)
+    ctrl.run_python(SETUP)
+    srv.tools(
+        *[("propose_code", {"code": code, "explanation": "As asked."}) for code, _ in PROCESS_PROPOSALS]
+    )
+    srv.text("Declined, all of them.")
+    ctrl.ask("change the process")
+    previews = ctrl.frontend.of("preview")
+    assert len(previews) == len(PROCESS_PROPOSALS)
+    for (code, said), event in zip(PROCESS_PROPOSALS, previews, strict=True):
+        shown = "\n".join(line for _, line in event.lines)
+        assert said in shown, (code, shown)
+        assert (event.status == "incomplete") == ("part of pyaichat itself" in said), (code, event.status)
+    told = [m["content"] for m in srv.bodies[-1]["messages"] if m.get("role") == "tool"]
+    for (code, said), answer in zip(PROCESS_PROPOSALS, told, strict=True):
+        assert told_piece(said) in answer, (code, answer)
+    ns = ctrl.runtime.session.namespace
+    assert ns["items"] == [1, 2, 3] and "kept" not in ns
+
+
+def test_piped_the_panel_says_what_the_code_does_to_the_process(srv: ScriptedServer, tmp_path: Path) -> None:
+    code = "import signal, httpx\nsignal.alarm(600)\nhttpx.Client.send = lambda self, *a, **k: None"
+    shown = _piped(srv, tmp_path, code)
+    assert "  sets a timer (SIGALRM in 600 s): when it fires" in shown, shown
+    assert "  replaces httpx.Client.send: every later use sees that, which is not previewed" in shown, shown

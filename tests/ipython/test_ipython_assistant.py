@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -129,10 +130,11 @@ def test_jupyter_proposal_becomes_the_next_cell(new_shell, scripted, capsys):
     scripted.text("ok")
     run(shell, "%ai define x")
     assert shell.rl_next_input == "x = 1"
-    shown = "\n".join(o["data"].get("text/markdown", "") for o in shell.display_pub.outputs)
-    assert "```python\nx = 1\n```" in shown
+    shown = "\n".join(o["data"].get("text/plain", "") for o in shell.display_pub.outputs)
+    assert "Proposed code (not run yet)\nDefine x." in shown
+    # the code is in the new cell: not shown again above it, nor in a ✓ propose_code line
+    assert "x = 1" not in shown and "propose_code" not in capsys.readouterr().out
     assert "x" not in shell.user_ns
-    assert "✓ propose_code(code=x = 1, explanation=Define x.)" in capsys.readouterr().out
 
 
 def test_the_preview_shows_before_the_proposal_goes_into_the_next_input(aip, scripted, capsys):
@@ -186,7 +188,7 @@ def test_an_edited_proposal_is_the_users_own_code_and_not_undone(aip, scripted, 
     run(aip, "%ai /undo")
     out = " ".join(capsys.readouterr().out.split())
     assert "Nothing was undone: you edited the assistant's last proposal before running it" in out
-    assert "is your own code, which /undo does not take back." in out and aip.user_ns["n"] == 3
+    assert "is your own code, which %ai /undo does not take back." in out and aip.user_ns["n"] == 3
 
 
 def test_snapshot_and_resume_in_ipython(aip, scripted, capsys, tmp_path):
@@ -218,8 +220,10 @@ def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, script
     folder are as they were."""
     from readonly_breaks import (
         FAILING_INPUT,
+        ISSUE_44_CALLS,
         SECRET_ROADS,
         WRITES,
+        issue_44_refusals,
         leaked,
         setup_source,
         state_source,
@@ -231,18 +235,66 @@ def test_the_reviews_breaks_are_refused_for_the_assistant_in_ipython(aip, script
     run(aip, FAILING_INPUT)
     before = eval(state_source(), aip.user_ns)
     calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
-    scripted.tools(*calls).text("Nothing could be changed or read there.")
+    scripted.tools(*calls, *ISSUE_44_CALLS).text("Nothing could be changed or read there.")
     run(aip, "%ai try them all")
+    gc.collect()  # a copy of the session's object made here would be finalised by now
     assert eval(state_source(), aip.user_ns) == before
     assert list(watch.iterdir()) == []
     first, second = scripted.bodies
     assert leaked(system_text(first)) is None  # the picture, with the failing input's message
     replies = [m["content"] for m in second["messages"] if m["role"] == "tool"]
-    assert len(replies) == len(calls)
+    assert len(replies) == len(calls) + len(ISSUE_44_CALLS)
     assert all(leaked(reply) is None for reply in replies), replies
     refusals = replies[: len(WRITES)]
     assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
-    assert "invalid literal for int()" in replies[-1]
+    assert "invalid literal for int()" in replies[len(calls) - 1]
+    assert issue_44_refusals(replies[len(calls) :]), replies
+
+
+def test_the_walled_child_holds_no_secret_for_the_assistant_in_ipython(aip, scripted, tmp_path):
+    """``%load_ext pyaichat``: the model asks for each road of ``tests/readonly_breaks.py`` that the walled
+    child computes — a secret reversed, in hex, a closure or a default returned by the person's function —
+    and for the oracles; what goes back holds no secret nor a transformation of one, and every oracle is
+    False."""
+    from readonly_breaks import (
+        CHILD_ORACLES,
+        CHILD_ROADS,
+        CHILD_SETUP,
+        answered_false,
+        leaked_transformed,
+        setup_source,
+    )
+
+    assert run(aip, setup_source(str(tmp_path)) + CHILD_SETUP).success
+    scripted.tools(*CHILD_ROADS, *CHILD_ORACLES).text("Nothing of the secrets came back.")
+    run(aip, "%ai read them all")
+    replies = [m["content"] for m in scripted.bodies[1]["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(CHILD_ROADS) + len(CHILD_ORACLES)
+    assert all(leaked_transformed(reply) is None for reply in replies), replies
+    assert all(answered_false(reply) for reply in replies[len(CHILD_ROADS) :]), replies
+    assert aip.user_ns["reveal"]().startswith("closure-pw")  # the person's own session keeps them
+
+
+def test_the_preview_says_what_a_proposal_does_to_the_whole_process(aip, scripted, capsys):
+    """``%ai`` in IPython: the review's six proposals (``tests/readonly_breaks.py``), one per question (a
+    proposal goes into the next input), each get their line on the panel — pyaichat's masking turned off as
+    tampering, the at-fork function named, the patch of the assistant's HTTP client."""
+    from pyaichat.capabilities.sandbox.confine import probe
+    from readonly_breaks import PROCESS_PROPOSALS
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    import httpx  # noqa: F401  (loaded in the process, as the assistant loads it)
+
+    run(aip, "items = [1]")
+    controller = extension.get(aip).controller
+    for code, said in PROCESS_PROPOSALS:
+        controller.set_mode(Mode.ASSISTANT)
+        scripted.tool("propose_code", {"code": code})  # placed in the next input: the turn ends there
+        run(aip, "%ai change the process")
+        out = flat(capsys.readouterr().out)  # the terminal wraps long lines
+        assert said in out, (code, out)
+    assert aip.user_ns["items"] == [1] and "kept" not in aip.user_ns
 
 
 def test_the_preview_says_what_it_cannot_see(aip, scripted, capsys):

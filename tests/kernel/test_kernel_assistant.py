@@ -265,8 +265,10 @@ def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_pa
     from readonly_breaks import (
         EXPR_TOOLS,
         FAILING_INPUT,
+        ISSUE_44_CALLS,
         SECRET_ROADS,
         WRITES,
+        issue_44_refusals,
         leaked,
         one_sentence,
         setup_source,
@@ -285,6 +287,15 @@ def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_pa
     for name, args in SECRET_ROADS:
         result = runtime.call(name, args)
         assert leaked((result.text or "") + (result.error or "")) is None, (name, args, result)
+    said = []
+    for name, args in ISSUE_44_CALLS:  # issue 44: none of the kernel's session code runs in its process
+        started = time.perf_counter()
+        result = runtime.call(name, args)
+        assert time.perf_counter() - started <= runtime.config.tool_timeout + 2.0, (name, args)
+        said.append((result.text or "") + (result.error or ""))
+        assert leaked(said[-1]) is None, (name, args, result)
+    assert issue_44_refusals(said), said
+    kernel_eval(runtime, "__import__('gc').collect()")  # a copy made in the kernel would be finalised now
     runtime.run(FAILING_INPUT)
     exception = runtime.call("get_last_exception", {}).text
     assert "invalid literal for int()" in exception and leaked(exception) is None
@@ -293,6 +304,53 @@ def test_the_reviews_breaks_are_refused_from_the_kernels_process(runtime, tmp_pa
     assert leaked(masker_for(runtime.config).mask_text(picture)) is None
     assert kernel_eval(runtime, state_source()) == before
     assert list(watch.iterdir()) == []
+
+
+def test_the_walled_child_of_the_kernel_holds_no_secret(runtime, tmp_path):
+    """The roads of ``tests/readonly_breaks.py`` that the walled child computes, through the kernel runtime:
+    the child forks from the kernel's process and replaces every secret there before it evaluates."""
+    from readonly_breaks import (
+        CHILD_ORACLES,
+        CHILD_ROADS,
+        CHILD_SETUP,
+        answered_false,
+        leaked_transformed,
+        setup_source,
+    )
+
+    runtime.run(setup_source(str(tmp_path)) + CHILD_SETUP)
+    for name, args in CHILD_ROADS:
+        result = runtime.call(name, args)
+        said = (result.text or "") + (result.error or "")
+        assert leaked_transformed(said) is None, (name, args, said)
+    for name, args in CHILD_ORACLES:
+        result = runtime.call(name, args)
+        assert result.ok and answered_false(result.text), (name, args, result)
+    assert kernel_eval(runtime, "reveal()[:10]") == "'closure-pw'"
+
+
+def test_what_a_proposal_does_to_the_kernels_process_comes_back(runtime, srv):
+    """The preview forks the kernel's process: the review's six proposals each get their line there, sent
+    back over the wire to the panel and to the model (httpx loaded in the kernel, not held by the session)."""
+    import pytest
+
+    from pyaichat.capabilities.sandbox.confine import probe
+    from readonly_breaks import PROCESS_PROPOSALS, told_piece
+
+    if not probe().complete:
+        pytest.skip("the preview needs the kernel walls")
+    runtime.run("import httpx as _loaded\ndel _loaded\nitems = [1]")
+    ctrl = controller(runtime, srv, decision="no")
+    srv.tools(*[("propose_code", {"code": code}) for code, _ in PROCESS_PROPOSALS]).text("Declined.")
+    ctrl.ask("change the process")
+    previews = ctrl.frontend.of("preview")
+    assert len(previews) == len(PROCESS_PROPOSALS)
+    for (code, said), preview in zip(PROCESS_PROPOSALS, previews, strict=True):
+        shown = "\n".join(line for _, line in preview.lines)
+        assert said in shown, (code, shown)
+    told = [m["content"] for m in srv.bodies[-1]["messages"] if m.get("role") == "tool"]
+    assert all(told_piece(said) in answer for (_, said), answer in zip(PROCESS_PROPOSALS, told, strict=True))
+    assert kernel_eval(runtime, "items") == "[1]" and kernel_eval(runtime, "'kept' in dir()") == "False"
 
 
 def test_what_the_preview_cannot_see_comes_back_from_the_kernel(runtime, srv):

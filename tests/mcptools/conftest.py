@@ -15,11 +15,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcp_helpers import NPM_PACKAGES
+from mcp_helpers import NPM_PACKAGES, fault
 
 from fakes.fake_llm import FakeLLM
 from pyaichat.agent.assistant import Assistant
+from pyaichat.assemble import assemble
 from pyaichat.config import Config
+from pyaichat.controller import Controller
+from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 
 
@@ -95,3 +98,30 @@ def npm_servers(tmp_path_factory: pytest.TempPathFactory) -> Path:
             pytest.skip(f"npm could not install the reference MCP servers: {proc.stderr.strip()[-300:]}")
         marker.touch()
     return cache / "node_modules" / "@modelcontextprotocol"
+
+
+@pytest.fixture
+def sessions(notes, tmp_path: Path, monkeypatch):
+    """``sessions(person, **settings)``: a new pyaichat session (same state directory, same project) with the
+    fault server (under each of ``servers``' names), its definitions changed by ``tools.json`` when the test
+    writes it; ``person`` is the front end (``test_mcp_approval_panel.Person``)."""
+    monkeypatch.chdir(tmp_path)
+    made: list[Controller] = []
+    tools_file = tmp_path / "tools.json"
+
+    def make(
+        person: Any, trust: str = "read-only", servers: tuple[str, ...] = ("fault",), **settings: Any
+    ) -> tuple[Controller, FakeLLM]:
+        env = {**notes, "FAULT_TOOLS_FILE": str(tools_file)}
+        entries = {name: fault(env=env, trust=trust) for name in servers}
+        config = Config(model="fake/model", audit=False, mcp_servers=entries, **settings)
+        session = Session(echo=lambda value: None, config=config)
+        fake = FakeLLM()
+        ctrl = assemble(LocalRuntime(session), person, llm_factory=lambda cfg: fake)
+        made.append(ctrl)
+        return ctrl, fake
+
+    make.tools_file = tools_file  # type: ignore[attr-defined]
+    yield make
+    for ctrl in made:
+        ctrl.close()

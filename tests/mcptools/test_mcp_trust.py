@@ -7,7 +7,6 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp_helpers import calls_made, fault, run_piped
@@ -15,11 +14,7 @@ from test_mcp_approval_panel import Person, told
 
 from fakes.fake_llm import FakeLLM
 from fakes.sent import observed
-from pyaichat.assemble import assemble
 from pyaichat.config import Config
-from pyaichat.controller import Controller
-from pyaichat.runtime import LocalRuntime
-from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e
 
@@ -31,30 +26,6 @@ CHANGED = {
     # a read-only claim that was not there at first use
     "write_note": {"annotations": {"readOnlyHint": True, "destructiveHint": False}},
 }
-
-
-@pytest.fixture
-def sessions(notes, tmp_path: Path, monkeypatch):
-    """``sessions(person, **settings)``: a new pyaichat session (same state directory, same project) with the
-    fault server, its definitions changed by ``tools.json`` when the test writes it."""
-    monkeypatch.chdir(tmp_path)
-    made: list[Controller] = []
-    tools_file = tmp_path / "tools.json"
-
-    def make(person: Person, trust: str = "read-only", **settings: Any) -> tuple[Controller, FakeLLM]:
-        env = {**notes, "FAULT_TOOLS_FILE": str(tools_file)}
-        servers = {"fault": fault(env=env, trust=trust)}
-        config = Config(model="fake/model", audit=False, mcp_servers=servers, **settings)
-        session = Session(echo=lambda value: None, config=config)
-        fake = FakeLLM()
-        ctrl = assemble(LocalRuntime(session), person, llm_factory=lambda cfg: fake)
-        made.append(ctrl)
-        return ctrl, fake
-
-    make.tools_file = tools_file  # type: ignore[attr-defined]
-    yield make
-    for ctrl in made:
-        ctrl.close()
 
 
 def offered(fake: FakeLLM, request: int = 0) -> set[str]:
@@ -228,16 +199,6 @@ def test_allow_for_the_session_then_for_the_project(sessions, notes, tmp_path: P
     ctrl.ask("note five")
     assert denied.asked == [] and "denied by the user's configuration" in told(fake)
     assert len([c for c in calls_made(notes) if c["tool"] == "write_note"]) == 5
-
-
-def test_a_project_with_its_own_pyaichat_directory_keeps_the_allowance_there(sessions, tmp_path: Path):
-    (tmp_path / ".pyaichat").mkdir()
-    person = Person("project")
-    ctrl, fake = sessions(person, trust="ask")
-    fake.tool("fault__write_note", {"text": "one"}).text("One.")
-    ctrl.ask("note one")
-    local = tmp_path / ".pyaichat" / "mcp-allowed.json"
-    assert json.loads(local.read_text()) == {"projects": {".": ["fault__write_note"]}}
 
 
 def test_list_changed_mid_session_stops_the_changed_tool_and_the_next_turn_shows_the_diff(sessions, notes):

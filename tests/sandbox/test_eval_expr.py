@@ -1,4 +1,5 @@
-"""eval_expr: the in-process fast path for simple expressions, the sandbox for the rest, the same refusals."""
+"""eval_expr: structural reads and computations over plain values in-process, the walled child for the rest
+(every method of a library's or the session's objects), the same refusals."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call, expression
-from pyaichat.capabilities.expression.plain import SecretsOf
 from pyaichat.capabilities.expression.reader import NotInProcess, Reader
+from pyaichat.capabilities.expression.secrets import SecretChecks
 from pyaichat.config import Config
 
 
@@ -51,19 +52,27 @@ def test_values(session, expr: str, expected: str) -> None:
     assert expected in result.text
 
 
+NO_SECRETS = SecretChecks(lambda name: False, lambda text: False)
+
+
 @pytest.mark.parametrize(
     ("expr", "expected"),
-    [("n", 41), ("df.shape", (3, 2)), ("len(x)", 3), ("sorted(d)[:5]", ["k", "z"]), ("df['a'].mean()", 2.0),
-     ("d['k']", 1)],
+    [("n", 41), ("df.shape", (3, 2)), ("len(x)", 3), ("sorted(d)[:5]", ["k", "z"]), ("n + 1", 42),
+     ("d['k']", 1), ("sorted(d.items())", [("k", 1), ("z", 2)]), ("type(df).__name__", "DataFrame"),
+     ("len(df)", 3), ("list(df.columns) if False else df.ndim", 2)],
 )  # fmt: skip
 def test_fast_path_handles_names_attributes_and_allowed_calls(session, expr: str, expected: object) -> None:
-    fast = Reader(session.namespace, SecretsOf(lambda name: False, lambda text: False))
+    fast = Reader(session.namespace, NO_SECRETS, dunders=expression.STRICT_DUNDERS)
     assert fast.eval(expression.parse_expression(expr).body) == expected  # computed here, not in the sandbox
 
 
-@pytest.mark.parametrize("expr", ["[v for v in x]", "x.copy().append(1)", "df.apply(len)", "(lambda: 1)()"])
+@pytest.mark.parametrize(
+    "expr",
+    ["[v for v in x]", "x.copy().append(1)", "df.apply(len)", "(lambda: 1)()", "df['a'].mean()", "df.head()",
+     "df.dtypes", "list(df.columns)", "x.sort()", "3 ** 10 ** 7", "'%700000000d' % 0", "'ab' * 10 ** 9"],
+)  # fmt: skip
 def test_everything_else_is_not_fast(session, expr: str) -> None:
-    fast = Reader(session.namespace, SecretsOf(lambda name: False, lambda text: False))
+    fast = Reader(session.namespace, NO_SECRETS)
     with pytest.raises(NotInProcess):
         fast.eval(expression.parse_expression(expr).body)
 
@@ -129,14 +138,14 @@ def test_resolve_returns_the_object_read_in_process_only(session) -> None:
 
 @pytest.mark.parametrize(
     ("expr", "level"),
-    [("df.shape", "path"), ("df.columns", "path"), ("df['a'].mean()", "pure"), ("len(x)", "pure"),
-     ("sorted(d)[:5]", "pure"), ("df.dtypes", "path"), ("d['k']", "path"), ("df.head()", "pure"),
-     ("df.a.value_counts()", "pure"), ("df[df.a > 1].b.tolist()", "pure"),
+    [("df.shape", "path"), ("df.columns", "path"), ("df['a'].mean()", "child"), ("len(x)", "pure"),
+     ("sorted(d)[:5]", "pure"), ("df.dtypes", "child"), ("d['k']", "path"), ("df.head()", "child"),
+     ("df.a.value_counts()", "child"), ("df[df.a > 1].b.tolist()", "child"),
      ("sorted(x, key=x.append)", "child"), ("df.a.clip(1, 2, out=df.a)", "child"),
      ("list.append(x, 1)", "child"), ("[v for v in x]", "child"),
      ("df.sort_values('a', inplace=True)", "child")],
 )  # fmt: skip
-def test_typical_expressions_are_read_in_process_and_writes_go_to_the_child(session, expr, level) -> None:
+def test_structural_reads_are_in_process_and_every_method_goes_to_the_child(session, expr, level) -> None:
     from pyaichat.capabilities.registry import CapabilityContext
 
     session.namespace["arr"] = __import__("numpy").arange(5.0)

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import httpx  # noqa: F401  (loaded in the process, as the REPL loads it for the assistant)
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,6 +26,7 @@ from pyaichat.capabilities.sandbox.isolation import fork_available
 from pyaichat.capabilities.sandbox.preview import Preview
 from pyaichat.capabilities.sandbox.unseen import Unseen
 from pyaichat.config import Config
+from readonly_breaks import PROCESS_PROPOSALS
 
 pytestmark = pytest.mark.skipif(
     not (fork_available() and confine.probe().complete), reason="no Landlock + seccomp here: no preview"
@@ -300,7 +302,7 @@ TAMPERING = [
     ),
     (
         "import pyaichat.capabilities.sandbox.effects as e\ne.Snapshot.effects = lambda *a, **k: []",
-        "replaces pyaichat.capabilities.sandbox.effects.Snapshot.effects, part of pyaichat's preview",
+        "replaces pyaichat.capabilities.sandbox.effects.Snapshot.effects, part of pyaichat itself",
     ),
 ]
 
@@ -318,6 +320,95 @@ def test_tampering_is_one_sentence_and_the_preview_still_reports(fx: Fixture, co
     assert grew in text(found)
 
 
+# -- issue 44 point 5: the whole process, and the interpreter state a call sets ----------------------------
+@pytest.mark.parametrize(
+    ("code", "said"), PROCESS_PROPOSALS, ids=[c.splitlines()[-1][:40] for c, _ in PROCESS_PROPOSALS]
+)
+def test_what_a_proposal_does_to_the_whole_process_is_said(fx: Fixture, code: str, said: str) -> None:
+    """The review's six proposals, each previewed before as "new module" only: pyaichat's masking turned off,
+    a delayed logging file, an alarm, the recursion limit, a function run at every fork (pyaichat's reads
+    fork), the assistant's HTTP client patched. Each gets its line (tampering with pyaichat: the sentence
+    and an incomplete preview), and the session is as it was (``Fixture.preview``)."""
+    found = fx.preview(code)
+    shown = text(found)
+    assert said in shown, shown
+    assert (found.status == "incomplete") == ("part of pyaichat itself" in said), found
+
+
+INTERPRETER_STATE = [
+    (
+        "import signal\nsignal.setitimer(signal.ITIMER_REAL, 30, 5)",
+        "sets a timer (SIGALRM in 30 s, then every 5 s)",
+    ),
+    ("from os import umask\numask(0o077)", "sets the umask to 0077: every file created later gets it"),
+    (
+        "import resource\nsoft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (20, hard))",
+        "sets the resource limit RLIMIT_NOFILE to 20",
+    ),
+    ("import sys\nsys.excepthook = print", "replaces sys.excepthook: every later error"),
+    ("import sys\nsys.displayhook = print", "replaces sys.displayhook"),
+    ("import threading\nthreading.excepthook = print", "replaces threading.excepthook"),
+    (
+        "import warnings\nwarnings.simplefilter('ignore', FutureWarning)",
+        "changes the warning filters (ignore FutureWarning)",
+    ),
+    ("import sys\nsys.path.insert(0, '/tmp/elsewhere')", "changes sys.path (/tmp/elsewhere): later imports"),
+    ("pd.set_option('display.max_rows', 5)", "sets pandas options (display.max_rows): later output changes"),
+    (
+        "import logging\nlogging.getLogger('audit.later').addHandler(logging.StreamHandler())",
+        "adds a logging handler (StreamHandler on the audit.later logger)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "said"), INTERPRETER_STATE, ids=[c.splitlines()[-1][:40] for c, _ in INTERPRETER_STATE]
+)
+def test_interpreter_state_set_by_a_call_is_said(fx: Fixture, code: str, said: str) -> None:
+    found = fx.preview(code + "\nitems.append(4)")
+    shown = text(found)
+    assert said in shown and "changes items in place" in shown, shown  # and the report still came
+    assert found.status == "previewed", found
+
+
+def test_a_limit_too_low_for_the_report_is_put_back_first(fx: Fixture) -> None:
+    """The recursion limit the code leaves would stop the preview's own report: it is read and put back
+    first, so the report comes and says it."""
+    code = (  # just above the depth the code runs at: the report runs deeper
+        "import sys\nlimit = 10\nwhile True:\n    try:\n        sys.setrecursionlimit(limit)\n        break\n"
+        "    except RecursionError:\n        limit += 5\nitems.append(4)"
+    )
+    found = fx.preview(code)
+    assert "sets the recursion limit to" in text(found) and "changes items in place" in text(found), found
+
+
+def test_tampering_with_the_sandbox_or_the_masking_is_named(fx: Fixture) -> None:
+    for code, said in [
+        (
+            "import pyaichat.capabilities.sandbox.scrub as s\ns.apply = lambda places: None",
+            "replaces pyaichat.capabilities.sandbox.scrub.apply",
+        ),
+        (
+            "import pyaichat.capabilities.redact as r\nr.MIN_KNOWN = 10 ** 9",
+            "replaces pyaichat.capabilities.redact.MIN_KNOWN",
+        ),
+    ]:
+        found = fx.preview(code)
+        assert found.status == "incomplete" and f"This code {said}, part of pyaichat itself" in text(found), (
+            found
+        )
+
+
+def test_what_the_process_does_on_its_own_is_not_the_codes(fx: Fixture) -> None:
+    """Importing and using libraries, logging a line, reading options: nothing of it is said."""
+    found = fx.preview(
+        "import logging, decimal, httpx\nlogging.getLogger('x').info('hello')\n"
+        "rows = pd.get_option('display.max_rows')\nclient = httpx.URL('http://x')"
+    )
+    assert found.status == "previewed" and not found.unseen, text(found)
+
+
 # every descriptor the child may hold (the report's pipe keeps its number from a parent that may hold many)
 EVERY_FD = "import resource\nfor fd in range(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0]):"
 EACH_FD = "    try:\n        {}\n    except OSError:\n        pass"
@@ -327,7 +418,7 @@ def test_closing_the_report_channel_is_tampering_not_a_glitch(fx: Fixture) -> No
     found = fx.preview(f"{EVERY_FD}\n{EACH_FD.format('os.close(fd)')}")
     assert found.status == "incomplete" and found.lines()[1] == (
         "tampered",
-        "  This code closes the channel the preview reports through, part of pyaichat's preview; its effects "
+        "  This code closes the channel the preview reports through, part of pyaichat itself; its effects "
         "cannot be previewed — read it before you run it.",
     )
 

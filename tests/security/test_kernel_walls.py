@@ -355,8 +355,8 @@ def test_user_function_cannot_touch_process_memory_or_others(hostile) -> None:
 
 def test_user_function_sees_no_environment_and_hands_back_no_secret(hostile) -> None:
     assert _run(hostile, "environment()").text.endswith("{}")
-    result = _run(hostile, "k = key()\nk[::-1]")
-    assert not result.ok and ("Hidden" in result.error or "credential" in result.error)
+    result = _run(hostile, "k = key()\nk[::-1]")  # the child replaced the key before the code ran
+    assert result.ok and result.text.endswith(">detcader<"), result
     for code in (
         "everything()['nested'][0]['k'][::-1]",
         "everything()['names']['OPENAI_API_KEY'][::-1]",

@@ -1,11 +1,15 @@
-"""Each break of the read-only promise the review found (issue 40's first two bullets), through the public
-door (``capabilities.call``) as the REPL's own assistant reaches it: every write refused in one sentence with
-nothing changed, no piece of a secret in any answer. The same list goes through ``pyaichat mcp`` and
-Streamable HTTP (``tests/mcpserve``), IPython (``tests/ipython``) and a kernel (``tests/kernel``)."""
+"""Each break of the read-only promise the reviews found (issue 40's first two bullets; issue 44's reads that
+ran the session's code in its process, and its child that held the secrets), through the public door
+(``capabilities.call``) as the REPL's own assistant reaches it: every write refused in one sentence with
+nothing changed, none of the session's code run in its process, no call holding it frozen, no piece of a
+secret — nor of its reversal, hex or characters — in any answer. The same lists go through ``pyaichat mcp``
+and Streamable HTTP (``tests/mcpserve``), IPython (``tests/ipython``) and a kernel (``tests/kernel``)."""
 
 from __future__ import annotations
 
+import gc
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -16,12 +20,26 @@ from pyaichat.capabilities.picture import session_picture
 from pyaichat.capabilities.redact import masker_for
 from pyaichat.config import Config
 from readonly_breaks import (
+    CHILD_ORACLES,
+    CHILD_ROADS,
+    CHILD_SETUP,
+    CODE_READS,
     DB_PASSWORD,
     EXPR_TOOLS,
     FAILING_INPUT,
+    FREEZES,
+    GIL_BOUND,
+    ISSUE_44_CALLS,
+    LEGIT,
+    MODULE_ROADS,
     SECRET_ROADS,
+    TRANSFORMED,
     WRITES,
+    GilTicker,
+    answered_false,
+    issue_44_refusals,
     leaked,
+    leaked_transformed,
     one_sentence,
     setup_source,
     state_source,
@@ -88,6 +106,57 @@ def test_the_folder_stays_empty(session) -> None:
     assert list(Path(session.namespace["WATCH"]).iterdir()) == []
 
 
+# -- issue 44 ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("tool", EXPR_TOOLS)
+@pytest.mark.parametrize("expr", CODE_READS)
+def test_a_read_runs_no_session_code_here_and_changes_nothing(session, expr: str, tool: str) -> None:
+    before = _state(session)
+    result = call(session, tool, {"expr": expr})
+    gc.collect()  # a copy of the session's object made here would be finalised by now
+    assert _state(session) == before, result
+    assert result.ok or one_sentence(result.error), result.error
+    assert leaked((result.text or "") + (result.error or "")) is None
+
+
+@pytest.mark.parametrize("expr", FREEZES, ids=lambda e: e[:30])
+def test_c_work_is_sized_first_or_done_in_the_walled_child(session, expr: str) -> None:
+    started = time.perf_counter()
+    with GilTicker() as ticker:
+        result = call(session, "eval_expr", {"expr": expr})
+    took = time.perf_counter() - started
+    assert ticker.longest <= GIL_BOUND, f"the REPL's process was held {ticker.longest:.2f} s"
+    assert took <= session.config.tool_timeout + 1.0
+    assert result.ok or one_sentence(result.error), result.error
+
+
+@pytest.mark.parametrize("expr", TRANSFORMED)
+def test_a_secret_of_any_type_is_never_computed_with(session, expr: str) -> None:
+    result = call(session, "eval_expr", {"expr": expr})
+    assert not result.ok and one_sentence(result.error) and "secret" in result.error, result
+    assert leaked(result.error) is None
+
+
+@pytest.mark.parametrize(("tool", "expr", "expected"), LEGIT)
+def test_the_reads_that_broke_answer(session, tool: str, expr: str, expected: str) -> None:
+    result = call(session, tool, {"expr": expr})
+    assert result.ok and expected in result.text, result
+
+
+@pytest.mark.parametrize("expr", MODULE_ROADS)
+def test_the_interpreters_modules_stay_out_of_reach(session, expr: str) -> None:
+    result = call(session, "eval_expr", {"expr": expr})
+    assert not result.ok and "module is not available" in result.error, result
+
+
+def test_the_picture_and_list_globals_ask_no_repr_here(session) -> None:
+    before = _state(session)
+    listed = call(session, "list_globals", {})
+    picture = session_picture(session, session.config)
+    gc.collect()
+    assert _state(session) == before  # Loud's __repr__ writes a file and counts: it did neither here
+    assert listed.ok and "loud: " in listed.text and "loud: " in picture
+
+
 def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> None:
     """The REPL's built-in assistant (its controller over the local runtime, the real litellm client against
     the scripted server): the model asks for each break; what it is sent back refuses or hides."""
@@ -106,12 +175,70 @@ def test_the_repls_assistant_gets_the_same_refusals_over_http(tmp_path, srv) -> 
     ctrl = assemble(runtime, Recorder("no"), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
     before = _state(session)
     calls = [("eval_expr", {"expr": expr}) for expr in WRITES] + SECRET_ROADS + [("get_last_exception", {})]
+    calls += ISSUE_44_CALLS
     srv.tools(*calls).text("Nothing could be changed or read there.")
-    ctrl.ask("try them all")
+    ctrl.ask("try them all")  # (how long a call may hold the process: the direct calls above measure it)
+    gc.collect()
     assert _state(session) == before and list(watch.iterdir()) == []
     first, second = srv.bodies
     assert leaked(json.dumps(first)) is None  # the picture, with the failing input's message
     replies = [m["content"] for m in second["messages"] if m["role"] == "tool"]
     assert len(replies) == len(calls) and all(leaked(r) is None for r in replies), replies
+    assert issue_44_refusals(replies[-len(ISSUE_44_CALLS) :]), replies
     refusals = replies[: len(WRITES)]
     assert all("would change the session's" in r or "cannot write to a file" in r for r in refusals), refusals
+
+
+# -- issue 44: the walled child holds no secret --------------------------------------------------------------
+@pytest.fixture(scope="module")
+def child_session(tmp_path_factory: pytest.TempPathFactory) -> pyaichat.Session:
+    watch = tmp_path_factory.mktemp("watched")
+    s = pyaichat.Session(config=Config(audit=False, tool_timeout=5.0))
+    result = s.run(setup_source(str(watch)) + CHILD_SETUP)
+    assert result.ok, result.error and result.error.formatted
+    return s
+
+
+@pytest.mark.parametrize(("tool", "args"), CHILD_ROADS, ids=[str(a) for _, a in CHILD_ROADS])
+def test_no_transformation_carries_a_secret_out_of_the_child(child_session, tool: str, args: dict) -> None:
+    """Reversed, hex, joined, ``ord`` per character, a closure or a default returned by the person's own
+    function: the child replaced every secret it can reach before it evaluated, so none is in the answer."""
+    result = call(child_session, tool, args)
+    shown = (result.text or "") + (result.error or "")
+    assert leaked_transformed(shown) is None, shown
+    assert result.ok or one_sentence(result.error), result.error
+
+
+@pytest.mark.parametrize(("tool", "args"), CHILD_ORACLES, ids=[str(a) for _, a in CHILD_ORACLES])
+def test_a_comparison_with_a_right_guess_answers_false(child_session, tool: str, args: dict) -> None:
+    result = call(child_session, tool, args)
+    assert result.ok and answered_false(result.text), result
+
+
+def test_the_person_keeps_their_secrets_and_plain_values_still_read(child_session) -> None:
+    ns = child_session.namespace
+    assert ns["vault"]["primary"] == ns["api_key"] and ns["reveal"]().startswith("closure-pw")
+    assert ns["meta"].attrs["token"].startswith("attrs-token") and ns["conn"].api_key.startswith("dc-secret")
+    assert call(child_session, "eval_expr", {"expr": "(lambda c: c.host)(conn)"}).text.endswith("'db.local'")
+    assert "2" in call(child_session, "eval_expr", {"expr": "(lambda m: len(m))(meta)"}).text
+
+
+def test_the_repls_assistant_gets_no_secret_from_the_child_over_http(tmp_path, srv) -> None:
+    """The same roads asked by the model of the REPL's own assistant (the real litellm client against the
+    scripted server): what it is sent back holds no secret nor a transformation of one."""
+    from fakes.recorder import Recorder
+    from pyaichat.agent.llm import LiteLLMClient
+    from pyaichat.assemble import assemble
+    from pyaichat.runtime import LocalRuntime
+
+    config = Config(model="openai/test", api_base=srv.base_url, audit=False, request_timeout=10, max_steps=4)
+    session = pyaichat.Session(config=config)
+    assert session.run(setup_source(str(tmp_path)) + CHILD_SETUP).ok
+    runtime = LocalRuntime(session)
+    ctrl = assemble(runtime, Recorder("no"), llm_factory=lambda cfg: LiteLLMClient(cfg, backoff=0.01))
+    srv.tools(*CHILD_ROADS, *CHILD_ORACLES).text("Nothing of the secrets came back.")
+    ctrl.ask("read them all")
+    replies = [m["content"] for m in srv.bodies[1]["messages"] if m["role"] == "tool"]
+    assert len(replies) == len(CHILD_ROADS) + len(CHILD_ORACLES)
+    assert all(leaked_transformed(r) is None for r in replies), replies
+    assert all(answered_false(r) for r in replies[len(CHILD_ROADS) :]), replies

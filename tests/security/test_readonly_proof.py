@@ -13,12 +13,23 @@ keyword and by position, ``inplace=True``, unbound methods applied to session ob
 * every fingerprint is unchanged (``persist.fingerprint`` — undo's checksum of every byte — and a deep
   structural one), and so are the generator's and the iterator's position, the open file's position and
   size, the database's rows, the objects' counters;
+* no code of the session ran in this process: the adversarial objects (issue 44) — a ``ChainMap`` over a
+  ``defaultdict``, a property whose getter is ``list.pop`` or ``partial(next, it)``, a frame whose ``attrs``
+  hold an object with ``__del__``, objects whose ``__repr__``, ``__len__``, ``__eq__``, ``__hash__``,
+  ``__format__``, ``__bool__``, ``__iter__``, ``__getattr__``, ``__getattribute__`` and ``__class__``
+  property count their calls, a weakref with a callback — count in the session's process, so a count that
+  moved is code of theirs run here (the walled child's counts stay in the child);
 * no file is created or changed in the watched folder;
-* no secret — nor its reverse — is in the text or the error.
+* no secret — nor its reverse, its hex, the text of its bytes — is in the text or the error;
+* no call held the GIL longer than ``GIL_BOUND`` (a ticker thread measures the longest gap between its
+  ticks: C work that holds the GIL — ``3**1999999 * 3**1999999``, ``"%700000000d" % 0``, ``sorted()`` of a
+  19-million-character string — stops it; a gap while the walled child is forked is the kernel copying page
+  tables, left out here and reported by the slow mode).
 
-About a minute in CI (``READONLY_EXAMPLES``, default 250). The slow mode runs thousands:
-``READONLY_EXAMPLES=5000 .venv/bin/python -m pytest tests/security/test_readonly_proof.py`` (or
-``benchmarks/readonly_proof.py``).
+Bounded for CI (``READONLY_EXAMPLES``, default 100; each known break through two of the five tools). The
+slow mode runs thousands: ``READONLY_EXAMPLES=5000 .venv/bin/python -m pytest
+tests/security/test_readonly_proof.py`` (or ``benchmarks/readonly_proof.py``, which sends every known break
+through all five tools and reports the longest GIL hold).
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import types
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +49,9 @@ import pyaichat
 from pyaichat.capabilities import call
 from pyaichat.config import Config
 from pyaichat.persist.fingerprint import fingerprint as undo_fingerprint
+from readonly_breaks import PIN_PASSWORD, GilTicker, issue_44_source
 
-EXAMPLES = int(os.environ.get("READONLY_EXAMPLES", "250"))
+EXAMPLES = int(os.environ.get("READONLY_EXAMPLES", "100"))
 SECRET_KEY = "sk-proj-Q9vRk2LmT7pXw4ZsN8bYc3HdF6gJ1aE5uKoVi0Pq"
 SECRET_TOKEN = "tok-deep-8d7f6e5c4b3a2910"
 DB_PASSWORD = "correct-horse-battery-staple"
@@ -46,11 +59,12 @@ PASSWORDS = ["pw-ann-Zx81Lq93", "pw-bob-Mn27Rt64"]
 ACCOUNT_TOKEN = "acct-tok-44Hh8Jj2Kk6L"
 CREDENTIAL = "sk-proj-zyxw9876543210abcdefghijklmnop"
 ENV_CANARY = "env-canary-5e1f9b3c7a2d"
-SECRETS = [SECRET_KEY, SECRET_TOKEN, DB_PASSWORD, *PASSWORDS, ACCOUNT_TOKEN, CREDENTIAL, ENV_CANARY]
-# A piece of a secret long enough to be one: any 12 characters of it, forwards or reversed.
-NEEDLES = sorted({s[i : i + 12] for s in SECRETS for i in range(len(s) - 11)} | {
-    s[::-1][i : i + 12] for s in SECRETS for i in range(len(s) - 11)
-})  # fmt: skip
+SECRETS = [SECRET_KEY, SECRET_TOKEN, DB_PASSWORD, *PASSWORDS, ACCOUNT_TOKEN, CREDENTIAL, ENV_CANARY,
+           str(PIN_PASSWORD)]  # fmt: skip
+# A piece of a secret long enough to be one: any 12 characters of it, forwards or reversed, or of its hex.
+_FORMS = [form for s in SECRETS for form in (s, s[::-1], s.encode().hex())]
+NEEDLES = sorted({form[i : i + 12] for form in _FORMS for i in range(len(form) - 11)})
+GIL_BOUND = float(os.environ.get("READONLY_GIL_BOUND", "0.5"))  # seconds; the breaks held it for seconds
 
 
 def _walled() -> bool:
@@ -132,12 +146,15 @@ class Tattle:
 
 acct = Account()
 tattles = [Tattle(), Tattle()]
+
+ISSUE_44_SOURCE
 """
 
 NAMES = [
     "xs", "nested", "d", "counts", "tags", "df", "s", "arr", "iarr", "users", "settings", "db_password",
     "note", "env", "gen", "it", "fh", "con", "acct", "tattles", "TATTLED", "os", "np", "pd", "Account",
-    "sqlite3",
+    "sqlite3", "layers", "stack", "peek", "framed", "counted", "counted_list", "keyed", "anchor",
+    "anchor_ref", "blob", "code", "bigstr", "twins",
 ]  # fmt: skip
 ATTRIBUTES = [
     "append", "pop", "setdefault", "add", "update", "clear", "extend", "insert", "remove", "sort", "copy",
@@ -145,12 +162,14 @@ ATTRIBUTES = [
     "mean", "max", "head", "T", "iloc", "loc", "shape", "columns", "password", "api_key", "api_token",
     "execute", "commit", "write", "read", "close", "seek", "save", "balance", "items", "environ", "system",
     "count", "index", "drop", "sort_values", "value_counts", "tolist", "nested", "a", "b", "name", "reads",
-    "__class__", "__dict__", "fetchall", "cursor", "putenv", "remove",
+    "__class__", "__dict__", "fetchall", "cursor", "putenv", "remove", "top", "nxt", "attrs", "maps", "n",
+    "hex", "encode", "decode", "upper",
 ]  # fmt: skip
 LITERALS = [
     "0", "1", "2", "-1", "3.5", "None", "True", "False", "'a'", "'b'", "'x'", "'api_key'", "'password'",
     "'token'", "'nested'", "'HOME'", "'PYAICHAT_PROOF_CANARY'", "'insert into t values (2)'",
     "'delete from t'", "repr(WATCH + '/out.csv')", "[1, 2]", "(0, 1)", "{'k': 1}", "slice(0, 1)",
+    "'x'", "1999999", "10 ** 18", "'%700000000d'",
 ]  # fmt: skip
 CALLEES = [
     "sorted", "min", "max", "map", "filter", "list", "len", "str", "repr", "sum", "any", "next", "iter",
@@ -198,6 +217,18 @@ OUT_FORMS = [
 ]  # fmt: skip
 
 
+# The red team's GIL holders and the reads of issue 44 that wrote: always in the mix.
+HEAVY = [
+    "3 ** 1999999 * 3 ** 1999999", "'%700000000d' % 0", "sorted(bigstr)", "np.diff(iarr, 10 ** 18)",
+    "list(bigstr)", "set(bigstr * 2)", "bigstr * 100", "1 << 10 ** 9", "(bigstr + bigstr).count('a')",
+    "'%*d' % (700000000, 0)", "10 ** 10 ** 6", "layers['x']", "stack.top", "peek.nxt", "framed.head(2)",
+    "framed.copy()", "keyed[1]", "counted.n", "counted_list[0]", "counted == counted", "blob[::-1]",
+    "blob.hex()", "code + 1", "str(code)", "f'{counted}'", "format(counted)", "len(counted)",
+    "sorted(counted_list)", "counted in counted_list", "1 in keyed", "anchor_ref()", "list(layers)",
+    "twins * 2000 == twins[::-1] * 2000", "len(set(twins * 2000))",
+]  # fmt: skip
+
+
 def _method_ref(draw: Any) -> str:
     """A method of a session object, as a value: the argument a higher-order builtin would call."""
     return f"{draw(st.sampled_from(NAMES))}.{draw(st.sampled_from(MUTATORS + ATTRIBUTES))}"
@@ -208,7 +239,9 @@ def expressions(draw: Any, depth: int = 0) -> str:
     """One expression of the grammar (module docstring): the shapes that write or leak are drawn often, and
     anything else the general grammar builds, at most three levels deep."""
     if depth == 0:
-        shape = draw(st.integers(0, 19))
+        shape = draw(st.integers(0, 21))
+        if shape >= 20:
+            return draw(st.sampled_from(HEAVY))
         if shape < 4:  # sorted / min / max with key=
             func = draw(st.sampled_from(["sorted", "min", "max"]))
             return f"{func}({draw(st.sampled_from(ITERABLES))}, key={_method_ref(draw)})"
@@ -294,6 +327,7 @@ KNOWN_BREAKS = [
     "note[10:30]",
     "acct.__dict__",
     "str(acct)",
+    *HEAVY,
 ]
 
 
@@ -311,8 +345,8 @@ class Proof:
         for path in self.watch.iterdir():
             path.unlink()
         os.environ["PYAICHAT_PROOF_CANARY"] = ENV_CANARY
-        self.session = pyaichat.Session(config=Config(audit=False, tool_timeout=4.0))
-        source = SETUP.replace("WRITE_FILES", repr(_walled()))
+        self.session = pyaichat.Session(config=Config(audit=False, tool_timeout=2.0))
+        source = SETUP.replace("WRITE_FILES", repr(_walled())).replace("ISSUE_44_SOURCE", issue_44_source())
         values = {
             "WATCH": str(self.watch), "SECRET_KEY": SECRET_KEY, "SECRET_TOKEN": SECRET_TOKEN,
             "DB_PASSWORD": DB_PASSWORD, "PASSWORDS": PASSWORDS, "ACCOUNT_TOKEN": ACCOUNT_TOKEN,
@@ -346,6 +380,14 @@ class Proof:
             "db": (rows, ns["con"].total_changes, ns["con"].in_transaction),
             "acct": (list(ns["acct"].items), ns["acct"].reads),
             "tattled": list(ns["TATTLED"]),
+            "session code run here": dict(ns["CALLS"]),
+            "issue 44": (
+                [sorted(dict.keys(m), key=repr) for m in ns["layers"].maps],
+                list.__len__(ns["stack"]),
+                ns["peek_it"].__length_hint__(),
+                sorted(map(id, dict.keys(ns["keyed"]))),
+                ns["anchor_ref"]() is ns["anchor"],
+            ),
             "files": sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in self.watch.iterdir()),
         }
 
@@ -355,8 +397,12 @@ class Proof:
         self.dirty = True  # until every assertion below has held
         os.environ["PYAICHAT_PROOF_CANARY"] = ENV_CANARY  # (the suite's fixtures reset the environment)
         environ = dict(os.environ)
-        result = call(self.session, capability, {"expr": expr})
+        with GilTicker() as ticker:
+            result = call(self.session, capability, {"expr": expr})
+        self.longest_hold = max(getattr(self, "longest_hold", 0.0), ticker.longest)
+        self.longest_fork = max(getattr(self, "longest_fork", 0.0), ticker.fork_held)
         shown = (result.text or "") + "\n" + (result.error or "")
+        assert ticker.longest <= GIL_BOUND, f"{capability}({expr!r}) held the GIL {ticker.longest:.2f} s"
         assert dict(os.environ) == environ, f"{capability}({expr!r}) changed the environment"
         after = self.state()
         for key, value in self.before.items():
@@ -366,23 +412,36 @@ class Proof:
         self.dirty = False
 
 
+def _instance_dict(obj: Any) -> dict[str, Any] | None:
+    """An instance's ``__dict__`` through its class's own descriptor (``obj.__dict__`` would ask the
+    object's ``__getattribute__``, which counts)."""
+    for klass in type.__dict__["__mro__"].__get__(type(obj)):
+        found = type.__dict__["__dict__"].__get__(klass).get("__dict__")
+        if found is not None:
+            return found.__get__(obj) if type(found) is types.GetSetDescriptorType else None
+    return None
+
+
 def _deep(obj: Any, depth: int = 0) -> Any:
     """A structural fingerprint of builtin containers and the session's objects (values, order, ids)."""
     if depth > 6:
         return "deep"
-    t = type(obj)
-    if t in (int, float, str, bytes, bool, type(None), complex):
+    t = type(obj)  # by type and the types' own namespaces: the session's hooks must not count the harness
+    if any(t is k for k in (int, float, str, bytes, bool, type(None), complex)):
         return obj
-    if isinstance(obj, dict):
-        return (t.__name__, id(obj), [(repr(k) if type(k) is str else id(k), _deep(v, depth + 1)) for k, v in
-                                      dict.items(obj)])  # fmt: skip
-    if t in (list, tuple):
-        return (t.__name__, id(obj), [_deep(v, depth + 1) for v in obj])
-    if t in (set, frozenset):
-        return (t.__name__, id(obj), sorted(map(id, obj)))
-    if t.__module__ == "__main__" and hasattr(obj, "__dict__"):
-        return (t.__name__, _deep(object.__getattribute__(obj, "__dict__"), depth + 1))
-    return (t.__name__, id(obj))
+    name = type.__dict__["__name__"].__get__(t)
+    if issubclass(t, dict):
+        return (name, id(obj), [(repr(k) if type(k) is str else id(k), _deep(v, depth + 1)) for k, v in
+                                dict.items(obj)])  # fmt: skip
+    if issubclass(t, (list, tuple)):
+        base = list if issubclass(t, list) else tuple
+        return (name, id(obj), [_deep(v, depth + 1) for v in base.__iter__(obj)])
+    if t is set or t is frozenset:
+        return (name, id(obj), sorted(map(id, obj)))
+    state = _instance_dict(obj)
+    if type.__dict__["__module__"].__get__(t) == "__main__" and state is not None:
+        return (name, _deep(state, depth + 1))
+    return (name, id(obj))
 
 
 WATCH = tempfile.mkdtemp(prefix="pyaichat-proof-")
@@ -394,8 +453,14 @@ def proof() -> Proof:
     return Proof(Path(WATCH))
 
 
-@pytest.mark.parametrize("expr", KNOWN_BREAKS)
-@pytest.mark.parametrize("capability", CAPABILITIES)
+# Each known break through eval_expr and through one of the other four tools in turn (all five share one
+# reading policy; the slow mode sends every one through all five).
+KNOWN_CALLS = [("eval_expr", e) for e in KNOWN_BREAKS] + [
+    (CAPABILITIES[1 + i % 4], e) for i, e in enumerate(KNOWN_BREAKS)
+]
+
+
+@pytest.mark.parametrize(("capability", "expr"), KNOWN_CALLS)
 def test_the_known_breaks_neither_write_nor_show_a_secret(proof: Proof, capability: str, expr: str) -> None:
     proof.check(capability, expr.replace("WATCHDIR", WATCH))
 

@@ -24,32 +24,38 @@ import types
 from collections import deque
 from typing import Any, NamedTuple
 
-from . import adapters, layout
+from . import adapters, layout, structural
 from .deadline import PICTURE_BUDGET, USER_CODE_BUDGET, NotAsked, Overtime, ask, failure, guarded
 from .layout import is_environ
 from .privacy import FULL, SCHEMA
 from .redact import REDACTED, is_secret_name
+from .structural import MISSING
 from .text import cut, type_name
 
 LARGE = 10_000
 
 
 # -- small helpers -------------------------------------------------------------------------------------------
+_OBJECT_REPR = object.__dict__["__repr__"]
+
+
 def has_custom_repr(value: Any) -> bool:
-    return type(value).__repr__ is not object.__repr__
+    return structural.lookup(type(value), "__repr__") is not _OBJECT_REPR
 
 
 def is_iterator(value: Any) -> bool:
     cls = type(value)
-    return hasattr(cls, "__next__") and hasattr(cls, "__iter__")
+    return (
+        structural.lookup(cls, "__next__") is not MISSING
+        and structural.lookup(cls, "__iter__") is not MISSING
+    )
 
 
-def static(obj: Any, name: str) -> Any:
-    """``obj.name`` read without running a property or ``__getattr__`` (``None`` when absent)."""
-    try:
-        return inspect.getattr_static(obj, name)
-    except AttributeError:
-        return None
+def static(cls: type, name: str) -> Any:
+    """``cls.name`` found in the class's own namespaces along its MRO, without running a metaclass's code
+    (``None`` when absent)."""
+    found = structural.lookup(cls, name)
+    return None if found is MISSING else found
 
 
 def known_len(value: Any) -> int | None:
@@ -204,6 +210,9 @@ def brepr(value: Any, lim: Limits, depth: int = 0, facts: Facts | None = None) -
         return repr(value[:limit]) + f"…(+{len(value) - limit:,} more)"
     if depth >= lim.depth:
         return short_header(value)
+    named = _named(value)
+    if named is not None:
+        return named
     if layout.builtin_base(t) is not None:
         return _container(value, lim, depth)
     try:  # a data library's own summary, never its repr
@@ -228,9 +237,35 @@ def brepr(value: Any, lim: Limits, depth: int = 0, facts: Facts | None = None) -
     return user_repr(value, True, lim.other)
 
 
+_CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type)
+
+
+def _named(value: Any) -> str | None:
+    """A function, class or module by its name, read through the types' own fields (``<function area>``,
+    ``<class 'pandas.DataFrame'>``): their ``repr`` is the name and an address, never worth asking."""
+    t = type(value)
+    if not issubclass(t, _CODE):
+        return None
+    if issubclass(t, type):
+        module = structural.module_of(value)
+        name = structural.qualname_of(value)
+        return f"<class '{name}'>" if module in ("builtins", "") else f"<class '{module}.{name}'>"
+    if t is types.ModuleType:
+        module_name = structural.module_namespace(value).get("__name__")
+        return f"<module {module_name!r}>" if type(module_name) is str else "<module>"
+    found: Any
+    try:
+        found = structural.attribute(value, "__qualname__" if t is types.FunctionType else "__name__")
+    except (structural.NotStructural, structural.NoAttribute):
+        found = None
+    kind = "function" if t is types.FunctionType else "bound method" if t is types.MethodType else "built-in"
+    return f"<{kind} {found}>" if type(found) is str else f"<{kind}>"
+
+
 def _container(value: Any, lim: Limits, depth: int) -> str:
     """A builtin container (or a subclass), read through its base type: none of a subclass's code runs."""
     t = type(value)
+    name = structural.name_of(t)  # through ``type``'s own descriptor: a metaclass runs nothing
     base = layout.builtin_base(t)
     assert base is not None
     size = layout.builtin_len(value, base)
@@ -242,22 +277,23 @@ def _container(value: Any, lim: Limits, depth: int) -> str:
             shown = REDACTED if type(k) is str and is_secret_name(k) else brepr(v, lim, depth + 1)
             parts.append(f"{brepr(k, lim, depth + 1)}: {shown}")
         body = "{" + ", ".join(parts) + _more(size - len(parts)) + "}"
-        return body if t is dict else f"{t.__name__}({body})"
+        return body if t is dict else f"{name}({body})"
     items = [brepr(v, lim, depth + 1) for v in layout.builtin_items(value, base, n_items)]
     rest = _more(size - len(items))
-    if base is tuple and hasattr(t, "_fields"):  # namedtuple: keep field names
-        pairs = [f"{f}={i}" for f, i in zip(t._fields, items, strict=False)]
-        return f"{t.__name__}({', '.join(pairs)}{rest})"
+    fields = structural.lookup(t, "_fields") if base is tuple else MISSING
+    if type(fields) is tuple and all(type(f) is str for f in fields):  # namedtuple: keep field names
+        pairs = [f"{f}={i}" for f, i in zip(fields, items, strict=False)]
+        return f"{name}({', '.join(pairs)}{rest})"
     if base is list or base is deque:
         body = "[" + ", ".join(items) + rest + "]"
     elif base is tuple:
         body = "(" + ", ".join(items) + ("," if size == 1 else "") + rest + ")"
     elif not size:
-        return "set()" if t is set else f"{t.__name__}()"
+        return "set()" if t is set else f"{name}()"
     else:
         body = "{" + ", ".join(items) + rest + "}"
     exact = t in (list, tuple, set)
-    return body if exact else f"{t.__name__}({body})"
+    return body if exact else f"{name}({body})"
 
 
 def _more(n: int) -> str:
@@ -271,7 +307,7 @@ def short_header(value: Any) -> str:
 
 def attributes(value: Any, lvl: int, limit: int = 12) -> str:
     """Instance attributes from ``__dict__`` (read statically): types at ``schema``, short values above."""
-    attrs = layout.instance_state(value, slots=False)
+    attrs = structural.instance_state(value, slots=False)
     if not attrs:
         return ""
     parts = []

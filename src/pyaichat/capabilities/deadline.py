@@ -11,22 +11,18 @@ finish; the caller's own deadline (``workers.within``: ``invoke.run_with_deadlin
 ``bounded`` runs a call in a helper thread under ``guarded`` and gives up waiting at its budget, so even code
 stuck in C or in a library cannot hold up the caller.
 
-``no_user_code`` is the other way round: a block in which no code the session wrote may start at all
-(``expression``'s in-process levels). Every frame of the user's code is stopped before its first line
-(``UserCodeNeeded``), in this thread and in the helper threads ``bounded`` starts for it, and the block says
-afterwards whether that happened, so its caller can throw the result away and read in the walled child.
-
 ``ask`` is how every capability runs an object's own code (its ``__len__``, ``__repr__``, ``_repr_llm_``, a
 property, ``__dir__``): once per look, through ``bounded`` — a ``__len__`` that is a slow remote call is
 abandoned at its budget instead of holding the tool until its deadline —, and never again in this session for
 an object that overran once, whichever capability asks (``NotAsked`` says so in one sentence). The session
 picture asks with a small budget (``PICTURE_BUDGET``), an explicit request (``get_type``, ``get_repr``) with
-``USER_CODE_BUDGET``.
+``USER_CODE_BUDGET``. Since the session's process reads by structure only (``structural``), these run in the
+walled child (``sandbox``), where the object's code may run on a copy; what overran there is remembered
+here (``remember_overrun``), so the next ask is not even forked for.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import sysconfig
@@ -47,82 +43,7 @@ class Overtime(BaseException):
     """Raised inside the user's own code that ran past its budget (never inside a library's)."""
 
 
-class UserCodeNeeded(BaseException):
-    """Raised at the first line of the session's own code inside a ``no_user_code`` block (a
-    ``BaseException``: a library's ``except Exception`` must not carry on as if the call had returned)."""
-
-
 _local = threading.local()
-
-
-class NoUserCode:
-    """A block (``with no_user_code() as block:``) in which no Python code the session wrote runs where the
-    block looks (``block.run(func, …)``, and every ``guarded``/``ask``/``bounded`` call inside it): its first
-    frame raises ``UserCodeNeeded`` before its first line — a property, ``__getattr__``, ``__eq__``,
-    ``__hash__``, ``__array__``, ``__index__``, ``__repr__``, a generator's body, an accessor or extension
-    dtype of the user's. ``tripped`` says whether that happened (a library may have swallowed the exception).
-    The cyclic collector is off for the block, so no finaliser or weakref callback of the session's garbage
-    runs in it. A class, not a generator-based context manager: it wraps every in-process ``eval_expr``."""
-
-    __slots__ = ("_collecting", "_outer", "tripped")
-
-    def __init__(self) -> None:
-        self.tripped = False
-
-    def stop(self, frame: Any) -> bool:
-        """True (and tripped) when ``frame`` is the session's own code, which must not start here. A
-        finaliser (``__del__``) is let run: the collector chose its moment, not the reader."""
-        code = frame.f_code
-        if not is_user_code(code.co_filename) or code.co_name == "__del__":
-            return False
-        if code.co_filename[:1] == "<" and _generated_by_library(frame):
-            return False
-        self.tripped = True
-        return True
-
-    def tracer(self, frame: Any, event: str, arg: Any) -> Any:
-        if self.stop(frame):
-            raise UserCodeNeeded
-        return None  # nothing inside a library frame is traced
-
-    def run(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``func(*args, **kwargs)`` — an operation on the session's objects — under the tracer. Only such
-        operations are traced: the reader's own steps between them would cost a traced call each."""
-        previous = sys.gettrace()
-        sys.settrace(self.tracer)
-        try:
-            return func(*args, **kwargs)
-        finally:
-            sys.settrace(previous)
-
-    def __enter__(self) -> NoUserCode:
-        self._outer = getattr(_local, "no_user", None)
-        self._collecting = gc.isenabled()
-        _local.no_user = self
-        gc.disable()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _local.no_user = self._outer
-        if self._collecting:
-            gc.enable()
-        if self._outer is not None and self.tripped:
-            self._outer.tripped = True
-
-
-no_user_code = NoUserCode
-
-
-def _generated_by_library(frame: Any) -> bool:
-    """Code compiled from a string by a library for its own types (a namedtuple's ``__new__``, a dataclass's
-    ``__init__`` in a library module), told by the module whose globals it runs in."""
-    name = frame.f_globals.get("__name__")
-    if not isinstance(name, str) or name == "__main__":
-        return False
-    if name.startswith("namedtuple_"):
-        return True
-    file = getattr(sys.modules.get(name), "__file__", None)
-    return isinstance(file, str) and not is_user_code(file)
 
 
 def guarded(func: Callable[[], T], budget: float = USER_CODE_BUDGET) -> T:
@@ -133,14 +54,6 @@ def guarded(func: Callable[[], T], budget: float = USER_CODE_BUDGET) -> T:
     no line events on Python 3.10); library frames are not traced at all, which keeps pandas and friends fast
     and means an exception is never injected into a library's critical section.
     """
-    no_user = getattr(_local, "no_user", None)
-    if no_user is not None:  # inside ``no_user_code``: the user's code does not run at all
-        previous = sys.gettrace()
-        sys.settrace(no_user.tracer)
-        try:
-            return func()
-        finally:
-            sys.settrace(previous)
     outer = getattr(_local, "deadline", None)
     deadline = time.perf_counter() + budget
     if outer is not None:
@@ -219,17 +132,8 @@ def is_user_code(filename: str) -> bool:
 def bounded(func: Callable[[], T], budget: float = PICTURE_BUDGET) -> T:
     """``func()`` under ``guarded`` in a worker thread; ``Overtime`` if it has not finished after ``budget``
     seconds (the worker is abandoned and ends when the call does: nothing is interrupted inside a library)."""
-    no_user = getattr(_local, "no_user", None)
-
-    def job() -> T:
-        _local.no_user = no_user  # a ``no_user_code`` block reaches into its helper thread
-        try:
-            return guarded(func, budget)
-        finally:
-            _local.no_user = None
-
     try:
-        return within(job, budget + 0.005)
+        return within(lambda: guarded(func, budget), budget + 0.005)
     except Abandoned:
         raise Overtime from None
 

@@ -8,6 +8,7 @@ secret-looking names, and leaves the size, time and credential-pattern limits to
 from __future__ import annotations
 
 import fnmatch
+import functools
 import inspect
 import itertools
 import re
@@ -18,16 +19,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
-from . import layout, summary
+from . import structural, summary
 from .deadline import NotAsked, ask
 from .expression import inspect as read
 from .redact import REDACTED, Masker, masker_for
 from .registry import CapabilityContext, capability
+from .summary_here import declared_members, own_dir
+from .variable_lines import line_here, variable_lines
 
 # Names IPython (and the plain REPL) put into the user namespace that are not the user's variables.
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
-_PLAIN_TYPES = frozenset(
-    {int, float, complex, str, bytes, bool, list, dict, tuple, set, frozenset, type(None)}
+_PLAIN_TYPES = structural.ids(
+    int, float, complex, str, bytes, bool, list, dict, tuple, set, frozenset, type(None)
 )
 _MAX_FRAMES = 12
 _MAX_LOCALS = 25
@@ -63,10 +66,10 @@ def user_names(namespace: Mapping[str, Any]) -> list[str]:
         if type(name) is not str or name[:1] == "_" or name in _IPYTHON_NAMES:
             continue
         cls = type(value)
-        if cls not in _PLAIN_TYPES:
-            if isinstance(value, types.ModuleType):
+        if not structural.one_of(cls, _PLAIN_TYPES):
+            if structural.is_subclass(cls, types.ModuleType):
                 continue
-            module = getattr(cls, "__module__", "") or ""
+            module = structural.module_of(cls)
             if module == "pyaichat" or module.startswith("pyaichat."):
                 continue
         names.append(name)
@@ -105,12 +108,19 @@ def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
     budget = max(ctx.config.max_output_chars - 200, 200)
     lines: list[str] = []
     used = 0
+    hidden = not _names_only(ctx)
+    shown = [n for n in names[: budget // 20] if not (hidden and masker.is_secret_name(n))]
+    described = variable_lines(
+        ctx.namespace, shown, ctx.privacy, 160, ctx.config.sandbox_isolation, ctx.config.tool_timeout / 2
+    )
     for name in names:
         value = ctx.namespace.get(name)
-        if masker.is_secret_name(name) and not _names_only(ctx):
+        if hidden and masker.is_secret_name(name):
             line = f"{name}: {summary.type_name(value)} {REDACTED} (secret-looking name)"
+        elif name in described:
+            line = f"{name}: {described[name]}"
         else:
-            line = f"{name}: {summary.one_line(value, ctx.privacy, 160)}"
+            break
         if used + len(line) + 1 > budget:
             break
         lines.append(line)
@@ -126,16 +136,17 @@ def list_globals(ctx: CapabilityContext, args: ListGlobalsArgs) -> str:
 def get_type(ctx: CapabilityContext, args: ExprArgs) -> str:
     """A value's type and what its library knows without computing (columns, dtypes, shape, tables). Use it
     to learn what a name holds."""
-    return read(ctx, args.expr, lambda value: _type_text(ctx, args.expr, value))
+    return read(ctx, args.expr, lambda value: _type_text(ctx, args.expr, value), "type")
 
 
 def _type_text(ctx: CapabilityContext, expr: str, value: Any) -> str:
-    cls = type(value)
-    mro = [c.__qualname__ for c in cls.__mro__[1:6] if c is not object]
+    cls = type(value)  # its names through ``type``'s own descriptors: a metaclass runs nothing here
+    name = structural.qualname_of(cls)
+    mro = [structural.qualname_of(c) for c in structural.mro(cls)[1:6] if c is not object]
     lines = [
-        f"{expr}: {cls.__qualname__}",
-        f"module: {cls.__module__}",
-        f"mro: {' → '.join([cls.__qualname__, *mro, 'object'])}" if cls is not object else "mro: object",
+        f"{expr}: {name}",
+        f"module: {structural.module_of(cls)}",
+        f"mro: {' → '.join([name, *mro, 'object'])}" if cls is not object else "mro: object",
     ]
     lines += summary.type_details(value, ctx.privacy)
     return "\n".join(lines)
@@ -152,13 +163,13 @@ def get_repr(ctx: CapabilityContext, args: ExprArgs) -> str:
             return f"<{kind}: {REDACTED} — {secret!r} looks like a secret, so its value is hidden>"
         return summary.describe(value, ctx.privacy, ctx.config.max_output_chars)
 
-    return read(ctx, args.expr, render)
+    return read(ctx, args.expr, render, "repr")
 
 
 @capability("get_dir", DirArgs)
 def get_dir(ctx: CapabilityContext, args: DirArgs) -> str:
     """A value's methods and attributes. Use it to find what you can call or read."""
-    return read(ctx, args.expr, lambda value: _dir_text(args, value))
+    return read(ctx, args.expr, lambda value: _dir_text(args, value), "dir")
 
 
 def _dir_text(args: DirArgs, value: Any) -> str:
@@ -167,24 +178,20 @@ def _dir_text(args: DirArgs, value: Any) -> str:
         names = sorted({str(n) for n in _dir(value)})
     except NotAsked as exc:  # its own __dir__ overran before: the members its class and __dict__ declare
         note = str(exc)
-        names = sorted({str(n) for n in [*dir(type(value)), *(layout.instance_state(value) or ())]})
+        names = sorted(_members(value))
     except (Exception, summary.Overtime) as exc:
         raise CapabilityError(f"dir({args.expr}) failed: {type(exc).__name__}.")
     if not args.include_private:
         names = [n for n in names if not n.startswith("_")]
     methods, attributes, dynamic = [], [], []
     for name in names:
-        try:
-            static = inspect.getattr_static(value, name)
-        except AttributeError:
+        kind = _member_kind(value, name)
+        if kind is None:
             dynamic.append(name)
-            continue
-        if isinstance(static, property) or type(static).__name__ in ("cached_property", "getset_descriptor"):
-            attributes.append(f"{name} (property)")
-        elif callable(static) or isinstance(static, (classmethod, staticmethod)):
+        elif kind == "method":
             methods.append(name)
         else:
-            attributes.append(f"{name}: {summary.type_name(static)}")
+            attributes.append(f"{name}{kind}")
     out = [f"{args.expr}: {summary.type_name(value)}, {len(names)} members"]
     out.append(f"methods ({len(methods)}): " + (", ".join(methods) or "none"))
     out.append(f"attributes ({len(attributes)}): " + (", ".join(attributes) or "none"))
@@ -196,17 +203,48 @@ def _dir_text(args: DirArgs, value: Any) -> str:
 
 
 def _dir(value: Any) -> list[str]:
-    """``dir(value)``; a ``__dir__`` written by the user is the object's own code: asked once, bounded."""
-    own = summary.static(type(value), "__dir__")
-    if isinstance(own, types.FunctionType) and summary.is_user_code(own.__code__.co_filename):
+    """``dir(value)``: the members its class and attributes declare, read by structure
+    (``summary_here.declared_members``); a ``__dir__`` of its own is the object's code — asked once, bounded
+    (in the walled child: ``summary_here.here`` sends such a value there)."""
+    if own_dir(value):
         return list(ask(value, lambda: list(dir(value)), "__dir__"))
-    return list(summary.guarded(lambda: dir(value), budget=1.0))
+    return sorted(_members(value))
+
+
+def _members(value: Any) -> set[str]:
+    return {str(n) for n in declared_members(value)}
+
+
+_PROPERTIES = structural.ids(
+    property, types.GetSetDescriptorType, types.MemberDescriptorType, functools.cached_property
+)
+_METHODS = structural.ids(classmethod, staticmethod)
+
+
+def _member_kind(value: Any, name: str) -> str | None:
+    """``method``, `` (property)``, or ``: <type>`` for an attribute, found by structure (``None``: nothing
+    declares it — a ``__dir__`` of its own listed it)."""
+    if type(value) is types.ModuleType:
+        found = structural.module_namespace(value).get(name, structural.MISSING)
+    else:
+        state = structural.instance_dict(value) if not structural.is_subclass(type(value), type) else None
+        found = state.get(name, structural.MISSING) if state is not None else structural.MISSING
+        if found is structural.MISSING:
+            owner = value if structural.is_subclass(type(value), type) else type(value)
+            found = structural.lookup(owner, name)
+            if found is not structural.MISSING and structural.one_of(type(found), _PROPERTIES):
+                return " (property)"
+    if found is structural.MISSING:
+        return None
+    if structural.one_of(type(found), _METHODS) or callable(found):
+        return "method"
+    return f": {summary.type_name(found)}"
 
 
 @capability("get_doc", ExprArgs)
 def get_doc(ctx: CapabilityContext, args: ExprArgs) -> str:
     """The signature and docstring of a function, class or module. Use it to check how to call something."""
-    return read(ctx, args.expr, lambda value: _doc_text(args.expr, value))
+    return read(ctx, args.expr, lambda value: _doc_text(args.expr, value), "doc")
 
 
 def _doc_text(expr: str, value: Any) -> str:
@@ -236,8 +274,8 @@ def _doc_text(expr: str, value: Any) -> str:
 def _documents_itself(value: Any) -> bool:
     """Code objects carry their own docs; a plain value's docs are its type's (never a per-instance
     string)."""
-    return isinstance(
-        value,
+    return issubclass(  # by its type: ``isinstance`` would ask the value's ``__class__``
+        type(value),
         (
             type,
             types.ModuleType,
@@ -250,7 +288,7 @@ def _documents_itself(value: Any) -> bool:
             types.MethodDescriptorType,
             property,
         ),
-    ) or (callable(value) and type(value).__name__ == "ufunc")
+    ) or (callable(value) and structural.name_of(type(value)) == "ufunc")
 
 
 @capability("get_last_exception")
@@ -304,16 +342,31 @@ def _message(message: str, lvl: int) -> str:
 def _chain(exc: BaseException, lvl: int) -> list[str]:
     out = []
     seen = {id(exc)}
-    current: BaseException | None = exc
+    current = exc
     for _ in range(3):
         cause = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
         if cause is None or id(cause) in seen:
             break
         seen.add(id(cause))
         link = "caused by" if current.__cause__ is cause else "raised while handling"
-        out.append(f"{link}: {type(cause).__qualname__}: {_message(str(cause), lvl)}")
+        out.append(f"{link}: {summary.type_name(cause)}: {_message(_exception_text(cause), lvl)}")
         current = cause
     return out
+
+
+def _exception_text(exc: BaseException) -> str:
+    """An exception's message when Python's own ``__str__`` makes it from plain arguments; an exception
+    class of the session's (or an argument of one) has its own code, which is not run here."""
+    try:
+        args = structural.attribute(exc, "args")
+    except (structural.NotStructural, structural.NoAttribute):
+        args = None
+    own = structural.lookup(type(exc), "__str__")
+    owner = own.__objclass__ if type(own) is types.WrapperDescriptorType else None
+    pythons = owner is not None and structural.module_of(owner) == "builtins" and structural.compiled(owner)
+    if pythons and structural.is_plain(args):
+        return str(exc)  # Python's own exception classes: the text of their plain arguments
+    return "(its message is made by its own code, not run here)"
 
 
 def _frames_of(exc: BaseException) -> list[Any]:
@@ -363,7 +416,7 @@ def _frame_locals(
         if masker.is_secret_name(name) and lvl > summary.NAMES:
             out.append(f"  {name}: {summary.type_name(value)} {REDACTED}")
         else:
-            out.append(f"  {name}: {summary.one_line(value, ctx.privacy, 120)}")
+            out.append(f"  {name}: {line_here(value, ctx.privacy, 120)}")
     if len(names) > limit:
         out.append(f"  … {len(names) - limit} more")
     return out

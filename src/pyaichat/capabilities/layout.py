@@ -17,9 +17,8 @@ here:
   buffers, a CPU tensor; ``raw`` reads such a range for hashing.
 * **plain objects**: a builtin container, subclass or not, through its base type's own methods
   (``builtin_base``, ``builtin_items``: a subclass's ``__len__``/``__iter__`` is the session's code); an
-  instance's own attributes through ``object.__getattribute__`` and its slot descriptors (``instance_state``:
-  no ``__getattr__``, no property); whether a dict is the environment or a copy of it (``is_environ``: read
-  with ``dict.items``), which only its size may leave by.
+  instance's own attributes are ``structural.instance_state``'s; whether a dict is the environment or a copy
+  of it (``is_environ``: read with ``dict.items``), which only its size may leave by.
 * **namespaces** (``namespace_ids``): the session's namespace and the interpreter's module table are where
   names live, not an object's state — the shell's own objects (IPython's ``exit``, ipykernel's
   ``ZMQExitAutocall``) and ``g = globals()`` reach the namespace, and a proposal that creates ``total`` must
@@ -43,6 +42,8 @@ from collections import deque
 from collections.abc import Mapping
 from itertools import islice
 from typing import Any
+
+from .structural import is_subclass, module_of, root_of
 
 MAX_PARTS = 2_000  # parts of one pandas object (a frame of many unconsolidated columns has a block each)
 # Immutable values that hold nothing else: nothing to look into, nothing a run could change.
@@ -81,7 +82,7 @@ _BACKING = (
 # -- libraries (never imported: an object of theirs exists only if they are loaded) --------------------------
 def library(cls: type) -> str:
     """The top-level package a type comes from (``pandas`` for ``pandas.core.frame.DataFrame``)."""
-    return (getattr(cls, "__module__", "") or "").partition(".")[0]
+    return root_of(cls)
 
 
 def ndarray_type() -> type | None:
@@ -254,7 +255,7 @@ def builtin_base(cls: type) -> type | None:
 
 def builtin_len(obj: Any, base: type) -> int:
     """The number of items ``obj`` holds, through ``base``'s own ``__len__``."""
-    return base.__len__(obj)  # type: ignore[attr-defined, no-any-return]  # the base's own slot, read without the object's code
+    return base.__len__(obj)  # type: ignore[attr-defined]  # the base's own slot, read without the object's code
 
 
 def builtin_items(obj: Any, base: type, limit: int | None = None) -> list[Any]:
@@ -270,46 +271,38 @@ def builtin_keys(obj: Any, limit: int | None = None) -> list[Any]:
     return list(keys if limit is None else islice(keys, limit))
 
 
-def instance_state(obj: Any, slots: bool = True) -> dict[str, Any] | None:
-    """An instance's own attributes — its ``__dict__`` and (with ``slots``) its filled slots — read without
-    running its ``__getattr__`` or a property; ``None`` when it has neither (a C object with no visible
-    state)."""
-    try:
-        found = object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        found = None
-    state = dict(dict.items(found)) if type(found) is dict else {}
-    if slots:
-        for klass in type(obj).__mro__:
-            names = klass.__dict__.get("__slots__", ())
-            for slot in (names,) if isinstance(names, str) else names:
-                descriptor = klass.__dict__.get(slot)
-                if isinstance(descriptor, types.MemberDescriptorType):
-                    try:
-                        state[f"{klass.__name__}.{slot}"] = descriptor.__get__(obj, type(obj))
-                    except AttributeError:
-                        pass
-    if not state and type(found) is not dict:
-        return None
-    return state
-
-
 def is_environ(value: Any) -> bool:
     """``os.environ``, ``os.environb`` or a dict copy of the environment (``dict(os.environ)``,
     ``os.environ.copy()``, ``{**os.environ, "X": "1"}``, ``{"X": "1", **os.environ}``): only their size is
     ever shown. A copy is told by a sample of its first and last entries, most of which are the
     environment's own (a few added or changed entries do not hide it)."""
-    if issubclass(type(value), os._Environ):
+    t = type(value)
+    if is_subclass(t, os._Environ):
         return True
-    if not issubclass(type(value), dict) or type(value).__module__ not in ("builtins", "collections"):
+    if not issubclass(t, dict) or module_of(t) not in ("builtins", "collections"):
         return False
     if len(value) < 3:
         return False
     items = dict.items(value)
     sample = [*islice(items, 6), *islice(reversed(items), 6)] if len(value) > 12 else items
-    env = os.environ
-    same = sum(1 for k, v in sample if type(k) is str and type(v) is str and env.get(k) == v)
+    same = sum(1 for k, v in sample if type(k) is str and type(v) is str and _in_environment(k, v))
     return same >= 3 and same * 2 >= len(sample)
+
+
+_environment: frozenset[int] | None = None  # hashes of the environment's pairs, once this process dropped it
+
+
+def forget_environment() -> None:
+    """Called by a forked child right before it clears its environment: what was there is still recognised
+    in a copy (``is_environ``), by the hashes of its pairs — not their values, which the child must not
+    keep."""
+    global _environment
+    _environment = frozenset(hash(pair) for pair in os.environ.items())
+
+
+def _in_environment(key: str, value: str) -> bool:
+    known = _environment
+    return os.environ.get(key) == value if known is None else hash((key, value)) in known
 
 
 def namespace_ids(namespace: Mapping[str, Any] | None) -> frozenset[int]:

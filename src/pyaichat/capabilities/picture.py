@@ -2,8 +2,8 @@
 rebuilt for every question and sent with it.
 
 Bounded by construction: at most ``MAX_VARS`` variables are summarised, each in one line
-(``summary.one_line``, which never runs anything lazy), the rest are only counted, so its size and cost do
-not grow with the data.
+(``variable_lines``: from structure in this process, or asked in one walled child, never running the
+session's own code here), the rest are only counted, so its size and cost do not grow with the data.
 It reads the session the way the capabilities do (masking secret-looking names), which is why it lives here:
 the local runtime builds it in this process, the kernel helper inside a kernel.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..records import input_mark
 from .adapters.matplotlib import open_figures_line
@@ -21,7 +21,7 @@ from .introspect import user_names
 from .privacy import SAMPLE, level
 from .redact import mask_known, masker_for
 from .secret_values import refresh as refresh_secret_values
-from .summary import one_line
+from .variable_lines import variable_lines
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -45,11 +45,18 @@ def session_picture(
         lines.append("  (none yet)")
     shown = _ordered_names(session, names)[:max_vars]
     is_secret = masker_for(config).is_secret_name
+    described = variable_lines(
+        session.namespace,
+        [n for n in shown if not is_secret(n)],
+        config.privacy,
+        _LINE,
+        config.sandbox_isolation,
+    )
     for name in shown:
         if is_secret(name):
             lines.append(f"  {name}: <redacted: secret-looking name>")
         else:
-            lines.append(f"  {name}: {_one_line(session.namespace.get(name), config.privacy)}")
+            lines.append(f"  {name}: {described[name]}")
     if len(names) > len(shown):
         lines.append(f"  … and {len(names) - len(shown):,} more (list_globals shows them)")
     figures = open_figures_line(session.namespace)
@@ -77,10 +84,6 @@ def session_picture(
     # quotes is masked here, in the session's own process, where they are known (a kernel's picture reaches
     # the terminal without them; the rest of the masking is done again on the way to the model).
     return mask_known("\n".join(lines))
-
-
-def _one_line(value: Any, privacy: str) -> str:
-    return one_line(value, privacy, width=_LINE)
 
 
 def _short(text: str, limit: int = _LINE) -> str:

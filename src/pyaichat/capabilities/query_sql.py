@@ -8,9 +8,16 @@
    stops it at the deadline (SQLite's progress handler, DuckDB's ``interrupt``, PostgreSQL's
    ``statement_timeout``).
 
+Before it is sent, ``sqllineage`` resolves every column of the statement with its relations' columns and
+its views' definitions read from the database: a secret-named column may be selected (its result column is
+masked), never used anywhere else (filters, joins, grouping, ordering, computations: they tell its value a
+query at a time); what cannot be resolved counts as every column the statement reads. A database's error
+message is shown only for a statement that reads no secret column (it can quote the value it failed on);
+otherwise only its kind.
+
 The user's connection, its open transaction and its cursors are never used. Privacy: nothing at ``names``;
-only a plain ``EXPLAIN`` (no rows) at ``schema``; rows from ``sample`` up, with every column that is
-secret-named or computed from a secret-named column (``sqllineage``) masked.
+only a plain ``EXPLAIN`` (no rows) at ``schema``; rows from ``sample`` up, with every column a secret-named
+column flows to masked.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import CapabilityError
 from . import sqlcheck
 from .adapters import database_for
-from .adapters.sqldb import Result, result_lines
+from .adapters.sqldb import QueryRefused, result_lines
 from .expression import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .redact import masker_for
@@ -61,39 +68,58 @@ def query_sql(ctx: CapabilityContext, args: QuerySqlArgs) -> str:
             "connection lists its tables and columns)."
         )
     timeout = max(ctx.config.tool_timeout * 0.8, 0.1)  # the database stops first, so the answer says why
-    result = database.query(value, checked.sql, args.limit, timeout)
+    traced = _trace(database, value, checked, timeout, masker_for(ctx.config))
+    try:
+        result = database.query(value, checked.sql, args.limit, timeout)
+    except Exception as exc:
+        raise _refused(exc, traced) from None
     if checked.explain:
         plan = ["\n".join(str(c) for c in row if c is not None) for row in result.rows]
         return f"plan ({result.held_by}):\n" + "\n".join(plan)
     if result.columns:
-        result.masked = _by_lineage(database, value, checked, result, timeout, masker_for(ctx.config))
+        result.masked = traced.masked(result.columns)
     return "\n".join(result_lines(result, lvl))
 
 
-def _by_lineage(
-    database: Any, value: Any, checked: Any, result: Result, timeout: float, masker: Any
-) -> set[int]:
-    """The result columns computed from a secret-named column (all of them when that cannot be read)."""
-    # sqlglot's lineage: only when a secret column is reachable
-    from .sqllineage import referenced_names, secret_outputs
+def _refused(exc: Exception, traced: Any) -> Exception:
+    """The database's error as the model sees it: its message only when the query reads no secret column
+    (a message can quote the value it failed on), else its kind; our own sentences as they are."""
+    if isinstance(exc, CapabilityError) and not isinstance(exc, QueryRefused):
+        return exc  # stopped at the deadline, could not connect …
+    refused = exc if isinstance(exc, QueryRefused) else QueryRefused("The database", exc)
+    if not traced.touches_secret:
+        return CapabilityError(refused.detail)
+    return CapabilityError(refused.hidden(traced.reach[0] if traced.reach else "a secret column"))
+
+
+def _trace(database: Any, value: Any, checked: Any, timeout: float, masker: Any) -> Any:
+    """Every column of the statement resolved, with the relations it names (and their views' relations)
+    read from the database; refused with a sentence when a secret column is used anywhere but as a value."""
+    from .sqllineage import referenced_names, trace  # sqlglot's resolver: with the first query
 
     tables: dict[str, list[str]] = {}
     views: dict[str, str] = {}
-    try:
-        wanted = referenced_names(checked.tree, checked.dialect)
-        asked: set[str] = set()
-        for _ in range(_VIEW_DEPTH):
-            new = wanted - asked
-            if not new:
-                break
-            asked |= new
+    wanted = referenced_names(checked.tree, checked.dialect)
+    asked: set[str] = set()
+    for _ in range(_VIEW_DEPTH):
+        new = wanted - asked
+        if not new:
+            break
+        asked |= new
+        try:
             found_tables, found_views = database.relations(value, new, timeout)
-            tables.update(found_tables)
-            views.update(found_views)
-            for sql in found_views.values():
-                wanted |= referenced_names(sql, checked.dialect)
-    except Exception:
-        return set(range(len(result.columns)))
-    return secret_outputs(
-        checked.tree, checked.dialect, tables, views, len(result.columns), masker.is_secret_name
-    )
+        except CapabilityError:
+            raise
+        except Exception as exc:
+            raise CapabilityError(
+                f"query_sql could not read the columns of {', '.join(sorted(new))} to check the query "
+                f"({type(exc).__name__})."
+            ) from None
+        tables.update(found_tables)
+        views.update(found_views)
+        for sql in found_views.values():
+            wanted |= referenced_names(sql, checked.dialect)
+    try:
+        return trace(checked.tree, checked.dialect, tables, views, masker.is_secret_name)
+    except RecursionError:
+        raise CapabilityError("The SQL is nested too deeply for query_sql to trace it.") from None

@@ -371,6 +371,23 @@ class Masker:
             text = pattern.sub("<redacted custom pattern>", text)
         return text
 
+    def may_mask(self, text: str) -> bool:
+        """A cheap necessary condition for ``mask_text(text) != text`` (False: masking leaves ``text`` as it
+        is), for a walk that asks it of many short strings (``sandbox.secret_places``): each rule of
+        ``mask_text`` needs one of these marks in the text to match anything."""
+        if self._extra or _may_hold_credential(text) or "://" in text or "…" in text or "..." in text:
+            return True
+        if "=" in text or ":" in text or "'" in text or '"' in text:
+            return True
+        if any(value in text for value in self._env_values):
+            return True
+        return _known_heads is not None and _known_heads.search(text) is not None
+
+    @property
+    def environment_values(self) -> list[str]:
+        """The values of this environment's secret-named variables (masked wherever they occur)."""
+        return list(self._env_values)
+
     def mask_value(self, value: Any) -> Any:
         """Mask strings inside JSON-like data (for audit arguments and tool-call payloads)."""
         if isinstance(value, str):
@@ -422,6 +439,9 @@ MIN_KNOWN = 6  # characters: a shorter value is too likely to be ordinary text t
 _PREFIX = 10  # leading characters of a known value that, found in a text, mask the piece that follows
 _known_values: tuple[str, ...] = ()
 _known_exact: tuple[str, ...] = ()
+_known_heads: re.Pattern[str] | None = None  # any known value's first characters (what ``_mask_known`` masks)
+_known_all: tuple[str, ...] = ()
+_known_set: frozenset[str] = frozenset()
 
 
 def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
@@ -429,13 +449,40 @@ def set_known_values(values: Iterable[str], exact: Iterable[str] = ()) -> None:
     ``values`` wherever they or a piece with their first characters appear, ``exact`` (a copy of the
     environment's values) only whole. An existing file or directory is not a secret (``PWD``, a secret's
     file), whatever it was found under."""
-    global _known_values, _known_exact
+    global _known_values, _known_exact, _known_heads, _known_all, _known_set
     kept = {v for v in values if isinstance(v, str) and len(v) >= MIN_KNOWN and not is_existing_path(v)}
     whole = {
         v for v in exact if isinstance(v, str) and len(v) >= _MIN_ENV_SECRET and not is_existing_path(v)
     } - kept
     _known_values = tuple(sorted(kept, key=len, reverse=True))  # a value that holds another goes whole
     _known_exact = tuple(sorted(whole, key=len, reverse=True))
+    heads = {v[:_PREFIX] for v in _known_values} | set(_known_exact)
+    ordered = sorted(heads, key=len, reverse=True)
+    _known_heads = re.compile("|".join(map(re.escape, ordered))) if heads else None
+    _known_all = tuple(sorted({*_known_values, *_known_exact}, key=len, reverse=True))
+    _known_set = frozenset(kept | whole)
+
+
+def forget_values() -> None:
+    """In a forked child whose secrets were replaced (``sandbox.scrub``): no value is known any more. They
+    were overwritten there with placeholders, and masking a placeholder as if it were a secret would hide the
+    placeholder itself (what leaves the child is masked again, by value, in the session's process)."""
+    set_known_values((), ())
+    for masker in _maskers.values():
+        masker._env_values = []
+    _maskers.clear()
+
+
+def known_values() -> tuple[str, ...]:
+    """The session's secret values the masker knows now (``set_known_values``: both kinds), longest first; the
+    same tuple until they change."""
+    return _known_all
+
+
+def is_known_value(text: str) -> bool:
+    """``text`` is exactly one of the session's known secret values (a set look-up: for checking every item
+    of a container, where masking each would cost too much)."""
+    return text in _known_set
 
 
 def mask_known(text: str) -> str:

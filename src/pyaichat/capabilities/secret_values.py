@@ -25,7 +25,9 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import layout
+from ..secret import Secret
+from . import layout, structural
+from . import library_metadata as meta
 from .layout import is_environ
 from .redact import MIN_KNOWN, masker_for, set_known_values
 
@@ -34,12 +36,16 @@ MAX_VALUES = 256
 FRAME_SAMPLE = 16
 MAX_DEPTH = 32
 TTL = 2.0
-_PLAIN = frozenset({int, float, str, bytes, bool, type(None), complex})
+_PLAIN = structural.ids(int, float, str, bytes, bool, type(None), complex)
+_TEXTS = structural.ids(str, bytes, int, float)
 _SKIP = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 class _Walk:
-    """One walk over a namespace."""
+    """One walk over a namespace, by structure only (``structural``, ``library_metadata``): builtin containers
+    through their base type's own iteration, objects through their ``__dict__`` and slots, pandas' and
+    numpy's data through where they store it — so a ``ChainMap`` is walked through its ``maps`` (its own
+    ``__getitem__`` would reach a ``defaultdict``'s ``__missing__``), never its methods."""
 
     def __init__(self, is_secret_name: Callable[[str], bool]) -> None:
         self.is_secret = is_secret_name
@@ -62,71 +68,73 @@ class _Walk:
         if self.items < 0 or depth > MAX_DEPTH or len(self.found) >= MAX_VALUES:
             return
         t = type(value)
-        if t in (str, bytes, int, float) or t.__name__ == "Secret":
+        if structural.one_of(t, _TEXTS) or t is Secret:
             if under:
                 self.add(value)
             return
-        if isinstance(value, _SKIP):
+        if any(structural.is_subclass(t, kind) for kind in _SKIP):
             return
-        if isinstance(value, Mapping) and (t is dict or t.__module__ in ("collections", "builtins")):
+        base = layout.builtin_base(t)
+        if base is dict:
             self._mapping(value, under, depth)
-        elif t in (list, tuple, set, frozenset) or (t.__module__ == "collections" and hasattr(t, "__iter__")):
-            base = layout.builtin_base(t)
-            items = layout.builtin_items(value, base, limit=max(self.items, 0)) if base else []
-            for item in items:
+        elif base is not None:
+            for item in layout.builtin_items(value, base, limit=max(self.items, 0)):
                 self.walk(item, under, depth + 1)
-        elif (t.__module__ or "").startswith("pandas"):
-            self._pandas(value, under)
-        elif (t.__module__ or "") == "numpy" and under and getattr(value, "dtype", None) is not None:
-            if value.dtype.kind in "USO" and value.ndim:
-                flat = value.ravel()
-                for cell in [*flat[:FRAME_SAMPLE].tolist(), *flat[-FRAME_SAMPLE:].tolist()]:
-                    self.add(cell)
+        elif structural.root_of(t) in ("pandas", "numpy"):
+            try:
+                self._library(value, under)
+            except structural.NotStructural:
+                pass  # a layout read by the library's own code: its secret columns are masked by name
         else:
-            state = layout.instance_state(value)
+            state = structural.instance_state(value)
             if state:
                 for attr, inner in list(state.items())[:200]:
-                    self.walk(inner, under or self.name(attr), depth + 1)
+                    self.walk(inner, under or self.name(attr.rpartition(".")[2]), depth + 1)
 
-    def _mapping(self, value: Mapping[Any, Any], under: bool, depth: int) -> None:
+    def _mapping(self, value: Any, under: bool, depth: int) -> None:
         environment = is_environ(value)
-        for k, v in list(dict.items(value) if isinstance(value, dict) else value.items())[
-            : max(self.items, 0)
-        ]:
+        for k, v in list(dict.items(value))[: max(self.items, 0)]:
             if environment:
                 if type(v) is str and len(v) >= 8 and len(self.environment) < MAX_VALUES:
                     self.environment.setdefault(v, None)
                 continue
             self.walk(v, under or self.name(k), depth + 1)
 
-    def _pandas(self, value: Any, under: bool) -> None:
-        kind = type(value).__qualname__
+    def _library(self, value: Any, under: bool) -> None:
+        kind = meta.kind(value)
         if kind == "DataFrame":
-            for i, column in enumerate(value.columns[:2000]):
+            labels = meta.index_labels(meta.metadata(value, "columns"), 2000, plain=False)
+            for i, column in enumerate(labels):
                 if under or self.name(column):
-                    self._cells(value.iloc[:, i])
+                    self._cells(meta.column_cells(value, i, FRAME_SAMPLE, FRAME_SAMPLE))
             self._rows(value)
         elif kind == "Series":
-            if under or self.name(value.name):
-                self._cells(value)
+            if under or self.name(meta.metadata(value, "name")):
+                self._cells(meta.column_cells(value, 0, FRAME_SAMPLE, FRAME_SAMPLE))
             else:
                 self._rows(value)
+        elif kind == "ndarray" and under and meta.metadata(value, "ndim") and _texts(value):
+            flat = structural.library_field(value, "flat", type(value))
+            edges = (flat[:FRAME_SAMPLE], flat[-FRAME_SAMPLE:])  # numpy's C: a few cells, no copy
+            self._cells([cell for edge in edges for cell in structural.compiled_call(edge, "tolist")])
 
-    def _cells(self, column: Any) -> None:
-        head = column.iloc[:FRAME_SAMPLE].tolist()
-        tail = column.iloc[-FRAME_SAMPLE:].tolist() if len(column) > FRAME_SAMPLE else []
-        for cell in [*head, *tail]:
+    def _cells(self, cells: list[Any]) -> None:
+        for cell in cells:
             self.add(cell)
 
     def _rows(self, value: Any) -> None:
-        index = value.index
-        if index.dtype.kind not in "OUS" or len(index) > 10_000:
+        index = meta.metadata(value, "index")
+        if meta.axis_length(index) > 10_000:
             return
-        for position, label in enumerate(index):
+        labels = meta.index_labels(index, 10_000, plain=False)
+        for position, label in enumerate(labels):
             if self.name(label):
-                row = value.iloc[position]
-                for cell in row.tolist() if hasattr(row, "tolist") else [row]:
-                    self.add(cell)
+                self._cells(meta.row_cells(value, position))
+
+
+def _texts(array: Any) -> bool:
+    """An array of strings, bytes or objects (numbers are not looked at)."""
+    return meta.dtype_kind(meta.metadata(array, "dtype")) in ("U", "S", "O")
 
 
 def _as_text(value: Any) -> str | None:
@@ -135,10 +143,11 @@ def _as_text(value: Any) -> str | None:
         return value
     if t is bytes:
         return value.decode("utf-8", "replace")
-    if t in (int, float):
-        return str(value)
-    if t.__name__ == "Secret" and t.__module__ == "pyaichat.secret":
-        return value.get_secret_value()
+    if t is int or t is float:
+        return str(value) if t is float or value.bit_length() <= 256 else None
+    if t is Secret:  # its one slot, read by the slot's own descriptor (never a method of the object)
+        found = (structural.instance_state(value) or {}).get("Secret._value")
+        return found if type(found) is str else None
     return None
 
 
@@ -148,18 +157,19 @@ def collect(
     """The secret values in ``namespace`` (module docstring), bounded, and apart the values of copies of the
     environment (masked only whole: a path or a locale is ordinary text in pieces)."""
     walk = _Walk(is_secret_name)
-    plain = _PLAIN
     # The masker's memory of names, read directly: a namespace of 10,000 numbers is a loop of dict lookups.
     verdicts: dict[str, bool] = getattr(getattr(is_secret_name, "__self__", None), "_names", None) or {}
-    for name, value in list(namespace.items()):
-        if type(value) in plain:  # a number or a string: something only under a secret name
+    for name, value in list(dict.items(namespace) if type(namespace) is dict else namespace.items()):
+        if type(name) is not str:
+            continue  # a key that is not a name: not hashed, not compared
+        if structural.one_of(type(value), _PLAIN):  # a number or a string: something only under a secret name
             under = verdicts.get(name)
             if under is None:
-                under = type(name) is str and is_secret_name(name)
+                under = is_secret_name(name)
             if under:
                 walk.add(value)
             continue
-        if type(name) is str and name[:2] != "__":
+        if name[:2] != "__":
             walk.walk(value, is_secret_name(name))
     return list(walk.found), list(walk.environment)
 

@@ -13,7 +13,11 @@ dialects that resolves quoting and case the way each database does), in the dial
 * every function called must be on the allow-list of its database (``sqlfunctions``), compared under the name
   the database resolves (quotes removed, any case, Unicode escapes decoded), qualified by no schema but the
   built-in one; user-defined operators and types are refused (their code is the database owner's);
-* catalog relations that hold credentials (``pg_authid`` …) are not read.
+* catalog relations that expose values, statements or credentials (``pg_stats``, ``pg_stat_activity``,
+  ``pg_authid`` …: ``sqlfunctions.REFUSED_RELATIONS``) are not read, by the exact name the database
+  resolves; ``check_relations`` runs again once the statement's views are expanded (``sqllineage``);
+* it is at most ``MAX_CHARS`` long: the parser runs in the person's process, where no deadline can stop it
+  (a 460 KB ``CASE`` cost 5.7 s of CPU), so its work is bounded by the size of what it reads.
 
 **What is sent is what was checked**: the statement is written back from the checked tree (without comments,
 in the dialect's canonical spelling) and that text is parsed and checked again; the database never sees the
@@ -47,6 +51,8 @@ _EXPLAIN_OPTIONS = {
     "YAML", "NONE", "BINARY", ",",
 }  # fmt: skip
 _quiet = contextvars.ContextVar("sqlcheck_quiet", default=False)
+MAX_CHARS = 10_000  # benchmarks/query_sql.py: the slowest shapes of this size cost ~0.2 s of CPU
+MAX_NESTING = 100  # parentheses deep: a fixed bound, not whatever recursion limit the process has now
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,24 @@ class Checked:
     tree: Any  # the sqlglot tree of the statement (of what EXPLAIN explains)
     explain: bool = False
     runs_statement: bool = False  # EXPLAIN ANALYZE runs what it explains
+
+
+def _nesting(text: str) -> int:
+    """How deep the statement's parentheses go outside quotes (the parser's and the tracer's recursion
+    follows them; bounded here so that the answer does not depend on the interpreter's recursion limit)."""
+    deepest = depth = 0
+    quote = ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    return deepest
 
 
 def dialect_of(name: str) -> str:
@@ -72,6 +96,13 @@ def check(sql: str, dialect: str = "") -> Checked:
     text = (sql or "").strip()
     if not text.rstrip(";").strip():
         raise CapabilityError("The SQL is empty.")
+    if len(text) > MAX_CHARS:
+        raise CapabilityError(
+            f"The SQL is {len(text):,} characters long; query_sql reads statements of at most {MAX_CHARS:,} "
+            "(shorten it, e.g. with a CTE or a join instead of a long literal list)."
+        )
+    if _nesting(text) > MAX_NESTING:
+        raise CapabilityError("The SQL is nested too deeply for query_sql to read it.")
     token = _quiet.set(True)
     try:
         if dialect == "postgres":
@@ -82,6 +113,8 @@ def check(sql: str, dialect: str = "") -> Checked:
         sent = tree.sql(dialect=dialect or None, comments=False)
         again = _parse(sqlglot, sent, dialect)  # what is sent passes as the parser reads it
         _check_tree(again, dialect)
+    except RecursionError:
+        raise CapabilityError("The SQL is nested too deeply for query_sql to read it.") from None
     finally:
         _quiet.reset(token)
     return Checked(prefix + sent, dialect, again, bool(prefix), runs)
@@ -269,8 +302,7 @@ def _check_tree(tree: Any, dialect: str) -> None:
             raise CapabilityError(
                 f"The SQL uses the type {node.sql(dialect=dialect or None)}, which is not a built-in type."
             )
-        elif isinstance(node, exp.Table):
-            _check_table(node, dialect)
+    check_relations(tree, dialect)
 
 
 def _words(key: str) -> str:
@@ -284,7 +316,7 @@ def _check_function(
 
     if kind in funcs.EFFECT_CLASSES:
         raise CapabilityError(
-            f"The SQL calls {node.sql_name().lower()}(), which {funcs.EFFECT_CLASSES[kind]}: "
+            f"The SQL calls {node.sql_name().lower()}(), which {funcs.EFFECT_CLASSES[kind]}, so it is "
             "not allowed here."
         )
     parent = node.parent
@@ -300,7 +332,9 @@ def _check_function(
     name = node.name.lower()
     reason = effects.get(name)
     if reason:
-        raise CapabilityError(f"The SQL calls {name}(), which {reason}: not allowed here, whatever the role.")
+        raise CapabilityError(
+            f"The SQL calls {name}(), which {reason}, so it is not allowed here, whatever the role."
+        )
     if name not in allowed:
         raise CapabilityError(
             f"The SQL calls {name}(), which is not on query_sql's list of functions that only read; "
@@ -308,7 +342,12 @@ def _check_function(
         )
 
 
-def _check_table(node: Any, dialect: str) -> None:
-    reason = funcs.SECRET_RELATIONS.get(dialect, {}).get(node.name.lower())
-    if reason:
-        raise CapabilityError(f"The SQL reads {node.name}, which {reason}: not allowed here.")
+def check_relations(tree: Any, dialect: str) -> None:
+    """Refuse a statement that reads a catalog relation exposing values, statements or credentials."""
+    from sqlglot import exp  # sqlglot: with the first query_sql
+
+    refused = funcs.REFUSED_RELATIONS.get(dialect, {})
+    for node in tree.find_all(exp.Table):
+        reason = refused.get(node.name.lower()) if isinstance(node.this, exp.Identifier) else None
+        if reason:
+            raise CapabilityError(f"The SQL reads {node.name}, which {reason}, so it is not allowed here.")

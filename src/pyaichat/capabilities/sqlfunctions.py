@@ -25,6 +25,9 @@ LARGE_OBJECTS = "reads or writes large objects (files inside the database, expor
 TRANSACTIONS = "assigns a transaction id (a write)"
 EXTENSIONS = "installs or loads extensions"
 SECRETS = "reads the database's stored secrets"
+VALUES = "holds values of the tables' columns (statistics, samples, large objects, raw pages)"
+STATEMENTS = "holds the text of statements (this session's or other sessions')"
+CONNECTIONS = "holds connection strings and settings, which can carry credentials"
 
 _PG_EFFECTS = {
     FILES: (
@@ -171,7 +174,7 @@ json_valid json_array_length json_object json_array to_json json_structure json_
 json_group_object json_transform json_value json_exists row struct uuid gen_random_uuid
 current_database current_schema version today now get_current_timestamp duckdb_tables duckdb_columns
 duckdb_views duckdb_schemas duckdb_types duckdb_functions duckdb_indexes duckdb_constraints
-duckdb_databases duckdb_keywords pragma_table_info pragma_storage_info
+duckdb_databases duckdb_keywords pragma_table_info
 """
 _SQLITE = """
 char glob hex ifnull iif instr julianday like likelihood likely unlikely printf quote randomblob
@@ -197,18 +200,50 @@ ALLOWED: dict[str, frozenset[str]] = {
 # Schemas a function may be named under: the database's own built-ins (any other holds user code).
 BUILTIN_SCHEMAS = {"postgres": {"pg_catalog"}, "duckdb": {"main", "system"}, "sqlite": set(), "": set()}
 
-# Catalog tables and views that hold credentials or read configuration files: never read.
-SECRET_RELATIONS = {
-    "postgres": {
-        "pg_authid": SECRETS,
-        "pg_shadow": SECRETS,
-        "pg_user_mapping": SECRETS,
-        "pg_user_mappings": SECRETS,
-        "pg_hba_file_rules": FILES,
-        "pg_ident_file_mappings": FILES,
-        "pg_file_settings": FILES,
-    },
-    "duckdb": {"duckdb_secrets": SECRETS},
-    "sqlite": {},
+# Catalog relations that expose what no column of the person's tables shows: the values of any column
+# (statistics keep most common values and histograms, samples keep rows), the text of statements (the
+# person's own uncommitted `UPDATE … SET password = '…'` in another session), credentials and the files
+# they come from. Matched by the exact name the database resolves, in any schema (a view of the person's
+# that reads one is refused too: the check runs on the statement with its views expanded). The list comes
+# from each catalog's documentation, relation by relation; tests/data/test_sql_catalogs.py reads every
+# relation of a live PostgreSQL catalog and fails on one whose columns hold values or statements but is
+# neither here nor in its reviewed list.
+_PG_RELATIONS = {
+    SECRETS: "pg_authid pg_shadow pg_user_mapping pg_user_mappings user_mapping_options _pg_user_mappings",
+    FILES: "pg_hba_file_rules pg_ident_file_mappings pg_file_settings",
+    VALUES: "pg_statistic pg_stats pg_statistic_ext_data pg_stats_ext pg_stats_ext_exprs pg_largeobject",
+    STATEMENTS: "pg_stat_activity pg_stat_statements pg_stat_monitor pg_prepared_statements pg_cursors "
+    "pg_backend_memory_contexts",
+    CONNECTIONS: "pg_subscription pg_stat_wal_receiver pg_settings pg_db_role_setting",
+}
+_DUCKDB_RELATIONS = {
+    SECRETS: "duckdb_secrets",
+    VALUES: "pragma_storage_info duckdb_table_sample duckdb_variables",
+    STATEMENTS: "duckdb_logs duckdb_prepared_statements pg_prepared_statements",
+    CONNECTIONS: "duckdb_settings pg_settings",
+}
+_SQLITE_RELATIONS = {VALUES: "sqlite_stat3 sqlite_stat4 sqlite_dbpage"}
+# Columns of catalog relations that hold what a secret-named column would: masked when selected, refused
+# anywhere else (``sqllineage``), like `password` in a table of the person's. Per-role and per-database
+# settings are where `ALTER DATABASE … SET "app.jwt_secret" TO '…'` keeps a key (PostgREST's recipe), and
+# a function's own settings (`ALTER FUNCTION f SET app.jwt_secret = '…'`) are the same kind of place;
+# `attmissingval` is the value every older row holds of a column added with a default.
+SECRET_COLUMNS: dict[str, frozenset[tuple[str, str]]] = {
+    "postgres": frozenset(
+        {
+            ("pg_roles", "rolconfig"),
+            ("pg_user", "useconfig"),
+            ("pg_proc", "proconfig"),
+            ("pg_attribute", "attmissingval"),
+        }
+    ),
+    "duckdb": frozenset(),
+    "sqlite": frozenset(),
+    "": frozenset(),
+}
+REFUSED_RELATIONS: dict[str, dict[str, str]] = {
+    "postgres": _reasons(_PG_RELATIONS),
+    "duckdb": _reasons(_DUCKDB_RELATIONS),
+    "sqlite": _reasons(_SQLITE_RELATIONS),
     "": {},
 }

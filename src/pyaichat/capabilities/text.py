@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from .structural import module_of, qualname_of
+
 __all__ = ["count", "cut", "type_name"]
 
 
 def type_name(value: Any) -> str:
+    """``pandas.DataFrame``, ``list``, ``Point``: read through ``type``'s own descriptors (a metaclass of the
+    session's runs no code here)."""
     cls = type(value)
-    module = getattr(cls, "__module__", "") or ""
-    name = getattr(cls, "__qualname__", cls.__name__)
+    module = module_of(cls)
+    name = qualname_of(cls)
     if module in ("builtins", "__main__", ""):
         return name
     return f"{module.split('.')[0].lstrip('_')}.{name}"

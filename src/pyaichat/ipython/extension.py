@@ -19,6 +19,7 @@ from ..agent.events import ErrorEvent, StateEvent
 from ..assemble import assemble
 from ..config import Config, load_config
 from ..errors import ConfigError, PyAIChatError, internal_error
+from ..printable import show
 from ..runtime.cells import is_question, shell_runtime
 from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
@@ -54,6 +55,10 @@ class Extension:
         self.session = self.runtime.session
         self.frontend = IPythonFrontEnd(shell, config)
         self.controller = assemble(self.runtime, self.frontend)
+        self.controller.checkpoints_why = (
+            "No checkpoints in IPython: IPython runs the session's loop, not pyaichat, so /undo takes back "
+            "the last approved proposal only (python -m pyaichat keeps a checkpoint before every input)."
+        )
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
         self.suggestions: Any = None
@@ -95,7 +100,7 @@ class Extension:
             self.suggestions = IPythonSuggestions(shell, self.controller)
             self.suggestions.install()
         if self.config_error is not None:
-            print(f"pyaichat: {self.config_error}", file=sys.stderr)
+            show(f"pyaichat: {self.config_error}", file=sys.stderr)
 
     def uninstall(self) -> None:
         shell = self.shell
@@ -170,13 +175,21 @@ class Extension:
             self._run(lambda: self.controller.handle(request.text))
             return
         try:  # this question's own configuration; the session's stays as it is
-            config = self.controller.config.replace(**request.overrides)
+            config = self.controller.config
+            overrides = dict(request.overrides)
+            if "model" in overrides:  # another provider's model does not go to this one's base (/model)
+                config = config.for_model(overrides.pop("model"))
+            config = config.replace(**overrides)
         except ConfigError as exc:
             key = exc.key or ""
             value = request.overrides.get(key)
             raise UsageError(f"%ai cannot use {value!r} for --{key.replace('_', '-')}.") from None
         if not config.model:
-            raise UsageError(llm.NO_MODEL)
+            from ..commands import all_commands  # the sentence names /model: worded as typed here
+            from ..commands.wording import worded
+
+            all_commands()
+            raise UsageError(worded(llm.NO_MODEL, self.frontend.place))
         self.frontend.begin()
         self._run(lambda: self._ask(request.text, config))
 

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..ipc import ChannelClosed
+from ..printable import show
 from . import discovery
 from .link import SessionLink, Unproven, failure
 from .tools import tool_table
@@ -150,7 +151,7 @@ class Switchboard:
                 break
             for path, sentence in refused.items():
                 if self.refused.get(path) != sentence:
-                    print(sentence, file=sys.stderr, flush=True)
+                    show(sentence, file=sys.stderr, flush=True)
             self.refused = refused
             return self._link
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..config import load_config
 from ..errors import ConfigError, PyAIChatError
+from ..printable import show
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,13 +42,13 @@ def main(argv: Sequence[str]) -> int:
     except ImportError:
         from ..extras import install_command  # only to say how
 
-        print(f"pyaichat mcp needs the MCP SDK: {install_command('mcp')}.", file=sys.stderr)
+        show(f"pyaichat mcp needs the MCP SDK: {install_command('mcp')}.", file=sys.stderr)
         return 2
     from ..server_flags import server_misuse  # as above
 
     misuse = server_misuse(vars(flags))
     if misuse:
-        print(f"pyaichat mcp: {misuse}", file=sys.stderr)
+        show(f"pyaichat mcp: {misuse}", file=sys.stderr)
         return 2
     if flags.existing is not None or flags.kernel or flags.server is not None:
         return _headless(flags)
@@ -65,7 +66,7 @@ def _headless(flags: Any) -> int:
     try:
         config = load_config({"color": False}, config_file=flags.config)
     except ConfigError as exc:
-        print(f"pyaichat mcp: {exc}", file=sys.stderr)
+        show(f"pyaichat mcp: {exc}", file=sys.stderr)
         return 2
     try:
         if flags.server is not None:
@@ -82,12 +83,12 @@ def _headless(flags: Any) -> int:
                 else connect.attach(flags.existing or None, config)
             )
     except PyAIChatError as exc:
-        print(f"pyaichat mcp: {exc}", file=sys.stderr)
+        show(f"pyaichat mcp: {exc}", file=sys.stderr)
         return 1
     try:
         problem = runtime.kernel.helper_problem
         if problem:
-            print(f"pyaichat mcp: {problem}", file=sys.stderr)
+            show(f"pyaichat mcp: {problem}", file=sys.stderr)
         gate = SessionGate()
         gate.attach()  # nobody types here: calls only wait for each other (one kernel connection)
         path = runtime.kernel.connection_path

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import PyAIChatError
+from ..printable import printable
 from .service import McpService
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def terminal_show(color: Callable[[], bool]) -> Callable[[str], None]:
         width = shutil.get_terminal_size((100, 24)).columns
         if len(line) >= width:
             line = line[: max(width - 2, 10)] + "…"
-        text = f"\x1b[2m{line}\x1b[0m\n" if color() else line + "\n"
+        line = printable(line)  # a client's words (its tool arguments) cannot drive the terminal
+        text = f"\x1b[2m{line}\x1b[0m\n" if color() else line + "\n"  # our style around it
         sys.stdout.write(text)
         sys.stdout.flush()
 

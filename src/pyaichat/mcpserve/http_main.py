@@ -16,6 +16,7 @@ import threading
 from typing import Any
 
 from ..ipc import Channel, ChannelClosed
+from ..printable import show
 from .endpoint import MAX_REQUEST
 
 
@@ -24,7 +25,7 @@ def main() -> int:
     try:
         settings: dict[str, Any] = parent.receive()
     except ChannelClosed:
-        print("pyaichat mcp http: no settings on stdin", file=sys.stderr)
+        show("pyaichat mcp http: no settings on stdin", file=sys.stderr)
         return 2
     listener = socket.socket(fileno=int(settings["fd"]))
 
@@ -38,7 +39,7 @@ def main() -> int:
     try:  # the session that started this process listens there
         link = SessionLink.connect(settings["endpoint"], settings["token"], face="http", pid=os.getppid())
     except ChannelClosed as exc:
-        print(f"pyaichat mcp http: {exc}", file=sys.stderr)
+        show(f"pyaichat mcp http: {exc}", file=sys.stderr)
         return 1
     hosts = list(settings["hosts"])
     server = build_server(LinkBackend(link), "http")

@@ -63,6 +63,7 @@ class Connection:
         self.answered: dict[str, int] = {}  # requests back answered, by kind
         # hands a request back to the thread waiting for one of this server's calls (False: none waits)
         self.deliver: Callable[[RequestBack], bool] | None = None
+        self.on_listed: Callable[[Connection], None] | None = None  # once the first listing is in
         self._answering = 0  # requests back being answered now
         self._answering_s = 0.0  # seconds spent answering them, over the session
         self._client: Any = None
@@ -102,6 +103,8 @@ class Connection:
                     self.tools = await self._list_tools(client)
                     info = client.server_info
                     self.server_info = f"{info.name} {info.version}" if info is not None else ""
+                    if self.on_listed is not None:
+                        self.on_listed(self)  # pins on first use, as listed (``review.Reviews.listed``)
                     self._client = client
                     self.start_ms = (time.perf_counter() - started) * 1000
                     if self.state == "starting":

@@ -226,35 +226,41 @@ def _field(name: str, prop: Any, required: bool) -> Field:
     if not isinstance(prop, Mapping):
         raise FormError(f"its field {name!r} is not a schema")
     kind = prop.get("type")
-    common = {
-        "name": name,
-        "title": _text(prop.get("title")),
-        "description": _text(prop.get("description")),
-        "required": required,
-        "default": prop.get("default"),
-    }
+
+    def field(**kind_of: Any) -> Field:  # what every field has, and ``kind_of`` its kind's parts
+        return Field(
+            name=name,
+            title=_text(prop.get("title")),
+            description=_text(prop.get("description")),
+            required=required,
+            default=prop.get("default"),
+            **kind_of,
+        )
+
     choices = _choices(prop)
     if choices:
-        return Field(kind="choice", choices=choices, **common)
+        return field(kind="choice", choices=choices)
     if kind == "array":
         items = _choices(prop.get("items") or {})
         if not items:
             raise FormError(f"its field {name!r} is a list of something other than choices")
-        low, high = _int(prop.get("minItems")), _int(prop.get("maxItems"))
-        return Field(kind="choices", choices=items, min_length=low, max_length=high, **common)
+        return field(
+            kind="choices",
+            choices=items,
+            min_length=_int(prop.get("minItems")),
+            max_length=_int(prop.get("maxItems")),
+        )
     if kind in ("number", "integer"):
-        low, high = _float(prop.get("minimum")), _float(prop.get("maximum"))
-        return Field(kind=kind, minimum=low, maximum=high, **common)
+        return field(kind=kind, minimum=_float(prop.get("minimum")), maximum=_float(prop.get("maximum")))
     if kind == "boolean":
-        return Field(kind="boolean", **common)
+        return field(kind="boolean")
     if kind == "string":
         fmt = prop.get("format") or ""
-        return Field(
+        return field(
             kind="string",
             min_length=_int(prop.get("minLength")),
             max_length=_int(prop.get("maxLength")),
             format=fmt if fmt in FORMATS else "",
-            **common,
         )
     raise FormError(f"its field {name!r} is of a type pyaichat cannot ask for ({kind!r})")
 

@@ -77,6 +77,8 @@ class Manager:
         self._told: set[tuple[str, str]] = set()
         self._restarted: dict[str, float] = {}  # server -> when it was last restarted (monotonic)
         self._said: list[str] = []  # lines about restarts, not told yet
+        # called on the loop with each connection once it has listed its tools for the first time
+        self.on_listed: Callable[[Any], None] | None = None
         self.closed = False
 
     @classmethod
@@ -121,7 +123,15 @@ class Manager:
             return Unstarted(spec.name, "failed", f"{exc}.")
         conn = Connection(ready)
         conn.deliver = self._deliver
+        conn.on_listed = self._listed
         return conn
+
+    def _listed(self, conn: Connection) -> None:
+        """``conn`` listed its tools for the first time (on the loop): tell ``on_listed``; its failure is not
+        the server's (the pins are checked again before the model is offered anything)."""
+        if self.on_listed is not None:
+            with contextlib.suppress(Exception):
+                self.on_listed(conn)
 
     # -- servers that come back ----------------------------------------------------------------------------
     def restart(self, name: str) -> str:

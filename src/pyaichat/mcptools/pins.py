@@ -13,19 +13,23 @@ pins:
 
 Accepting stores the new definitions; refusing keeps the old pins, and the changed tools stay withheld for
 the session (``/tools review NAME`` asks again).
+
+What cannot be read trusts nothing: a pins file that cannot be read makes every tool of every server wait
+until the person accepts starting again (and is kept, never written over, until then); a pin of the wrong
+type is one broken pin, that tool's (or that server's) tools waiting as if changed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..paths import state_file
+from ..persist import PersistError, shared_json
 
 PINS_FILE = "mcp-pins.json"
 DESCRIPTION_LINES = 6  # lines of a changed description shown in the diff, each side
@@ -88,7 +92,7 @@ class Drift:
             out.append(f"  ~ {name} changed:")
             out += [f"      {line}" for line in self.changed[name]]
         for name in sorted(self.added):
-            out.append(f"  + {name} is new" + _claims(current.get(name) if current else None))
+            out.append(f"  + {name} is new" + claims(current.get(name) if current else None))
         for name in sorted(self.removed):
             out.append(f"  - {name} is gone")
         if self.held:
@@ -99,15 +103,19 @@ class Drift:
         return out
 
 
-def compare(
-    server: str, pinned: Mapping[str, Mapping[str, Any]], current: Mapping[str, Mapping[str, Any]]
-) -> Drift:
-    """The difference between the pinned definitions and the ones listed now (each by tool name)."""
+def compare(server: str, pinned: Pinned | Broken, current: Mapping[str, Mapping[str, Any]]) -> Drift:
+    """The difference between the pinned definitions and the ones listed now (each by tool name); a pin
+    that cannot be read (``BROKEN``) counts as changed."""
     drift = Drift(server)
+    if isinstance(pinned, Broken):
+        drift.changed = {name: [UNREADABLE_PIN] for name in current}
+        return drift
     for name, now in current.items():
         old = pinned.get(name)
         if old is None:
             drift.added.append(name)
+        elif isinstance(old, Broken):
+            drift.changed[name] = [UNREADABLE_PIN]
         elif digest(old) != digest(now):
             drift.changed[name] = changes(old, now)
     drift.removed = [name for name in pinned if name not in current]
@@ -154,8 +162,7 @@ def _text_diff(old: str, new: str) -> list[str]:
 
 def _schema_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     lines = []
-    props_old = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-    props_new = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+    props_old, props_new = _properties(old), _properties(new)
     for name in props_new:
         if name not in props_old:
             lines.append(f"schema: new argument {name!r} {_brief(props_new[name])}")
@@ -164,7 +171,7 @@ def _schema_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
     for name in props_old:
         if name not in props_new:
             lines.append(f"schema: argument {name!r} removed")
-    req_old, req_new = set(old.get("required") or ()), set(new.get("required") or ())
+    req_old, req_new = _names(old.get("required")), _names(new.get("required"))
     if req_old != req_new:
         lines.append(f"schema: required {sorted(req_old)} → {sorted(req_new)}")
     rest = {
@@ -175,86 +182,167 @@ def _schema_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
     return lines
 
 
+def _properties(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema's ``properties`` (``{}`` when a server or a hand-edited file put something else there)."""
+    found = schema.get("properties")
+    return found if isinstance(found, dict) else {}
+
+
+def _names(value: Any) -> set[str]:
+    """A schema's ``required``, as names (whatever a server or a hand-edited file put there)."""
+    return {str(v) for v in value} if isinstance(value, (list, tuple)) else set()
+
+
 def _brief(schema: Any) -> str:
     text = json.dumps(schema, sort_keys=True, ensure_ascii=False, default=str)
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def _claims(pinned: Mapping[str, Any] | None) -> str:
+def claims(pinned: Mapping[str, Any] | None) -> str:
+    """`` (claims: read-only, idempotent)`` for a definition's annotations that say so; else ``""``."""
     notes = (pinned or {}).get("annotations") or {}
-    claims = [word for key, word in ANNOTATION_NAMES.items() if notes.get(key) is True]
-    return f" (claims: {', '.join(claims)})" if claims else ""
+    said = [word for key, word in ANNOTATION_NAMES.items() if notes.get(key) is True]
+    return f" (claims: {', '.join(said)})" if said else ""
+
+
+class Broken:
+    """A pin that cannot be read (an entry of the wrong type): the tool, or every tool of the server when
+    the whole entry is broken, waits for the person as if it were changed."""
+
+    def __repr__(self) -> str:
+        return "BROKEN"
+
+
+BROKEN = Broken()
+UNREADABLE_PIN = "its pin in the pins file cannot be read (an entry of the wrong type): review it as new"
+Pinned = dict[str, "dict[str, Any] | Broken"]
+
+
+def _readable(pin: Any) -> bool:
+    """Whether a stored pin has the shape ``definition`` writes (each part that is there of its type)."""
+    if not isinstance(pin, dict):
+        return False
+    kinds = {"name": str, "description": str, "inputSchema": dict, "annotations": dict}
+    title = pin.get("title")
+    return all(isinstance(pin.get(k, t()), t) for k, t in kinds.items()) and (
+        title is None or isinstance(title, str)
+    )
 
 
 class Pins:
-    """The pins file: ``{entry key: {tool name: definition}}``; read once, written whole on each change
-    (``0600``, replaced atomically). ``path`` ``None``: no state directory, pins held for this session
-    only."""
+    """The pins file: ``{entry key: {tool name: definition}}``, shared by every session of the person.
+
+    Read whole when first needed; each write reads it again, merges and replaces it under a lock
+    (``persist.shared_json``), so two sessions never lose each other's pins. ``path`` ``None``: no state
+    directory, pins held for this session only.
+
+    A file that cannot be read is ``damaged`` (why, in one sentence): nothing in it is trusted, nothing is
+    written over it, until the person accepts starting again (``start_again``; the damaged file is kept
+    beside the new one). An entry of the wrong type is one broken pin (``BROKEN``): that tool, or that
+    server's tools, wait for review; the rest of the file still counts."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self._data: dict[str, dict[str, dict[str, Any]]] | None = None
-        self.problem: str | None = None  # why the file could not be read or written, once
+        self._data: dict[str, Any] | None = None
+        self._damaged: str | None = None
+        self._here: dict[str, dict[str, dict[str, Any]]] = {}  # pins of this session not saved (no file)
+        self._lock = threading.Lock()  # the manager's loop pins first listings; a turn's thread reviews
+        self.problem: str | None = None  # why the file could not be written, once
 
     @classmethod
     def default(cls) -> Pins:
         return cls(state_file(PINS_FILE))
 
-    def _load(self) -> dict[str, dict[str, dict[str, Any]]]:
+    def _load(self) -> dict[str, Any]:
         if self._data is None:
-            self._data = {}
-            if self.path is not None and os.path.exists(self.path):
+            self._data, self._damaged = {}, None
+            if self.path is not None:
                 try:
-                    with open(self.path, encoding="utf-8") as fh:
-                        data = json.load(fh)
-                    if isinstance(data, dict):
-                        self._data = {k: v for k, v in data.items() if isinstance(v, dict)}
-                except (OSError, ValueError) as exc:
-                    # a pins file we cannot read must not silently trust everything: every tool counts as new
-                    self.problem = (
-                        f"The MCP pins file {self.path} cannot be read ({exc}); every tool counts as new."
-                    )
-                    self._data = {}
+                    self._data = shared_json.read(self.path) or {}
+                except shared_json.Unreadable as exc:
+                    self._damaged = f"The MCP pins file {self.path} cannot be read ({exc})"
         return self._data
 
-    def known(self, key: str) -> dict[str, dict[str, Any]] | None:
-        """The pinned definitions of the server ``key``; ``None`` when it was never used."""
-        return self._load().get(key)
+    @property
+    def damaged(self) -> str | None:
+        """Why the pins file cannot be read (``None``: it can, or there is none)."""
+        with self._lock:
+            self._load()
+            return self._damaged
+
+    def known(self, key: str) -> Pinned | Broken | None:
+        """The pinned definitions of the server ``key`` (a tool's ``BROKEN`` when its pin cannot be read;
+        ``BROKEN`` for all when the server's entry cannot be); ``None`` when it was never used."""
+        with self._lock:
+            if key in self._here:
+                return dict(self._here[key])
+            entry = self._load().get(key)
+        if entry is None:
+            return None
+        if not isinstance(entry, dict):
+            return BROKEN
+        return {str(name): (dict(pin) if _readable(pin) else BROKEN) for name, pin in entry.items()}
 
     def pin(
         self, key: str, definitions: Mapping[str, Mapping[str, Any]], names: Iterable[str] | None = None
-    ) -> None:
-        """Store ``definitions`` (only ``names`` of them, when given, keeping the other pins) for ``key``.
-        The file is read again first: another session may have pinned other servers meanwhile."""
-        self._data = None
-        data = self._load()
-        mine = dict(data.get(key) or {})
-        if names is None:
-            mine = {name: dict(d) for name, d in definitions.items()}
-        else:
-            for name in names:
-                if name in definitions:
-                    mine[name] = dict(definitions[name])
-                else:
-                    mine.pop(name, None)
-        data[key] = mine
-        self._save()
+    ) -> bool:
+        """Store ``definitions`` (only ``names`` of them, when given, keeping the server's other pins) for
+        ``key``, merged with what other sessions pinned meanwhile. False when they are held for this session
+        only (no file, or it cannot be written: ``problem`` says why) or not at all (the file is damaged)."""
 
-    def _save(self) -> None:
-        if self.path is None:
-            return
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self._data, fh, ensure_ascii=False, indent=1, sort_keys=True, default=str)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            self.problem = f"The MCP pins file {self.path} cannot be written ({exc.strerror})."
-            with _quiet():
-                os.unlink(tmp)
+        def change(data: dict[str, Any]) -> None:
+            mine = data.get(key)
+            mine = {n: p for n, p in mine.items() if _readable(p)} if isinstance(mine, dict) else {}
+            if names is None:
+                mine = {name: dict(d) for name, d in definitions.items()}
+            else:
+                for name in names:
+                    if name in definitions:
+                        mine[name] = dict(definitions[name])
+                    else:
+                        mine.pop(name, None)
+            data[key] = mine
 
+        with self._lock:
+            if self.path is None or key in self._here:
+                change(self._here)
+                return False
+            self._load()
+            if self._damaged:
+                return False
+            try:
+                shared_json.update(self.path, change)
+            except shared_json.Unreadable as exc:  # damaged by someone else meanwhile: left as it is
+                self._data, self._damaged = {}, f"The MCP pins file {self.path} cannot be read ({exc})"
+                return False
+            except PersistError as exc:
+                self.problem = f"{exc} The tools are pinned for this session only."
+                change(self._here)
+                return False
+            self._data = None  # read again when next needed: other sessions' pins too
+            return True
 
-def _quiet() -> Any:
-    return contextlib.suppress(OSError)
+    def start_again(self, pinned: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+        """The person accepted the tools listed now over a damaged pins file: a new file with ``pinned``
+        (entry key → definitions), the damaged one kept beside it. The sentence that says what happened."""
+        with self._lock:
+            if self.path is None:
+                return "Accepted."
+
+            def change(data: dict[str, Any]) -> None:
+                for key, definitions in pinned.items():
+                    data[key] = {name: dict(d) for name, d in definitions.items()}
+
+            try:
+                kept = shared_json.update(self.path, change, start_again=True)
+            except (OSError, PersistError) as exc:
+                for key, definitions in pinned.items():
+                    self._here[key] = {name: dict(d) for name, d in definitions.items()}
+                self.path, self._data, self._damaged = None, {}, None
+                return (
+                    f"Accepted for this session only: the damaged pins file cannot be replaced "
+                    f"({getattr(exc, 'strerror', None) or exc}); it is left as it is."
+                )
+            self._data, self._damaged = None, None
+            where = f"; the damaged one is kept as {kept}" if kept else ""
+            return f"Accepted: the tools are pinned as they are now in a new {self.path}{where}."

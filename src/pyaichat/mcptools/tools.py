@@ -53,6 +53,7 @@ class ServerTools:
         self.session = session  # whose calls the audit log records
         self.manager = manager or Manager.from_config(config)
         self.reviews = reviews or Reviews()  # pins, and what the person allowed beyond one call
+        self.manager.on_listed = self.reviews.listed  # a server's first listing pins it on first use
         self._names: dict[tuple[str, str], str] = {}
 
     # -- the session ---------------------------------------------------------------------------------------
@@ -93,18 +94,21 @@ class ServerTools:
         offered: dict[str, OfferedTool] = {}
         withheld: dict[str, OfferedTool] = {}
         held: dict[str, str] = {}  # not offered: the name -> why
-        for server, conn in self.manager.servers.items():
-            if conn.state != "ready" or conn.launch is None:
-                continue
-            review = approve if can_approve else None
-            unaccepted = self.reviews.check(server, conn, review, say, self.mask)
+        ready = {s: c for s, c in self.manager.servers.items() if c.state == "ready" and c.launch is not None}
+        review = approve if can_approve else None
+        unaccepted_by = self.reviews.check_all(ready, review, say, self.mask)
+        for server, conn in ready.items():
+            unaccepted = unaccepted_by.get(server, set())
             for tool in conn.tools:
                 name = self._name(server, tool.name)
                 if tool.name in unaccepted:
-                    held[name] = (
-                        f"{name} is not offered: its definition changed since you first used the server "
-                        f"{server!r}, and you have not accepted the change (/tools review {server})."
+                    why = (
+                        "the MCP pins file cannot be read, and you have not accepted the tools as they are"
+                        if self.reviews.pins.damaged is not None
+                        else f"its definition changed since you first used the server {server!r}, and you "
+                        "have not accepted the change"
                     )
+                    held[name] = f"{name} is not offered: {why} (/tools review {server})."
                     continue
                 found = verdict(
                     server, tool, conn.launch.read_only, config.mcp_tool_rules, self.reviews.allowed
@@ -114,6 +118,8 @@ class ServerTools:
                     continue
                 entry = OfferedTool(name, server, tool, conn.launch.read_only, found)
                 (offered if can_approve or entry.runs_at_once else withheld)[entry.name] = entry
+        for line in self.reviews.allowed.news():  # a project's own file that was ignored, once
+            say(line)
         answerer = self.answerer(
             config, approve=approve, answer_question=answer_question, sample=sample, tell=tell
         )
@@ -135,6 +141,10 @@ class ServerTools:
             return
         if conn.state != "ready" or conn.launch is None:
             tell(f"The MCP server {server!r} is {conn.state}; its tools can be reviewed once it runs.")
+            return
+        if self.reviews.pins.damaged is not None:  # one review for every server's tools
+            ready = {s: c for s, c in self.manager.servers.items() if c.state == "ready" and c.launch}
+            self.reviews.check_all(ready, approve, tell, self.mask, again=True)
             return
         self.reviews.check(server, conn, approve, tell, self.mask, again=True)
 

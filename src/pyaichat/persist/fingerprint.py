@@ -38,7 +38,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capabilities import layout
+from ..capabilities import layout, structural
 
 BYTE_BUDGET = 2_000_000_000  # bytes checksummed per fingerprint pass (~0.2 s at memory speed)
 ITEM_BUDGET = 2_000_000  # container items visited per pass
@@ -127,7 +127,7 @@ def _fp(obj: Any, ctx: Context, depth: int) -> Any:
         )
     if issubclass(cls, type):
         return ("class", _mapping_fp(dict(vars(obj)), ctx, depth + 1, shallow=True))
-    state = layout.instance_state(obj)
+    state = structural.instance_state(obj)
     if state is None:
         ctx.unchecked = True  # a C object with no visible state: we cannot tell
         return ("opaque", oid)
@@ -168,7 +168,7 @@ def _mapping_fp(mapping: Any, ctx: Context, depth: int, shallow: bool = False) -
 
 
 def _dict_ids(obj: Any, ctx: Context) -> Any:
-    attrs = layout.instance_state(obj, slots=False)
+    attrs = structural.instance_state(obj, slots=False)
     return _mapping_fp(attrs, ctx, 0, shallow=True) if attrs is not None else None
 
 

@@ -17,6 +17,7 @@ from prompt_toolkit.validation import ValidationError, Validator
 
 from ..mcptools.approval import Answer
 from ..mcptools.form import SKIP, FieldError
+from ..printable import show
 from .questions import ask_line, key_app
 
 if TYPE_CHECKING:
@@ -64,10 +65,10 @@ def ask_answer(
         if content is None:
             return Answer("cancel")
         if question.fields:
-            print(f"Your answers to {question.server!r}:")
+            show(f"Your answers to {question.server!r}:")
             for field in question.fields:
                 shown = "(hidden)" if field.asks_for_secret and typed[field.name] else typed[field.name]
-                print(f"  {field.label}: {shown or '(left empty)'}")
+                show(f"  {field.label}: {shown or '(left empty)'}")
         send = (
             one_key("Send them? ", "[s]end / [e]dit / [c]ancel: ", SEND_KEYS) if question.fields else "send"
         )

@@ -15,6 +15,8 @@ from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.shortcuts import PromptSession
 from prompt_toolkit.styles import Style
 
+from ..printable import printable, show
+
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
@@ -97,9 +99,13 @@ def ask_line(
     **options: Any,
 ) -> str:
     """One line of input on its own prompt (prompt_toolkit's ``prompt()`` shortcut takes no input or output:
-    a session does), with ``options`` for its ``prompt`` (a validator, a completer, a toolbar)."""
+    a session does), with ``options`` for its ``prompt`` (a validator, a completer, a toolbar). The message,
+    the text it starts with and a toolbar's text may come from outside (a server's field, its default, a
+    model's arguments): made printable, what the person sees there is what they edit and send."""
     session: PromptSession[str] = PromptSession(input=input, output=output)
-    return session.prompt(message, default=default, **options)
+    if isinstance(options.get("bottom_toolbar"), str):
+        options["bottom_toolbar"] = printable(options["bottom_toolbar"])
+    return session.prompt(printable(message), default=printable(default), **options)
 
 
 def ask_decision(
@@ -153,8 +159,8 @@ def ask_arguments(
         try:
             value = json.loads(text)
         except ValueError as exc:
-            print(f"That is not JSON ({exc}); edit it again, or Ctrl-C to give up.")
+            show(f"That is not JSON ({exc}); edit it again, or Ctrl-C to give up.")
             continue
         if isinstance(value, dict):
             return value
-        print("The arguments are one JSON object ({...}); edit them again, or Ctrl-C to give up.")
+        show("The arguments are one JSON object ({...}); edit them again, or Ctrl-C to give up.")

@@ -3,10 +3,11 @@ last few inputs — small, masked and bounded, gathered where the data lives (he
 
 A fact is one line per name or attribute path the code near the cursor uses, nearest the cursor first:
 ``orders: DataFrame 3×2: id object, total float64``, ``pd.merge: function merge(left, right, how='inner', …)``
-It comes from the session picture's own summary (``summary.one_line``, which never runs anything of unknown
-cost: no lazy frame is computed, no property read) at the configured privacy level, so ``names`` gives types
-only and ``schema`` no values. Attribute paths are resolved statically (``completion.resolve_path``): a
-property or ``__getattr__`` is never run to find them. Secret-looking names give no fact, and every line is
+It comes from the session picture's own summary made by structure alone (``variable_lines.line_here``: no
+code of the session's runs, no lazy frame is computed, no property read; an object whose line would need its
+own code is described by its type) at the configured privacy level, so ``names`` gives types only and
+``schema`` no values. Attribute paths are resolved by structure (``structural.attribute``): a property or
+``__getattr__`` is never run to find them. Secret-looking names give no fact, and every line is
 masked like anything else that leaves the session.
 """
 
@@ -20,7 +21,7 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .completion import resolve_path
+from .completion import Unresolvable
 
 if TYPE_CHECKING:
     from ..capabilities.redact import Masker
@@ -104,7 +105,7 @@ def suggestion_facts(
     """``{"facts": [...], "inputs": [...]}`` for a suggestion at the cursor between ``before`` and
     ``after``: plain JSON, so a kernel's helper can send it as it is. Never raises."""
     from ..capabilities.redact import masker_for  # the capabilities: with the first suggestion
-    from ..capabilities.summary import one_line
+    from ..capabilities.variable_lines import line_here as one_line
 
     masker = masker_for(config)
     facts: list[str] = []
@@ -134,8 +135,8 @@ def _fact(namespace: Mapping[str, Any], path: str, privacy: str, masker: Masker,
     for end in range(len(parts), 0, -1):
         name = ".".join(parts[:end])
         try:
-            value = resolve_path(namespace, name)
-        except Exception:  # Unresolvable, or a failing C-level getter
+            value = _resolve(namespace, name)
+        except Exception:  # Unresolvable: a property, a __getattr__, a missing name
             continue
         lines.append(_describe(namespace, name, value, privacy, masker, one_line))
         break
@@ -144,11 +145,28 @@ def _fact(namespace: Mapping[str, Any], path: str, privacy: str, masker: Masker,
     return [line for line in lines if line]
 
 
+def _resolve(namespace: Mapping[str, Any], path: str) -> Any:
+    """The object a dotted ``path`` names, read by structure only (``structural.attribute``): a property,
+    ``__getattr__`` or anything else that would run code leaves it unresolved."""
+    from ..capabilities import structural  # with the first suggestion, as the rest of the capabilities
+
+    first, *rest = path.split(".")
+    if type(namespace) is not dict or first not in namespace:
+        raise Unresolvable(first)
+    obj = namespace[first]
+    for name in rest:
+        obj = structural.attribute(obj, name)
+    return obj
+
+
 def _describe(
     namespace: Mapping[str, Any], name: str, value: Any, privacy: str, masker: Masker, one_line: Any
 ) -> str:
+    from ..capabilities.summary_here import callable_of_library, plain_function
+
     try:
-        if callable(value) and not isinstance(value, type) and privacy != "names":
+        signed = callable_of_library(value) or plain_function(value)  # a signature that is structure
+        if signed and privacy != "names":
             signature = _signature(value)
             kind = _callable_kind(name, value, namespace)
             text = f"{kind} {signature}" if signature else one_line(value, privacy, width=FACT_WIDTH)
@@ -164,12 +182,12 @@ def _callable_kind(name: str, value: Any, namespace: Mapping[str, Any]) -> str:
     parent = name.rpartition(".")[0]
     if parent:
         try:
-            owner = resolve_path(namespace, parent)
+            owner = _resolve(namespace, parent)
         except Exception:
             owner = None
-        if owner is not None and not isinstance(owner, (type, types.ModuleType)):
+        if owner is not None and not issubclass(type(owner), (type, types.ModuleType)):
             return "method"
-    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+    if issubclass(type(value), (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
         return "function"
     return "callable"
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config, Settings
 from ..errors import PyAIChatError
+from ..printable import show
 from ..records import ExecResult, LastError
 from ..session import input_is_complete
 from . import KernelUnavailable
@@ -56,7 +57,7 @@ class KernelRuntime(LinkedRuntime):
         kernel.drain_iopub()
         if kernel.restarted:
             kernel.reset_after_restart()
-            kernel.err.write(kernel.restart_sentence() + "\n")
+            show(kernel.restart_sentence(), file=kernel.err)
         started = time.perf_counter()
         msg_id = kernel.client.execute(source, allow_stdin=True)
         run = CellRun(kernel, msg_id)
@@ -66,7 +67,7 @@ class KernelRuntime(LinkedRuntime):
             if count <= kernel.execution_count or kernel.restarted:  # counts only grow in one kernel process
                 kernel.reset_after_restart()
                 lost = "" if run.heard else " " + OUTPUT_LOST  # nothing of this input's reached us
-                kernel.err.write(kernel.restart_sentence() + lost + "\n")
+                show(kernel.restart_sentence() + lost, file=kernel.err)
             kernel.execution_count = count
         result = ExecResult(ok=run.ok, number=count or kernel.execution_count + 1, output="".join(run.kept))
         result.duration_ms = (time.perf_counter() - started) * 1000

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..printable import show
 from . import KernelUnavailable
 from .kernel import KernelRuntime
 from .kernel_connection import KernelConnection
@@ -178,8 +179,7 @@ class ServerKernelConnection(KernelConnection):
 
     def say(self, text: str) -> None:
         """One line for the person (from the websocket's thread: printed above the prompt while it is up)."""
-        self.err.write(f"pyaichat: {text}\n")
-        self.err.flush()
+        show(f"pyaichat: {text}", file=self.err, flush=True)  # a server's words among them
 
     def dead(self, *, while_running: bool = False) -> KernelUnavailable:
         client = self.server.client

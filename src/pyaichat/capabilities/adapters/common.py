@@ -12,6 +12,7 @@ from typing import Any
 
 from ..privacy import FULL, SAMPLE, SCHEMA
 from ..redact import REDACTED, is_secret_name
+from ..structural import is_subclass, module_namespace
 from ..text import count, cut, type_name
 from .protocol import LAZY
 
@@ -45,12 +46,12 @@ def module(name: str) -> Any:
 
 
 def isinstance_of(value: Any, module_name: str, *names: str) -> bool:
-    """``isinstance(value, module_name.<name>)`` for any of ``names``, without importing anything."""
-    mod = sys.modules.get(module_name)
-    if mod is None:
-        return False
-    classes = tuple(c for c in (getattr(mod, n, None) for n in names) if isinstance(c, type))
-    return bool(classes) and isinstance(value, classes)
+    """``isinstance(value, module_name.<name>)`` for any of ``names``, without importing anything —
+    decided by ``type(value)``'s MRO (``isinstance`` would ask the value's ``__class__``, which a property
+    answers)."""
+    namespace = module_namespace(sys.modules.get(module_name))
+    classes = [c for c in (namespace.get(n) for n in names) if is_subclass(type(c), type)]
+    return any(is_subclass(type(value), c) for c in classes)
 
 
 def columns_inline(pairs: Iterable[tuple[Any, Any]], total: int, limit: int = 8) -> str:
@@ -140,7 +141,7 @@ def nbytes_text(n: Any) -> str:
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if n < 1024 or unit == "TB":
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]  # a size in bytes becomes a float of units
+        n /= 1024
     return "?"
 
 

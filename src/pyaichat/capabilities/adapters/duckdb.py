@@ -5,9 +5,10 @@ connection of our own in a read-only transaction.
 its own result): the user's connection, their open transaction and their pending result are never touched.
 The query runs in ``BEGIN TRANSACTION READ ONLY`` (DuckDB refuses every write), always rolled back, and
 ``interrupt()`` stops it at the deadline. DuckDB can also read files and URLs from SQL (``read_csv('…')``,
-``FROM 'x.parquet'``, extensions): besides ``sqlcheck``, the parsed statement (``json_serialize_sql``) may
-name only tables and views of the catalog, common table expressions and a few table functions that generate
-data.
+``FROM 'x.parquet'``, ``FROM "duckdb_*.csv"``, extensions): besides ``sqlcheck``, the parsed statement
+(``json_serialize_sql``) may name only tables and views of the catalog — by their exact name, in a schema
+DuckDB would look in — its own common table expressions and a few table functions that generate data. Any
+other name is one DuckDB reads as a file (or a glob of files, or a URL) or a Python variable.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
 from .sqldb import (
+    CELL_CHARS,
     MAX_TABLES,
     Catalog,
+    QueryRefused,
     Result,
     Table,
     catalog_lines,
@@ -33,8 +36,17 @@ from .sqldb import (
     tables_for,
 )
 
+_RELATIONS = (
+    "SELECT lower(database_name), lower(schema_name), lower(table_name) FROM duckdb_tables() UNION ALL "
+    "SELECT lower(database_name), lower(schema_name), lower(view_name) FROM duckdb_views()"
+)
+_PATH_LIKE = re.compile(r"[/\\*?\[\]{}~:]|\.[a-z0-9]{1,8}$", re.IGNORECASE)  # a file, glob or URL
 _EXPLAIN = re.compile(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", re.I | re.S)
 _PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "repeat", "pragma_table_info"})
+_SMALL_TYPES = (
+    "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+    "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIME", "TIMESTAMP", "INTERVAL", "UUID",
+)  # fmt: skip
 _PARAMETRIC_TYPES = frozenset({"list", "struct", "map", "union", "array", "decimal", "numeric", "enum"})
 _OBJECTS = (
     "SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
@@ -70,21 +82,42 @@ def _check_sources(cur: Any, sql: str) -> None:
         raise CapabilityError(
             f"DuckDB could not parse the query: {parsed.get('error_message', 'syntax error')}."
         )
-    known = {name.lower() for name, _ in cur.execute(_OBJECTS).fetchall()}
+    entries = set(cur.execute(_RELATIONS).fetchall())
+    database, schema = cur.execute("SELECT lower(current_database()), lower(current_schema())").fetchone()
+    path = {(database, schema), ("temp", "main"), ("system", "main"), ("system", "pg_catalog")}
     ctes: set[str] = set()
-    sources: list[tuple[str, str]] = []
+    sources: list[tuple[str, tuple[str, str, str]]] = []
     _walk(parsed, ctes, sources)
-    for kind, name in sources:
-        low = (name or "").lower()
+    for kind, (catalog_name, schema_name, name) in sources:
+        low = name.lower()
         if kind == "TABLE_FUNCTION" and low not in _PURE_TABLE_FUNCTIONS:
             raise CapabilityError(
                 f"The query calls the table function {name}(), which may read files: not allowed."
             )
-        if kind == "BASE_TABLE" and low not in known and low not in ctes and not _is_catalog_view(low):
+        if kind != "BASE_TABLE" or (low in ctes and not schema_name and not catalog_name):
+            continue
+        if not _is_relation(entries, path, catalog_name.lower(), schema_name.lower(), low):
+            if _PATH_LIKE.search(name):
+                raise CapabilityError(
+                    f"{name!r} is a file path or glob, which DuckDB would read as files: query_sql reads "
+                    "only the database's own tables and views."
+                )
             raise CapabilityError(
                 f"{name!r} is not a table or view of this database (DuckDB would look for a file or a Python "
                 "variable of that name): only the database's own tables can be read."
             )
+
+
+def _is_relation(
+    entries: set[tuple[str, str, str]], path: set[tuple[str, str]], catalog: str, schema: str, name: str
+) -> bool:
+    """Whether DuckDB binds ``catalog.schema.name`` to a table or view of its catalog (exactly that name, in
+    a schema it looks in) rather than to a file, a glob or a Python variable."""
+    if catalog:
+        return (catalog, schema or "main", name) in entries
+    if schema:  # `a.b`: schema a (of any database), or database a's main schema
+        return any(n == name and (s == schema or (d == schema and s == "main")) for d, s, n in entries)
+    return any((d, s) in path and n == name for d, s, n in entries)
 
 
 def _check_loaded(cur: Any, sql: str) -> None:
@@ -149,8 +182,21 @@ def _names_in(node: Any, functions: set[str], types: set[str], collations: set[s
             _names_in(value, functions, types, collations)
 
 
-def _is_catalog_view(name: str) -> bool:
-    return name.startswith(("duckdb_", "information_schema", "pg_catalog")) or name in ("tables", "columns")
+def _clipped(cur: Any, sql: str) -> str:
+    """``sql`` with each variable-width value cut to ``CELL_CHARS`` inside DuckDB, before it becomes a
+    Python object (a 300 MB string is not copied into one). Only while DuckDB keeps a subquery's order
+    (``preserve_insertion_order``, its default); a plan is left as it is."""
+    if (
+        _EXPLAIN.match(sql)
+        or not cur.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
+    ):
+        return sql
+    cells = []
+    for i, (name, kind, *_) in enumerate(cur.execute(f"DESCRIBE {sql}").fetchall(), 1):
+        small = str(kind).startswith(_SMALL_TYPES) and not str(kind).endswith("]")
+        cell = f"#{i}" if small else f"left(#{i}::VARCHAR, {CELL_CHARS})"
+        cells.append(f'{cell} AS "{str(name).replace(chr(34), chr(34) * 2)}"')
+    return f"SELECT {', '.join(cells)} FROM ({sql})"
 
 
 def _explained(sql: str) -> str:
@@ -158,7 +204,7 @@ def _explained(sql: str) -> str:
     return _EXPLAIN.sub("", sql, count=1)
 
 
-def _walk(node: Any, ctes: set[str], sources: list[tuple[str, str]]) -> None:
+def _walk(node: Any, ctes: set[str], sources: list[tuple[str, tuple[str, str, str]]]) -> None:
     if isinstance(node, dict):
         cte_map = node.get("cte_map")
         if isinstance(cte_map, dict):
@@ -168,10 +214,13 @@ def _walk(node: Any, ctes: set[str], sources: list[tuple[str, str]]) -> None:
                     ctes.add(key.lower())
         kind = node.get("type")
         if kind == "BASE_TABLE":
-            sources.append((kind, str(node.get("table_name", ""))))
+            catalog, schema, table = (
+                str(node.get(key) or "") for key in ("catalog_name", "schema_name", "table_name")
+            )
+            sources.append((kind, (catalog, schema, table)))
         elif kind == "TABLE_FUNCTION":
             func = node.get("function") or {}
-            sources.append((kind, str(func.get("function_name", "?"))))
+            sources.append((kind, ("", "", str(func.get("function_name", "?")))))
         for value in node.values():
             _walk(value, ctes, sources)
     elif isinstance(node, list):
@@ -213,11 +262,14 @@ class DuckDBAdapter(DatabaseAdapter):
         with closing(_cursor(value)) as cur:
             rows = cur.execute(
                 "SELECT lower(table_name), column_name FROM duckdb_columns() "
-                "WHERE list_contains(?, lower(table_name)) ORDER BY table_name, column_index",
+                "WHERE list_contains(?, lower(table_name)) ORDER BY "
+                "(database_name = current_database() AND schema_name = current_schema()) DESC, "
+                "database_name, schema_name, table_name, column_index",
                 [wanted],
-            ).fetchall()
+            ).fetchall()  # the relation an unqualified name finds first, its columns in their order
             views = cur.execute(
-                "SELECT lower(view_name), sql FROM duckdb_views() WHERE list_contains(?, lower(view_name))",
+                "SELECT lower(view_name), sql FROM duckdb_views() "
+                "WHERE NOT internal AND list_contains(?, lower(view_name))",
                 [wanted],
             ).fetchall()
         columns: dict[str, list[str]] = {}
@@ -229,24 +281,24 @@ class DuckDBAdapter(DatabaseAdapter):
         with closing(_cursor(value)) as cur:
             _check_sources(cur, sql)
             _check_loaded(cur, sql)
+            cur.execute("SET enable_progress_bar = false")  # this connection's own: nothing on the terminal
             cur.execute("BEGIN TRANSACTION READ ONLY")
             try:
                 with interrupt_after(timeout, cur.interrupt) as fired:
                     try:
-                        cur.execute(sql)
-                        columns, rows, more = fetch(cur, limit)
+                        cur.execute(_clipped(cur, sql))
+                        columns, rows, more, cut = fetch(cur, limit)
                     except Exception as exc:
                         if fired.is_set():
-                            raise stopped(timeout)
-                        raise CapabilityError(f"DuckDB refused the query: {exc}")
+                            raise stopped(timeout) from None
+                        raise QueryRefused("DuckDB", exc) from None
             finally:
                 try:
                     cur.execute("ROLLBACK")
                 except Exception:
                     pass
-        return Result(
-            columns, rows, more, "a separate DuckDB connection in a READ ONLY transaction, rolled back"
-        )
+        held = "a separate DuckDB connection in a READ ONLY transaction, rolled back"
+        return Result(columns, rows, more, held, cut=cut)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         if not _is_connection(value):

@@ -1,5 +1,9 @@
 """numpy: arrays by shape and dtype, with numpy's own edge-item summary at ``sample``; dtypes and scalars.
 
+The one line and the details of an ndarray, a dtype and a scalar are read from their C fields
+(``library_metadata``, ``structural``): no Python code runs, so neither numpy's print options (a
+``formatter`` may be the session's function) nor an object element's ``__repr__`` can. The edge items are
+printed by numpy — in the walled child only (``summary_here.here`` sends an array's description there).
 Memory-mapped arrays are in the file, not in memory: their edge values are read (a few pages), never the
 whole file.
 """
@@ -8,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import library_metadata as meta
+from ..structural import NotStructural, compiled_call, is_numpy_scalar
 from .common import FULL, SAMPLE, isinstance_of, module
 from .protocol import Adapter
 
@@ -25,16 +31,26 @@ class NumpyAdapter(Adapter):
     """Arrays, dtypes and numpy scalars."""
 
     def one_line(self, value: Any, lvl: int) -> str | None:
+        try:
+            if meta.kind(value) == "ndarray":
+                return f"ndarray shape {meta.metadata(value, 'shape')}, dtype {_dtype(value)}"
+            if is_dtype(value):
+                return f"numpy dtype {meta.dtype_text(value)}"
+            if is_numpy_scalar(value):
+                kind = type(value).__name__
+                return kind if lvl < SAMPLE else f"{kind} {compiled_call(value, 'item')!r}"[:100]
+        except NotStructural:  # an ndarray subclass, an object scalar: numpy's own code (the walled child)
+            pass
         if is_ndarray(value):
             return f"ndarray shape {value.shape}, dtype {value.dtype}"
-        if is_dtype(value):
-            return f"numpy dtype {value}"
         if isinstance_of(value, "numpy", "generic"):
             kind = type(value).__name__
             return kind if lvl < SAMPLE else f"{kind} {value.item()!r}"[:100]
         return None
 
     def details(self, value: Any, lvl: int) -> list[str] | None:
+        if meta.kind(value) == "ndarray":
+            return [f"shape: {meta.metadata(value, 'shape')}, dtype: {_dtype(value)}"]
         if is_ndarray(value):
             return [f"shape: {value.shape}, dtype: {value.dtype}"]
         return None
@@ -49,6 +65,10 @@ class NumpyAdapter(Adapter):
         if lvl >= SAMPLE and a.size:
             out.append(edges(a, lvl))
         return "\n".join(out)
+
+
+def _dtype(array: Any) -> str:
+    return meta.dtype_text(meta.metadata(array, "dtype"))
 
 
 def edges(a: Any, lvl: int) -> str:

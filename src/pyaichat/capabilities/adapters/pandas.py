@@ -1,7 +1,12 @@
 """pandas: DataFrame, Series and Index, from their shape and dtypes; a few head/tail rows at ``sample``.
 
-Eager objects (the data is in memory), so ``shape``, ``dtypes`` and ``len`` are metadata. Object cells run
-their own ``__repr__`` when rows are printed: those rows are printed under ``guarded``.
+The one line and the details (the session picture, ``list_globals``, ``get_type``) and an index's labels
+are read from where pandas stores them (``library_metadata``): no code of pandas' runs, so nothing it would
+call back (an element's ``__repr__``, an extension dtype of the session's, ``attrs``) can. Rows are
+printed by pandas, which runs object cells' own ``__repr__``: that is done in the walled child only
+(``summary_here.here`` sends a frame's description there), under ``guarded``. A layout the metadata reader
+does not know (an extension array from elsewhere) is described by pandas' own attributes — also only in the
+child, for the same reason.
 """
 
 from __future__ import annotations
@@ -9,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .. import library_metadata as meta
 from ..deadline import failure, safe
 from ..redact import REDACTED
+from ..structural import NotStructural, is_plain
+from ..text import type_name
 from .common import FULL, SAMPLE, SCHEMA, columns_block, columns_inline, isinstance_of, secret
 from .protocol import Adapter
 
@@ -31,6 +39,10 @@ class PandasAdapter(Adapter):
     """DataFrame, Series and Index."""
 
     def one_line(self, value: Any, lvl: int) -> str | None:
+        try:
+            return _metadata_line(value)
+        except NotStructural:  # a layout read by pandas' own code (in the walled child only)
+            pass
         if is_dataframe(value):
             rows, cols = value.shape
             return f"DataFrame {rows:,}×{cols}: {columns_inline(value.dtypes.items(), cols)}"
@@ -42,6 +54,10 @@ class PandasAdapter(Adapter):
         return None
 
     def details(self, value: Any, lvl: int) -> list[str] | None:
+        try:
+            return _metadata_details(value)
+        except NotStructural:
+            pass
         if is_dataframe(value):
             rows, cols = value.shape
             return [f"shape: {rows:,} rows × {cols:,} columns", "dtypes:", frame_columns(value, 100)]
@@ -54,7 +70,69 @@ class PandasAdapter(Adapter):
             return _describe_frame(value, lvl)
         if is_series(value):
             return _describe_series(value, lvl)
+        if meta.kind(value) == "Index":
+            try:
+                return _describe_index(value, lvl)
+            except NotStructural:
+                return None
         return None
+
+
+# -- from the stored metadata (``library_metadata``) ---------------------------------------------------------
+def _metadata_line(value: Any) -> str | None:
+    kind = meta.kind(value)
+    if kind == "DataFrame":
+        rows, cols = meta.metadata(value, "shape")
+        return f"DataFrame {rows:,}×{cols}: {columns_inline(_columns(value, 8), cols)}"
+    if kind == "Series":
+        name = meta.metadata(value, "name")
+        shown = f" {name!r}" if name is not None and is_plain(name) else ""
+        return f"Series{shown}, {meta.metadata(value, 'shape')[0]:,} values, dtype {_dtype(value)}"
+    if kind == "Index":
+        entries = meta.metadata(value, "shape")[0]
+        return f"{type(value).__name__}, {entries:,} entries, dtype {_dtype(value)}"
+    raise NotStructural("not one of pandas' own frames, series or indexes")
+
+
+def _metadata_details(value: Any) -> list[str]:
+    kind = meta.kind(value)
+    if kind == "DataFrame":
+        rows, cols = meta.metadata(value, "shape")
+        block = columns_block(_columns(value, 100), cols, 100)
+        return [f"shape: {rows:,} rows × {cols:,} columns", "dtypes:", "\n".join(block)]
+    if kind in ("Series", "Index"):
+        return [f"shape: {meta.metadata(value, 'shape')}, dtype: {_dtype(value)}"]
+    raise NotStructural("not one of pandas' own frames, series or indexes")
+
+
+def _dtype(value: Any) -> str:
+    return meta.dtype_text(meta.metadata(value, "dtype"))
+
+
+def _columns(frame: Any, most: int) -> list[tuple[str, str]]:
+    """(label, dtype) of the first ``most`` columns; a label that is an object of the session's is named
+    by its type."""
+    labels = meta.index_labels(meta.metadata(frame, "columns"), most, plain=False)
+    dtypes = meta.frame_dtypes(frame)
+    return [(_label(label), meta.dtype_text(dtype)) for label, dtype in zip(labels, dtypes, strict=False)]
+
+
+def _label(label: Any) -> str:
+    return str(label) if is_plain(label) else f"<{type_name(label)}>"
+
+
+def _describe_index(index: Any, lvl: int) -> str:
+    """An index by its labels (plain strings or numbers only), as pandas would list them."""
+    entries = meta.metadata(index, "shape")[0]
+    head = f"{type(index).__name__}: {entries:,} entries, dtype {_dtype(index)}"
+    if lvl < SAMPLE or not entries:
+        return head
+    most = 20 if lvl >= FULL else 10
+    labels = meta.index_labels(index, most)
+    more = f", … {entries - len(labels):,} more" if entries > len(labels) else ""
+    name = meta.metadata(index, "name")
+    named = f", name={name!r}" if name is not None and is_plain(name) else ""
+    return f"{head}\nlabels: [{', '.join(map(repr, labels))}{more}]{named}"
 
 
 def frame_columns(df: Any, max_cols: int) -> str:

@@ -184,3 +184,4 @@ class Result:
     more: bool  # the row limit cut the result
     held_by: str  # how the database held it read-only, said in the answer
     masked: set[int] = field(default_factory=set)  # columns derived from a secret-named one (by lineage)
+    cut: bool = False  # the size budget stopped reading (sqldb.RESULT_BYTES)

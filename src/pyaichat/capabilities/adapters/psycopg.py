@@ -11,12 +11,26 @@ its open transaction and its cursors are never used.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any
 
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
+from .sqldb import (
+    CELL_CHARS,
+    MAX_TABLES,
+    Catalog,
+    Fetched,
+    QueryRefused,
+    Result,
+    Table,
+    catalog_lines,
+    stopped,
+    tables_for,
+    take_rows,
+)
 
 CATALOG_SQL = """
 SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type,
@@ -95,10 +109,18 @@ def read_catalog(cur: Any, max_tables: int) -> Catalog:
 
 
 RELATION_COLUMNS_SQL = """
-SELECT lower(table_name), column_name FROM information_schema.columns
-WHERE lower(table_name) = ANY(%(names)s) ORDER BY table_schema, table_name, ordinal_position
-"""
-VIEWS_SQL = "SELECT lower(viewname), definition FROM pg_views WHERE lower(viewname) = ANY(%(names)s)"
+SELECT lower(c.relname), a.attname FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE lower(c.relname) = ANY(%(names)s) AND c.relkind IN ('r', 'v', 'm', 'f', 'p')
+ORDER BY pg_table_is_visible(c.oid) DESC, n.nspname, c.relname, a.attnum
+"""  # every kind of relation (materialized views and foreign tables too), the one the name finds first
+VIEWS_SQL = """
+SELECT lower(viewname), definition FROM pg_views
+WHERE lower(viewname) = ANY(%(names)s) AND schemaname NOT IN ('pg_catalog', 'information_schema')
+UNION ALL
+SELECT lower(matviewname), definition FROM pg_matviews WHERE lower(matviewname) = ANY(%(names)s)
+"""  # the catalog's own views are read by their columns, not their definitions
 
 
 def read_relations(cur: Any, names: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -112,6 +134,50 @@ def read_relations(cur: Any, names: set[str]) -> tuple[dict[str, list[str]], dic
     cur.execute(VIEWS_SQL, {"names": wanted})
     views = {name: definition or "" for name, definition in cur.fetchall()}
     return columns, views
+
+
+# Types whose values have a small, fixed size (bool, integers, floats, dates and times, uuid, money, inet …):
+# every other column is cut to CELL_CHARS by the server before it is sent.
+_FIXED_TYPES = frozenset(
+    {16, 18, 20, 21, 23, 26, 700, 701, 790, 829, 650, 869, 1082, 1083, 1114, 1184, 1186, 1266, 2950}
+)
+_EXPLAIN = re.compile(r"\s*EXPLAIN\b", re.IGNORECASE)
+
+
+def fetch_bounded(execute: Callable[[str], Any], cursor: Any, sql: str, limit: int) -> Fetched:
+    """Run ``sql`` through a server-side cursor so only the rows asked for leave the server (a client-side
+    cursor buffered 276 MB before the deadline), each variable-width value cut to ``CELL_CHARS`` by the
+    server itself (one ``repeat('x', 300000000)`` never reaches the person's process). ``execute`` runs one
+    statement on ``cursor`` (psycopg, or the driver under SQLAlchemy)."""
+    if _EXPLAIN.match(sql):  # a plan is a few lines, and EXPLAIN cannot be a cursor
+        execute(sql)
+        columns = _columns(cursor)
+        return columns, *take_rows(cursor.fetchmany, limit, len(columns))
+    execute(f"DECLARE pyaichat_probe NO SCROLL CURSOR FOR {sql}")
+    execute("FETCH FORWARD 0 FROM pyaichat_probe")  # the columns, without running the query
+    described = [(str(d[0]), d[1]) for d in cursor.description or []]
+    execute("CLOSE pyaichat_probe")
+    if not described:
+        return [], [], False, False
+    names = ", ".join(f"c{i}" for i in range(len(described)))
+    cells = ", ".join(
+        (f"q.c{i}" if kind in _FIXED_TYPES else f"left(q.c{i}::text, {CELL_CHARS})")
+        + ' AS "'
+        + name.replace('"', '""')
+        + '"'
+        for i, (name, kind) in enumerate(described)
+    )
+    execute(f"DECLARE pyaichat_rows NO SCROLL CURSOR FOR SELECT {cells} FROM ({sql}) AS q({names})")
+
+    def next_rows(count: int) -> Any:
+        execute(f"FETCH FORWARD {int(count)} FROM pyaichat_rows")
+        return cursor.fetchall()
+
+    return [name for name, _ in described], *take_rows(next_rows, limit, len(described))
+
+
+def _columns(cursor: Any) -> list[str]:
+    return [str(d[0]) for d in cursor.description or []]
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------
@@ -144,18 +210,22 @@ class PsycopgAdapter(DatabaseAdapter):
         with open_reader(value, timeout) as reader:
             try:
                 with reader.cursor() as cur:
-                    cur.execute(sql.encode(), prepare=False)  # bytes: taken as is (no %-placeholders)
-                    columns, rows, more = fetch(cur, limit)
+                    columns, rows, more, cut = fetch_bounded(
+                        lambda text: cur.execute(text.encode(), prepare=False),  # bytes: no %-placeholders
+                        cur,
+                        sql,
+                        limit,
+                    )
             except psycopg.errors.QueryCanceled:
-                raise stopped(timeout)
+                raise stopped(timeout) from None
             except psycopg.Error as exc:
-                raise CapabilityError(f"PostgreSQL refused the query: {str(exc).strip()}")
+                raise QueryRefused("PostgreSQL", exc) from None
             finally:
                 reader.rollback()
         held = (
             "a separate connection with default_transaction_read_only=on and statement_timeout, rolled back"
         )
-        return Result(columns, rows, more, held)
+        return Result(columns, rows, more, held, cut=cut)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         if isinstance_of(value, "psycopg", "Cursor", "ServerCursor", "AsyncCursor"):

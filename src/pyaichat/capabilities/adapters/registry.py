@@ -23,6 +23,7 @@ import weakref
 from typing import Any
 
 from ...registry import Registry
+from ..structural import module_of, mro
 from .protocol import Adapter
 
 
@@ -130,7 +131,6 @@ def all_entries() -> list[AdapterEntry]:
 
 
 # -- finding a value's adapter -------------------------------------------------------------------------------
-_MODULE_OF = type.__dict__["__module__"].__get__
 _by_type: weakref.WeakKeyDictionary[type, AdapterEntry | None] = weakref.WeakKeyDictionary()
 
 
@@ -158,16 +158,9 @@ def adapter_for(value: Any) -> Adapter | None:
 
 
 def _find(cls: type) -> AdapterEntry | None:
-    try:
-        mro = cls.__mro__
-    except Exception:
-        return None
-    for klass in mro:
-        try:  # type's own descriptor: a metaclass cannot run code here
-            module = _MODULE_OF(klass, type)
-        except Exception:
-            continue
-        if not isinstance(module, str) or module in ("builtins", "__main__"):
+    for klass in mro(cls):  # type's own descriptors: a metaclass cannot run code here
+        module = module_of(klass)
+        if not module or module in ("builtins", "__main__"):
             continue
         ADAPTERS.load()
         entry = _match(ADAPTERS.entries, module)

@@ -31,8 +31,19 @@ from typing import Any
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
-from .psycopg import read_catalog, read_relations
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, stopped, tables_for
+from .psycopg import fetch_bounded, read_catalog, read_relations
+from .sqldb import (
+    MAX_TABLES,
+    Catalog,
+    QueryRefused,
+    Result,
+    Table,
+    catalog_lines,
+    fetch,
+    stopped,
+    tables_for,
+)
+from .sqlite import bound_values, too_big
 
 
 def _engine(value: Any) -> Any:
@@ -144,6 +155,7 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
         elif dialect == "sqlite":
             sqlite_raw = conn.connection.driver_connection
             sqlite_raw.execute("PRAGMA query_only = ON")
+            bound_values(sqlite_raw)
             sqlite_raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             held = "a separate connection with PRAGMA query_only, rolled back"
         elif dialect in ("mysql", "mariadb"):
@@ -155,6 +167,18 @@ def reader(engine: Any, timeout: float) -> Iterator[tuple[Any, str, Any]]:
             conn.rollback()  # ours: nobody else holds this connection
         finally:
             conn.close()  # NullPool: the DBAPI connection is closed, never pooled
+
+
+_ENGINES = {"postgresql": "PostgreSQL", "sqlite": "SQLite", "mysql": "MySQL", "mariadb": "MariaDB"}
+
+
+def _stopped_by_deadline(error: BaseException) -> bool:
+    """The database's own cancel at the deadline (SQLite's progress handler, PostgreSQL's
+    ``statement_timeout``), told by the driver's error class and code, never by a value in its text."""
+    inner = getattr(error, "orig", None) or error
+    if getattr(inner, "sqlstate", None) == "57014" or getattr(inner, "pgcode", None) == "57014":
+        return True
+    return type(inner).__name__ == "OperationalError" and str(inner) == "interrupted"
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------
@@ -220,16 +244,20 @@ class SQLAlchemyAdapter(DatabaseAdapter):
                 # the driver's own cursor, without parameters: no driver reads '%' or ':x' as a placeholder
                 cursor = conn.connection.driver_connection.cursor()
                 try:
-                    cursor.execute(sql)
-                    columns, rows, more = fetch(cursor, limit)
+                    if engine.dialect.name == "postgresql":
+                        columns, rows, more, cut = fetch_bounded(cursor.execute, cursor, sql, limit)
+                    else:
+                        cursor.execute(sql)
+                        columns, rows, more, cut = fetch(cursor, limit)
                 finally:
                     cursor.close()
             except Exception as exc:
-                text = str(getattr(exc, "orig", exc)).strip()
-                if "interrupted" in text or "statement timeout" in text or "canceling statement" in text:
-                    raise stopped(timeout)
-                raise CapabilityError(f"The database refused the query: {text}")
-        return Result(columns, rows, more, held)
+                if _stopped_by_deadline(exc):
+                    raise stopped(timeout) from None
+                raise too_big(exc) or QueryRefused(
+                    _ENGINES.get(engine.dialect.name, "The database"), exc
+                ) from None
+        return Result(columns, rows, more, held, cut=cut)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         engine = _engine(value)

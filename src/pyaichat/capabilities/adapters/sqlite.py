@@ -25,7 +25,18 @@ from urllib.parse import quote
 from ...errors import CapabilityError
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
-from .sqldb import MAX_TABLES, Catalog, Result, Table, catalog_lines, fetch, names_line, tables_for
+from .sqldb import (
+    MAX_TABLES,
+    RESULT_BYTES,
+    Catalog,
+    QueryRefused,
+    Result,
+    Table,
+    catalog_lines,
+    fetch,
+    names_line,
+    tables_for,
+)
 
 _MEMORY_COPY_LIMIT = 64 * 2**20  # bytes of an in-memory database copied to read it
 
@@ -89,7 +100,29 @@ def open_reader(conn: Any, timeout: float = 0.2) -> sqlite3.Connection:
     else:
         reader = _memory_copy(conn)
     reader.execute("PRAGMA query_only = ON")
+    bound_values(reader)
     return reader
+
+
+def bound_values(conn: Any) -> None:
+    """SQLite refuses to make or read any value longer than ``RESULT_BYTES`` (``zeroblob(300000000)`` grew
+    the person's process by 0.9 GB): with the rows' own budget, that is the most one query holds. Python
+    3.10's ``sqlite3`` has no ``setlimit``: there the bound is SQLite's own (1 GB a value), as the README
+    says."""
+    setlimit = getattr(conn, "setlimit", None)
+    if setlimit is not None:
+        setlimit(getattr(sqlite3, "SQLITE_LIMIT_LENGTH", 0), RESULT_BYTES)
+
+
+def too_big(error: BaseException) -> CapabilityError | None:
+    """The sentence for SQLite's refusal of a value past ``bound_values`` (``None`` for any other error)."""
+    inner = getattr(error, "orig", None) or error
+    if getattr(inner, "sqlite_errorname", "") != "SQLITE_TOOBIG":
+        return None
+    return CapabilityError(
+        f"A value of the query is longer than {RESULT_BYTES // 2**20} MB, the most query_sql lets SQLite "
+        "make or read for one value."
+    )
 
 
 def _quote(path: str) -> str:
@@ -181,6 +214,10 @@ def read_relations(reader: Any, names: set[str]) -> tuple[dict[str, list[str]], 
         columns[name.lower()] = [c for (c,) in cols]
         if kind == "view":
             views[name.lower()] = sql or ""
+    for name in names - set(columns):  # SQLite's own tables (sqlite_master …) are not in sqlite_master
+        cols = reader.execute("SELECT name FROM pragma_table_info(?)", (name,)).fetchall()
+        if cols:
+            columns[name] = [c for (c,) in cols]
     return columns, views
 
 
@@ -218,14 +255,15 @@ class SqliteAdapter(DatabaseAdapter):
             reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             try:
                 cur = reader.execute(sql)
-                columns, rows, more = fetch(cur, limit)
-            except sqlite3.OperationalError as exc:
-                if "interrupted" in str(exc):
+                columns, rows, more, cut = fetch(cur, limit)
+            except sqlite3.Error as exc:
+                if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
                     raise CapabilityError(
                         f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
-                    )
-                raise CapabilityError(f"SQLite refused the query: {exc}.")
-        return Result(columns, rows, more, "a separate read-only connection (mode=ro, query_only)")
+                    ) from None
+                raise too_big(exc) or QueryRefused("SQLite", exc) from None
+        held = "a separate read-only connection (mode=ro, query_only)"
+        return Result(columns, rows, more, held, cut=cut)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         if isinstance_of(value, "sqlite3", "Cursor"):

@@ -1,25 +1,24 @@
-"""Reading an expression without writing: the one policy behind ``eval_expr`` and the ``expr`` argument of
-``get_type``, ``get_repr``, ``get_dir`` and ``get_doc``.
+"""Reading an expression without running any code of the session's: the one policy behind ``eval_expr``
+and the ``expr`` argument of ``get_type``, ``get_repr``, ``get_dir`` and ``get_doc``.
 
 Three levels, least power first; each expression is read at the lowest one that can read it:
 
-1. ``PATH`` — a name, attribute reads and literal subscripts (``df.columns``, ``cfg["x"]``, ``np.add``):
-   nothing is called, no code the session wrote runs (a user class's property, ``__getattr__`` or
-   ``__getitem__`` sends it to level 3). Allowed even at privacy level ``names``.
-2. ``PURE`` — also operators, displays, computed keys and calls of the allow-listed functions and methods of
-   ``signatures`` whose arguments fit their read-only form (``len(xs)``, ``sorted(d)[:5]``,
-   ``df["a"].mean()``): a closed set that cannot write whatever the values are (``reader``). No callable is
-   ever an argument, no output parameter is accepted, receivers and operands are of types Python, numpy or
-   pandas define, and values that hold a secret are left to level 3.
+1. ``PATH`` — a name, attribute reads that are a look-up, declared library metadata and literal subscripts
+   of exact builtin containers (``df.shape``, ``cfg["x"]``, ``type(df).__name__``): structural reads only
+   (``reader``, ``structural``). Allowed even at privacy level ``names``.
+2. ``PURE`` — also operators, displays, computed keys and a few builtins and methods over plain values
+   (``len(xs)``, ``sorted(d.items())``, ``n + 1``), each after its result's size was found to fit
+   (``sizes``). No code of any object runs: only CPython's own code over exact builtin values.
 3. ``CHILD`` — everything else runs in the sandbox's walled child (``sandbox.run``): a forked copy of the
-   session where what it writes is thrown away and files, network and processes are walled off; the
-   introspection capabilities describe the value there too (``render``), since a value cannot cross a fork.
+   session where what it writes is thrown away and files, network and processes are walled off. Every
+   pandas, numpy or session method call is read there, and so is a description that would need the value's
+   own code (``summary_here.here``): the introspection capabilities describe the value there too
+   (``render``), since a value cannot cross a fork.
 
-Levels 1 and 2 run inside ``deadline.no_user_code``: if a library would reach the session's own code (an
-element's ``__eq__``, an extension dtype, a ``__repr__`` while describing), the in-process result is thrown
-away and level 3 reads it instead. Describing the result runs under it too (unless the value provably holds
-nothing of the session's, ``plain.library_only``), so the text a level-1 or level-2 read returns was made
-without running any of the session's code.
+Levels 1 and 2 run with the cyclic collector paused, so no finaliser of the session's garbage runs during a
+read; they refuse any computation through a secret value, and before the child reads an expression no part
+of it that they can read may lead through one (``Reader.refuse_secret_paths``). Nothing here warns while
+parsing (``warnless``): a warning would go through the session's ``warnings`` machinery.
 """
 
 from __future__ import annotations
@@ -28,18 +27,21 @@ import ast
 import enum
 import functools
 import re
-import warnings
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
-from ..deadline import UserCodeNeeded, no_user_code, not_asked, remember_overrun
+from ..deadline import not_asked, remember_overrun
+from ..privacy import level
 from ..redact import masker_for
+from ..structural import collector_paused
 from ..summary import describe
+from ..summary_here import here
 from ..text import type_name
-from .plain import SecretsOf, library_only, module_of, pandas_display_plain
+from ..warnless import compiler_warning, respelled
 from .reader import NotInProcess, Reader
+from .secrets import SecretChecks
 
 if TYPE_CHECKING:
     from ..registry import CapabilityContext
@@ -56,11 +58,10 @@ __all__ = [
 
 MAX_EXPR_CHARS = 2_000
 MAX_PATH_CHARS = 500  # the ``expr`` of the introspection capabilities names a value rather than computing one
-# Dunder attributes that are plain metadata, readable in the ``expr`` of the introspection capabilities.
-SAFE_DUNDERS = frozenset(
-    {"__doc__", "__name__", "__qualname__", "__module__", "__class__", "__wrapped__", "__annotations__",
-     "__file__"}
-)  # fmt: skip
+# Dunder attributes that are plain metadata: a class's names and module (``type(df).__name__``) in any
+# expression, and also these in the ``expr`` of the introspection capabilities.
+STRICT_DUNDERS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+SAFE_DUNDERS = STRICT_DUNDERS | frozenset({"__class__", "__wrapped__", "__file__"})
 
 
 class Level(enum.Enum):
@@ -77,24 +78,33 @@ def evaluate(ctx: CapabilityContext, expr: str) -> str:
             "raise the privacy setting to 'schema' or higher."
         )
     tree = parse_expression(expr)
+    render = partial(describe, privacy=ctx.privacy, limit=ctx.config.max_output_chars)
     try:
-        text, _ = _in_process(ctx, tree, lambda v: describe(v, ctx.privacy, ctx.config.max_output_chars))
-        return text
-    except NotInProcess as stop:
-        return _child(ctx, expr, stop=stop, whole=tree.body)
+        try:
+            text, _ = _in_process(ctx, tree, "repr", render)
+            return text
+        except NotInProcess as stop:
+            _reader(ctx, strict=True).refuse_secret_paths(tree.body)
+            return _child(ctx, respelled(expr), stop=stop, whole=tree.body)
     except SandboxViolation as exc:
         raise SandboxViolation(f"`{_short(expr)}`: {exc}") from None
 
 
-def inspect(ctx: CapabilityContext, expr: str, render: Callable[[Any], str]) -> str:
-    """The text ``render`` makes of ``expr``'s value (``get_type``, ``get_repr``, ``get_dir``, ``get_doc``):
-    in-process where a path or an allow-listed computation reads it, else in the walled child."""
+def inspect(ctx: CapabilityContext, expr: str, render: Callable[[Any], str], what: str = "repr") -> str:
+    """The text ``render`` makes of ``expr``'s value (``get_type``, ``get_repr``, ``get_dir``, ``get_doc``;
+    ``what`` says which): in-process where the value is read and described by structure alone, else in the
+    walled child."""
     tree = _parse_path(expr)
     try:
-        text, level = _in_process(ctx, tree, render, strict=False)
+        text, level = _in_process(ctx, tree, what, render, strict=False)
     except NotInProcess as stop:
-        _names_only(ctx, expr)
-        return _child(ctx, expr, render, stop=stop, whole=tree.body)
+        if ctx.privacy == "names":
+            raise CapabilityError(
+                f"At privacy level 'names', {expr.strip()!r} cannot be described without running its own "
+                "code, which that level does not allow; raise the privacy setting to 'schema' or higher."
+            ) from None
+        _reader(ctx, strict=False).refuse_secret_paths(tree.body)
+        return _child(ctx, respelled(expr), render, stop=stop, whole=tree.body)
     if level is Level.PURE:
         _names_only(ctx, expr)
     return text
@@ -106,7 +116,7 @@ def resolve(ctx: CapabilityContext, expr: str) -> Any:
     the walled child — so an expression that needs more than levels 1 and 2 is refused in one sentence."""
     tree = _parse_path(expr)
     try:
-        value, level = _in_process(ctx, tree, None, strict=False)
+        value, level = _in_process(ctx, tree, None, None, strict=False)
     except NotInProcess:
         raise CapabilityError(
             f"{expr.strip()!r} cannot be read here without running code; name the object by a variable or "
@@ -118,53 +128,47 @@ def resolve(ctx: CapabilityContext, expr: str) -> Any:
 
 
 def level_of(ctx: CapabilityContext, expr: str, *, strict: bool = True) -> Level:
-    """Which level reads ``expr`` here (benchmarks and tests); evaluates it in-process to find out."""
+    """Which level reads ``expr``'s value here (benchmarks and tests); evaluates it in-process to find out."""
     try:
-        return _in_process(ctx, parse_expression(expr), None, strict=strict)[1]
+        return _in_process(ctx, parse_expression(expr), None, None, strict=strict)[1]
     except NotInProcess:
         return Level.CHILD
 
 
+def _reader(ctx: CapabilityContext, *, strict: bool) -> Reader:
+    return Reader(ctx.namespace, _secrets(ctx.config), strict=strict, dunders=_DUNDERS[strict])
+
+
+_DUNDERS = {True: STRICT_DUNDERS, False: SAFE_DUNDERS}
+
+
 def _in_process(
-    ctx: CapabilityContext, tree: ast.Expression, render: Callable[[Any], Any] | None, *, strict: bool = True
+    ctx: CapabilityContext,
+    tree: ast.Expression,
+    what: str | None,
+    render: Callable[[Any], Any] | None,
+    *,
+    strict: bool = True,
 ) -> tuple[Any, Level]:
     """``render(value)`` of ``tree`` read at level 1 or 2 (the value itself when ``render`` is None), and the
-    level; ``NotInProcess`` when only the walled child can read it."""
-    secrets = _secrets(ctx.config)
-    read: list[Any] = []  # the value, once read: only describing it may still need the session's code
-    with no_user_code() as block:
-        reader = Reader(
-            ctx.namespace,
-            secrets,
-            strict=strict,
-            dunders=frozenset() if strict else SAFE_DUNDERS,
-            block=block,
-        )
-        try:
-            result = reader.eval(tree.body)
-            read.append(result)
-            if render is not None:
-                # Describing a value with nothing of the session's in it runs none of its code (and pandas'
-                # display options hold none of the person's functions: ``plain.pandas_display_plain``).
-                untraced = type(result) not in _TRACED_DESCRIPTIONS and library_only(result)
-                if untraced and module_of(type(result)).startswith("pandas"):
-                    untraced = pandas_display_plain()
-                result = (render if untraced else partial(block.run, render))(result)
-        except UserCodeNeeded:
-            raise NotInProcess(*read, read=bool(read)) from None
-    if block.tripped:  # the session's own code was about to run (and a library swallowed the stop)
-        raise NotInProcess(*read, read=bool(read))
-    if reader.pure and reader.named_secret:
-        raise NotInProcess  # a computation over a secret-named value: the child hides that value
-    return result, Level.PURE if reader.pure else Level.PATH
+    level; ``NotInProcess`` when only the walled child can read it, or describe it (``what``)."""
+    reader = _reader(ctx, strict=strict)
+    with collector_paused():
+        value = reader.eval(tree.body)
+        if reader.pure and reader.named_secret:
+            raise SandboxViolation("it computes with a value under a secret name, which is not available")
+        if render is None:
+            return value, Level.PURE if reader.pure else Level.PATH
+        if what is not None and not here(value, what, level(ctx.privacy)):
+            raise NotInProcess(value, read=True)  # describing it needs its own code: the child describes it
+        return render(value), Level.PURE if reader.pure else Level.PATH
 
 
-_TRACED_DESCRIPTIONS = frozenset({list, tuple, dict, set, frozenset})  # cheap to trace: few frames
-_secrets_cache: dict[tuple[Any, ...], SecretsOf] = {}
-_last_secrets: tuple[Any, SecretsOf] | None = None
+_secrets_cache: dict[tuple[Any, ...], SecretChecks] = {}
+_last_secrets: tuple[Any, SecretChecks] | None = None
 
 
-def _secrets(config: Any) -> SecretsOf:
+def _secrets(config: Any) -> SecretChecks:
     """The secret checks of ``config``'s settings, made once: a name's verdict depends on the settings only;
     whether a string holds a secret asks the masker of the moment (the environment, the session's values)."""
     global _last_secrets
@@ -181,7 +185,7 @@ def _secrets(config: Any) -> SecretsOf:
 
         if len(_secrets_cache) >= 16:
             _secrets_cache.clear()
-        found = _secrets_cache[key] = SecretsOf(is_secret_name, looks_secret)
+        found = _secrets_cache[key] = SecretChecks(is_secret_name, looks_secret)
     _last_secrets = (config, found)  # the same settings object as last time: no key to build
     return found
 
@@ -254,14 +258,18 @@ def parse_expression(expr: str) -> ast.Expression:
         raise CapabilityError("The expression is empty; give one such as df.shape or len(x).")
     if len(expr) > MAX_EXPR_CHARS:
         raise CapabilityError(f"The expression is longer than {MAX_EXPR_CHARS:,} characters.")
+    source = respelled(expr)  # nothing here may warn: a warning runs the session's warnings machinery
     try:
-        with warnings.catch_warnings():  # an invalid escape: not for the person's terminal
-            warnings.simplefilter("ignore", SyntaxWarning)
-            return ast.parse(expr, "<expr>", "eval")
+        tree = ast.parse(source, "<expr>", "eval")
     except SyntaxError as exc:
         problem = exc.msg
+    else:
+        shape = compiler_warning(tree)
+        if shape is not None:
+            raise CapabilityError(f"{expr!r} is not read: it holds {shape}, which Python warns about.")
+        return tree
     try:  # an assignment, an import, a del: a write asked of a reading tool, so say what to do instead
-        ast.parse(expr, "<expr>", "exec")
+        ast.parse(source, "<expr>", "exec")
     except SyntaxError:
         raise CapabilityError(f"{expr!r} is not a valid Python expression: {problem}.") from None
     raise CapabilityError(

@@ -1,121 +1,143 @@
-"""The in-process levels of ``expression``: a closed evaluator that can only read.
+"""The in-process tier of ``expression``: an evaluator that reads structurally and computes only over plain
+values, so that no code of any object runs in the session's process.
 
-It knows names, attribute reads, subscripts, literals and displays, operators, and calls of the allow-listed
-functions and methods of ``signatures`` whose arguments fit their read-only form (plain values, never a
-callable). Everything else — a comprehension, a lambda, an f-string, an unknown call, a receiver or operand of
-a type the session defined or of a library not known here, a value that holds a secret — raises
-``NotInProcess``: the walled child reads it instead. A private name, a secret name or key and the
-environment are refused (``SandboxViolation``), as the child would refuse them.
+What it evaluates, and nothing else (``IN_PROCESS`` lists it, each kind with its reason):
 
-It runs inside ``deadline.no_user_code``: every operation on the session's objects — an attribute read, a
-subscript, an operator, a call — runs under the block's tracer (``self._run``), so the session's own code
-never starts here, whichever road a library would take to it (the policy reads in the child when it tried).
-The reader's own checks look at types and into builtin containers only (``plain``), and run untraced: a
-traced call per check would cost more than the expression.
+* **names** — the session's variables, and Python's builtins;
+* **attribute reads** that are a lookup (``structural.attribute``: an instance's ``__dict__`` or slots, a C
+  field of Python's own types, a class's namespace, a module's namespace) or a declared metadata attribute
+  of numpy's and pandas' own types (``library_metadata.TABLE``: ``df.shape``, ``arr.dtype``);
+* **subscripts** of exact ``dict``, ``list``, ``tuple``, ``str`` and ``bytes`` with plain keys (an exact
+  ``dict`` whose keys are all plain: a ``defaultdict``'s ``__missing__`` or a ``ChainMap``'s maps are never
+  reached, and no key's ``__eq__`` runs);
+* **literals and displays** of plain values;
+* **operators, comparisons and a few builtins and methods** (``BUILTINS``, ``METHODS``) over plain values
+  only, each after ``sizes`` has found that its result fits before it is computed.
 
-One module of ~500 lines on purpose: one ``Reader`` with a method per kind of node, each taking the same
-decisions (traced or not, secret or shown, ``NotInProcess`` or refused); split, the rule "nothing of the
-session's runs untraced here" would be kept in several files.
+Anything else — a call of any other function or method (every pandas, numpy or session method), a dunder of
+a session object, a comprehension, a lambda, an f-string, an operand that is not plain — raises
+``NotInProcess``: the walled child reads the expression. A private name, a secret-named variable, key or
+attribute (``eval_expr``), the environment, and the ``os``/``sys``/``subprocess``/``builtins`` modules are
+refused in one sentence, as the child refuses them; so is any computation through a secret value
+(``SecretChecks.value``): a string, bytes or number that is, or holds, one of the session's secrets.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
-import operator
+import gc
+import os
+import sys
 import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...errors import CapabilityError, SandboxViolation
-from ..deadline import NoUserCode
-from ..sandbox import limits
+from .. import library_metadata, structural
+from ..layout import is_environ
 from ..sandbox.modules import check_attr_name
-from ..sandbox.origin import runs_user_code
 from ..sandbox.rules import INTERNALS, PRIVATE_MESSAGE
-from ..summary import static
-from .plain import (
-    SecretsOf,
-    bears_secret,
-    is_environment,
-    is_known,
-    is_module,
-    is_plain,
-    library_attribute,
-    library_only,
-    module_of,
-    pandas_owner,
-)
-from .signatures import FUNCTIONS, MATERIALISING, NUMPY_FUNCTIONS, method_sig
+from . import sizes
+from .secrets import SecretChecks
 
 ENVIRONMENT = "the environment (os.environ, or a copy of it) is never shown to the assistant"
-_MISSING = object()
-# What a pandas object with a secret column or label still shows in-process: its shape, never its cells.
-METADATA = frozenset(
-    {"shape", "columns", "dtypes", "dtype", "index", "ndim", "size", "empty", "names", "axes", "nbytes"}
-)
+MAX_KEYS = 100_000  # keys of a dict checked to be plain before it is subscripted here
+
+# What the in-process tier evaluates, each kind with why it runs no code of any object.
+IN_PROCESS: dict[str, str] = {
+    "name": "a look-up in the session's namespace (or Python's builtins)",
+    "attribute": "a look-up in the instance's __dict__ or slots or the class's namespace through the type's "
+    "own descriptors, or a C field of Python's own types (structural.attribute)",
+    "metadata": "a declared metadata attribute of numpy's or pandas' own types, read from where they store "
+    "it (library_metadata.TABLE)",
+    "subscript": "an exact dict whose keys are plain, or an exact list, tuple, str or bytes, by a plain key",
+    "literal": "a constant or a display of plain values",
+    "operator": "an operator over plain values (CPython's own code), its result's size checked first",
+    "builtin": "one of BUILTINS over plain values, its result's size checked first",
+    "method": "one of METHODS of an exact builtin type over plain values, its result's size checked first",
+}
+# The operators, written out here rather than taken from ``operator`` (a module the session could patch).
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: limits.add, ast.Sub: operator.sub, ast.Mult: limits.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: limits.pow_, ast.LShift: limits.lshift,
-    ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor, ast.MatMult: operator.matmul,
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+    ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b,
 }  # fmt: skip
 _UNARY: dict[type, Callable[[Any], Any]] = {
-    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert,
+    ast.USub: lambda a: -a, ast.UAdd: lambda a: +a, ast.Not: lambda a: not a, ast.Invert: lambda a: ~a,
 }  # fmt: skip
 _CMPOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
-    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b, ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
 }  # fmt: skip
-_BUILTIN_TYPES = frozenset(
-    {int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset, type(None)}
-)
+# Builtins called over plain values: the name → what may be passed (checked by ``Reader._builtin``).
+BUILTINS = frozenset(
+    {"len", "type", "id", "callable", "isinstance", "abs", "round", "min", "max", "sum", "sorted", "list",
+     "tuple", "set", "frozenset", "str", "repr", "bool", "int", "float", "any", "all", "divmod", "hash"}
+)  # fmt: skip
+# Methods of exact builtin types called over plain values (C methods that call nothing back).
+_STR_METHODS = frozenset(
+    {"lower", "upper", "strip", "lstrip", "rstrip", "startswith", "endswith", "split", "rsplit", "splitlines",
+     "count", "find", "rfind", "replace", "join", "isdigit", "isalpha", "isalnum", "isnumeric", "isspace",
+     "islower", "isupper", "title", "capitalize", "casefold", "partition", "rpartition", "center", "ljust",
+     "rjust", "zfill", "encode"}
+)  # fmt: skip
+METHODS: dict[type, frozenset[str]] = {
+    dict: frozenset({"keys", "values", "items", "get"}),
+    str: _STR_METHODS,
+    bytes: frozenset({"decode", "hex", "startswith", "endswith", "count", "find", "split", "strip"}),
+    list: frozenset({"count", "index"}),
+    tuple: frozenset({"count", "index"}),
+}
+_METHOD_TYPES = structural.ids(dict, str, bytes, list, tuple)
+_SUBSCRIPTABLE = structural.ids(list, tuple, str, bytes)
+_VIEWS = structural.ids(type({}.keys()), type({}.values()), type({}.items()))
+_BUILTIN_TYPES = {t.__name__: t for t in (int, float, complex, bool, str, bytes, list, tuple, dict, set,
+                                           frozenset, type(None))}  # fmt: skip
+# Modules that lead out of the session, refused when a path reaches them through another object (a name the
+# person imported stays theirs to read): the ones ``os`` is made of, the interpreter's, processes, builtins.
+# Under ``python -b`` comparing bytes with text, or turning bytes into text, raises a BytesWarning.
+_BYTES_WARNING = bool(sys.flags.bytes_warning)
+_DANGEROUS_MODULES = frozenset({"os", "posix", "nt", "sys", "subprocess", "builtins"})
 
 
 class NotInProcess(Exception):
     """The expression is read in the walled child (not an error). ``value``: the object it names when it was
-    read here and only describing it needed the session's own code (then ``read`` is true)."""
+    read here and only describing it needs the object's own code (then ``read`` is true); ``attribute``: the
+    (object, name, node) whose reading would run code, when that is where reading stopped."""
 
     def __init__(self, value: Any = None, *, read: bool = False, attribute: Any = None) -> None:
         super().__init__()
         self.value, self.read = value, read
-        # (the object, the attribute's name, its node): reading stopped at an attribute whose own code runs
         self.attribute: tuple[Any, str, ast.AST] | None = attribute
 
 
-class _NamedSecret(Exception):
-    """A path names a secret attribute (allowed outside ``strict``: the capability hides what it finds)."""
-
-
 class Reader:
-    """Evaluates one expression tree over ``namespace``, reading only.
+    """Evaluates one expression tree over ``namespace`` structurally (module docstring).
 
     ``strict`` (``eval_expr``): secret names are refused wherever they appear, and attribute names follow the
-    sandbox's rules. Otherwise (the ``expr`` of ``get_type`` …) a path may name a secret — the capability
+    sandbox's rules. Otherwise (the ``expr`` of ``get_type`` …) a path may end on a secret — the capability
     hides its value — and the metadata dunders of ``dunders`` may be read. ``pure`` becomes True once the
-    expression is more than a path (a call, an operator, a computed key)."""
+    expression is more than a path (an operator, a call, a computed key)."""
 
     def __init__(
         self,
         namespace: Mapping[str, Any],
-        secrets: SecretsOf,
+        secrets: SecretChecks,
         *,
         strict: bool = True,
         dunders: frozenset[str] = frozenset(),
-        block: NoUserCode | None = None,
     ) -> None:
         self.ns = namespace
         self.secrets = secrets
-        # Operations on the session's objects run under the block's tracer; the reader's own checks (types
-        # and builtin containers only) run outside it.
-        self._run: Callable[..., Any] = block.run if block is not None else _call
         self.strict = strict
         self.dunders = dunders
         self.pure = False
         self.named_secret = False  # a path named a secret (allowed when not strict, for a path only)
-        self._bearing: dict[int, bool] = {}
-        self._plain: dict[int, bool] = {}
+        self._plain_dicts: set[int] = set()
 
     def eval(self, node: ast.AST) -> Any:
         method = _DISPATCH.get(type(node))
@@ -135,35 +157,45 @@ class Reader:
             if self.strict:
                 raise SandboxViolation(f"the variable {name} looks like a secret and is not available")
             self.named_secret = True
-        value = self.ns.get(name, _MISSING)
-        if value is _MISSING:
-            value = getattr(builtins, name, _MISSING)
-        if value is _MISSING:
+        namespace = self.ns if type(self.ns) is dict else dict(self.ns)
+        if not structural.names_only(namespace):
+            raise NotInProcess  # a key that is not a name: looking one up could compare with it
+        value = namespace.get(name, structural.MISSING)
+        if value is structural.MISSING:
+            value = structural.module_namespace(builtins).get(name, structural.MISSING)
+        if value is structural.MISSING:
             said = f"there is no variable named {name!r} in the session."
             raise CapabilityError(f"NameError: {said}" if self.strict else said[0].upper() + said[1:])
+        return value  # a module the session imported under a name of its own is the person's to read
+
+    def _reached(self, value: Any) -> Any:
+        """A value reached through another object's attribute or item: the modules that lead out of the
+        session (``pd.compat.sys``, ``sys.modules['os']``) are refused."""
+        if type(value) is types.ModuleType:
+            name = structural.module_namespace(value).get("__name__")
+            if type(name) is str and name.partition(".")[0] in _DANGEROUS_MODULES:
+                raise SandboxViolation(f"the {name} module is not available to the assistant")
         return value
 
     def _Attribute(self, node: ast.Attribute) -> Any:
         base = self.eval(node.value)
         name = node.attr
         self._attribute_name(name)
-        if not is_known(base) and self._run(runs_user_code, type(base), base, name):
-            # the session's property, descriptor or __getattr__ (a library's own types have none; an
-            # accessor or a patch of the session's on one trips ``no_user_code`` instead)
-            raise NotInProcess(attribute=(base, name, node))
-        if name not in METADATA and self._bears(base) and not self._run(self._shown_part, base, name):
-            raise NotInProcess
-        # A light attribute (a shape, a name) runs a frame or two: tracing them costs less than proving the
-        # object holds nothing of the session's; a computed one (``df.dtypes``, ``df.T``) is worth the proof.
-        untraced = name not in LIGHT and self._library_only(base) and library_attribute(type(base), name)
-        run = _call if untraced else self._run
+        if is_environ(base) and not name.startswith("_"):
+            raise SandboxViolation(ENVIRONMENT)
         try:
-            return run(getattr, base, name)
-        except AttributeError:
+            if library_metadata.kind(base) is not None and (library_metadata.kind(base), name) in (
+                library_metadata.TABLE
+            ):
+                return library_metadata.metadata(base, name)
+            return self._reached(structural.attribute(base, name))
+        except structural.NotStructural:
+            raise NotInProcess(attribute=(base, name, node)) from None
+        except structural.NoAttribute:
             raise CapabilityError(f"{ast.unparse(node.value)} has no attribute {name!r}.") from None
 
     def _attribute_name(self, name: str) -> None:
-        """The rules for an attribute's name, decided once per name and setting (``_names_seen``)."""
+        """The rules for an attribute's name, decided once per name and setting (``secrets.seen``)."""
         key = (name, self.strict, self.dunders)
         verdict = self.secrets.seen.get(key)
         if verdict is None:
@@ -194,20 +226,9 @@ class Reader:
         if self.strict:
             if self.secrets.name(name):
                 raise SandboxViolation(f"the attribute {name} looks like a secret and is not available")
-            if name in ("format", "format_map"):
-                raise NotInProcess
             check_attr_name(name)
         elif self.secrets.name(name):
             raise _NamedSecret
-
-    def _shown_part(self, base: Any, name: str) -> bool:
-        """Of a value that holds a secret, its metadata and its columns that are not secret, by name."""
-        if not module_of(type(base)).startswith("pandas"):
-            return False
-        if name in METADATA:
-            return True
-        columns = getattr(base, "columns", None) if type(base).__qualname__ == "DataFrame" else None
-        return columns is not None and name in columns and not self.secrets.name(name)
 
     def _Subscript(self, node: ast.Subscript) -> Any:
         base = self.eval(node.value)
@@ -215,51 +236,61 @@ class Reader:
         if not literal:
             self.pure = True
         key = self.eval(node.slice)
-        if is_environment(base):
+        if is_environ(base) or structural.is_subclass(type(base), os._Environ):
             raise SandboxViolation(ENVIRONMENT)
         self._refuse_secret_labels(key, literal)
-        if not (is_plain(key) or (is_known(key) and not callable(key) and self._run(hasattr, key, "dtype"))):
-            raise NotInProcess  # a key of the session's type, or a callable (``df.loc[f]`` calls ``f``)
-        if issubclass(type(base), dict) and (type(base) is dict or module_of(type(base)) == "collections"):
-            # Membership first: indexing a defaultdict (a dict with __missing__) would insert the key.
-            try:
-                present = self._run(dict.__contains__, base, key)
-            except TypeError:
-                raise CapabilityError(f"{key!r} cannot be a key of {ast.unparse(node.value)}.") from None
-            if not present:
+        if not literal:
+            self._operand_value(key, node.slice)
+        if type(base) is dict:
+            if not structural.is_plain_key(key):
+                raise NotInProcess
+            if not self._plain_keys(base):
+                raise NotInProcess  # a key of the session's type: looking one up could run its __eq__
+            found = base.get(key, structural.MISSING)
+            if found is structural.MISSING:
                 raise CapabilityError(f"{ast.unparse(node.value)} has no key {key!r}.")
-            return self._run(dict.__getitem__, base, key)
-        if not is_known(base):
-            raise NotInProcess  # the session's __getitem__, or a library this level does not know
-        if self._bears(base) and not self._run(self._shown_columns, base, key):
+            return self._reached(found)
+        if not structural.one_of(type(base), _SUBSCRIPTABLE):
+            raise NotInProcess  # the session's __getitem__, or a library's
+        if type(key) is slice:
+            if not all(part is None or type(part) is int for part in (key.start, key.stop, key.step)):
+                raise NotInProcess
+            length = len(range(*key.indices(len(base))))
+            if length > sizes.MAX_ITEMS:
+                raise NotInProcess
+        elif type(key) is not int:
             raise NotInProcess
-        if not isinstance(node.value, ast.Constant) and self._looks(base):
-            raise NotInProcess  # a slice of a credential keeps its prefix: the child hides the string
+        if not isinstance(node.value, ast.Constant):
+            self._through(base, node.value)  # a piece of a secret is still a secret
         try:
-            return self._on(base, key)(operator.getitem, base, key)
-        except (KeyError, IndexError):
+            return base[key]
+        except IndexError:
             raise CapabilityError(f"{ast.unparse(node.value)} has no item {key!r}.") from None
 
-    def _shown_columns(self, base: Any, key: Any) -> bool:
-        if type(base).__qualname__ != "DataFrame":
-            return False
-        keys = key if type(key) is list else [key]
-        columns = base.columns
-        return all(type(k) is str and k in columns and not self.secrets.name(k) for k in keys)
+    def _plain_keys(self, mapping: dict[Any, Any]) -> bool:
+        if id(mapping) in self._plain_dicts:
+            return True
+        ok = len(mapping) <= MAX_KEYS and (
+            structural.all_scalars(mapping) or all(map(structural.is_plain_key, mapping))
+        )
+        if ok:
+            self._plain_dicts.add(id(mapping))
+        return ok
 
     def _refuse_secret_labels(self, key: Any, literal: bool) -> None:
-        """A secret-named key, column or label (also inside a tuple or list key) is refused; a literal one in
-        a path of the introspection capabilities is let through (they hide the value they find)."""
-        parts = key if type(key) in (tuple, list) and len(key) <= 1000 else (key,)
+        """A secret-named key (also inside a tuple key) is refused; a literal one in a path of the
+        introspection capabilities is let through (they hide the value they find)."""
+        parts = key if type(key) is tuple and len(key) <= 64 else (key,)
         for part in parts:
             if type(part) is str and self.secrets.name(part):
                 if literal and not self.strict:
-                    self.named_secret = True  # the capability hides what a path finds there
+                    self.named_secret = True
                     continue
                 raise SandboxViolation(f"the key {part!r} looks like a secret and is not available")
 
     def _Slice(self, node: ast.Slice) -> slice:
-        return slice(*(None if n is None else self.eval(n) for n in (node.lower, node.upper, node.step)))
+        parts = [None if n is None else self._operand(n) for n in (node.lower, node.upper, node.step)]
+        return slice(*parts)
 
     # -- computing -------------------------------------------------------------------------------------------
     def _Tuple(self, node: ast.Tuple) -> tuple[Any, ...]:
@@ -271,163 +302,202 @@ class Reader:
 
     def _Set(self, node: ast.Set) -> set[Any]:
         self.pure = True
-        return self._run(set, [self._operand(e) for e in node.elts])  # hashing runs an element's code
+        items = [self._operand(e) for e in node.elts]
+        if not all(map(structural.is_plain_key, items)):
+            raise NotInProcess
+        return set(items)
 
     def _Dict(self, node: ast.Dict) -> dict[Any, Any]:
         self.pure = True
-        if any(k is None for k in node.keys):
+        keys = [k for k in node.keys if k is not None]
+        if len(keys) != len(node.keys):
             raise NotInProcess  # ``{**d}``
-        pairs = [(self._operand(k), self._operand(v)) for k, v in zip(node.keys, node.values, strict=True)]
-        return self._run(dict, pairs)
+        pairs = [(self._operand(k), self._operand(v)) for k, v in zip(keys, node.values, strict=True)]
+        if not all(structural.is_plain_key(k) for k, _ in pairs):
+            raise NotInProcess
+        return dict(pairs)
 
     def _UnaryOp(self, node: ast.UnaryOp) -> Any:
         self.pure = True
         value = self._operand(node.operand)
-        return self._on(value)(_UNARY[type(node.op)], value)
+        if type(value) is bool and isinstance(node.op, ast.Invert):
+            raise NotInProcess  # ``~True`` warns from Python 3.12 (through the warnings module)
+        return _UNARY[type(node.op)](value)
 
     def _BinOp(self, node: ast.BinOp) -> Any:
         self.pure = True
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            raise NotInProcess  # ``@``: numpy's
         left, right = self._operand(node.left), self._operand(node.right)
-        return self._on(left, right)(_BINOPS[type(node.op)], left, right)
+        self._fits(sizes.binary, type(node.op).__name__, left, right)
+        return op(left, right)
 
     def _BoolOp(self, node: ast.BoolOp) -> Any:
         self.pure = True
         value: Any = None
         for item in node.values:
             value = self._operand(item)
-            if self._run(bool, value) is isinstance(node.op, ast.Or):
+            if bool(value) is isinstance(node.op, ast.Or):
                 return value
         return value
 
     def _IfExp(self, node: ast.IfExp) -> Any:
         self.pure = True
-        return (
-            self._operand(node.body)
-            if self._run(bool, self._operand(node.test))
-            else self._operand(node.orelse)
-        )
+        return self._operand(node.body) if self._operand(node.test) else self._operand(node.orelse)
 
     def _Compare(self, node: ast.Compare) -> Any:
         self.pure = True
-        left = self._operand(node.left)
+        left = self._compared(node.left, node.ops[0])
         result: Any = True
         for op, comp in zip(node.ops, node.comparators, strict=True):
-            right = self._operand(comp)
-            result = self._on(left, right)(_CMPOPS[type(op)], left, right)
-            if len(node.ops) > 1 and not self._run(bool, result):
+            right = self._compared(comp, op)
+            result = _CMPOPS[type(op)](left, right)
+            if not result:
                 return result
             left = right
         return result
 
+    def _compared(self, node: ast.AST, op: ast.cmpop) -> Any:
+        """An operand of a comparison: plain, except for ``is``/``is not`` (identity runs nothing)."""
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            return self.eval(node)
+        return self._operand(node)
+
     def _operand(self, node: ast.AST) -> Any:
-        """A value an operator, a display or a call works on: of a known type, not a callable, not the
-        environment, holding no secret."""
+        """A value an operator, a display or a call works on: plain, not the environment, no secret."""
         value = self.eval(node)
-        if is_environment(value):
+        return self._operand_value(value, node)
+
+    def _operand_value(self, value: Any, node: ast.AST) -> Any:
+        if is_environ(value):
             raise SandboxViolation(ENVIRONMENT)
-        if callable(value) or not is_known(value):
-            raise NotInProcess  # a method, a function, a class: never handed on; the session's objects
-        if self._bears(value) or (not isinstance(node, ast.Constant) and self._looks(value)):
-            raise NotInProcess  # read in the child, where what sits under secret names is hidden
+        if _BYTES_WARNING:
+            raise NotInProcess  # ``python -b``: comparing bytes with text warns (session-reachable code)
+        if not structural.is_plain(value, numpy=False) and not _plain_view(value):
+            raise NotInProcess  # the session's objects, a library's, a callable: only the child computes
+        held = _viewed(value) if structural.one_of(type(value), _VIEWS) else value
+        self._fits(sizes.operand, held)
+        if not isinstance(node, ast.Constant):
+            self._through(value, node)
+            if self.secrets.bears(held):
+                raise NotInProcess  # a container that holds a secret: the child, which hides it, computes
         return value
 
-    def _bears(self, value: Any) -> bool:
-        if type(value) in _BUILTIN_SCALARS:
-            return False
-        key = id(pandas_owner(value)) if module_of(type(value)).startswith("pandas") else id(value)
-        found = self._bearing.get(key)
-        if found is None:
-            found = self._bearing[key] = bears_secret(value, self.secrets)
-        return found
+    def _through(self, value: Any, node: ast.AST) -> None:
+        """Nothing is computed from a secret here: a value under a secret name or equal to (or holding) one
+        of the session's secret values is refused, whatever its type."""
+        secret = self.secrets.value(value)
+        if secret is None:
+            raise NotInProcess  # too long to tell here: the walled child computes with it
+        if self.named_secret or secret:
+            raise SandboxViolation(
+                f"{_short(ast.unparse(node))} holds a secret value; nothing is computed from it here"
+            )
 
-    def _looks(self, value: Any) -> bool:
-        return type(value) is str and self.secrets.looks(value)
+    def refuse_secret_paths(self, root: ast.AST) -> None:
+        """Before the child reads ``root``: no path in it that this tier can read leads through a secret
+        value (``blob.hex()`` for ``blob = api_key.encode()``, ``code + 1`` for an integer password). The
+        expression as a whole may name one (the capability's answer is masked); a part of it may not."""
+        for node in ast.walk(root):
+            if node is root or not _is_path(node):
+                continue
+            reader = Reader(self.ns, self.secrets, strict=self.strict, dunders=self.dunders)
+            try:
+                value = reader.eval(node)
+            except (NotInProcess, CapabilityError):
+                continue
+            if reader.named_secret or self.secrets.value(value) is True:
+                raise SandboxViolation(
+                    f"{_short(ast.unparse(node))} holds a secret value; nothing is computed from it"
+                )
 
-    def _library_only(self, value: Any) -> bool:
-        """Nothing in this numpy or pandas value is the session's (``plain.library_only``, once per value). A
-        builtin container is not looked into: an operation on one runs no Python frame unless one of its items
-        is the session's, so the tracer costs nothing there and catches that item."""
-        t = type(value)
-        if t in _BUILTIN_SCALARS:
-            return True
-        if t in _BUILTIN_CONTAINERS:
-            return False
-        found = self._plain.get(id(value))
-        if found is None:
-            found = self._plain[id(value)] = library_only(value)
-        return found
-
-    def _on(self, *values: Any) -> Callable[..., Any]:
-        """How to run an operation on ``values``: directly when nothing in them is the session's (numpy's
-        and pandas' code on their own data reaches no code of the session's, and is too many frames to
-        trace cheaply), else under the block's tracer."""
-        return _call if all(self._library_only(v) for v in values) else self._run
+    def _fits(self, check: Callable[..., None], *args: Any) -> None:
+        try:
+            check(*args)
+        except sizes.TooBig:
+            raise NotInProcess from None
 
     # -- calls -----------------------------------------------------------------------------------------------
     def _Call(self, node: ast.Call) -> Any:
         self.pure = True
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise NotInProcess
-        func_node = node.func
-        if isinstance(func_node, ast.Name):
-            name = func_node.id
-            if name not in FUNCTIONS or name in self.ns:
-                raise NotInProcess
-            if name == "isinstance":
-                return self._isinstance(node)
-            func: Callable[..., Any] = getattr(builtins, name)
-            operands: tuple[Any, ...] = ()
-            if name in MATERIALISING:
-                func = limits.materialising(func, name)
-            form = FUNCTIONS[name]
-            args = [self._argument(a, name) for a in node.args]
-        elif isinstance(func_node, ast.Attribute):
-            name = func_node.attr
-            receiver = self.eval(func_node.value)
-            self._attribute_name(name)
-            if is_module(receiver, "numpy") and name in NUMPY_FUNCTIONS:
-                form, func = NUMPY_FUNCTIONS[name], self._run(_numpy_function, receiver, name)
-                operands = ()
-            else:
-                if is_environment(receiver):
-                    raise SandboxViolation(ENVIRONMENT)
-                found = method_sig(receiver, name) if is_known(receiver) else None
-                if found is None:
-                    raise NotInProcess  # not a read-only method of a type known here
-                if self._bears(receiver) and not (name == "keys" or (name == "get" and node.args)):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in BUILTINS and func.id not in self.ns:
+            return self._builtin(func.id, node)
+        if isinstance(func, ast.Attribute) and not node.keywords:
+            receiver = self.eval(func.value)
+            exact = structural.one_of(type(receiver), _METHOD_TYPES)  # before hashing the type
+            if not exact or func.attr not in METHODS[type(receiver)]:
+                raise NotInProcess  # every other method: the session's, a library's, or one that calls back
+            receiver = self._operand_value(receiver, func.value)
+            args = [self._operand(a) for a in node.args]
+            if type(receiver) is dict and func.attr == "get" and args:
+                if not (structural.is_plain_key(args[0]) and self._plain_keys(receiver)):
                     raise NotInProcess
-                if not isinstance(func_node.value, ast.Constant) and self._looks(receiver):
-                    raise NotInProcess
-                form, func = found, _library_method(receiver, name)
-                operands = (receiver,)
-            args = [self._argument(a, name) for a in node.args]
-        else:
-            raise NotInProcess
-        kwargs = {k.arg: self._argument(k.value, name) for k in node.keywords if k.arg is not None}
-        self._refuse_secret_labels(args, False)
-        self._refuse_secret_labels(list(kwargs.values()), False)
-        if not form.accepts(args, kwargs):
-            raise NotInProcess  # an argument form that is not known to be read-only (``out=``, ``key=`` …)
-        return self._on(*operands, *args, *kwargs.values())(func, *args, **kwargs)
+                self._refuse_secret_labels(args[0], False)
+            if func.attr in ("encode", "decode") and not _codec_in_c(receiver, args):
+                raise NotInProcess  # a codec or error handler the registry finds: maybe the session's
+            self._fits(sizes.method, receiver, func.attr, args)
+            return _call_method(receiver, func.attr, args)
+        raise NotInProcess
 
-    def _argument(self, node: ast.AST, func: str) -> Any:
-        value = self.eval(node)
-        if func in _IDENTITY:
-            return value  # type(x), id(x), callable(x) look at the object, never into it
-        if is_environment(value):
-            if func == "len":
-                return value  # its size is shown, never its contents
-            raise SandboxViolation(ENVIRONMENT)
-        if callable(value) or not (is_known(value) or is_plain(value)):
-            raise NotInProcess  # a callable is never an argument in-process (``key=lst.append``)
-        if func != "len" and self._bears(value):
+    def _builtin(self, name: str, node: ast.Call) -> Any:
+        if name in ("type", "id", "callable"):  # look at the object, never into it
+            if len(node.args) != 1 or node.keywords:
+                raise NotInProcess
+            value = self.eval(node.args[0])
+            looks: dict[str, Callable[[Any], Any]] = {"type": type, "id": id, "callable": callable}
+            return looks[name](value)
+        if name == "isinstance":
+            return self._isinstance(node)
+        if name == "len":
+            return self._len(node)
+        args = [self._operand(a) for a in node.args]
+        kwargs = {k.arg: self._operand(k.value) for k in node.keywords if k.arg is not None}
+        if kwargs and not (name in ("sorted", "min", "max", "sum", "round") and set(kwargs) <= _KEYWORDS):
+            raise NotInProcess  # ``key=``: a callable, which only the child calls
+        if name in ("sorted", "list", "tuple", "set", "frozenset", "min", "max", "sum", "any", "all"):
+            if not args or not _collection(args[0]):
+                raise NotInProcess
+            most = sizes.MAX_SORTED if name == "sorted" or type(args[0]) is str else sizes.MAX_ITEMS
+            self._fits(sizes.items, args[0], most)
+            if name in ("set", "frozenset") and not all(map(structural.is_plain_key, args[0])):
+                raise NotInProcess
+        if name == "str" and len(args) > 1:
+            raise NotInProcess  # ``str(b, encoding)``: a codec the registry finds (``_codec_in_c``)
+        if name in ("str", "repr") and args:
+            self._fits(sizes.text, args[0])
+        if name in ("int", "float") and args:
+            self._fits(sizes.digits, args[0])
+        if name == "round" and len(args) == 2 and type(args[0]) is int:
+            self._fits(sizes.binary, "Pow", 10, abs(args[1]) if type(args[1]) is int else 0)
+        if name == "divmod" and len(args) == 2:
+            self._fits(sizes.binary, "FloorDiv", *args)
+        if name == "sum" and args and not all(type(v) in (int, float, bool, complex) for v in args[0]):
+            raise NotInProcess  # ``sum`` of lists concatenates: quadratic
+        return _builtin_function(name)(*args, **kwargs)
+
+    def _len(self, node: ast.Call) -> int:
+        if len(node.args) != 1 or node.keywords:
             raise NotInProcess
-        if not isinstance(node, ast.Constant) and self._looks(value):
-            raise NotInProcess
-        return value
+        value = self.eval(node.args[0])
+        t = type(value)
+        if structural.one_of(t, _SIZED) or structural.one_of(t, _VIEWS) or is_environ(value):
+            return len(value)
+        found = library_metadata.kind(value)
+        if found is not None:
+            try:
+                shape = library_metadata.metadata(value, "shape")
+            except structural.NotStructural:
+                raise NotInProcess from None
+            if shape:
+                return int(shape[0])
+        raise NotInProcess  # the session's __len__, or a library's that computes
 
     def _isinstance(self, node: ast.Call) -> bool:
-        """``isinstance(x, T)`` with ``T`` a builtin type or a tuple of them, decided from ``type(x)`` alone
+        """``isinstance(x, T)`` with ``T`` a builtin type or a tuple of them, decided from ``type(x)``'s MRO
         (``isinstance`` itself would ask ``x.__class__``, which a class may make a property)."""
         if len(node.args) != 2 or node.keywords:
             raise NotInProcess
@@ -436,23 +506,98 @@ class Reader:
         names = spec.elts if isinstance(spec, ast.Tuple) else [spec]
         kinds = []
         for item in names:
-            if not isinstance(item, ast.Name) or item.id in self.ns:
+            if not isinstance(item, ast.Name) or item.id in self.ns or item.id not in _BUILTIN_TYPES:
                 raise NotInProcess
-            kind = getattr(builtins, item.id, None)
-            if kind not in _BUILTIN_TYPES:
-                raise NotInProcess
-            kinds.append(kind)
-        return issubclass(type(value), tuple(kinds))
+            kinds.append(_BUILTIN_TYPES[item.id])
+        return any(structural.is_subclass(type(value), kind) for kind in kinds)
 
 
-_BUILTIN_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
-_BUILTIN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, range, slice})
-# Attributes read in a frame or two (traced): not worth proving the object holds nothing of the session's.
-LIGHT = frozenset({"shape", "columns", "index", "ndim", "size", "empty", "dtype", "name", "names", "nbytes"})
+class _NamedSecret(Exception):
+    """A path names a secret attribute (allowed outside ``strict``: the capability hides what it finds)."""
 
 
-def _call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    return func(*args, **kwargs)
+_KEYWORDS = frozenset({"reverse", "default", "start", "ndigits"})
+_SIZED = structural.ids(str, bytes, list, tuple, dict, set, frozenset, range, bytearray)
+
+
+_OWN_BUILTINS = structural.ids(types.BuiltinFunctionType, type)
+
+
+def _builtin_function(name: str) -> Callable[..., Any]:
+    """Python's own builtin ``name``: what the builtins module holds under that name, if it is the builtin
+    function or type of that name (the session may have put something else there)."""
+    found: Any = structural.module_namespace(builtins).get(name)
+    kind = type(found)
+    if not structural.one_of(kind, _OWN_BUILTINS):
+        raise NotInProcess
+    if kind is type:
+        own = structural.compiled(found) and structural.module_of(found) == "builtins"
+    else:
+        own = structural.attribute(found, "__self__") is builtins
+    if (
+        not own
+        or (structural.name_of(found) if kind is type else structural.attribute(found, "__name__")) != name
+    ):
+        raise NotInProcess
+    return found
+
+
+def _collection(value: Any) -> bool:
+    t = type(value)
+    return t in (list, tuple, set, frozenset, dict, str, bytes) or structural.one_of(t, _VIEWS)
+
+
+def _plain_view(value: Any) -> bool:
+    """A view (``d.keys()``, ``d.items()``) of an exact dict whose items are plain."""
+    return (
+        structural.one_of(type(value), _VIEWS)
+        and len(value) <= structural.PLAIN_ITEMS
+        and structural.is_plain(list(value), numpy=False)
+    )
+
+
+# The codecs CPython encodes and decodes in C without asking the codec registry (where the session may have
+# registered a search function), by their normalised names, and for each the error handlers it applies in C
+# in both directions without looking them up (the session may have registered its own "strict"):
+# measured over invalid text and bytes with every handler replaced.
+_C_CODECS = {
+    **dict.fromkeys(("utf_8", "utf8"), frozenset({"ignore", "replace", "surrogateescape"})),
+    **dict.fromkeys(("ascii", "us_ascii"), frozenset({"ignore", "replace"})),
+    **dict.fromkeys(
+        ("latin_1", "latin1", "iso_8859_1", "iso8859_1"),
+        frozenset({"strict", "ignore", "replace", "backslashreplace", "surrogateescape"}),
+    ),
+}
+
+
+def _codec_in_c(receiver: Any, args: list[Any]) -> bool:
+    """``receiver.encode(*args)`` / ``.decode(*args)`` runs in C only: a codec of ``_C_CODECS`` with one of
+    its handlers, or ``strict`` over ASCII-only text or bytes (which cannot fail, so no handler is needed)."""
+    encoding = args[0] if args else "utf-8"
+    errors = args[1] if len(args) > 1 else "strict"
+    if type(encoding) is not str or type(errors) is not str or len(args) > 2 or len(encoding) > 20:
+        return False
+    handlers = _C_CODECS.get(encoding.lower().replace("-", "_"))
+    if handlers is None:
+        return False
+    return errors in handlers or (errors == "strict" and receiver.isascii())
+
+
+def _viewed(view: Any) -> Any:
+    """The dict a ``keys()``/``values()``/``items()`` view reads (``gc`` finds it, asking nothing of it)."""
+    (mapping,) = gc.get_referents(view)
+    return mapping
+
+
+def _call_method(receiver: Any, name: str, args: list[Any]) -> Any:
+    """``receiver.name(*args)`` through the exact builtin type's own method (never the instance's)."""
+    method = structural.own_dict(type(receiver)).get(name)
+    return method(receiver, *args)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _DISPATCH: dict[type, Callable[[Reader, Any], Any]] = {
@@ -460,37 +605,17 @@ _DISPATCH: dict[type, Callable[[Reader, Any], Any]] = {
     for name, method in vars(Reader).items()
     if name[:1] == "_" and name[1:2].isupper() and hasattr(ast, name[1:])
 }
-_IDENTITY = frozenset({"type", "id", "callable"})
-_C_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType)
 
 
-def _library_method(receiver: Any, name: str) -> Callable[..., Any]:
-    """``receiver.name`` bound from its class, and only if the class's attribute is the library's own method
-    (an instance attribute, or a class attribute the session replaced with a callable of its own, is not
-    called)."""
-    cls = type(receiver)
-    attr = static(cls, name)
-    library = module_of(cls).partition(".")[0]
-    if isinstance(attr, _C_METHODS):
-        if attr.__objclass__ not in cls.__mro__:
-            raise NotInProcess
-    elif isinstance(attr, types.FunctionType):
-        if (attr.__module__ or "").partition(".")[0] != library:
-            raise NotInProcess
-    else:
-        raise NotInProcess
-    return attr.__get__(receiver, cls)
-
-
-def _numpy_function(module: Any, name: str) -> Callable[..., Any]:
-    """``numpy.name`` if it is numpy's own function or ufunc (not one the session put there)."""
-    func = getattr(module, name, None)
-    t = type(func)
-    if t.__module__ == "numpy" and t.__name__ in ("ufunc", "_ArrayFunctionDispatcher"):
-        return func  # type: ignore[return-value]  # the callable checked above is the function
-    if isinstance(func, types.FunctionType) and (func.__module__ or "").startswith("numpy"):
-        return func
-    raise NotInProcess
+def _is_path(node: ast.AST) -> bool:
+    """A name, and attribute reads and literal subscripts of one."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _is_path(node.value)
+    if isinstance(node, ast.Subscript):
+        return _is_literal(node.slice) and _is_path(node.value)
+    return False
 
 
 def _is_literal(node: ast.AST) -> bool:

@@ -34,13 +34,16 @@ else asks which mode it is.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import CapabilityError, SandboxViolation
+from ...errors import CapabilityError, CapabilityTimeout, SandboxViolation
+from ..adapters import load_imported
 from ..redact import masker_for
+from ..secret_values import _generation as generation
 from .confine import probe as probe_walls
-from .isolation import fork_available
+from .isolation import fork_available, run_forked
 from .policy import IN_PROCESS, InProcess, SandboxPolicy, forked
 from .policy_base import Request, Secrets
 
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     from .preview import Preview
 
 __all__ = [
+    "ask_in_child",
     "isolation_mode",
     "policy_for",
     "preview_code",
@@ -97,7 +101,7 @@ def secrets_for(ctx: CapabilityContext) -> Secrets:
     cached = _secrets_cache
     if cached is not None and cached[0] is masker:
         return cached[1]
-    found = Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text)
+    found = Secrets(masker.is_secret_name, lambda text: masker.mask_text(text) != text, masker)
     _secrets_cache = (masker, found)
     return found
 
@@ -128,6 +132,8 @@ def run(
         limit=ctx.config.max_output_chars,
         secret_names=secret_names,
         render=render,
+        stamp=generation(ctx.session),
+        roots=(ctx.config,),  # the settings' own secrets (the API key) are replaced in the child too
     )
     outcome = policy.execute(req, ctx.namespace, secrets_for(ctx))
     if not outcome.get("ok"):
@@ -137,6 +143,44 @@ def run(
             message += "\nOutput before the error:\n" + output[: req.limit // 2]
         raise CapabilityError(message)
     return str(outcome.get("text", ""))
+
+
+def ask_in_child(
+    setting: str, asks: list[Callable[[], str]], budget: float, each: float
+) -> list[str | None] | None:
+    """Each of ``asks`` — a description that runs the session's own code (a ``__repr__``, a ``__len__``, a
+    third party's adapter), ``each`` seconds at most — in one walled, forked child, all within ``budget``
+    seconds from now: what each answered (``None`` for those the budget left no time for). ``None`` when no
+    walled child can run here (no fork, or the kernel walls are down: then nothing would keep that code from
+    writing) or it did not answer in time."""
+    policy = policy_for(setting)
+    walls = getattr(policy, "walls", None)
+    if not policy.walled or walls is None or not asks:
+        return None
+    load_imported()  # the adapters the asks may use: a child must import nothing
+    last_start = time.monotonic() + budget * 0.8 - each  # an ask started later could miss the answer's time
+
+    def job() -> dict[str, Any]:
+        answers: list[str | None] = []
+        for ask in asks:
+            if time.monotonic() > last_start:
+                answers.append(None)
+                continue
+            try:
+                answer = ask()
+            except BaseException as exc:  # the object's own failure, said in a few words
+                answer = f"<{type(exc).__name__}>"
+            answers.append(answer if type(answer) is str else None)
+        return {"ok": True, "answers": answers}
+
+    try:
+        result = run_forked(job, budget, walls, require_walls=True)
+    except CapabilityTimeout:
+        return None
+    answers = result.get("answers")
+    if not result.get("ok") or type(answers) is not list or len(answers) != len(asks):
+        return None
+    return [a if type(a) is str else None for a in answers]
 
 
 def preview_code(

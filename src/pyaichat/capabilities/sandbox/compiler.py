@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import warnings as _warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ from RestrictedPython.transformer import RestrictingNodeTransformer, copy_locati
 
 from ...errors import SandboxViolation
 from ..redact import Masker
+from ..warnless import compiler_warning, respelled
 from .modules import denied_text, module_allowed
 from .rules import (
     DUNDER_METHODS,
@@ -317,13 +317,16 @@ def _compile(
 ) -> Compiled:
     if len(source) > MAX_SOURCE_CHARS:
         raise SandboxViolation(f"the code is longer than {MAX_SOURCE_CHARS:,} characters")
+    # Compiled in the REPL's process: nothing may warn here, since a warning goes through the session's
+    # ``warnings`` machinery (``warnless``): the tokenizer's are spelled away, the compiler's refused.
     try:
-        with _warnings.catch_warnings():  # ``'a'['x']``: the REPL's terminal is not where the model reads
-            _warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(source, SANDBOX_FILENAME, "exec")
+        tree = ast.parse(respelled(source), SANDBOX_FILENAME, "exec")
     except SyntaxError as exc:
         where = f"line {exc.lineno}, `{(exc.text or '').strip()[:80]}`" if exc.lineno else "the code"
         raise SandboxViolation(f"{where}: syntax error: {exc.msg}") from None
+    shape = compiler_warning(tree)
+    if shape is not None:
+        raise SandboxViolation(f"the code holds {shape}, which Python warns about")
     if mode == "eval" and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)):
         raise SandboxViolation("eval_expr takes one expression; use run_python for statements")
     checker = _Checker(source, dialect.relaxed)
@@ -343,7 +346,5 @@ def _compile(
         copy_locations(assign, last)
         tree.body[-1] = assign
     ast.fix_missing_locations(tree)
-    with _warnings.catch_warnings():
-        _warnings.simplefilter("ignore", SyntaxWarning)
-        code = compile(tree, SANDBOX_FILENAME, "exec")
+    code = compile(tree, SANDBOX_FILENAME, "exec")
     return Compiled(code, frozenset(used), frozenset(checker.imports), has_result)

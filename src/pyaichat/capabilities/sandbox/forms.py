@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, NamedTuple
 
-from .. import layout
+from .. import layout, structural
 from .pages import PAGE
 
 MAX_ITEMS = 1_000  # element identities compared per container
@@ -168,7 +168,7 @@ class Former:
         if base is not None:
             items = _Items(layout.builtin_len(obj, base), iter(layout.builtin_items(obj, base, MAX_ITEMS)))
             return Form(name, (len(items),), "items", inner=self._items(items, ctx, depth))
-        attrs = layout.instance_state(obj)
+        attrs = structural.instance_state(obj)
         if attrs is not None:
             keys = tuple(islice(attrs, MAX_ITEMS))
             values = tuple(islice(attrs.values(), MAX_ITEMS))

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from .. import layout
+from .. import layout, structural
 
 WALK_BUDGET = 200_000  # objects visited when deciding ownership
 _HASH_BYTES = 4_000_000  # arrays up to this size are hashed whole; larger ones are sampled
@@ -47,7 +47,7 @@ def _children(obj: Any) -> Iterable[Any]:
         return layout.builtin_items(obj, base)
     if layout.library(t) == "pandas":
         return layout.pandas_parts(obj) or ()
-    state = layout.instance_state(obj)
+    state = structural.instance_state(obj)
     return list(state.values()) if state else ()
 
 
@@ -195,7 +195,7 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
             items = layout.builtin_items(obj, base, 10_000)
             return ("seq", layout.builtin_len(obj, base), tuple(map(id, items)),
                     tuple(fingerprint(x, budget, depth + 1) for x in items[:200]))  # fmt: skip
-        state = layout.instance_state(obj)
+        state = structural.instance_state(obj)
         if state is not None:
             pairs = list(state.items())[:200]
             return ("obj", tuple((k, id(v), fingerprint(v, budget, depth + 1)) for k, v in pairs))

@@ -31,7 +31,7 @@ from typing import Any
 
 from ...errors import CapabilityTimeout
 from ..adapters import load_imported
-from . import limits
+from . import limits, scrub
 from .compiler import SandboxTransformer, TickingTransformer, WalledTransformer
 from .confine import Walls, status
 from .isolation import run_forked
@@ -88,11 +88,24 @@ class ForkedChild(SandboxPolicy):
         self.dialect = WalledTransformer if self.walled else SandboxTransformer
 
     def execute(self, req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dict[str, Any]:
-        preimport(set(self.compile(req.source, req.mode, req.secret_names).imports))
+        compiled = self.compile(req.source, req.mode, req.secret_names)
+        preimport(set(compiled.imports))
         load_imported()  # the adapters that may describe its result: a child must import nothing
         started = time.monotonic()
         try:
-            job = prepare(req, namespace, secrets)  # here, in the warm parent; the child only runs it
+            # The secrets the child will replace are found here, before the fork, by a walk that runs none
+            # of the session's code: its variables, and those the code names walked in full.
+            # (keys compared only when they are exact strings: a key's own ``__eq__`` is session code)
+            wanted = frozenset(compiled.names)
+            items = dict.items(namespace) if type(namespace) is dict else ()
+            named = {key: value for key, value in items if type(key) is str and key in wanted}
+            places = scrub.plan(
+                namespace, secrets.is_secret_name, secrets.masker, req.stamp, req.roots, named
+            )
+            # Prepared in the child, after its secrets are replaced: the view of the session's variables reads
+            # them (a dict's keys, a frame's columns, a copy with secret columns hidden whose ``attrs`` are
+            # deep-copied), and none of that may run the session's code in its own process.
+            job = scrub.scrubbed(lambda: prepare(req, namespace, secrets)(), places)
             return run_forked(job, req.timeout, self.walls, require_walls=self.walled)
         except CapabilityTimeout:
             raise CapabilityTimeout(

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from . import scrub
 from .compiler import Compiled, SandboxTransformer, compile_snippet
 from .ownership import UserObjects, fingerprint
 from .placeholders import Hidden
@@ -56,6 +57,12 @@ class ReadWatch(Watch):
         self.view = {n: v for n, v in view.items() if type(v) is not Hidden}
         self.before = {n: fingerprint(v) for n, v in self.view.items()}
 
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        if scrub.applied():  # the child hid the secrets in its copy first: that is not the tool's doing
+            self.before = {n: fingerprint(v) for n, v in self.view.items()}
+        yield
+
     def changed(self) -> list[str]:
         return [n for n, fp in self.before.items() if fingerprint(self.view[n]) != fp]
 
@@ -76,14 +83,18 @@ class Request:
     limit: int
     secret_names: tuple[str, ...] = ()
     render: Callable[[Any], str] | None = None  # the text of an expression's value (introspection)
+    stamp: Any = None  # the session's generation: where its secrets sit is found again when it changes
+    roots: tuple[Any, ...] = ()  # more than the session's variables whose secrets the child replaces
 
 
 @dataclass(frozen=True)
 class Secrets:
-    """How to recognise secrets (from the registry's ``Masker``), passed in so this module has no opinion."""
+    """How to recognise secrets (from the registry's ``Masker``), passed in so this module has no opinion;
+    ``masker`` itself for what the forked child replaces (``scrub``)."""
 
     is_secret_name: Callable[[str], bool]
     looks_secret: Callable[[str], bool]
+    masker: Any = None
 
 
 class SandboxPolicy:

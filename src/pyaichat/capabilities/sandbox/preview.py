@@ -224,8 +224,10 @@ def _compile(source: str) -> tuple[types.CodeType | None, types.CodeType | None]
     would echo it."""
     tree = ast.parse(source, PREVIEW_FILENAME, "exec")
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = compile(ast.Expression(tree.body.pop().value), PREVIEW_FILENAME, "eval")
+    final = tree.body[-1] if tree.body else None
+    if isinstance(final, ast.Expr):
+        tree.body.pop()
+        last = compile(ast.Expression(final.value), PREVIEW_FILENAME, "eval")
     return (compile(tree, PREVIEW_FILENAME, "exec") if tree.body else None), last
 
 
@@ -233,7 +235,8 @@ class _Output:
     """``sys.stdout`` and ``sys.stderr`` of the child: the first ``limit`` characters."""
 
     def __init__(self, limit: int) -> None:
-        self.limit, self.parts, self.size, self.truncated = limit, [], 0, False
+        self.parts: list[str] = []
+        self.limit, self.size, self.truncated = limit, 0, False
 
     def write(self, text: str) -> int:
         room = self.limit - self.size
@@ -289,7 +292,7 @@ def _run(
     done = shared_memory.last
     pages = Pages(proc_files[0], proc_files[1], [(m.start, m.end) for m in done.copied])
     out = _Output(limit)
-    sys.stdout = sys.stderr = out  # type: ignore[assignment]  # this process ends after the preview
+    sys.stdout = sys.stderr = out  # this process ends after the preview
     raised: BaseException | None = None
     armed = _quietly(watch.arm) is not _FAILED
     started = time.perf_counter()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import types
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,26 +30,35 @@ def execute(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> dic
     return prepare(req, namespace, secrets)()
 
 
-def prepare(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> Callable[[], dict[str, Any]]:
+class Job:
+    """A prepared run: calling it runs the snippet and returns ``execute``'s dict, and never raises. ``view``:
+    the user's variables it is handed (as the guards admitted them: some are copies), which the forked
+    child's ``scrub`` looks through too."""
+
+    def __init__(self, state: _Prepared | None, failure: dict[str, Any] | None = None) -> None:
+        self.state, self.failure = state, failure
+        self.view: dict[str, Any] = state.view if state is not None else {}
+
+    def __call__(self) -> dict[str, Any]:
+        if self.state is None:
+            return self.failure or _failure("the code could not be prepared")
+        try:
+            return _run(self.state)
+        except BaseException as exc:
+            return _caught(exc)
+
+
+def prepare(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> Job:
     """Everything before the snippet runs (compile, guards, the view of the user's variables, the globals),
-    done now; the returned job runs the snippet and returns ``execute``'s dict, and never raises.
+    done now; the returned job runs it.
 
     In fork mode the parent prepares and the child only runs the job: the parent is warm, while in a fresh
     child every object it touches first costs a copy-on-write page fault (assembling the builtins there took
     about 1 ms of a 5 ms round trip)."""
     try:
-        state = _prepare(req, namespace, secrets)
+        return Job(_prepare(req, namespace, secrets))
     except BaseException as exc:
-        failure = _caught(exc)
-        return lambda: failure
-
-    def job() -> dict[str, Any]:
-        try:
-            return _run(state)
-        except BaseException as exc:
-            return _caught(exc)
-
-    return job
+        return Job(None, _caught(exc))
 
 
 def _caught(exc: BaseException) -> dict[str, Any]:
@@ -70,6 +79,7 @@ class _Prepared:
     guards: Guards
     env: dict[str, Any]
     watch: Watch  # what the run must leave as it found it
+    view: dict[str, Any]  # the user's variables, as admitted
 
 
 def _prepare(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> _Prepared:
@@ -86,7 +96,7 @@ def _prepare(req: Request, namespace: Mapping[str, Any], secrets: Secrets) -> _P
     watch = policy.watch(namespace, view, reading=req.mode == "eval")
     guards.user = watch.owns
     env = guards.globals(view)
-    return _Prepared(req, compiled, guards, env, watch)
+    return _Prepared(req, compiled, guards, env, watch, view)
 
 
 def _run(state: _Prepared) -> dict[str, Any]:

@@ -2,13 +2,16 @@
 
 A preview compares the session's names before and after the proposed code ran on a walled copy. Some of what
 code does lies outside that view, and a list of changes that looks complete while it is not is worse than no
-list: environment variables it sets or removes (or reads, which the walled copy runs without), attributes of
-the session's modules and classes it replaces (every later use changes), the process's working directory,
-exit functions and signal handlers, threads, timers and asyncio tasks
-that outlive the run (what they do later never happens in the preview), and what the walls refused — files it
-tried to write, the network it tried to reach, processes it tried to start (the real run goes on differently
-from there). Code that tampers with Python itself or with the preview's own machinery (``json.dumps``, a
-built-in, ``sys.modules``, a trace function) gets one plain sentence, and the preview is marked incomplete.
+list: environment variables it sets or removes (or reads, which the walled copy runs without), attributes it
+replaces of the modules and classes loaded (the session's, a library's such as ``httpx``: every later use
+changes), the process's working directory, exit functions and signal handlers, interpreter state set by a
+call (a timer, the recursion limit, a function to run at every fork, the umask, resource limits, hooks,
+logging handlers, warning filters, ``sys.path``, pandas options: ``interpreter``), threads, timers and
+asyncio tasks that outlive the run (what they do later never happens in the preview), and what the walls
+refused — files it tried to write, the network it tried to reach, processes it tried to start (the real run
+goes on differently from there). Code that tampers with Python itself or with pyaichat's own machinery
+(``json.dumps``, a built-in, ``sys.modules``, a trace function, pyaichat's masking or preview) gets one plain
+sentence, and the preview is marked incomplete.
 
 ``watch.Watch`` finds them in the child; ``Unseen`` holds them (JSON-serialisable, like the rest of a
 ``Preview``, so a kernel's helper sends it over the wire) and says them: one short line per kind for the
@@ -24,6 +27,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .interpreter import (
+    ALARMS,
+    AT_FORK,
+    HOOKS,
+    IMPORT_PATH,
+    LIMITS,
+    LOGGING,
+    OPTIONS,
+    RECURSION,
+    UMASK,
+    WARNINGS,
+)
+
 MAX_ITEMS = 20  # names kept per kind (the count goes on)
 SHOWN = 3  # names a line shows before "and N more"
 
@@ -33,6 +49,7 @@ THREADS, TASKS, CALLBACKS = "threads", "tasks", "callbacks"
 CWD, AT_EXIT, SIGNALS = "cwd", "at_exit", "signals"  # the process's own state
 PROCESSES, WRITES, NETWORK = "processes", "writes", "network"
 TAMPERED, TAMPERED_OURS = "tampered", "tampered_ours"  # phrases: "replaces json.dumps"
+# interpreter state set by a call (``interpreter``): alarms, the recursion limit, at-fork functions …
 REFUSED = (PROCESSES, WRITES, NETWORK)
 _ATTRIBUTE_VERBS = (("replaces", REPLACED), ("adds", ADDED), ("deletes", DELETED))
 
@@ -105,6 +122,7 @@ class Unseen:
             else "",
             f"{attrs}: every later use sees that, which is not previewed" if attrs else "",
             *self._process(see),
+            *self._interpreter(see),
             self._threads(see),
             self._queued(see),
             self._refused(PROCESSES, "start", see),
@@ -136,6 +154,17 @@ class Unseen:
         if signals:
             parts.append(f"sets the {handlers} of {which}: what happens on {those} is not previewed")
         return parts
+
+    def _interpreter(self, see: Callable[[str, str], bool]) -> list[str]:
+        """Interpreter state set by a call (``interpreter``), one line per kind."""
+        out = []
+        for kind, named, bare, after in _STATE_LINES:
+            n = self.count(kind)
+            if n:
+                names = self._names(kind, see)
+                what = named.format(names) if names else bare.format(_count(n, "function"))
+                out.append(f"{what}{after}")
+        return out
 
     def _threads(self, see: Callable[[str, str], bool]) -> str:
         n = self.count(THREADS)
@@ -181,7 +210,7 @@ class Unseen:
             groups.setdefault(verb, []).append(rest)
         what = "; ".join(f"{verb} {_and(rests)}" for verb, rests in groups.items())
         what += f" and {more} more" if more > 0 else ""
-        owner = " and ".join(w for w, has in (("Python itself", python), ("pyaichat's preview", ours)) if has)
+        owner = " and ".join(w for w, has in (("Python itself", python), ("pyaichat itself", ours)) if has)
         owner = owner or "Python itself"
         return (
             f"This code {what}, part of {owner}; its effects cannot be previewed — read it before you run it."
@@ -227,6 +256,29 @@ class Unseen:
             return f"{verb} {_count(total, noun or 'attribute')}"
         label = f"the {noun if total == 1 else _plural(noun)} " if noun and not bare else ""
         return f"{verb} {label}{names}"
+
+
+_NOT_PREVIEWED = ", which is not previewed"
+_STATE_LINES = (  # (kind, with the names, without them, what follows)
+    (ALARMS, "sets a timer ({})", "sets a timer",
+     ": when it fires, its signal ends the session unless something handles it" + _NOT_PREVIEWED),
+    (RECURSION, "sets the recursion limit to {}", "sets the recursion limit",
+     ": later code that nests deeper fails" + _NOT_PREVIEWED),
+    (AT_FORK, "registers {} to run at every fork", "registers {} to run at every fork",
+     "; pyaichat's reads fork, so it would run on every read"),
+    (UMASK, "sets the umask to {}", "sets the umask", ": every file created later gets it" + _NOT_PREVIEWED),
+    (LIMITS, "sets the resource limit {}", "sets a resource limit",
+     ": it holds for the rest of the session" + _NOT_PREVIEWED),
+    (HOOKS, "replaces {}", "replaces a hook of the interpreter",
+     ": every later error or echoed value goes through it" + _NOT_PREVIEWED),
+    (LOGGING, "adds a logging handler ({})", "adds a logging handler",
+     ": what it writes later is not previewed"),
+    (WARNINGS, "changes the warning filters ({})", "changes the warning filters",
+     ": later warnings show differently" + _NOT_PREVIEWED),
+    (IMPORT_PATH, "changes sys.path ({})", "changes sys.path",
+     ": later imports may find other modules" + _NOT_PREVIEWED),
+    (OPTIONS, "sets pandas options ({})", "sets pandas options", ": later output changes" + _NOT_PREVIEWED),
+)  # fmt: skip
 
 
 def _plural(noun: str) -> str:

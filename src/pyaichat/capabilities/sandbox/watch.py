@@ -34,7 +34,7 @@ import threading
 import types
 from typing import Any
 
-from . import dictwatch
+from . import dictwatch, interpreter
 from .unseen import (
     ADDED,
     AT_EXIT,
@@ -55,7 +55,7 @@ from .unseen import (
     WRITES,
     Unseen,
 )
-from .watchlist import Target, class_setter, dict_of, is_machinery, plumbing, targets
+from .watchlist import PYTHONS_OWN, Target, class_setter, dict_of, is_machinery, plumbing, targets
 
 MAX_EVENTS = 4000  # audit events kept from one run
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
@@ -82,7 +82,10 @@ class Watch:
     """See the module's docstring. Made in the parent, where every object is warm (``Snapshot``'s reason)."""
 
     def __init__(self, namespace: dict[str, Any], plan: _Plan | None = None) -> None:
-        self.targets, self.dicts, self.setters, self.modules = plan if plan is not None else _plan(namespace)
+        _warm()
+        found = plan if plan is not None else _plan(namespace)
+        self.targets, self.dicts, self.setters, self.modules, self.ours, self.index = found
+        self.options = interpreter.Options()  # before the tags are read: it notes itself in its class
         self.watched = dictwatch.Watched(self.dicts)
         self.sys_modules = dictwatch.reader(sys.modules)
         self.env_reads: list[Any] = []
@@ -91,22 +94,32 @@ class Watch:
         self.loop = asyncio._get_running_loop() if asyncio is not None else None  # a kernel runs cells in one
         self.log: list[Any] = []
         self.budget = [0]
+        self.at_fork = interpreter.AtFork()
+        self.wrappers: set[int] = set()  # the watch's own functions put in place of Python's (``_own``)
+        self.recursion = interpreter.RecursionLimit()
+        # taken now: the code may replace them, and the first thing ``collect`` does is put the limit back
+        self.recursion_limit, self.set_recursion_limit = sys.getrecursionlimit, sys.setrecursionlimit
 
     @classmethod
     def idle(cls) -> Watch:
         """A watch that looks at nothing (what to watch could not be found): the preview runs without it."""
-        return cls({}, plan=([], [], [], []))
+        return cls({}, plan=([], [], [], [], [], {}))
 
     # -- in the child, before the code --------------------------------------------------------------------
     def arm(self) -> None:
-        self.library_exits = _count_library_exits()  # before the dicts' copies: the wrapper is the baseline
-        self.watched.start()
+        self.library_exits = _count_library_exits()  # the watch's own wrappers: part of the baseline
+        touched = self._own("register_at_fork", self.at_fork.wrapper(), "os", "posix")
+        touched += self._own("setrecursionlimit", self.recursion.wrapper(), "sys")
+        touched += self._own("register", self.library_exits[1], "atexit")
+        wrapped = [self.index[name] for name in touched if name in self.index]
+        self.watched.start(self.ours + wrapped, keep=frozenset(wrapped))
         self.sys_modules_tag = self.sys_modules.value if self.sys_modules is not None else None
         self.threads = {threading.get_ident()}  # the only one a forked child has
         self.thread_count = _thread_count()
         self.trace, self.profile = sys.gettrace(), sys.getprofile()
         self.tasks, self.queued = _loop_state(self.loop)
         self.process = _process_state()
+        self.state = interpreter.State.take(self.options)
         self._env_store()
         self.budget[0] = MAX_EVENTS
         want, budget, log, writing = _EVENTS, self.budget, self.log.append, _WRITE_FLAGS
@@ -125,6 +138,19 @@ class Watch:
 
         sys.addaudithook(hook)
 
+    def _own(self, name: str, value: Any, *modules: str) -> list[str]:
+        """``module.name = value`` for the watch's own wrapper, before the run's baseline is taken (the
+        wrapper is no doing of the code); the modules written."""
+        touched = []
+        for module_name in modules:
+            module = sys.modules.get(module_name)
+            if module is None or name not in vars(module):
+                continue
+            vars(module)[name] = value
+            self.wrappers.add(id(value))
+            touched.append(module_name)
+        return touched
+
     def _env_store(self) -> None:
         """``os.environ`` (empty here) answers from a store that notes the session's names the code reads."""
         store = self.env_store
@@ -141,15 +167,21 @@ class Watch:
         """What the run did beyond the session's names. First of all, whatever it replaced of Python's own
         and of the preview's is put back, so that the rest of the preview runs on them."""
         self.budget[0] = 0  # what runs from here is the preview's own
+        self.state.recursion_now, self.state.recursion_asked = self.recursion_limit(), self.recursion.asked
+        self.set_recursion_limit(self.state.recursion)  # first: the code may have left too little
         watched = self.watched
         builtins_diff = None
-        if self.targets and watched.moved(0):  # builtins (the first target), looking up no built-in
+        if self.targets and watched.first_moved():  # builtins (the first target), looking up no built-in
             builtins_diff = watched.diff(0)
             watched.restore(0, builtins_diff[0] + builtins_diff[2])
         found = Unseen()
         self._put_back(found, builtins_diff)
         self._threads_and_tasks(found)
         self._process_changes(found)
+        for kind, what in self.state.changes():
+            found.add(kind, what)
+        for name in self.at_fork.names:
+            found.add(interpreter.AT_FORK, name)
         self._events(found)
         for key in self.env_reads:
             found.add(ENV_READ, _text(key))
@@ -170,13 +202,29 @@ class Watch:
                         found.add(kind, f"{target.label}.{key}")
                 watched.restore(i, replaced + added + removed, self.setters[i])
                 continue
-            before = watched.copies[i]
-            where = TAMPERED_OURS if target.owner == "ours" else TAMPERED
-            gone = [k for k in replaced + removed if is_machinery(before.get(k))]
+            before, now = watched.copies[i], watched.dicts[i]
+            if target.owner == "ours":  # pyaichat's own: any change (its masking, sandbox, preview)
+                module = isinstance(target.obj, types.ModuleType)
+                gone = [
+                    k
+                    for k in replaced + removed + added
+                    if not (plumbing(target.obj, k, now.get(k)) if module else k in PYTHONS_OWN)
+                ]
+            else:  # Python's or a library's: a function, class or module replaced or removed
+                gone = [
+                    k
+                    for k in replaced + removed
+                    if is_machinery(before.get(k))
+                    and f"{target.label}.{k}" not in interpreter.HOOKS_SEEN
+                    and id(now.get(k)) not in self.wrappers
+                ]
             for key in gone:
-                verb = "replaces" if key in watched.dicts[i] else "removes"
+                verb = "replaces" if key in before and key in now else "removes" if key in before else "adds"
                 name = f"the built-in {key}" if target.obj is builtins else f"{target.label}.{key}"
-                found.add(where, f"{verb} {name}")
+                if target.owner == "library":
+                    found.add(REPLACED if verb == "replaces" else DELETED, name)
+                else:
+                    found.add(TAMPERED_OURS if target.owner == "ours" else TAMPERED, f"{verb} {name}")
             watched.restore(i, gone, self.setters[i])
             if target.obj is builtins:
                 for key in added:
@@ -253,7 +301,12 @@ class Watch:
             found.add(kind, name)
 
 
-_Plan = tuple[list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]]]
+# the targets, their dicts, how to write each, the ``sys.modules`` entries watched, the indices of pyaichat's
+# own targets and of the modules the watch itself wraps a function of (``Watch.arm``)
+_Plan = tuple[
+    list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]], list[int], dict[str, int]
+]
+_WRAPPED = ("os", "posix", "sys", "atexit")
 _plans: list[tuple[tuple[int, int | None, int | None], _Plan]] = []  # the last one, by what it depends on
 
 
@@ -268,14 +321,25 @@ def _plan(namespace: dict[str, Any]) -> _Plan:
     setters = [class_setter(t.obj) if isinstance(t.obj, type) else None for t in found]
     modules = [t for t in found if type(t.obj) is types.ModuleType]
     keys = [(t.label if t.owner != "session" else t.obj.__name__, t) for t in modules]
+    wrapped = {id(sys.modules.get(name)): name for name in _WRAPPED}
     plan = (
         found,
         [dict_of(t.obj) for t in found],
         setters,
         [(k, t) for k, t in keys if sys.modules.get(k) is t.obj],
+        [i for i, t in enumerate(found) if t.owner == "ours"],
+        {wrapped[id(t.obj)]: i for i, t in enumerate(found) if id(t.obj) in wrapped},
     )
     _plans[:] = [(key, plan)]
     return plan
+
+
+def _warm() -> None:
+    """What the child would otherwise do first, done here: the first call of ``is_user_code`` fills a cache of
+    pyaichat's (a change to its module the run would be blamed for, and work in the child)."""
+    from ..deadline import is_user_code  # deadline loads the workers: with the first preview
+
+    is_user_code(__file__)
 
 
 _env_seen: list[Any] = [None, frozenset()]  # (os.environ's store's tag, its names)
@@ -292,7 +356,7 @@ def _env_names() -> frozenset[Any]:
     return _env_seen[1]
 
 
-class _EnvStore(dict):  # type: ignore[type-arg]  # a dict of whatever os.environ stores
+class _EnvStore(dict[str, Any]):  # a dict of whatever os.environ stores
     """``os.environ``'s store in the child: empty (no secret in it), but it notes the session's variables the
     proposed code asks for, and removing one of them works as it would in the session."""
 
@@ -324,7 +388,7 @@ def _asked_by_user() -> bool:
     read variables such as ``HOME`` on their own, and say nothing about the proposal)."""
     from ..deadline import is_user_code  # deadline loads the workers: only in the preview's child
 
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(8):
         if frame is None:
             return False
@@ -401,14 +465,14 @@ def _process_state() -> tuple[str | None, int, dict[int, Any]]:
     return cwd, exits, handlers
 
 
-def _count_library_exits() -> list[int]:
+def _count_library_exits() -> list[Any]:
     """``atexit.register`` made to count the functions a library registers (``multiprocessing.util`` does
     as the code first imports it): those are no doing of the proposed code. The count is ``[n]``."""
     import atexit  # in the preview's child
 
     from ..deadline import is_user_code
 
-    counted = [0]
+    counted: list[Any] = [0]
     original = atexit.register
 
     def register(func: Any, *args: Any, **kwargs: Any) -> Any:
@@ -416,7 +480,7 @@ def _count_library_exits() -> list[int]:
             counted[0] += 1
         return original(func, *args, **kwargs)
 
-    atexit.register = register  # this process ends after the preview
+    counted.append(register)  # installed by ``Watch.arm`` (this process ends after the preview)
     return counted
 
 

@@ -1,18 +1,23 @@
 """Which modules and classes a preview watches for replaced attributes (``watch``), and whose each is.
 
-Bounded to what the session has imported and what the preview itself runs on:
+Every module loaded in the process and the classes it defines, with an owner that decides what a change
+means:
 
 * the session's: the modules it holds (``pd``), the classes it holds (``Account``), the classes its modules
   export (``pd.Series``), the classes of its values and their bases (``DataFrame``, ``NDFrame``), and the
-  module a function it holds comes from (``from mylib import helper``);
-* Python's: ``builtins`` and the standard library's modules the preview and its report lean on (``json``,
-  ``pickle``, ``os``, ``sys``, ``threading`` …), a few of their classes (``json.JSONEncoder``), and any
-  standard module the session holds — replacing a function of one of them is tampering with Python itself;
-* the preview's own modules and classes (``preview``, ``effects``, ``isolation`` …): tampering with those is
-  tampering with the preview.
+  module a function it holds comes from (``from mylib import helper``) — each change is listed, by the name
+  the session knows it under;
+* Python's: ``builtins`` and the standard library's modules (``json``, ``pickle``, ``os``, ``logging`` …) and
+  their classes — replacing a function or class of one of them is tampering with Python itself;
+* pyaichat's own modules and classes (its masking, sandbox, preview, assistant): any change to one is
+  tampering with pyaichat;
+* every other module the process loaded for itself or a library (``litellm``, ``httpx``, a library's
+  dependencies), a ``library``: replacing one of its functions or classes is listed — it changes every later
+  use, the assistant's own requests included.
 
 Found in the parent, cached between previews while ``sys.modules`` and the modules' dicts keep their version
-tags (``dictwatch``).
+tags (``dictwatch``); where dicts have no version tag (Python 3.14) the watch narrows to what the preview
+leans on, pyaichat's own and the session's (every watched dict is then compared entry by entry).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any
 
 from . import dictwatch
 
-MAX_TARGETS = 4000  # dicts watched (modules and classes)
+MAX_TARGETS = 40_000  # dicts watched (modules and classes: a REPL with litellm loaded has ~15,000)
 MAX_NAMES = 20_000  # of the session's names looked at
 HEAP = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class whose attributes code can set
 OURS = "pyaichat."
@@ -62,9 +67,9 @@ MACHINERY = frozenset(
     """.split()  # noqa: SIM905 (a list of 70 names reads better as words)
 )
 # Where dicts carry no version tag (``dictwatch.TAGS`` False: Python 3.14), every watched dict is compared
-# entry by entry in the child, a copy-on-write fault per object: the watch narrows to these modules, the
-# preview's report path, and the session's own modules and classes (not their exports nor the classes of
-# its values).
+# entry by entry in the child, a copy-on-write fault per object: the watch narrows to these modules,
+# pyaichat's own, and the session's own modules and classes (not their exports nor the classes of its
+# values, nor the other modules loaded).
 CORE = frozenset(
     ("builtins", "sys", "os", "posix", "json", "json.encoder", "pickle", "_pickle", "copyreg", "threading")
 )
@@ -79,6 +84,8 @@ MACHINERY_CLASSES = (
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins"}
 # Python's own, taken when this module is imported: a class's dict is put back through them
 _set_type_attr, _del_type_attr = type.__setattr__, type.__delattr__
+_FLAGS = type.__dict__["__flags__"].__get__  # not what a metaclass says a class's flags are
+PYTHONS_OWN = frozenset({"__slotnames__", "__abstractmethods__"})  # what Python caches in a class's dict
 
 
 @dataclass
@@ -106,11 +113,10 @@ def targets(namespace: dict[str, Any]) -> list[Target]:
         cls = getattr(sys.modules.get(module_name), class_name, None)
         if isinstance(cls, type):
             add(f"{module_name}.{class_name}", cls, "python")
-    for name, module in machinery:
-        if name.startswith(OURS):
-            for attr, cls in _module_classes(module):
-                if cls.__module__ == name:
-                    add(f"{name}.{attr}", cls, "ours")
+    loaded = _loaded()
+    for label, obj, owner in loaded:  # pyaichat's own: its masking, sandbox and preview
+        if owner == "ours":
+            add(label, obj, owner)
     items = list(namespace.items())[:MAX_NAMES]
     kinds = set(map(type, (value for _, value in items)))
     if types.ModuleType in kinds or types.FunctionType in kinds or any(issubclass(k, type) for k in kinds):
@@ -124,9 +130,36 @@ def targets(namespace: dict[str, Any]) -> list[Target]:
             continue  # a metaclass: the classes themselves were added by name
         for cls in kind.__mro__:
             if cls.__flags__ & HEAP:
-                module = str(getattr(cls, "__module__", "?"))
-                add(f"{module}.{cls.__qualname__}", cls, owner_of(module))
+                home = str(getattr(cls, "__module__", "?"))
+                add(f"{home}.{cls.__qualname__}", cls, owner_of(home))
+    if not narrow:  # every other module loaded in the process (the REPL's own: litellm, httpx, logging)
+        for label, obj, owner in loaded:
+            add(label, obj, owner)
     return [t for t in found.values() if _has_dict(t.obj)]
+
+
+_loaded_seen: tuple[int | None, list[tuple[str, Any, str]]] | None = None  # (sys.modules' tag, targets)
+
+
+def _loaded() -> list[tuple[str, Any, str]]:
+    """Every module in ``sys.modules`` and the classes it defines, with their owner (``ours``, ``python``,
+    or ``library`` for one the session does not hold), found again only when ``sys.modules`` changed."""
+    global _loaded_seen
+    tag = dictwatch.tag(sys.modules)
+    if _loaded_seen is not None and tag is not None and _loaded_seen[0] == tag:
+        return _loaded_seen[1]
+    found: list[tuple[str, Any, str]] = []
+    for name, module in list(sys.modules.items()):
+        if type(module) is not types.ModuleType or name == "__main__" or type(name) is not str:
+            continue
+        owner = owner_of(name)
+        owner = "library" if owner == "session" else owner
+        found.append((name, module, owner))
+        for attr, cls in _module_classes(module):
+            if cls.__module__ == name:
+                found.append((f"{name}.{attr}", cls, owner))
+    _loaded_seen = (tag, found)
+    return found
 
 
 def _has_dict(obj: Any) -> bool:
@@ -191,8 +224,8 @@ def _module_classes(module: types.ModuleType) -> list[tuple[str, type]]:
     known = _classes.get(id(module))
     if known is not None and known[0] is module and tag is not None and known[1] == tag:
         return known[2]
-    found = [(k, v) for k, v in list(namespace.items()) if isinstance(v, type) and v.__flags__ & HEAP]
-    if len(_classes) > 2000:
+    found = [(k, v) for k, v in list(namespace.items()) if issubclass(type(v), type) and _FLAGS(v) & HEAP]
+    if len(_classes) > 8000:
         _classes.clear()
     _classes[id(module)] = (module, tag, found)
     return found
@@ -212,7 +245,7 @@ def dict_of(obj: Any) -> dict[str, Any]:
     (real,) = gc.get_referents(proxy)
     if not isinstance(real, dict):
         raise TypeError("not a class's own dict")
-    if len(_dicts) > 8000:
+    if len(_dicts) > 2 * MAX_TARGETS:
         _dicts.clear()
     _dicts[id(obj)] = (obj, real)
     return real

@@ -1,0 +1,320 @@
+"""Interpreter state a proposal sets by calling a function, for the preview's watch (``watch``): an alarm or
+interval timer, the recursion limit, a function to run at every fork, the umask, resource limits, the hooks
+every later error or echoed value goes through, logging handlers, warning filters, ``sys.path``, pandas
+options. None of it is a name of the session, and each changes what every later input does.
+
+In the preview's child: ``State.take()`` just before the code runs, ``State.changes()`` right after, which
+also puts back what the preview's own report needs (the recursion limit, resource limits, a timer that would
+ring during the report). What can be read back is compared — so a call through a function the session bound
+long ago (``from signal import alarm``) is seen too; ``os.register_at_fork``, which has nothing to read back,
+is wrapped for the run (``AtFork``).
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import dictwatch
+
+ALARMS, RECURSION, AT_FORK, UMASK = "alarms", "recursion", "at_fork", "umask"
+LIMITS, HOOKS, LOGGING, WARNINGS, IMPORT_PATH, OPTIONS = (
+    "limits",
+    "hooks",
+    "logging",
+    "warning_filters",
+    "import_path",
+    "options",
+)
+KINDS = (ALARMS, RECURSION, AT_FORK, UMASK, LIMITS, HOOKS, LOGGING, WARNINGS, IMPORT_PATH, OPTIONS)
+_TIMERS = (("ITIMER_REAL", "SIGALRM"), ("ITIMER_VIRTUAL", "SIGVTALRM"), ("ITIMER_PROF", "SIGPROF"))
+_LIMITS = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC",
+           "RLIMIT_STACK", "RLIMIT_CORE", "RLIMIT_MEMLOCK")  # fmt: skip
+HOOK_NAMES = (("sys", "excepthook"), ("sys", "displayhook"), ("sys", "unraisablehook"),
+              ("threading", "excepthook"))  # fmt: skip
+HOOKS_SEEN = frozenset(f"{module}.{attr}" for module, attr in HOOK_NAMES)  # a line of their own
+
+
+@dataclass
+class State:
+    """What the interpreter's state was when the code started (``take``)."""
+
+    timers: dict[str, tuple[float, float]] = field(default_factory=dict)
+    recursion: int = 0
+    umask: int | None = None
+    limits: dict[str, tuple[int, int]] = field(default_factory=dict)
+    hooks: dict[str, Any] = field(default_factory=dict)
+    handlers: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    filters: tuple[Any, ...] = ()
+    path: tuple[str, ...] = ()
+    options: Options | None = None
+    recursion_now: int | None = None  # the limit the code left, read (and put back) first thing after it
+    recursion_asked: int | None = None  # the limit it asked for (``RecursionLimit``), if lower
+
+    @classmethod
+    def take(cls, options: Options | None = None) -> State:
+        """``options``: pandas' options as the parent read them before ``fork`` (``Options``)."""
+        signal: Any = sys.modules.get("signal")
+        timers = {}
+        for name, _ in _TIMERS:
+            which = getattr(signal, name, None)
+            if which is not None:
+                timers[name] = signal.getitimer(which)
+        return cls(
+            timers,
+            sys.getrecursionlimit(),
+            _umask(),
+            _limits(),
+            _hooks(),
+            _handlers(),
+            _filters(),
+            tuple(map(str, sys.path)),
+            options,
+        )
+
+    def changes(self) -> list[tuple[str, str]]:
+        """``(kind, what)`` for each change since ``take``; what the preview's report needs is put back."""
+        out: list[tuple[str, str]] = []
+        signal: Any = sys.modules.get("signal")
+        for name, signal_name in _TIMERS:
+            which = getattr(signal, name, None)
+            if which is None:
+                continue
+            now = signal.getitimer(which)
+            if now != self.timers.get(name) and now[0] > 0:
+                every = f", then every {now[1]:g} s" if now[1] else ""
+                out.append((ALARMS, f"{signal_name} in {now[0]:.0f} s{every}"))
+                signal.setitimer(which, *self.timers.get(name, (0.0, 0.0)))  # not during the report
+        limit = self.recursion_now if self.recursion_now is not None else sys.getrecursionlimit()
+        limit = self.recursion_asked if self.recursion_asked is not None else limit
+        if limit != self.recursion:
+            out.append((RECURSION, str(limit)))
+            sys.setrecursionlimit(self.recursion)
+        umask = _umask()
+        if umask is not None and umask != self.umask:
+            out.append((UMASK, f"{umask:04o}"))
+        resource: Any = sys.modules.get("resource")
+        for name, now in _limits().items():
+            if now != self.limits.get(name):
+                out.append((LIMITS, f"{name} to {_limit(now[0])}"))
+                try:
+                    resource.setrlimit(getattr(resource, name), (min(self.limits[name][0], now[1]), now[1]))
+                except (ValueError, OSError, KeyError):
+                    pass
+        for name, hook in _hooks().items():
+            if hook is not self.hooks.get(name):
+                out.append((HOOKS, name))
+        for logger, handlers in _handlers().items():
+            before = set(self.handlers.get(logger, ()))
+            for handler in handlers:
+                if handler not in before:
+                    out.append((LOGGING, _handler_text(logger, handler)))
+        filters = _filters()
+        if filters != self.filters:
+            added = [f for f in filters if f not in self.filters]
+            out.append((WARNINGS, ", ".join(_filter_text(f) for f in added[:3]) or "filters removed"))
+        path = tuple(map(str, sys.path))
+        if path != self.path:
+            added = [p for p in path if p not in self.path]
+            out.append((IMPORT_PATH, ", ".join(added[:3]) or "reordered or shortened"))
+        for key in self.options.changed() if self.options is not None else ():
+            out.append((OPTIONS, key))
+        return out
+
+
+class Options:
+    """pandas' options, read in the parent (where its objects are warm: in a fresh child each value touched
+    takes a reference, a copy-on-write fault per page — about 16 ms for pandas' few hundred options), with the
+    version tags of the dicts that hold them, so that after the run the child reads them again only where a
+    tag moved (``pd.set_option`` writes into one of them). Read again in the parent only when a tag moved."""
+
+    _last: Options | None = None
+
+    def __init__(self) -> None:
+        last = Options._last
+        dicts = _option_dicts()
+        self.tags = [dictwatch.tag(d) for d in dicts]
+        self.dicts: list[dict[str, Any]]
+        self.values: dict[str, Any]
+        if (
+            last is not None
+            and len(last.dicts) == len(dicts)
+            and all(map(operator.is_, last.dicts, dicts))
+            and None not in self.tags
+            and last.tags == self.tags
+        ):
+            self.dicts, self.values = last.dicts, last.values
+        else:
+            self.dicts, self.values = dicts, _options()
+        Options._last = self
+
+    def changed(self) -> list[str]:
+        """The options whose value is not what it was (none when no tag moved)."""
+        if None not in self.tags and [dictwatch.tag(d) for d in self.dicts] == self.tags:
+            return []
+        return [key for key, value in _options().items() if not _same(value, self.values.get(key, value))]
+
+
+def _option_dicts() -> list[dict[str, Any]]:
+    """The dicts that hold pandas' options: its ``_global_config`` and the dicts nested in it."""
+    config = getattr(sys.modules.get("pandas._config.config"), "_global_config", None)
+    found: list[dict[str, Any]] = []
+    todo = [config] if type(config) is dict else []
+    while todo and len(found) < 200:
+        level = todo.pop()
+        found.append(level)
+        todo.extend(value for value in level.values() if type(value) is dict)
+    return found
+
+
+class RecursionLimit:
+    """``sys.setrecursionlimit`` wrapped for the run: the preview runs the code deeper in the stack than the
+    session runs an input (under the assistant's loop), so a limit the real run can set may be below the
+    preview's depth and raise there. The limit asked for is noted (``asked``) and set, or, where it is below
+    the depth the preview runs at, the lowest limit that depth allows."""
+
+    def __init__(self) -> None:
+        self.asked: int | None = None
+        self.original = sys.setrecursionlimit
+
+    def wrapper(self) -> Any:
+        original, note = self.original, self
+
+        def setrecursionlimit(limit: int) -> None:
+            original(limit)  # the code's own errors (a limit below 1, not an int) as they would be
+            note.asked = limit
+
+        def lenient(limit: int) -> None:
+            try:
+                setrecursionlimit(limit)
+            except RecursionError:  # too low for the preview's depth, not for the session's
+                allowed = limit
+                while True:
+                    allowed += 10
+                    try:
+                        original(allowed)
+                        break
+                    except RecursionError:
+                        continue
+                note.asked = limit
+
+        lenient.__name__ = lenient.__qualname__ = "setrecursionlimit"
+        lenient.__doc__ = getattr(original, "__doc__", None)
+        return lenient
+
+
+class AtFork:
+    """``os.register_at_fork`` wrapped for the run: each function registered is named (``names``)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.original = getattr(os, "register_at_fork", None)
+
+    def wrapper(self) -> Any:
+        original, names = self.original, self.names
+
+        def register_at_fork(**kwargs: Any) -> None:
+            for func in kwargs.values():
+                try:
+                    names.append(str(getattr(func, "__qualname__", None) or type(func).__name__)[:60])
+                except Exception:
+                    names.append("a function")
+            return original(**kwargs)  # type: ignore[misc]  # os.register_at_fork is typed as returning nothing
+
+        register_at_fork.__doc__ = getattr(original, "__doc__", None)
+        return register_at_fork
+
+
+def _umask() -> int | None:
+    """The umask: set and put back at once (``/proc`` is behind the preview's wall)."""
+    try:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    except OSError:
+        return None
+    return mask
+
+
+def _limits() -> dict[str, tuple[int, int]]:
+    resource: Any = sys.modules.get("resource")
+    found = {}
+    for name in _LIMITS:
+        which = getattr(resource, name, None)
+        if which is not None:
+            try:
+                found[name] = resource.getrlimit(which)
+            except (ValueError, OSError):
+                continue
+    return found
+
+
+def _limit(value: int) -> str:
+    resource: Any = sys.modules.get("resource")
+    return "unlimited" if value == getattr(resource, "RLIM_INFINITY", -1) else f"{value:,}"
+
+
+def _hooks() -> dict[str, Any]:
+    found = {}
+    for module_name, attr in HOOK_NAMES:
+        module = sys.modules.get(module_name)
+        if module is not None and attr in vars(module):
+            found[f"{module_name}.{attr}"] = vars(module)[attr]
+    return found
+
+
+def _handlers() -> dict[str, tuple[Any, ...]]:
+    """Each logger's handlers (the root's as ``root``), for loggers that exist: a handler added to a logger
+    that exists only after the code ran is found too (it is compared with none)."""
+    logging = sys.modules.get("logging")
+    if logging is None:
+        return {}
+    found = {"root": tuple(logging.root.handlers)}
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        handlers = getattr(logger, "handlers", None)
+        if handlers:
+            found[str(name)] = tuple(handlers)
+    return found
+
+
+def _handler_text(logger: str, handler: Any) -> str:
+    where = getattr(handler, "baseFilename", None)
+    what = type(handler).__name__ + (f" {where}" if where else "")
+    return f"{what} on the {logger} logger" if logger != "root" else f"{what} on the root logger"
+
+
+def _filters() -> tuple[Any, ...]:
+    warnings = sys.modules.get("warnings")
+    return tuple(getattr(warnings, "filters", ()))
+
+
+def _filter_text(entry: Any) -> str:
+    try:
+        action, _, category, module, _ = entry
+        what = getattr(category, "__name__", "warnings")
+        return f"{action} {what}" + (f" from {module.pattern}" if module is not None else "")
+    except (TypeError, ValueError, AttributeError):
+        return "a filter"
+
+
+def _options() -> dict[str, Any]:
+    """pandas' options (``display.max_rows``), when pandas is loaded: read from its own dict of them."""
+    config = getattr(sys.modules.get("pandas._config.config"), "_global_config", None)
+    found: dict[str, Any] = {}
+    todo = [("", config)] if type(config) is dict else []
+    while todo and len(found) < 2000:
+        prefix, level = todo.pop()
+        for key, value in list(level.items()):
+            if type(value) is dict:
+                todo.append((f"{prefix}{key}.", value))
+            else:
+                found[f"{prefix}{key}"] = value
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same setting: the same object, or equal plain values (no other ``==`` runs)."""
+    plain = (int, float, str, bool, type(None))
+    return a is b or (type(a) in plain and type(a) is type(b) and a == b)

@@ -1,0 +1,567 @@
+"""Where the session's secrets sit, found without running any of its code: the walk behind ``scrub``.
+
+Which values are secrets is the masker's notion (``redact``, fed by ``secret_values``): whatever sits under a
+name that looks secret — a variable, a dict key at any depth, an attribute or slot, a closure variable, a
+parameter with a default, a namedtuple field, a DataFrame column or row label, a key of a frame's ``attrs`` —
+and, wherever it sits, a string or bytes that equals or holds a known secret value (the session's, the
+environment's) or that looks like a credential, and an integer equal to a known secret number. The walk
+only says where they are (``Places``); the child replaces them (``scrub``).
+
+Breadth first from the session's variables (and the settings, and the variables handed to one run), so that
+what sits near a name is found first; bounded: ``ITEMS`` objects, ``CELLS`` cells of object arrays (the first
+and last ``SAMPLE`` of each), strings of up to ``MAX_TEXT`` characters asked of the masker (longer ones are
+searched for the known values only). What lies beyond the bounds is not replaced; ``Places.cut`` says the
+walk stopped early.
+
+No code of the session runs: containers are read through their base type's own methods (``dict.items``,
+``list.__iter__``), an instance's attributes through ``PyObject_GenericGetDict`` and the slot descriptors of
+its type's own dictionaries, types through ``type``'s own descriptors (a metaclass cannot intercept them),
+never ``isinstance``, ``getattr`` or a property of a session object. Library objects are walked the same way
+(an HTTP client's headers, an engine's URL), but not library modules, classes or a function's globals but
+those of the person's own modules.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import difflib
+import functools
+import gc
+import os
+import re
+import sys
+import types
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from .. import layout
+from . import overwrite
+from .modules import ModuleProxy
+from .origin import is_user_file
+from .placeholders import Hidden, Refused
+
+ITEMS = 50_000  # objects looked at per walk, unless told otherwise
+CELLS = 20_000  # cells of object arrays looked at per walk
+SAMPLE = 64  # cells looked at from each end of one object array
+MAX_TEXT = 10_000  # characters of a string the masker is asked about (longer: known values only)
+MAX_LABELS = 10_000  # row labels of a frame looked at for secret names
+MAX_COLUMNS = 2_000
+KEPT = 12  # characters of unchanged text that separate two secrets in one string (``_masked_spans``)
+WHOLE: tuple[tuple[int, int], ...] = ()  # ``Places.texts``: the whole value, not spans of it
+_FUNCTIONS = (types.FunctionType, types.MethodType)
+_SKIPPED = (
+    types.ModuleType,
+    types.CodeType,
+    types.FrameType,
+    types.TracebackType,
+    types.GeneratorType,
+    types.CoroutineType,
+    types.AsyncGeneratorType,
+    types.BuiltinFunctionType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.MethodDescriptorType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+    types.MappingProxyType,
+    type(Ellipsis),
+    range,
+    slice,
+)
+_OURS = (Hidden, Refused, ModuleProxy)  # the sandbox's stand-ins: nothing of the session's in them
+# ``type``'s own descriptors: a metaclass's ``__getattribute__`` or property cannot stand in for them
+_TYPE_DICT = type.__dict__["__dict__"].__get__
+_TYPE_MRO = type.__dict__["__mro__"].__get__
+_TYPE_MODULE = type.__dict__["__module__"].__get__
+_TYPE_FLAGS = type.__dict__["__flags__"].__get__
+# called with ``py_object(obj)`` made by hand: ctypes' conversion of an argument asks ``isinstance``, which
+# reads the object's ``__class__`` (a property of the session's would run)
+_GENERIC_DICT = ctypes.pythonapi.PyObject_GenericGetDict
+_GENERIC_DICT.restype = ctypes.py_object
+_HEAP = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+
+
+class Setter:
+    """How the child replaces one reference: ``Setter.DICT`` and the others name a function of ``scrub``;
+    kept as small ints so that the walk makes no closure per item."""
+
+    DICT, LIST, TUPLE, DEQUE, CELL, DEFAULT, SLOT, TYPE, ARRAY_CELL = range(9)
+
+
+@dataclass
+class Places:
+    """What the walk found: ``texts`` to overwrite in place (the object, and the character spans — ``WHOLE``
+    for all of it), ``writes`` — ``(setter, container, key, placeholder)`` — to replace by reference, and
+    ``data``: ``(kind, target, where)`` of array or frame data to blank (``scrub``)."""
+
+    texts: dict[int, tuple[str | bytes, tuple[tuple[int, int], ...]]] = field(default_factory=dict)
+    writes: list[tuple[int, Any, Any, Any]] = field(default_factory=list)
+    data: list[tuple[str, Any, Any]] = field(default_factory=list)
+    seen: set[int] = field(default_factory=set)  # objects walked (a later walk of more roots skips them)
+    left: int = 0  # secrets found where nothing can replace them (a set member, a key of an odd type)
+    cut: bool = False  # the walk ran out of its budget
+    looked: int = 0  # objects the walk looked at
+
+    def __len__(self) -> int:
+        return len(self.texts) + len(self.writes) + len(self.data)
+
+
+@dataclass
+class Checks:
+    """The masker's notion of a secret, asked in the walk's terms and remembered per string (a session's
+    strings are asked again at every call)."""
+
+    is_secret_name: Callable[[str], bool]
+    mask_text: Callable[[str], str]
+    may_mask: Callable[[str], bool]
+    known: tuple[str, ...]  # the session's known secret values, longest first
+
+    def __post_init__(self) -> None:
+        self._verdicts: dict[Any, tuple[tuple[int, int], ...] | None] = {}
+        values = [v for v in self.known if v]
+        self._known_text = re.compile("|".join(map(re.escape, values))) if values else None
+        encoded = [v.encode("utf-8", "surrogatepass") for v in values]
+        self._known_bytes = re.compile(b"|".join(map(re.escape, encoded))) if encoded else None
+        self.known_ints = frozenset(int(v) for v in values if v.isdigit() and len(v) < 40)
+
+    def name(self, label: Any) -> bool:
+        if type(label) is tuple:
+            return any(self.name(part) for part in label[:8])
+        return type(label) is str and len(label) < 200 and self.is_secret_name(label)
+
+    def spans(self, value: str | bytes) -> tuple[tuple[int, int], ...] | None:
+        """The character spans of ``value`` that hold a secret (``WHOLE`` for all of it), or None."""
+        verdicts = self._verdicts
+        try:
+            return verdicts[value]
+        except KeyError:
+            pass
+        found = self._spans_of(value)
+        if len(verdicts) >= 200_000:
+            verdicts.clear()
+        verdicts[value] = found
+        return found
+
+    def _spans_of(self, value: str | bytes) -> tuple[tuple[int, int], ...] | None:
+        if type(value) is bytes:
+            if value.isascii():
+                return self._spans_of(value.decode("ascii"))
+            in_bytes = self._known_bytes
+            return _merged([m.span() for m in in_bytes.finditer(value)]) if in_bytes is not None else None
+        text: str = value  # type: ignore[assignment]  # bytes returned above: mypy does not narrow on type() is
+        if len(text) > MAX_TEXT:
+            known = self._known_text
+            return _merged([m.span() for m in known.finditer(text)]) if known is not None else None
+        if len(text) < 6 or not self.may_mask(text):
+            return None
+        masked = self.mask_text(text)
+        if masked == text:
+            return None
+        return _masked_spans(text, masked)
+
+
+def _masked_spans(text: str, masked: str) -> tuple[tuple[int, int], ...]:
+    """The spans of ``text`` that ``masked`` replaced. A diff may align a few characters of a secret with the
+    same characters of the label that replaced it (``value`` in ``<redacted secret value>``): text kept
+    between two replaced spans counts only when it is at least ``KEPT`` characters long."""
+    spans: list[tuple[int, int]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, text, masked, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        if spans and i1 - spans[-1][1] < KEPT:
+            spans[-1] = (spans[-1][0], max(i2, spans[-1][1]))
+        elif i2 > i1 or j2 > j1:
+            spans.append((i1, max(i2, i1 + 1)))
+    found = _merged([(a, min(b, len(text))) for a, b in spans]) or ((0, len(text)),)
+    return WHOLE if found == ((0, len(text)),) else found
+
+
+def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...] | None:
+    if not spans:
+        return None
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return tuple(out)
+
+
+def type_dict(cls: type) -> Mapping[str, Any]:
+    """``cls.__dict__`` as ``type`` itself reads it."""
+    return _TYPE_DICT(cls)
+
+
+def lookup(cls: type, name: str) -> Any:
+    """``name`` in the dictionaries of ``cls``'s MRO, as ``type`` itself reads them (``None``: not there)."""
+    for klass in _TYPE_MRO(cls):
+        found = _TYPE_DICT(klass).get(name)
+        if found is not None:
+            return found
+    return None
+
+
+def instance_dict(obj: Any) -> dict[str, Any] | None:
+    """``obj``'s own ``__dict__``, whatever its class says ``__dict__`` is (``None``: it has none)."""
+    try:
+        found = _GENERIC_DICT(ctypes.py_object(obj), None)
+    except (AttributeError, TypeError, SystemError):
+        return None
+    return found if type(found) is dict else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _persons_module(name: str) -> bool:
+    """Whether the module ``name`` is the person's own (``__main__``, or a file outside the libraries)."""
+    if name == "__main__":
+        return True
+    module = sys.modules.get(name)
+    file = vars(module).get("__file__") if type(module) is types.ModuleType else None
+    return type(file) is str and is_user_file(file)
+
+
+_slots_of: dict[int, tuple[type, tuple[tuple[str, Any, bool], ...]]] = {}
+
+
+def _slots(t: type) -> tuple[tuple[str, Any, bool], ...]:
+    """The slot descriptors of ``t`` and its bases, from their own dictionaries, and whether each can be
+    written (a Python class's slot can; a C type's member may be read-only). Kept per type, by identity: a
+    metaclass's ``__hash__`` is not asked."""
+    known = _slots_of.get(id(t))
+    if known is not None and known[0] is t:
+        return known[1]
+    found = tuple(
+        (name, descriptor, "__slots__" in _TYPE_DICT(klass))  # a C type's member may be read-only
+        for klass in _TYPE_MRO(t)
+        if klass is not object
+        for name, descriptor in list(_TYPE_DICT(klass).items())
+        if type(descriptor) is types.MemberDescriptorType and type(name) is str and name[:2] != "__"
+    )
+    if len(_slots_of) > 4096:
+        _slots_of.clear()
+    _slots_of[id(t)] = (t, found)
+    return found
+
+
+def _persons_class(cls: type) -> bool:
+    if not _TYPE_FLAGS(cls) & _HEAP:
+        return False
+    module = _TYPE_MODULE(cls)
+    return type(module) is str and _persons_module(module)
+
+
+class _Walk:
+    def __init__(
+        self, checks: Checks, places: Places, namespace_id: int, skip: tuple[set[int], ...], budget: int
+    ) -> None:
+        self.checks = checks
+        self.places = places
+        self.skip = skip
+        self.items = budget
+        self.cells = CELLS
+        self.queue: deque[tuple[Any, bool, int]] = deque()
+        self.namespace_id = namespace_id
+        self.numpy: Any = sys.modules.get("numpy")
+        self.ndarray = getattr(self.numpy, "ndarray", None)
+
+    # -- the queue -------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        queue = self.queue
+        while queue:
+            if self.items <= 0:
+                self.places.cut = True
+                seen = self.places.seen  # not looked at: a later walk (of one run's variables) may
+                for _, _, key in queue:
+                    seen.discard(key)
+                return
+            obj, under, _ = queue.popleft()
+            try:
+                self._visit(obj, under)
+            except (RuntimeError, ValueError, TypeError, AttributeError, IndexError, KeyError):
+                continue  # changed while read (another thread), or a layout we do not know: not walked
+
+    def enqueue(self, obj: Any, under: bool) -> None:
+        key = id(obj)
+        seen = self.places.seen
+        if key in seen or (self.skip and any(key in done for done in self.skip)):
+            if not under:
+                return
+            key = -key - 1  # walked as a plain value: walked again under a secret name, once
+            if key in seen or (self.skip and any(key in done for done in self.skip)):
+                return
+        seen.add(key)
+        self.queue.append((obj, under, key))
+
+    # -- one value in a place ------------------------------------------------------------------------------
+    def child(
+        self, value: Any, under: bool, setter: int | None, container: Any, key: Any, deep: bool = True
+    ) -> None:
+        """``value``, held by ``container`` at ``key`` (replaceable through ``setter`` unless it is None).
+        ``deep`` False: ``container`` is an object's state, and what sits under a secret name is only its own
+        values and containers — an object it holds is walked as any other (a client under ``auth`` does
+        not make every string of the library behind it a secret)."""
+        t = type(value)
+        self.items -= 1
+        if t is str or t is bytes:
+            self.text(value, under, setter, container, key)
+        elif t is int:
+            if (under and value) or value in self.checks.known_ints:
+                self.replace(setter, container, key, 0)
+        elif t is float or t is complex:
+            if under and value:
+                self.replace(setter, container, key, t(0))
+        elif t is bool or value is None:
+            return
+        else:
+            self.enqueue(value, under and (deep or _is_data(t)))
+
+    def text(self, value: str | bytes, under: bool, setter: int | None, container: Any, key: Any) -> None:
+        if not value:
+            return
+        spans = WHOLE if under else self.checks.spans(value)
+        if spans is None:
+            return
+        if overwrite.writable(value):
+            texts = self.places.texts
+            known = texts.get(id(value))
+            if known is not None and known[1] != spans:
+                spans = WHOLE if not known[1] or not spans else _merged([*known[1], *spans]) or WHOLE
+            texts[id(value)] = (value, spans)
+            return
+        self.replace(setter, container, key, _spanned(value, spans))
+
+    def replace(self, setter: int | None, container: Any, key: Any, placeholder: Any) -> None:
+        if setter is None:
+            self.places.left += 1
+        else:
+            self.places.writes.append((setter, container, key, placeholder))
+
+    # -- one object ------------------------------------------------------------------------------------------
+    def _visit(self, obj: Any, under: bool) -> None:
+        t = type(obj)
+        if issubclass(t, dict):
+            self.mapping(obj, under or layout.is_environ(obj), named=True)
+        elif t is list or t is tuple or t is set or t is frozenset or t is deque:
+            self.sequence(obj, t, under)
+        elif issubclass(t, type):
+            if _persons_class(obj):
+                self.class_dict(obj, under)
+        elif t in _FUNCTIONS:
+            self.function(obj, under)
+        elif t is functools.partial:
+            self.child(obj.func, under, None, None, None)
+            self.sequence(obj.args, tuple, under)
+            self.mapping(obj.keywords, under, named=True)
+        elif t is types.ModuleType:
+            name = vars(obj).get("__name__")
+            if type(name) is str and _persons_module(name):
+                self.mapping(vars(obj), under, named=True, dunders=False)
+        elif issubclass(t, _SKIPPED) or issubclass(t, os._Environ) or t in _OURS:
+            return  # code, not data; the environment, which the child empties (``isolation``); ours
+        elif self.ndarray is not None and issubclass(t, self.ndarray):
+            self.array(obj, under)
+        elif layout.library(t) == "pandas":
+            self.pandas(obj, t, under)
+        else:
+            base = layout.builtin_base(t)
+            if base is not None:  # a subclass of a builtin container: its items, then its attributes
+                self.sequence(obj, base, under, fields=lookup(t, "_fields") if base is tuple else None)
+            self.instance(obj, t, under)
+
+    def mapping(self, d: Any, under: bool, named: bool, dunders: bool = True, deep: bool = True) -> None:
+        """A dict (any subclass: read through ``dict``'s own methods); its keys are names when ``named``;
+        ``deep``: see ``child``."""
+        checks = self.checks
+        namespace = id(d) == self.namespace_id
+        for k, v in list(islice(dict.items(d), max(self.items, 0))):
+            tk = type(k)
+            if tk is str:
+                if not dunders and k[:2] == "__":
+                    continue
+                if namespace and k[:2] == "__" and k[-2:] == "__":
+                    continue  # the REPL's own plumbing (``__builtins__``)
+                self.text(k, False, None, None, None)  # a key can be a secret, but is not replaced
+            elif tk is bytes:
+                self.text(k, False, None, None, None)
+            secret = named and tk is str and checks.name(k)
+            setter = Setter.DICT if tk in (str, bytes, int) else None
+            if secret and (v is None or (type(v) is str and not v)):
+                continue
+            self.child(v, under or secret, setter, d, k, deep or secret)
+
+    def sequence(self, seq: Any, base: type, under: bool, fields: Any = None) -> None:
+        setters: dict[type, int] = {list: Setter.LIST, tuple: Setter.TUPLE, deque: Setter.DEQUE}
+        setter = setters.get(base)
+        names = fields if type(fields) is tuple else ()
+        items = layout.builtin_items(seq, base, limit=max(self.items, 0))
+        checks = self.checks
+        for i, item in enumerate(items):
+            named = i < len(names) and checks.name(names[i])
+            self.child(item, under or named, setter, seq, i)
+
+    def instance(self, obj: Any, t: type, under: bool) -> None:
+        own = instance_dict(obj)
+        if own is not None:
+            self.mapping(own, under, named=True, deep=False)
+        checks = self.checks
+        for name, descriptor, writable in _slots(t):
+            try:
+                value = descriptor.__get__(obj, t)
+            except AttributeError:  # an empty slot
+                continue
+            secret = checks.name(name)
+            setter = Setter.SLOT if writable else None
+            self.child(value, under or secret, setter, descriptor, obj, deep=secret)
+
+    def class_dict(self, cls: type, under: bool) -> None:
+        """A class of the person's: its attributes (``API_KEY = "…"`` in the class body)."""
+        checks = self.checks
+        for name, value in list(_TYPE_DICT(cls).items()):
+            if type(name) is str and name[:2] != "__":
+                self.child(value, under or checks.name(name), Setter.TYPE, cls, name)
+
+    def function(self, func: Any, under: bool) -> None:
+        if type(func) is types.MethodType:
+            self.enqueue(func.__self__, under)
+            self.enqueue(func.__func__, under)
+            return
+        code, checks = func.__code__, self.checks
+        for name, cell in zip(code.co_freevars, func.__closure__ or (), strict=False):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # not filled yet
+                continue
+            self.child(value, under or checks.name(name), Setter.CELL, cell, None)
+        defaults = func.__defaults__ or ()
+        names = code.co_varnames[code.co_argcount - len(defaults) : code.co_argcount]
+        for i, (name, value) in enumerate(zip(names, defaults, strict=False)):
+            self.child(value, under or checks.name(name), Setter.DEFAULT, func, i)
+        if func.__kwdefaults__:
+            self.mapping(func.__kwdefaults__, under, named=True)
+        own = instance_dict(func)
+        if own:
+            self.mapping(own, under, named=True)
+        home = func.__globals__
+        name = home.get("__name__")
+        persons = id(home) != self.namespace_id and type(name) is str and _persons_module(name)
+        if persons and id(home) not in self.places.seen:  # the person's module: what its functions read
+            self.places.seen.add(id(home))
+            self.mapping(home, under, named=True, dunders=False)
+
+    # -- numpy and pandas ------------------------------------------------------------------------------------
+    def array(self, arr: Any, under: bool) -> None:
+        np = self.numpy
+        dtype = np.ndarray.dtype.__get__(arr)
+        names = dtype.names
+        if names:
+            secret = [n for n in names if under or self.checks.name(n)]
+            if secret:
+                self.places.data.append(("fields", arr, tuple(secret)))
+            return
+        if under:
+            self.places.data.append(("array", arr, None))
+        elif dtype.kind == "O":
+            self.cells_of(arr)
+
+    def cells_of(self, arr: Any) -> None:
+        """The first and last ``SAMPLE`` cells of an object array, as values in their places."""
+        np = self.numpy
+        size = int(np.ndarray.size.__get__(arr))
+        if not size or self.cells <= 0:
+            return
+        shape = np.ndarray.shape.__get__(arr)
+        positions = range(size) if size <= 2 * SAMPLE else [*range(SAMPLE), *range(size - SAMPLE, size)]
+        self.cells -= len(positions)
+        get = np.ndarray.__getitem__
+        for flat in positions:
+            where = np.unravel_index(flat, shape) if len(shape) != 1 else flat
+            self.child(get(arr, where), False, Setter.ARRAY_CELL, arr, where)
+
+    def pandas(self, obj: Any, t: type, under: bool) -> None:
+        own = instance_dict(obj) or {}
+        mgr = own.get("_mgr")
+        attrs = own.get("_attrs")
+        if type(attrs) is dict and attrs:
+            self.mapping(attrs, under, named=True)
+        if mgr is None:  # an Index, an extension array, a GroupBy…: its parts, then its attributes
+            if layout.pandas_parts(obj) is not None:
+                for part in layout.pandas_parts(obj) or ():
+                    self.enqueue(part, under)
+            else:
+                self.instance(obj, t, under)
+            return
+        checks = self.checks
+        axes = mgr.axes
+        series = len(axes) == 1
+        if series:
+            secret_columns = [0] if under or checks.name(own.get("_name")) else []
+        else:
+            labels = axes[0][:MAX_COLUMNS].tolist()
+            secret_columns = [i for i, label in enumerate(labels) if under or checks.name(label)]
+            self.enqueue(axes[0], False)
+        index = axes[-1]
+        secret_rows: list[int] = []
+        if not under and index.dtype.kind in "OUT" and len(index) <= MAX_LABELS:
+            secret_rows = [i for i, label in enumerate(index.tolist()) if checks.name(label)]
+        self.enqueue(index, False)
+        if secret_columns or secret_rows:
+            self.places.data.append(("frame", obj, (tuple(secret_columns), tuple(secret_rows))))
+        if len(secret_columns) == (1 if series else len(axes[0])) and not secret_rows:
+            return  # all of it is blanked: nothing else to look for
+        for block in mgr.blocks:
+            values = block.values
+            if self.ndarray is not None and type(values) is self.ndarray and values.dtype.kind == "O":
+                self.cells_of(values)
+
+
+def _is_data(t: type) -> bool:
+    """A builtin container, an array or a frame: what it holds under a secret name is secret all through."""
+    return layout.builtin_base(t) is not None or layout.library(t) in ("numpy", "pandas")
+
+
+def _spanned(value: str | bytes, spans: tuple[tuple[int, int], ...]) -> str | bytes:
+    """A new ``value`` of the same type and length with ``spans`` (``WHOLE``: all of it) filled in."""
+    if not spans:
+        return overwrite.placeholder(value)
+    if type(value) is bytes:
+        out = bytearray(value)
+        for start, end in spans:
+            out[start:end] = overwrite.fill(end - start).encode("ascii")
+        return bytes(out)
+    text: str = value  # type: ignore[assignment]  # bytes returned above: mypy does not narrow on type() is
+    for start, end in spans:
+        text = text[:start] + overwrite.fill(end - start) + text[end:]
+    return text
+
+
+def find(
+    roots: Iterable[tuple[Any, bool]],
+    checks: Checks,
+    namespace: Any = None,
+    skip: tuple[set[int], ...] = (),
+    budget: int = ITEMS,
+) -> Places:
+    """Where the secrets reachable from ``roots`` — ``(object, under a secret name)`` — sit (``Places``),
+    looking at ``budget`` objects at most; ``namespace``: the session's, whose keys are its variables;
+    ``skip``: the objects earlier walks looked at."""
+    places = Places()
+    walk = _Walk(checks, places, id(namespace) if namespace is not None else 0, skip, budget)
+    collecting = gc.isenabled()
+    gc.disable()  # the walk allocates little that lives; a collection of a large heap would cost more than it
+    try:
+        for obj, under in roots:
+            if id(obj) == walk.namespace_id or type(obj) is dict:
+                places.seen.add(id(obj))
+                walk.mapping(obj, under, named=True)
+            else:
+                walk.child(obj, under, None, None, None)
+        walk.run()
+    finally:
+        if collecting:
+            gc.enable()
+    places.looked = budget - max(walk.items, 0)
+    return places
