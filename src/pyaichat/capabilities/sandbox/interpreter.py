@@ -59,10 +59,12 @@ class State:
     recursion_asked: int | None = None  # the limit it asked for (``RecursionLimit``), if lower
     probes: list[Any] = field(default_factory=list)  # ``PROBES`` read, index for index
     importers: tuple[list[Any], list[Any], dict[Any, Any]] = field(default_factory=lambda: ([], [], {}))
+    cache_tag: int | None = None  # ``sys.path_importer_cache``'s version tag
 
     @classmethod
-    def take(cls, options: Options | None = None) -> State:
-        """``options``: pandas' options as the parent read them before ``fork`` (``Options``)."""
+    def take(cls, options: Options | None = None, importers: Any = None) -> State:
+        """``options``: pandas' options as the parent read them before ``fork`` (``Options``); ``importers``:
+        ``sys.meta_path``, ``sys.path_hooks`` and ``sys.path_importer_cache`` copied there (``importers``)."""
         signal: Any = sys.modules.get("signal")
         timers = {}
         for name, _ in _TIMERS:
@@ -80,7 +82,8 @@ class State:
             tuple(map(str, sys.path)),
             options,
             probes=[_read(probe) for probe in PROBES],
-            importers=(list(sys.meta_path), list(sys.path_hooks), dict(sys.path_importer_cache)),
+            importers=importers if importers is not None else copy_importers(),
+            cache_tag=dictwatch.peek(sys.path_importer_cache),
         )
 
     def changes(self) -> list[tuple[str, str]]:
@@ -138,9 +141,13 @@ class State:
             if before is not _UNLOADED and now is not _UNLOADED and moved(before, now):
                 out.append((kind, what))
         meta_path, path_hooks, cache = self.importers  # put back: the report that follows imports
+        now_cache, tag = sys.path_importer_cache, dictwatch.peek(sys.path_importer_cache)
+        changed = tag is None or tag != self.cache_tag
+        if changed and any(now_cache.get(k, _UNLOADED) is not v for k, v in cache.items()):
+            out.append((TAMPERED, "changes sys.path_importer_cache"))  # new entries are the import system's
         sys.meta_path[:], sys.path_hooks[:] = meta_path, path_hooks
-        sys.path_importer_cache.clear()
-        sys.path_importer_cache.update(cache)
+        now_cache.clear()
+        now_cache.update(cache)
         return out
 
 
@@ -217,11 +224,6 @@ def _decimal_context(context: Any = None) -> tuple[Any, ...]:
             tuple(sorted(k.__name__ for k, v in c.traps.items() if v)))  # fmt: skip
 
 
-def _numpy_random() -> int:
-    state = _module("numpy").random.mtrand._rand.get_state()
-    return hash((state[0], state[1].tobytes(), *state[2:]))
-
-
 def _mimetypes() -> tuple[Any, ...]:
     mimetypes = _module("mimetypes")
     if not mimetypes.inited:
@@ -229,7 +231,14 @@ def _mimetypes() -> tuple[Any, ...]:
     db = mimetypes._db
     maps = [*getattr(db, "types_map", ()), *getattr(db, "types_map_inv", ())]
     maps += [mimetypes.types_map, mimetypes.encodings_map, mimetypes.suffix_map]
-    return (id(db), *(_pairs(m) if type(m) is dict else id(m) for m in maps))
+    return (id(db), *(_contents(m) if type(m) is dict else id(m) for m in maps))
+
+
+def _contents(d: dict[Any, Any]) -> Any:
+    """A dict's contents: its version tag (a read of its own memory: mimetypes' tables hold thousands of
+    entries, each a copy-on-write fault to touch in the child), else its entries by identity."""
+    tag = dictwatch.peek(d)
+    return tag if tag is not None else _pairs(d)
 
 
 def _differ(a: Any, b: Any) -> bool:
@@ -253,7 +262,6 @@ PROBES: tuple[Probe, ...] = (
     # the import machinery: every later import, pyaichat's own included, goes through it
     (TAMPERED, "changes sys.meta_path", lambda: _ids(sys.meta_path), _differ, None),
     (TAMPERED, "changes sys.path_hooks", lambda: _ids(sys.path_hooks), _differ, None),
-    (TAMPERED, "changes sys.path_importer_cache", lambda: _pairs(sys.path_importer_cache), _dropped, None),
     (TAMPERED, "sets a trace function for new threads (threading.settrace)",
      lambda: id(_module("threading")._trace_hook), _differ, None),
     (TAMPERED, "sets a profile function for new threads (threading.setprofile)",
@@ -283,19 +291,22 @@ PROBES: tuple[Probe, ...] = (
     (SETTINGS, "the garbage collector",
      lambda: (_module("gc").get_threshold(), _module("gc").get_freeze_count()),
      _differ, None),
-    (SETTINGS, "random's state", lambda: hash(_module("random").getstate()), _differ, None),
     (SETTINGS, "numpy's error handling", lambda: tuple(sorted(_module("numpy").geterr().items())), _differ,
-     None),
+     lambda: (("divide", "warn"), ("invalid", "warn"), ("over", "warn"), ("under", "ignore"))),  # numpy's own
     (SETTINGS, "numpy's print options",
      lambda: tuple(sorted((k, _plain(v)) for k, v in _module("numpy").get_printoptions().items())), _differ,
      None),
-    (SETTINGS, "numpy's random state", _numpy_random, _differ, None),
     (SETTINGS, "mimetypes' types", _mimetypes, _differ, None),
     (SETTINGS, "logging.lastResort", lambda: id(_module("logging").lastResort), _differ, None),
     (SETTINGS, "the prompts (sys.ps1, sys.ps2)",
      lambda: (_plain(getattr(sys, "ps1", None)), _plain(getattr(sys, "ps2", None))), _differ, None),
     (SETTINGS, "tempfile.tempdir", lambda: _plain(_module("tempfile").tempdir), _differ, lambda: None),
 )  # fmt: skip
+
+
+def copy_importers() -> tuple[list[Any], list[Any], dict[Any, Any]]:
+    """What the import machinery is now, to compare with and put back (``State``)."""
+    return list(sys.meta_path), list(sys.path_hooks), dict(sys.path_importer_cache)
 
 
 class Options:
@@ -420,6 +431,11 @@ CALLED: tuple[tuple[str, str, str, Said], ...] = (
     ("readline", "set_completer", LATER, "readline.set_completer"),
     ("readline", "set_completion_display_matches_hook", LATER, "readline's display hook"),
     ("gc", "disable", SETTINGS, "the garbage collector"),  # the preview's child runs with it off
+    # the generators' state moves with every number drawn: only seeding it is a setting
+    ("random", "seed", SETTINGS, "random's state"),
+    ("random", "setstate", SETTINGS, "random's state"),
+    ("numpy.random", "seed", SETTINGS, "numpy's random state"),
+    ("numpy.random", "set_state", SETTINGS, "numpy's random state"),
     ("mimetypes", "add_type", SETTINGS, "mimetypes' types"),  # its first use fills its tables
     ("os", "dup2", TAMPERED_OURS, _dup2),
     ("posix", "dup2", TAMPERED_OURS, _dup2),

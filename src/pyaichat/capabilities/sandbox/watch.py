@@ -89,6 +89,7 @@ class Watch:
         self.held = [(label, c, watchheld.copy(c)) for label, c in held]
         self.module_names = _module_names()
         self.options = interpreter.Options()  # before the tags are read: it notes itself in its class
+        self.importers = interpreter.copy_importers()  # here, where they are warm
         self.watched = dictwatch.Watched(self.dicts)
         self.sys_modules = dictwatch.reader(sys.modules)
         self.env_reads: list[Any] = []
@@ -128,7 +129,7 @@ class Watch:
         self.held_prints = [watchheld.fingerprint(c) for _, c, _ in self.held]
         self.tasks, self.queued = _loop_state(self.loop)
         self.process = _process_state()
-        self.state = interpreter.State.take(self.options)
+        self.state = interpreter.State.take(self.options, self.importers)
         self._env_store()
         self.budget[0] = MAX_EVENTS
         want, budget, log, writing = _EVENTS, self.budget, self.log.append, _WRITE_FLAGS
@@ -340,7 +341,8 @@ class Watch:
 _Plan = tuple[
     list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]], list[int], dict[str, int]
 ]
-_WRAPPED = ("os", "posix", "sys", "atexit", "codecs", "_codecs", "copyreg", "readline", "gc", "mimetypes")
+_WRAPPED = ("os", "posix", "sys", "atexit", "codecs", "_codecs", "copyreg", "readline", "gc", "mimetypes",
+            "random", "numpy.random")  # fmt: skip
 _plans: list[tuple[tuple[int, int | None, int | None], _Plan]] = []  # the last one, by what it depends on
 
 
@@ -377,6 +379,7 @@ def _user_code() -> Any:
 # pyaichat's caches the watch itself fills during the run (``is_user_code``, asked by its wrappers): an entry
 # added is the watch's own when the function it caches gives that value again
 _CACHES = {"pyaichat.capabilities.deadline._user_code": _user_code}
+_plan_ids: list[Any] = []  # the last plan, pyaichat's modules in it and the ids of its dicts
 _held_plans: list[Any] = []  # the last plan with pyaichat's dicts added: (what it depends on, the plan)
 
 
@@ -385,8 +388,10 @@ def _with_held(plan: _Plan) -> tuple[_Plan, list[tuple[str, Any]]]:
     other containers they hold. The same plan object while neither changed (``dictwatch.Watched`` then reads
     the tags in one pass)."""
     targets, dicts = plan[0], plan[1]
-    modules = [(t.label, t.obj) for t in targets if t.owner == "ours" and type(t.obj) is types.ModuleType]
-    found = watchheld.held(modules, {id(d) for d in dicts})
+    if not _plan_ids or _plan_ids[0] is not plan:  # the plan's modules and dicts, once per plan
+        ours = [(t.label, t.obj) for t in targets if t.owner == "ours" and type(t.obj) is types.ModuleType]
+        _plan_ids[:] = [plan, ours, {id(d) for d in dicts}]
+    found = watchheld.held(_plan_ids[1], _plan_ids[2])
     held = [(label, c) for label, c in found if isinstance(c, dict)]
     others = [(label, c) for label, c in found if not isinstance(c, dict)]
     key = (id(plan), tuple(id(c) for _, c in held))

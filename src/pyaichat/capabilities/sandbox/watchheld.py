@@ -28,7 +28,7 @@ OURS = "pyaichat."
 # of other modules' dicts and their copies)
 SHALLOW = frozenset(("dictwatch._known", "dictwatch._last", "watchlist._dicts", "watchlist._classes",
                      "watchlist._loaded_seen", "watchlist._machinery_seen", "watch._plans",
-                     "watch._held_plans", "watch._names_seen", "watch._env_seen",
+                     "watch._held_plans", "watch._plan_ids", "watch._names_seen", "watch._env_seen",
                      "watchheld._found"))  # fmt: skip
 _MUTABLE = (dict, list, set, bytearray)
 
@@ -128,16 +128,17 @@ def _visit(label: str, value: Any, depth: int, found: list[Any], seen: set[int],
     if mutable is not None:
         seen.add(id(value))
         found.append((label, value))
-        if depth >= DEPTH or label.removeprefix("pyaichat.capabilities.sandbox.") in SHALLOW:
-            return
-        items = list(value.values()) if mutable is dict else list(value) if mutable is list else []
+    if depth >= DEPTH or label.removeprefix("pyaichat.capabilities.sandbox.") in SHALLOW:
+        return
+    if mutable is dict or mutable is list:
+        items = list(value.values()) if mutable is dict else list(value)
         for i, item in enumerate(items[:MAX_ITEMS]):
             _visit(f"{label}[{i}]", item, depth + 1, found, seen, home)
-    elif depth >= DEPTH:
-        return
     elif kind is tuple or kind is frozenset:
         for i, item in enumerate(list(value)[:MAX_ITEMS]):
             _visit(f"{label}[{i}]", item, depth + 1, found, seen, home)
+    elif mutable is not None:
+        return
     elif issubclass(kind, type):  # a class of pyaichat's: its dict is watched already, what it holds is not
         if str(type.__dict__["__module__"].__get__(value)).startswith(OURS):
             seen.add(id(value))
