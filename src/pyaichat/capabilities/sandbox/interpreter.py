@@ -1,13 +1,15 @@
 """Interpreter state a proposal sets by calling a function, for the preview's watch (``watch``): an alarm or
 interval timer, the recursion limit, a function to run at every fork, the umask, resource limits, the hooks
 every later error or echoed value goes through, logging handlers, warning filters, ``sys.path``, pandas
-options. None of it is a name of the session, and each changes what every later input does.
+options; and, one line of ``PROBES`` each, the import machinery, the REPL's input and output, functions Python
+calls later and process-wide settings (the locale, the decimal context …). None of it is a name of the
+session, and each changes what every later input does.
 
 In the preview's child: ``State.take()`` just before the code runs, ``State.changes()`` right after, which
 also puts back what the preview's own report needs (the recursion limit, resource limits, a timer that would
 ring during the report). What can be read back is compared — so a call through a function the session bound
 long ago (``from signal import alarm``) is seen too; ``os.register_at_fork``, which has nothing to read back,
-is wrapped for the run (``AtFork``).
+is wrapped for the run (``AtFork``), as are the few others of the kind (``CALLED``).
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ after it (``collect``).
   (``json.dumps``, a built-in, ``os.fork``, an entry of ``sys.modules``) or of the preview, or setting a
   trace function, is tampering: ``collect`` puts all of it back *first*, so the report that follows — the
   effects, the result sent through the pipe — runs on Python's own functions, and says what was tampered with.
+* What pyaichat's own modules hold in place — a list, dict, set or bytearray, one or two steps down
+  (``redact._PATTERNS``, a masker's lists): ``watchheld``; any change is tampering, put back first.
+  A module put in ``sys.modules`` without being imported (it shadows a later import) is tampering too.
 * Environment variables set or removed, files written, the network reached, processes started: Python's
   audit hooks (PEP 578) see each attempt where the code makes it, whether the wall then refused it and
   whether the code caught the refusal or not. A hook cannot be removed; this process ends after the preview.

@@ -96,7 +96,7 @@ def held(modules: list[tuple[str, types.ModuleType]], seen: set[int]) -> list[tu
             out += known[2]
             continue
         found: list[tuple[str, Any]] = []
-        _walk(name, vars(module), 0, found, {id(vars(module))} | seen, module.__name__)
+        _walk(name, vars(module), 0, found, {id(vars(module))} | seen)
         _found[id(module)] = (module, _tags(module, found), found)
         out += found
     unique: dict[int, tuple[str, Any]] = {}
@@ -112,15 +112,15 @@ def _tags(module: types.ModuleType, found: list[tuple[str, Any]]) -> tuple[Any, 
     return tuple(tags)
 
 
-def _walk(label: str, names: dict[str, Any], depth: int, found: list[Any], seen: set[int], home: str) -> None:
+def _walk(label: str, names: dict[str, Any], depth: int, found: list[Any], seen: set[int]) -> None:
     """The containers among ``names`` (a module's, a class's or an instance's attributes), and below them."""
     for key, value in list(names.items())[:MAX_ITEMS] if depth else list(names.items()):
         if type(key) is not str or key.startswith("__"):
             continue
-        _visit(f"{label}.{key}", value, depth, found, seen, home)
+        _visit(f"{label}.{key}", value, depth, found, seen)
 
 
-def _visit(label: str, value: Any, depth: int, found: list[Any], seen: set[int], home: str) -> None:
+def _visit(label: str, value: Any, depth: int, found: list[Any], seen: set[int]) -> None:
     if id(value) in seen:
         return
     kind = type(value)
@@ -133,23 +133,23 @@ def _visit(label: str, value: Any, depth: int, found: list[Any], seen: set[int],
     if mutable is dict or mutable is list:
         items = list(value.values()) if mutable is dict else list(value)
         for i, item in enumerate(items[:MAX_ITEMS]):
-            _visit(f"{label}[{i}]", item, depth + 1, found, seen, home)
+            _visit(f"{label}[{i}]", item, depth + 1, found, seen)
     elif kind is tuple or kind is frozenset:
         for i, item in enumerate(list(value)[:MAX_ITEMS]):
-            _visit(f"{label}[{i}]", item, depth + 1, found, seen, home)
+            _visit(f"{label}[{i}]", item, depth + 1, found, seen)
     elif mutable is not None:
         return
     elif issubclass(kind, type):  # a class of pyaichat's: its dict is watched already, what it holds is not
         if str(type.__dict__["__module__"].__get__(value)).startswith(OURS):
             seen.add(id(value))
-            _walk(label, dict_of(value), depth + 1, found, seen, home)
+            _walk(label, dict_of(value), depth + 1, found, seen)
     elif str(getattr(kind, "__module__", "")).startswith(OURS) and kind is not types.ModuleType:
         own = _instance_dict(value)  # an instance of pyaichat's class (``Masker``): its attributes
         if own is not None and id(own) not in seen:
             seen.add(id(value))
             found.append((f"{label}.__dict__", own))
             seen.add(id(own))
-            _walk(label, own, depth + 1, found, seen, home)
+            _walk(label, own, depth + 1, found, seen)
 
 
 def _instance_dict(value: Any) -> dict[str, Any] | None:
