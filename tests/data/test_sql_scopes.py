@@ -176,6 +176,17 @@ def test_a_view_body_never_sees_the_statements_ctes(monkeypatch):
     assert result.masked(["note"]) == {0}
 
 
+def test_a_cte_inside_a_view_is_never_expanded_as_the_view_of_its_name():
+    from pyaichat.capabilities.redact import is_secret_name
+    from pyaichat.capabilities.sqlcheck import check
+    from pyaichat.capabilities.sqllineage import trace
+
+    views = {"v1": "WITH v2 AS (SELECT password AS x FROM users) SELECT x FROM v2", "v2": "SELECT 1 AS x"}
+    tables = {"users": ["id", "name", "password"], "v1": ["x"], "v2": ["x"]}
+    result = trace(check("SELECT x FROM v1", "sqlite").tree, "sqlite", tables, views, is_secret_name)
+    assert result.masked(["x"]) == {0}
+
+
 def test_a_cte_with_its_own_name_still_answers(db):
     result = q(db, "WITH recent AS (SELECT id, name FROM users) SELECT name FROM recent WHERE id = 1")
     assert result.ok and "ann" in result.text, result.error

@@ -302,7 +302,7 @@ class _Views:
             if not isinstance(table.this, exp.Identifier):
                 continue
             name = relation_key(table)
-            if name not in self.definitions:
+            if name not in self.definitions or _bound_to_cte(table, name):
                 continue
             found = self.body(name)
             if found is None:
@@ -320,6 +320,20 @@ class _Views:
             view.meta["view"] = name
             table.replace(view)
         return tree
+
+
+def _bound_to_cte(table: Any, name: str) -> bool:
+    """Whether a WITH around ``table`` defines a CTE of its name: that name is the CTE, never the view (a
+    view's own ``WITH v2 AS (…) SELECT … FROM v2`` next to a view ``v2``)."""
+    if table.args.get("db") or table.args.get("catalog"):
+        return False
+    node = table.parent
+    while node is not None:
+        with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
+        if with_ is not None and any(c.alias_or_name.lower() == name for c in with_.expressions):
+            return True
+        node = node.parent
+    return False
 
 
 def _definition(sql: str, dialect: str) -> tuple[Any, list[Any]] | None:
