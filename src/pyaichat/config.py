@@ -72,6 +72,8 @@ class Config:
     secret_patterns: tuple[str, ...]
     audit: bool
     autosave: Literal["auto", "on", "off"]
+    checkpoints: Literal["auto", "on", "off"]
+    checkpoint_memory: float | None
     budget_usd: float | None
     color: bool
     editing_mode: Literal["emacs", "vi"]

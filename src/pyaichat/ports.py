@@ -89,7 +89,7 @@ class BaseFrontEnd:
         return Answer("cancel")  # no one to fill in the form
 
 
-if TYPE_CHECKING:  # the controller holds one; the type checker reads it
+if TYPE_CHECKING:  # the controller holds these; the type checker reads them (no class made at start-up)
 
     class Serving(Protocol):
         """Serving this session to outside agents over MCP (``mcpserve.service.McpService``, one per session,
@@ -104,3 +104,24 @@ if TYPE_CHECKING:  # the controller holds one; the type checker reads it
         def status(self) -> str: ...
 
         def token(self) -> str | None: ...
+
+    class Undo(Protocol):
+        """What the session can take back (``/undo``, ``/redo``, ``/checkpoints``): checkpoints of the whole
+        process where pyaichat runs the REPL itself (``checkpoints``). Where it does not (IPython, a kernel)
+        the controller has none, and ``/undo`` takes back the last approved proposal alone."""
+
+        def undo(self, count: int) -> None:
+            """Go back ``count`` inputs (whoever made them); says what happened, or why not."""
+            ...
+
+        def redo(self) -> None:
+            """Back to where the person was before ``/undo``, while nothing new has run."""
+            ...
+
+        def report(self) -> str:
+            """``/checkpoints``: what can be undone, what each input changed, what going back cannot undo."""
+            ...
+
+        def status(self) -> str | None:
+            """A few words for the toolbar (how far back ``/undo`` can go), or ``None``."""
+            ...

@@ -148,6 +148,13 @@ class ResumeFile:
             except Exception as exc:  # a thread of its own: nothing above it would say anything
                 self._failure = exc
 
+    def after_fork(self) -> None:
+        """In a session forked from a checkpoint: no writer runs here (its thread stayed in the process that
+        was forked), and what the file holds is written again at the next input."""
+        self._lock = _thread.allocate_lock()
+        self._writer = None
+        self._kept = None
+
     def _say_failure(self) -> None:
         failure = self._failure
         if failure is not None and not self._failure_said:

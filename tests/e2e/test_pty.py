@@ -187,8 +187,8 @@ def test_preview_approve_and_undo_in_a_real_terminal(tmp_path):
             child.expect(r"Run it\?.*\[r\]un / \[e\]dit / \[n\]o")
             child.send("r")
             child.expect(NEW_AI)
-            type_line(child, "/undo")
-            child.expect_exact("Undone: restored d.")
+            type_line(child, "/undo")  # the checkpoint before the approved proposal's input
+            child.expect_exact("Back to before input 2 (`d = sorted(d)`): input 2 undone.")
             child.send("\t")
             child.expect_exact(PY_PROMPT)
             type_line(child, "d")

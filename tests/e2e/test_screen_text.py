@@ -112,8 +112,8 @@ def test_the_preview_wraps_under_its_indent_and_history_marks_the_undone_proposa
             child.send("r")
             child.expect_exact("Zeroed.")
             child.expect(NEW_AI)
-            type_line(child, "/undo")
-            child.expect_exact("Undone: removed totals.")
+            type_line(child, "/undo")  # the checkpoint before the approved proposal's input
+            child.expect_exact("Back to before input 2 (`totals = [0.0, 20.0]")
             child.expect(NEW_AI)
             type_line(child, "/history")
             child.expect_exact("[1] x = 1")

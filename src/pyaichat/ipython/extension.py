@@ -55,6 +55,10 @@ class Extension:
         self.session = self.runtime.session
         self.frontend = IPythonFrontEnd(shell, config)
         self.controller = assemble(self.runtime, self.frontend)
+        self.controller.checkpoints_why = (
+            "No checkpoints in IPython: IPython runs the session's loop, not pyaichat, so /undo takes back "
+            "the last approved proposal only (python -m pyaichat keeps a checkpoint before every input)."
+        )
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
         self.suggestions: Any = None

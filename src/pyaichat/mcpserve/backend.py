@@ -78,6 +78,9 @@ class LocalBackend:
         # gate), but the tool table is asked for by whichever face connects first.
         self._runtime_lock = threading.Lock()
         self.stopped = False
+        # told with each client's next answer, once: the session went back to a checkpoint (``checkpoints``)
+        self.note: str | None = None
+        self._noted: set[int] = set()
 
     def stop(self) -> None:
         """Serving stops: no call runs from now on, not even one already waiting for the gate."""
@@ -132,9 +135,17 @@ class LocalBackend:
                     result = self._introduced(result)
                 # what it read that looks like an instruction is named on its proposals' panels
                 client.reads.saw(read_label(name, dict(args or {})), result.text or result.error or "")
-                return self._done(client, name, args, result, shown=True)
+                return self._done(client, name, args, self._noted_once(client, result), shown=True)
         except SessionBusy as exc:  # one quiet line: the person sees an agent was turned away
             return self._done(client, name, args, refusal(name, str(exc), started), refused=True)
+
+    def _noted_once(self, client: ClientRecord, result: CapabilityResult) -> CapabilityResult:
+        """``result`` with ``note`` before its text: the first answer each client gets after it was set."""
+        note = self.note
+        if note is None or not result.ok or id(client) in self._noted:
+            return result
+        self._noted.add(id(client))
+        return result.model_copy(update={"text": f"({note})\n{result.text}"})
 
     def refused_at_door(self, key: str | None, count: int) -> None:
         """Requests came without the serving token after the client ``key`` was served (``guard``): a quiet

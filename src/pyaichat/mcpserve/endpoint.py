@@ -135,6 +135,15 @@ class Endpoint:
             channel.close()
         return self.answering
 
+    def descriptors(self) -> list[int]:
+        """The listener's and every connection's file descriptor (read without the lock: a forked copy of
+        the session lets go of them, and another thread may have held the lock at the fork)."""
+        found = [channel._fd for channel in list(self._channels)]
+        listener = self._listener
+        if listener is not None:
+            found.append(listener.fileno())
+        return [fd for fd in found if fd >= 0]
+
     @property
     def answering(self) -> int:
         """Connections whose call is being answered."""

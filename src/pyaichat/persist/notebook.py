@@ -186,9 +186,12 @@ def _leaning_on_undone(proposals: Sequence[ApprovedProposal]) -> set[int]:
 def _tags(
     entry: Any, proposal: ApprovedProposal | None = None, may_raise: frozenset[int] = frozenset()
 ) -> list[str]:
-    """An undone proposal and an interrupted cell are skipped when the notebook runs (so it runs to the
-    session's state); a failed cell, and one that ran on an undone proposal's effects, may raise."""
-    if (proposal is not None and proposal.undone) or (entry is not None and _interrupted(entry)):
+    """An undone input (a proposal or any input a checkpoint took back), one that crashed the session and an
+    interrupted cell are skipped when the notebook runs (so it runs to the session's state); a failed cell,
+    and one that ran on an undone proposal's effects, may raise."""
+    if (proposal is not None and proposal.undone) or (
+        entry is not None and (_field(entry, "undone") or _field(entry, "crashed") or _interrupted(entry))
+    ):
         return ["skip-execution"]
     if entry is None:
         return []

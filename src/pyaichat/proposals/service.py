@@ -119,6 +119,16 @@ class Proposals:
                 pending._finish(Outcome(pending.proposal, "unanswered"))
         self.drop_placed()
 
+    def after_fork(self) -> None:
+        """In a session forked from a checkpoint: the proposals queued by outside agents wait in the process
+        that was forked, on its threads, and are answered there; none of them is this session's. Code placed
+        in the next input stays, as the person's own."""
+        self._lock = _thread.allocate_lock()
+        self._queue = []
+        self._notices = []
+        if self._placed is not None:
+            self._placed.pending = None
+
     def _withdraw(self, pending: Pending, notice: str | None = None, take_back: bool = False) -> None:
         """No answer in time (or the caller gave up): nothing of ``pending`` may run any more (called on the
         waiting thread). The person is told ``notice`` (by default: no one answered in time; "": nothing).

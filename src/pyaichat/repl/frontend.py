@@ -17,6 +17,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.history import History
 from prompt_toolkit.patch_stdout import patch_stdout
 
+from ..checkpoints.resumed import Resumed
 from ..controller import Controller, Mode
 from ..errors import PyAIChatError, internal_error
 from ..ports import BaseFrontEnd
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..agent.events import Event, PageEvent
+    from ..checkpoints.keeper import Checkpoints
+    from ..checkpoints.link import Link
     from ..config import Config
     from ..mcptools.approval import Answer, Question
     from ..ports import Place
@@ -191,12 +194,55 @@ def make_repl(
     output: Output | None = None,
     console: Console | None = None,
     history: History | None = None,
+    supervised: Supervised | str | None = None,
 ) -> Repl:
-    """The terminal REPL over ``runtime``: its front end and the session assembled around it."""
+    """The terminal REPL over ``runtime``: its front end and the session assembled around it. ``supervised``:
+    the link to the supervisor that keeps checkpoints (``checkpoints.supervisor.start``), or why there is
+    none."""
     from ..assemble import assemble  # the session's parts: after the early prompt, with prompt_toolkit
 
     frontend = ReplFrontEnd(runtime.config, console=console, input=input, output=output)
-    return Repl(assemble(runtime, frontend), frontend, input=input, output=output, history=history)
+    repl = Repl(assemble(runtime, frontend), frontend, input=input, output=output, history=history)
+    if isinstance(supervised, str):
+        repl.ctrl.checkpoints_why = supervised
+    elif supervised is not None:
+        repl.keep_checkpoints(*supervised)
+    return repl
+
+
+Supervised = tuple["Link", int]
+
+
+class _PromptLines:
+    """The prompt's history of typed lines (newest first) and the keys typed ahead that it has read, as
+    ``checkpoints`` carries them across a jump."""
+
+    def __init__(self, session: Any, frontend: ReplFrontEnd) -> None:
+        self.session = session
+        self.frontend = frontend
+
+    def typed(self) -> Any:
+        from prompt_toolkit.input.typeahead import get_typeahead
+
+        return (get_typeahead(self.session.app.input), self.frontend._typed_ahead)
+
+    def retype(self, keys: Any) -> None:
+        from prompt_toolkit.input.typeahead import store_typeahead
+
+        presses, text = keys
+        store_typeahead(self.session.app.input, list(presses))
+        self.frontend._typed_ahead += text
+
+    def lines(self) -> list[str]:
+        return list(self.session.history._loaded_strings)
+
+    def replace(self, lines: list[str]) -> None:
+        history = self.session.history
+        history._loaded_strings, history._loaded = list(lines), True
+        try:
+            self.session.default_buffer.reset()  # its working lines are read from the history again
+        except Exception:
+            pass
 
 
 class _Interjection(Exception):
@@ -246,6 +292,7 @@ class Repl:
         # An outside agent's proposal is asked about when the prompt is idle (an empty line).
         self.ctrl.proposals.on_waiting.append(self._wake)
         frontend.take_back = self._take_back
+        self.checkpoints: Checkpoints | None = None  # ``keep_checkpoints``
         self.prompt.default_buffer.on_text_changed += lambda buffer: self._make_way()
         self.prompt.default_buffer.on_text_changed += self._typed
         self.prompt.default_buffer.on_cursor_position_changed += self._typed
@@ -264,9 +311,35 @@ class Repl:
         except Exception:  # an optimisation only: the first question loads it anyway
             pass
 
+    def keep_checkpoints(self, link: Link, pgid: int) -> None:
+        """Checkpoints of this session, kept by the supervisor at the other end of ``link``."""
+        from ..checkpoints.keeper import Checkpoints  # only where a supervisor keeps them
+
+        self.checkpoints = Checkpoints(
+            self.ctrl, link, pgid, prompt=_PromptLines(self.prompt, self.frontend), revive=self._after_resume
+        )
+        self.ctrl.checkpoints = self.checkpoints
+
+    def _after_resume(self) -> None:
+        """In a session resumed from a checkpoint: keys typed ahead, and code put in the next input, were the
+        forked process's; they are not run again here."""
+        from prompt_toolkit.input.typeahead import clear_typeahead
+
+        from ..checkpoints.services import KEPT  # loaded with the checkpoints
+
+        clear_typeahead(self.prompt.app.input)
+        self.frontend._next_input, self.frontend._typed_ahead = None, ""
+        if self.frontend._typeahead is not None:
+            self.frontend._typeahead = TypeAhead()
+        # a live display drawn when the copy was taken (inside an answer) is not this session's to close
+        KEPT.append(self.frontend._renderer)
+        self.frontend._renderer = None
+
     def _prepare_now(self, app: Application[Any]) -> None:
         try:
             self.ctrl.prepare()
+            if self.checkpoints is not None:
+                self.checkpoints.prepare()
         except Exception:  # only a head start: the first input loads what it needs anyway
             pass
 
@@ -361,6 +434,14 @@ class Repl:
             except Exception:
                 pass
 
+    def _seam(self, checkpoints: Checkpoints) -> None:
+        try:
+            checkpoints.seam()
+        except (Resumed, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a checkpoint not taken must not end the session
+            self._report(internal_error(exc, "Checkpoints"), "internal")
+
     def _report(self, message: str, kind: str) -> None:
         try:
             from ..agent.events import ErrorEvent  # with the first event, not at start-up
@@ -378,10 +459,14 @@ class Repl:
     def _loop(self) -> int:
         while not self.ctrl.should_exit:
             try:
+                if self.checkpoints is not None:  # between inputs: the copy before the next one
+                    self._seam(self.checkpoints)
                 self.serve_proposals()
                 text = self.read()
             except _Interjection:
                 continue  # the loop asks about the proposal now
+            except Resumed:
+                continue  # resumed from a copy taken inside an input: back at the prompt
             except KeyboardInterrupt:
                 self.ctrl.cancel_input()  # Ctrl-C at the prompt: drop the buffer, keep the session
                 continue
@@ -393,5 +478,7 @@ class Repl:
             try:
                 self.execute(text)
             except KeyboardInterrupt:  # a second Ctrl-C while finishing the output
+                continue
+            except Resumed:
                 continue
         return 0

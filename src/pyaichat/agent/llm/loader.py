@@ -95,6 +95,15 @@ class Loader:
                 self._waiting -= 1
         return future.result()
 
+    def after_fork(self) -> None:
+        """In a process forked while the load ran: its thread stayed in the process that was forked, so the
+        load starts again when it is next needed (``checkpoints`` drops the modules it had half imported)."""
+        future = self._future
+        if future is not None and not future.done():
+            self._future = None
+            self.thread = None
+        self._lock = threading.Lock()
+
     def loaded(self) -> bool:
         future = self._future
         return future is not None and future.done() and future.exception() is None
