@@ -18,7 +18,8 @@ behind the walls:
 * array and frame data under a secret name is blanked where it lives: a secret column's cells (numpy
   blocks zeroed or pointed at ``<redacted>``, an Arrow column replaced by ``<redacted>`` cells, or nulls of
   its type), the cells of a row with a secret label, a structured array's secret fields;
-* the environment is emptied (``isolation``: ``os.environ``, the C library's and the interpreter's own copy).
+* the environment is emptied (``isolation``: ``os.environ``, the C library's and the interpreter's own copy),
+  and a dict copy of it keeps only its size: its values replaced, its names ``<redacted N>``.
 
 ``scrubbed(job, places)`` is the one call site: ``ForkedChild.execute`` wraps the job of every read that runs
 in the child (``eval_expr``'s child level, the ``get_*`` tools describing there, ``run_python``). The preview
@@ -59,11 +60,13 @@ def applied() -> bool:
 
 # -- in the parent -------------------------------------------------------------------------------------------
 def checks_for(is_secret_name: Callable[[str], bool], masker: Any) -> Checks:
-    """The masker's checks for the walk, made again when the masker or the known values change."""
+    """The masker's checks for the walk, made again when the masker or the known values change — compared by
+    content (they are set again after every input, equal most times), so that the verdicts on the session's
+    strings are kept."""
     global _checks
     known = known_values()
     environment = tuple(masker.environment_values) if masker is not None else ()
-    key = (id(masker), id(known), environment, is_secret_name)
+    key = (id(masker), known, environment, is_secret_name)
     if _checks is not None and _checks[0] == key:
         return _checks[1]
     if masker is None:  # recognising secrets by name and by the known values only
@@ -95,6 +98,7 @@ def plan(
     (up to ``VARIABLE_ITEMS``), and that is remembered too."""
     global _last
     checks = checks_for(is_secret_name, masker)
+    checks.new_walk()
     roots = tuple(roots)
     key = (id(namespace), stamp, id(checks), *map(id, roots))
     now = time.monotonic()
@@ -391,7 +395,18 @@ def _arrow_text(pa: Any, kind: Any, length: int) -> Any:
     return pa.Array.from_buffers(kind, length, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
+def _blank_environ(d: dict[Any, Any], _: Any) -> None:
+    """A copy of the environment keeps its size, not its names: each entry under ``<redacted N>`` (its value
+    was replaced already); what it held is kept alive."""
+    items = list(dict.items(d))
+    _kept.append(items)
+    dict.clear(d)
+    for i, (_, value) in enumerate(items):
+        dict.__setitem__(d, f"{REDACTED[:-1]} {i}>", value)
+
+
 _BLANKS: dict[str, Callable[[Any, Any], None]] = {
+    "environ": _blank_environ,
     "array": _blank_whole,
     "fields": _blank_fields,
     "frame": _blank_frame,

@@ -10,8 +10,8 @@ only says where they are (``Places``); the child replaces them (``scrub``).
 Breadth first from the session's variables (and the settings, and the variables handed to one run), so that
 what sits near a name is found first; bounded: ``ITEMS`` objects, ``CELLS`` cells of object arrays (the first
 and last ``SAMPLE`` of each), strings of up to ``MAX_TEXT`` characters asked of the masker (longer ones are
-searched for the known values only). What lies beyond the bounds is not replaced; ``Places.cut`` says the
-walk stopped early.
+searched for the known values only, ``TEXT_BUDGET`` characters per walk; one beyond it is replaced whole).
+What lies beyond the other bounds is not replaced; ``Places.cut`` says the walk stopped early.
 
 No code of the session runs: containers are read through their base type's own methods (``dict.items``,
 ``list.__iter__``), an instance's attributes through ``PyObject_GenericGetDict`` and the slot descriptors of
@@ -24,7 +24,6 @@ those of the person's own modules.
 from __future__ import annotations
 
 import ctypes
-import difflib
 import functools
 import gc
 import os
@@ -49,8 +48,9 @@ SAMPLE = 64  # cells looked at from each end of one object array
 MAX_TEXT = 10_000  # characters of a string the masker is asked about (longer: known values only)
 MAX_LABELS = 10_000  # row labels of a frame looked at for secret names
 MAX_COLUMNS = 2_000
-KEPT = 12  # characters of unchanged text that separate two secrets in one string (``_masked_spans``)
+TEXT_BUDGET = 64_000_000  # characters of long strings searched for the known values per walk (x values)
 WHOLE: tuple[tuple[int, int], ...] = ()  # ``Places.texts``: the whole value, not spans of it
+UNSEARCHED: tuple[tuple[int, int], ...] = ((-1, -1),)  # ``Checks._spans_of``: over the budget, hidden whole
 _FUNCTIONS = (types.FunctionType, types.MethodType)
 _SKIPPED = (
     types.ModuleType,
@@ -112,7 +112,14 @@ class Places:
 @dataclass
 class Checks:
     """The masker's notion of a secret, asked in the walk's terms and remembered per string (a session's
-    strings are asked again at every call)."""
+    strings are asked again at every call).
+
+    A verdict is kept under the string's ``(id, length, hash)`` — never the string itself, which would keep
+    a deleted value (a secret, or 400 MB) alive in the session's process; an exact ``str`` or ``bytes`` caches
+    its own hash, so asking again costs nothing. A string over ``MAX_TEXT`` characters is searched for each
+    known value with ``find``, within ``text_budget`` characters per walk (``new_walk``); one that does not
+    fit is not passed but replaced whole in the child (``UNSEARCHED``: cannot tell means hide), and asked
+    again by a later walk."""
 
     is_secret_name: Callable[[str], bool]
     mask_text: Callable[[str], str]
@@ -120,12 +127,17 @@ class Checks:
     known: tuple[str, ...]  # the session's known secret values, longest first
 
     def __post_init__(self) -> None:
-        self._verdicts: dict[Any, tuple[tuple[int, int], ...] | None] = {}
-        values = [v for v in self.known if v]
-        self._known_text = re.compile("|".join(map(re.escape, values))) if values else None
-        encoded = [v.encode("utf-8", "surrogatepass") for v in values]
-        self._known_bytes = re.compile(b"|".join(map(re.escape, encoded))) if encoded else None
-        self.known_ints = frozenset(int(v) for v in values if v.isdigit() and len(v) < 40)
+        self._verdicts: dict[tuple[int, int, int], tuple[tuple[int, int], ...] | None] = {}
+        self._values = [v for v in self.known if v]
+        self._encoded = [v.encode("utf-8", "surrogatepass") for v in self._values]
+        self.known_ints = frozenset(int(v) for v in self._values if v.isdigit() and len(v) < 40)
+        self.text_budget = TEXT_BUDGET
+        self.unsearched = 0  # long strings of this walk replaced whole: not searched within the budget
+
+    def new_walk(self) -> None:
+        """A new walk's budget for searching long strings."""
+        self.text_budget = TEXT_BUDGET
+        self.unsearched = 0
 
     def name(self, label: Any) -> bool:
         if type(label) is tuple:
@@ -133,28 +145,30 @@ class Checks:
         return type(label) is str and len(label) < 200 and self.is_secret_name(label)
 
     def spans(self, value: str | bytes) -> tuple[tuple[int, int], ...] | None:
-        """The character spans of ``value`` that hold a secret (``WHOLE`` for all of it), or None."""
+        """The character spans of ``value`` (an exact ``str`` or ``bytes``: its hash is its type's) that
+        hold a secret (``WHOLE`` for all of it), or None."""
         verdicts = self._verdicts
+        key = (id(value), len(value), hash(value))
         try:
-            return verdicts[value]
+            return verdicts[key]
         except KeyError:
             pass
         found = self._spans_of(value)
+        if found is UNSEARCHED:
+            return WHOLE  # not remembered: a later walk with budget left searches it
         if len(verdicts) >= 200_000:
             verdicts.clear()
-        verdicts[value] = found
+        verdicts[key] = found
         return found
 
     def _spans_of(self, value: str | bytes) -> tuple[tuple[int, int], ...] | None:
+        if len(value) > MAX_TEXT:
+            return self._searched(value)
         if type(value) is bytes:
-            if value.isascii():
+            if value.isascii():  # at most ``MAX_TEXT`` bytes: the decoded copy is small
                 return self._spans_of(value.decode("ascii"))
-            in_bytes = self._known_bytes
-            return _merged([m.span() for m in in_bytes.finditer(value)]) if in_bytes is not None else None
+            return self._searched(value)
         text: str = value  # type: ignore[assignment]  # bytes returned above: mypy does not narrow on type() is
-        if len(text) > MAX_TEXT:
-            known = self._known_text
-            return _merged([m.span() for m in known.finditer(text)]) if known is not None else None
         if len(text) < 6 or not self.may_mask(text):
             return None
         masked = self.mask_text(text)
@@ -162,21 +176,63 @@ class Checks:
             return None
         return _masked_spans(text, masked)
 
+    def _searched(self, value: str | bytes) -> tuple[tuple[int, int], ...] | None:
+        """The spans of the known values in ``value``, found with ``find`` (no copy of ``value``), or
+        ``UNSEARCHED`` where the walk's budget does not cover it."""
+        needles: list[Any] = self._encoded if type(value) is bytes else self._values
+        if not needles:
+            return None
+        cost = len(value) * len(needles)
+        if cost > self.text_budget:
+            self.unsearched += 1
+            return UNSEARCHED
+        self.text_budget -= cost
+        spans: list[tuple[int, int]] = []
+        for needle in needles:
+            at = value.find(needle)
+            while at >= 0:
+                spans.append((at, at + len(needle)))
+                at = value.find(needle, at + len(needle))
+        return _merged(spans)
+
+
+_LABEL = re.compile(r"<redacted[^<>]*>")  # what ``mask_text`` puts in place of what it masks
+
 
 def _masked_spans(text: str, masked: str) -> tuple[tuple[int, int], ...]:
-    """The spans of ``text`` that ``masked`` replaced. A diff may align a few characters of a secret with the
-    same characters of the label that replaced it (``value`` in ``<redacted secret value>``): text kept
-    between two replaced spans counts only when it is at least ``KEPT`` characters long."""
-    spans: list[tuple[int, int]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, text, masked, autojunk=False).get_opcodes():
-        if op == "equal":
-            continue
-        if spans and i1 - spans[-1][1] < KEPT:
-            spans[-1] = (spans[-1][0], max(i2, spans[-1][1]))
-        elif i2 > i1 or j2 > j1:
-            spans.append((i1, max(i2, i1 + 1)))
-    found = _merged([(a, min(b, len(text))) for a, b in spans]) or ((0, len(text)),)
-    return WHOLE if found == ((0, len(text)),) else found
+    """The spans of ``text`` that ``masked`` replaced with labels, in linear time (a diff is quadratic: a
+    string of many tokens froze the REPL). ``masked`` is ``text``'s kept pieces with a label between each
+    two; each kept piece is placed as early as it can be (from the left) and as late as it can be (from
+    the right), and every character between a piece's earliest end and the next one's latest start counts
+    as replaced: the true spans lie inside, whatever a piece repeats. Cannot tell: all of it."""
+    pieces = _LABEL.split(masked)
+    first, last = pieces[0], pieces[-1]
+    stop = len(text) - len(last)
+    if len(pieces) < 2 or len(first) > stop or not text.startswith(first) or not text.endswith(last):
+        return WHOLE
+    middle = pieces[1:-1]
+    earliest: list[int] = []
+    at = len(first)
+    for piece in middle:
+        found = text.find(piece, at, stop)
+        if found < 0:
+            return WHOLE
+        earliest.append(found + len(piece))
+        at = found + len(piece)
+    latest: list[int] = []
+    at = stop
+    for piece in reversed(middle):
+        found = text.rfind(piece, len(first), at)
+        if found < 0:
+            return WHOLE
+        latest.append(found)
+        at = found
+    latest.reverse()
+    ends, starts = [len(first), *earliest], [*latest, stop]
+    found_spans = _merged([(a, b) for a, b in zip(ends, starts, strict=True) if b > a])
+    if found_spans is None or found_spans == ((0, len(text)),):
+        return WHOLE
+    return found_spans
 
 
 def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...] | None:
@@ -344,7 +400,10 @@ class _Walk:
     def _visit(self, obj: Any, under: bool) -> None:
         t = type(obj)
         if issubclass(t, dict):
-            self.mapping(obj, under or layout.is_environ(obj), named=True)
+            environ = layout.is_environ(obj)
+            if environ and t is dict:  # a copy of the environment: its names are hidden too
+                self.places.data.append(("environ", obj, None))
+            self.mapping(obj, under or environ, named=True)
         elif t is list or t is tuple or t is set or t is frozenset or t is deque:
             self.sequence(obj, t, under)
         elif issubclass(t, type):
