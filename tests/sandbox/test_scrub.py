@@ -400,3 +400,78 @@ def test_a_copy_of_the_environment_keeps_its_size_not_its_names_in_the_child() -
     assert result.ok, result.error
     assert str(len(os.environ)) in result.text
     assert not [name for name in os.environ if len(name) >= 4 and f"'{name}'" in result.text], result.text
+
+
+# -- places the walk did not look (the red team's break 1) ---------------------------------------------------
+PASSWORD = "Xq9-correct-horse-battery-staple"
+TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+PLACES_SETUP = f"""
+import array, decimal, types
+import numpy as np
+import pandas as pd
+password = {PASSWORD!r}
+pin_code = 739140
+def connect():
+    return "pw: Xq9-correct-horse-battery-staple!"
+def toks():
+    yield {TOKEN!r}
+buf = bytearray(password.encode())
+ua = array.array("u", password)
+mv = memoryview(password.encode())
+uarr = np.array(["plain", password])
+sarr = np.array([password.encode()])
+class S(str):
+    pass
+lst = [S(password)]
+mp = types.MappingProxyType({{"x": "pw=" + password}})
+try:
+    raise ValueError(f"login failed for {{password}}")
+except ValueError as e:
+    err = e
+df = pd.DataFrame({{"user": ["alice"], "note": [password]}})
+idx = pd.Index([password])
+ints = np.array([1, pin_code])
+dec = decimal.Decimal(pin_code)
+"""
+PLACES = [
+    "connect()[::-1]",
+    "next(toks())[::-1]",
+    "bytes(buf)[::-1]",
+    "ua.tounicode()[::-1]",
+    "bytes(mv)[::-1]",
+    "str(uarr[1])[::-1]",
+    "sarr[0][::-1]",
+    "lst[0][::-1]",
+    "mp['x'][::-1]",
+    "str(err)[::-1]",
+    "df['note'][0][::-1]",
+    "idx[0][::-1]",
+    "int(ints[1]) + 1",
+    "dec + 1",
+]
+
+
+@pytest.fixture(scope="module")
+def places_session() -> pyaichat.Session:
+    s = pyaichat.Session(config=Config(audit=False, tool_timeout=10.0, secret_names=["pin_*"]))
+    assert s.run(PLACES_SETUP).ok
+    return s
+
+
+@pytest.mark.parametrize("code", PLACES)
+def test_each_place_the_walk_did_not_look_is_replaced_in_the_child(places_session, code: str) -> None:
+    result = call(places_session, "run_python", {"code": f"print({code})"})
+    shown = (result.text or "") + (result.error or "")
+    assert result.ok, result.error
+    for secret in (PASSWORD, TOKEN, "739140", "739141"):
+        for form in (secret, secret[::-1]):
+            assert form[:10] not in shown and form[-10:] not in shown, shown
+
+
+def test_the_session_keeps_the_values_of_those_places(places_session) -> None:
+    call(places_session, "run_python", {"code": "print(1)"})
+    ns = places_session.namespace
+    assert ns["connect"]().endswith(PASSWORD + "!") and next(ns["toks"]()) == TOKEN
+    assert bytes(ns["buf"]).decode() == PASSWORD and ns["ua"].tounicode() == PASSWORD
+    assert str(ns["uarr"][1]) == PASSWORD and ns["lst"][0] == PASSWORD and ns["mp"]["x"].endswith(PASSWORD)
+    assert ns["df"]["note"][0] == PASSWORD and ns["idx"][0] == PASSWORD and int(ns["ints"][1]) == 739140

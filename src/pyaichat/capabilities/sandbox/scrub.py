@@ -15,6 +15,10 @@ behind the walls:
 * anything else is replaced where it is held — a dict entry, a list or tuple item, an attribute or slot, a
   closure cell, a default, a class attribute: ``0`` for a number, the placeholder text for an interned or
   short string; what is replaced is kept alive, so nothing of the session is freed and no ``__del__`` runs;
+* a function whose code holds a secret literal runs a copy of its code with placeholder constants; a
+  ``bytearray``'s or an ``array.array``'s cells, numpy text or integer cells and Arrow text rows that hold
+  one are overwritten where they live (an Index's cached lookups forgotten); a long string the walk could
+  not search within its budget is overwritten whole;
 * array and frame data under a secret name is blanked where it lives: a secret column's cells (numpy
   blocks zeroed or pointed at ``<redacted>``, an Arrow column replaced by ``<redacted>`` cells, or nulls of
   its type), the cells of a row with a secret label, a structured array's secret fields;
@@ -243,6 +247,12 @@ def _set_array_cell(arr: Any, where: Any, value: Any) -> Any:
     return old
 
 
+def _set_code(func: types.FunctionType, _: Any, code: types.CodeType) -> Any:
+    old = func.__code__
+    func.__code__ = code
+    return old
+
+
 _SETTERS: dict[int, Callable[[Any, Any, Any], Any]] = {
     Setter.DICT: _set_dict,
     Setter.LIST: _set_list,
@@ -253,6 +263,7 @@ _SETTERS: dict[int, Callable[[Any, Any, Any], Any]] = {
     Setter.SLOT: _set_slot,
     Setter.TYPE: _set_type,
     Setter.ARRAY_CELL: _set_array_cell,
+    Setter.CODE: _set_code,
 }
 
 
@@ -405,7 +416,56 @@ def _blank_environ(d: dict[Any, Any], _: Any) -> None:
         dict.__setitem__(d, f"{REDACTED[:-1]} {i}>", value)
 
 
+def _blank_buffer(buffer: Any, spans: tuple[tuple[int, int], ...]) -> None:
+    """The spans of a ``bytearray`` or an ``array.array`` (``WHOLE``: all of it) overwritten in place: the
+    placeholder for characters and bytes, zeros for numbers."""
+    import array
+
+    code = buffer.typecode if type(buffer) is array.array else ""
+    for start, end in spans or ((0, len(buffer)),):
+        text = overwrite.fill(end - start)
+        if not code:
+            buffer[start:end] = text.encode("ascii")
+        elif code in "uw":
+            buffer[start:end] = array.array(code, text)
+        elif code in "bB":
+            buffer[start:end] = array.array(code, text.encode("ascii"))
+        else:
+            buffer[start:end] = array.array(code, [0] * (end - start))
+
+
+def _blank_cells(arr: Any, cells: tuple[int, ...]) -> None:
+    """Cells of a text or integer array (flat positions) made stars or zero, in the array's own memory."""
+    np = sys.modules["numpy"]
+    if _read_only_mapping(arr):
+        raise ValueError("the array lives in memory mapped read-only")
+    alias = _writable_alias(arr)
+    dtype, shape = alias.dtype, alias.shape
+    value: Any = 0
+    if dtype.kind == "U":
+        value = "*" * max(dtype.itemsize // 4, 1)
+    elif dtype.kind == "S":
+        value = b"*" * max(dtype.itemsize, 1)
+    for cell in cells:
+        alias[np.unravel_index(cell, shape)] = value
+
+
+def _blank_arrow(values: Any, rows: tuple[int, ...] | None) -> None:
+    _blank_column(values, list(rows) if rows is not None else None)
+
+
+def _clear_cache(index: Any, _: Any) -> None:
+    """An Index's cached lookups (its engine, its values) forgotten: made again from the replaced data."""
+    cache = (instance_dict(index) or {}).get("_cache")
+    if type(cache) is dict:
+        cache.clear()
+
+
 _BLANKS: dict[str, Callable[[Any, Any], None]] = {
+    "buffer": _blank_buffer,
+    "cells": _blank_cells,
+    "arrow": _blank_arrow,
+    "cache": _clear_cache,
     "environ": _blank_environ,
     "array": _blank_whole,
     "fields": _blank_fields,
