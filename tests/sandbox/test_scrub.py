@@ -475,3 +475,33 @@ def test_the_session_keeps_the_values_of_those_places(places_session) -> None:
     assert bytes(ns["buf"]).decode() == PASSWORD and ns["ua"].tounicode() == PASSWORD
     assert str(ns["uarr"][1]) == PASSWORD and ns["lst"][0] == PASSWORD and ns["mp"]["x"].endswith(PASSWORD)
     assert ns["df"]["note"][0] == PASSWORD and ns["idx"][0] == PASSWORD and int(ns["ints"][1]) == 739140
+
+
+@pytest.mark.skipif(LAYOUT is None, reason="no known string layout on this interpreter")
+def test_a_long_string_hidden_by_fresh_zero_pages_keeps_nothing_of_its_value() -> None:
+    """Over a megabyte, whole pages are mapped afresh as zeros: what is left reads as the placeholder and NUL
+    characters, of the same length and kind, with nothing of the value (checked in a forked child)."""
+    import os
+
+    from pyaichat.capabilities.sandbox import overwrite
+
+    firsts = ["s", "é", "п", "😀", b"e"]
+    values = [first + first[:1] * 3_000_000 for first in firsts]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        out = []
+        for v in values:
+            ok = overwrite.overwrite(v)
+            left = set(v) - {"\0", 0, *"<redacted>*·•🔒", *b"<redacted>*"}
+            out.append((ok, len(v) == 3_000_001, sorted(map(str, left))))
+            str(v).encode("utf-8") if type(v) is str else bytes(v)
+        os.write(write, repr(out).encode())
+        os._exit(0)
+    os.close(write)
+    answer = b""
+    while chunk := os.read(read, 65536):
+        answer += chunk
+    os.waitpid(pid, 0)
+    for ok, same_length, left in eval(answer.decode()):
+        assert ok and same_length and not left, answer
