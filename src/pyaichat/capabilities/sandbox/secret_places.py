@@ -408,8 +408,10 @@ class _Walk:
         """A ``str`` or ``bytes`` of a subclass: its characters read through the base's own slice (an exact
         copy: none of the subclass's code runs), replaced where it is held by a placeholder of the base
         type; its attributes walked as any object's."""
-        base: type = str if issubclass(t, str) else bytes
-        text = base.__getitem__(value, slice(None))  # type: ignore[index]
+        whole = slice(None)
+        text: str | bytes = (
+            str.__getitem__(value, whole) if issubclass(t, str) else bytes.__getitem__(value, whole)
+        )
         spans = WHOLE if under else (self.checks.spans_once(text) if text else None)
         if spans is not None:
             self.replace(setter, container, key, _spanned(text, spans))
