@@ -10,6 +10,11 @@ the least disturbed by other work on a shared machine), and the mean CPU time.
 ``--kernel``: the same session in a Jupyter kernel (``pyaichat --kernel``); the kernel's own memory is counted
 too (the column ``kernel MB``), since the tool calls run there.
 
+``--checkpoints``: the same piped session with checkpoints on (``PYAICHAT_CHECKPOINTS=on``): the process
+measured is the live session (the supervisor's child; the supervisor is the process started), and the column
+``copies MB`` is what the checkpoints hold that the live session does not (the supervisor's measure), kept
+under the budget by letting the oldest go.
+
 ``--base DIR``: run another checkout's pyaichat (``DIR/src``, e.g. a worktree of ``main``) with this venv,
 for the table before a change. ``--trace A,B``: find what grows: tracemalloc starts in the REPL process (and
 the kernel) after question A, a snapshot is taken ten questions later (the objects a question leaves behind
@@ -20,7 +25,7 @@ Budget, after the warm-up (``--warm`` questions): ≤ 10 MB per 1,000 questions 
 time ≤ 1.1× the early one. Prints figures; asserts nothing. Linux only (reads ``/proc``).
 
     .venv/bin/python benchmarks/soak.py [--questions 2000] [--every 100] [--warm 300] [--kernel]
-        [--base DIR] [--trace A,B]
+        [--checkpoints] [--base DIR] [--trace A,B]
 """
 
 from __future__ import annotations
@@ -85,6 +90,23 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            found += [int(k) for k in f.read().split()]
+    return found
+
+
+def copies_mb(live: int) -> float:
+    """What the checkpoints (the live session's copies, its children) hold that it does not, in MB: the
+    supervisor's own measure (``checkpoints.memory``)."""
+    from pyaichat.checkpoints import memory
+
+    copies = [u for u in (memory.usage(pid) for pid in children(live)) if u is not None]
+    return memory.held_by_copies(memory.usage(live), copies) / 2**20
 
 
 def descendants(pid: int) -> list[int]:
@@ -167,11 +189,14 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=300, help="questions of warm-up before the budget")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--kernel", action="store_true", help="run the session in a Jupyter kernel")
+    parser.add_argument("--checkpoints", action="store_true", help="with checkpoints on (the live session)")
     parser.add_argument("--base", type=Path, help="run the pyaichat of this checkout (its src/) instead")
     parser.add_argument(
         "--trace", type=lambda v: tuple(int(q) for q in v.split(",")), help="A,B: what grew from A to B"
     )
     opts = parser.parse_args()
+    if opts.checkpoints and (opts.kernel or opts.trace):
+        parser.error("--checkpoints measures the local session, without --kernel or --trace")
     if opts.trace and (len(opts.trace) != 2 or not 0 < opts.trace[0] < opts.trace[1] - 10 <= opts.questions):
         parser.error("--trace takes two question numbers A,B with 0 < A < B - 10 and B <= --questions")
 
@@ -184,6 +209,8 @@ def main() -> None:
             LITELLM_LOCAL_MODEL_COST_MAP="True",
             PYTHONUNBUFFERED="1",
         )
+        if opts.checkpoints:
+            env["PYAICHAT_CHECKPOINTS"] = "on"
         if opts.base:  # before this venv's own (editable) pyaichat on the path, in the REPL and the kernel
             paths = (str(opts.base.resolve() / "src"), env.get("PYTHONPATH"))
             env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
@@ -218,15 +245,20 @@ def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace, tmp: Path)
     repl.send(SETUP.replace("{rows}", str(opts.rows)))
     repl.send(f"print({MARK!r})")
     repl.wait_for(MARK, timeout=300)
+    if opts.checkpoints:  # the live session is the supervisor's child (its copies are the session's)
+        pid = min(children(pid))
     code = f"the code of {opts.base}" if opts.base else "this checkout"
     print(
-        f"soak: {opts.questions} questions, piped{', in a Jupyter kernel' if opts.kernel else ''}, "
+        f"soak: {opts.questions} questions, piped{', in a Jupyter kernel' if opts.kernel else ''}"
+        f"{', checkpoints on' if opts.checkpoints else ''}, "
         f"a {opts.rows:,}-row DataFrame; one eval_expr call and an answer per question; {code}; "
         f"load average {os.getloadavg()[0]:.2f} at the start"
     )
     print(
         f"{'question':>8} {'RSS MB':>8} {'kernel MB':>9} {'threads':>7} {'fds':>4} {'wall ms/q':>10} "
-        f"{'p10 ms/q':>9} {'CPU ms/q':>9}" + (f" {'kernel CPU':>10}" if opts.kernel else "")
+        f"{'p10 ms/q':>9} {'CPU ms/q':>9}"
+        + (f" {'kernel CPU':>10}" if opts.kernel else "")
+        + (f" {'copies MB':>9} {'copies':>6}" if opts.checkpoints else "")
     )
 
     def cpu() -> tuple[float, float]:
@@ -267,20 +299,21 @@ def run(repl: Repl, server: ScriptedServer, opts: argparse.Namespace, tmp: Path)
             print(
                 f"{i:>8} {row.rss:>8.1f} {row.kernel:>9.1f} {threads(pid):>7} {descriptors(pid):>4} "
                 f"{row.wall:>10.1f} {row.low:>9.1f} {row.cpu:>9.1f}"
-                + (f" {row.kcpu:>10.1f}" if opts.kernel else ""),
+                + (f" {row.kcpu:>10.1f}" if opts.kernel else "")
+                + (f" {copies_mb(pid):>9.1f} {len(children(pid)):>6}" if opts.checkpoints else ""),
                 flush=True,
             )
     if not opts.trace:  # with tracemalloc the memory and the times after question A are its own
         summarize(rows, opts)
-    print_threads(repl, tmp)
+    print_threads(repl, tmp, pid)
     if opts.trace:
         grown(tmp, opts)
 
 
-def print_threads(repl: Repl, tmp: Path) -> None:
-    """The REPL process's threads at the end, grouped by what they run."""
+def print_threads(repl: Repl, tmp: Path, pid: int) -> None:
+    """The REPL process's (``pid``) threads at the end, grouped by what they run."""
     path = tmp / "repl.snapshot.threads"
-    repl.proc.send_signal(signal.SIGUSR2)
+    os.kill(pid, signal.SIGUSR2)
     deadline = time.monotonic() + 60
     while not path.exists() and time.monotonic() < deadline:
         time.sleep(0.1)

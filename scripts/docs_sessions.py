@@ -84,7 +84,7 @@ def record() -> list[str]:
             child.send("r")
             screen.wait_for(r"integers now\.(\n.*)*\ntokens: .*\nai>\Z", timeout=60)
             type_line(child, "/undo")
-            screen.wait_for(r"Undone", timeout=30)
+            screen.wait_for(r"input \d+ undone\..*(\n.*)*\nai>\Z", timeout=30)
             screen.pump(1.0)
         finally:
             child.close(force=True)

@@ -22,6 +22,8 @@ The version is the one ``pyproject.toml`` pins in the ``test`` extra, so the lat
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import hashlib
 import os
 import platform
@@ -32,6 +34,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,24 +96,25 @@ def cache_key(version: str, flags: list[str]) -> str:
 
 
 def build(version: str, flags: list[str], dest: Path) -> Path:
-    """Compile the wheel into ``dest`` (atomically: a half-built folder is never taken for a finished one)."""
+    """Compile the wheel into ``dest`` (atomically: a half-built folder is never taken for a finished one),
+    saying how far the compiler has got while it runs."""
     env = dict(os.environ)
     env["CMAKE_ARGS"] = " ".join(flags)
     env["FORCE_CMAKE"] = "1"
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
     dest.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=dest.name + ".", dir=dest.parent))
-    print(f"building llama-cpp-python {version} ({' '.join(flags)}); about 5 minutes on two cores, once")
+    print(
+        f"building llama-cpp-python {version} ({' '.join(flags)}); about 5 minutes on two cores, once",
+        flush=True,
+    )
     began = time.monotonic()
     try:
-        subprocess.run(
-            [
-                sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-cache-dir",
-                "--no-binary", "llama-cpp-python", f"llama-cpp-python=={version}", "-w", str(work),
-            ],
-            check=True,
-            env=env,
-        )  # fmt: skip
+        command = [
+            sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-cache-dir",
+            "--no-binary", "llama-cpp-python", f"llama-cpp-python=={version}", "-w", str(work),
+        ]  # fmt: skip
+        run_with_progress(command, env, began)
         wheels = list(work.glob("llama_cpp_python-*.whl"))
         if len(wheels) != 1:
             raise SystemExit(f"expected one llama-cpp-python wheel in {work}, found {len(wheels)}")
@@ -118,17 +122,62 @@ def build(version: str, flags: list[str], dest: Path) -> Path:
         work.rename(dest)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"built in {time.monotonic() - began:.0f} s: {dest}")
+    print(f"built in {time.monotonic() - began:.0f} s: {dest}", flush=True)
     return next(dest.glob("llama_cpp_python-*.whl"))
+
+
+_PERCENT = re.compile(r"\[\s*(\d+)%\]")
+PROGRESS_EVERY = 20.0  # seconds between two progress lines when the compiler says nothing new
+
+
+def run_with_progress(command: list[str], env: dict[str, str], began: float) -> None:
+    """Run the build, printing a line each time the compiler's progress passes another tenth (and at least
+    every ``PROGRESS_EVERY`` seconds) instead of five silent minutes; its whole output only if it fails."""
+    tail: list[str] = []
+    shown_tenth, last_line, percent = -1, time.monotonic(), 0
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+    ) as build:
+        assert build.stdout is not None
+        for line in build.stdout:
+            tail = [*tail[-199:], line.rstrip()]
+            found = _PERCENT.search(line)
+            if found:
+                percent = int(found.group(1))
+            now = time.monotonic()
+            if percent // 10 > shown_tenth or now - last_line >= PROGRESS_EVERY:
+                shown_tenth, last_line = percent // 10, now
+                print(f"  {now - began:4.0f} s  compiling llama.cpp: {percent}%", flush=True)
+        code = build.wait()
+    if code != 0:
+        print("\n".join(tail), file=sys.stderr)
+        raise SystemExit(
+            f"building llama-cpp-python failed (pip wheel exited with {code}); its output is above"
+        )
+
+
+@contextlib.contextmanager
+def build_lock(dest: Path) -> Iterator[None]:
+    """One build of a wheel at a time: a second run of this script waits for the first, then reuses what it
+    built (two builds into the same cache folder collided on its final rename)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / f"{dest.name}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another build of the same wheel to finish ({lock.name})", flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def wheel_for(version: str, flags: list[str]) -> Path:
     dest = cache_root() / f"llama-cpp-python-{version}-{cache_key(version, flags)}"
-    found = list(dest.glob("llama_cpp_python-*.whl")) if dest.is_dir() else []
-    if found:
-        print(f"llama-cpp-python {version}: reusing {found[0]} (built with {' '.join(flags)})")
-        return found[0]
-    return build(version, flags, dest)
+    with build_lock(dest):  # a build that was running when this one started has finished here
+        found = list(dest.glob("llama_cpp_python-*.whl")) if dest.is_dir() else []
+        if found:
+            print(f"llama-cpp-python {version}: reusing {found[0]} (built with {' '.join(flags)})")
+            return found[0]
+        return build(version, flags, dest)
 
 
 def install(wheel: Path) -> None:

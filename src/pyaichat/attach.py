@@ -24,6 +24,12 @@ if TYPE_CHECKING:
     from .runtime.kernel import KernelRuntime
 
 
+KERNEL_NO_CHECKPOINTS = (
+    "No checkpoints here: the session lives in a Jupyter kernel, a process pyaichat does not run and cannot "
+    "fork, so /undo takes back the last approved proposal only."
+)
+
+
 def run_attached(
     config: Config,
     *,
@@ -47,8 +53,8 @@ def run_attached(
             show(f"pyaichat: {runtime.kernel.helper_problem}", file=sys.stderr)
         if sys.stdin.isatty() and sys.stdout.isatty():
             show(f"pyaichat: {runtime.describe()}.")
-            return run_repl(runtime, first=first)
-        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
+            return run_repl(runtime, first=first, supervised=KERNEL_NO_CHECKPOINTS)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first, supervised=KERNEL_NO_CHECKPOINTS)
     except SystemExit as exc:  # exit() in the kernel, or in pyaichat itself
         return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:

@@ -24,10 +24,30 @@ import concurrent.futures
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+_loops: weakref.WeakSet[BackgroundLoop] = weakref.WeakSet()
+
+
+def forget_after_fork() -> list[asyncio.AbstractEventLoop]:
+    """In a process forked from another (a checkpoint resumed): every loop's thread stayed in the process
+    that was forked, and its epoll instance and wake-up socket are shared with it — closing the loop here
+    would unregister that process's descriptors. Each loop starts afresh on its next call; the old ones are
+    returned for the caller to keep (never finalized here), and no longer closed at exit."""
+    kept = []
+    for background in list(_loops):
+        loop, background._loop, background._thread = background._loop, None, None
+        background._lock = threading.Lock()
+        with contextlib.suppress(Exception):
+            atexit.unregister(background.close)
+        if loop is not None:
+            kept.append(loop)
+    return kept
 
 
 class BackgroundLoop:
@@ -40,6 +60,7 @@ class BackgroundLoop:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.complaints = 0  # what asyncio would have printed (kept quiet)
+        _loops.add(self)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:

@@ -6,7 +6,7 @@ import gc
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import load_config
 from .errors import ConfigError
@@ -18,6 +18,8 @@ from .version import __version__
 if TYPE_CHECKING:
     import argparse
 
+    from .config import Config
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The one place the command line is declared (argparse loads only when there are flags to parse)."""
@@ -26,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pyaichat",
         description="A Python REPL with an AI assistant that can look at (never change) your live session.",
+        epilog="pyaichat mcp [--existing FILE | --kernel NAME | --server URL] serves a session to an agent "
+        "that starts a command (Claude Code, Codex, Cursor…) over stdio: the running REPL it finds (after "
+        "/mcp on or --mcp), or a Jupyter kernel; pyaichat mcp --help says more.",
     )
     parser.add_argument("--model", help="litellm model string, e.g. gpt-4o-mini, ollama/qwen2.5-coder")
     parser.add_argument("--api-base", dest="api_base", help="base URL of the provider or compatible server")
@@ -113,21 +118,38 @@ def _main(argv: Sequence[str] | None) -> int:
 
         gc.enable()  # the Jupyter start-up dwarfs what a paused collector saves
         return run_attached(config, existing=flags["existing"], kernel=flags.get("kernel"), first=first)
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    supervised = _supervised(config, terminal)  # the parent stays here as the supervisor, never returning
     runtime = LocalRuntime(Session(config=config))
     try:
-        if sys.stdin.isatty() and sys.stdout.isatty():
+        if terminal:
             from .repl.app import run_repl  # the terminal front end: not when piped
 
-            return run_repl(runtime, first=first)
+            return run_repl(runtime, first=first, supervised=supervised)
         from .assemble import assemble  # the session's parts: only once it is known which front end
         from .piped import PlainFrontEnd, run_piped  # the piped front end: not in a terminal
 
         gc.enable()
-        return run_piped(assemble(runtime, PlainFrontEnd()), first=first)
+        return run_piped(assemble(runtime, PlainFrontEnd()), first=first, supervised=supervised)
     except SystemExit as exc:  # user code called exit()/sys.exit()
         return _exit_code(exc)
     except KeyboardInterrupt:
         return 130
+
+
+def _supervised(config: Config, terminal: bool) -> Any:
+    """Checkpoints for this session (``checkpoints``): the link to the supervisor forked now — the process
+    the shell started becomes it and never returns from here — or why there is none, in one sentence."""
+    off = " /undo takes back the last approved proposal only."
+    if config.checkpoints == "off":
+        return "Checkpoints are off (the checkpoints setting)." + off
+    if not terminal and config.checkpoints != "on":
+        return 'Checkpoints are off for piped input (checkpoints = "on" keeps them).' + off
+    if not hasattr(os, "fork"):
+        return "This system has no fork(), so checkpoints are off." + off
+    from .checkpoints.launch import start  # only where checkpoints are kept
+
+    return start(config.checkpoint_memory)
 
 
 def _first_inputs(flags: dict[str, object]) -> list[str]:

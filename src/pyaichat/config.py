@@ -46,6 +46,11 @@ _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
 
 
+def provider_of(model: str) -> str:
+    """The provider a litellm model string names (``ollama/qwen`` → ``ollama``; a bare name → "")."""
+    return model.partition("/")[0] if "/" in model else ""
+
+
 class Config:
     """All user-facing settings, fixed once made. Attribute names are the config-file keys;
     ``PYAICHAT_<NAME>`` sets one from the environment. ``replace`` makes a checked copy; two configurations
@@ -67,6 +72,8 @@ class Config:
     secret_patterns: tuple[str, ...]
     audit: bool
     autosave: Literal["auto", "on", "off"]
+    checkpoints: Literal["auto", "on", "off"]
+    checkpoint_memory: float | None
     budget_usd: float | None
     color: bool
     editing_mode: Literal["emacs", "vi"]
@@ -106,6 +113,22 @@ class Config:
     @property
     def api_key_value(self) -> str | None:
         return self.api_key.get_secret_value() if self.api_key is not None else None
+
+    def base_for(self, model: str) -> str | None:
+        """The base URL ``model`` is sent to: ``api_base`` when ``model`` names the same provider as the
+        configured ``model`` (one server serving both: ``openai/a`` and ``openai/b``), else none, its
+        provider's own address (a llama.cpp server's base is no Ollama server's)."""
+        if self.api_base and (not self.model or provider_of(model) == provider_of(self.model)):
+            return self.api_base
+        return None
+
+    def for_model(self, model: str) -> Config:
+        """A copy that sends to ``model``: the base URL and key kept when it is the same provider's, dropped
+        when another's (its requests then go to its provider's own address, with that provider's own key
+        variable, as litellm reads it)."""
+        if not self.model or provider_of(model) == provider_of(self.model):
+            return self.replace(model=model)
+        return self.replace(model=model, api_base=None, api_key=None)
 
     def replace(self, **changes: Any) -> Config:
         """A copy with ``changes`` applied (each checked; ``ConfigError`` names the first bad one)."""

@@ -26,6 +26,37 @@ Sources = dict[str, tuple[Any, str]]
 """setting name -> (raw value, where it came from), later sources already applied over earlier ones."""
 
 
+_BARE_WORD = r"[^\s\"'\[{#=][^#\n]*"  # a value that is none of TOML's: no quote, bracket or brace
+
+
+def _toml_sentence(path: Path, error: str) -> str:
+    """The sentence for a file TOML cannot read. The parser's "Invalid value (at line 1, column 9)" for
+    ``model = gpt-4o-mini`` becomes "line 1: text values need quotes", with the line as it should read."""
+    import re  # only for a broken config file
+
+    where = re.search(r"at line (\d+), column (\d+)", error)
+    if where is not None and error.startswith("Invalid value"):
+        number, column = int(where.group(1)), int(where.group(2))
+        try:
+            line = path.read_text(encoding="utf-8", errors="replace").splitlines()[number - 1]
+        except (OSError, IndexError):
+            line = ""
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if key.strip() and re.fullmatch(_BARE_WORD, value) and column > len(key):
+            if value.lower() in ("true", "false"):
+                return (
+                    f"Config file {path}, line {number}: true and false are written in lowercase: "
+                    f"{key.strip()} = {value.lower()}."
+                )
+            fixed = f'{key.strip()} = "{value.rstrip()}"'
+            return (
+                f"Config file {path}, line {number}: text values need quotes: {line.strip()} should read "
+                f"{fixed}."
+            )
+    return f"Config file {path} is not valid TOML: {error}."
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     try:
         import tomllib  # only with a config file: not at every start-up
@@ -39,7 +70,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"Config file {path} cannot be read: {exc.strerror}.", source=str(path))
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"Config file {path} is not valid TOML: {exc}.", source=str(path))
+        raise ConfigError(_toml_sentence(path, str(exc)), source=str(path)) from None
     # Accept both a flat file and one with a [pyaichat] table.
     if isinstance(data.get("pyaichat"), dict):
         data = {**{k: v for k, v in data.items() if k != "pyaichat"}, **data["pyaichat"]}

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .agent.suggest import Suggester
     from .config import Config
     from .mcptools.approval import Answer, Question
-    from .ports import FrontEnd, Serving
+    from .ports import FrontEnd, Serving, Undo
     from .records import ExecResult
     from .runtime import Runtime
 
@@ -77,11 +77,15 @@ class Controller:
             journal=self.journal,
         )
         self._suggester: Suggester | None = None
-        self._question_hinted = False
         # outside agents' calls (/mcp) wait while an input is handled: they never see it half-done
         self.gate = SessionGate()
         self._serving = serving  # makes the session's MCP service (``assemble``); None: it cannot serve
         self._service: Serving | None = None
+        # checkpoints of the whole session, where the front end keeps them (``checkpoints``); else why not,
+        # in one sentence (``/undo`` then takes back the last approved proposal alone)
+        self.checkpoints: Undo | None = None
+        self.checkpoints_why = "Checkpoints are kept only in pyaichat's own REPL (python -m pyaichat)."
+        self._question_hinted = False
 
     # -- the configuration -----------------------------------------------------------------------------------
     @property

@@ -14,19 +14,40 @@ import os
 import sys
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["install_command"]
+__all__ = ["install_command", "package_of"]
+
+# Modules whose package (what pip installs) has another name: an ImportError names the module.
+_PACKAGES = {
+    "zmq": "pyzmq",
+    "websocket": "websocket-client",
+    "jupyter_client": "jupyter-client",
+    "yaml": "PyYAML",
+    "PIL": "pillow",
+    "sklearn": "scikit-learn",
+}
 
 
-def install_command(extra: str | None = None, *, python: str | None = None) -> str:
+def install_command(
+    extra: str | None = None, *, python: str | None = None, also: tuple[str, ...] = ()
+) -> str:
     """The shell command that installs ``pyaichat[extra]`` here (pyaichat itself without ``extra``), with
-    ``python`` (default: this interpreter; e.g. ``<kernel python>`` for another environment)."""
+    ``python`` (default: this interpreter; e.g. ``<kernel python>`` for another environment), and the
+    packages ``also`` (a dependency of a dependency that went missing, which pip would not add back for an
+    extra whose direct requirements are there)."""
     pip = f"{python or _shown(sys.executable)} -m pip install"
     wanted = f"[{extra}]" if extra else ""
+    more = "".join(f" {name}" for name in also)
     source = _local_source()
     if source is None:
-        return f"{pip} 'pyaichat{wanted}'" if extra else f"{pip} pyaichat"
+        return f"{pip} 'pyaichat{wanted}'{more}" if extra else f"{pip} pyaichat{more}"
     folder, editable = source
-    return f"{pip} {'-e ' if editable else ''}'{_shown(folder)}{wanted}'"
+    return f"{pip} {'-e ' if editable else ''}'{_shown(folder)}{wanted}'{more}"
+
+
+def package_of(exc: ImportError, default: str) -> str:
+    """The package that provides the module ``exc`` could not import (``zmq`` → ``pyzmq``)."""
+    module = (exc.name or "").split(".")[0] or default
+    return _PACKAGES.get(module, module)
 
 
 def this_python() -> str:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
+from .checkpoints.resumed import Resumed
 from .controller import Controller
 from .ports import BaseFrontEnd
 from .printable import show
@@ -138,7 +139,8 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
     """
     block: list[str] = []
     cell = False  # the block is a cell magic's
-    for raw in lines:
+    source_lines = lines if isinstance(lines, Lines) else Lines(lines)
+    for raw in source_lines:
         line = raw.rstrip("\r\n")
         if cell:
             if line.strip():
@@ -158,8 +160,12 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
                 and not line.lstrip().startswith(_CONTINUATIONS)
                 and _ends_block(source)
             ):
+                # the line that ended the block starts the next input: back into the source, so that between
+                # two inputs nothing read is held here (a checkpoint taken then holds it in ``Lines``)
+                source_lines.back.append(raw)
                 yield source
                 block = []
+                continue
             else:
                 block.append(line)
                 if not needs_more_input("\n".join(block)):
@@ -182,22 +188,130 @@ def iter_inputs(lines: Iterable[str], ctrl: Controller) -> Iterable[str]:
         yield "\n".join(block)
 
 
+class Lines:
+    """Raw lines from ``source``, with the lines read ahead and put back (``back``, next first)."""
+
+    def __init__(self, source: Iterable[str]) -> None:
+        self._source = iter(source)
+        self.back: list[str] = []
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        return self.back.pop() if self.back else next(self._source)
+
+
 def _ends_block(source: str) -> bool:
     """True when a blank line would complete ``source`` (it is a finished compound statement)."""
     return not needs_more_input(source + "\n")
 
 
-def run_piped(ctrl: Controller, stream: TextIO | None = None, first: Sequence[str] = ()) -> int:
+def run_piped(
+    ctrl: Controller, stream: TextIO | None = None, first: Sequence[str] = (), supervised: Any = None
+) -> int:
     """Read every input from ``stream`` (stdin) and handle it, after ``first`` (``--resume`` is ``/resume``);
-    exit status 0 at end of input."""
+    exit status 0 at end of input. ``supervised``: the supervisor's link that keeps checkpoints (the setting
+    ``checkpoints = "on"``), or why there is none."""
+    if isinstance(supervised, str):
+        ctrl.checkpoints_why = supervised
+    if supervised is None or isinstance(supervised, str):
+        try:
+            for source in itertools.chain(first, iter_inputs(stream or sys.stdin, ctrl)):
+                ctrl.serve_proposals()  # an outside agent's, shown between inputs (never run: nobody asks)
+                ctrl.handle(source)
+                sys.stdout.flush()
+                if ctrl.should_exit:
+                    break
+            ctrl.serve_proposals()
+        finally:
+            ctrl.close()
+        return 0
+    return _run_kept(ctrl, stream, first, supervised)
+
+
+def _run_kept(ctrl: Controller, stream: TextIO | None, first: Sequence[str], supervised: Any) -> int:
+    """``run_piped`` with checkpoints. Each copy is taken after an input is read and before it runs, so the
+    copy's reading holds no more than the pipe has given it: a session resumed from it after a crash drops
+    that input (it crashed) and reads on from the pipe; one resumed by a jump drops it too (it was undone)
+    and reads on from the lines the session it replaces had read ahead (``Lines.back``, carried over)."""
+    from .checkpoints.keeper import Checkpoints  # only with checkpoints on for piped input
+
+    # read a byte at a time: nothing read past a line stays in a buffer of this process
+    lines = Lines(stream if stream is not None else _unbuffered_lines(sys.stdin.fileno()))
+    resumed = _PipedResume(lines)
+    checkpoints = ctrl.checkpoints = Checkpoints(ctrl, *supervised, prompt=resumed, revive=resumed.revive)
+    inputs = itertools.chain(first, iter_inputs(lines, ctrl))
+    code = 1
     try:
-        for source in itertools.chain(first, iter_inputs(stream or sys.stdin, ctrl)):
+        for source in inputs:
+            _seam(checkpoints)
+            if resumed.here:  # this is a session resumed from the copy: its input crashed or was undone
+                resumed.here = False
+                continue
             ctrl.serve_proposals()  # an outside agent's, shown between inputs (never run: no one is asked)
-            ctrl.handle(source)
+            try:
+                ctrl.handle(source)
+            except Resumed:  # resumed from a copy taken inside an input: on with the next one
+                pass
             sys.stdout.flush()
             if ctrl.should_exit:
                 break
         ctrl.serve_proposals()
+        code = 0
     finally:
         ctrl.close()
+        checkpoints.bye(code)
     return 0
+
+
+class _PipedResume:
+    """Piped input's part in a jump (``checkpoints.carry.PromptHistory``): no prompt history, and for keys
+    typed ahead, the lines read ahead."""
+
+    def __init__(self, source: Lines) -> None:
+        self.source = source
+        self.here = False  # resumed from a copy: the input read before it was taken does not run
+
+    def revive(self) -> None:
+        self.here = True
+
+    def lines(self) -> list[str]:
+        return []
+
+    def replace(self, lines: list[str]) -> None:
+        pass
+
+    def typed(self) -> Any:
+        return list(self.source.back)
+
+    def retype(self, keys: Any) -> None:
+        # read on where the session replaced stopped: between two inputs ``iter_inputs`` holds nothing of
+        # its own (every yield is followed by an empty block), so the lines it had read ahead are all here
+        self.source.back[:] = list(keys)
+
+
+def _seam(checkpoints: Any) -> None:
+    try:
+        checkpoints.seam()
+    except Exception as exc:  # a checkpoint not taken must not end the session
+        from .errors import internal_error  # only when it happens
+
+        print(f"Error: {internal_error(exc, 'Checkpoints')}", file=sys.stderr)
+
+
+def _unbuffered_lines(fd: int) -> Iterator[str]:
+    """stdin's lines, read a byte at a time (nothing is read past the end of a line)."""
+    import os  # only with checkpoints on
+
+    line = bytearray()
+    while True:
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+        if byte == b"\n":
+            yield line.decode("utf-8", "replace")
+            line.clear()
+    if line:
+        yield line.decode("utf-8", "replace")

@@ -9,12 +9,15 @@ whether a front end has a member. The terminal (``repl.frontend.ReplFrontEnd``),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
-    from .agent.events import Event
+    from .agent.events import Event, PageEvent
     from .mcptools.approval import Answer, Question
     from .proposal import Decision, Proposal
+
+
+Place = Literal["repl", "ipython", "jupyter", "piped"]  # where a front end runs (``FrontEnd.place``)
 
 
 class FrontEnd(Protocol):
@@ -22,7 +25,15 @@ class FrontEnd(Protocol):
 
     interactive: bool  # a person can be asked at a terminal (not piped input, not a notebook's kernel)
     remembers: bool  # keeps the session for --resume when the autosave setting is "auto" (not piped input)
+    # where it runs: "repl", "ipython" (a terminal), "jupyter" (a kernel's front end: a notebook, jupyter
+    # console, qtconsole) or "piped"; commands and hints are worded for it (``commands.wording``)
+    place: Place
     where: str  # what this session is called to outside agents (MCP): "pyaichat REPL", "IPython in Jupyter"…
+
+    @property
+    def last_page(self) -> PageEvent | None:
+        """The last long output shown, for ``/more`` to page (``None`` where there is no pager)."""
+        ...
 
     def emit(self, event: Event) -> None:
         """Show ``event``."""
@@ -41,8 +52,9 @@ class FrontEnd(Protocol):
         """A tool call's arguments, edited by the person (``None``: they gave up)."""
         ...
 
-    def withdraw(self, call_id: str) -> None:
-        """No one waits for that proposal any more: close its question (called from another thread)."""
+    def withdraw(self, call_id: str, code: str | None = None) -> None:
+        """No one waits for that proposal any more: close its question (called from another thread); ``code``:
+        it was placed in the next input, which drops it if the person has not changed it."""
         ...
 
     def answer_question(self, question: Question) -> Answer:
@@ -55,7 +67,12 @@ class BaseFrontEnd:
 
     interactive = False
     remembers = False
+    place: Place = "piped"
     where = "pyaichat (piped input)"
+
+    @property
+    def last_page(self) -> PageEvent | None:  # no pager
+        return None
 
     def set_next_input(self, code: str) -> None:  # nowhere to put it
         pass
@@ -63,7 +80,7 @@ class BaseFrontEnd:
     def edit_arguments(self, proposal: Proposal) -> dict[str, Any] | None:
         return None  # no editor: the call does not run
 
-    def withdraw(self, call_id: str) -> None:  # its question closes by itself (it never blocks)
+    def withdraw(self, call_id: str, code: str | None = None) -> None:  # it never blocks, places nothing
         pass
 
     def answer_question(self, question: Question) -> Answer:
@@ -72,7 +89,7 @@ class BaseFrontEnd:
         return Answer("cancel")  # no one to fill in the form
 
 
-if TYPE_CHECKING:  # the controller holds one; the type checker reads it
+if TYPE_CHECKING:  # the controller holds these; the type checker reads them (no class made at start-up)
 
     class Serving(Protocol):
         """Serving this session to outside agents over MCP (``mcpserve.service.McpService``, one per session,
@@ -87,3 +104,24 @@ if TYPE_CHECKING:  # the controller holds one; the type checker reads it
         def status(self) -> str: ...
 
         def token(self) -> str | None: ...
+
+    class Undo(Protocol):
+        """What the session can take back (``/undo``, ``/redo``, ``/checkpoints``): checkpoints of the whole
+        process where pyaichat runs the REPL itself (``checkpoints``). Where it does not (IPython, a kernel)
+        the controller has none, and ``/undo`` takes back the last approved proposal alone."""
+
+        def undo(self, count: int) -> None:
+            """Go back ``count`` inputs (whoever made them); says what happened, or why not."""
+            ...
+
+        def redo(self) -> None:
+            """Back to where the person was before ``/undo``, while nothing new has run."""
+            ...
+
+        def report(self) -> str:
+            """``/checkpoints``: what can be undone, what each input changed, what going back cannot undo."""
+            ...
+
+        def status(self) -> str | None:
+            """A few words for the toolbar (how far back ``/undo`` can go), or ``None``."""
+            ...

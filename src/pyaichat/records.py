@@ -61,7 +61,10 @@ class HistoryEntry:
     stdout: str = ""
     stderr: str = ""
     result: str | None = None
-    undone: bool = False  # /undo took this input (an approved proposal) back: its effects are gone
+    undone: bool = False  # /undo took this input back: its effects are gone
+    crashed: str | None = (
+        None  # it ended the session (how: "a segmentation fault"); a checkpoint took it back
+    )
 
 
 UNDONE = "undone with /undo"
@@ -70,9 +73,12 @@ UNDONE = "undone with /undo"
 def input_mark(entry: HistoryEntry, proposed_by: str | None = None) -> str:
     """The note after an input wherever inputs are listed — the session picture the assistant and outside
     agents read, ``/history`` — so a model never takes an undone change for a standing one: ``  [proposed
-    by the assistant; undone with /undo]``, ``  [undone with /undo]``, or nothing."""
+    by the assistant; undone with /undo]``, ``  [undone with /undo]``, ``  [crashed the session (a
+    segmentation fault); taken back]``, or nothing."""
     parts = [f"proposed by {proposed_by}"] if proposed_by else []
-    if entry.undone:
+    if entry.crashed:
+        parts.append(f"crashed the session ({entry.crashed}); taken back")
+    elif entry.undone:
         parts.append(UNDONE)
     return f"  [{'; '.join(parts)}]" if parts else ""
 

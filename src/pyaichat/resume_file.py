@@ -148,6 +148,13 @@ class ResumeFile:
             except Exception as exc:  # a thread of its own: nothing above it would say anything
                 self._failure = exc
 
+    def after_fork(self) -> None:
+        """In a session forked from a checkpoint: no writer runs here (its thread stayed in the process that
+        was forked), and what the file holds is written again at the next input."""
+        self._lock = _thread.allocate_lock()
+        self._writer = None
+        self._kept = None
+
     def _say_failure(self) -> None:
         failure = self._failure
         if failure is not None and not self._failure_said:
@@ -177,6 +184,13 @@ class ResumeFile:
         one sentence what came back or why not."""
         from .persist.resume import load_resume  # with /resume or --resume only
 
+        if path is not None:  # a file that cannot be a snapshot is refused before anything comes back
+            from .persist.snapshot_file import not_a_snapshot  # with /resume FILE only
+
+            problem = not_a_snapshot(path, here=self.runtime.describe() is None)
+            if problem is not None:
+                self._notice(problem, "warning")
+                return
         snapshot = path
         try:
             last = load_resume()

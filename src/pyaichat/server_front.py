@@ -41,9 +41,13 @@ def open_server(
     try:  # websocket-client and jupyter_client: the `server` extra
         from .runtime.server import attach, pick, start, table
     except ImportError as exc:
-        from .extras import install_command  # only to say how
+        from .extras import install_command, package_of  # only to say how
 
-        raise ServerError(f"--server needs {exc.name}: {install_command('server')}.")
+        package = package_of(exc, "jupyter_client")
+        raise ServerError(
+            f"--server needs the {package} package, which is missing or broken here: "
+            f"{install_command('server', also=(package,))}"
+        )
     address, url_token = parse_address(str(flags["server"]), insecure=bool(flags.get("insecure")))
     token = flags.get("token") or url_token or os.environ.get("JUPYTER_TOKEN") or None
     api = ServerAPI(address, token)
@@ -117,21 +121,28 @@ def _menu(
     """The person's choice: a running kernel, or ``None`` for a new one of ``default``."""
     from .runtime.server import table  # as above
 
-    if entries:
-        say(f"Kernels on {shown}:")
-        for line in table(entries, numbered=True):
-            say(f"  {line}")
-    else:
+    new = f"a new {default} kernel (shut down when pyaichat exits)"
+    if not entries:  # a yes-or-no question: its capital letter is what Enter takes
         say(f"{shown} runs no kernel.")
-    say(f"  n  a new {default} kernel (shut down when pyaichat exits)")
-    prompt = f"Attach to [1-{len(entries)}, n]: " if entries else "Start a new kernel? [n]: "
-    for _ in range(ASKS):
-        answer = ask(prompt).strip().lower()
-        if answer in ("n", "new") or (not entries and answer == ""):
+        for _ in range(ASKS):
+            answer = ask(f"Start {new}? [Y/n]: ").strip().lower()
+            if answer in ("", "y", "yes"):
+                return None
+            if answer in ("n", "no"):
+                raise ServerError("No kernel chosen; nothing was started.")
+            say("Type y (or Enter) to start one, or n not to.")
+        raise ServerError("No kernel chosen.")
+    say(f"Kernels on {shown}:")
+    for line in table(entries, numbered=True):
+        say(f"  {line}")
+    say(f"  n  {new}")
+    for _ in range(ASKS):  # Enter takes what the prompt says it takes: the first kernel
+        answer = ask(f"Attach to [1-{len(entries)}, n] (Enter: 1): ").strip().lower()
+        if answer in ("n", "new"):
             return None
-        if answer == "" and entries:
+        if answer == "":
             return entries[0]
         if answer.isdigit() and 1 <= int(answer) <= len(entries):
             return entries[int(answer) - 1]
-        say(f"Type a number from 1 to {len(entries)}, or n for a new kernel." if entries else "Type n.")
+        say(f"Type a number from 1 to {len(entries)}, or n for a new kernel.")
     raise ServerError("No kernel chosen.")

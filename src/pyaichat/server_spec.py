@@ -99,6 +99,22 @@ class ServerSpec:
             return f"{kind}_timeout in the server's own entry"
         return f"mcp_{kind}_timeout"
 
+    def how_to_set(self, key: str, value: Any) -> str:
+        """How the person sets ``key`` to ``value`` for this server, written the way the file that defines
+        it writes it: ``"trust": "read-only" in its entry in mcp.json`` for a server from ``--mcp-config``
+        JSON, ``trust = "read-only" in its [mcp_servers.NAME] table`` for the config file's. ``sampling`` and
+        ``elicitation`` exist in the config file only (a file written for another client must not turn them
+        on), so for a JSON server they go in a table of its name there."""
+        import json  # with /tools only
+
+        shown = json.dumps(value, ensure_ascii=False)
+        json_file = next((part for part in self.origin.split(" and ") if part.endswith(".json")), None)
+        if json_file is not None and key not in ("sampling", "elicitation"):
+            return f'"{key}": {shown} in its entry in {json_file}'
+        table = f"[mcp_servers.{self.name}]"
+        where = f"a {table} table in the config file" if json_file is not None else f"its {table} table"
+        return f"{key} = {shown} in {where}"
+
     def where(self) -> str:
         """Where the server is, for ``/tools`` (no secret: arguments and the url are the user's own text,
         but a password in a url is cut out)."""

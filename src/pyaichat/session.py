@@ -10,6 +10,7 @@ import ast
 import codeop
 import io
 import linecache
+import os
 import sys
 import time
 import traceback
@@ -72,6 +73,20 @@ class Tee(io.TextIOBase):
 def short(text: str, limit: int = _SUMMARY_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _after_echoed_ctrl_c(stream: Any) -> str:
+    """A newline when the terminal echoed the Ctrl-C as ``^C`` (its ``ECHOCTL`` mode), which leaves the cursor
+    after it: ``KeyboardInterrupt`` then starts its own line instead of reading ``^CKeyboardInterrupt``."""
+    try:
+        fd = stream.fileno()
+        if not os.isatty(fd):
+            return ""
+        import termios  # only after a Ctrl-C in a terminal
+
+        return "\n" if termios.tcgetattr(fd)[3] & termios.ECHOCTL else ""
+    except (AttributeError, OSError, ValueError, ImportError):
+        return ""
 
 
 def needs_more_input(source: str) -> bool:
@@ -171,7 +186,7 @@ class Session:
         except KeyboardInterrupt:
             # The user stopped their own code: report it, but it is not an error to explain.
             result.ok, result.interrupted = False, True
-            print("KeyboardInterrupt", file=sys.stderr)
+            print(_after_echoed_ctrl_c(real_err) + "KeyboardInterrupt", file=sys.stderr)
         except BaseException as exc:
             result.ok = False
             result.error = self._record_error(exc, source, number)

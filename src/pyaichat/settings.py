@@ -124,6 +124,20 @@ SETTINGS = _table(
         choices=("auto", "on", "off"),
         description="keep the conversation and inputs for --resume (auto: in a terminal, not piped)",
     ),
+    Setting(
+        "checkpoints",
+        "choice",
+        default="auto",
+        choices=("auto", "on", "off"),
+        description="keep a paused copy of the session before each input, for /undo and crashes (auto: REPL)",
+    ),
+    Setting(
+        "checkpoint_memory",
+        "float",
+        gt=0,
+        le=1_000_000,
+        description="GB the checkpoints' own memory may take (unset: half of what is available at start)",
+    ),
     Setting("budget_usd", "float", gt=0, description="stop asking once the session has cost this much"),
     Setting(
         "color",

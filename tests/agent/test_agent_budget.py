@@ -96,6 +96,28 @@ def test_this_turn_alone_over_the_limit_is_a_stop_with_one_sentence():
     assert "context budget of 1,000 tokens" in stop.note and stop.note.count(".") == 1
 
 
+def test_a_question_too_long_by_itself_is_told_clear_cannot_help_and_to_ask_about_a_variable():
+    """``/clear`` forgets earlier turns, which ``_fit`` drops anyway: for a question that does not fit by
+    itself the way out is the text in a variable, asked about as ``@it``."""
+    b = budget(FakeLLM(window=4096), [turn(1), turn(2)], context_tokens=100_000)
+    stop = b.next_request(
+        NATIVE, [{"role": "user", "content": "why? " * 20_000}], step=0, spent=Usage(), requests=0
+    )
+    assert isinstance(stop, Stop) and stop.bound == "context_tokens"
+    note = stop.note
+    assert "the question itself is about" in note and "4,096-token window" in note
+    assert "/clear cannot help" in note and "@it" in note and "larger window" in note
+    assert note.count(".") == 1
+
+
+def test_a_small_question_in_a_tiny_window_is_not_told_to_move_its_text():
+    b = Budget(FakeLLM(window=600), Limits(), Prompt("s" * 4000, [], "picture"))
+    b.start()
+    stop = b.next_request(NATIVE, NOW, step=0, spent=Usage(), requests=0)
+    assert isinstance(stop, Stop)
+    assert "@it" not in stop.note and "/clear" not in stop.note and "larger window" in stop.note
+
+
 def test_the_answer_cap_is_the_setting_or_what_the_window_has_left():
     fake = FakeLLM(window=4096)
     b = Budget(fake, Limits(context_tokens=8000, max_tokens=3000), Prompt("s", [], "y" * 11_600))

@@ -55,3 +55,29 @@ def test_save_reports_an_unwritable_path(ctrl, recorder, tmp_path):
     last = recorder.of("notice")[-1]
     assert last.level == "warning" and "Cannot create the folder" in last.text
     assert not (tmp_path / "blocker" / "dir").exists()
+
+
+def test_model_of_another_provider_drops_the_old_base_and_says_where_it_goes(ctrl, recorder):
+    """A session started against a llama.cpp base: ``/model ollama/…`` kept that base (and the 404 that
+    followed blamed the model name). The base and key stay with their provider; each switch says where."""
+    ctrl.settings.replace(model="openai/smollm2", api_base="http://127.0.0.1:8080/v1", api_key="sk-local")
+    dispatch(ctrl, "/model openai/other")  # the same provider: the same server
+    assert recorder.of("notice")[-1].text == (
+        "Model set to openai/other for the next question, at http://127.0.0.1:8080/v1."
+    )
+    assert ctrl.config.api_base == "http://127.0.0.1:8080/v1"
+    dispatch(ctrl, "/model ollama/qwen2.5-coder")
+    set_to, dropped = (n.text for n in recorder.of("notice")[-2:])
+    assert set_to == (
+        "Model set to ollama/qwen2.5-coder for the next question, at ollama's own address (localhost:11434)."
+    )
+    assert dropped.startswith(
+        "Not used for it: the address http://127.0.0.1:8080/v1 and the api_key, set for openai/other "
+        "(another provider)"
+    )
+    assert ctrl.config.api_base is None and ctrl.config.api_key is None
+    dispatch(ctrl, "/model")
+    assert (
+        recorder.of("notice")[-1].text
+        == "Model: ollama/qwen2.5-coder, at ollama's own address (localhost:11434)."
+    )

@@ -3,11 +3,13 @@ the one retry budget, and the loader."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from typing import Any
 
 import httpx
@@ -470,6 +472,95 @@ def test_a_failed_load_is_raised_to_whoever_waits():
     with pytest.raises(LLMSetupError):
         loader.get()
     assert not loader.loaded()
+
+
+def modules_in(folder, *names: str) -> None:
+    """Small modules ``names`` in ``folder``, importable (a load made of several imports, like litellm's)."""
+    for name in names:
+        (folder / f"{name}.py").write_text("VALUE = 1\n")
+    sys.path.insert(0, str(folder))
+
+
+def ran(name: str) -> bool:
+    return getattr(sys.modules.get(name), "VALUE", None) == 1
+
+
+@pytest.fixture
+def folder(tmp_path):
+    yield tmp_path
+    sys.path.remove(str(tmp_path))
+    for path in tmp_path.glob("*.py"):
+        sys.modules.pop(path.stem, None)
+
+
+def test_the_load_gives_way_between_its_modules_while_the_person_is_busy(folder):
+    names = ("giveway_one", "giveway_two")
+    modules_in(folder, *names)
+    busy = threading.Event()
+    busy.set()
+    loader = Loader(lambda: [importlib.import_module(name) for name in names])
+    loader.give_way_to(busy.is_set)
+    loader.start()
+    time.sleep(0.3)
+    assert not any(ran(name) for name in names)  # paused before its first module runs
+    busy.clear()  # the person stops typing: it goes on
+    assert [m.VALUE for m in loader.get()] == [1, 1] and loader.paused_s >= 0.25
+
+
+def test_a_paused_load_never_holds_up_another_thread_s_imports(folder):
+    """The pause is not inside a finder, where the import system holds its global lock: the prompt's next
+    import went through the finders and waited for the pause (a prompt that never came back)."""
+    modules_in(folder, "giveway_four", "giveway_five")
+    loader = Loader(lambda: importlib.import_module("giveway_four"))
+    loader.give_way_to(lambda: True)
+    loader.start()
+    time.sleep(0.2)
+    other = threading.Thread(target=importlib.import_module, args=("giveway_five",), daemon=True)
+    began = time.perf_counter()
+    other.start()
+    other.join(5)
+    assert not other.is_alive() and time.perf_counter() - began < 2 and ran("giveway_five")
+    assert not ran("giveway_four")  # still giving way
+    assert loader.get().VALUE == 1
+
+
+def test_the_load_goes_on_when_the_prompt_waits_for_a_module_it_is_importing(folder):
+    modules_in(folder, "giveway_six")
+    loader = Loader(lambda: importlib.import_module("giveway_six"))
+    loader.give_way_to(lambda: True)
+    loader.start()
+    time.sleep(0.2)
+    began = time.perf_counter()
+    assert importlib.import_module("giveway_six").VALUE == 1  # the main thread waits on its module lock
+    assert time.perf_counter() - began < 3
+    loader.get()
+
+
+def test_someone_waiting_for_the_load_ends_its_giving_way(folder):
+    """Once a question waits for litellm, it is what the person waits for: busy or not, it loads."""
+    modules_in(folder, "giveway_three")
+    loader = Loader(lambda: importlib.import_module("giveway_three"))
+    loader.give_way_to(lambda: True)  # the person never stops being busy
+    loader.start()
+    time.sleep(0.2)
+    assert not ran("giveway_three")
+    assert loader.get().VALUE == 1
+
+
+def test_a_count_never_waits_for_the_load():
+    """Counting before litellm is loaded estimates instead (a turn remembered after Ctrl-C during the load was
+    sized by litellm: the next prompt waited for the whole load)."""
+    release = threading.Event()
+    loader = Loader(lambda: release.wait(30))
+    client = LiteLLMClient(Config(model="openai/m"), loader=loader)
+    loader.start()
+    try:
+        began = time.perf_counter()
+        assert client.count_tokens([{"role": "user", "content": "hello there"}], None) > 0
+        assert time.perf_counter() - began < 1 and not loader.loaded()
+    finally:
+        release.set()
+        loader.get()
 
 
 def test_ctrl_c_while_litellm_loads_leaves_a_working_module():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from repetition_corpus import LEGIT, LOOPS
+
 from pyaichat.agent.repetition import RepetitionGuard
 
 
@@ -53,3 +56,22 @@ def test_ordinary_answers_are_not_loops():
 def test_short_repeated_lines_such_as_code_and_fences_are_not_loops():
     text = "    return None\n" * 8 + "```\n" * 8 + "|---|---|\n" * 8
     assert not stream(text).looping
+
+
+@pytest.mark.parametrize("name", list(LOOPS))
+def test_a_loop_said_in_other_words_is_cut_within_a_few_repeats_keeping_its_first_round(name: str) -> None:
+    """Issue 50: a looping apology went on for 709 tokens (25 s): no line and no run of words repeated
+    exactly. Each loop of the corpus is cut before half of it went by, keeping its first round whole."""
+    text, start = LOOPS[name]
+    guard = stream(text)
+    assert guard.looping
+    assert len(guard.text) < len(text) / 2
+    assert guard.kept().startswith(start)
+
+
+@pytest.mark.parametrize("name", list(LEGIT))
+def test_answers_that_repeat_their_shape_are_kept_whole(name: str) -> None:
+    """Tables (rows that differ by their numbers), lists, enumerations, steps and code repeat their shape
+    because that is what they are."""
+    guard = stream(LEGIT[name])
+    assert not guard.looping, guard.kept()[-200:]

@@ -98,6 +98,18 @@ def test_only_the_password_of_a_url_is_masked(url, expected):
         "aws_secret_access_key",
         "private_key",
         "passphrase",
+        # the second red team of query_sql: names that held a secret and passed
+        "pw",
+        "pw_hash",
+        "hashed_pw",
+        "passhash",
+        "totp_seed",
+        "recovery_codes",
+        "user_backup_codes",
+        "passwort",
+        "пароль",
+        "ssn",
+        "cvv",
     ],
 )
 def test_secret_looking_names(name):

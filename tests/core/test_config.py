@@ -72,6 +72,22 @@ def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
         load_config(config_file=f, env={})
 
 
+def test_an_unquoted_text_value_is_told_it_needs_quotes_with_its_line(tmp_path: Path) -> None:
+    """The parser says "Invalid value (at line 2, column 9)"; the person is told what to write instead."""
+    f = write(tmp_path / "c.toml", "max_steps = 4\nmodel = gpt-4o-mini\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(config_file=f, env={})
+    assert str(info.value) == (
+        f"Config file {f}, line 2: text values need quotes: model = gpt-4o-mini should read "
+        'model = "gpt-4o-mini".'
+    )
+    f = write(tmp_path / "d.toml", "color = False\n")
+    with pytest.raises(
+        ConfigError, match=r"line 1: true and false are written in lowercase: color = false\."
+    ):
+        load_config(config_file=f, env={})
+
+
 def test_unknown_key_names_file_and_key(tmp_path: Path) -> None:
     f = write(tmp_path / "c.toml", 'modle = "gpt"\n')
     with pytest.raises(ConfigError) as info:

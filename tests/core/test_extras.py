@@ -84,3 +84,30 @@ def test_no_hint_in_the_source_names_the_index_package_by_hand():
         if literal.search(line)
     ]
     assert found == []
+
+
+def test_server_without_zmq_names_the_package_and_the_command_that_installs_it(tmp_path):
+    """jupyter_client imports ``zmq``, which the ``pyzmq`` package provides: the sentence names the package
+    (not the module) in the pip command of this installation."""
+    import os
+    import subprocess
+
+    hide_zmq = (
+        "import sys, runpy; sys.modules['zmq'] = None; "
+        "sys.argv = ['pyaichat', '--server', 'http://127.0.0.1:9/']; "
+        "runpy.run_module('pyaichat', run_name='__main__')"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYAICHAT_", "JUPYTER_TOKEN"))}
+    env.update(XDG_STATE_HOME=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    done = subprocess.run(
+        [sys.executable, "-c", hide_zmq],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    said = done.stdout + done.stderr
+    assert "--server needs the pyzmq package" in said, said
+    assert "-m pip install" in said and "[server]' pyzmq" in said, said
+    assert "Traceback" not in said

@@ -70,6 +70,15 @@ def test_piped_question_without_model_is_one_sentence_and_no_traceback() -> None
     assert proc.returncode == 0
 
 
+def test_help_names_the_mcp_command_too() -> None:
+    """``pyaichat mcp`` is a command of its own (the stdio server an agent starts): ``--help`` says so."""
+    proc = run_cli("", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert "pyaichat mcp [--existing FILE | --kernel NAME | --server URL]" in text
+    assert "pyaichat mcp --help says more" in text
+
+
 def test_version_flag() -> None:
     proc = run_cli("", "--version")
     assert proc.returncode == 0 and proc.stdout.strip().startswith("pyaichat 0.")
@@ -163,12 +172,14 @@ def test_unknown_command_lists_known_ones_on_one_line() -> None:
 
 
 def test_help_lists_only_registered_commands() -> None:
-    from pyaichat.commands import names
+    from pyaichat.commands import all_commands, names
 
     ctrl, out = controller()
-    ctrl.handle("/help")
+    ctrl.handle("/help all")
     listed = [line.split()[0] for line in out.getvalue().splitlines() if line.startswith("  /")]
-    assert sorted(c.lstrip("/") for c in listed) == sorted(names())
+    here = [c.name for c in all_commands() if c.is_for("piped")]
+    assert sorted(c.lstrip("/") for c in listed) == sorted(here)
+    assert "more" not in here and "more" in names()  # the pager's command is a terminal's
     for required in ("py", "ai", "ask", "help", "model", "history"):
         assert required in names()
 
@@ -184,7 +195,8 @@ def test_mode_commands_and_model_switch() -> None:
     ctrl.handle("/model openai/gpt-4o-mini")
     assert ctrl.config.model == "openai/gpt-4o-mini"
     ctrl.handle("/model")
-    assert out.getvalue().rstrip().endswith("Model: openai/gpt-4o-mini")
+    said = out.getvalue().rstrip()
+    assert said.endswith("Model: openai/gpt-4o-mini, at openai's own address (api.openai.com).")
 
 
 def test_history_command_shows_numbered_inputs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -206,6 +218,19 @@ def test_a_saved_script_runs_past_an_input_that_did_not_parse(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr  # it used to stop at once: SyntaxError on "x = = 2"
     assert done.stdout.strip() == "IndexError: list index out of range"
+
+
+def test_the_first_notebook_save_says_it_is_writing_before_nbformat_loads(tmp_path: Path) -> None:
+    """Loading nbformat (its schema validator) took 2–3 s with nothing on the screen; the second save is
+    quick and says nothing first."""
+    first, second = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    out = run_cli(f"x = 1\n/save {first}\n/save {second}\n")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"Writing {first}: the first notebook loads nbformat, a few seconds…"
+    assert lines[1].startswith(f"Wrote 2 cells to {first}")
+    assert lines[2].startswith(f"Wrote 2 cells to {second}")
+    assert len(lines) == 3
 
 
 HIDE_PERSIST = (

@@ -55,8 +55,10 @@ class FakeFrontEnd:
     def edit_arguments(self, proposal: Any) -> dict[str, Any] | None:
         return self.arguments
 
-    def withdraw(self, call_id: str) -> None:  # from the waiting thread
+    def withdraw(self, call_id: str, code: str | None = None) -> None:  # from the waiting thread
         self.withdrawn.append(call_id)
+        if code is not None and self.next_input == code:  # placed: the input drops it, unchanged
+            self.next_input = None
         self.withdraw_called.set()
 
     def of(self, kind: str) -> list[Any]:
@@ -206,6 +208,24 @@ def test_no_answer_in_time_withdraws_it_and_a_late_yes_runs_nothing():
     assert front.withdrawn == [outcome.proposal.call_id]
     assert "withdrawn: no one answered in time. Nothing ran." in front.of("notice")[-1].text
     assert "did not run" in outcome.observation
+
+
+def test_a_cancelled_proposal_placed_in_the_input_leaves_it_and_running_that_input_approves_nothing():
+    """Its caller cancelled it after the person chose edit (the code waits in their input): the code leaves
+    the input (the front end drops it if unchanged), one line says so, and whatever they run next is their
+    own input, not an approval."""
+    front = FakeFrontEnd("edit")
+    ctrl = make(front)
+    got = from_a_second_thread(ctrl, Proposal.of_code("placed = 1", source="cursor"))
+    assert front.next_input == "placed = 1"
+    outcome = got["pending"].withdraw("cursor cancelled its proposal, so it was withdrawn.", take_back=True)
+    assert outcome.status == "unanswered" and front.next_input is None
+    assert front.withdrawn == [outcome.proposal.call_id]
+    ctrl.serve_proposals()
+    assert front.of("notice")[-1].text == "cursor cancelled its proposal, so it was withdrawn."
+    ctrl.handle("placed = 2")  # the person's own input
+    assert finish(got).status == "unanswered" and ns(ctrl)["placed"] == 2
+    assert ctrl.journal.approved == []
 
 
 def test_a_proposal_no_one_served_in_time_is_never_asked():

@@ -108,7 +108,8 @@ def test_settings_from_env_and_file_are_checked_without_pydantic_and_a_bad_one_i
         timeout=HANG_GUARD,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[:2] == ["['tomllib']", "Model: openai/x"]
+    model = "Model: openai/x, at openai's own address (api.openai.com)."
+    assert proc.stdout.splitlines()[:2] == ["['tomllib']", model]
 
     env["PYAICHAT_MAX_STEPS"] = "500"
     proc = subprocess.run(

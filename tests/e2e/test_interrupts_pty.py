@@ -79,3 +79,22 @@ def test_ctrl_c_at_run_it_declines_and_ends_the_turn(tmp_path, srv):
         screen.wait_for(r"^False$")
     finally:
         child.close()
+
+
+def test_ctrl_c_in_running_code_puts_keyboardinterrupt_on_its_own_line(tmp_path):
+    """The terminal echoes Ctrl-C as ``^C`` and leaves the cursor after it: the sentence went on the same
+    line, ``^CKeyboardInterrupt``."""
+    from pty_terminal import spawn
+
+    child = spawn(tmp_path, wait=False)
+    screen = Screen(child)
+    try:
+        screen.wait_for(r"^>>>$")
+        child.send("print('sleeping'); import time; time.sleep(60)\r")
+        screen.wait_for(r"^sleeping$")  # the code runs: the terminal is the code's (cooked, echoing)
+        child.sendcontrol("c")
+        screen.wait_for(r"^KeyboardInterrupt$")
+        screen.wait_for(r"^>>>$")
+        assert "^CKeyboardInterrupt" not in screen.text()
+    finally:
+        child.close(force=True)

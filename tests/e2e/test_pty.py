@@ -187,8 +187,8 @@ def test_preview_approve_and_undo_in_a_real_terminal(tmp_path):
             child.expect(r"Run it\?.*\[r\]un / \[e\]dit / \[n\]o")
             child.send("r")
             child.expect(NEW_AI)
-            type_line(child, "/undo")
-            child.expect_exact("Undone: restored d.")
+            type_line(child, "/undo")  # the checkpoint before the approved proposal's input
+            child.expect_exact("Back to before input 2 (`d = sorted(d)`): input 2 undone.")
             child.send("\t")
             child.expect_exact(PY_PROMPT)
             type_line(child, "d")
@@ -327,15 +327,27 @@ def test_snapshot_exit_and_resume_in_a_real_terminal(tmp_path):
 
 
 @pytest.mark.skipif(not __import__("shutil").which("less"), reason="no less on this machine")
-def test_help_taller_than_the_screen_is_paged_and_q_returns_to_the_prompt(tmp_path):
+def test_help_prints_inline_and_the_pager_opens_only_when_asked_with_the_way_back_on_screen(tmp_path):
+    """/help opened less: the keys typed next went to the pager and the key list was below the fold. Now it
+    is a few lines, the next line typed reaches the prompt, and a long output offers /more, whose pager says
+    how to come back."""
     child = spawn(tmp_path, PAGER="less")  # LESS unset: pyaichat's default FRXK, as git's
     try:
         type_line(child, "/help")
-        child.expect("Commands:")
-        child.expect(r"\r\n:")  # less's prompt: the page is longer than the 30-line screen
-        assert "exit (on an empty line)" not in child.before  # the last key is past the first screen
-        child.send("G")  # to the end
-        child.expect("exit \\(on an empty line\\)")
+        child.expect("Keys: TAB on an empty line switches Python")
+        child.expect("Commands: /")
+        child.expect("/help all: every command; /help keys: every key.")
+        type_line(child, "6 * 7")  # typed at once: to the prompt, not to a pager
+        child.expect(output("42"))
+        child.expect(NEW_PY)
+        type_line(child, "/help keys")
+        child.expect(r"exit \(on an empty line\)")
+        child.expect(NEW_PY)
+        type_line(child, "/help all")  # taller than the 30-line screen: printed, with the way to page it
+        child.expect(r"\(\d+ lines: /more shows them in a pager, where q comes back here\)")
+        child.expect(NEW_PY)
+        type_line(child, "/more")
+        child.expect_exact("pyaichat: q comes back to the prompt, space shows more, / searches")
         child.send("q")
         child.expect(NEW_PY)
         type_line(child, "6 * 7")

@@ -1,6 +1,6 @@
 """What a newcomer reads on a real terminal (``python -m pyaichat`` under pexpect): long lines of ``/help``,
 ``/tools`` and the preview go on under their own indent, ``/history`` marks approved and undone proposals,
-``--resume`` says when no variables came back, ``/sent`` shows each part once through the pager, and a
+``--resume`` says when no variables came back, ``/sent`` shows each part once (a pager only on /more), and a
 question typed at ``>>>`` gets one hint."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
 ]
 
+PAGER_HINT = re.compile(r"\(\d+ lines: /more shows them in a pager")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\r")
 
 
@@ -39,7 +40,8 @@ def shown_after(child, command: str, first: str) -> list[str]:
     lines = screen_lines(first + child.before)
     while lines and not lines[-1].strip():
         lines.pop()
-    return lines
+    hint = [n for n, line in enumerate(lines) if PAGER_HINT.match(line)]
+    return lines[: hint[-1]] if hint else lines  # output taller than the screen ends saying how to page it
 
 
 def spawn_asking(tmp_path, server, *args: str, **env: str):
@@ -49,14 +51,14 @@ def spawn_asking(tmp_path, server, *args: str, **env: str):
 def test_help_keeps_each_usage_apart_from_its_description_at_any_width(tmp_path):
     child = spawn(tmp_path)
     try:
-        lines = shown_after(child, "/help", "Commands:")
+        lines = shown_after(child, "/help all", "Commands:")
         at = lines.index("  /snapshot [--include-secrets] [file]")  # too wide for the column: alone
         description = lines[at + 1]
         assert description.startswith(" " * 30 + "Save the session's variables"), lines[at : at + 3]
         assert all(len(line) <= 100 for line in lines)
         # a narrow pane: every description goes under its term, never back to column 0
         child.setwinsize(30, 44)
-        lines = shown_after(child, "/help", "Commands:")
+        lines = shown_after(child, "/help all", "Commands:")
         assert all(len(line) <= 44 for line in lines), [line for line in lines if len(line) > 44]
         body = [line for line in lines if line not in ("Commands:", "Keys:")]
         assert body and all(line.startswith("  ") for line in body), [x for x in body if x[:1] != " "]
@@ -110,8 +112,8 @@ def test_the_preview_wraps_under_its_indent_and_history_marks_the_undone_proposa
             child.send("r")
             child.expect_exact("Zeroed.")
             child.expect(NEW_AI)
-            type_line(child, "/undo")
-            child.expect_exact("Undone: removed totals.")
+            type_line(child, "/undo")  # the checkpoint before the approved proposal's input
+            child.expect_exact("Back to before input 2 (`totals = [0.0, 20.0]")
             child.expect(NEW_AI)
             type_line(child, "/history")
             child.expect_exact("[1] x = 1")
@@ -194,7 +196,7 @@ def test_a_question_typed_at_the_python_prompt_gets_one_hint_and_a_typo_none(tmp
 
 
 @pytest.mark.skipif(not __import__("shutil").which("less"), reason="no less on this machine")
-def test_sent_shows_each_tool_list_once_through_the_pager(tmp_path):
+def test_sent_shows_each_tool_list_once_and_pages_only_when_asked(tmp_path):
     with ScriptedServer() as server:
         server.tool("get_repr", {"expr": "x"})
         server.text("x is 41.")
@@ -207,9 +209,11 @@ def test_sent_shows_each_tool_list_once_through_the_pager(tmp_path):
             child.expect(NEW_PY)
             type_line(child, "/sent")
             child.expect_exact("Request 1 of 2")
-            child.expect(r"\r\n:")  # less's prompt: longer than the 30-line screen
-            child.send("G")  # to the end
-            child.expect(r"\(the same \d+ tools as request 1\)")
+            child.expect(r"\(the same \d+ tools as request 1\)")  # printed: no pager took the screen
+            child.expect(r"lines: /more shows them in a pager")
+            child.expect(NEW_PY)
+            type_line(child, "/more")
+            child.expect_exact("q comes back to the prompt")  # less's prompt: the way back, on screen
             child.send("q")
             child.expect(NEW_PY)
             type_line(child, "6 * 7")

@@ -254,7 +254,33 @@ def test_resume_refuses_a_foreign_snapshot_in_one_sentence(srv, tmp_path):
     forged.write_bytes(b"not a pyaichat snapshot at all")
     dispatch(ctrl, f"/resume {forged}")
     last = ctrl.frontend.of("notice")[-1]
-    assert last.level == "warning" and "\n" not in last.text and "nothing was loaded" in last.text.lower()
+    assert last.level == "warning" and "\n" not in last.text and "nothing was" in last.text.lower()
+
+
+def test_resume_of_a_saved_notebook_is_refused_before_anything_comes_back(srv, tmp_path):
+    """``/resume analysis.ipynb`` said "Resumed the session…" (the conversation came back) and then
+    "…nothing was loaded": a file that cannot be a snapshot is refused first, with what to do instead."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYAICHAT_")}
+    env.update(
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        PYAICHAT_MODEL="openai/test",
+        PYAICHAT_API_BASE=srv.base_url,
+        PYAICHAT_AUTOSAVE="on",
+        PYAICHAT_AUDIT="false",
+        OPENAI_API_KEY="sk-test",
+    )
+    srv.text("x holds 41.")
+    first = _piped([], "x = 41\n/ask what is x?\n/save analysis.ipynb\n", env, tmp_path)
+    assert first.returncode == 0, first.stderr
+    (tmp_path / "notes.txt").write_text("not a snapshot")
+    for command in ("/resume analysis.ipynb", "/resume notes.txt", "/resume missing.snap"):
+        second = _piped([], f"{command}\n/history\n", env, tmp_path)
+        out = second.stdout
+        assert "Resumed the session" not in out, out
+        assert "Nothing was resumed" in out and "No inputs yet." in out, out
+    said = _piped(["--resume", "analysis.py"], "", env, tmp_path).stdout
+    assert "analysis.py is a script /save writes" in said and "/resume alone brings back" in said
 
 
 @needs_walls

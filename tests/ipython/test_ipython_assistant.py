@@ -130,10 +130,11 @@ def test_jupyter_proposal_becomes_the_next_cell(new_shell, scripted, capsys):
     scripted.text("ok")
     run(shell, "%ai define x")
     assert shell.rl_next_input == "x = 1"
-    shown = "\n".join(o["data"].get("text/markdown", "") for o in shell.display_pub.outputs)
-    assert "```python\nx = 1\n```" in shown
+    shown = "\n".join(o["data"].get("text/plain", "") for o in shell.display_pub.outputs)
+    assert "Proposed code (not run yet)\nDefine x." in shown
+    # the code is in the new cell: not shown again above it, nor in a ✓ propose_code line
+    assert "x = 1" not in shown and "propose_code" not in capsys.readouterr().out
     assert "x" not in shell.user_ns
-    assert "✓ propose_code(code=x = 1, explanation=Define x.)" in capsys.readouterr().out
 
 
 def test_the_preview_shows_before_the_proposal_goes_into_the_next_input(aip, scripted, capsys):
@@ -187,7 +188,7 @@ def test_an_edited_proposal_is_the_users_own_code_and_not_undone(aip, scripted, 
     run(aip, "%ai /undo")
     out = " ".join(capsys.readouterr().out.split())
     assert "Nothing was undone: you edited the assistant's last proposal before running it" in out
-    assert "is your own code, which /undo does not take back." in out and aip.user_ns["n"] == 3
+    assert "is your own code, which %ai /undo does not take back." in out and aip.user_ns["n"] == 3
 
 
 def test_snapshot_and_resume_in_ipython(aip, scripted, capsys, tmp_path):

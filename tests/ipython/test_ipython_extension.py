@@ -91,7 +91,8 @@ def test_missing_model_is_one_usage_error_line(ip, capsys):
     result = run(ip, "%ai why is it empty?")
     err = capsys.readouterr().err
     assert isinstance(result.error_in_exec, UsageError)
-    assert err.strip() == f"UsageError: {NO_MODEL}"
+    # the sentence names the command as it is typed in IPython
+    assert err.strip() == f"UsageError: {NO_MODEL}".replace("/model", "%ai /model")
     assert "Traceback" not in err
 
 
@@ -142,6 +143,23 @@ def test_slash_commands_pass_through(ip, capsys):
     result = run(ip, "%ai --model openai/third /model")
     assert isinstance(result.error_in_exec, UsageError)
     assert extension.get(ip).controller.config.model == "openai/other"
+
+
+def test_a_question_for_another_providers_model_does_not_go_to_this_ones_base(ip, monkeypatch):
+    """``%ai --model ollama/… question`` in a session set up for a llama.cpp base: the base stays with its
+    provider, as ``/model`` does it."""
+    run(ip, "%load_ext pyaichat")
+    ext = extension.get(ip)
+    ext.controller.settings.replace(model="openai/local", api_base="http://127.0.0.1:8080/v1")
+    asked = []
+    monkeypatch.setattr(ext.controller, "ask", lambda question, config: asked.append(config))
+    monkeypatch.setattr("pyaichat.agent.llm.is_loaded", lambda: True)
+    run(ip, "%ai --model ollama/qwen why")
+    run(ip, "%ai --model openai/other why")
+    assert [(c.model, c.api_base) for c in asked] == [
+        ("ollama/qwen", None),
+        ("openai/other", "http://127.0.0.1:8080/v1"),
+    ]
 
 
 # -- option parsing ------------------------------------------------------------------------------------------
@@ -286,3 +304,21 @@ def test_failures_while_answering_are_one_line(ip, monkeypatch, capsys, raised, 
     assert result.success
     assert " ".join(captured.out.split()) == shown  # rich wraps at the console width
     assert "Traceback" not in captured.err
+
+
+def test_a_cancelled_proposal_leaves_the_next_input_it_was_placed_in():
+    """An outside agent cancelled the proposal whose code terminal IPython put into the next input: the
+    code leaves it (not yet on screen: IPython's ``rl_next_input``), so Enter does not run it."""
+    from types import SimpleNamespace
+
+    from pyaichat.config import Config
+    from pyaichat.ipython.frontend import IPythonFrontEnd
+
+    shell = SimpleNamespace(rl_next_input=None, colors="Linux")
+    shell.set_next_input = lambda code: setattr(shell, "rl_next_input", code)
+    frontend = IPythonFrontEnd(shell, Config())
+    frontend.set_next_input("x = 1")
+    frontend.withdraw("call-1", "something else")
+    assert shell.rl_next_input == "x = 1"  # not that proposal's code: it stays
+    frontend.withdraw("call-1", "x = 1")
+    assert shell.rl_next_input is None

@@ -60,7 +60,7 @@ def test_extension_listed_in_ipython_config_without_a_model(ipydir):
     )
     from pyaichat.agent.llm import NO_MODEL
 
-    assert proc.stderr.strip() == f"UsageError: {NO_MODEL}"
+    assert proc.stderr.strip() == f"UsageError: {NO_MODEL}".replace("/model", "%ai /model")
     assert "still alive" in proc.stdout
 
 

@@ -300,7 +300,7 @@ def test_propose_code_passes_the_same_rate_bound_as_every_call() -> None:
         def __init__(self) -> None:
             self.proposed: list[dict[str, Any]] = []
 
-        def propose(self, args: dict[str, Any], client: ClientRecord) -> CapabilityResult:
+        def propose(self, args: dict[str, Any], client: ClientRecord, left: Any = None) -> CapabilityResult:
             self.proposed.append(args)
             return CapabilityResult(name="propose_code", ok=True, text="The person declined it.")
 

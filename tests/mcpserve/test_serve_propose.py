@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from serve_helpers import Served, http_client, text
+from serve_helpers import Served, http_client, stdio_client, text
 
 from pyaichat.capabilities import audit
 from pyaichat.capabilities.registry import CapabilityResult
@@ -267,3 +267,71 @@ def test_a_proposal_after_the_agent_read_an_instruction_in_the_data_says_so_on_t
     other.answer()
     panel = [e for e in served.frontend.events if getattr(e, "type", "") == "approval_required"][-1].proposal
     assert panel.source == "other" and panel.provenance == ""
+
+
+def _withdrawn_notice(served: Served, before: int) -> list[str]:
+    return [n for n in served.frontend.notices()[before:] if "cancelled" in n]
+
+
+def test_a_cancelled_call_withdraws_its_proposal_and_nothing_of_it_can_run(served: Served) -> None:
+    """Issue 50, found with the official conformance suite: the agent cancels its propose_code over
+    Streamable HTTP (the SDK client sends ``notifications/cancelled``, or aborts the request's stream on the
+    2026 wire); the panel stays and ``r`` ran the code. The proposal is withdrawn, the person told in one
+    line, and answering afterwards runs nothing."""
+    before = len(served.frontend.notices())
+
+    async def agent() -> None:
+        async with http_client(served.url, served.token, "cursor") as client:
+            with anyio.move_on_after(WAIT):
+                async with anyio.create_task_group() as group:
+
+                    async def call() -> None:
+                        await client.call_tool("propose_code", {"code": "cancelled_ran = True"})
+
+                    group.start_soon(call)
+                    while not served.ctrl.proposals.waiting:
+                        await anyio.sleep(0.02)
+                    group.cancel_scope.cancel()  # the agent gives up: the SDK tells the server
+            await anyio.sleep(0.5)  # the session still connected: only the request was cancelled
+
+    anyio.run(agent)
+    until(lambda: _withdrawn_notice(served, before) or not served.ctrl.proposals.waiting)
+    served.frontend.answers[:] = ["run"]  # the person would press r now
+    served.ctrl.serve_proposals()
+    assert "cancelled_ran" not in served.session.namespace
+    (said,) = _withdrawn_notice(served, before)
+    assert said == "cursor cancelled its proposal, so it was withdrawn; nothing of it ran."
+
+
+@pytest.mark.parametrize("how", ["cancels", "quits"])
+def test_through_the_stdio_bridge_a_cancelled_or_abandoned_proposal_is_withdrawn(
+    served: Served, how: str
+) -> None:
+    """The agent behind ``pyaichat mcp`` (stdio) cancels its call (``notifications/cancelled``), staying
+    connected; or quits while its proposal waits (the bridge exits, its link to the session closes). Either
+    way the proposal is withdrawn, as over HTTP."""
+    before = len(served.frontend.notices())
+
+    async def agent() -> None:
+        async with stdio_client(served.env(), "codex") as client:
+            async with anyio.create_task_group() as group:
+
+                async def call() -> None:
+                    await client.call_tool("propose_code", {"code": "bridged_ran = True"})
+
+                group.start_soon(call)
+                while not served.ctrl.proposals.waiting:
+                    await anyio.sleep(0.02)
+                group.cancel_scope.cancel()
+            if how == "quits":
+                return  # leaving the client ends the bridge's process at once
+            with anyio.fail_after(WAIT):  # still connected: the cancellation alone withdraws it
+                while served.ctrl.proposals.waiting:
+                    await anyio.sleep(0.02)
+
+    anyio.run(agent)
+    until(lambda: _withdrawn_notice(served, before) or not served.ctrl.proposals.waiting)
+    served.frontend.answers[:] = ["run"]
+    served.ctrl.serve_proposals()
+    assert "bridged_ran" not in served.session.namespace
+    assert len(_withdrawn_notice(served, before)) == 1

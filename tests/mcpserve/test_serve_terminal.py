@@ -141,3 +141,49 @@ def test_an_agents_proposal_waits_for_an_empty_line_and_runs_only_when_the_perso
         leave(child)
     finally:
         child.close(force=True)
+
+
+def test_a_proposal_its_agent_cancels_leaves_the_panel_with_one_line_and_r_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    """Issue 50: the agent cancelled its propose_code; the panel stayed and ``r`` ran the code. Now the
+    question closes, one line says why, and the ``r`` typed next is only a letter at the prompt."""
+    state = tmp_path / "state"
+    child = spawn(tmp_path, "--mcp", wait=False)
+    child.timeout = 60
+    asked = threading.Event()
+    cancel = threading.Event()
+
+    async def agent() -> None:
+        async with stdio_client(bridge_env(state), "claude-code") as client:
+            async with anyio.create_task_group() as group:
+
+                async def call() -> None:
+                    await client.call_tool("propose_code", {"code": "cancelled_ran = True"})
+
+                group.start_soon(call)
+                await anyio.to_thread.run_sync(lambda: cancel.wait(120))
+                group.cancel_scope.cancel()
+            await anyio.sleep(1)
+
+    worker = threading.Thread(target=lambda: anyio.run(agent))
+    try:
+        child.expect(NEW_PY)
+        worker.start()
+        child.expect(r"Proposed code by claude-code \(not run yet\)")
+        child.expect(r"Run it\?")
+        asked.set()
+        cancel.set()
+        child.expect_exact("claude-code cancelled its proposal, so it was withdrawn; nothing of it ran.")
+        child.expect(NEW_PY)
+        child.send("r")  # what the person would have pressed: a letter at the prompt now
+        child.expect("r")
+        child.sendcontrol("u")
+        child.send("'cancelled_ran' in dir()\r")
+        child.expect(r"False\r\n")
+        child.expect(NEW_PY)
+        worker.join(120)
+        leave(child)
+    finally:
+        cancel.set()
+        child.close(force=True)

@@ -270,3 +270,27 @@ def test_the_settings_have_defaults_and_bounds() -> None:
     )
     with pytest.raises(ConfigError, match="mcp_call_timeout should be more than 0"):
         Config(mcp_call_timeout=0)
+
+
+def test_a_fix_is_written_in_the_form_of_the_file_that_defines_the_server(tmp_path: Path) -> None:
+    """A server from ``--mcp-config`` JSON is told its fix in JSON (where that file can hold it); one from
+    the config file in TOML; requests back (sampling, elicitation) only in the config file, by design."""
+    from types import SimpleNamespace
+
+    from pyaichat.mcptools.status import requests_back_line
+
+    (tmp_path / "cursor.json").write_text(json.dumps(CURSOR))
+    _, time_server = read_json_file(str(tmp_path / "cursor.json"))
+    assert time_server.how_to_set("trust", "read-only") == (
+        f'"trust": "read-only" in its entry in {tmp_path / "cursor.json"}'
+    )
+    assert time_server.how_to_set("elicitation", True) == (
+        "elicitation = true in a [mcp_servers.time] table in the config file"
+    )
+    (own,) = servers_from_table({"own": {"command": "own"}})
+    assert own.how_to_set("trust", "read-only") == 'trust = "read-only" in its [mcp_servers.own] table'
+    refused = SimpleNamespace(launch=None, answered={}, refused={"sampling": 2})
+    assert requests_back_line(time_server, refused) == (
+        "sampling off (refused 2: sampling = true in a [mcp_servers.time] table in the config file turns it "
+        "on)"
+    )

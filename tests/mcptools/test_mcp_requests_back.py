@@ -120,8 +120,9 @@ def test_what_the_user_did_not_turn_on_is_not_declared_and_is_refused_in_words(m
     assert {"sampling", "elicitation"} <= set(hello(hellos["open"])["capabilities"])
     shown = lines_of(assistant)
     assert (
-        "requests back: sampling off (refused 1: sampling = true turns it on), elicitation off "
-        "(refused 1: elicitation = true turns it on), roots: none listed (refused 1)"
+        "requests back: sampling off (refused 1: sampling = true in its [mcp_servers.plain] table turns it "
+        "on), elicitation off (refused 1: elicitation = true in its [mcp_servers.plain] table turns it on), "
+        "roots: none listed (refused 1)"
     ) in shown
     assert f"requests back: roots: {tmp_path}" in shown
     assert "requests back: sampling on, elicitation on" in shown

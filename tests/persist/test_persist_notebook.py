@@ -291,3 +291,31 @@ def test_a_secret_value_quoted_by_an_error_is_masked_in_every_saved_form(tmp_pat
     assert "invalid literal for int() with base 10: '<redacted secret value>'" in notebook
     save_resume([], s.history, path=tmp_path / "last-session.json")
     assert "Tr0ub4dor" not in (tmp_path / "last-session.json").read_text()
+
+
+def test_a_tag_in_an_answer_is_shown_and_does_not_swallow_what_follows(work):
+    """An answer with an unclosed ``<data>`` hid itself and the questions after it when the saved transcript
+    or notebook was rendered; a ``<redacted …>`` mark (the masker's) vanished the same way."""
+    from markdown_it import MarkdownIt
+
+    s, _, _ = work
+    turns = [
+        AssistantTurn("what is in <data>?", f"<data>\nthree rows, key {SECRET}", after_input=2, end_input=2),
+        AssistantTurn("and the next question?", "Shown.", after_input=3, end_input=3),
+    ]
+
+    def rendered(markdown: str) -> tuple[str, list[str]]:
+        tokens = MarkdownIt("commonmark").parse(markdown)
+        html = [t.type for t in tokens if t.type == "html_block"]
+        html += [c.type for t in tokens for c in t.children or [] if c.type == "html_inline"]
+        text = " ".join(c.content for t in tokens for c in t.children or [] if c.type == "text")
+        return text, html
+
+    text, html = rendered(to_transcript(turns))
+    assert html == [] and "Question 2" in text and "and the next question?" in text
+    assert "<data>" in text and "three rows, key <redacted openai key>" in text
+    cells = [c.source for c in to_notebook(s.history, turns).cells if c.cell_type == "markdown"]
+    for source in cells:
+        assert rendered(source)[1] == [], source
+    shown = " ".join(rendered(c)[0] for c in cells)
+    assert "what is in <data>?" in shown and "<redacted openai key>" in shown and "Shown." in shown

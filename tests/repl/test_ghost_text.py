@@ -112,6 +112,18 @@ def test_history_comes_first_and_needs_no_model(make) -> None:
     assert all(r.prompt.endswith("print('hello from history')") for r in ghost.model.requests)
 
 
+def test_a_line_that_raised_is_not_offered_again_from_history(make) -> None:
+    """History offered the line that had just raised; it is left out (↑ still recalls it, to fix it), and a
+    line that later ran fine is offered again."""
+    ghost = make(Model("sales.net_revenue_eur * 2"))
+    failed = "total = sales.net_revenue_eur + missing_name"
+    ghost.repl.ctrl.runtime.session.run(failed)  # NameError
+    ghost.repl.prompt.default_buffer.history.append_string(failed)
+    assert ghost.read_after_answer("total = ", RIGHT + "\r") == "total = sales.net_revenue_eur * 2"
+    ghost.pipe.send_text("print('he" + RIGHT + "\r")  # a line that ran fine: still offered
+    assert ghost.repl.read() == "print('hello from history')"
+
+
 def test_off_without_a_suggestion_model_and_in_assistant_mode(make) -> None:
     ghost = make(None, suggest_model=None)
     ghost.pipe.send_text("print('he" + RIGHT + "\r")

@@ -254,3 +254,29 @@ def test_the_live_status_counts_the_seconds_without_new_events():
 
 def test_format_usage_marks_counts_pyaichat_made():
     assert format_usage(1200, 40, None, "m", estimated=True) == "tokens: ≈1,200 in · ≈40 out · m"
+
+
+def test_an_answer_with_html_like_tags_is_shown_not_swallowed():
+    """A small model copies the prompt's ``<data>`` spans: rich's Markdown took them for HTML and showed
+    nothing up to the next blank line. Streamed (the live region) and final, the text is there."""
+    reply = "<data>\nmerged has 0 rows: the keys differ.\n</data>\nSo <b>fix</b> the keys."
+    out = " ".join(render(ev.AnswerEvent(text=reply)).split())
+    assert "<data> merged has 0 rows: the keys differ. </data>" in out and "So <b>fix</b> the keys." in out
+    renderer, stream = make(terminal=True)
+    renderer.render(ev.AnswerChunkEvent(text=reply))
+    live = " ".join(stream.getvalue().split())
+    renderer.close()
+    assert "merged has 0 rows" in live
+
+
+def test_terminal_ipython_names_commands_as_typed_there():
+    from pyaichat.commands import all_commands
+
+    all_commands()  # IPython's front end loads them before its renderer words a sentence
+    out = io.StringIO()
+    console = Console(file=out, width=120, no_color=True, highlight=False)
+    renderer = RichRenderer(console, place="ipython")
+    renderer.render(ev.ReceiptsEvent(summary="receipts: 1 of 1 number found", warnings=[]))
+    renderer.render(ev.NoticeEvent(text="Nothing to undo: /undo takes back an approved proposal."))
+    shown = out.getvalue()
+    assert "(%ai /receipts)" in shown and "%ai /undo takes back" in shown

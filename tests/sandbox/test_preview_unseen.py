@@ -520,3 +520,105 @@ def test_a_write_a_c_library_makes_is_the_wall_too(fx: Fixture) -> None:
     found = fx.preview(f"df.to_parquet({str(target)!r})")
     assert found.status == "incomplete" and not target.exists()
     assert found.reason == f"The code writes {target}, which a preview never does; the preview stopped there."
+
+
+# -- red team (walled child), break 5: what a preview did not say ------------------------------------------
+HELD = [  # pyaichat's own state changed in place: no module's dict changes
+    (
+        "import pyaichat.capabilities.redact as r\nr._PATTERNS.clear()",
+        "pyaichat.capabilities.redact._PATTERNS",
+    ),
+    ("import pyaichat.capabilities.redact as r\nr._PIECES[0] = 'x'", "pyaichat.capabilities.redact._PIECES"),
+    ("import pyaichat.capabilities.redact as r\nr._maskers.clear()", "pyaichat.capabilities.redact._maskers"),
+    (  # an instance held at module level, one step down
+        "import pyaichat.capabilities.redact as r\nnext(iter(r._maskers.values()))._env_values.clear()",
+        "pyaichat.capabilities.redact._maskers[0]._env_values",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "said"), HELD, ids=[s.rsplit(".", 1)[-1] for _, s in HELD])
+def test_pyaichats_state_changed_in_place_is_tampering(fx: Fixture, code: str, said: str) -> None:
+    """``redact._PATTERNS.clear()`` turns masking off for the rest of the session after approval: named as
+    tampering with pyaichat, and put back before the report (which the effects show still came)."""
+    from pyaichat.capabilities import redact
+
+    redact.default_masker()._env_values.append("kept-value-of-the-test")  # a masker with a list to clear
+    found = fx.preview(code + "\nitems.append(4)")
+    shown = text(found)
+    assert found.status == "incomplete" and f"changes {said}" in shown and "part of pyaichat itself" in shown
+    assert "changes items in place" in shown
+    quiet = fx.preview("import pyaichat.capabilities.redact as r\nn = len(r._PATTERNS)")
+    assert not quiet.unseen, text(quiet)
+
+
+BREAK_5 = [
+    # the import machinery
+    ("import sys\nclass F:\n    def find_spec(self, *a): return None\nsys.meta_path.insert(0, F())",
+     "changes sys.meta_path, part of Python itself"),
+    ("import sys\nsys.path_hooks.append(lambda p: None)", "changes sys.path_hooks, part of Python itself"),
+    ("import sys\nsys.path_importer_cache.clear()", "changes sys.path_importer_cache"),
+    ("import sys, types\nsys.modules['pyaichat_test_shadow'] = types.ModuleType('pyaichat_test_shadow')",
+     "adds sys.modules['pyaichat_test_shadow'], part of Python itself"),
+    # hooks that run later
+    ("import threading\nthreading.settrace(lambda *a: None)", "sets a trace function for new threads"),
+    ("import threading\nthreading.setprofile(lambda *a: None)", "sets a profile function for new threads"),
+    ("import gc\ngc.callbacks.append(lambda *a: None)", "functions Python calls later (gc.callbacks)"),
+    ("import codecs\ncodecs.register(lambda name: None)", "functions Python calls later (codecs.register)"),
+    ("import copyreg\ncopyreg.pickle(complex, lambda c: (complex, (0, 0)))", "(copyreg's pickling"),
+    ("import copyreg\ncopyreg.dispatch_table[complex] = lambda c: (complex, (0, 0))",
+     "(copyreg's pickling functions)"),
+    ("import readline\nreadline.set_startup_hook(lambda: None)", "functions Python calls later (readline"),
+    ("import weakref\nweakref.finalize(acct, print, 'later')", "(weakref.finalize)"),
+    # the REPL's input and output
+    ("import sys, io\nsys.stdout = io.StringIO()", "replaces or closes sys.stdout, part of pyaichat itself"),
+    ("import sys\ntry:\n    sys.stdin.close()\nexcept OSError:\n    pass", "replaces or closes sys.stdin"),
+    ("os.close(0)", "closes or redirects file descriptor 0 (input)"),
+    ("os.dup2(2, 1)", "redirects file descriptor 1 (os.dup2)"),
+    ("os.setsid()", "leaves the terminal's session (os.setsid)"),
+    # settings the rest of the session runs with
+    ("import locale\nlocale.setlocale(locale.LC_NUMERIC, "
+     "'C.UTF-8' if locale.setlocale(locale.LC_NUMERIC) == 'C' else 'C')",
+     "changes the locale: the rest of the session runs with it"),
+    ("import decimal\ndecimal.getcontext().prec = 3", "changes the decimal context"),
+    ("import socket\nsocket.setdefaulttimeout(0.001)", "changes the default socket timeout"),
+    ("import sys\nsys.setswitchinterval(1.0)", "changes the thread switch interval"),
+    ("import sys\nsys.set_int_max_str_digits(700)", "changes the digit limit of int and str"),
+    ("import sys\nsys.setdlopenflags(sys.getdlopenflags() ^ 0x100)", "changes the dlopen flags"),
+    ("import gc\ngc.disable()", "changes the garbage collector"),
+    ("import gc\ngc.set_threshold(5)", "changes the garbage collector"),
+    ("import gc\ngc.freeze()", "changes the garbage collector"),
+    ("import random\nrandom.seed(1)", "changes random's state"),
+    ("np.seterr(all='raise')", "changes numpy's error handling"),
+    ("np.set_printoptions(precision=1)", "changes numpy's print options"),
+    ("np.random.seed(1)", "changes numpy's random state"),
+    ("import mimetypes\nmimetypes.add_type('text/x-test', '.pyaichattest')", "changes mimetypes' types"),
+    ("import logging\nlogging.lastResort = None", "changes logging.lastResort"),
+    ("import sys\nsys.ps1 = '$ '", "changes the prompts"),
+    ("import tempfile\ntempfile.tempdir = '/tmp/elsewhere'", "changes tempfile.tempdir"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("code", "said"), BREAK_5, ids=[c.splitlines()[-1][:40] for c, _ in BREAK_5])
+def test_process_wide_state_a_proposal_changes_is_said(
+    fx: Fixture, code: str, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The import machinery, hooks Python runs later, the REPL's input and output, process-wide settings:
+    each change gets its line (tampering: the sentence and an incomplete preview), and the report comes."""
+    with open(os.devnull) as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)  # the REPL's, not pytest's stand-in
+        found = fx.preview(code + "\nitems.append(4)")
+    shown = text(found)
+    assert said in shown and "changes items in place" in shown, shown
+    tampering = "part of pyaichat itself" in shown or "part of Python itself" in shown
+    assert (found.status == "incomplete") == tampering, found
+
+
+def test_imports_and_ordinary_use_of_those_modules_say_nothing(fx: Fixture) -> None:
+    """A module imported for real (not put in ``sys.modules``), a pickle, a decimal, a locale read."""
+    found = fx.preview(
+        "import colorsys, decimal, locale, pickle, random, mimetypes\nd = decimal.Decimal('1.5') * 2\n"
+        "p = pickle.dumps([1, 2])\nr = random.Random(1).random()\nl = locale.getlocale()\n"
+        "t = mimetypes.guess_type('a.csv')\nm = np.mean([1, 2])"
+    )
+    assert found.status == "previewed" and not found.unseen, text(found)

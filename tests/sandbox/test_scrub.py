@@ -301,3 +301,207 @@ def test_strings_of_every_width_are_overwritten_with_a_character_of_their_width(
     assert ok and same and hashed, answer
     assert starts == ["<re", "···", "•••", "🔒🔒🔒"], starts
     assert values[0].startswith("ascii-")  # this process is untouched
+
+
+# -- the walk's cost (the red team's breaks 3 and 4) ---------------------------------------------------------
+KNOWN = "Xq9-correct-horse-battery-staple"
+
+
+def _checks() -> object:
+    from pyaichat.capabilities.redact import masker_for, set_known_values
+
+    masker = masker_for(None)
+    set_known_values([KNOWN])
+    return scrub.checks_for(masker.is_secret_name, masker)
+
+
+def test_the_checks_and_their_verdicts_outlive_the_known_values_set_again() -> None:
+    """The known values are set again after every input; equal ones keep the checks (and every verdict on
+    the session's strings) instead of searching 5 MB strings again at every call."""
+    first = _checks()
+    assert _checks() is first
+
+
+def test_a_verdict_does_not_keep_the_string_alive() -> None:
+    import sys
+
+    checks = _checks()
+    value = "".join(["plain text ", "y" * 20_000])
+    before = sys.getrefcount(value)
+    assert checks.spans(value) is None and checks.spans(value) is None
+    assert sys.getrefcount(value) == before
+
+
+def test_a_long_string_beyond_the_budget_is_hidden_whole_and_searched_by_a_later_walk(monkeypatch) -> None:
+    from pyaichat.capabilities.sandbox import secret_places
+
+    checks = _checks()
+    plain, holding = "".join(["z" * 30_000, "!"]), "".join(["w" * 30_000, KNOWN])
+    monkeypatch.setattr(secret_places, "TEXT_BUDGET", 10_000)
+    checks.new_walk()
+    assert checks.spans(plain) == secret_places.WHOLE and checks.spans(holding) == secret_places.WHOLE
+    monkeypatch.setattr(secret_places, "TEXT_BUDGET", 10_000_000)
+    checks.new_walk()
+    assert checks.spans(plain) is None
+    assert checks.spans(holding) == ((30_000, 30_000 + len(KNOWN)),)
+    assert checks.spans(holding.encode()) == ((30_000, 30_000 + len(KNOWN)),)
+
+
+def test_the_spans_of_a_string_of_many_tokens_cost_a_bounded_number_of_steps() -> None:
+    """A diff of the string and its masked form is quadratic (~60 s for 10,000 characters of tokens, the REPL
+    frozen). Counted in Python lines run, not in seconds: the count stops the run once it is over."""
+    import sys
+
+    checks = _checks()
+    text = " ".join(f"sk-proj-{i:04d}abcdefghijklmnopqrstuv" for i in range(330))[:9_999]
+    steps = 0
+
+    class TooMany(Exception):
+        pass
+
+    def count(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal steps
+        steps += 1
+        if steps > 50_000:
+            raise TooMany
+        return count
+
+    sys.settrace(count)
+    try:
+        spans = checks.spans(text)
+    except TooMany:
+        spans = None
+    finally:
+        sys.settrace(None)
+    assert steps <= 50_000, steps
+    assert spans and all(text[a:b].startswith("sk-proj-") for a, b in spans), spans
+
+
+def test_long_bytes_are_searched_without_a_decoded_copy() -> None:
+    import tracemalloc
+
+    checks = _checks()
+    blob = b"ascii only " * 2_000_000
+    tracemalloc.start()
+    try:
+        assert checks.spans(blob) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak
+
+
+def test_a_copy_of_the_environment_keeps_its_size_not_its_names_in_the_child() -> None:
+    import os
+
+    s = pyaichat.Session(config=Config(audit=False))
+    assert s.run("import os\nenv = dict(os.environ)\n").ok
+    result = call(s, "run_python", {"code": "print(len(env), sorted(env))"})
+    assert result.ok, result.error
+    assert str(len(os.environ)) in result.text
+    assert not [name for name in os.environ if len(name) >= 4 and f"'{name}'" in result.text], result.text
+
+
+# -- places the walk did not look (the red team's break 1) ---------------------------------------------------
+PASSWORD = "Xq9-correct-horse-battery-staple"
+TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+PLACES_SETUP = f"""
+import array, decimal, types
+import numpy as np
+import pandas as pd
+password = {PASSWORD!r}
+pin_code = 739140
+def connect():
+    return "pw: Xq9-correct-horse-battery-staple!"
+def toks():
+    yield {TOKEN!r}
+buf = bytearray(password.encode())
+ua = array.array("u", password)
+mv = memoryview(password.encode())
+uarr = np.array(["plain", password])
+sarr = np.array([password.encode()])
+class S(str):
+    pass
+lst = [S(password)]
+mp = types.MappingProxyType({{"x": "pw=" + password}})
+try:
+    raise ValueError(f"login failed for {{password}}")
+except ValueError as e:
+    err = e
+df = pd.DataFrame({{"user": ["alice"], "note": [password]}})
+idx = pd.Index([password])
+ints = np.array([1, pin_code])
+dec = decimal.Decimal(pin_code)
+"""
+PLACES = [
+    "connect()[::-1]",
+    "next(toks())[::-1]",
+    "bytes(buf)[::-1]",
+    "ua.tounicode()[::-1]",
+    "bytes(mv)[::-1]",
+    "str(uarr[1])[::-1]",
+    "sarr[0][::-1]",
+    "lst[0][::-1]",
+    "mp['x'][::-1]",
+    "str(err)[::-1]",
+    "df['note'][0][::-1]",
+    "idx[0][::-1]",
+    "int(ints[1]) + 1",
+    "dec + 1",
+]
+
+
+@pytest.fixture(scope="module")
+def places_session() -> pyaichat.Session:
+    s = pyaichat.Session(config=Config(audit=False, tool_timeout=10.0, secret_names=["pin_*"]))
+    assert s.run(PLACES_SETUP).ok
+    return s
+
+
+@pytest.mark.parametrize("code", PLACES)
+def test_each_place_the_walk_did_not_look_is_replaced_in_the_child(places_session, code: str) -> None:
+    result = call(places_session, "run_python", {"code": f"print({code})"})
+    shown = (result.text or "") + (result.error or "")
+    assert result.ok, result.error
+    for secret in (PASSWORD, TOKEN, "739140", "739141"):
+        for form in (secret, secret[::-1]):
+            assert form[:10] not in shown and form[-10:] not in shown, shown
+
+
+def test_the_session_keeps_the_values_of_those_places(places_session) -> None:
+    call(places_session, "run_python", {"code": "print(1)"})
+    ns = places_session.namespace
+    assert ns["connect"]().endswith(PASSWORD + "!") and next(ns["toks"]()) == TOKEN
+    assert bytes(ns["buf"]).decode() == PASSWORD and ns["ua"].tounicode() == PASSWORD
+    assert str(ns["uarr"][1]) == PASSWORD and ns["lst"][0] == PASSWORD and ns["mp"]["x"].endswith(PASSWORD)
+    assert ns["df"]["note"][0] == PASSWORD and ns["idx"][0] == PASSWORD and int(ns["ints"][1]) == 739140
+
+
+@pytest.mark.skipif(LAYOUT is None, reason="no known string layout on this interpreter")
+def test_a_long_string_hidden_by_fresh_zero_pages_keeps_nothing_of_its_value() -> None:
+    """Over a megabyte, whole pages are mapped afresh as zeros: what is left reads as the placeholder and NUL
+    characters, of the same length and kind, with nothing of the value (checked in a forked child)."""
+    import os
+
+    from pyaichat.capabilities.sandbox import overwrite
+
+    firsts = ["s", "é", "п", "😀", b"e"]
+    values = [first + first[:1] * 3_000_000 for first in firsts]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        out = []
+        for v in values:
+            ok = overwrite.overwrite(v)
+            left = set(v) - {"\0", 0, *"<redacted>*·•🔒", *b"<redacted>*"}
+            out.append((ok, len(v) == 3_000_001, sorted(map(str, left))))
+            str(v).encode("utf-8") if type(v) is str else bytes(v)
+        os.write(write, repr(out).encode())
+        os._exit(0)
+    os.close(write)
+    answer = b""
+    while chunk := os.read(read, 65536):
+        answer += chunk
+    os.waitpid(pid, 0)
+    for ok, same_length, left in eval(answer.decode()):
+        assert ok and same_length and not left, answer

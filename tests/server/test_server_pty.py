@@ -40,7 +40,7 @@ def test_token_prompt_menu_and_a_question_about_the_remote_kernel(
             child.expect_exact(f"Token for {jupyter.url} (not shown): ")
             child.send(jupyter.token + "\r")
             child.expect_exact(f"Kernels on {jupyter.url}:")
-            child.expect(r"Attach to \[1-2, n\]: ")
+            child.expect(r"Attach to \[1-2, n\] \(Enter: 1\): ")
             menu = child.before
             row = next(line for line in menu.splitlines() if notebook[:8] in line)
             choice = row.split()[0]

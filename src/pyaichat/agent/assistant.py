@@ -60,6 +60,7 @@ class Assistant:
         self.notes: list[str] = []  # what the user's commands changed since the last question (an /undo)
         self._factory = llm_factory  # None: litellm's client
         self._loader = loader  # None: litellm's own loader
+        self._give_way: Callable[[], bool] | None = None  # the front end's "the person is busy"
         self._llm: LLM | None = None
         self._llm_key: tuple[Any, ...] | None = None
         self._prompt: str | None = None
@@ -90,16 +91,29 @@ class Assistant:
     def warm_up(self) -> None:
         """Start loading litellm and the MCP servers in the background (called when the user enters
         Assistant mode)."""
-        if self.config.model and self._factory is None:
-            self._litellm().start()
+        self.preload()
         if self.config.model and self.servers is not None:
             self.servers.warm_up()
+
+    def give_way_to(self, busy: Callable[[], bool]) -> None:
+        """litellm's background load pauses while ``busy()`` says the person is busy (``Loader.give_way_to``):
+        said once by a front end that draws a prompt. Nothing loads here, nor is the loader imported (at
+        start-up): it is told when it is first needed."""
+        self._give_way = busy
+
+    def preload(self) -> None:
+        """Start loading litellm (only: MCP servers start when Assistant mode or a question needs them), when
+        a model is configured; called by a front end whose prompt has been idle a moment."""
+        if self.config.model and self._factory is None:
+            self._litellm().start()
 
     def _litellm(self) -> Loader:
         if self._loader is None:
             from .llm import LITELLM  # the loader, not litellm: that loads in its background thread
 
             self._loader = LITELLM
+        if self._give_way is not None:
+            self._loader.give_way_to(self._give_way)
         return self._loader
 
     @property

@@ -166,7 +166,7 @@ class Budget:
                 self.tools = lean
                 fitted = self._fit(protocol, now, protocol.tools(lean))
         if fitted is None:
-            return Stop("context_tokens", self._context_note())
+            return Stop("context_tokens", self._context_note(current[0], step))
         messages, tools, tokens = fitted
         self.prompt_tokens = tokens
         cap = self.limits.max_tokens if not self.window else min(self.limits.max_tokens, self.window - tokens)
@@ -264,14 +264,31 @@ class Budget:
     def _count(self, messages: Messages, tools: list[dict[str, Any]] | None) -> int:
         return self.llm.count_tokens(messages, tools)
 
-    def _context_note(self) -> str:
+    def _context_note(self, question: dict[str, Any], step: int) -> str:
+        """Why the request cannot be sent, and what helps. The history is already dropped to fit (``_fit``),
+        so forgetting it (``/clear``) never does: what is too long is the question itself, or this turn's
+        tool results."""
         if self.window and self.prompt_limit < self.window:
+            bound = f"the model's {self.window:,}-token window holds with room for the answer"
+            larger = "use a model with a larger window"
+        else:
+            bound = f"the context budget of {self.limits.context_tokens:,} tokens allows (context_tokens)"
+            larger = "raise context_tokens"
+        own = self._count([{"role": "user", "content": question.get("content") or ""}], None)
+        rest = self.prompt_tokens - own  # the instructions, the tools, the picture and the turn's results
+        if own * 2 > self.prompt_limit or own > rest:
             return (
-                f"Stopped: the request needs about {self.prompt_tokens:,} tokens, more than the model's "
-                f"{self.window:,}-token window holds with room for the answer; /clear, or use a model with a "
-                "larger window."
+                f"Stopped: the question itself is about {own:,} tokens (the whole request about "
+                f"{self.prompt_tokens:,}), more than {bound}; /clear cannot help, as it only forgets earlier "
+                'turns: put the text in a variable (it = """…""" in Python mode) and ask about @it, '
+                f"which the assistant reads in bounded pieces, or {larger}."
+            )
+        if step == 0:
+            return (
+                f"Stopped: pyaichat's instructions, tools and the session picture need about {rest:,} "
+                f"tokens, more than {bound}; {larger}."
             )
         return (
-            f"Stopped: the request would exceed the context budget of {self.limits.context_tokens:,} tokens "
-            "(context_tokens); /clear or raise it."
+            f"Stopped: this turn's request, with its tool results, needs about {self.prompt_tokens:,} "
+            f"tokens, more than {bound}; ask a narrower question, or {larger}."
         )

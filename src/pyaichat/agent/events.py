@@ -182,11 +182,13 @@ class PageSection:
 
 @dataclass(frozen=True, slots=True)
 class PageEvent:
-    """Long output of a command (``/help``, ``/sent``, ``/history``…). A terminal front end pages it when it
-    is taller than the screen, as ``git`` and IPython's ``?`` do; others print it (``plain_text``)."""
+    """Long output of a command (``/help``, ``/sent``, ``/history``…). Every front end prints it where the
+    person reads on (a pager that took the keys typed after it was a trap); a terminal front end pages it
+    only when ``pager`` says the person asked to (``/more``)."""
 
     type: ClassVar[Literal["page"]] = "page"
     sections: list[PageSection]
+    pager: bool = False
 
     def plain_text(self, width: int = 100) -> str:
         """The page as plain text ``width`` columns wide: rows aligned, descriptions wrapped under their own

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import itertools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -69,8 +70,19 @@ _ANYWHERE = frozenset(
         "refreshtoken",
         "clientsecret",
         "dsn",
+        "pw",  # pw_hash, hashed_pw, user_pw
+        "passhash",
+        "passwort",
+        "kennwort",
+        "ssn",
+        "cvv",
+        "cvc",
+        "totp",  # totp_seed, totp_secret
     }
 )
+_ANYWHERE_PAIRS = frozenset({"recoverycode", "recoverycodes", "backupcode", "backupcodes"})  # two words
+# Secret words outside ASCII, which the word split does not see: found anywhere in the lowered name.
+_ANYWHERE_TEXT = ("пароль", "contraseña", "mot_de_passe")
 _LAST_WORD = frozenset({"token", "pat"})
 _KEY_WORDS = frozenset({"key", "keys"})
 # Qualifiers that make ``<qualifier>_key`` a credential (``sort_key``, ``casted_key`` and a bare ``key`` are
@@ -143,10 +155,15 @@ def name_words(name: str) -> list[str]:
 
 @functools.lru_cache(maxsize=8192)
 def _default_secret_name(name: str) -> bool:
+    lowered = name.lower()
+    if any(w in lowered for w in _ANYWHERE_TEXT):
+        return True
     words = name_words(name)
     if not words:
         return False
     if any(w in _ANYWHERE for w in words):
+        return True
+    if any(a + b in _ANYWHERE_PAIRS for a, b in itertools.pairwise(words)):  # user_recovery_codes
         return True
     if "".join(words) in _ANYWHERE:  # apiKey, AuthToken, …
         return True

@@ -228,18 +228,45 @@ _SQLITE_RELATIONS = {VALUES: "sqlite_stat3 sqlite_stat4 sqlite_dbpage"}
 # settings are where `ALTER DATABASE … SET "app.jwt_secret" TO '…'` keeps a key (PostgREST's recipe), and
 # a function's own settings (`ALTER FUNCTION f SET app.jwt_secret = '…'`) are the same kind of place;
 # `attmissingval` is the value every older row holds of a column added with a default.
+# A column's default and a function's body hold what the person wrote in them
+# (`api_key text DEFAULT 'sk-live-…'`), and so does the `CREATE TABLE` text SQLite and DuckDB keep.
+_DEFAULTS = {
+    ("columns", "column_default"),
+    ("pragma_table_info", "dflt_value"),
+    ("pragma_table_xinfo", "dflt_value"),
+}
+_SCHEMA_TEXT = {
+    (t, "sql") for t in ("sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema")
+}
 SECRET_COLUMNS: dict[str, frozenset[tuple[str, str]]] = {
     "postgres": frozenset(
         {
             ("pg_roles", "rolconfig"),
             ("pg_user", "useconfig"),
             ("pg_proc", "proconfig"),
+            ("pg_proc", "prosrc"),
+            ("pg_proc", "probin"),
+            ("pg_proc", "prosqlbody"),
             ("pg_attribute", "attmissingval"),
+            ("pg_attrdef", "adbin"),
+            ("routines", "routine_definition"),
+            ("attributes", "attribute_default"),
+            ("domains", "domain_default"),
+            *_DEFAULTS,
         }
     ),
-    "duckdb": frozenset(),
-    "sqlite": frozenset(),
-    "": frozenset(),
+    "duckdb": frozenset({*_DEFAULTS, *_SCHEMA_TEXT}),
+    "sqlite": frozenset({*_DEFAULTS, *_SCHEMA_TEXT}),
+    "": frozenset(_DEFAULTS),
+}
+# The columns of the catalog's table functions that show a default, so each is traced as its own column.
+_TABLE_INFO = ("cid", "name", "type", "notnull", "dflt_value", "pk")
+FUNCTION_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
+    "sqlite": {
+        "pragma_table_info": _TABLE_INFO,
+        "pragma_table_xinfo": (*_TABLE_INFO, "hidden"),
+    },
+    "duckdb": {"pragma_table_info": _TABLE_INFO},
 }
 REFUSED_RELATIONS: dict[str, dict[str, str]] = {
     "postgres": _reasons(_PG_RELATIONS),

@@ -37,6 +37,7 @@ from sqlglot import exp
 
 from ..errors import CapabilityError
 from . import sqlfunctions as funcs
+from .adapters.protocol import KEY_SEP
 
 _MAX_VIEW_DEPTH = 8
 # What one statement may make the resolver read, so its CPU in the person's process (where no deadline can
@@ -56,7 +57,7 @@ class Source:
     column: str
 
     def __str__(self) -> str:
-        return f"{self.table}.{self.column}"
+        return f"{self.table.replace(KEY_SEP, '.')}.{self.column}"
 
 
 EVERY = Source("*", "*")
@@ -79,18 +80,29 @@ class Relation:
     names: list[str] | None
     flows: list[Flow]
     extra: Flow = NOTHING  # where columns of unknown names come from
+    _index: dict[str, Flow] | None = field(default=None, repr=False, compare=False)
 
     @property
     def everything(self) -> Flow:
         return frozenset().union(self.extra, *self.flows)
 
+    def by_name(self) -> dict[str, Flow]:
+        """Each column name's flows, built once: a NATURAL JOIN of wide relations looks every name up, and
+        a scan per name was quadratic (a 544-character query cost minutes)."""
+        if self._index is None:
+            index: dict[str, set[Source]] = {}
+            for n, f in zip(self.names or [], self.flows, strict=True):
+                index.setdefault(n, set()).update(f)
+            self._index = {n: frozenset(f) for n, f in index.items()}
+        return self._index
+
     def has(self, name: str) -> bool:
-        return self.names is not None and name in self.names
+        return self.names is not None and name in self.by_name()
 
     def column(self, name: str) -> Flow:
         if self.names is None:
             return self.everything
-        return frozenset().union(*(f for n, f in zip(self.names, self.flows, strict=True) if n == name))
+        return self.by_name().get(name, NOTHING)
 
 
 @dataclass
@@ -150,15 +162,31 @@ def _same_name(predicted: str, given: str, seen: set[str]) -> bool:
     return head == predicted and number.isdigit() and predicted in seen
 
 
+def relation_key(table: Any) -> str:
+    """How a relation is named, lower case, with its schema (and catalog) when the statement gives them:
+    ``users``, ``auth.users`` (the parts joined by ``KEY_SEP``). The adapters resolve a key to one relation
+    or to none (its columns unknown): ``auth.users`` and ``public.users`` are two relations, never one list
+    of columns. A name part holding ``KEY_SEP`` cannot be told apart, so its key matches no relation."""
+    parts = [table.args.get(k) for k in ("catalog", "db")] + [table.this]
+    names = [p.name.lower() for p in parts if p is not None and p.name]
+    key = KEY_SEP.join(names)
+    return key if all(KEY_SEP not in n for n in names) else "\x00" + key
+
+
+def bare(key: str) -> str:
+    """The relation's own name in a key (``pg_catalog.pg_proc`` → ``pg_proc``)."""
+    return key.rpartition(KEY_SEP)[2]
+
+
 def referenced_names(tree: Any, dialect: str) -> set[str]:
-    """The relations a statement (a tree, or a view's SQL) names, lower case; an unreadable view definition
-    names nothing known (it stays opaque)."""
+    """The relations a statement (a tree, or a view's SQL) names, as ``relation_key``s; an unreadable view
+    definition names nothing known (it stays opaque)."""
     if isinstance(tree, str):
         try:
             tree = sqlglot.parse_one(tree, read=dialect or None)
         except Exception:
             return set()
-    return {t.name.lower() for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)}
+    return {relation_key(t) for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)}
 
 
 def trace(
@@ -176,6 +204,7 @@ def trace(
 
     opaque: set[str] = set()
     read = referenced_names(tree, dialect)
+    _refuse_shadowing(tree, dialect, tables, views)
     expanded = tree
     if read & set(views):  # the statement (not the checked tree) gets each view's definition in its place
         expanded = _Views(dialect, views, opaque).expand(tree.copy())
@@ -189,7 +218,7 @@ def trace(
         Source(t, c.lower())
         for t in sorted(read & set(tables))
         for c in tables[t]
-        if is_secret(c) or (t, c.lower()) in catalog
+        if is_secret(c) or (bare(t), c.lower()) in catalog
     ]
     secret_read += [Source(t, "*") for t in sorted(opaque)]
     tracer = _Tracer(dialect, tables, opaque, secret_read, is_secret)
@@ -206,14 +235,33 @@ def trace(
     return Trace(shape, reach, tracer.touched, tracer.secret)
 
 
+def _refuse_shadowing(tree: Any, dialect: str, tables: Mapping[str, Any], views: Mapping[str, str]) -> None:
+    """Refuse a statement whose CTE is named like a relation it or its views read: which one a name binds to
+    (the CTE, the table, the view's own table; a later CTE in SQLite and in PostgreSQL's ``WITH RECURSIVE``)
+    is the database's choice, and the CTE would stand for the person's table in the trace."""
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    if not ctes:
+        return
+    named = {bare(k) for k in [*tables, *views]}
+    for sql in views.values():
+        named |= {bare(k) for k in referenced_names(sql, dialect)}
+    clash = sorted(ctes & named)
+    if clash:
+        raise CapabilityError(
+            f"The query names a CTE {clash[0]}, like a table or view it reads (or one of its views reads); "
+            "query_sql cannot tell which one each use of that name reads, so give the CTE another name."
+        )
+
+
 def _label(source: Source) -> str:
-    return f"{source.table} (its columns cannot be read)" if source.column == "*" else str(source)
+    table = source.table.replace(KEY_SEP, ".")
+    return f"{table} (its columns cannot be read)" if source.column == "*" else str(source)
 
 
 def _reads(secret_read: list[Source]) -> str:
     first = secret_read[0]
     if first.column == "*":
-        return f"{first.table}, whose columns cannot be read"
+        return f"{first.table.replace(KEY_SEP, '.')}, whose columns cannot be read"
     return f"the secret column {first}"
 
 
@@ -251,8 +299,10 @@ class _Views:
         if depth > _MAX_VIEW_DEPTH:
             raise CapabilityError("The query's views are nested too deep for query_sql to trace them.")
         for table in list(tree.find_all(exp.Table)):
-            name = table.name.lower()
-            if not isinstance(table.this, exp.Identifier) or name not in self.definitions:
+            if not isinstance(table.this, exp.Identifier):
+                continue
+            name = relation_key(table)
+            if name not in self.definitions or _bound_to_cte(table, name):
                 continue
             found = self.body(name)
             if found is None:
@@ -270,6 +320,20 @@ class _Views:
             view.meta["view"] = name
             table.replace(view)
         return tree
+
+
+def _bound_to_cte(table: Any, name: str) -> bool:
+    """Whether a WITH around ``table`` defines a CTE of its name: that name is the CTE, never the view (a
+    view's own ``WITH v2 AS (…) SELECT … FROM v2`` next to a view ``v2``)."""
+    if table.args.get("db") or table.args.get("catalog"):
+        return False
+    node = table.parent
+    while node is not None:
+        with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
+        if with_ is not None and any(c.alias_or_name.lower() == name for c in with_.expressions):
+            return True
+        node = node.parent
+    return False
 
 
 def _definition(sql: str, dialect: str) -> tuple[Any, list[Any]] | None:
@@ -336,6 +400,8 @@ _CONSTANT_KINDS = (
     exp.HexString, exp.National, exp.RawString, exp.UnicodeString, exp.Heredoc, exp.JSONPath,
     exp.JSONPathPart, exp.LimitOptions,
 )  # fmt: skip
+# What makes an ORDER BY/GROUP BY item read something rather than name a result column by its number.
+_READS = (exp.Column, exp.Var, exp.Star, exp.PositionalColumn, exp.Columns, exp.Query, exp.Subquery)
 _PSEUDO_COLUMNS = {
     "sqlite": {"rowid", "oid", "_rowid_"},
     "postgres": {"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"},
@@ -357,7 +423,7 @@ class _Tracer:
         self.opaque = opaque
         self.secret_read = secret_read
         self.is_secret = is_secret
-        self.catalog = {Source(t, c) for t, c in funcs.SECRET_COLUMNS.get(dialect, ())}
+        self.catalog = set(funcs.SECRET_COLUMNS.get(dialect, ()))
         self.touched = False
         self.in_view = 0  # inside a view's definition: the person's SQL, not the model's
         self.columns = 0  # the columns of every relation built so far (bounded: ``_MAX_COLUMNS``)
@@ -369,7 +435,11 @@ class _Tracer:
             if source == EVERY:
                 if self.secret_read:
                     return self.secret_read[0]
-            elif source.table in self.opaque or self.is_secret(source.column) or source in self.catalog:
+            elif (
+                source.table in self.opaque
+                or self.is_secret(source.column)
+                or (bare(source.table), source.column) in self.catalog
+            ):
                 return source
         return None
 
@@ -401,13 +471,18 @@ class _Tracer:
     # -- queries -------------------------------------------------------------------------------------------
     def query(self, node: Any, parent: _Scope | None) -> Shape:
         shape = self._query(node, parent)
-        self.columns += len(shape.outputs or ())
+        self.built(len(shape.outputs or ()))
+        return shape
+
+    def built(self, count: int) -> None:
+        """Count columns as they are made (a join's ``*``, a select list's), not once a query is done: a
+        chain of self-joins doubles them at each step, and the check must stop it at the bound."""
+        self.columns += count
         if self.columns > _MAX_COLUMNS:
             raise CapabilityError(
                 f"The query builds more than {_MAX_COLUMNS:,} columns in its subqueries and CTEs, more than "
                 "query_sql traces."
             )
-        return shape
 
     def _query(self, node: Any, parent: _Scope | None) -> Shape:
         if isinstance(node, exp.Subquery):
@@ -426,9 +501,11 @@ class _Tracer:
         if with_ is None:
             return
         self._check_args(with_, {"expressions", "recursive"}, "WITH")
-        for cte in with_.expressions:
+        names = [cte.alias_or_name.lower() for cte in with_.expressions]
+        for at, cte in enumerate(with_.expressions):
             self._check_args(cte, {"this", "alias", "materialized"}, "a CTE")
-            name = cte.alias_or_name.lower()
+            name = names[at]
+            _refuse_later_ctes(cte, names[at + 1 :] if with_.args.get("recursive") else names[at:])
             columns = [c.name.lower() for c in cte.args["alias"].columns] if cte.args.get("alias") else []
             if with_.args.get("recursive"):
                 scope.ctes[name] = self._recursive(cte.this, name, columns, scope)
@@ -469,6 +546,7 @@ class _Tracer:
                 outputs = None
                 everything |= self._everything_of(projection, scope)
                 continue
+            self.built(len(expanded))
             for output in expanded:
                 outputs.append(output)
                 if output.name:
@@ -478,7 +556,7 @@ class _Tracer:
         distinct = node.args.get("distinct")
         if distinct is not None:
             if distinct.args.get("on") is not None:
-                self.value(distinct.args["on"], scope, "DISTINCT ON")
+                self._positional(distinct.args["on"], flows, scope, "DISTINCT ON")
             else:
                 for flow in flows:
                     self.use(flow, "DISTINCT (which compares rows)", node)
@@ -515,11 +593,22 @@ class _Tracer:
                     self.value(part, scope, "LIMIT/OFFSET")
 
     def _positional(self, item: Any, flows: list[Flow], scope: _Scope, where: Where) -> None:
-        """``ORDER BY 2`` / ``GROUP BY 2`` name a result column by its position."""
-        if isinstance(item, exp.Literal) and not item.is_string and item.this.isdigit():
-            at = int(item.this) - 1
+        """``ORDER BY 2`` / ``GROUP BY 2`` name a result column by its position, and so may ``(2)``, ``+2``,
+        ``-(-2)``, ``2 COLLATE x`` or ``ROLLUP (1)`` in some database: a plain number is its column, any other
+        item that reads no column may be any result column (it counts as all of them)."""
+        core = item.this if isinstance(item, exp.Ordered) else item
+        while isinstance(core, exp.Paren):
+            core = core.this
+        if isinstance(core, (exp.Tuple, exp.Rollup, exp.Cube, exp.GroupingSets)):
+            for part in core.expressions:
+                self._positional(part, flows, scope, where)
+            return
+        if isinstance(core, exp.Literal) and not core.is_string and core.this.isdigit():
+            at = int(core.this) - 1
             flow = flows[at] if 0 <= at < len(flows) else frozenset().union(*flows)
             self.use(flow, where, item)
+        elif not any(isinstance(n, _READS) for n in core.walk()):
+            self.use(frozenset().union(*flows), where, item)
         else:
             self.value(item, scope, where)
 
@@ -583,10 +672,15 @@ class _Tracer:
             return
         right = [Output(n, f, True) for n, f in zip(relation.names, relation.flows, strict=True)]
         left = scope.star
+        self.built(len(right) + (len(left) if merged else 0))
         if not merged:
             scope.star = left + right
             return
-        both = {name: frozenset().union(*(o.flow for o in left + right if o.name == name)) for name in merged}
+        gathered: dict[str, set[Source]] = {name: set() for name in merged}
+        for o in left + right:
+            if o.name in gathered:
+                gathered[o.name].update(o.flow)
+        both = {name: frozenset(flow) for name, flow in gathered.items()}
         rest = [o for o in right if o.name not in both]
         if self.dialect == "sqlite":
             scope.star = [Output(o.name, both.get(o.name or "", o.flow), True) for o in left] + rest
@@ -614,11 +708,12 @@ class _Tracer:
                 relation = self._function(item.this, alias, columns, scope)
         elif isinstance(item, exp.Subquery):
             self._check_args(item, {"this", "alias", "pivots", "sample"}, "a subquery in FROM")
-            self.in_view += bool(item.meta.get("view"))
+            view = bool(item.meta.get("view"))  # a view's body sees none of the statement's names or CTEs
+            self.in_view += view
             try:
-                relation = _relation(alias, self.query(item.this, scope), columns)
+                relation = _relation(alias, self.query(item.this, None if view else scope), columns)
             finally:
-                self.in_view -= bool(item.meta.get("view"))
+                self.in_view -= view
         elif isinstance(item, exp.Values):
             relation = _relation(alias, self._values(item, scope), columns)
         else:
@@ -631,17 +726,14 @@ class _Tracer:
         return relation
 
     def _named(self, table: Any, alias: str, columns: list[str], scope: _Scope) -> Relation:
-        name = table.name.lower()
+        name = relation_key(table)
         cte = scope.cte(name) if not table.args.get("db") else None
         if cte is not None:
             return _renamed(Relation(alias, cte.names, list(cte.flows), cte.extra), columns)
         if name in self.opaque or name not in self.tables:
             return Relation(alias, None, [], frozenset({Source(name, "*")}))
         own = [c.lower() for c in self.tables[name]]
-        relation = Relation(alias, own, [frozenset({Source(name, c)}) for c in own])
-        if columns and table.args.get("db"):  # the catalog's order is that of the relation a bare name finds
-            return Relation(alias, None, [], relation.everything)
-        return _renamed(relation, columns)
+        return _renamed(Relation(alias, own, [frozenset({Source(name, c)}) for c in own]), columns)
 
     def _function(self, func: Any, alias: str, columns: list[str], scope: _Scope) -> Relation:
         """A function in FROM makes rows from its arguments: they are used, and its columns come from them."""
@@ -651,6 +743,11 @@ class _Tracer:
             alias_node = func.args["alias"]
             alias = alias or alias_node.name.lower()
             columns = columns or [c.name.lower() for c in alias_node.columns]
+        name = func.name.lower() if isinstance(func, exp.Anonymous) else ""
+        known = funcs.FUNCTION_COLUMNS.get(self.dialect, {}).get(name)
+        if known:  # a catalog function's columns, its defaults among them: each its own source
+            own = list(known)
+            return _renamed(Relation(alias, own, [flow | {Source(name, c)} for c in own]), columns)
         if columns:
             return Relation(alias, columns, [flow] * len(columns), flow)
         return Relation(alias, None, [], flow)
@@ -856,6 +953,23 @@ class _Tracer:
         extra = [k for k, v in node.args.items() if k not in known and v not in (None, False, [], "")]
         if extra:
             raise Untraceable(f"{what} has {extra[0].rstrip('_').upper()}")
+
+
+def _refuse_later_ctes(cte: Any, later: list[str]) -> None:
+    """Refuse a CTE that reads a CTE of its own WITH defined after it (or itself, without ``RECURSIVE``):
+    SQLite and PostgreSQL's ``WITH RECURSIVE`` bind it to that CTE, PostgreSQL and DuckDB otherwise to a
+    relation outside; the trace binds names in order, so it cannot tell which."""
+    if not later:
+        return
+    for table in cte.this.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier) and not table.args.get("db"):
+            name = table.name.lower()
+            if name in later:
+                raise CapabilityError(
+                    f"The CTE {cte.alias_or_name} reads {name}, a CTE of the same WITH that is not defined "
+                    "before it; query_sql cannot tell which relation that name reads here, so define each "
+                    "CTE before the ones that read it."
+                )
 
 
 def _relation(alias: str, shape: Shape, columns: list[str]) -> Relation:

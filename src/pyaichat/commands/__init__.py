@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..registry import Registry
-from .registry import DECLARED, Command, declared
+from .registry import DECLARED, Command, closest, declared
 
 if TYPE_CHECKING:
     from .host import CommandHost
@@ -39,17 +39,8 @@ def names() -> list[str]:
 
 
 def did_you_mean(name: str) -> list[str]:
-    """The registered commands ``name`` is probably a slip for (``/mpc`` → ``/mcp``), closest first: a
-    transposition or a missing or extra letter, or a prefix only one command starts with."""
-    import difflib  # only on a mistyped command
-
-    known = names()
-    lowered = name.lower()
-    close = difflib.get_close_matches(lowered, known, n=2, cutoff=0.6)
-    starts = [n for n in known if lowered and n.startswith(lowered)]
-    if len(starts) == 1 and starts[0] not in close:
-        close.insert(0, starts[0])
-    return close
+    """The registered commands ``name`` is probably a slip for (``/mpc`` → ``/mcp``), closest first."""
+    return closest(name, names())
 
 
 def unknown_sentence(name: str) -> str:
@@ -68,5 +59,9 @@ def dispatch(ctrl: CommandHost, line: str) -> None:
     cmd = COMMANDS.get(name.strip().lower())
     if cmd is None:
         ctrl.notice(unknown_sentence(name.strip()), level="warning")
+        return
+    place = getattr(ctrl.frontend, "place", "piped")
+    if not cmd.is_for(place):
+        ctrl.notice(cmd.elsewhere or f"/{cmd.name} is not for this front end.", level="warning")
         return
     cmd.handler(ctrl, arg.strip())

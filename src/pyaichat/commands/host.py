@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..config import Config, Settings
     from ..journal import Journal
     from ..modes import Mode
-    from ..ports import FrontEnd, Serving
+    from ..ports import FrontEnd, Serving, Undo
     from ..proposals import Proposals
     from ..resume_file import ResumeFile
     from ..runtime import Runtime
@@ -33,6 +33,8 @@ class CommandHost(Protocol):
     journal: Journal
     proposals: Proposals
     resume_file: ResumeFile
+    checkpoints: Undo | None  # checkpoints of the whole session, where the front end keeps them
+    checkpoints_why: str  # why not, in one sentence, where it does not
 
     @property
     def suggester(self) -> Suggester: ...

@@ -18,7 +18,13 @@ OFF = (
 )
 
 
-@command("suggest", "/suggest [MODEL|off]", "Show the suggestions' model, choose one, or turn them off.")
+@command(
+    "suggest",
+    "/suggest [MODEL|off]",
+    "Show the suggestions' model, choose one, or turn them off.",
+    places=("repl", "ipython", "piped"),
+    elsewhere="Ghost-text suggestions are for a terminal prompt (pyaichat's or IPython's), not a notebook.",
+)
 def _suggest(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         ctrl.notice(status(ctrl))

@@ -1,5 +1,5 @@
-"""Commands for work that lasts: take back a proposal (/undo), save the session as a notebook, a script or a
-transcript (/save), keep its variables (/snapshot) and bring a session back (/resume)."""
+"""Commands for work that lasts: go back (/undo, /redo, /checkpoints), save the session as a notebook, a
+script or a transcript (/save), keep its variables (/snapshot) and bring a session back (/resume)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,53 @@ if TYPE_CHECKING:
 
 @command(
     "undo",
-    "/undo",
-    "Put back the names the last approved proposal created, rebound or deleted (not in-place changes).",
+    "/undo [N]",
+    "Undo the last input (N: the last N), whoever ran it; in IPython or a kernel, the last approved "
+    "proposal.",
 )
 def _undo(ctrl: CommandHost, arg: str) -> None:
+    words = arg.split()
+    if len(words) > 1 or (words and not (words[0].isdigit() and int(words[0]) > 0)):
+        ctrl.notice("Usage: /undo [N] (N: how many inputs to go back, 1 or more)", level="warning")
+        return
+    count = int(words[0]) if words else 1
+    if ctrl.checkpoints is not None:
+        ctrl.checkpoints.undo(count)
+        return
+    if count > 1:
+        ctrl.notice(
+            f"/undo takes back the last approved proposal only. {ctrl.checkpoints_why}", level="warning"
+        )
+        return
     try:
         ok, text = ctrl.proposals.undo()  # the journal and the assistant learn of it there
     except PyAIChatError as exc:  # a kernel without pyaichat's helper, or a dead one
         ctrl.notice(f"Cannot undo: {exc}", level="warning")
         return
-    ctrl.notice(text, level="success" if ok else "warning")
+    ctrl.notice(f"{text} ({ctrl.checkpoints_why})", level="success" if ok else "warning")
+
+
+@command("redo", "/redo", "Return to where you were before /undo, while nothing new has run.")
+def _redo(ctrl: CommandHost, arg: str) -> None:
+    if ctrl.checkpoints is not None:
+        ctrl.checkpoints.redo()
+        return
+    ctrl.notice(
+        f"Nothing to redo: /redo follows a checkpoint's /undo. {ctrl.checkpoints_why}", level="warning"
+    )
+
+
+@command(
+    "checkpoints", "/checkpoints", "What /undo can take back: each input, what it changed, what it cannot."
+)
+def _checkpoints(ctrl: CommandHost, arg: str) -> None:
+    if ctrl.checkpoints is not None:
+        ctrl.notice(ctrl.checkpoints.report())
+        return
+    ctrl.notice(
+        f"{ctrl.checkpoints_why} /undo puts back the names the last approved proposal created, rebound or "
+        "deleted (not what it changed in place)."
+    )
 
 
 @command(
@@ -39,6 +76,8 @@ def _save(ctrl: CommandHost, arg: str) -> None:
     if not arg:
         ctrl.notice("Usage: /save <file.ipynb | file.py | file.md>", level="warning")
         return
+    if _loads_nbformat(arg):
+        ctrl.notice(f"Writing {arg.strip()}: the first notebook loads nbformat, a few seconds…")
     journal = ctrl.journal
     ctrl.runtime.know_secrets()  # the session's secret values masked wherever they appear in the file
     try:
@@ -56,6 +95,17 @@ def _save(ctrl: CommandHost, arg: str) -> None:
         )
         return
     ctrl.notice(report.text(), level="success")
+
+
+def _loads_nbformat(arg: str) -> bool:
+    """Whether this /save is a notebook's that first imports nbformat (its JSON-schema validator: 2–3 s that
+    were silent)."""
+    import importlib.util  # with /save only
+    import sys
+
+    if not arg.strip().lower().endswith(".ipynb") or "nbformat" in sys.modules:
+        return False
+    return importlib.util.find_spec("nbformat") is not None
 
 
 @command(

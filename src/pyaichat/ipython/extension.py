@@ -55,6 +55,10 @@ class Extension:
         self.session = self.runtime.session
         self.frontend = IPythonFrontEnd(shell, config)
         self.controller = assemble(self.runtime, self.frontend)
+        self.controller.checkpoints_why = (
+            "No checkpoints in IPython: IPython runs the session's loop, not pyaichat, so /undo takes back "
+            "the last approved proposal only (python -m pyaichat keeps a checkpoint before every input)."
+        )
         self.magics = AIMagics(shell, self)
         self.prompt: Any = None
         self.suggestions: Any = None
@@ -171,13 +175,21 @@ class Extension:
             self._run(lambda: self.controller.handle(request.text))
             return
         try:  # this question's own configuration; the session's stays as it is
-            config = self.controller.config.replace(**request.overrides)
+            config = self.controller.config
+            overrides = dict(request.overrides)
+            if "model" in overrides:  # another provider's model does not go to this one's base (/model)
+                config = config.for_model(overrides.pop("model"))
+            config = config.replace(**overrides)
         except ConfigError as exc:
             key = exc.key or ""
             value = request.overrides.get(key)
             raise UsageError(f"%ai cannot use {value!r} for --{key.replace('_', '-')}.") from None
         if not config.model:
-            raise UsageError(llm.NO_MODEL)
+            from ..commands import all_commands  # the sentence names /model: worded as typed here
+            from ..commands.wording import worded
+
+            all_commands()
+            raise UsageError(worded(llm.NO_MODEL, self.frontend.place))
         self.frontend.begin()
         self._run(lambda: self._ask(request.text, config))
 

@@ -25,6 +25,7 @@ from .tools import PICTURE, PROPOSE, tool_table
 if TYPE_CHECKING:
     from ..capabilities.registry import CapabilityResult
     from ..runtime import Runtime
+    from .departure import Departure
     from .proposing import Proposer
 
 # A flood from an agent (or a loop gone wrong) is bounded: a burst of this many calls, then so many a second.
@@ -77,6 +78,9 @@ class LocalBackend:
         # gate), but the tool table is asked for by whichever face connects first.
         self._runtime_lock = threading.Lock()
         self.stopped = False
+        # told with each client's next answer, once: the session went back to a checkpoint (``checkpoints``)
+        self.note: str | None = None
+        self._noted: set[int] = set()
 
     def stop(self) -> None:
         """Serving stops: no call runs from now on, not even one already waiting for the gate."""
@@ -99,9 +103,12 @@ class LocalBackend:
             "python": sys.version.split()[0],
         }
 
-    def call(self, name: object, args: Any, client: ClientRecord) -> CapabilityResult:
+    def call(
+        self, name: object, args: Any, client: ClientRecord, left: Departure | None = None
+    ) -> CapabilityResult:
         """Run tool ``name`` for ``client``: always a result (a refusal is ``ok=False`` with one sentence),
-        never an exception."""
+        never an exception. ``left`` says when the caller has gone (a proposal waiting for the person is then
+        withdrawn)."""
         started = time.perf_counter()
         if self.stopped:
             return self._done(client, name, args, refusal(str(name), STOPPED, started))
@@ -115,7 +122,7 @@ class LocalBackend:
         if not self.rate.take():  # every call, propose_code too: a flood of proposals is refused here
             return self._done(client, name, args, refusal(name, TOO_MANY, started), refused=True)
         if name == PROPOSE and self.proposer is not None:  # it waits for the person's prompt, not the gate
-            result = self.proposer.propose(dict(args or {}), client)
+            result = self.proposer.propose(dict(args or {}), client, left=left)
             self.clients.counted(client, result.ok)
             return result
         try:
@@ -128,9 +135,17 @@ class LocalBackend:
                     result = self._introduced(result)
                 # what it read that looks like an instruction is named on its proposals' panels
                 client.reads.saw(read_label(name, dict(args or {})), result.text or result.error or "")
-                return self._done(client, name, args, result, shown=True)
+                return self._done(client, name, args, self._noted_once(client, result), shown=True)
         except SessionBusy as exc:  # one quiet line: the person sees an agent was turned away
             return self._done(client, name, args, refusal(name, str(exc), started), refused=True)
+
+    def _noted_once(self, client: ClientRecord, result: CapabilityResult) -> CapabilityResult:
+        """``result`` with ``note`` before its text: the first answer each client gets after it was set."""
+        note = self.note
+        if note is None or not result.ok or id(client) in self._noted:
+            return result
+        self._noted.add(id(client))
+        return result.model_copy(update={"text": f"({note})\n{result.text}"})
 
     def refused_at_door(self, key: str | None, count: int) -> None:
         """Requests came without the serving token after the client ``key`` was served (``guard``): a quiet

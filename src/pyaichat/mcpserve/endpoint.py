@@ -30,12 +30,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..ipc import PROTOCOL, Channel, ChannelClosed, peer, token_matches
+from .departure import Departure
 
 if TYPE_CHECKING:
     from .backend import LocalBackend
 
 HELLO_TIMEOUT = 5.0
-MAX_CONNECTIONS = 32
+MAX_CONNECTIONS = 32  # served at once; more wait in the listener's backlog until one ends
+LISTEN_BACKLOG = 128
 MAX_WAITING_PROPOSALS = 4
 MAX_REQUEST = 1 << 20  # a request line (a tool call's arguments): 1 MiB
 MAX_REPLY = 8 << 20  # an answer line: text is bounded by max_output_chars, but figures travel as PNGs
@@ -77,6 +79,7 @@ class Endpoint:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._proposals = threading.BoundedSemaphore(MAX_WAITING_PROPOSALS)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)  # connections being served
         self.address: dict[str, Any] = {}
         self._unlink: str | None = None
         self._stopped = False
@@ -101,7 +104,7 @@ class Endpoint:
         os.chmod(unix_path, 0o600)
         self._unlink = unix_path
         self.address = {"unix": unix_path}
-        listener.listen(16)
+        listener.listen(LISTEN_BACKLOG)
         self._listener = listener
         threading.Thread(
             target=self._accept, args=(listener,), name="pyaichat-mcp-endpoint", daemon=True
@@ -132,6 +135,15 @@ class Endpoint:
             channel.close()
         return self.answering
 
+    def descriptors(self) -> list[int]:
+        """The listener's and every connection's file descriptor (read without the lock: a forked copy of
+        the session lets go of them, and another thread may have held the lock at the fork)."""
+        found = [channel._fd for channel in list(self._channels)]
+        listener = self._listener
+        if listener is not None:
+            found.append(listener.fileno())
+        return [fd for fd in found if fd >= 0]
+
     @property
     def answering(self) -> int:
         """Connections whose call is being answered."""
@@ -145,15 +157,23 @@ class Endpoint:
 
     # -- connections -----------------------------------------------------------------------------------------
     def _accept(self, listener: socket.socket) -> None:
+        """Serve each connection on a thread of its own, at most ``MAX_CONNECTIONS`` at once. One beyond that
+        waits in the listener's backlog until a connection ends (its face waits for the welcome meanwhile):
+        closing it at once was read by the face as "the session stopped serving", a false refusal under a
+        flood of clients."""
         while not self._stopped:
+            if not self._slots.acquire(timeout=0.5):  # every slot busy: the backlog holds the next ones
+                continue
             try:
                 sock, _ = listener.accept()
             except OSError:
+                self._slots.release()
                 return
             seen = peer(sock)
             other_user = seen is not None and hasattr(os, "getuid") and seen[1] != os.getuid()
-            if self._stopped or other_user or self.connections >= MAX_CONNECTIONS:
+            if self._stopped or other_user:
                 sock.close()
+                self._slots.release()
                 continue
             threading.Thread(target=self._serve, args=(sock,), name="pyaichat-mcp-link", daemon=True).start()
 
@@ -187,7 +207,7 @@ class Endpoint:
                         break
                     self._busy.add(channel)
                 try:
-                    channel.send(self._answer(key, request))
+                    channel.send(self._answer(key, request, sock))
                 finally:
                     with self._lock:
                         self._busy.discard(channel)
@@ -205,10 +225,11 @@ class Endpoint:
                     if last:
                         del self._faces[key]
             channel.close()
+            self._slots.release()
             if last:  # the face's last connection: its clients are gone
                 self.backend.clients.gone(key)
 
-    def _answer(self, key: str, request: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, key: str, request: dict[str, Any], sock: socket.socket) -> dict[str, Any]:
         op, rid = request.get("op"), request.get("id")
         backend = self.backend
         if op == "ping":
@@ -233,7 +254,9 @@ class Endpoint:
             return {"id": rid, "result": to_wire(backend.call(name, args, client))}
         if not self._proposals.acquire(blocking=False):  # it waits for the person: a bounded few at once
             return {"id": rid, "result": to_wire(refusal(name, TOO_MANY_PROPOSALS))}
+        left = Departure(sock)  # the face closes the connection when its caller cancels or goes away
         try:
-            return {"id": rid, "result": to_wire(backend.call(name, args, client))}
+            return {"id": rid, "result": to_wire(backend.call(name, args, client, left=left))}
         finally:
+            left.stop()
             self._proposals.release()

@@ -76,6 +76,13 @@ class SessionGate:
             self._busy = max(self._busy - 1, 0)
             cond.notify_all()
 
+    def after_fork(self) -> None:
+        """In a session forked from a checkpoint: the outside calls running when it was taken run in the
+        process that was forked, not here; serving, if it comes back, attaches anew."""
+        self._busy = self._calls = self._wanting = 0
+        self._cond = None
+        self.serving = None
+
     def __enter__(self) -> SessionGate:
         self.enter()
         return self

@@ -22,9 +22,14 @@ from typing import Any
 
 from ..ipc import Channel, ChannelClosed, decode, encode, hello, peer
 from .endpoint import MAX_REPLY, socket_path
+from .tools import PROPOSE
 
 CONNECT_TIMEOUT = 5.0
 IDLE_KEPT = 8  # idle connections kept for the next calls
+# Calls one face has on the way at once (a proposal, which waits for the person, is not one of them: the
+# session bounds those). The session answers calls one at a time, so more would only queue there, and every
+# face's connections share the session's bound (``endpoint.MAX_CONNECTIONS``).
+CALLS_AT_ONCE = 8
 GONE = "The session stopped serving."
 
 
@@ -43,6 +48,10 @@ def prove(sock: socket.socket, pid: int | None) -> None:
     seen = peer(sock)
     if seen is None:
         return
+    if (
+        seen[0] == 0
+    ):  # no peer at all (a connect that never completed): not a proof of anything, nor a refusal
+        raise ChannelClosed("The session's endpoint did not take the connection.")
     if hasattr(os, "getuid") and seen[1] != os.getuid():
         raise Unproven("the process listening on its socket belongs to another user")
     if pid is not None and seen[0] != pid:
@@ -90,6 +99,7 @@ class SessionLink:
         self.info: dict[str, Any] = dict(welcome.get("info") or {})
         self._ids = itertools.count(1)
         self._aidle: list[Any] = []  # idle connections on the face's event loop, (reader, writer) pairs
+        self._at_once: Any = None  # an asyncio.Semaphore of CALLS_AT_ONCE, made on the face's loop
         self._ended = threading.Event()
         self._watch = watch
         self._said = threading.Lock()  # one word at a time on the watch connection
@@ -123,6 +133,16 @@ class SessionLink:
 
         if self._ended.is_set():
             raise ChannelClosed(GONE)
+        if name == PROPOSE:  # it waits for the person, bounded by the session: not one of the face's calls
+            return await self._acall(key, client, transport, name, args)
+        if self._at_once is None:
+            self._at_once = asyncio.Semaphore(CALLS_AT_ONCE)
+        async with self._at_once:  # a call beyond them waits here for one of them to end
+            return await self._acall(key, client, transport, name, args)
+
+    async def _acall(self, key: str, client: str, transport: str, name: str, args: Any) -> dict[str, Any]:
+        import asyncio  # the faces' event loop: only in their processes
+
         rid = next(self._ids)
         request = {"id": rid, "op": "call", "key": key, "client": client, "transport": transport}
         line = encode({**request, "name": name, "args": args})
@@ -138,6 +158,10 @@ class SessionLink:
             if writer is not None:
                 writer.close()
             raise ChannelClosed(GONE) from None
+        except BaseException:  # the call was cancelled (its client cancelled it, or went away): the session
+            if writer is not None:  # sees its connection close, and withdraws what waits for the person
+                writer.close()
+            raise
         if reply.get("id") != rid or not isinstance(reply.get("result"), dict):
             writer.close()
             raise ChannelClosed("The session answered out of turn.")
@@ -151,9 +175,9 @@ class SessionLink:
         """A new connection for ``acall``: opened, proven and greeted, as ``_open`` does."""
         import asyncio  # the faces' event loop: only in their processes
 
-        with socket_path(str(self._address["unix"])) as where:
-            # a line may be MAX_REPLY bytes and its newline (``decode`` refuses a longer one)
-            reader, writer = await asyncio.open_unix_connection(where, limit=MAX_REPLY + 1)
+        sock = await self._aconnect()
+        # a line may be MAX_REPLY bytes and its newline (``decode`` refuses a longer one)
+        reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_REPLY + 1)
         try:
             prove(writer.get_extra_info("socket"), self._pid)
             writer.write(encode(self._greeting))
@@ -166,6 +190,35 @@ class SessionLink:
             writer.close()
             raise ChannelClosed("The session refused the connection.")
         return reader, writer
+
+    async def _aconnect(self) -> socket.socket:
+        """A socket connected to the endpoint. A full listener's backlog answers a non-blocking connect with
+        ``EAGAIN``: it is tried again, a little later each time, up to ``CONNECT_TIMEOUT`` (asyncio's own
+        connect took that for "in progress" and handed back a socket that was never connected, whose peer
+        check then read as another user's)."""
+        import asyncio  # the faces' event loop: only in their processes
+
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CONNECT_TIMEOUT
+        pause = 0.002
+        try:
+            while True:
+                try:
+                    with socket_path(str(self._address["unix"])) as where:
+                        sock.connect(where)
+                    return sock
+                except BlockingIOError:  # every connection busy and the backlog full: wait for one to end
+                    if loop.time() > deadline:
+                        raise ChannelClosed(
+                            "The session's endpoint is too busy to take a connection."
+                        ) from None
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 0.05)
+        except BaseException:
+            sock.close()
+            raise
 
     def refused(self, key: str | None, count: int) -> None:
         """Tell the session that ``count`` requests of the client ``key`` (``None``: not known) came without

@@ -65,10 +65,10 @@ def bracketed(address: str) -> str:
     return f"[{address}]" if ":" in address else address
 
 
-def listen(host: str) -> socket.socket:
-    """A listening socket on ``host`` at a free port, answering without Nagle's delay (a request's headers
-    and body would otherwise wait out the peer's delayed ACK, ~40 ms a call)."""
-    infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+def listen(host: str, port: int = 0) -> socket.socket:
+    """A listening socket on ``host`` at ``port`` (0: a free one), answering without Nagle's delay (a
+    request's headers and body would otherwise wait out the peer's delayed ACK, ~40 ms a call)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:

@@ -24,12 +24,14 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..proposals import Outcome, Pending, Proposals
     from .clients import ClientRecord
+    from .departure import Departure
 
 NO_CODE = "propose_code needs code: the Python to run in the person's session, as they would type it."
 MAX_CODE = 20_000  # characters of proposed code (a person reads it before it runs)
 READS_WITHIN = 600.0  # seconds: what a client read this long before proposing is named on the panel
 PROPOSE = "propose_code"
 STOPPED = "The person stopped serving this session (/mcp off) before answering; the code did not run."
+CANCELLED = "Cancelled before the person answered, so the proposal was withdrawn; the code did not run."
 
 
 class Proposer:
@@ -41,9 +43,12 @@ class Proposer:
         self._audited_as = audited_as  # the session the audit log files the proposals under
         self._pending: set[Pending] = set()
         self._stopped: set[Pending] = set()  # withdrawn by /mcp off, not by the wait running out
+        self._cancelled: set[Pending] = set()  # withdrawn because the caller cancelled it or went away
         self._lock = threading.Lock()
 
-    def propose(self, args: dict[str, Any], client: ClientRecord) -> CapabilityResult:
+    def propose(
+        self, args: dict[str, Any], client: ClientRecord, left: Departure | None = None
+    ) -> CapabilityResult:
         from ..proposals import Proposal  # the proposal path (loaded with the controller)
 
         started = time.perf_counter()
@@ -63,14 +68,18 @@ class Proposer:
         )
         with self._lock:
             self._pending.add(pending)
+        if left is not None:  # its caller cancelled or went away: withdrawn, and its code leaves the input
+            left.on_leave(lambda: self._withdraw_cancelled(pending, client.name))
         try:
             outcome = pending.wait(wait)
         finally:
             with self._lock:
                 self._pending.discard(pending)
                 stopped = pending in self._stopped
+                cancelled = pending in self._cancelled
                 self._stopped.discard(pending)
-        ok, text = self._told(outcome, wait, stopped=stopped)
+                self._cancelled.discard(pending)
+        ok, text = self._told(outcome, wait, stopped=stopped, cancelled=cancelled)
         return self._done(client, args, started, None if ok else text, text if ok else "")
 
     def withdraw_all(self) -> int:
@@ -90,6 +99,14 @@ class Proposer:
         return withdrawn
 
     # -- internals -------------------------------------------------------------------------------------------
+    def _withdraw_cancelled(self, pending: Pending, client: str) -> None:
+        """The agent cancelled its call or went away: the proposal is withdrawn from the person's panel (or
+        input) with one line saying so, unless they answered it already (then it runs as they chose)."""
+        with self._lock:
+            self._cancelled.add(pending)
+        notice = f"{client} cancelled its proposal, so it was withdrawn; nothing of it ran."
+        pending.withdraw(notice=notice, take_back=True)
+
     def _wait(self, asked: Any) -> float:
         bound = self._settings().mcp_serve_proposal_wait
         if isinstance(asked, (int, float)) and not isinstance(asked, bool) and asked > 0:
@@ -97,11 +114,13 @@ class Proposer:
         return bound
 
     @staticmethod
-    def _told(outcome: Outcome, wait: float, *, stopped: bool) -> tuple[bool, str]:
+    def _told(outcome: Outcome, wait: float, *, stopped: bool, cancelled: bool = False) -> tuple[bool, str]:
         """Whether it ran, was edited or was declined, and what the agent is told."""
         status = outcome.status
         if status == "unanswered" and stopped:
             return False, STOPPED
+        if status == "unanswered" and cancelled:  # no one reads it: it is for the audit
+            return False, CANCELLED
         if status == "unanswered":
             return (
                 False,

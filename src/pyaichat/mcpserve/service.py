@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..ipc import Child
 from . import discovery
@@ -87,9 +87,10 @@ class McpService:
         return self.endpoint is not None
 
     # -- on --------------------------------------------------------------------------------------------------
-    def start(self, host: str | None = None) -> str:
+    def start(self, host: str | None = None, *, token: str | None = None, port: int = 0) -> str:
         """Serve; one sentence saying where. Raises ``RuntimeError`` or ``OSError`` (one sentence) and leaves
-        nothing behind when a part cannot start."""
+        nothing behind when a part cannot start. ``token`` and ``port``: serve on as another process of this
+        session did (a checkpoint resumed: ``handover``), so its clients keep their address and token."""
         if self.serving:
             return f"Already serving this session at {self.url}."
         import importlib.util  # only to find the SDK without importing it
@@ -113,7 +114,7 @@ class McpService:
                 self._calls_runtime = calls_runtime
                 undo.append(self._close_calls_runtime)
             self.gate.attach()
-            token = secrets.token_urlsafe(32)
+            token = token or secrets.token_urlsafe(32)
             backend = LocalBackend(
                 calls_runtime,
                 self.gate,
@@ -131,7 +132,7 @@ class McpService:
             address = endpoint.start(unix_path)
             undo.append(endpoint.stop)
             try:
-                listener = listen(host)
+                listener = listen(host, port)
             except OSError as exc:
                 raise RuntimeError(f"Cannot listen on {host}: {exc.strerror or exc}.") from None
             port = listener.getsockname()[1]
@@ -235,6 +236,31 @@ class McpService:
             served += f"; {withdrawn} waiting proposal{'' if withdrawn == 1 else 's'} withdrawn"
         return f"Stopped serving {url}: every connection is closed and its token is void ({served})."
 
+    # -- another process of the session serves on (checkpoints) ---------------------------------------------
+    def handover(self) -> dict[str, Any] | None:
+        """What another process of this session needs to serve on where this one does (``None``: not
+        serving): the host, the port and the token."""
+        if not self.serving or self.url is None or self._token is None:
+            return None
+        port = int(self.url.rsplit(":", 1)[1].split("/", 1)[0])
+        return {"host": self.host, "port": port, "token": self._token}
+
+    def forget(self) -> None:
+        """In a session forked from a checkpoint: what this service held (the endpoint and its threads, the
+        face process, the discovery record) belongs to the process that was forked. Let go of it here without
+        touching it; a record whose process has ended is removed."""
+        record = self.record_path
+        pid = _record_pid(record) if record else None
+        if record and self.started is not None and (pid is None or not discovery.pid_alive(pid)):
+            discovery.remove_record(record)
+        self.backend = self.endpoint = self.face = None
+        self.url = self.host = self.record_path = None
+        self.started = self._token = self._tempdir = self._log = None
+        self._calls_runtime = None
+        if self._registered:
+            atexit.unregister(self.stop)
+            self._registered = False
+
     # -- status ----------------------------------------------------------------------------------------------
     def status(self) -> str:
         if not self.serving:
@@ -293,6 +319,12 @@ class McpService:
             except Exception:
                 pass
             self._calls_runtime = None
+
+
+def _record_pid(path: str) -> int | None:
+    """The pid a discovery record is named after (``<pid>.json``)."""
+    name = os.path.basename(path).split(".", 1)[0]
+    return int(name) if name.isdigit() else None
 
 
 def _ago(stamp: float) -> str:

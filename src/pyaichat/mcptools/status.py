@@ -53,6 +53,10 @@ def status_lines(
         if conn is not None and conn.tools:
             read_only = bool(launch is not None and launch.read_only)
             lines += tool_lines(spec.name, conn.tools, read_only, decide, held.get(spec.name, set()))
+            if not read_only:  # how its read-only tools would run at once, in the form of its own file
+                lines.append(
+                    f"    ({spec.how_to_set('trust', 'read-only')} lets its read-only tools run at once)"
+                )
             if conn.cut_tools:
                 lines.append(f"    ({conn.cut_tools} more tools not offered: a server may list 500)")
     return lines
@@ -88,7 +92,7 @@ def requests_back_line(spec: Any, conn: Any) -> str:
         if on:
             parts.append(f"{kind} on" + (f" ({', '.join(done)})" if done else ""))
         elif refused.get(kind):
-            parts.append(f"{kind} off (refused {refused[kind]}: {kind} = true turns it on)")
+            parts.append(f"{kind} off (refused {refused[kind]}: {spec.how_to_set(kind, True)} turns it on)")
     roots = launch.roots if launch is not None else spec.roots
     if roots:
         parts.append("roots: " + ", ".join(roots))

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..capabilities.redact import masker_for
 from ..extras import install_command, this_python, this_script
+from ..literal_tags import literal_tags
 from ..records import ApprovedProposal, AssistantTurn
 from ..version import __version__
 from . import PersistError
@@ -82,9 +83,18 @@ def _field(entry: Any, name: str, default: Any = None) -> Any:
 
 
 def timeline(
-    history: Sequence[Any], turns: Sequence[AssistantTurn], proposals: Sequence[ApprovedProposal]
+    history: Sequence[Any],
+    turns: Sequence[AssistantTurn],
+    proposals: Sequence[ApprovedProposal],
+    mask: Callable[[str], str] | None = None,
 ) -> list[_Cell]:
-    """Inputs, questions, approved code and answers in the order they happened."""
+    """Inputs, questions, approved code and answers in the order they happened; the questions' and answers'
+    text masked (``mask``) and then with its HTML-like tags shown as written (a ``<redacted …>`` mark too)."""
+    m = mask or _mask_for(None)
+
+    def shown(text: str) -> str:
+        return literal_tags(m(text))
+
     by_input = {p.input_number: p for p in proposals if p.input_number is not None}
     numbers = {_field(e, "number") for e in history}
     keyed: list[tuple[tuple[float, ...], _Cell]] = []
@@ -97,8 +107,8 @@ def timeline(
             keyed.append(((at, 1), _Cell("code", p.code, None, p)))
     for i, turn in enumerate(turns):
         end = turn.end_input if turn.end_input is not None else turn.after_input
-        keyed.append(((turn.after_input, 2, i, 0), _Cell("markdown", _question_md(turn))))
-        keyed.append(((max(end, turn.after_input), 2, i, 1), _Cell("markdown", _answer_md(turn))))
+        keyed.append(((turn.after_input, 2, i, 0), _Cell("markdown", _question_md(turn, shown))))
+        keyed.append(((max(end, turn.after_input), 2, i, 1), _Cell("markdown", _answer_md(turn, shown))))
     keyed.sort(key=lambda item: item[0])
     cells: list[_Cell] = []
     previous_key: tuple[float, ...] | None = None
@@ -114,8 +124,8 @@ def timeline(
     return cells
 
 
-def _question_md(turn: AssistantTurn) -> str:
-    return f"**Question:** {turn.question}"
+def _question_md(turn: AssistantTurn, shown: Callable[[str], str]) -> str:
+    return f"**Question:** {shown(turn.question)}"
 
 
 def _receipts_comment(receipts: str) -> str:
@@ -128,14 +138,14 @@ def _receipts_comment(receipts: str) -> str:
     return "\n\n".join(lines)
 
 
-def _answer_md(turn: AssistantTurn) -> str:
-    text = f"**Answer:** {turn.answer or '(no answer)'}"
+def _answer_md(turn: AssistantTurn, shown: Callable[[str], str]) -> str:
+    text = f"**Answer:** {shown(turn.answer) if turn.answer else '(no answer)'}"
     if turn.note:
         text += f"\n\n_{turn.note}_"
     if turn.receipts:
         text += "\n\n" + _receipts_comment(turn.receipts)
     if turn.error:
-        text += f"\n\n_Error: {turn.error}_"
+        text += f"\n\n_Error: {shown(turn.error)}_"
     return text
 
 
@@ -176,9 +186,12 @@ def _leaning_on_undone(proposals: Sequence[ApprovedProposal]) -> set[int]:
 def _tags(
     entry: Any, proposal: ApprovedProposal | None = None, may_raise: frozenset[int] = frozenset()
 ) -> list[str]:
-    """An undone proposal and an interrupted cell are skipped when the notebook runs (so it runs to the
-    session's state); a failed cell, and one that ran on an undone proposal's effects, may raise."""
-    if (proposal is not None and proposal.undone) or (entry is not None and _interrupted(entry)):
+    """An undone input (a proposal or any input a checkpoint took back), one that crashed the session and an
+    interrupted cell are skipped when the notebook runs (so it runs to the session's state); a failed cell,
+    and one that ran on an undone proposal's effects, may raise."""
+    if (proposal is not None and proposal.undone) or (
+        entry is not None and (_field(entry, "undone") or _field(entry, "crashed") or _interrupted(entry))
+    ):
         return ["skip-execution"]
     if entry is None:
         return []
@@ -207,7 +220,7 @@ def to_notebook(
     m = mask or _mask_for(None)
     cells = [v4.new_markdown_cell(m(_title()))]
     may_raise = frozenset(_leaning_on_undone(proposals))
-    for cell in timeline(history, turns, proposals):
+    for cell in timeline(history, turns, proposals, m):
         if cell.kind == "markdown":
             cells.append(v4.new_markdown_cell(m(cell.source)))
             continue
@@ -275,7 +288,7 @@ def to_percent_script(
     m = mask or _mask_for(None)
     parts = [_markdown_cell(m(_title()))]
     may_raise = frozenset(_leaning_on_undone(proposals))
-    for cell in timeline(history, turns, proposals):
+    for cell in timeline(history, turns, proposals, m):
         if cell.kind == "markdown":
             parts.append(_markdown_cell(m(cell.source)))
             continue
@@ -350,9 +363,13 @@ def _markdown_cell(text: str) -> str:
 def to_transcript(turns: Sequence[AssistantTurn], *, mask: Callable[[str], str] | None = None) -> str:
     """The questions, tool steps and answers as Markdown (what ``/save FILE.md`` has always written)."""
     m = mask or _mask_for(None)
+
+    def shown(text: str) -> str:
+        return literal_tags(m(text))
+
     out = ["# pyaichat transcript", ""]
     for n, turn in enumerate(turns, 1):
-        out += [f"## Question {n}", "", turn.question, ""]
+        out += [f"## Question {n}", "", shown(turn.question), ""]
         if turn.steps:
             out.append("Steps:")
             out += [
@@ -360,13 +377,13 @@ def to_transcript(turns: Sequence[AssistantTurn], *, mask: Callable[[str], str] 
                 for s in turn.steps
             ]
             out.append("")
-        out += ["### Answer", "", turn.answer or "(no answer)", ""]
+        out += ["### Answer", "", shown(turn.answer) if turn.answer else "(no answer)", ""]
         if turn.note:
             out += [f"_{turn.note}_", ""]
         if turn.receipts:
             out += [_receipts_comment(turn.receipts), ""]
         if turn.error:
-            out += [f"_Error: {turn.error}_", ""]
+            out += [f"_Error: {shown(turn.error)}_", ""]
     return m("\n".join(out))
 
 

@@ -57,6 +57,36 @@ def open_snapshot(target: str) -> BinaryIO:
     return fh
 
 
+SAVED = {".ipynb": "a notebook", ".py": "a script", ".md": "a transcript"}  # what /save writes
+
+
+def not_a_snapshot(path: str, *, here: bool) -> str | None:
+    """Why ``/resume path`` cannot load ``path``, known before anything is brought back (one sentence, with
+    what to do instead), or ``None`` when it may be a snapshot. ``here``: the session reads its files from
+    this machine's directory, so a missing file is known to be missing too."""
+    target = os.path.abspath(os.path.expanduser(path))
+    kind = SAVED.get(os.path.splitext(target)[1].lower())
+    if kind is not None:
+        run = " (jupyter execute runs it; Jupyter opens it)" if kind == "a notebook" else ""
+        return (
+            f"Nothing was resumed: {path} is {kind} /save writes{run}, and /resume FILE loads a /snapshot "
+            "file. /resume alone brings back the last session's conversation and inputs."
+        )
+    try:
+        with open(target, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except FileNotFoundError:
+        return f"Nothing was resumed: there is no snapshot at {target}." if here else None
+    except OSError:  # a folder, or unreadable: the load says which, in its own sentence
+        return None
+    if head != MAGIC:
+        return (
+            f"Nothing was resumed: {path} is not a pyaichat snapshot (/snapshot writes those). /resume alone "
+            "brings back the last session's conversation and inputs."
+        )
+    return None
+
+
 class Source:
     """A snapshot's bytes, for verifying and then unpickling exactly what was verified.
 

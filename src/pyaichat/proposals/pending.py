@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 class Pending:
     """A proposal submitted from another thread; ``wait`` for its outcome."""
 
-    # queued → asking → (placed →) running → done; queued, asking or placed → withdrawn (no answer in time)
-    def __init__(self, proposal: Proposal, withdraw: Callable[[Pending, str | None], None]) -> None:
+    # queued → asking → (placed →) running → done; queued, asking or placed → withdrawn (no answer in time,
+    # or its caller gave up)
+    def __init__(self, proposal: Proposal, withdraw: Callable[[Pending, str | None, bool], None]) -> None:
         import threading  # only for proposals from another thread
 
         self.proposal = proposal
@@ -33,16 +34,18 @@ class Pending:
         """The outcome. ``timeout`` bounds the wait for the person's answer: past it, an unanswered proposal
         is withdrawn and its outcome is ``unanswered``. Once answered, this waits until the run is over."""
         if not self._answered.wait(timeout):
-            self._withdraw(self, None)
+            self._withdraw(self, None, False)
         self._done.wait()
         assert self._outcome is not None
         return self._outcome
 
-    def withdraw(self, notice: str = "") -> Outcome:
+    def withdraw(self, notice: str = "", *, take_back: bool = False) -> Outcome:
         """Withdraw it now, unless the person has answered already (then this waits for what they approved to
         finish). ``notice`` is what the person is told at their next prompt ("": nothing, e.g. they withdrew
-        it themselves by stopping what it came through)."""
-        self._withdraw(self, notice)
+        it themselves by stopping what it came through). ``take_back``: its code leaves the person's next
+        input too, if it waits there unchanged (its caller cancelled it: running it would not be an answer
+        to anyone)."""
+        self._withdraw(self, notice, take_back)
         self._done.wait()
         assert self._outcome is not None
         return self._outcome

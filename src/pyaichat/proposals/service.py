@@ -119,9 +119,20 @@ class Proposals:
                 pending._finish(Outcome(pending.proposal, "unanswered"))
         self.drop_placed()
 
-    def _withdraw(self, pending: Pending, notice: str | None = None) -> None:
+    def after_fork(self) -> None:
+        """In a session forked from a checkpoint: the proposals queued by outside agents wait in the process
+        that was forked, on its threads, and are answered there; none of them is this session's. Code placed
+        in the next input stays, as the person's own."""
+        self._lock = _thread.allocate_lock()
+        self._queue = []
+        self._notices = []
+        if self._placed is not None:
+            self._placed.pending = None
+
+    def _withdraw(self, pending: Pending, notice: str | None = None, take_back: bool = False) -> None:
         """No answer in time (or the caller gave up): nothing of ``pending`` may run any more (called on the
-        waiting thread). The person is told ``notice`` (by default: no one answered in time; "": nothing)."""
+        waiting thread). The person is told ``notice`` (by default: no one answered in time; "": nothing).
+        ``take_back``: code placed in the next input leaves it too, unless the person changed it."""
         with self._lock:
             state = pending.state
             if state not in ("queued", "asking", "placed"):
@@ -138,12 +149,13 @@ class Proposals:
                 self._notices.append(notice)
             # within the lock: whoever finds it withdrawn finds its outcome too
             pending._finish(Outcome(pending.proposal, "unanswered"))
-        if state == "asking":
+        if state == "asking" or (state == "placed" and take_back):
+            code = pending.proposal.code if state == "placed" else None
             try:
-                self.frontend.withdraw(pending.proposal.call_id)
+                self.frontend.withdraw(pending.proposal.call_id, code)
             except Exception:  # a front end that cannot close it closes it at the person's answer
                 pass
-        elif state == "queued" or notice:  # the toolbar's count changed, a notice is due: wake the prompt
+        if state != "asking" and (state == "queued" or notice):  # the toolbar's count, a notice: wake it
             self._wake()
 
     def _claim(self, pending: Pending | None, state: str) -> bool:

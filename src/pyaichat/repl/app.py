@@ -52,20 +52,31 @@ def early_prompt(color: bool) -> Callable[[], None]:
     return restore
 
 
-def run_repl(runtime: Runtime, *, first: Sequence[str] = (), **kwargs: Any) -> int:
+def run_repl(runtime: Runtime, *, first: Sequence[str] = (), supervised: Any = None, **kwargs: Any) -> int:
     """Run the interactive REPL (``cli.main`` calls this when stdin and stdout are terminals) over the
     entry point's ``runtime``. ``first``: inputs handled before the first prompt (``--resume`` is
-    ``/resume``), which then has no early prompt. ``kwargs``: ``make_repl``'s (a test's input and output)."""
+    ``/resume``), which then has no early prompt. ``supervised``: the supervisor's link that keeps
+    checkpoints, or why there is none (``cli``). ``kwargs``: ``make_repl``'s (a test's input and output)."""
     restore = early_prompt(runtime.config.color) if not kwargs and not first else (lambda: None)
     try:
         from .frontend import make_repl  # prompt_toolkit: after the early prompt is on screen
 
-        repl = make_repl(runtime, **kwargs)
+        repl = make_repl(runtime, supervised=supervised, **kwargs)
     finally:
         restore()
+    code = 1
     try:
         for text in first:
             repl.execute(text)
-        return repl.run()
+        code = repl.run()
+        return code
+    except SystemExit as exc:  # the person's code left: the supervisor leaves with the same status
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        raise
+    except KeyboardInterrupt:
+        code = 130
+        raise
     finally:
         repl.ctrl.close()  # the last input's state for --resume is written before leaving
+        if repl.checkpoints is not None:
+            repl.checkpoints.bye(code)

@@ -2,7 +2,8 @@
 
 ``$PAGER`` when it is set (``PAGER=cat`` turns paging off), else ``less``. ``LESS`` defaults to ``FRXK``
 unless the user set it: quit at once if it fits (F), keep colours (R), leave the text on the screen after
-quitting (X), and let Ctrl-C quit (K).
+quitting (X), and let Ctrl-C quit (K). Our ``less`` also says on its last line how to get back (``q``): the
+pager opens only when the person asked for it (``/more``), and the way out is on the screen.
 """
 
 from __future__ import annotations
@@ -23,9 +24,21 @@ def pager_command() -> list[str] | None:
             words = shlex.split(configured)
         except ValueError:
             return None
-        return words if words and shutil.which(words[0]) else None
-    found = shutil.which("less")
-    return [found] if found else None
+        if not words or not shutil.which(words[0]):
+            return None
+    else:
+        found = shutil.which("less")
+        if not found:
+            return None
+        words = [found]
+    own_prompt = any(w.startswith("-P") for w in [*words[1:], *os.environ.get("LESS", "").split()])
+    if os.path.basename(words[0]) == "less" and not own_prompt:
+        words.append(BACK_PROMPT)
+    return words
+
+
+# less's prompt (its specials ``? : . % \`` escaped): where the way back to the prompt is said.
+BACK_PROMPT = "-Pspyaichat\\: q comes back to the prompt, space shows more, / searches"
 
 
 def page(text: str) -> bool:

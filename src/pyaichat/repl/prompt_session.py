@@ -73,12 +73,14 @@ def continuation(width: int, line_number: int, is_soft_wrap: int) -> FormattedTe
 
 def toolbar(ctrl: Controller) -> FormattedText:
     """Mode, model and the keys a newcomer needs; short enough for an 80-column terminal. With suggestions
-    on (Python mode), which model gets what is typed, and whether that leaves this machine; a proposal from an
-    outside agent waiting for an empty line says so instead of the hint."""
+    on (Python mode), which model gets what is typed, and whether that leaves this machine; with checkpoints,
+    how far back ``/undo`` goes; a proposal from an outside agent waiting for an empty line says so instead of
+    the hint."""
     model = ctrl.config.model or "no model"
     suggesting = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
     hint = "@name: pin a value" if ctrl.mode is Mode.ASSISTANT else "Alt-Enter: newline"
     serving = ctrl.gate.serving  # outside agents can read this session (/mcp)
+    undo = ctrl.checkpoints.status() if ctrl.checkpoints is not None else None  # how far back /undo goes
     waiting = ctrl.proposals.waiting
     if waiting:
         hint = f"{waiting} proposal{'s' if waiting > 1 else ''} waiting: clear the line to see"
@@ -89,6 +91,7 @@ def toolbar(ctrl: Controller) -> FormattedText:
             ("", f"│ {model} │ "),
             *suggesting,
             *([("class:bottom-toolbar.mode", serving), ("", " │ ")] if serving else []),
+            *([("", f"{undo} │ ")] if undo else []),
             ("class:bottom-toolbar.key", "TAB"),
             ("", tail),
         ]

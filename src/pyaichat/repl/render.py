@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.live import Live
@@ -35,7 +35,12 @@ from rich.text import Text
 
 from ..agent import events as ev
 from ..agent.events import row_lines, text_lines
+from ..commands.wording import worded
+from ..literal_tags import literal_tags
 from ..printable import printable, printable_data
+
+if TYPE_CHECKING:
+    from ..ports import Place
 
 _NOTICE_STYLES = {"info": "", "warning": "yellow", "success": "green"}
 _QUIET_STATES = {"idle", "done", "failed", "answering"}
@@ -107,6 +112,11 @@ class _Printable:
                 yield segment if clean is text else Segment(clean, segment.style)
 
 
+def answer_markdown(text: str) -> Markdown:
+    """The model's text as rich Markdown, its HTML-like tags shown as written (rich drops raw HTML)."""
+    return Markdown(literal_tags(text), code_theme=_CODE_THEME, hyperlinks=False)
+
+
 class _Tail:
     """Renders only the last ``max_lines`` lines of a renderable (the live answer must fit on the screen).
 
@@ -163,8 +173,11 @@ class RichRenderer:
         *,
         color: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        place: Place = "repl",
     ) -> None:
         self.console = console or Console(no_color=not color, highlight=False)
+        self.place = place  # where it draws: the REPL, or terminal IPython (commands after %ai)
+        self.last_page: ev.PageEvent | None = None  # the last long output, for /more
         self._live: Live | None = None
         self._answer: list[str] = []
         self._status: str | None = None
@@ -199,7 +212,7 @@ class RichRenderer:
             case ev.ReceiptsEvent():  # under the answer: a line per contradicted number, then the status line
                 for warning in event.warnings:
                     self._print(Text(f"⚠ {warning}", style="bold yellow"))
-                self._print(Text(f"{event.summary} (/receipts)", style="dim"))
+                self._print(Text(self._say(f"{event.summary} (/receipts)"), style="dim"))
             case ev.ApprovalRequiredEvent():
                 self._on_approval_required(event)
             case ev.QuestionEvent():
@@ -219,9 +232,9 @@ class RichRenderer:
                 self._flush_answer()
                 self._status = None
                 self._stop_live()
-                self._print(Text(f"Error: {event.message}", style="bold red"))
+                self._print(Text(f"Error: {self._say(event.message)}", style="bold red"))
             case ev.NoticeEvent():
-                self._print(Text(event.text, style=_NOTICE_STYLES.get(event.level, "")))
+                self._print(Text(self._say(event.text), style=_NOTICE_STYLES.get(event.level, "")))
             case ev.CodeEvent():
                 syntax = Syntax(
                     event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True
@@ -257,7 +270,24 @@ class RichRenderer:
 
     # -- event handlers --------------------------------------------------------------------------------------
     def _on_page(self, event: ev.PageEvent) -> None:
-        """Long command output: through the pager when it is taller than the screen (in a terminal)."""
+        """Long command output, printed where the person reads on; in the pager only when asked (``/more``),
+        since a pager takes the keys typed after it."""
+        group = self._page_group(event)
+        if event.pager and self.console.is_terminal:
+            from .pager import page  # subprocess: with the first /more
+
+            with self.console.capture() as captured:
+                self.console.print(_Printable(group))
+            self._flush_answer()
+            self._stop_live()
+            if page(captured.get()):
+                return
+        self.last_page = event
+        self._print(group)
+        if not event.pager:
+            self._offer_pager(group)
+
+    def _page_group(self, event: ev.PageEvent) -> Group:
         width = self._text_width()
         parts: list[Any] = []
         for section in event.sections:
@@ -270,19 +300,16 @@ class RichRenderer:
             if section.code:
                 code = section.code.rstrip("\n")
                 parts.append(Syntax(code, section.language or "text", theme=_CODE_THEME, word_wrap=True))
-        group = Group(*parts)
-        if self.console.is_terminal:
-            with self.console.capture() as captured:
-                self._print(group)
-            text = captured.get()
-            if text.count("\n") >= self.console.height - 1:
-                from .pager import page  # subprocess: with the first long page
+        return Group(*parts)
 
-                self._flush_answer()
-                self._stop_live()
-                if page(text):
-                    return
-        self._print(group)
+    def _offer_pager(self, group: Group) -> None:
+        """Under output taller than the screen: one line saying how to read it in the pager."""
+        if not self.console.is_terminal:
+            return
+        tall = len(self.console.render_lines(group, self.console.options, pad=False))
+        if tall >= self.console.height - 1:
+            hint = f"({tall} lines: /more shows them in a pager, where q comes back here)"
+            self._print(Text(self._say(hint), style="dim"))
 
     def _on_state(self, event: ev.StateEvent) -> None:
         if event.state in _QUIET_STATES:
@@ -334,7 +361,8 @@ class RichRenderer:
         if text.strip():
             self._print_markdown(text)
         if event.note or event.stopped_by:
-            self._print(Text(event.note or f"Stopped by the {event.stopped_by} limit.", style="yellow"))
+            note = self._say(event.note or f"Stopped by the {event.stopped_by} limit.")
+            self._print(Text(note, style="yellow"))
 
     def _on_approval_required(self, event: ev.ApprovalRequiredEvent) -> None:
         self._flush_answer()
@@ -419,11 +447,15 @@ class RichRenderer:
         text = Text("\n").join(
             Text(piece, style=_PREVIEW_STYLES.get(kind, ""))
             for kind, line in event.lines
-            for piece in text_lines(line, width)
+            for piece in text_lines(self._say(line), width)
         )
         self._print(text if text.plain else Text("No preview.", style="dim"))
 
     # -- live region -----------------------------------------------------------------------------------------
+    def _say(self, text: str) -> str:
+        """One of pyaichat's sentences as this terminal says it (``%ai /receipts`` in IPython)."""
+        return worded(text, self.place)
+
     def _text_width(self) -> int:
         """Columns for text laid out here (rows, indented lines): clear of the last two (see ``_Tail``)."""
         return max(20, self.console.width - 2)
@@ -433,7 +465,7 @@ class RichRenderer:
         self.console.print(_Printable(renderable))
 
     def _print_markdown(self, text: str) -> None:
-        self._print(Markdown(text, code_theme=_CODE_THEME, hyperlinks=False))
+        self._print(answer_markdown(text))
 
     def _flush_answer(self) -> None:
         """Print streamed text that no ``answer`` event completed (an error or a proposal cut it short)."""
@@ -447,9 +479,7 @@ class RichRenderer:
         parts: list[Any] = []
         if self._answer:
             height = max(3, self.console.size.height - 3)
-            parts.append(
-                _Tail(Markdown("".join(self._answer), code_theme=_CODE_THEME, hyperlinks=False), height)
-            )
+            parts.append(_Tail(answer_markdown("".join(self._answer)), height))
         if self._status:
             parts.append(self._status_line)
         return _Printable(Group(*parts))

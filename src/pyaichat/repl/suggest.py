@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import get_app
@@ -85,6 +85,29 @@ class PromptLoop:
         self.app.after_render -= self._rendered
 
 
+class RaisedLines:
+    """The lines of a session's inputs whose last run raised (an input that later ran fine is forgiven),
+    recomputed only when the session's history grows."""
+
+    def __init__(self, history: Callable[[], Sequence[Any]]) -> None:
+        self._history = history
+        self._seen = -1
+        self._lines: frozenset[str] = frozenset()
+
+    def __call__(self) -> frozenset[str]:
+        entries = self._history()
+        if len(entries) != self._seen:
+            self._seen = len(entries)
+            failed: dict[str, bool] = {}
+            for entry in entries:
+                failed[entry.source.strip()] = not entry.ok
+            lines: dict[bool, set[str]] = {True: set(), False: set()}
+            for source, bad in failed.items():
+                lines[bad].update(line for line in source.splitlines() if line.strip())
+            self._lines = frozenset(lines[True] - lines[False])  # a line that also ran fine is still offered
+        return self._lines
+
+
 def first_line(text: str) -> str:
     return text.split("\n", 1)[0]
 
@@ -97,19 +120,23 @@ def first_word(text: str) -> str:
 
 class HistoryLines:
     """The prompt's history as lines, newest first and without repeats, for fish-style suggestions; built
-    once and extended as inputs are added (a few microseconds per keystroke)."""
+    once and extended as inputs are added (a few microseconds per keystroke). ``raised`` gives this session's
+    inputs whose last run raised: their lines are not offered again (a line that failed is not one to repeat;
+    ↑ still recalls it, to fix it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, raised: Callable[[], Collection[str]] = frozenset) -> None:
         self._seen_strings = 0
         self._lines: list[str] = []
+        self._raised = raised
 
     def match(self, history: Any, line: str) -> str | None:
         """The rest of the newest history line that starts with ``line`` (which has code in it)."""
         if not line.strip():
             return None
         self._refresh(history)
+        raised = self._raised()
         for candidate in self._lines:
-            if len(candidate) > len(line) and candidate.startswith(line):
+            if len(candidate) > len(line) and candidate.startswith(line) and candidate not in raised:
                 return candidate[len(line) :]
         return None
 
@@ -134,11 +161,12 @@ class GhostText(AutoSuggest):
         allowed: Callable[[], bool],
         *,
         own_history: bool = True,
+        raised: Callable[[], Collection[str]] = frozenset,
     ) -> None:
         self.engine = engine
         self.allowed = allowed
         self.own_history = own_history
-        self.history = HistoryLines()
+        self.history = HistoryLines(raised)
         self._buffer: Buffer | None = None
         self._last: tuple[str, str] | None = None
         self._known: tuple[tuple[str, str], str] | None = None  # what the engine knew at the last change

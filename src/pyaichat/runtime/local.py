@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ..session import Session, input_is_complete
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from ..capabilities.registry import CapabilityResult
     from ..capabilities.toolbox import Toolbox
     from ..config import Config, Settings
@@ -41,6 +43,10 @@ class LocalRuntime:
         self.transform = transform
         # one sentence the picture adds under its heading when the session is not simply this process's
         self.where = where
+        # around every input that runs code here (``checkpoints``: one is taken before it, what the kernel
+        # counted for it is kept): ``input_watch(number, source)`` is a context manager
+        self.input_watch: Callable[[int, str], AbstractContextManager[None]] | None = None
+        self.state_changed: Callable[[], None] | None = None  # the state changed outside an input
 
     @property
     def settings(self) -> Settings:
@@ -52,7 +58,11 @@ class LocalRuntime:
         return self.session.settings.current()
 
     def run(self, source: str) -> ExecResult:
-        return self.session.run(source)
+        watch = self.input_watch
+        if watch is None:
+            return self.session.run(source)
+        with watch(self.session.next_number, source):
+            return self.session.run(source)
 
     @property
     def history(self) -> Sequence[HistoryEntry]:
@@ -154,7 +164,7 @@ class LocalRuntime:
     def run_proposal(self, source: str) -> ExecResult:
         self.begin_proposal(source)
         try:
-            return self.session.run(source)
+            return self.run(source)
         finally:
             self.end_proposal()
 
@@ -209,4 +219,8 @@ class LocalRuntime:
     def load_variables(self, path: str | None) -> str:
         from ..persist.snapshot import load_snapshot  # with the first /resume of variables
 
-        return load_snapshot(path, self.session.namespace).text()
+        try:
+            return load_snapshot(path, self.session.namespace).text()
+        finally:
+            if self.state_changed is not None:
+                self.state_changed()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -167,6 +168,8 @@ class LiteLLMClient:
     def _litellm_count(self, messages: Messages, tools: Tools | None) -> int | None:
         """litellm's count of a request (``None`` when it cannot count); the last few counts are kept, since a
         request is counted by the budget, again for its cap, and for the tools check."""
+        if not self.loader.loaded():  # a count never waits for the load: after a Ctrl-C during it, the
+            return None  # remembered turn was sized by litellm, and the next prompt waited the whole load
         key = hash(json.dumps([messages, tools], ensure_ascii=False, default=str))
         if key not in self._counts:
             try:
@@ -359,3 +362,19 @@ def _close(response: Any) -> None:
                 closer()
             except Exception:
                 pass
+
+
+def forget_connections() -> list[Any]:
+    """In a session forked from a checkpoint: litellm's pooled clients hold connections that the process it
+    was forked from uses too (and a TLS connection's state is in that process's memory). Let go of them
+    without closing them, so the next request opens its own; returns what was let go, for the caller to
+    keep (a finalizer here must not close what the other process still uses)."""
+    litellm = sys.modules.get("litellm")
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    kept: list[Any] = []
+    for name in ("cache_dict", "ttl_dict"):
+        table = getattr(cache, name, None)
+        if isinstance(table, dict):
+            kept.append(dict(table))
+            table.clear()
+    return kept

@@ -136,6 +136,11 @@ def map_error(
             f"The provider {where} did not answer within {timeout:.0f} s; ask again or raise request_timeout."
         )
     if isinstance(exc, x.NotFoundError) or status == 404:
+        if api_base:  # the address may be the one that is wrong: another provider's server
+            return LLMUnknownModel(
+                f"The server at {api_base} does not know the model {model}: check the name, and that this "
+                "address serves that provider's models (/model says where each model's requests go)."
+            )
         return LLMUnknownModel(f"The provider {where} does not know the model {model}; check it with /model.")
     if isinstance(exc, x.LiteLLMUnknownProvider) or "llm provider not provided" in low:
         return LLMUnknownModel(UNKNOWN_PROVIDER.format(model=model))

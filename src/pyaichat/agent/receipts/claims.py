@@ -4,8 +4,8 @@ clause before its first number (the clause's subject), the line introducing its 
 and column — and which numbers are no claim (code, list markers, versions, years, the question's own numbers,
 a table's row labels and header, thresholds after ``<``/``>``, enumerators).
 
-The numbers are read once and each clause's words once; the words beside a number are read only when some
-fact could be about it (``complete``).
+The numbers are read once and each clause's words once; its subject and the words beside a number are read
+only when some fact could be about it (``complete``): most numbers are judged by their value alone.
 """
 
 from __future__ import annotations
@@ -106,8 +106,6 @@ class Claim:
 
     num: Written
     clause: frozenset[str] = frozenset()  # every word of its clause (its table row and column too)
-    prefix: frozenset[str] = frozenset()  # its clause's words before its first number, and its lead line
-    suffix: frozenset[str] = frozenset()  # its clause's words after its last number ("… passengers survived")
     lead: frozenset[str] = frozenset()  # the line that introduces its table or list
     row: str = ""  # a table cell: its row's label cells
     column: str = ""  # and its column's header
@@ -115,7 +113,9 @@ class Claim:
     scale: float = 1.0  # a unit from its table header: ``revenue ($k)``
     days: frozenset[str] = frozenset()  # the days its clause names ("On March 3 …"), as row keys
     code: frozenset[str] = frozenset()  # the expressions its clause names in backticks, normalised
-    # read by ``complete``: the words beside it
+    # read by ``complete``: its clause's subject, the words beside it
+    prefix: frozenset[str] = frozenset()  # its clause's words before its first number, and its lead line
+    suffix: frozenset[str] = frozenset()  # its clause's words after its last number ("… passengers survived")
     before: list[str] = field(default_factory=list)  # back to the number before it (or a comma)
     head: list[str] = field(default_factory=list)  # the two words after the number before it (its noun)
     after: list[str] = field(default_factory=list)  # on to the next number (or a comma), four at most
@@ -154,11 +154,22 @@ class _Clause:
     start: int
     end: int
     words: frozenset[str]
-    prefix: frozenset[str]
-    suffix: frozenset[str]
     spans: list[tuple[int, str]]
     numbers: list[Written]  # its claims' numbers
     days: frozenset[str]
+    code: frozenset[str]  # the expressions it names in backticks, normalised
+    first: int  # where its first number starts
+    last: int  # and its last one ends
+    _subject: tuple[frozenset[str], frozenset[str]] | None = None
+
+    def subject(self, said: str) -> tuple[frozenset[str], frozenset[str]]:
+        """Its words before its first number and after its last ("55% of the 20 passengers survived"): read
+        once, and only for a claim some fact could be about (most numbers are judged by their value alone)."""
+        if self._subject is None:
+            prefix = frozenset(w for w in _stems_of(said, self.start, self.first) if not w.isdigit())
+            suffix = frozenset(w for w in _stems_of(said, self.last, self.end) if not w.isdigit())
+            self._subject = (prefix, suffix)
+        return self._subject
 
 
 def claims_of(answer: str, question: str = "", row_labels: frozenset[str] = frozenset()) -> list[Claim]:
@@ -232,10 +243,8 @@ def _clause(
     last = inside[-1].end if inside else end
     mine = [s for s in spans if start <= s[0] < end] if spans else []
     every = frozenset(_stems_of(said, start, end))  # its numbers' digits too: "3 stars" is a label
-    # its subject: the words before its first number, and after its last ("55% of the 20 passengers survived")
-    prefix = frozenset(w for w in _stems_of(said, start, first) if not w.isdigit())
-    suffix = frozenset(w for w in _stems_of(said, last, end) if not w.isdigit())
-    return _Clause(start, end, every, prefix, suffix, mine, inside, frozenset(days))
+    code = frozenset(expr for _, expr in mine) if mine else frozenset()
+    return _Clause(start, end, every, mine, inside, frozenset(days), code, first, last)
 
 
 def _claim(
@@ -250,13 +259,13 @@ def _claim(
 ) -> Claim:
     """A claim with what its clause says (enough to find the facts it may be about); the words beside it are
     read only if some are (``complete``)."""
-    claim = Claim(num, clause=clause.words, prefix=clause.prefix, suffix=clause.suffix)
+    claim = Claim(num, clause=clause.words)
     num.hedged = hedged(said[max(0, num.start - 24) : num.start])
-    claim.code = frozenset(expr for _, expr in clause.spans) if clause.spans else frozenset()
+    claim.code = clause.code
     line_start = text.rfind("\n", 0, num.start) + 1
     if line_start not in leads:
         lead = _lead_line(text, line_start)
-        leads[line_start] = (_content(lead), lead)
+        leads[line_start] = (_content(lead), lead) if lead else (frozenset(), "")
     claim.lead, lead_text = leads[line_start]
     if cell is not None:
         claim.row, claim.column, claim.corner, _ = cell
@@ -268,8 +277,6 @@ def _claim(
             claim.scale = SCALE_WORDS.get((m.group(1) or m.group(2)).lower(), 1.0)
         labels = f"{claim.row} {claim.column} {claim.corner}"
         claim.clause = clause.words | frozenset(words(labels))
-    if claim.lead:
-        claim.prefix = claim.prefix | claim.lead
     claim.days = clause.days - day_keys(num.date) if num.date is not None else clause.days
     claim._where = (j, numbers, clause, said)
     claim._shown = (lead_text, said, clause.start, clause.end)
@@ -283,6 +290,8 @@ def complete(claim: Claim) -> None:
         return
     j, numbers, clause, said = claim._where
     claim._where = None
+    prefix, claim.suffix = clause.subject(said)
+    claim.prefix = prefix | claim.lead if claim.lead else prefix
     num = claim.num
     start, end = clause.start, clause.end
     prev_end = numbers[j - 1].end if j > 0 and numbers[j - 1].end > start else start

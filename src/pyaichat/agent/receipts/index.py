@@ -25,6 +25,8 @@ class Index:
         self.units: set[float] = set()  # the scales the results' labels name (``revenue (k$)``: 1000)
         self.by_agg: dict[str, int] = {}  # how many facts without rows each aggregate has
         self._named: dict[frozenset[str], frozenset[int]] = {}
+        # the facts without rows (not weak) by each word naming them (a word of their subject or aggregate)
+        self._rowless_by_word: dict[str, list[int]] = {}
 
     def add(self, facts: list[Fact]) -> None:
         self._named.clear()
@@ -45,6 +47,9 @@ class Index:
                 labels |= fact.rows
             else:
                 self.rowless.append(i)
+                if not fact.weak:
+                    for w in fact.subject | AGG_STEMS.get(fact.agg, _EMPTY):
+                        self._rowless_by_word.setdefault(w, []).append(i)
                 if not fact.weak and fact.date is None:
                     self.by_agg[fact.agg] = self.by_agg.get(fact.agg, 0) + 1
         self.row_labels = frozenset(labels)
@@ -61,10 +66,10 @@ class Index:
                 rows = self.by_row.get(w)
                 if rows:
                     hits.update(rows)
-            for i in self.rowless:
-                f = self.facts[i]
-                if not f.weak and (f.subject & words_ or AGG_STEMS.get(f.agg, _EMPTY) & words_):
-                    hits.add(i)
+            named = self._rowless_by_word
+            rowless = {i for w in words_ for i in named.get(w, ())}
+            if rowless:
+                hits.update(sorted(rowless))  # in the facts' order, as the sets built from them expect
             found = self._named[words_] = frozenset(hits)
         return found
 

@@ -355,10 +355,12 @@ def judge(claim: Claim, index: Index) -> Verdict:
     units = index.units
     if not worded and num.date is None and "from" not in claim.clause:
         # no word of its clause names a fact: nothing to tie it to, only a value it may equal by chance
-        equal = [i for i in dict.fromkeys(pool) if not facts[i].weak and _states(claim, facts[i], units)]
-        if equal and num.sig >= 3:
-            return Verdict(SUPPORTED, facts[equal[0]], "")
-        return Verdict(NOT_FOUND, facts[equal[0]], "nothing ties it there") if equal else Verdict(NOT_FOUND)
+        first = next((i for i in pool if not facts[i].weak and _states(claim, facts[i], units)), None)
+        if first is None:
+            return Verdict(NOT_FOUND)
+        if num.sig >= 3:
+            return Verdict(SUPPORTED, facts[first], "")
+        return Verdict(NOT_FOUND, facts[first], "nothing ties it there")
     complete(claim)
     equal = [i for i in dict.fromkeys(pool) if _states(claim, facts[i], units)]
     candidates = set(worded) | set(equal)

@@ -78,6 +78,7 @@ _CODE_LANGS = {
 }
 LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\d{1,3}[.)]|\(\d{1,3}\))(?:[ \t]|$)", re.M)
 _ISO_HINT = re.compile(r"\d{4}-\d\d")
+_WORD_OR_DOT = re.compile(r"[\w.]")
 _SLASH_HINT = re.compile(r"\d/\d")
 _MONTH_HINTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # read at a month's name found with str.find (one regex tried at every position of the text costs more than
@@ -155,18 +156,21 @@ def parse_number(m: re.Match[str], offset: int = 0) -> Written | None:
     raw = m.group(0)
     text = raw.strip()
     start = m.start() + offset
-    written = Written(
-        text, (-value if negative else value) * scale, unit * scale, start, start + len(raw.rstrip())
+    return Written(  # in one call: an answer has a hundred numbers, setting fields one by one costs
+        text,
+        (-value if negative else value) * scale,
+        unit * scale,
+        start,
+        start + len(raw.rstrip()),
+        pct is not None,
+        pct is not None and "%" not in pct and pct.strip() not in ("percent", "pct"),
+        (-1 if negative else 1) if sign else 0,
+        scale,
+        max(sig, 1),
+        None,
+        False,
+        not frac and not exp,
     )
-    if pct:
-        written.pct = True
-        written.pp = "%" not in pct and pct.strip() not in ("percent", "pct")
-    if sign:
-        written.signed = -1 if negative else 1
-    written.scale = scale
-    written.sig = max(sig, 1)
-    written.integer = not frac and not exp
-    return written
 
 
 def _date(m: re.Match[str]) -> tuple[int, int, int] | None:
@@ -202,6 +206,8 @@ def read(text: str) -> list[Written]:
                 date = (date[0], int(m.group("sd")), int(m.group("sm")))
             found.append(Written(m.group(0), 0.0, 0.0, m.start(), m.end(), date=date, sig=3))
             taken.append((m.start(), m.end()))
+    if not taken:  # no date: every number as it comes
+        return [num for num in map(parse_number, NUMBER.finditer(text)) if num is not None]
     k = 0
     for m in NUMBER.finditer(text):
         at = m.start()
@@ -212,22 +218,42 @@ def read(text: str) -> list[Written]:
         num = parse_number(m)
         if num is not None:
             found.append(num)
-    if taken:
-        found.sort(key=lambda w: w.start)
+    found.sort(key=lambda w: w.start)
     return found
 
 
 def _may_hold_date(text: str) -> bool:
     """A cheap look for what a date needs (``2024-05``, ``17/05``, a month's name), before the regex."""
-    if ("-" in text and _ISO_HINT.search(text)) or ("/" in text and _SLASH_HINT.search(text)):
-        return True
     low = text.lower()
+    # ``2024-05``: with a month's name anywhere (``ſep`` too, as DATE's case-insensitive match reads it), or a
+    # real one, not the tail of a longer number (a table printed without spaces between its columns reads
+    # ``16230-3175.41486``): with neither, DATE's scan of the whole text would find no date
+    if (
+        "-" in text
+        and _ISO_HINT.search(text)
+        and (any(month in low for month in _MONTH_HINTS) or "ſ" in low or _iso_date(text))
+    ):
+        return True
+    if "/" in text and _SLASH_HINT.search(text):
+        return True
     for month in _MONTH_HINTS:
         at = low.find(month)
         while at >= 0:
             if _AFTER_MONTH.match(low, at + 3) or _BEFORE_MONTH.search(low, max(0, at - 5), at):
                 return True
             at = low.find(month, at + 3)
+    return False
+
+
+def _iso_date(text: str) -> bool:
+    """``2024-05`` somewhere, not the tail of a longer number (no letter, digit or dot before it, as DATE
+    reads it)."""
+    m = _ISO_HINT.search(text)
+    while m is not None:
+        at = m.start()
+        if not at or _WORD_OR_DOT.match(text, at - 1) is None:
+            return True
+        m = _ISO_HINT.search(text, at + 1)
     return False
 
 

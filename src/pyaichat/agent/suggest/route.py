@@ -15,6 +15,8 @@ import os
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
+from ...config import provider_of
+
 if TYPE_CHECKING:
     from ...config import Config
 
@@ -53,19 +55,12 @@ class Route:
         return f"Route({self.kind!r}, {self.model!r}, api_base={self.api_base!r})"
 
 
-def provider_of(model: str) -> str:
-    return model.partition("/")[0] if "/" in model else ""
-
-
 def base_of(config: Config) -> str | None:
     """``suggest_api_base``; unset, the assistant's ``api_base`` when both models use the same provider (one
     server serving both), else none (the provider's own endpoint)."""
     if config.suggest_api_base:
         return config.suggest_api_base
-    model = config.suggest_model or ""
-    if config.api_base and config.model and provider_of(model) == provider_of(config.model):
-        return config.api_base
-    return None
+    return config.base_for(config.suggest_model or "") if config.model else None
 
 
 def route_for(config: Config, *, chat_only: bool = False) -> Route:

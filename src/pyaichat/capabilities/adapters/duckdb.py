@@ -31,6 +31,7 @@ from .sqldb import (
     catalog_lines,
     fetch,
     interrupt_after,
+    key_parts,
     names_line,
     stopped,
     tables_for,
@@ -228,6 +229,47 @@ def _walk(node: Any, ctes: set[str], sources: list[tuple[str, tuple[str, str, st
             _walk(value, ctes, sources)
 
 
+def _by_key(
+    keys: set[str],
+    rows: list[tuple[str, str, str, str]],
+    views: list[tuple[str, str, str, str]],
+    first: tuple[str, str] | None,
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Each ``sqllineage.relation_key`` resolved to the one relation it names (``name``: the current schema's
+    when the search path is DuckDB's default (``first``), else the only one in any schema of any database;
+    ``a.name``: schema ``a`` or database ``a``'s ``main``; ``d.s.name``: exactly). A key that can name more
+    than one relation is left out (its columns unknown, counted as secret): two ``users`` must never be one
+    list of columns."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for database, schema, table, column in rows:
+        found.setdefault((database, schema, table), []).append(column)
+    bodies = {(d, s, n): sql or "" for d, s, n, sql in views}
+    columns: dict[str, list[str]] = {}
+    definitions: dict[str, str] = {}
+    for key in keys:
+        parts = key_parts(key)
+        hits = [
+            place
+            for place in found
+            if place[2] == parts[-1]
+            and (
+                len(parts) == 1
+                or (
+                    len(parts) == 2
+                    and (parts[0] == place[1] or (parts[0] == place[0] and place[1] == "main"))
+                )
+                or (len(parts) == 3 and (parts[0], parts[1]) == place[:2])
+            )
+        ]
+        if len(parts) == 1 and first is not None and (*first, parts[0]) in found:
+            hits = [(*first, parts[0])]
+        if len(hits) == 1:
+            columns[key] = found[hits[0]]
+            if hits[0] in bodies:
+                definitions[key] = bodies[hits[0]]
+    return columns, definitions
+
+
 # -- the adapter ---------------------------------------------------------------------------------------------
 class DuckDBAdapter(DatabaseAdapter):
     """DuckDB connections."""
@@ -258,24 +300,24 @@ class DuckDBAdapter(DatabaseAdapter):
     def relations(
         self, value: Any, names: set[str], timeout: float = 2.0
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
-        wanted = sorted(names)
+        wanted = sorted({key_parts(key)[-1] for key in names})
         with closing(_cursor(value)) as cur:
             rows = cur.execute(
-                "SELECT lower(table_name), column_name FROM duckdb_columns() "
-                "WHERE list_contains(?, lower(table_name)) ORDER BY "
-                "(database_name = current_database() AND schema_name = current_schema()) DESC, "
-                "database_name, schema_name, table_name, column_index",
+                "SELECT lower(database_name), lower(schema_name), lower(table_name), column_name "
+                "FROM duckdb_columns() WHERE list_contains(?, lower(table_name)) "
+                "ORDER BY database_name, schema_name, table_name, column_index",
                 [wanted],
-            ).fetchall()  # the relation an unqualified name finds first, its columns in their order
+            ).fetchall()
             views = cur.execute(
-                "SELECT lower(view_name), sql FROM duckdb_views() "
+                "SELECT lower(database_name), lower(schema_name), lower(view_name), sql FROM duckdb_views() "
                 "WHERE NOT internal AND list_contains(?, lower(view_name))",
                 [wanted],
             ).fetchall()
-        columns: dict[str, list[str]] = {}
-        for table, column in rows:
-            columns.setdefault(table, []).append(column)
-        return columns, {name: sql or "" for name, sql in views}
+            database, schema, path = cur.execute(
+                "SELECT lower(current_database()), lower(current_schema()), current_setting('search_path')"
+            ).fetchone()
+        first = (database, schema) if not path else None  # a search path of the person's: not read here
+        return _by_key(names, rows, views, first)
 
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
         with closing(_cursor(value)) as cur:

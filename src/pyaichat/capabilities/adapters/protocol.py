@@ -74,6 +74,16 @@ from typing import Any
 
 from ..privacy import FULL, NAMES, SAMPLE, SCHEMA
 
+# How ``sqllineage.relation_key`` joins a relation's schema (and catalog) to its name: a character no
+# name holds, so ``"weird.csv"`` stays one name and ``auth.users`` two parts.
+KEY_SEP = "\x1f"
+
+
+def key_parts(key: str) -> list[str]:
+    """``[catalog, schema,] name`` of a relation key, lower case."""
+    return key.split(KEY_SEP)
+
+
 __all__ = [
     "FULL",
     "LAZY",
@@ -146,13 +156,20 @@ class DatabaseAdapter(Adapter, abc.ABC):
     def relations(
         self, value: Any, names: set[str], timeout: float = 2.0
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
-        """For masking by lineage: the columns of the named tables and views (lower-case names), and the
+        """For masking by lineage: the columns of the named tables and views (``sqllineage.relation_key``s;
+        a key that finds no relation, or more than one, is left out: its columns are unknown), and the
         defining SQL of the views among them. This default reads the catalog and knows no view's definition,
         so every column of a view counts as possibly derived from a secret."""
         cat = self.catalog(value, 10_000, timeout)
-        found = [t for t in cat.tables if t.name.lower().rpartition(".")[2] in names]
-        columns = {t.name.lower().rpartition(".")[2]: [c for c, _ in t.columns] for t in found}
-        return columns, {t.name.lower(): "" for t in found if t.kind == "view"}
+        by_key: dict[str, list[Table]] = {}
+        for t in cat.tables:
+            parts = t.name.lower().split(".")
+            by_key.setdefault(KEY_SEP.join(parts), []).append(t)
+            if len(parts) > 1:  # `auth.users` is also what a bare `users` may find, if nothing else is
+                by_key.setdefault(parts[-1], []).append(t)
+        found = {k: ts[0] for k, ts in by_key.items() if k in names and len(ts) == 1}
+        columns = {k: [c for c, _ in t.columns] for k, t in found.items()}
+        return columns, {k: "" for k, t in found.items() if t.kind == "view"}
 
     @abc.abstractmethod
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:

@@ -27,6 +27,7 @@ from .sqldb import (
     Result,
     Table,
     catalog_lines,
+    key_parts,
     stopped,
     tables_for,
     take_rows,
@@ -109,30 +110,45 @@ def read_catalog(cur: Any, max_tables: int) -> Catalog:
 
 
 RELATION_COLUMNS_SQL = """
-SELECT lower(c.relname), a.attname FROM pg_class c
+SELECT lower(n.nspname), lower(c.relname), pg_table_is_visible(c.oid), c.oid, a.attname FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 WHERE lower(c.relname) = ANY(%(names)s) AND c.relkind IN ('r', 'v', 'm', 'f', 'p')
-ORDER BY pg_table_is_visible(c.oid) DESC, n.nspname, c.relname, a.attnum
-"""  # every kind of relation (materialized views and foreign tables too), the one the name finds first
+ORDER BY c.oid, a.attnum
+"""  # every kind of relation (materialized views and foreign tables too), in every schema
 VIEWS_SQL = """
-SELECT lower(viewname), definition FROM pg_views
-WHERE lower(viewname) = ANY(%(names)s) AND schemaname NOT IN ('pg_catalog', 'information_schema')
-UNION ALL
-SELECT lower(matviewname), definition FROM pg_matviews WHERE lower(matviewname) = ANY(%(names)s)
+SELECT c.oid, pg_get_viewdef(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE lower(c.relname) = ANY(%(names)s) AND c.relkind IN ('v', 'm')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema')
 """  # the catalog's own views are read by their columns, not their definitions
 
 
-def read_relations(cur: Any, names: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Columns of the named relations (in any schema: merged, so a secret column of one counts for all of that
-    name) and the definitions of the views among them, from a DB-API cursor."""
-    wanted = sorted(names)
+def read_relations(cur: Any, keys: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Columns of the named relations and the definitions of the views among them, from a DB-API cursor, by
+    ``sqllineage.relation_key``: a bare name is the relation PostgreSQL finds on the search path, ``s.name``
+    the one in schema ``s``. A key that finds no relation, or more than one (``"Accounts"`` and
+    ``accounts``), is left out: its columns are unknown, which the trace counts as secret."""
+    wanted = sorted({key_parts(key)[-1] for key in keys})
     cur.execute(RELATION_COLUMNS_SQL, {"names": wanted})
-    columns: dict[str, list[str]] = {}
-    for table, column in cur.fetchall():
-        columns.setdefault(table, []).append(column)
+    found: dict[int, tuple[str, str, bool, list[str]]] = {}
+    for schema, name, visible, oid, column in cur.fetchall():
+        found.setdefault(oid, (schema, name, visible, []))[3].append(column)
     cur.execute(VIEWS_SQL, {"names": wanted})
-    views = {name: definition or "" for name, definition in cur.fetchall()}
+    bodies = {oid: definition or "" for oid, definition in cur.fetchall()}
+    columns: dict[str, list[str]] = {}
+    views: dict[str, str] = {}
+    for key in keys:
+        parts = key_parts(key)
+        if len(parts) == 1:
+            hits = [oid for oid, (_, n, visible, _) in found.items() if n == parts[0] and visible]
+        elif len(parts) in (2, 3):  # [database.]schema.name: PostgreSQL reads only the current database
+            hits = [oid for oid, (s, n, _, _) in found.items() if (s, n) == (parts[-2], parts[-1])]
+        else:
+            hits = []
+        if len(hits) == 1:
+            columns[key] = found[hits[0]][3]
+            if hits[0] in bodies:
+                views[key] = bodies[hits[0]]
     return columns, views
 
 

@@ -43,7 +43,7 @@ from .sqldb import (
     stopped,
     tables_for,
 )
-from .sqlite import bound_values, too_big
+from .sqlite import bound_row, bound_values, too_big
 
 
 def _engine(value: Any) -> Any:
@@ -227,7 +227,7 @@ class SQLAlchemyAdapter(DatabaseAdapter):
             views: dict[str, str] = {}
             view_names = set(inspector.get_view_names())
             for name in [*inspector.get_table_names(), *view_names]:
-                if name.lower() not in names:
+                if name.lower() not in names:  # bare names only: a schema-qualified key stays unknown
                     continue
                 columns[name.lower()] = [c["name"] for c in inspector.get_columns(name)]
                 if name in view_names:
@@ -246,6 +246,10 @@ class SQLAlchemyAdapter(DatabaseAdapter):
                 try:
                     if engine.dialect.name == "postgresql":
                         columns, rows, more, cut = fetch_bounded(cursor.execute, cursor, sql, limit)
+                    elif engine.dialect.name == "sqlite":
+                        per_value = bound_row(conn.connection.driver_connection, sql)
+                        cursor.execute(sql)
+                        columns, rows, more, cut = fetch(cursor, limit, per_value)
                     else:
                         cursor.execute(sql)
                         columns, rows, more, cut = fetch(cursor, limit)

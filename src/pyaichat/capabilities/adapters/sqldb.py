@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import CapabilityError
 from .common import FULL, SAMPLE, table
-from .protocol import Catalog, Result, Table  # noqa: F401  (the database adapters take them from here)
+from .protocol import KEY_SEP, Catalog, Result, Table, key_parts  # noqa: F401  (the adapters take them here)
 
 MAX_TABLES = 20  # described with their columns at sample (60 at full); the rest are counted
 RESULT_BYTES = 16 * 2**20  # what one query may bring into the person's process (and SQLite's largest value)
@@ -76,23 +76,23 @@ def result_lines(result: Result, lvl: int) -> list[str]:
 Fetched = tuple[list[str], list[tuple[Any, ...]], bool, bool]  # columns, rows, more exist, cut by size
 
 
-def fetch(cursor: Any, limit: int) -> Fetched:
+def fetch(cursor: Any, limit: int, value_bytes: int = CELL_CHARS) -> Fetched:
     """Columns, up to ``limit`` rows, whether more exist and whether the size budget cut them, from a DB-API
-    cursor that ran a statement."""
+    cursor that ran a statement (``value_bytes``: the longest one value may be as the driver gives it)."""
     columns = [str(d[0]) for d in (cursor.description or [])]
     if not columns:
         return [], [], False, False
-    return (columns, *take_rows(cursor.fetchmany, limit, len(columns)))
+    return (columns, *take_rows(cursor.fetchmany, limit, len(columns), value_bytes))
 
 
 def take_rows(
-    next_rows: Callable[[int], Any], limit: int, width: int
+    next_rows: Callable[[int], Any], limit: int, width: int, value_bytes: int = CELL_CHARS
 ) -> tuple[list[tuple[Any, ...]], bool, bool]:
     """Up to ``limit`` rows of ``width`` columns, asked as many at a time as fit the budget with every cell
-    at its longest, and counted in bytes as they come: reading stops at ``RESULT_BYTES``, and each long value
-    is cut to ``CELL_CHARS`` once read (how long one value may be is its adapter's bound: SQLite's length
-    limit, PostgreSQL's cut in SQL)."""
-    step = max(1, min(limit + 1, RESULT_BYTES // (max(width, 1) * (CELL_CHARS + 48))))
+    at its longest (``value_bytes``: SQLite's length limit for this statement, ``CELL_CHARS`` where the
+    database cuts values itself), and counted in bytes as they come: reading stops at ``RESULT_BYTES``, and
+    each long value is cut to ``CELL_CHARS`` once read."""
+    step = max(1, min(limit + 1, RESULT_BYTES // (max(width, 1) * (value_bytes + 48))))
     rows: list[tuple[Any, ...]] = []
     size = 0
     while len(rows) <= limit:

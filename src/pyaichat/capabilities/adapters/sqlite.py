@@ -34,6 +34,7 @@ from .sqldb import (
     Table,
     catalog_lines,
     fetch,
+    key_parts,
     names_line,
     tables_for,
 )
@@ -114,14 +115,32 @@ def bound_values(conn: Any) -> None:
         setlimit(getattr(sqlite3, "SQLITE_LIMIT_LENGTH", 0), RESULT_BYTES)
 
 
+def bound_row(conn: Any, sql: str) -> int:
+    """Before ``sql`` runs: lower SQLite's value length so that one whole row fits ``RESULT_BYTES`` (the
+    bound is per value: forty ``zeroblob(16000000)`` columns were 1.3 GB in one row), and return the
+    per-value bound ``fetch`` asks rows by. The width is read with ``LIMIT 0`` (no row is made); a statement
+    that cannot be read so counts as SQLite's widest (2,000 columns)."""
+    width = 2_000
+    if not sql.lstrip()[:7].upper().startswith("EXPLAIN"):
+        try:
+            width = max(len(conn.execute(f"SELECT * FROM ({sql}) LIMIT 0").description or ()), 1)
+        except sqlite3.Error:
+            pass
+    per_value = max(RESULT_BYTES // width, 1)
+    setlimit = getattr(conn, "setlimit", None)
+    if setlimit is not None:
+        setlimit(getattr(sqlite3, "SQLITE_LIMIT_LENGTH", 0), per_value)
+    return per_value
+
+
 def too_big(error: BaseException) -> CapabilityError | None:
     """The sentence for SQLite's refusal of a value past ``bound_values`` (``None`` for any other error)."""
     inner = getattr(error, "orig", None) or error
     if getattr(inner, "sqlite_errorname", "") != "SQLITE_TOOBIG":
         return None
     return CapabilityError(
-        f"A value of the query is longer than {RESULT_BYTES // 2**20} MB, the most query_sql lets SQLite "
-        "make or read for one value."
+        f"A value of the query is longer than {RESULT_BYTES // 2**20} MB shared among the columns of its "
+        "row, the most query_sql lets SQLite make or read."
     )
 
 
@@ -200,24 +219,31 @@ def _where(conn: Any) -> str:
     return os.path.basename(name) if name else "an in-memory database"
 
 
-def read_relations(reader: Any, names: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
-    """Columns of the named tables and views, and the views' ``CREATE VIEW`` text (a connection of ours)."""
+def read_relations(reader: Any, keys: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Columns of the named tables and views, and the views' ``CREATE VIEW`` text (a connection of ours), by
+    ``sqllineage.relation_key``: ``name`` or ``main.name`` (a connection of ours has no other schema with
+    tables; any other key is left out, its columns unknown)."""
     columns: dict[str, list[str]] = {}
     views: dict[str, str] = {}
+    wanted: dict[str, list[str]] = {}
+    for key in keys:
+        parts = key_parts(key)
+        if len(parts) == 1 or (len(parts) == 2 and parts[0] == "main"):
+            wanted.setdefault(parts[-1], []).append(key)
     rows = reader.execute(
         "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')"
     ).fetchall()
     for name, kind, sql in rows:
-        if name.lower() not in names:
-            continue
+        for key in wanted.pop(name.lower(), []):
+            cols = reader.execute("SELECT name FROM pragma_table_info(?)", (name,)).fetchall()
+            columns[key] = [c for (c,) in cols]
+            if kind == "view":
+                views[key] = sql or ""
+    for name, left in wanted.items():  # SQLite's own tables (sqlite_master …) are not in sqlite_master
         cols = reader.execute("SELECT name FROM pragma_table_info(?)", (name,)).fetchall()
-        columns[name.lower()] = [c for (c,) in cols]
-        if kind == "view":
-            views[name.lower()] = sql or ""
-    for name in names - set(columns):  # SQLite's own tables (sqlite_master …) are not in sqlite_master
-        cols = reader.execute("SELECT name FROM pragma_table_info(?)", (name,)).fetchall()
-        if cols:
-            columns[name] = [c for (c,) in cols]
+        for key in left:
+            if cols:
+                columns[key] = [c for (c,) in cols]
     return columns, views
 
 
@@ -254,8 +280,9 @@ class SqliteAdapter(DatabaseAdapter):
         with closing(open_reader(value)) as reader:
             reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
             try:
+                per_value = bound_row(reader, sql)
                 cur = reader.execute(sql)
-                columns, rows, more, cut = fetch(cur, limit)
+                columns, rows, more, cut = fetch(cur, limit, per_value)
             except sqlite3.Error as exc:
                 if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
                     raise CapabilityError(

@@ -78,6 +78,16 @@ def tag(d: dict[str, Any]) -> int | None:
     return _entry(d)[1].value if TAGS else None
 
 
+def peek(d: dict[Any, Any]) -> int | None:
+    """``d``'s version tag now, noting nothing (``tag`` keeps a reader: in the preview's child, where the
+    watch's own caches must not change during the run, a reader is made and dropped)."""
+    if not TAGS:
+        return None
+    import ctypes  # as above
+
+    return int(ctypes.c_uint64.from_address(id(d) + _tag_offset()).value)
+
+
 def reader(d: dict[str, Any]) -> Any:
     """An object whose ``value`` is ``d``'s version tag (None where tags cannot be read)."""
     return _entry(d)[1] if TAGS else None

@@ -1,13 +1,15 @@
 """Interpreter state a proposal sets by calling a function, for the preview's watch (``watch``): an alarm or
 interval timer, the recursion limit, a function to run at every fork, the umask, resource limits, the hooks
 every later error or echoed value goes through, logging handlers, warning filters, ``sys.path``, pandas
-options. None of it is a name of the session, and each changes what every later input does.
+options; and, one line of ``PROBES`` each, the import machinery, the REPL's input and output, functions Python
+calls later and process-wide settings (the locale, the decimal context …). None of it is a name of the
+session, and each changes what every later input does.
 
 In the preview's child: ``State.take()`` just before the code runs, ``State.changes()`` right after, which
 also puts back what the preview's own report needs (the recursion limit, resource limits, a timer that would
 ring during the report). What can be read back is compared — so a call through a function the session bound
 long ago (``from signal import alarm``) is seen too; ``os.register_at_fork``, which has nothing to read back,
-is wrapped for the run (``AtFork``).
+is wrapped for the run (``AtFork``), as are the few others of the kind (``CALLED``).
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from __future__ import annotations
 import operator
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import dictwatch
 
 ALARMS, RECURSION, AT_FORK, UMASK = "alarms", "recursion", "at_fork", "umask"
+SETTINGS, LATER = "settings", "later"  # process-wide settings; functions Python calls later (``PROBES``)
+TAMPERED, TAMPERED_OURS = "tampered", "tampered_ours"  # phrases: "replaces json.dumps" (``unseen``)
 LIMITS, HOOKS, LOGGING, WARNINGS, IMPORT_PATH, OPTIONS = (
     "limits",
     "hooks",
@@ -29,7 +34,8 @@ LIMITS, HOOKS, LOGGING, WARNINGS, IMPORT_PATH, OPTIONS = (
     "import_path",
     "options",
 )
-KINDS = (ALARMS, RECURSION, AT_FORK, UMASK, LIMITS, HOOKS, LOGGING, WARNINGS, IMPORT_PATH, OPTIONS)
+KINDS = (ALARMS, RECURSION, AT_FORK, UMASK, LIMITS, HOOKS, LOGGING, WARNINGS, IMPORT_PATH, OPTIONS, SETTINGS,
+         LATER)  # fmt: skip
 _TIMERS = (("ITIMER_REAL", "SIGALRM"), ("ITIMER_VIRTUAL", "SIGVTALRM"), ("ITIMER_PROF", "SIGPROF"))
 _LIMITS = ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC",
            "RLIMIT_STACK", "RLIMIT_CORE", "RLIMIT_MEMLOCK")  # fmt: skip
@@ -53,10 +59,14 @@ class State:
     options: Options | None = None
     recursion_now: int | None = None  # the limit the code left, read (and put back) first thing after it
     recursion_asked: int | None = None  # the limit it asked for (``RecursionLimit``), if lower
+    probes: list[Any] = field(default_factory=list)  # ``PROBES`` read, index for index
+    importers: tuple[list[Any], list[Any], dict[Any, Any]] = field(default_factory=lambda: ([], [], {}))
+    cache_tag: int | None = None  # ``sys.path_importer_cache``'s version tag
 
     @classmethod
-    def take(cls, options: Options | None = None) -> State:
-        """``options``: pandas' options as the parent read them before ``fork`` (``Options``)."""
+    def take(cls, options: Options | None = None, importers: Any = None) -> State:
+        """``options``: pandas' options as the parent read them before ``fork`` (``Options``); ``importers``:
+        ``sys.meta_path``, ``sys.path_hooks`` and ``sys.path_importer_cache`` copied there (``importers``)."""
         signal: Any = sys.modules.get("signal")
         timers = {}
         for name, _ in _TIMERS:
@@ -73,6 +83,9 @@ class State:
             _filters(),
             tuple(map(str, sys.path)),
             options,
+            probes=[_read(probe) for probe in PROBES],
+            importers=importers if importers is not None else copy_importers(),
+            cache_tag=dictwatch.peek(sys.path_importer_cache),
         )
 
     def changes(self) -> list[tuple[str, str]]:
@@ -122,7 +135,180 @@ class State:
             out.append((IMPORT_PATH, ", ".join(added[:3]) or "reordered or shortened"))
         for key in self.options.changed() if self.options is not None else ():
             out.append((OPTIONS, key))
+        for probe, before in zip(PROBES, self.probes, strict=True):
+            kind, what, _, moved, baseline = probe
+            now = _read(probe)
+            if before is _UNLOADED and baseline is not None and now is not _UNLOADED:
+                before = baseline()  # the module was loaded by the code: compared with what it starts with
+            if before is not _UNLOADED and now is not _UNLOADED and moved(before, now):
+                out.append((kind, what))
+        meta_path, path_hooks, cache = self.importers  # put back: the report that follows imports
+        now_cache, tag = sys.path_importer_cache, dictwatch.peek(sys.path_importer_cache)
+        changed = tag is None or tag != self.cache_tag
+        if changed and any(now_cache.get(k, _UNLOADED) is not v for k, v in cache.items()):
+            out.append((TAMPERED, "changes sys.path_importer_cache"))  # new entries are the import system's
+        sys.meta_path[:], sys.path_hooks[:] = meta_path, path_hooks
+        now_cache.clear()
+        now_cache.update(cache)
         return out
+
+
+_UNLOADED = object()  # a probe of a module that is not loaded
+
+
+def _read(probe: Probe) -> Any:
+    """A probe's value now: plain values only (ints, strings, tuples, bytes), so comparing runs no code of
+    the session; an error reading it is a value too (``repr`` of its type)."""
+    try:
+        return probe[2]()
+    except _Unloaded:
+        return _UNLOADED
+    except Exception as exc:
+        return ("unreadable", type(exc).__name__)
+
+
+class _Unloaded(Exception):
+    pass
+
+
+def _module(name: str) -> Any:
+    module = sys.modules.get(name)
+    if module is None:
+        raise _Unloaded
+    return module
+
+
+def _ids(items: Any) -> tuple[int, ...]:
+    """A container's contents by identity (no ``==`` of what it holds)."""
+    return tuple(map(id, items))
+
+
+def _pairs(d: dict[Any, Any]) -> frozenset[tuple[int, int]]:
+    return frozenset((id(k), id(v)) for k, v in list(d.items()))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` if it is a plain value, else its identity."""
+    if type(value) in (int, float, str, bytes, bool, type(None)):
+        return value
+    if type(value) is tuple:
+        return tuple(map(_plain, value))
+    return ("object", id(value))
+
+
+def _fd(fd: int) -> tuple[int, ...] | None:
+    """What file descriptor ``fd`` is (None: closed): its file and its flags."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    import fcntl  # in the preview's child
+
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_rdev, fcntl.fcntl(fd, fcntl.F_GETFL))
+
+
+def _stream(name: str) -> tuple[int, bool]:
+    stream = getattr(sys, name, None)
+    closed = getattr(stream, "closed", False)
+    return id(stream), closed is True
+
+
+def _locale() -> str:
+    import _locale  # built in: no file is read
+
+    return str(_locale.setlocale(_locale.LC_ALL))
+
+
+def _decimal_context(context: Any = None) -> tuple[Any, ...]:
+    decimal = _module("decimal")
+    c = context if context is not None else decimal.getcontext()
+    return (c.prec, c.rounding, c.Emin, c.Emax, c.capitals, c.clamp,
+            tuple(sorted(k.__name__ for k, v in c.traps.items() if v)))  # fmt: skip
+
+
+def _mimetypes() -> tuple[Any, ...]:
+    mimetypes = _module("mimetypes")
+    if not mimetypes.inited:
+        raise _Unloaded  # its first use fills its tables (``add_type`` is wrapped: ``CALLED``)
+    db = mimetypes._db
+    maps = [*getattr(db, "types_map", ()), *getattr(db, "types_map_inv", ())]
+    maps += [mimetypes.types_map, mimetypes.encodings_map, mimetypes.suffix_map]
+    return (id(db), *(_contents(m) if type(m) is dict else id(m) for m in maps))
+
+
+def _contents(d: dict[Any, Any]) -> Any:
+    """A dict's contents: its version tag (a read of its own memory: mimetypes' tables hold thousands of
+    entries, each a copy-on-write fault to touch in the child), else its entries by identity."""
+    tag = dictwatch.peek(d)
+    return tag if tag is not None else _pairs(d)
+
+
+def _differ(a: Any, b: Any) -> bool:
+    return bool(a != b)
+
+
+def _dropped(a: Any, b: Any) -> bool:
+    """Entries there before that are gone or hold another object (new entries are the import system's)."""
+    return not a <= b
+
+
+def _added(a: Any, b: Any) -> bool:
+    return not b <= a
+
+
+# A probe: (kind, what it is called in the report, its reader, whether two reads differ, what a module the
+# code loaded starts with — None: a module loaded by the code is not compared). Read in the child before and
+# after the run (``State``); each is a line.
+Probe = tuple[str, str, Callable[[], Any], Callable[[Any, Any], bool], Callable[[], Any] | None]
+PROBES: tuple[Probe, ...] = (
+    # the import machinery: every later import, pyaichat's own included, goes through it
+    (TAMPERED, "changes sys.meta_path", lambda: _ids(sys.meta_path), _differ, None),
+    (TAMPERED, "changes sys.path_hooks", lambda: _ids(sys.path_hooks), _differ, None),
+    (TAMPERED, "sets a trace function for new threads (threading.settrace)",
+     lambda: id(_module("threading")._trace_hook), _differ, None),
+    (TAMPERED, "sets a profile function for new threads (threading.setprofile)",
+     lambda: id(_module("threading")._profile_hook), _differ, None),
+    # the REPL's input and output
+    (TAMPERED_OURS, "replaces or closes sys.stdout", lambda: _stream("stdout"), _differ, None),
+    (TAMPERED_OURS, "replaces or closes sys.stderr", lambda: _stream("stderr"), _differ, None),
+    (TAMPERED_OURS, "replaces or closes sys.stdin", lambda: _stream("stdin"), _differ, None),
+    (TAMPERED_OURS, "closes or redirects file descriptor 0 (input)", lambda: _fd(0), _differ, None),
+    (TAMPERED_OURS, "closes or redirects file descriptor 1 (output)", lambda: _fd(1), _differ, None),
+    (TAMPERED_OURS, "closes or redirects file descriptor 2 (errors)", lambda: _fd(2), _differ, None),
+    (TAMPERED_OURS, "leaves the terminal's session (os.setsid)", lambda: os.getsid(0), _differ, None),
+    # functions Python calls later
+    (LATER, "gc.callbacks", lambda: _ids(_module("gc").callbacks), _differ, None),
+    (LATER, "copyreg's pickling functions", lambda: _pairs(_module("copyreg").dispatch_table), _dropped,
+     None),
+    (LATER, "weakref.finalize", lambda: frozenset(_ids(_module("weakref").finalize._registry)), _added, None),
+    # settings the rest of the session runs with
+    (SETTINGS, "the locale", lambda: _locale(), _differ, None),
+    (SETTINGS, "the decimal context", _decimal_context, _differ,
+     lambda: _decimal_context(_module("decimal").DefaultContext)),
+    (SETTINGS, "the default socket timeout", lambda: _module("_socket").getdefaulttimeout(), _differ,
+     lambda: None),
+    (SETTINGS, "the thread switch interval", sys.getswitchinterval, _differ, None),
+    (SETTINGS, "the digit limit of int and str", lambda: sys.get_int_max_str_digits(), _differ, None),
+    (SETTINGS, "the dlopen flags", lambda: sys.getdlopenflags(), _differ, None),
+    (SETTINGS, "the garbage collector",
+     lambda: (_module("gc").get_threshold(), _module("gc").get_freeze_count()),
+     _differ, None),
+    (SETTINGS, "numpy's error handling", lambda: tuple(sorted(_module("numpy").geterr().items())), _differ,
+     lambda: (("divide", "warn"), ("invalid", "warn"), ("over", "warn"), ("under", "ignore"))),  # numpy's own
+    (SETTINGS, "numpy's print options",
+     lambda: tuple(sorted((k, _plain(v)) for k, v in _module("numpy").get_printoptions().items())), _differ,
+     None),
+    (SETTINGS, "mimetypes' types", _mimetypes, _differ, None),
+    (SETTINGS, "logging.lastResort", lambda: id(_module("logging").lastResort), _differ, None),
+    (SETTINGS, "the prompts (sys.ps1, sys.ps2)",
+     lambda: (_plain(getattr(sys, "ps1", None)), _plain(getattr(sys, "ps2", None))), _differ, None),
+    (SETTINGS, "tempfile.tempdir", lambda: _plain(_module("tempfile").tempdir), _differ, lambda: None),
+)  # fmt: skip
+
+
+def copy_importers() -> tuple[list[Any], list[Any], dict[Any, Any]]:
+    """What the import machinery is now, to compare with and put back (``State``)."""
+    return list(sys.meta_path), list(sys.path_hooks), dict(sys.path_importer_cache)
 
 
 class Options:
@@ -226,6 +412,62 @@ class AtFork:
 
         register_at_fork.__doc__ = getattr(original, "__doc__", None)
         return register_at_fork
+
+
+def _dup2(args: tuple[Any, ...]) -> str | None:
+    target = args[1] if len(args) > 1 else None
+    return f"redirects file descriptor {target} (os.dup2)" if target in (0, 1, 2) else None
+
+
+# functions with nothing to read back what they did (the preview's child has /dev/null on file descriptors 0
+# to 2, so ``dup2(2, 1)`` changes nothing there): wrapped for the run, (module, name, kind, what a call did:
+# a text, noted only when the session's or the proposal's code calls it — not a library as the code imports
+# it — or a function of the call's arguments, None for a call that changes nothing of the kind)
+Said = str | Callable[[tuple[Any, ...]], str | None]
+CALLED: tuple[tuple[str, str, str, Said], ...] = (
+    ("codecs", "register", LATER, "codecs.register"),
+    ("_codecs", "register", LATER, "codecs.register"),
+    ("copyreg", "pickle", LATER, "copyreg's pickling functions"),
+    ("readline", "set_startup_hook", LATER, "readline.set_startup_hook"),
+    ("readline", "set_pre_input_hook", LATER, "readline.set_pre_input_hook"),
+    ("readline", "set_completer", LATER, "readline.set_completer"),
+    ("readline", "set_completion_display_matches_hook", LATER, "readline's display hook"),
+    ("gc", "disable", SETTINGS, "the garbage collector"),  # the preview's child runs with it off
+    # the generators' state moves with every number drawn: only seeding it is a setting
+    ("random", "seed", SETTINGS, "random's state"),
+    ("random", "setstate", SETTINGS, "random's state"),
+    ("numpy.random", "seed", SETTINGS, "numpy's random state"),
+    ("numpy.random", "set_state", SETTINGS, "numpy's random state"),
+    ("mimetypes", "add_type", SETTINGS, "mimetypes' types"),  # its first use fills its tables
+    ("os", "dup2", TAMPERED_OURS, _dup2),
+    ("posix", "dup2", TAMPERED_OURS, _dup2),
+)
+
+
+class Calls:
+    """The functions of ``CALLED`` wrapped for the run: ``found`` holds (kind, what) for each call noted. A
+    function the session bound long ago (``from codecs import register``) is not seen, as with ``AtFork``."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, str]] = []
+
+    def wrapper(self, module: str, attr: str, kind: str, said: Said) -> Any:
+        original, found = vars(sys.modules[module])[attr], self.found
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if not isinstance(said, str):
+                what = said(args)
+            else:
+                from ..deadline import is_user_code  # loaded by the watch already
+
+                what = said if is_user_code(sys._getframe(1).f_code.co_filename) else None
+            if what is not None and (kind, what) not in found:
+                found.append((kind, what))
+            return original(*args, **kwargs)
+
+        wrapped.__name__ = wrapped.__qualname__ = attr
+        wrapped.__doc__ = getattr(original, "__doc__", None)
+        return wrapped
 
 
 def _umask() -> int | None:

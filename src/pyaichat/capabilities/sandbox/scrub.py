@@ -15,10 +15,15 @@ behind the walls:
 * anything else is replaced where it is held — a dict entry, a list or tuple item, an attribute or slot, a
   closure cell, a default, a class attribute: ``0`` for a number, the placeholder text for an interned or
   short string; what is replaced is kept alive, so nothing of the session is freed and no ``__del__`` runs;
+* a function whose code holds a secret literal runs a copy of its code with placeholder constants; a
+  ``bytearray``'s or an ``array.array``'s cells, numpy text or integer cells and Arrow text rows that hold
+  one are overwritten where they live (an Index's cached lookups forgotten); a long string the walk could
+  not search within its budget is overwritten whole;
 * array and frame data under a secret name is blanked where it lives: a secret column's cells (numpy
   blocks zeroed or pointed at ``<redacted>``, an Arrow column replaced by ``<redacted>`` cells, or nulls of
   its type), the cells of a row with a secret label, a structured array's secret fields;
-* the environment is emptied (``isolation``: ``os.environ``, the C library's and the interpreter's own copy).
+* the environment is emptied (``isolation``: ``os.environ``, the C library's and the interpreter's own copy),
+  and a dict copy of it keeps only its size: its values replaced, its names ``<redacted N>``.
 
 ``scrubbed(job, places)`` is the one call site: ``ForkedChild.execute`` wraps the job of every read that runs
 in the child (``eval_expr``'s child level, the ``get_*`` tools describing there, ``run_python``). The preview
@@ -59,11 +64,13 @@ def applied() -> bool:
 
 # -- in the parent -------------------------------------------------------------------------------------------
 def checks_for(is_secret_name: Callable[[str], bool], masker: Any) -> Checks:
-    """The masker's checks for the walk, made again when the masker or the known values change."""
+    """The masker's checks for the walk, made again when the masker or the known values change — compared by
+    content (they are set again after every input, equal most times), so that the verdicts on the session's
+    strings are kept."""
     global _checks
     known = known_values()
     environment = tuple(masker.environment_values) if masker is not None else ()
-    key = (id(masker), id(known), environment, is_secret_name)
+    key = (id(masker), known, environment, is_secret_name)
     if _checks is not None and _checks[0] == key:
         return _checks[1]
     if masker is None:  # recognising secrets by name and by the known values only
@@ -95,6 +102,7 @@ def plan(
     (up to ``VARIABLE_ITEMS``), and that is remembered too."""
     global _last
     checks = checks_for(is_secret_name, masker)
+    checks.new_walk()
     roots = tuple(roots)
     key = (id(namespace), stamp, id(checks), *map(id, roots))
     now = time.monotonic()
@@ -239,6 +247,12 @@ def _set_array_cell(arr: Any, where: Any, value: Any) -> Any:
     return old
 
 
+def _set_code(func: types.FunctionType, _: Any, code: types.CodeType) -> Any:
+    old = func.__code__
+    func.__code__ = code
+    return old
+
+
 _SETTERS: dict[int, Callable[[Any, Any, Any], Any]] = {
     Setter.DICT: _set_dict,
     Setter.LIST: _set_list,
@@ -249,6 +263,7 @@ _SETTERS: dict[int, Callable[[Any, Any, Any], Any]] = {
     Setter.SLOT: _set_slot,
     Setter.TYPE: _set_type,
     Setter.ARRAY_CELL: _set_array_cell,
+    Setter.CODE: _set_code,
 }
 
 
@@ -391,7 +406,67 @@ def _arrow_text(pa: Any, kind: Any, length: int) -> Any:
     return pa.Array.from_buffers(kind, length, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
+def _blank_environ(d: dict[Any, Any], _: Any) -> None:
+    """A copy of the environment keeps its size, not its names: each entry under ``<redacted N>`` (its value
+    was replaced already); what it held is kept alive."""
+    items = list(dict.items(d))
+    _kept.append(items)
+    dict.clear(d)
+    for i, (_, value) in enumerate(items):
+        dict.__setitem__(d, f"{REDACTED[:-1]} {i}>", value)
+
+
+def _blank_buffer(buffer: Any, spans: tuple[tuple[int, int], ...]) -> None:
+    """The spans of a ``bytearray`` or an ``array.array`` (``WHOLE``: all of it) overwritten in place: the
+    placeholder for characters and bytes, zeros for numbers."""
+    import array
+
+    code = buffer.typecode if type(buffer) is array.array else ""
+    for start, end in spans or ((0, len(buffer)),):
+        text = overwrite.fill(end - start)
+        if not code:
+            buffer[start:end] = text.encode("ascii")
+        elif code in "uw":
+            buffer[start:end] = array.array(code, text)
+        elif code in "bB":
+            buffer[start:end] = array.array(code, text.encode("ascii"))
+        else:
+            buffer[start:end] = array.array(code, [0] * (end - start))
+
+
+def _blank_cells(arr: Any, cells: tuple[int, ...]) -> None:
+    """Cells of a text or integer array (flat positions) made stars or zero, in the array's own memory."""
+    np = sys.modules["numpy"]
+    if _read_only_mapping(arr):
+        raise ValueError("the array lives in memory mapped read-only")
+    alias = _writable_alias(arr)
+    dtype, shape = alias.dtype, alias.shape
+    value: Any = 0
+    if dtype.kind == "U":
+        value = "*" * max(dtype.itemsize // 4, 1)
+    elif dtype.kind == "S":
+        value = b"*" * max(dtype.itemsize, 1)
+    for cell in cells:
+        alias[np.unravel_index(cell, shape)] = value
+
+
+def _blank_arrow(values: Any, rows: tuple[int, ...] | None) -> None:
+    _blank_column(values, list(rows) if rows is not None else None)
+
+
+def _clear_cache(index: Any, _: Any) -> None:
+    """An Index's cached lookups (its engine, its values) forgotten: made again from the replaced data."""
+    cache = (instance_dict(index) or {}).get("_cache")
+    if type(cache) is dict:
+        cache.clear()
+
+
 _BLANKS: dict[str, Callable[[Any, Any], None]] = {
+    "buffer": _blank_buffer,
+    "cells": _blank_cells,
+    "arrow": _blank_arrow,
+    "cache": _clear_cache,
+    "environ": _blank_environ,
     "array": _blank_whole,
     "fields": _blank_fields,
     "frame": _blank_frame,

@@ -32,10 +32,14 @@ from .interpreter import (
     AT_FORK,
     HOOKS,
     IMPORT_PATH,
+    LATER,
     LIMITS,
     LOGGING,
     OPTIONS,
     RECURSION,
+    SETTINGS,
+    TAMPERED,
+    TAMPERED_OURS,
     UMASK,
     WARNINGS,
 )
@@ -48,7 +52,7 @@ REPLACED, ADDED, DELETED = "replaced", "added", "deleted"  # attributes of the s
 THREADS, TASKS, CALLBACKS = "threads", "tasks", "callbacks"
 CWD, AT_EXIT, SIGNALS = "cwd", "at_exit", "signals"  # the process's own state
 PROCESSES, WRITES, NETWORK = "processes", "writes", "network"
-TAMPERED, TAMPERED_OURS = "tampered", "tampered_ours"  # phrases: "replaces json.dumps"
+# TAMPERED, TAMPERED_OURS (``interpreter``): phrases, "replaces json.dumps"
 # interpreter state set by a call (``interpreter``): alarms, the recursion limit, at-fork functions …
 REFUSED = (PROCESSES, WRITES, NETWORK)
 _ATTRIBUTE_VERBS = (("replaces", REPLACED), ("adds", ADDED), ("deletes", DELETED))
@@ -278,6 +282,10 @@ _STATE_LINES = (  # (kind, with the names, without them, what follows)
     (IMPORT_PATH, "changes sys.path ({})", "changes sys.path",
      ": later imports may find other modules" + _NOT_PREVIEWED),
     (OPTIONS, "sets pandas options ({})", "sets pandas options", ": later output changes" + _NOT_PREVIEWED),
+    (SETTINGS, "changes {}", "changes a setting of the process",
+     ": the rest of the session runs with it" + _NOT_PREVIEWED),
+    (LATER, "registers functions Python calls later ({})", "registers functions Python calls later",
+     ": what they do then is not previewed"),
 )  # fmt: skip
 
 

@@ -9,6 +9,9 @@ after it (``collect``).
   (``json.dumps``, a built-in, ``os.fork``, an entry of ``sys.modules``) or of the preview, or setting a
   trace function, is tampering: ``collect`` puts all of it back *first*, so the report that follows — the
   effects, the result sent through the pipe — runs on Python's own functions, and says what was tampered with.
+* What pyaichat's own modules hold in place — a list, dict, set or bytearray, one or two steps down
+  (``redact._PATTERNS``, a masker's lists): ``watchheld``; any change is tampering, put back first.
+  A module put in ``sys.modules`` without being imported (it shadows a later import) is tampering too.
 * Environment variables set or removed, files written, the network reached, processes started: Python's
   audit hooks (PEP 578) see each attempt where the code makes it, whether the wall then refused it and
   whether the code caught the refusal or not. A hook cannot be removed; this process ends after the preview.
@@ -34,7 +37,7 @@ import threading
 import types
 from typing import Any
 
-from . import dictwatch, interpreter
+from . import dictwatch, interpreter, watchheld
 from .unseen import (
     ADDED,
     AT_EXIT,
@@ -83,9 +86,13 @@ class Watch:
 
     def __init__(self, namespace: dict[str, Any], plan: _Plan | None = None) -> None:
         _warm()
-        found = plan if plan is not None else _plan(namespace)
+        found, held = (plan, []) if plan is not None else _with_held(_plan(namespace))
         self.targets, self.dicts, self.setters, self.modules, self.ours, self.index = found
+        # pyaichat's lists, sets and bytearrays, with a copy to put back (``watchheld``)
+        self.held = [(label, c, watchheld.copy(c)) for label, c in held]
+        self.module_names = _module_names()
         self.options = interpreter.Options()  # before the tags are read: it notes itself in its class
+        self.importers = interpreter.copy_importers()  # here, where they are warm
         self.watched = dictwatch.Watched(self.dicts)
         self.sys_modules = dictwatch.reader(sys.modules)
         self.env_reads: list[Any] = []
@@ -95,6 +102,7 @@ class Watch:
         self.log: list[Any] = []
         self.budget = [0]
         self.at_fork = interpreter.AtFork()
+        self.calls = interpreter.Calls()
         self.wrappers: set[int] = set()  # the watch's own functions put in place of Python's (``_own``)
         self.recursion = interpreter.RecursionLimit()
         # taken now: the code may replace them, and the first thing ``collect`` does is put the limit back
@@ -111,15 +119,20 @@ class Watch:
         touched = self._own("register_at_fork", self.at_fork.wrapper(), "os", "posix")
         touched += self._own("setrecursionlimit", self.recursion.wrapper(), "sys")
         touched += self._own("register", self.library_exits[1], "atexit")
+        for module_name, attr, kind, said in interpreter.CALLED:
+            if attr in vars(sys.modules.get(module_name, os)):
+                touched += self._own(attr, self.calls.wrapper(module_name, attr, kind, said), module_name)
+        self.readline = "readline" in sys.modules
         wrapped = [self.index[name] for name in touched if name in self.index]
         self.watched.start(self.ours + wrapped, keep=frozenset(wrapped))
         self.sys_modules_tag = self.sys_modules.value if self.sys_modules is not None else None
         self.threads = {threading.get_ident()}  # the only one a forked child has
         self.thread_count = _thread_count()
         self.trace, self.profile = sys.gettrace(), sys.getprofile()
+        self.held_prints = [watchheld.fingerprint(c) for _, c, _ in self.held]
         self.tasks, self.queued = _loop_state(self.loop)
         self.process = _process_state()
-        self.state = interpreter.State.take(self.options)
+        self.state = interpreter.State.take(self.options, self.importers)
         self._env_store()
         self.budget[0] = MAX_EVENTS
         want, budget, log, writing = _EVENTS, self.budget, self.log.append, _WRITE_FLAGS
@@ -182,6 +195,10 @@ class Watch:
             found.add(kind, what)
         for name in self.at_fork.names:
             found.add(interpreter.AT_FORK, name)
+        for kind, what in self.calls.found:
+            found.add(kind, what)
+        if not self.readline and "readline" in sys.modules:
+            found.add(interpreter.LATER, "readline's hooks (it loads readline: they cannot be read back)")
         self._events(found)
         for key in self.env_reads:
             found.add(ENV_READ, _text(key))
@@ -201,6 +218,19 @@ class Watch:
                     for key in keys:
                         found.add(kind, f"{target.label}.{key}")
                 watched.restore(i, replaced + added + removed, self.setters[i])
+                continue
+            if target.owner == "held":  # a dict pyaichat holds: any change (``watchheld``)
+                if not (replaced or added or removed):
+                    continue  # compared without a version tag: the same
+                now = watched.dicts[i]
+                filled = {key: now[key] for key in added}
+                watched.restore(i, replaced + added + removed)
+                cached = _CACHES.get(target.label)
+                if cached is not None and not replaced and not removed:  # the watch's own cache, filled
+                    again = cached()
+                    if all(again(key) is value for key, value in filled.items()):
+                        continue
+                found.add(TAMPERED_OURS, f"changes {target.label}")
                 continue
             before, now = watched.copies[i], watched.dicts[i]
             if target.owner == "ours":  # pyaichat's own: any change (its masking, sandbox, preview)
@@ -229,7 +259,15 @@ class Watch:
             if target.obj is builtins:
                 for key in added:
                     found.add(ADDED, f"builtins.{key}")
+        for (label, container, copied), before in zip(self.held, self.held_prints, strict=True):
+            if watchheld.fingerprint(container) != before:
+                found.add(TAMPERED_OURS, f"changes {label}")
+                watchheld.put_back(container, copied)
         if self.sys_modules is None or self.sys_modules.value != self.sys_modules_tag:
+            for name in [k for k in list(sys.modules) if k not in self.module_names]:
+                if not _imported(name, sys.modules[name]):  # a module put there, not imported: it shadows
+                    found.add(TAMPERED, f"adds sys.modules[{name!r}]")
+                    del sys.modules[name]
             for name, target in self.modules:
                 if sys.modules.get(name) is not target.obj:
                     verb = "replaces" if name in sys.modules else "removes"
@@ -306,7 +344,8 @@ class Watch:
 _Plan = tuple[
     list[Target], list[dict[str, Any]], list[Any], list[tuple[str, Target]], list[int], dict[str, int]
 ]
-_WRAPPED = ("os", "posix", "sys", "atexit")
+_WRAPPED = ("os", "posix", "sys", "atexit", "codecs", "_codecs", "copyreg", "readline", "gc", "mimetypes",
+            "random", "numpy.random")  # fmt: skip
 _plans: list[tuple[tuple[int, int | None, int | None], _Plan]] = []  # the last one, by what it depends on
 
 
@@ -332,6 +371,68 @@ def _plan(namespace: dict[str, Any]) -> _Plan:
     )
     _plans[:] = [(key, plan)]
     return plan
+
+
+def _user_code() -> Any:
+    from ..deadline import is_user_code  # loaded by the watch already
+
+    return is_user_code
+
+
+# pyaichat's caches the watch itself fills during the run (``is_user_code``, asked by its wrappers): an entry
+# added is the watch's own when the function it caches gives that value again
+_CACHES = {"pyaichat.capabilities.deadline._user_code": _user_code}
+_plan_ids: list[Any] = []  # the last plan, pyaichat's modules in it and the ids of its dicts
+_held_plans: list[Any] = []  # the last plan with pyaichat's dicts added: (what it depends on, the plan)
+
+
+def _with_held(plan: _Plan) -> tuple[_Plan, list[tuple[str, Any]]]:
+    """``plan`` with the dicts pyaichat's modules hold added as targets of their own (``held``), and the
+    other containers they hold. The same plan object while neither changed (``dictwatch.Watched`` then reads
+    the tags in one pass)."""
+    targets, dicts = plan[0], plan[1]
+    if not _plan_ids or _plan_ids[0] is not plan:  # the plan's modules and dicts, once per plan
+        ours = [(t.label, t.obj) for t in targets if t.owner == "ours" and type(t.obj) is types.ModuleType]
+        _plan_ids[:] = [plan, ours, {id(d) for d in dicts}]
+    found = watchheld.held(_plan_ids[1], _plan_ids[2])
+    held = [(label, c) for label, c in found if isinstance(c, dict)]
+    others = [(label, c) for label, c in found if not isinstance(c, dict)]
+    key = (id(plan), tuple(id(c) for _, c in held))
+    if _held_plans and _held_plans[0][0] == key and _held_plans[0][1] is plan:
+        return _held_plans[0][2], others
+    first = len(targets)
+    extended = (
+        targets + [Target(label, d, "held") for label, d in held],
+        dicts + [d for _, d in held],
+        plan[2] + [None] * len(held),
+        plan[3],
+        plan[4] + list(range(first, first + len(held))),
+        plan[5],
+    )
+    _held_plans[:] = [(key, plan, extended)]
+    return extended, others
+
+
+_names_seen: list[Any] = [None, frozenset()]  # (sys.modules' tag, its keys)
+
+
+def _module_names() -> frozenset[Any]:
+    """The names in ``sys.modules`` before the run: a name the run adds without importing it shadows one."""
+    tag = dictwatch.tag(sys.modules)
+    if tag is None or tag != _names_seen[0]:
+        _names_seen[:] = [tag, frozenset(sys.modules)]
+    return _names_seen[1]
+
+
+_SPEC = type(sys.__spec__)  # importlib's ModuleSpec
+
+
+def _imported(name: str, module: Any) -> bool:
+    """Whether ``module`` came through the import system as ``name`` (a spec of that name, with a loader)."""
+    if type(module) is not types.ModuleType:
+        return False
+    spec = vars(module).get("__spec__")
+    return type(spec) is _SPEC and spec.name == name and spec.loader is not None
 
 
 def _warm() -> None:
