@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 from importlib.metadata import EntryPoint, PackageNotFoundError, distribution
 from typing import Any
 
@@ -60,16 +61,26 @@ def roomy_picture(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(variable_lines, "ASK_BUDGET", 10.0)
 
 
+def placed(monkeypatch: pytest.MonkeyPatch, name: str, module: str, **namespace: Any) -> type:
+    """A class named ``name`` in a module ``module`` that is loaded (``sys.modules``) and holds it: a
+    library's class, which an adapter describes (one that only says ``__module__`` is nobody's)."""
+    cls = type(name, (), {"__module__": module, **namespace})
+    loaded = sys.modules.get(module) or types.ModuleType(module)
+    monkeypatch.setitem(sys.modules, module, loaded)
+    monkeypatch.setattr(loaded, name, cls, raising=False)
+    return cls
+
+
 @pytest.fixture
-def fake_library():
-    """``make(module, adapter)``: a class whose module is ``module`` and ``adapter`` declared for it as a
+def fake_library(monkeypatch: pytest.MonkeyPatch):
+    """``make(module, adapter)``: a class of a loaded module ``module`` and ``adapter`` declared for it as a
     plugin; every declaration, cached look-up and reported problem is undone afterwards."""
     registry.all_entries()
     saved = {reg: dict(reg.entries) for reg in (ADAPTERS, registry.PLUGIN_ADAPTERS)}
     saved_problems = list(registry.problems)
 
     def make(module: str, adapter: Adapter | str | None, source: str = "plugin fake-dist") -> type:
-        cls = type("Thing", (), {"__module__": module, "__init__": _init})
+        cls = placed(monkeypatch, "Thing", module, __init__=_init)
         if adapter is not None:
             registry.declare(module, adapter, source)
         return cls
@@ -128,12 +139,40 @@ def test_an_adapter_with_only_one_line_leaves_the_rest_to_the_generic_descriptio
     assert type_details(thing, "sample") == []
 
 
-def test_a_type_is_found_by_its_module_or_a_package_above_it(fake_library):
+def test_a_type_is_found_by_its_module_or_a_package_above_it(fake_library, monkeypatch):
     adapter = Adapter()
     fake_library("fake_pkg_x.sub", adapter)
-    deep = type("Deep", (), {"__module__": "fake_pkg_x.sub.inner"})
-    other = type("Other", (), {"__module__": "fake_pkg_x.elsewhere"})
+    deep = placed(monkeypatch, "Deep", "fake_pkg_x.sub.inner")
+    other = placed(monkeypatch, "Other", "fake_pkg_x.elsewhere")
     assert adapter_for(deep()) is adapter and adapter_for(other()) is None
+
+
+def test_a_class_that_only_names_a_library_module_gets_no_adapter(fake_library):
+    """``__module__`` is the class's own to set: a class the module does not hold is not the library's."""
+    adapter = Adapter()
+    fake_library("fake_pkg_y", adapter)
+    impostor = type("Impostor", (), {"__module__": "fake_pkg_y"})
+    assert adapter_for(impostor()) is None
+
+
+def test_a_metaclass_hash_or_eq_never_runs_when_an_adapter_is_looked_up():
+    """The cache is keyed by the type's id (a weak-keyed dict hashed the class and compared it with ``==``,
+    and a metaclass of the session's defines both)."""
+    ran: list[str] = []
+
+    class Meta(type):
+        def __hash__(cls) -> int:
+            ran.append("__hash__")
+            return 1
+
+        def __eq__(cls, other: object) -> bool:
+            ran.append("__eq__")
+            return cls is other
+
+    kinds = [Meta(f"K{i}", (), {}) for i in range(3)]
+    for kind in kinds * 2:
+        assert registry.entry_for(kind()) is None
+    assert ran == []
 
 
 # -- a third party's adapter, installed --------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import sys
 import types
 
 import numpy as np
@@ -165,3 +166,48 @@ def test_numpy_metadata_is_its_c_fields() -> None:
     )
     with pytest.raises(structural.NotStructural):
         meta.metadata(arr, "T")  # a view: not in the table
+
+
+# -- the red team's walks (tests/security/test_walks_run_no_session_code.py goes through the public door) ----
+def test_an_instance_with_a_key_that_is_not_a_name_is_not_read_and_its_key_not_hashed():
+    asked: list[str] = []
+
+    class Key:
+        def __hash__(self) -> int:
+            asked.append("__hash__")
+            return 1
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.__dict__[Key()] = 1
+    asked.clear()
+    assert structural.instance_state(holder) is None
+    assert not structural.str_keys(holder.__dict__)
+    assert asked == []
+
+
+def test_a_class_is_a_librarys_only_where_its_module_holds_it(monkeypatch):
+    import json
+
+    assert structural.defined_at(json.JSONDecoder) and structural.library_root(pd.DataFrame) == "pandas"
+    assert structural.library_root(np.ndarray) == "numpy"  # compiled: its module is its C code's
+    impostor = type("DataFrame", (), {"__module__": "pandas.core.frame"})
+    assert not structural.defined_at(impostor) and structural.library_root(impostor) == ""
+    outer = type("Outer", (), {"__module__": "fake_mod_nested"})
+    inner = type("Inner", (), {"__module__": "fake_mod_nested", "__qualname__": "Outer.Inner"})
+    outer.Inner = inner
+    module = types.ModuleType("fake_mod_nested")
+    module.Outer = outer
+    monkeypatch.setitem(sys.modules, "fake_mod_nested", module)
+    assert structural.defined_at(inner) and structural.defined_at(outer)
+    assert not structural.defined_at(type("Inner", (), {"__module__": "fake_mod_nested"}))
+
+
+def test_a_namespace_key_swapped_for_one_of_the_same_count_is_seen():
+    namespace = {"x": 1, "y": 2}
+    assert structural.names_only(namespace)
+    del namespace["y"]
+    namespace[("not", "a name")] = 2
+    assert len(namespace) == 2 and not structural.names_only(namespace)

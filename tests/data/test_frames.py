@@ -207,9 +207,13 @@ def test_adapters_are_found_by_module_without_importing_anything():
         import sys
         from pyaichat.capabilities.summary import one_line
         from pyaichat.capabilities.adapters import adapter_for
+        import types
         class Frame: pass
         Frame.__module__ = "polars.dataframe.frame"  # a look-alike: found by module, imports nothing
-        assert type(adapter_for(Frame())).__name__ == "PolarsAdapter"
+        assert adapter_for(Frame()) is None  # but only where that module holds it (not a claim of its own)
+        module = sys.modules["polars.dataframe.frame"] = types.ModuleType("polars.dataframe.frame")
+        module.Frame = Frame
+        assert type(adapter_for(type("Frame", (Frame,), {})())).__name__ == "PolarsAdapter"
         one_line(Frame()); one_line([1]); one_line(object())
         heavy = ("polars", "pandas", "numpy", "dask", "duckdb", "matplotlib")
         print(sorted(m for m in heavy if m in sys.modules))

@@ -251,7 +251,7 @@ def _doc_text(expr: str, value: Any) -> str:
     target = value if _documents_itself(value) else type(value)
     lines = [f"{expr}: {summary.type_name(value)}"]
     if target is not value:
-        lines.append(f"(documentation of its type, {type(value).__qualname__})")
+        lines.append(f"(documentation of its type, {structural.qualname_of(type(value))})")
     sig = summary.signature_text(target) if callable(target) else None
     if sig:
         lines.append(f"signature: {sig}")

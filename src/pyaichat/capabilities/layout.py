@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from itertools import islice
 from typing import Any
 
-from .structural import is_subclass, module_of, root_of
+from .structural import is_subclass, library_root, module_of, name_of
 
 MAX_PARTS = 2_000  # parts of one pandas object (a frame of many unconsolidated columns has a block each)
 # Immutable values that hold nothing else: nothing to look into, nothing a run could change.
@@ -81,8 +81,10 @@ _BACKING = (
 
 # -- libraries (never imported: an object of theirs exists only if they are loaded) --------------------------
 def library(cls: type) -> str:
-    """The top-level package a type comes from (``pandas`` for ``pandas.core.frame.DataFrame``)."""
-    return root_of(cls)
+    """The top-level package a library's own type comes from (``pandas`` for ``pandas.core.frame.DataFrame``);
+    ``""`` for a class that only names a library in its ``__module__`` (``structural.library_root``): its
+    attributes would be the session's code."""
+    return library_root(cls)
 
 
 def ndarray_type() -> type | None:
@@ -185,7 +187,7 @@ def pandas_parts(obj: Any) -> list[Any] | None:
             if part is not None and not issubclass(type(part), CODE):
                 out.append(part)
         return out
-    if hasattr(type(obj), "obj") and type(obj).__name__.endswith("Indexer"):  # df.loc, df.iloc, df.at …
+    if hasattr(type(obj), "obj") and name_of(type(obj)).endswith("Indexer"):  # df.loc, df.iloc, df.at …
         target = getattr(obj, "obj", None)
         return [target] if target is not None else []
     if not _is_index_or_array(obj):
@@ -211,6 +213,8 @@ def pandas_blocks(obj: Any) -> list[Any] | None:
     """The arrays a frame's or series' data is stored in (one per block: an ndarray of several columns, or
     an extension array); ``None`` for other pandas objects."""
     mgr = _stored(obj, "_mgr")
+    if mgr is not None and library(type(mgr)) != "pandas":  # put there by the session: its code, not read
+        return None
     arrays = getattr(mgr, "arrays", None) if mgr is not None else None
     return list(arrays[:MAX_PARTS]) if isinstance(arrays, (list, tuple)) else None
 
@@ -225,7 +229,7 @@ def _is_index_or_array(obj: Any) -> bool:
 
 def range_of(obj: Any) -> tuple[int, int, int] | None:
     """A ``RangeIndex``'s start, stop and step (its whole data), else ``None``."""
-    if type(obj).__name__ != "RangeIndex" or not is_pandas(obj):
+    if not is_pandas(obj) or name_of(type(obj)) != "RangeIndex":
         return None
     return int(obj.start), int(obj.stop), int(obj.step)
 
@@ -234,7 +238,7 @@ def _stored(obj: Any, attr: str) -> Any:
     """``obj.attr`` if it is stored, not derived: a library's cached property is neither computed (a
     ``RangeIndex``'s ``_data``) nor read once computed (a cache filled by a read is not a change)."""
     descriptor = getattr(type(obj), attr, None)
-    if type(descriptor).__name__ in ("CachedProperty", "cached_property"):
+    if name_of(type(descriptor)) in ("CachedProperty", "cached_property"):
         return None
     try:
         return getattr(obj, attr, None)
@@ -244,11 +248,10 @@ def _stored(obj: Any, attr: str) -> Any:
 
 # -- plain objects -------------------------------------------------------------------------------------------
 def builtin_base(cls: type) -> type | None:
-    """The builtin container ``cls`` is or derives from (``list`` for a ``list`` subclass), else ``None``."""
-    if cls in BUILTIN_BASES:
-        return cls
+    """The builtin container ``cls`` is or derives from (``list`` for a ``list`` subclass), else ``None``:
+    found by identity along ``cls``'s MRO (``cls in BUILTIN_BASES`` would ask a metaclass's ``__eq__``)."""
     for base in BUILTIN_BASES:
-        if issubclass(cls, base):
+        if is_subclass(cls, base):
             return base
     return None
 
@@ -279,12 +282,13 @@ def is_environ(value: Any) -> bool:
     t = type(value)
     if is_subclass(t, os._Environ):
         return True
-    if not issubclass(t, dict) or module_of(t) not in ("builtins", "collections"):
+    if not is_subclass(t, dict) or module_of(t) not in ("builtins", "collections"):
         return False
-    if len(value) < 3:
+    size = dict.__len__(value)  # a subclass's own ``__len__`` is the session's code
+    if size < 3:
         return False
     items = dict.items(value)
-    sample = [*islice(items, 6), *islice(reversed(items), 6)] if len(value) > 12 else items
+    sample = [*islice(items, 6), *islice(reversed(items), 6)] if size > 12 else items
     same = sum(1 for k, v in sample if type(k) is str and type(v) is str and _in_environment(k, v))
     return same >= 3 and same * 2 >= len(sample)
 

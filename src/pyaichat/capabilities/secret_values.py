@@ -80,7 +80,7 @@ class _Walk:
         elif base is not None:
             for item in layout.builtin_items(value, base, limit=max(self.items, 0)):
                 self.walk(item, under, depth + 1)
-        elif structural.root_of(t) in ("pandas", "numpy"):
+        elif layout.library(t) in ("pandas", "numpy"):
             try:
                 self._library(value, under)
             except structural.NotStructural:

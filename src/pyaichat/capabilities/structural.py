@@ -49,11 +49,14 @@ __all__ = [
     "attribute",
     "class_attribute",
     "collector_paused",
+    "defined_at",
     "instance_dict",
     "instance_state",
     "is_plain",
     "is_plain_key",
     "is_subclass",
+    "library_root",
+    "loaded_module",
     "lookup",
     "module_namespace",
     "module_of",
@@ -155,6 +158,42 @@ def compiled(cls: type) -> bool:
     return not _type_flags(cls) & _HEAP_TYPE
 
 
+def defined_at(cls: type) -> bool:
+    """``cls`` is the class its module says it is: the object found under its qualified name in the real
+    module ``sys.modules[cls.__module__]`` (module and name read from the type's own slots, the namespaces
+    through their own dicts). A class that sets ``__module__ = "pandas.x"`` itself is not pandas'."""
+    module = module_of(cls)
+    if not module or module == "__main__":
+        return False
+    namespace = module_namespace(loaded_module(module))
+    found: Any = MISSING
+    for part in qualname_of(cls).split("."):
+        if found is not MISSING:  # a nested class: its outer class's own namespace, names only
+            if not is_subclass(type(found), type) or not names_only(_namespace(found)):
+                return False
+            namespace = _namespace(found)
+        found = namespace.get(part, MISSING)
+        if found is MISSING:
+            return False
+    return found is cls
+
+
+def loaded_module(name: str) -> Any:
+    """``sys.modules[name]`` (``None`` if absent), looked up only while the table's keys are all names: a key
+    of the session's with the same hash would be compared with ``name`` by its own ``__eq__``."""
+    modules = sys.modules
+    return dict.get(modules, name) if type(modules) is dict and names_only(modules) else None
+
+
+def library_root(cls: type) -> str:
+    """The top-level package of a library's own class (``pandas`` for a DataFrame): a compiled type's
+    module is its C code's, a class of Python code's counts only where it is found (``defined_at``);
+    ``""`` for anything else — a session's class claiming a library module is nobody's."""
+    if compiled(cls) or defined_at(cls):
+        return root_of(cls)
+    return ""
+
+
 def compiled_call(obj: Any, name: str, *args: Any) -> Any:
     """``obj.name(*args)`` where ``obj``'s exact type is compiled (``compiled``): the method its library
     defines, called by CPython (``NotStructural`` for any other object)."""
@@ -170,9 +209,15 @@ def is_subclass(cls: type, base: object) -> bool:
     return any(klass is base for klass in _type_mro(cls))
 
 
+_IS_STR_ID = id(str).__eq__  # ``int.__eq__``: a key's type compared by id, in C, never hashed
+
+
 def str_keys(mapping: dict[Any, Any], most: int = MAX_STATE_KEYS) -> bool:
-    """Every key is an exact ``str`` (then a look-up by a string compares strings only), within ``most``."""
-    return len(mapping) <= most and all(type(key) is str for key in mapping)
+    """Every key is an exact ``str`` (then a look-up by a string compares strings only), within ``most``:
+    checked each time, through ``dict``'s own iterator and the keys' types' ids, one C loop."""
+    if not is_subclass(type(mapping), dict):
+        return False
+    return dict.__len__(mapping) <= most and all(map(_IS_STR_ID, map(id, map(type, dict.__iter__(mapping)))))
 
 
 # -- instance state ------------------------------------------------------------------------------------------
@@ -191,8 +236,11 @@ def instance_dict(obj: Any) -> dict[str, Any] | None:
 
 def instance_state(obj: Any, slots: bool = True) -> dict[str, Any] | None:
     """An instance's own attributes — its ``__dict__`` and (with ``slots``) its filled slots, named
-    ``Class.slot`` — read without running anything; ``None`` when it has neither."""
+    ``Class.slot`` — read without running anything; ``None`` when it has neither, or when its ``__dict__``
+    holds a key that is not an exact ``str`` (not read: such an object is not structural)."""
     found = instance_dict(obj)
+    if found is not None and not str_keys(found):
+        return None  # a key that is not a name: copying the dict would hash it, and its name is not a name
     state = dict(dict.items(found)) if found is not None else {}
     if slots:
         for klass in _type_mro(type(obj)):
@@ -346,21 +394,10 @@ def module_attribute(module: types.ModuleType, name: str) -> Any:
     raise NoAttribute(name)
 
 
-_names_checked: dict[int, tuple[int, Any]] = {}
-
-
 def names_only(namespace: dict[Any, Any]) -> bool:
-    """``str_keys`` for a module's or class's namespace, remembered while its size stays the same (a key
-    that is not a name is put there on purpose, and changes its size)."""
-    seen = _names_checked.get(id(namespace))
-    if seen is not None and seen[0] == len(namespace) and seen[1] is namespace:
-        return True
-    if not str_keys(namespace, 1_000_000):
-        return False
-    if len(_names_checked) > 4096:
-        _names_checked.clear()
-    _names_checked[id(namespace)] = (len(namespace), namespace)
-    return True
+    """``str_keys`` for a module's or class's namespace, checked every time (a size or an id remembered
+    would be fooled by a key swapped for one of the same count: one C loop over the keys' types is cheap)."""
+    return str_keys(namespace, 1_000_000)
 
 
 # The C fields of ``type`` that are metadata of a class (its name, module, documentation).

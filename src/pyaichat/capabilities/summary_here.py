@@ -197,6 +197,13 @@ def plain_class(cls: Any) -> bool:
         doc = namespace.get("__doc__")
         if not (doc is None or type(doc) is str) or "__signature__" in namespace:
             return False
+    return _plain_signature(cls)
+
+
+def _plain_signature(cls: Any) -> bool:
+    """Printing ``cls``'s signature runs nothing of the session's: its ``__init__``, ``__new__`` and
+    ``__call__`` are Python's, a library's or ``plain_function`` (plain defaults), and so is its metaclass's
+    ``__call__``."""
     for name in ("__init__", "__new__", "__call__"):
         found = structural.lookup(cls, name)
         if found is structural.MISSING or structural.one_of(type(found), _C_CALLABLES):
@@ -211,15 +218,16 @@ def plain_class(cls: Any) -> bool:
 
 def library_class(cls: Any) -> bool:
     """A class of Python or of an installed library, whose metaclass computes nothing: its name, namespace
-    and documentation are the library's."""
+    and documentation are the library's. A class of Python code counts only where its module holds it
+    (``structural.defined_at``: ``__module__`` is the class's own to set), and its signature is checked as
+    ``plain_class`` checks it (a class can be put into a library's module too)."""
     if not plain_metaclass(type(cls)):
         return False
     if structural.compiled(cls):
         return True
-    module = structural.module_of(cls)
-    if not module or module == "__main__":
+    if not structural.defined_at(cls):
         return False
-    return library_module(sys.modules.get(module))
+    return library_module(structural.loaded_module(structural.module_of(cls))) and _plain_signature(cls)
 
 
 def _abc_meta(meta: type) -> bool:
@@ -260,7 +268,7 @@ def dtype_of_library(value: Any) -> bool:
     if structural.compiled(t) and structural.root_of(t) == "numpy":
         dtype = structural.module_namespace(sys.modules.get("numpy")).get("dtype")
         return structural.is_subclass(type(dtype), type) and structural.is_subclass(t, dtype)
-    return structural.root_of(t) == "pandas" and structural.name_of(t).endswith("Dtype")
+    return structural.library_root(t) == "pandas" and structural.name_of(t).endswith("Dtype")
 
 
 def metadata_line(value: Any, privacy_level: int) -> str:

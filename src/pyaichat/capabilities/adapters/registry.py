@@ -7,11 +7,12 @@ describes and where its adapter is; the adapter itself is imported when a value 
 described.
 
 ``entry_for(value)`` walks the type's MRO and takes the first class whose module — or a package above it
-(``pandas`` for ``pandas.core.frame``) — has an entry. The module is read with ``type``'s own descriptor, so a
-metaclass runs no code, and the answer is cached per type. The installed plugins are read (one scan of the
-distributions' metadata, with ``importlib.metadata``) only when a class comes from a module outside the
-standard library that no built-in adapter describes: a DataFrame, a date or a class of the user's never
-costs that scan.
+(``pandas`` for ``pandas.core.frame``) — has an entry, counting a class of Python code only where its module
+holds it (``structural.defined_at``: a class's ``__module__`` is its own to set). The module is read with
+``type``'s own descriptor, so a metaclass runs no code, and the answer is cached per type, by identity. The
+installed plugins are read (one scan of the distributions' metadata) only when a class comes from a module
+outside the standard library that no built-in adapter describes: a DataFrame, a date or a class of the user's
+never costs that scan.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import weakref
 from typing import Any
 
 from ...registry import Registry
-from ..structural import module_of, mro
+from ..structural import compiled, defined_at, module_of, mro
 from .protocol import Adapter
 
 
@@ -131,23 +132,22 @@ def all_entries() -> list[AdapterEntry]:
 
 
 # -- finding a value's adapter -------------------------------------------------------------------------------
-_by_type: weakref.WeakKeyDictionary[type, AdapterEntry | None] = weakref.WeakKeyDictionary()
+# Per type, by its id, with a weak reference that says the id is still that type's: a weak-keyed dict would
+# hash the class and compare it with ``==``, and a metaclass of the session's may define either.
+_by_type: dict[int, tuple[weakref.ref[type], AdapterEntry | None]] = {}
+MAX_TYPES = 4096
 
 
 def entry_for(value: Any) -> AdapterEntry | None:
-    """The entry for ``value``'s type, or ``None`` (a dict look-up once the type was seen)."""
+    """The entry for ``value``'s type, or ``None`` (a dict look-up by id once the type was seen)."""
     cls = type(value)
-    try:
-        return _by_type[cls]
-    except KeyError:
-        pass
-    except TypeError:  # a type that refuses weak references
-        return _find(cls)
+    known = _by_type.get(id(cls))
+    if known is not None and known[0]() is cls:
+        return known[1]
     found = _find(cls)
-    try:
-        _by_type[cls] = found
-    except TypeError:
-        pass
+    if len(_by_type) >= MAX_TYPES:
+        _by_type.clear()
+    _by_type[id(cls)] = (weakref.ref(cls), found)
     return found
 
 
@@ -162,6 +162,8 @@ def _find(cls: type) -> AdapterEntry | None:
         module = module_of(klass)
         if not module or module in ("builtins", "__main__"):
             continue
+        if not (compiled(klass) or defined_at(klass)):
+            continue  # it names a module it is not found in: its own claim, not its library's
         ADAPTERS.load()
         entry = _match(ADAPTERS.entries, module)
         if entry is None and module.partition(".")[0] not in _STDLIB:

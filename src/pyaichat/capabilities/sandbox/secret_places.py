@@ -42,6 +42,7 @@ from itertools import islice
 from typing import Any, cast
 
 from .. import layout
+from ..structural import ids, one_of, str_keys
 from . import overwrite
 from .modules import ModuleProxy
 from .origin import is_user_file
@@ -56,7 +57,6 @@ MAX_COLUMNS = 2_000
 TEXT_BUDGET = 64_000_000  # characters of long strings searched for the known values per walk (x values)
 WHOLE: tuple[tuple[int, int], ...] = ()  # ``Places.texts``: the whole value, not spans of it
 UNSEARCHED: tuple[tuple[int, int], ...] = ((-1, -1),)  # ``Checks._spans_of``: over the budget, hidden whole
-_FUNCTIONS = (types.FunctionType, types.MethodType)
 _SKIPPED = (
     types.ModuleType,
     types.CodeType,
@@ -76,7 +76,10 @@ _SKIPPED = (
     range,
     slice,
 )
-_OURS = (Hidden, Refused, ModuleProxy)  # the sandbox's stand-ins: nothing of the session's in them
+# code, not data, and the environment: found by identity along the MRO (``issubclass(t, os._Environ)`` asks
+# ``ABCMeta``, which asks the ``__subclasscheck__`` of every subclass the session made)
+_NOT_WALKED = ids(*_SKIPPED, os._Environ)
+_OURS = ids(Hidden, Refused, ModuleProxy)  # the sandbox's stand-ins: nothing of the session's in them
 _EXCEPTION_ARGS = BaseException.__dict__[
     "args"
 ].__get__  # an exception's ``args``, however its class reads them
@@ -451,7 +454,7 @@ class _Walk:
         elif issubclass(t, type):
             if _persons_class(obj):
                 self.class_dict(obj, under)
-        elif t in _FUNCTIONS:
+        elif t is types.FunctionType or t is types.MethodType:
             self.function(obj, under)
         elif t is functools.partial:
             self.child(obj.func, under, None, None, None)
@@ -467,7 +470,7 @@ class _Walk:
                 self.enqueue(inner, under)
         elif t is bytearray or t is arrays.array or t is memoryview:
             self.buffer(obj, t, under)
-        elif issubclass(t, _SKIPPED) or issubclass(t, os._Environ) or t in _OURS:
+        elif not _NOT_WALKED.isdisjoint(map(id, _TYPE_MRO(t))) or one_of(t, _OURS):
             return  # code, not data; the environment, which the child empties (``isolation``); ours
         elif self.ndarray is not None and issubclass(t, self.ndarray):
             self.array(obj, under)
@@ -505,7 +508,7 @@ class _Walk:
             elif tk is bytes:
                 self.text(k, False, None, None, None)
             secret = named and tk is str and checks.name(k)
-            setter = Setter.DICT if tk in (str, bytes, int) else None
+            setter = Setter.DICT if tk is str or tk is bytes or tk is int else None
             if secret and (v is None or (type(v) is str and not v)):
                 continue
             self.child(v, under or secret, setter, d, k, deep or secret)
@@ -692,7 +695,11 @@ class _Walk:
 
     def pandas(self, obj: Any, t: type, under: bool) -> None:
         own = instance_dict(obj) or {}
+        if not str_keys(own):  # looking ``_mgr`` up would compare it with the session's odd key
+            own = {}
         mgr = own.get("_mgr")
+        if mgr is not None and layout.library(type(mgr)) != "pandas":
+            mgr = None  # the session's object under pandas' name: walked as state, never asked its ``axes``
         attrs = own.get("_attrs")
         if type(attrs) is dict and attrs:
             self.mapping(attrs, under, named=True)
