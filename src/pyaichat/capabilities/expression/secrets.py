@@ -69,8 +69,11 @@ class SecretChecks:
             item, depth = stack.pop()
             t = type(item)
             if t is dict:
-                named = named or any(map(self.name, item))
-                parts: Any = [*item, *item.values()]  # the keys are values too: ``{secret_code: 1}``
+                if any(map(self.name, item)):  # the walled child hides what is under a secret name
+                    named = True
+                    parts: Any = [*item, *(v for k, v in item.items() if not self.name(k))]
+                else:
+                    parts = [*item, *item.values()]  # the keys are values too: ``{secret_code: 1}``
             elif t is list or t is tuple or t is set or t is frozenset:
                 parts = item
             elif t is str:
