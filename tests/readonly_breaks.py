@@ -241,6 +241,77 @@ FREEZES = [
     "np.diff(arr, 10**18)",
     "twins * 2000 == twins[::-1] * 2000",  # 4,000 comparisons of 5 MB each, every operand small
 ]
+# The in-process tier's red team (B6): C work each of whose items was sized but not the whole — ``str()`` of
+# ten thousand 4,000-digit integers held the process 4-7 s, and with the session's digit limit lifted the
+# others 0.1-10 s: quadratic int-to-decimal, repr escaping (4-10x), hashing, sorting and summing big integers,
+# a repeated ``%``-format. Now sized as a whole, and done in the walled child.
+TOTAL_WORK_SETUP = """
+import sys
+sys.set_int_max_str_digits(0)
+big = 10**30000
+bigs = [big + i for i in range(1_000)]
+mid = [10**4000 + i for i in range(2_000)]
+"""
+TOTAL_WORK_FREEZES = [
+    "str([10**4000+1]*10000)",
+    "str(mid)",
+    "'%s' % (mid,)",
+    "repr(bigs[:300])",
+    "hash(tuple(bigs))",
+    "sorted(bigs)",
+    "sum(bigs)",
+    "sum([big] + [1] * 9000)",
+    "str(['a' * 20000] * 499)",
+    "repr(['\\x00' * 20000] * 499)",
+    "repr([b'\\x00' * 20000] * 499)",
+    "'%10000s' % 'a' * 1000",
+]
+# From Python 3.12 CPython hands integer work past these sizes to ``_pylong``, Python code the session can
+# replace in ``sys.modules``: decimal conversion past 1,000 digits of 30 bits, division by more than 300.
+PYLONG_WORK = ["str(3**20000)", "big // 3**6000", "divmod(big, 3**6000)", "big % 3**6000",
+               "round(big, -3000)"]  # fmt: skip
+# What stays in-process: the same operations over small enough values.
+SMALL_WORK = ["str(3**1000)", "big // 7", "divmod(big, 10**100)", "round(big, -100)", "str([1, 2.5, 'a'])",
+              "sorted([3, 1, 2])", "sum([1, 2, 3])", "hash((1, 'a'))", "repr(['a' * 1000] * 10)"]  # fmt: skip
+# B7, B8, B8b: a secret inside a container (a dict key too) or one's length, answered as an oracle before:
+# ``tokens < ['ghp_R9']`` recovered a 40-character token in 240 calls; ``sum(by_code, 1)`` an integer key.
+HELD_SECRET_SETUP = """
+secret_code = 48291357
+by_code = {secret_code: 1}
+api_secret = "Zq8pLmN4vR7tYx2wKs9d"
+by_s = {api_secret: 1}
+tup_key = {(api_secret,): 1}
+nested = [[api_secret]]
+tokens = ["ghp_R8sT2vW4xY6zA1bC3dE5fG7hJ9kL0mN2pQ4r"]
+tok_t = ("AKIAIOSFODNN7EXAMPLE",)
+password = "Tr0ub4dor&3zebra"
+alias = password
+plain = {"host": "db.local", 3: [1, 2]}
+"""
+HELD_SECRET_ORACLES = [
+    "sum(by_code, 1)",
+    "sum(by_code, -48291000)",
+    "'%.5s' % by_code",
+    "max(by_code) + 1",
+    "by_code.get(48291357)",
+    "by_code[48291357]",
+    "tokens < ['ghp_R9']",
+    "tokens == ['x']",
+    "tokens.count('x')",
+    "tokens.index('x')",
+    "'x' in tokens",
+    "tok_t < ('AKIB',)",
+    "len(tokens[0])",
+    "len(alias)",
+    "len(max(by_s))",
+    "max(by_s) < 'm'",
+    "list(by_s) < ['m']",
+    "' '.join(by_s)",
+    "nested < [['Zq9']]",
+    "sorted(tup_key) < [('m',)]",
+]
+HELD_SECRET_LEGIT = [("len(tokens)", "1"), ("plain['host']", "'db.local'"), ("sorted(plain[3])", "[1, 2]"),
+                     ("len(plain)", "2"), ("[1, 2] < [1, 3]", "True")]  # fmt: skip
 # A secret of any type, transformed in-process: refused in one sentence, never computed.
 TRANSFORMED = ["blob[::-1]", "blob.hex()", "code + 1"]
 # Reads that broke and must answer: (tool, expression, a piece of the expected answer).

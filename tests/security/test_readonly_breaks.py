@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -16,8 +17,10 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call
+from pyaichat.capabilities.expression import Level, level_of
 from pyaichat.capabilities.picture import session_picture
 from pyaichat.capabilities.redact import masker_for
+from pyaichat.capabilities.registry import CapabilityContext
 from pyaichat.config import Config
 from readonly_breaks import (
     CHILD_ORACLES,
@@ -29,10 +32,17 @@ from readonly_breaks import (
     FAILING_INPUT,
     FREEZES,
     GIL_BOUND,
+    HELD_SECRET_LEGIT,
+    HELD_SECRET_ORACLES,
+    HELD_SECRET_SETUP,
     ISSUE_44_CALLS,
     LEGIT,
     MODULE_ROADS,
+    PYLONG_WORK,
     SECRET_ROADS,
+    SMALL_WORK,
+    TOTAL_WORK_FREEZES,
+    TOTAL_WORK_SETUP,
     TRANSFORMED,
     WRITES,
     GilTicker,
@@ -127,6 +137,62 @@ def test_c_work_is_sized_first_or_done_in_the_walled_child(session, expr: str) -
     assert ticker.longest <= GIL_BOUND, f"the REPL's process was held {ticker.longest:.2f} s"
     assert took <= session.config.tool_timeout + 1.0
     assert result.ok or one_sentence(result.error), result.error
+
+
+@pytest.fixture(scope="module")
+def big_session():
+    """Big integers and a session that lifted Python's digit limit (process-wide: put back after)."""
+    previous = sys.get_int_max_str_digits()
+    try:
+        s = pyaichat.Session(config=Config(audit=False))
+        assert s.run(TOTAL_WORK_SETUP).ok
+        yield s
+    finally:
+        sys.set_int_max_str_digits(previous)
+
+
+@pytest.mark.parametrize("expr", TOTAL_WORK_FREEZES, ids=lambda e: e[:30])
+def test_the_whole_work_is_sized_not_each_item(big_session, expr: str) -> None:
+    """Red team B6: every item fit, the whole held the process for 0.1-10 s; now the walled child does it."""
+    with GilTicker() as ticker:
+        result = call(big_session, "eval_expr", {"expr": expr})
+    assert ticker.longest <= GIL_BOUND, f"the REPL's process was held {ticker.longest:.2f} s"
+    assert result.ok or one_sentence(result.error), result.error
+    assert level_of(CapabilityContext(big_session, big_session.config), expr) is Level.CHILD
+
+
+@pytest.mark.parametrize("expr", PYLONG_WORK)
+def test_integer_work_in_process_stays_below_pylong(big_session, expr: str) -> None:
+    """Past these sizes Python 3.12+ runs ``_pylong``, which the session may have replaced: the child does."""
+    assert level_of(CapabilityContext(big_session, big_session.config), expr) is Level.CHILD
+
+
+@pytest.mark.parametrize("expr", SMALL_WORK)
+def test_small_work_still_reads_in_process(big_session, expr: str) -> None:
+    assert level_of(CapabilityContext(big_session, big_session.config), expr) is Level.PURE
+
+
+@pytest.fixture(scope="module")
+def held_session() -> pyaichat.Session:
+    s = pyaichat.Session(config=Config(audit=False))
+    assert s.run(HELD_SECRET_SETUP).ok
+    return s
+
+
+@pytest.mark.parametrize("expr", HELD_SECRET_ORACLES)
+def test_a_secret_held_in_a_container_or_key_answers_nothing(held_session, expr: str) -> None:
+    """Red team B7, B8, B8b: a comparison, a sum, a format, a look-up or a length through a secret held in
+    a container (a dict key too: the walled child does not hide keys) is refused in one sentence."""
+    result = call(held_session, "eval_expr", {"expr": expr})
+    assert not result.ok and one_sentence(result.error) and "secret" in result.error, result
+    for piece in ("48291357", "48291358", "ghp_R8sT", "Zq8pLmN4", "Tr0ub4dor", "AKIAIOSF"):
+        assert piece not in result.error
+
+
+@pytest.mark.parametrize(("expr", "expected"), HELD_SECRET_LEGIT)
+def test_what_holds_no_secret_still_computes(held_session, expr: str, expected: str) -> None:
+    result = call(held_session, "eval_expr", {"expr": expr})
+    assert result.ok and result.text.endswith(expected), result
 
 
 @pytest.mark.parametrize("expr", TRANSFORMED)

@@ -31,6 +31,7 @@ import os
 import sys
 import types
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from ...errors import CapabilityError, SandboxViolation
@@ -244,6 +245,7 @@ class Reader:
         if type(base) is dict:
             if not structural.is_plain_key(key):
                 raise NotInProcess
+            self._refuse_secret_key(key, node.slice)
             if not self._plain_keys(base):
                 raise NotInProcess  # a key of the session's type: looking one up could run its __eq__
             found = base.get(key, structural.MISSING)
@@ -287,6 +289,13 @@ class Reader:
                     self.named_secret = True
                     continue
                 raise SandboxViolation(f"the key {part!r} looks like a secret and is not available")
+
+    def _refuse_secret_key(self, key: Any, node: ast.AST) -> None:
+        """A look-up by a key that is a secret value is refused: whether ``by_code[48291357]`` is found
+        would say whether the guess is the secret (a guess that is not says only that)."""
+        parts = key if type(key) is tuple and len(key) <= 64 else (key,)
+        if any(self.secrets.value(part) is not False or self.secrets.bears(part) for part in parts):
+            raise SandboxViolation(f"{_short(ast.unparse(node))} is a secret value; it is not looked up here")
 
     def _Slice(self, node: ast.Slice) -> slice:
         parts = [None if n is None else self._operand(n) for n in (node.lower, node.upper, node.step)]
@@ -380,8 +389,13 @@ class Reader:
         self._fits(sizes.operand, held)
         if not isinstance(node, ast.Constant):
             self._through(value, node)
-            if self.secrets.bears(held):
-                raise NotInProcess  # a container that holds a secret: the child, which hides it, computes
+            held_secret = self.secrets.bears(held)
+            if held_secret == "value":
+                raise SandboxViolation(
+                    f"{_short(ast.unparse(node))} holds a secret value; nothing is computed from it here"
+                )
+            if held_secret is not None:
+                raise NotInProcess  # under a secret name (the child hides it), or too much to check here
         return value
 
     def _through(self, value: Any, node: ast.AST) -> None:
@@ -412,7 +426,7 @@ class Reader:
                     f"{_short(ast.unparse(node))} holds a secret value; nothing is computed from it"
                 )
 
-    def _fits(self, check: Callable[..., None], *args: Any) -> None:
+    def _fits(self, check: Callable[..., object], *args: Any) -> None:
         try:
             check(*args)
         except sizes.TooBig:
@@ -437,6 +451,7 @@ class Reader:
                 if not (structural.is_plain_key(args[0]) and self._plain_keys(receiver)):
                     raise NotInProcess
                 self._refuse_secret_labels(args[0], False)
+                self._refuse_secret_key(args[0], node.args[0])
             if func.attr in ("encode", "decode") and not _codec_in_c(receiver, args):
                 raise NotInProcess  # a codec or error handler the registry finds: maybe the session's
             self._fits(sizes.method, receiver, func.attr, args)
@@ -461,18 +476,21 @@ class Reader:
         if name in ("sorted", "list", "tuple", "set", "frozenset", "min", "max", "sum", "any", "all"):
             if not args or not _collection(args[0]):
                 raise NotInProcess
-            most = sizes.MAX_SORTED if name == "sorted" or type(args[0]) is str else sizes.MAX_ITEMS
-            self._fits(sizes.items, args[0], most)
+            hashed = name in ("sorted", "set", "frozenset") or type(args[0]) is str
+            self._fits(sizes.items, args[0], sizes.MAX_SORTED if hashed else sizes.MAX_ITEMS)
             if name in ("set", "frozenset") and not all(map(structural.is_plain_key, args[0])):
                 raise NotInProcess
+        if name in ("sorted", "min", "max", "sum"):
+            start = args[1] if len(args) > 1 else kwargs.get("start", kwargs.get("default", 0))
+            self._fits(sizes.reduction, name, _viewed_items(args[0]), start)
         if name == "str" and len(args) > 1:
             raise NotInProcess  # ``str(b, encoding)``: a codec the registry finds (``_codec_in_c``)
         if name in ("str", "repr") and args:
-            self._fits(sizes.text, args[0])
+            self._fits(partial(sizes.text, quoted=name == "repr"), args[0])
         if name in ("int", "float") and args:
             self._fits(sizes.digits, args[0])
-        if name == "round" and len(args) == 2 and type(args[0]) is int:
-            self._fits(sizes.binary, "Pow", 10, abs(args[1]) if type(args[1]) is int else 0)
+        if name == "round" and len(args) == 2:
+            self._fits(sizes.rounding, *args)
         if name == "divmod" and len(args) == 2:
             self._fits(sizes.binary, "FloorDiv", *args)
         if name == "sum" and args and not all(type(v) in (int, float, bool, complex) for v in args[0]):
@@ -484,6 +502,8 @@ class Reader:
             raise NotInProcess
         value = self.eval(node.args[0])
         t = type(value)
+        if t is str or t is bytes or t is bytearray:
+            self._through(value, node.args[0])  # a secret's length is a piece of it
         if structural.one_of(t, _SIZED) or structural.one_of(t, _VIEWS) or is_environ(value):
             return len(value)
         found = library_metadata.kind(value)
@@ -581,6 +601,17 @@ def _codec_in_c(receiver: Any, args: list[Any]) -> bool:
     if handlers is None:
         return False
     return errors in handlers or (errors == "strict" and receiver.isascii())
+
+
+def _viewed_items(value: Any) -> Any:
+    """What iterating ``value`` goes through, as a plain value the sizes can weigh: a view's dict's keys,
+    values or both (``gc`` finds the dict), a string's characters (each its own item), else itself."""
+    if structural.one_of(type(value), _VIEWS):
+        mapping = _viewed(value)
+        keys, values = list(mapping), list(mapping.values())
+        kind = type(value)
+        return keys if kind is type({}.keys()) else values if kind is type({}.values()) else [keys, values]
+    return value
 
 
 def _viewed(view: Any) -> Any:
