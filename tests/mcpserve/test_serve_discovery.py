@@ -106,6 +106,33 @@ def test_the_endpoint_answers_only_with_the_token(endpoint) -> None:
         SessionLink.connect(address, "the-token", face="test")
 
 
+def test_a_paused_and_continued_session_serves_its_next_endpoint(endpoint) -> None:
+    """/undo stops serving and pauses the process; /redo continues it and serves again at the same path. A
+    thread of the stopped endpoint left blocked in accept() restarted it, on SIGCONT, on the number the new
+    listener got, and took and closed one of the new face's connections (the face left, and the agent's
+    request with it)."""
+    import signal
+    import time
+
+    ep, address, _ = endpoint
+    SessionLink.connect(address, "the-token", face="test")  # served: its accept thread waits for the next
+    time.sleep(0.2)
+    number = ep._listener.fileno()
+    ep.stop()
+    again = Endpoint(ep.backend, "the-token")
+    again.start(address["unix"])
+    try:
+        assert again._listener is not None and again._listener.fileno() == number  # the number reused
+        subprocess.Popen(["sh", "-c", f"sleep 0.3; kill -CONT {os.getpid()}"])
+        os.kill(os.getpid(), signal.SIGSTOP)  # as a checkpoint's /undo pauses the session; /redo continues it
+        time.sleep(0.2)
+        for _ in range(3):  # a face opens several: the stale thread waits behind the new one's for one
+            link = SessionLink.connect(address, "the-token", face="test")
+            assert any(t["name"] == "eval_expr" for t in link.tools)
+    finally:
+        again.stop()
+
+
 def test_a_connection_that_says_nothing_or_too_much_is_closed(endpoint) -> None:
     _, address, _ = endpoint
     sock = socket.socket(socket.AF_UNIX)

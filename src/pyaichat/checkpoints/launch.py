@@ -7,25 +7,29 @@ prompt (the supervisor's own modules load in the supervisor, after the fork).
 from __future__ import annotations
 
 import os
+import select
 from typing import NoReturn
 
 from .link import Link
+
+SET_UP_AFTER = 1.0  # seconds: the supervisor sets itself up once the first prompt is on screen
 
 
 def start(budget_gb: float | None) -> tuple[Link, int]:
     """Fork the session. In the child (the session) return its link to the supervisor and the terminal
     group's id; the parent becomes the supervisor and never returns: it leaves as the session does."""
-    ours, theirs = Link.pair()
+    ours, theirs = Link.fds()
     pgid = os.getpgrp()
     pid = os.fork()
     if pid == 0:
-        ours.close()
+        os.close(ours)
         return Link(theirs), pgid
-    theirs.close()
+    os.close(theirs)
     _supervise(Link(ours), pid, pgid, budget_gb)
 
 
 def _supervise(link: Link, pid: int, pgid: int, budget_gb: float | None) -> NoReturn:
+    _until_needed(link)
     try:
         from .supervisor import Supervisor  # the supervisor's own modules: after the fork, here only
 
@@ -41,3 +45,17 @@ def _supervise(link: Link, pid: int, pgid: int, budget_gb: float | None) -> NoRe
                 status = 0
                 break
         os._exit(os.waitstatus_to_exitcode(status) % 256)
+
+
+def _until_needed(link: Link) -> None:
+    """Wait, idle, until the session first says something (or ends), or ``SET_UP_AFTER``: the supervisor's
+    imports and set-up would otherwise take a core from the session while it draws its first prompt (on two
+    busy cores, a sixth of it). The person's keys are the session's from the start."""
+    import signal  # here, in the supervisor only
+
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_IGN)
+    try:
+        select.select([link.fileno()], [], [], SET_UP_AFTER)
+    except (OSError, ValueError):
+        pass

@@ -9,17 +9,20 @@ itself; nothing else can connect to it.
 
 One reader and one writer at a time per end (the supervisor's loop, or the main thread of a session's
 process); ``poll`` never waits, ``receive`` waits (bounded when asked). ``ipc`` loads with the first
-message, not at start-up (the link is made before the first prompt).
+message, not at start-up (the link is made before the first prompt); so does ``socket`` (~5 ms, more on a
+busy machine), for the session's first link, which starts as a bare descriptor (``fds``).
 """
 
 from __future__ import annotations
 
 import os
 import select
-import socket
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 LIMIT = 1 << 30  # one message with its attachment: the whole history of a long session fits
 _CHUNK = 1 << 20
@@ -34,9 +37,14 @@ class Link:
     """One end of a link (see the module's docstring). A received message that carried descriptors has them
     as ``message["_fds"]`` (this process owns them); one with an attachment has it as ``message["_blob"]``."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        sock.setblocking(True)
+    def __init__(self, sock: socket.socket | int) -> None:
+        """``sock``: a connected socket, or the descriptor of one (made into a socket when first used)."""
+        if isinstance(sock, int):
+            self._sock: socket.socket | None = None
+            self._fd = sock
+        else:
+            self._sock, self._fd = sock, sock.fileno()
+            sock.setblocking(True)
         self._buffer = bytearray()
         self._fds: deque[int] = deque()
         self._ready: deque[dict[str, Any]] = deque()
@@ -45,17 +53,38 @@ class Link:
     @classmethod
     def pair(cls) -> tuple[socket.socket, socket.socket]:
         """Two connected ends, not inherited by programs this process runs (``exec``)."""
+        import socket
+
         one, two = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         return one, two
 
+    @staticmethod
+    def fds() -> tuple[int, int]:
+        """Two connected ends as bare descriptors (``pair`` without importing ``socket``: at start-up)."""
+        import _socket
+
+        one, two = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)  # not inherited by ``exec``
+        return one.detach(), two.detach()
+
+    @property
+    def sock(self) -> socket.socket:
+        if self._sock is None:
+            import socket
+
+            self._sock = socket.socket(fileno=self._fd)
+            self._sock.setblocking(True)
+        return self._sock
+
     def fileno(self) -> int:
-        return self.sock.fileno()
+        return self._fd
 
     # -- sending ---------------------------------------------------------------------------------------------
     def send(self, message: dict[str, Any], *, fds: tuple[int, ...] = (), blob: bytes = b"") -> None:
         """Send ``message`` (with ``fds`` and an attachment ``blob``); ``LinkClosed`` when the other end is
         gone. The link stays open for reading: what the other end sent before it ended (the input a crashed
         session was running) is still read, and then its end."""
+        import socket
+
         from ..ipc import encode  # the JSON line every link of pyaichat's uses
 
         header = dict(message)
@@ -113,13 +142,15 @@ class Link:
         if self.closed:
             raise LinkClosed("closed")
         try:
-            return bool(select.select([self.sock], [], [], timeout)[0])
+            return bool(select.select([self._fd], [], [], timeout)[0])
         except (OSError, ValueError) as exc:
             self.close()
             raise LinkClosed(str(exc)) from None
 
     def _fill(self) -> None:
         """One read (it waits until something arrives): the bytes into the buffer, descriptors queued."""
+        import socket
+
         try:
             data, fds, _flags, _addr = socket.recv_fds(self.sock, _CHUNK, _MAX_FDS)
         except OSError as exc:
@@ -166,7 +197,10 @@ class Link:
             return
         self.closed = True
         try:
-            self.sock.close()
+            if self._sock is not None:
+                self._sock.close()
+            else:
+                os.close(self._fd)
         except OSError:
             pass
         while self._fds:

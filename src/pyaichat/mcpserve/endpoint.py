@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 HELLO_TIMEOUT = 5.0
 MAX_CONNECTIONS = 32  # served at once; more wait in the listener's backlog until one ends
 LISTEN_BACKLOG = 128
+ACCEPT_JOIN = 1.0  # seconds ``stop`` waits for the accept thread to leave ``accept()`` (it does at once)
 MAX_WAITING_PROPOSALS = 4
 MAX_REQUEST = 1 << 20  # a request line (a tool call's arguments): 1 MiB
 MAX_REPLY = 8 << 20  # an answer line: text is bounded by max_output_chars, but figures travel as PNGs
@@ -83,6 +84,7 @@ class Endpoint:
         self.address: dict[str, Any] = {}
         self._unlink: str | None = None
         self._stopped = False
+        self._acceptor: threading.Thread | None = None
 
     # -- life ------------------------------------------------------------------------------------------------
     def start(self, unix_path: str) -> dict[str, Any]:
@@ -106,9 +108,10 @@ class Endpoint:
         self.address = {"unix": unix_path}
         listener.listen(LISTEN_BACKLOG)
         self._listener = listener
-        threading.Thread(
+        self._acceptor = threading.Thread(
             target=self._accept, args=(listener,), name="pyaichat-mcp-endpoint", daemon=True
-        ).start()
+        )
+        self._acceptor.start()
         return self.address
 
     def stop(self) -> int:
@@ -122,10 +125,7 @@ class Endpoint:
             idle = [channel for channel in self._channels if channel not in self._busy]
         listener, self._listener = self._listener, None
         if listener is not None:
-            try:
-                listener.close()
-            except OSError:
-                pass
+            self._end_accepting(listener)
         if self._unlink:
             try:
                 os.unlink(self._unlink)
@@ -134,6 +134,24 @@ class Endpoint:
         for channel in idle:
             channel.close()
         return self.answering
+
+    def _end_accepting(self, listener: socket.socket) -> None:
+        """Close the listener once its accept thread has left ``accept()``. Closing alone leaves that thread
+        blocked in the kernel on the old number, and a process paused and continued (a checkpoint's
+        ``/undo`` then ``/redo``) restarts the call on whatever holds that number then: the next endpoint's
+        listener, whose first connection — the HTTP face's link — it took and closed (the face left, and the
+        agent's request with it). ``shutdown`` wakes it (``EINVAL``); it sees ``_stopped`` and returns."""
+        try:
+            listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        acceptor = self._acceptor
+        if acceptor is not None and acceptor is not threading.current_thread():
+            acceptor.join(ACCEPT_JOIN)
+        try:
+            listener.close()
+        except OSError:
+            pass
 
     def descriptors(self) -> list[int]:
         """The listener's and every connection's file descriptor (read without the lock: a forked copy of
