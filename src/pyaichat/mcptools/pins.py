@@ -63,9 +63,16 @@ def digest(pinned: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def entry_key(name: str, where: str) -> str:
-    """The pins' key for a server entry: its name and a short hash of what it runs (or its address)."""
-    return f"{name}#{hashlib.sha256(where.encode('utf-8')).hexdigest()[:12]}"
+def entry_key(name: str, what_runs: str) -> str:
+    """The pins' key for a server entry: its name and a hash of what it runs (``ServerSpec.what_runs``).
+    (Keys written before ``v2`` hashed only the command and arguments joined by spaces: such a key of the same
+    name is an entry that changed, reviewed, never trusted as it is — ``Pins.others``.)"""
+    return f"{name}#v2:{hashlib.sha256(what_runs.encode('utf-8')).hexdigest()[:24]}"
+
+
+def key_name(key: str) -> str:
+    """The server name of a pins key (of either format)."""
+    return key.rpartition("#")[0]
 
 
 @dataclass
@@ -214,6 +221,10 @@ class Broken:
 
 
 BROKEN = Broken()
+ENTRY_CHANGED = (
+    "what runs under this name changed since you accepted its tools (its command, program, arguments, "
+    "directory, environment or headers; or pins of an older pyaichat): review it as new"
+)
 UNREADABLE_PIN = "its pin in the pins file cannot be read (an entry of the wrong type): review it as new"
 Pinned = dict[str, "dict[str, Any] | Broken"]
 
@@ -282,6 +293,14 @@ class Pins:
         if not isinstance(entry, dict):
             return BROKEN
         return {str(name): (dict(pin) if _readable(pin) else BROKEN) for name, pin in entry.items()}
+
+    def others(self, key: str) -> bool:
+        """Whether tools were pinned under the same server name for another entry (another command, directory,
+        environment…, or a key of an older format): then ``key`` is not a first use but a change."""
+        name = key_name(key)
+        with self._lock:
+            keys = [*self._here, *self._load()]
+        return any(k != key and key_name(str(k)) == name for k in keys)
 
     def pin(
         self, key: str, definitions: Mapping[str, Mapping[str, Any]], names: Iterable[str] | None = None
