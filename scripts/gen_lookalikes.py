@@ -37,7 +37,7 @@ BRACKETS = {
     ">": "\u232a\u3009\u27e9\u276d\u2771\u29fd\u27eb\u300b\u2992\u2994\u29d9"
     "\u1433\u02c3\u203a\u276f\ufe65\uff1e",
 }
-INVISIBLE = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters (Lo) that show nothing
+INVISIBLE = "\u115f\u1160\u3164\uffa0\u2800"  # Hangul fillers (Lo), the Braille blank (So): they show nothing
 
 
 def confusables() -> dict[str, list[str]]:
