@@ -485,7 +485,7 @@ _UNDERSCORE = re.compile(r"(?<!_)_(?!_)")  # one: a space hidden; two (``git__pu
 
 def _unveiled(text: str) -> str:
     """``text`` with its HTML references and %XX escapes decoded (until nothing changes, a few rounds at
-    most), a single ``_`` read as a space and CamelCase words apart: the transformations a model undoes as it reads."""
+    most), a single ``_`` read as a space and CamelCase words apart: what a model undoes as it reads."""
     if "&" in text or "%" in text:
         import html  # only for a text with a reference or an escape
         import urllib.parse

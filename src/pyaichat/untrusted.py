@@ -71,7 +71,7 @@ def _folded(text: str) -> str:
 
 # What a reader may decode before it reads: an HTML character reference (numeric, or named: ``&lt;``,
 # ``&LeftAngleBracket;``, ``&dopf;``, with or without its ``;``), a run of %XX (UTF-8), a \uXXXX, \UXXXXXXXX
-# or \xXX escape. Decoded until nothing changes (``DECODE_ROUNDS`` at most: ``&#38;lt;`` is ``&lt;`` is ``<``).
+# or \xXX escape. Decoded until nothing changes (``DECODE_ROUNDS`` at most: ``&#38;lt;`` is ``&lt;``, ``<``).
 _ENCODED = re.compile(
     r"&(?:#[xX][0-9a-fA-F]{1,8};?|#[0-9]{1,10};?|[A-Za-z][A-Za-z0-9]{1,31};?)"
     r"|(?:%[0-9a-fA-F]{2})+|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|\\x[0-9a-fA-F]{2}"

@@ -204,7 +204,7 @@ def test_references_are_decoded_to_the_end_before_look_alikes_are_read(form):
 
 
 def deep_read(text: str) -> str:
-    """``reads_as``, references and escapes decoded until nothing changes, a NUL and the Braille blank unseen."""
+    """``reads_as``, references and escapes decoded to the end, a NUL and the Braille blank unseen."""
     import urllib.parse
 
     for _ in range(8):

@@ -176,7 +176,7 @@ def test_an_allowances_file_in_the_repository_linked_to_a_device_is_not_opened(t
     assert len(news) == 1 and "Ignored" in news[0]
 
 
-# -- 4: rules match however the name is spelt -----------------------------------------------------------------
+# -- 4: rules match however the name is spelt ------------------------------------------------------------
 @pytest.mark.parametrize(
     "tool",
     [

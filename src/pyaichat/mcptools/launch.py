@@ -98,12 +98,12 @@ def launch(
 
 
 def _home(environ: Mapping[str, str]) -> str:
-    """The directory a stdio server without its own ``cwd`` starts in: the person's, whatever the session's."""
+    """Where a stdio server without its own ``cwd`` starts: the person's home, whatever the session's."""
     return os.path.abspath(environ.get("HOME") or os.path.expanduser("~"))
 
 
 def _directory(cwd: str, here: str) -> str:
-    """An entry's own ``cwd``, absolute (a relative one is the person's choice: from the current directory)."""
+    """An entry's own ``cwd``, absolute (a relative one is the person's choice: from the current one)."""
     return os.path.normpath(os.path.join(here, os.path.expanduser(cwd)))
 
 

@@ -7,8 +7,8 @@ every write, so a lock on it would be a lock on a file about to be gone. (Where 
 write is still atomic, only not serialized.)
 
 Only a regular file is read (opened without blocking, checked with ``fstat`` before a byte is read, at most
-``MAX_BYTES``): a FIFO, ``/dev/tty`` or ``/dev/zero`` put at its path would otherwise stall the session, swallow
-what the person types or fill the memory. The lock is waited for ``LOCK_WAIT`` seconds at most.
+``MAX_BYTES``): a FIFO, ``/dev/tty`` or ``/dev/zero`` put at its path would otherwise stall the session,
+swallow what the person types or fill the memory. The lock is waited for ``LOCK_WAIT`` seconds at most.
 
 A file that exists but cannot be read, or is not a JSON object, is ``Unreadable`` — and an update never
 writes over it: what it held is unknown, and replacing it would drop all of it silently. Its owner decides
