@@ -221,10 +221,7 @@ class Broken:
 
 
 BROKEN = Broken()
-ENTRY_CHANGED = (
-    "what runs under this name changed since you accepted its tools (its command, program, arguments, "
-    "directory, environment or headers; or pins of an older pyaichat): review it as new"
-)
+ENTRY_CHANGED = "what runs under this name changed (command, arguments, directory, environment…): review it"
 UNREADABLE_PIN = "its pin in the pins file cannot be read (an entry of the wrong type): review it as new"
 Pinned = dict[str, "dict[str, Any] | Broken"]
 
