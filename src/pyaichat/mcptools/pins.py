@@ -2,7 +2,9 @@
 
 The first time a server's tools are listed, each tool's definition — its name, description, input schema and
 annotations — is stored with a hash, in the state directory (``mcp-pins.json``, ``0600``), keyed by the
-server's entry (its name and what it runs or where it lives: a different command is a different server).
+server's entry (its name and what it runs or where it lives: ``ServerSpec.what_runs``). An entry whose
+name has pins under another key (another command, directory, environment…, or a key of an older format) is not
+a first use: all its tools wait for the person, as changed.
 On every later listing (a new session, ``notifications/tools/list_changed``) the tools are compared with the
 pins:
 
