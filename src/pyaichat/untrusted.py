@@ -72,9 +72,11 @@ def _folded(text: str) -> str:
 # What a reader may decode before it reads: an HTML character reference (numeric, or named: ``&lt;``,
 # ``&LeftAngleBracket;``, ``&dopf;``, with or without its ``;``), a run of %XX (UTF-8), a \uXXXX, \UXXXXXXXX
 # or \xXX escape. Decoded until nothing changes (``DECODE_ROUNDS`` at most: ``&#38;lt;`` is ``&lt;``, ``<``).
+_ESCAPE = r"\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|\\x[0-9a-fA-F]{2}"
+_ESCAPES = re.compile(_ESCAPE)
 _ENCODED = re.compile(
-    r"&(?:#[xX][0-9a-fA-F]{1,8};?|#[0-9]{1,10};?|[A-Za-z][A-Za-z0-9]{1,31};?)"
-    r"|(?:%[0-9a-fA-F]{2})+|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|\\x[0-9a-fA-F]{2}"
+    r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)"  # ``html.unescape``'s own pattern
+    r"|(?:%[0-9a-fA-F]{2})+|" + _ESCAPE
 )
 DECODE_ROUNDS = 6
 
@@ -120,8 +122,17 @@ def defang(text: str) -> str:
 
 def _read_quickly(text: str) -> str:
     """``_reading``'s text alone, without where each character came from (found with ``str`` methods)."""
-    for _ in range(DECODE_ROUNDS):
-        decoded = _ENCODED.sub(lambda m: _decoded(m.group(0)), text)
+    import html  # only for a text with a "&", "%" or "\\"
+    import urllib.parse
+
+    for _ in range(DECODE_ROUNDS):  # what ``_ENCODED``/``_decoded`` do, a whole text at a time
+        decoded = (
+            urllib.parse.unquote(html.unescape(text), errors="replace")
+            if "&" in text or "%" in text
+            else text
+        )
+        if "\\" in decoded:
+            decoded = _ESCAPES.sub(lambda m: _decoded(m.group(0)), decoded)
         if decoded == text:
             break
         text = decoded
