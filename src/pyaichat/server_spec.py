@@ -122,6 +122,40 @@ class ServerSpec:
             return _without_password(self.url)
         return " ".join((self.command or "", *self.args))
 
+    def what_runs(self) -> str:
+        """Everything of a started entry that decides what code runs and what it is given, for the pins' key
+        (``mcptools.review.server_key``), as a JSON list so that no two entries read alike: the transport,
+        the command and the program it resolves to (``PATH``, the directory), each argument apart, the
+        directory, the environment and headers (values too: a ``PYTHONPATH`` or ``NODE_OPTIONS`` changes what
+        runs), the url."""
+        import json  # only when a server has listed its tools
+        import os
+        import shutil
+
+        program = None
+        if self.command:
+            if os.sep in self.command:
+                program = os.path.realpath(os.path.join(self.cwd or "", self.command))
+            else:
+                path = dict((k, v.get_secret_value()) for k, v in self.env).get(
+                    "PATH", os.environ.get("PATH")
+                )
+                found = shutil.which(self.command, path=path)
+                program = os.path.realpath(found) if found else None
+        return json.dumps(
+            [
+                self.transport,
+                self.command,
+                program,
+                list(self.args),
+                self.cwd,
+                sorted([k, v.get_secret_value()] for k, v in self.env),
+                self.url,
+                sorted([k, v.get_secret_value()] for k, v in self.headers),
+            ],
+            ensure_ascii=False,
+        )
+
     def over(self, base: ServerSpec) -> ServerSpec:
         """``base`` with every setting this entry gives replacing its own (``None``: not given)."""
         values = {slot: getattr(base, slot) for slot in self.__slots__}

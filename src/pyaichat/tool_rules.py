@@ -4,6 +4,10 @@ A pattern with ``__`` is matched against ``SERVER__TOOL`` (``"git__git_*"``, ``"
 is a per-server rule, matched against the server's name (``"git" = "ask"``). Of all the rules that match a
 tool, ``deny`` wins over ``ask`` and ``ask`` over ``allow`` — whatever order they are written in, and whatever
 the server's trust says. Plain data and ``fnmatch``: read with the configuration, at start-up.
+
+Pattern and name are both matched on their folded form (``folded``): case, compatibility forms, accents,
+characters that take no room and look-alikes (Unicode's confusables: a Cyrillic ``е`` is an ``e``) do not
+count, or a server could dodge ``"*__delete*" = "deny"`` with ``Delete``, ``ＤＥＬＥＴＥ`` or ``dеlete``.
 """
 
 from __future__ import annotations
@@ -48,13 +52,35 @@ def rules_from(value: Any) -> Rules:
     return tuple(rules)
 
 
+def folded(text: str) -> str:
+    """``text`` as a reader tells names apart: lower case (``casefold``), compatibility forms decomposed and
+    accents dropped, characters that take no room dropped, look-alikes as the ASCII they are confusable with
+    (``lookalikes.NAMES``, the data ``untrusted``'s spans use). Plain ASCII is only lowered."""
+    if text.isascii():
+        return text.lower()
+    import unicodedata  # only for a name that is not plain ASCII
+
+    from .lookalikes import DROPPED, NAMES
+
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if unicodedata.combining(ch) or any(lo <= code <= hi for lo, hi in DROPPED):
+            continue
+        out.append(NAMES.get(ch, ch))
+    return "".join(out).lower()
+
+
 def matching(rules: Rules, server: str, tool: str) -> tuple[str, str] | None:
     """The rule that applies to ``server``'s ``tool``: the strongest that matches (deny > ask > allow), the
-    first written among equals; ``None`` when none matches."""
-    full = f"{server}__{tool}"
+    first written among equals; ``None`` when none matches. Matched on folded forms (``folded``)."""
+    server = folded(server)
+    full = f"{server}__{folded(tool)}"
     best: tuple[str, str] | None = None
     for pattern, verdict in rules:
-        hit = fnmatchcase(full, pattern) if "__" in pattern else fnmatchcase(server, pattern)
+        form = folded(pattern)
+        hit = fnmatchcase(full, form) if "__" in form else fnmatchcase(server, form)
         if hit and (best is None or _STRENGTH[verdict] > _STRENGTH[best[1]]):
             best = (pattern, verdict)
     return best

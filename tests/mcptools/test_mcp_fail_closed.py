@@ -153,8 +153,8 @@ class _Launch:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def where(self) -> str:
-        return f"python server.py {self.name}"
+    def what_runs(self) -> str:
+        return f'["stdio", "python", ["server.py", "{self.name}"]]'
 
 
 class _Conn:
@@ -163,7 +163,7 @@ class _Conn:
 
 
 def _key(name: str) -> str:
-    return entry_key(name, f"python server.py {name}")
+    return entry_key(name, f'["stdio", "python", ["server.py", "{name}"]]')
 
 
 def _review(path: Path) -> tuple[Reviews, list[str], list[Any]]:

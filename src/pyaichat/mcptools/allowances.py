@@ -133,8 +133,12 @@ class ProjectAllowances:
         probe = self.start
         while True:
             candidate = os.path.join(probe, PROJECT_DIR, ALLOWED_FILE)
-            with contextlib.suppress(OSError), open(candidate, "rb") as fh:
-                found.append((candidate, fh.read(1 << 20)))
+            try:  # the repository's file: a regular file, not followed (a link to /dev/tty would stall)
+                raw = shared_json.read_bytes(candidate, limit=1 << 20, follow=False)
+            except shared_json.Unreadable:
+                raw = b""  # there, and allows nothing: said so, without what it names
+            if raw is not None:
+                found.append((candidate, raw))
             parent = os.path.dirname(probe)
             if probe == self.root or parent == probe or not probe.startswith(self.root):
                 break

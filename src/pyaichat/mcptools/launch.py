@@ -4,6 +4,10 @@
 ``${env:NAME}`` / ``${NAME}`` / ``${NAME:-default}`` (the user's environment), ``${userHome}`` and
 ``${workspaceFolder}`` (the current directory) are filled in when a server starts (``launch``): only what the
 entry lists reaches the server, on top of the few variables a program needs to run at all.
+
+A stdio server without a ``cwd`` starts in the person's home directory, never in the directory the session was
+started in: that may be a cloned repository, and ``python -m pkg``, ``npx``, ``uv run`` or a relative script
+would then run the repository's code under the pins and trust the person gave the server they configured.
 """
 
 from __future__ import annotations
@@ -63,14 +67,19 @@ def launch(
     command = os.path.expanduser(fill(spec.command)) if spec.command is not None else None
     env = tuple((k, Secret(fill(v.get_secret_value()))) for k, v in spec.env)
     headers = tuple((k, Secret(fill(v.get_secret_value()))) for k, v in spec.headers)
+    transport = spec.transport or ("stdio" if command else "http")
     found = {text for key, value in (*env, *headers) for text in worth_masking(key, value.get_secret_value())}
     return ServerSpec(
         spec.name,
-        transport=spec.transport or ("stdio" if command else "http"),
+        transport=transport,
         command=command,
         args=tuple(fill(a) for a in spec.args),
         env=env,
-        cwd=os.path.expanduser(fill(spec.cwd)) if spec.cwd else None,
+        cwd=None
+        if transport != "stdio"
+        else _directory(fill(spec.cwd), here)
+        if spec.cwd
+        else _home(environ),
         url=fill(spec.url) if spec.url is not None else None,
         headers=headers,
         trust=spec.trust or TRUSTS[0],
@@ -88,6 +97,16 @@ def launch(
     )
 
 
+def _home(environ: Mapping[str, str]) -> str:
+    """Where a stdio server without its own ``cwd`` starts: the person's home, whatever the session's."""
+    return os.path.abspath(environ.get("HOME") or os.path.expanduser("~"))
+
+
+def _directory(cwd: str, here: str) -> str:
+    """An entry's own ``cwd``, absolute (a relative one is the person's choice: from the current one)."""
+    return os.path.normpath(os.path.join(here, os.path.expanduser(cwd)))
+
+
 def _expand(server: str, text: str, environ: Mapping[str, str], here: str) -> str:
     def one(m: re.Match[str]) -> str:
         body = m["body"].strip()
@@ -97,7 +116,7 @@ def _expand(server: str, text: str, environ: Mapping[str, str], here: str) -> st
                 "prompt for; put the value in the entry's env, or as ${env:NAME} from your environment"
             )
         if body == "userHome":
-            return environ.get("HOME") or os.path.expanduser("~")
+            return _home(environ)
         if body in ("workspaceFolder", "cwd"):
             return here
         name, default = body.removeprefix("env:"), None

@@ -2,7 +2,9 @@
 
 The first time a server's tools are listed, each tool's definition — its name, description, input schema and
 annotations — is stored with a hash, in the state directory (``mcp-pins.json``, ``0600``), keyed by the
-server's entry (its name and what it runs or where it lives: a different command is a different server).
+server's entry (its name and what it runs or where it lives: ``ServerSpec.what_runs``). An entry whose
+name has pins under another key (another command, directory, environment…, or a key of an older format) is not
+a first use: all its tools wait for the person, as changed.
 On every later listing (a new session, ``notifications/tools/list_changed``) the tools are compared with the
 pins:
 
@@ -63,9 +65,16 @@ def digest(pinned: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def entry_key(name: str, where: str) -> str:
-    """The pins' key for a server entry: its name and a short hash of what it runs (or its address)."""
-    return f"{name}#{hashlib.sha256(where.encode('utf-8')).hexdigest()[:12]}"
+def entry_key(name: str, what_runs: str) -> str:
+    """The pins' key for a server entry: its name and a hash of what it runs (``ServerSpec.what_runs``).
+    (Keys written before ``v2`` hashed only the command and arguments joined by spaces: such a key of the same
+    name is an entry that changed, reviewed, never trusted as it is — ``Pins.others``.)"""
+    return f"{name}#v2:{hashlib.sha256(what_runs.encode('utf-8')).hexdigest()[:24]}"
+
+
+def key_name(key: str) -> str:
+    """The server name of a pins key (of either format)."""
+    return key.rpartition("#")[0]
 
 
 @dataclass
@@ -214,6 +223,7 @@ class Broken:
 
 
 BROKEN = Broken()
+ENTRY_CHANGED = "what runs under this name changed (command, arguments, directory, environment…): review it"
 UNREADABLE_PIN = "its pin in the pins file cannot be read (an entry of the wrong type): review it as new"
 Pinned = dict[str, "dict[str, Any] | Broken"]
 
@@ -282,6 +292,14 @@ class Pins:
         if not isinstance(entry, dict):
             return BROKEN
         return {str(name): (dict(pin) if _readable(pin) else BROKEN) for name, pin in entry.items()}
+
+    def others(self, key: str) -> bool:
+        """Whether tools were pinned under the same server name for another entry (another command, directory,
+        environment…, or a key of an older format): then ``key`` is not a first use but a change."""
+        name = key_name(key)
+        with self._lock:
+            keys = [*self._here, *self._load()]
+        return any(k != key and key_name(str(k)) == name for k in keys)
 
     def pin(
         self, key: str, definitions: Mapping[str, Mapping[str, Any]], names: Iterable[str] | None = None

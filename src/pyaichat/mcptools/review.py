@@ -9,18 +9,18 @@ from typing import Any
 
 from ..proposal import ASSISTANT, Decide, Proposal
 from .allowances import Allowances
-from .pins import Pins, claims, compare, definition, digest, entry_key
+from .pins import ENTRY_CHANGED, Drift, Pins, claims, compare, definition, digest, entry_key
 
 CANNOT_ASK = "pyaichat cannot ask you here (piped input or a notebook)"
 DAMAGED = "\0damaged"  # ``_seen``'s key for the listing shown over a damaged pins file
 
 
 def server_key(conn: Any) -> str:
-    """The pins' key of a started server: its entry, and what the client declares (which changes what a
-    server lists)."""
+    """The pins' key of a started server: what it runs (``ServerSpec.what_runs``), and what the client
+    declares (which changes what a server lists)."""
     launch = conn.launch
     declared = "".join(f" +{kind}" for kind in ("sampling", "elicitation") if getattr(launch, kind, None))
-    return entry_key(launch.name, launch.where() + declared)
+    return entry_key(launch.name, launch.what_runs() + declared)
 
 
 class Reviews:
@@ -43,7 +43,7 @@ class Reviews:
         used for the first time has them pinned now, as listed — what the model is offered later is compared
         with this. (Nothing is pinned over a pins file that cannot be read.)"""
         key = server_key(conn)
-        if self.pins.damaged is None and self.pins.known(key) is None:
+        if self.pins.damaged is None and self.pins.known(key) is None and not self.pins.others(key):
             self.pins.pin(key, {tool.name: definition(tool) for tool in conn.tools})
 
     def check_all(
@@ -84,12 +84,15 @@ class Reviews:
         self._seen[server] = stamp
         key = server_key(conn)
         known = self.pins.known(key)
-        if known is None:  # first use: trust it as it is now
+        if known is None and self.pins.others(key):  # the same name runs something else now: all of it new
+            drift = Drift(server, changed={name: [ENTRY_CHANGED] for name in current})
+        elif known is None:  # first use: trust it as it is now
             self.pins.pin(key, current)
             self._tell_problem(tell)
             self.held.pop(server, None)
             return set()
-        drift = compare(server, known, current)
+        else:
+            drift = compare(server, known, current)
         if not drift.held:
             if drift.removed:
                 self.pins.pin(key, current, names=drift.removed)

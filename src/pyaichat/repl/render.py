@@ -239,9 +239,8 @@ class RichRenderer:
                 syntax = Syntax(
                     event.code.rstrip("\n"), event.language or "text", theme=_CODE_THEME, word_wrap=True
                 )
-                panel = Panel(
-                    syntax, title=event.title or None, title_align="left", border_style="blue", expand=False
-                )
+                title = Text(event.title) if event.title else None  # a Text: a str title is rich markup
+                panel = Panel(syntax, title=title, title_align="left", border_style="blue", expand=False)
                 self._print(panel)
             case ev.PageEvent():
                 self._on_page(event)
@@ -389,7 +388,7 @@ class RichRenderer:
         if p.choices != "accept":
             parts.append(body)
         self._print(
-            Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
+            Panel(Group(*parts), title=Text(title), title_align="left", border_style="yellow", expand=False)
         )
 
     def _on_question(self, event: ev.QuestionEvent) -> None:
@@ -436,7 +435,7 @@ class RichRenderer:
             parts.append(Padding(Text("\n").join(rows), (1, 0, 0, 0)))
         title = f"The MCP server {event.source!r} asks you (its own words, quoted)"
         self._print(
-            Panel(Group(*parts), title=title, title_align="left", border_style="yellow", expand=False)
+            Panel(Group(*parts), title=Text(title), title_align="left", border_style="yellow", expand=False)
         )
 
     def _on_preview(self, event: ev.PreviewEvent) -> None:
