@@ -203,6 +203,7 @@ def test_server_everything_asks_for_sampling_and_a_form_only_once_they_are_turne
 
     assistant.ask("q", Front(Recorder().emit, run, interactive=True, answer_question=person))
     assert panels == [
+        "review everything",  # turning sampling on changed what runs under the name: its tools are reviewed
         "everything__trigger-sampling-request",  # the tool itself is not read-only: it asks first
         "everything: sampling",
         "everything__trigger-elicitation-request",

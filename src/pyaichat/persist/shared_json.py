@@ -36,7 +36,7 @@ except ImportError:  # Windows: atomic, not serialized
 
 LOCK_SUFFIX = ".lock"
 MAX_BYTES = 16 << 20  # far more than pins of hundreds of servers; a file larger is not ours
-LOCK_WAIT = 5.0  # seconds: a session holds the lock for one read and one write
+LOCK_WAIT = 30.0  # seconds: a session holds it for one read and one write; many sessions may queue
 
 
 class Unreadable(Exception):
