@@ -16,6 +16,7 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call, layout, secret_values, structural
+from pyaichat.capabilities.database_here import known_connection
 from pyaichat.capabilities.expression import resolve
 from pyaichat.capabilities.expression.reader import IN_PROCESS
 from pyaichat.capabilities.library_metadata import TABLE
@@ -81,6 +82,13 @@ ENTRY_POINTS: list[tuple[str, str, Callable[[pyaichat.Session], Any]]] = [
         "summary_here.here and line_here: plain values, numpy's/pandas' metadata from their stores, library "
         "callables and classes; anything else is described from its type",
         lambda s: _each_value(s, lambda v: (here(v, "repr"), here(v, "type"), line_here(v, "sample", 100))),
+    ),
+    (
+        "database connections' adapters (sqlite3, psycopg)",
+        "database_here.known_connection: only the driver's exact class, immutable or with every function and "
+        "property from the driver's own files; the adapter reads local metadata and opens its own read-only "
+        "connection, and a forked child never uses the person's connection (its socket is shared)",
+        lambda s: _each_value(s, lambda v: (known_connection(v), line_here(v, "schema", 100))),
     ),
     (
         "layout reads",

@@ -12,7 +12,9 @@ structure alone — then ``summary`` makes it in this process, and runs no code 
   child, except an index whose labels are plain strings or numbers);
 * **modules, functions and classes of installed libraries and of Python** (not the session's own): their
   names, signatures and documentation, which the library wrote;
-* **dtypes** of numpy and pandas, by their stored fields.
+* **dtypes** of numpy and pandas, by their stored fields;
+* **database connections** of sqlite3 and psycopg (``database_here``): their adapters read them here, since
+  a forked child sharing the connection's socket must never use it.
 
 Anything else — an object of a class the session defined, a library object this does not read by
 structure, a function typed at the prompt — is described in the walled child (``expression._child``), or in
@@ -28,6 +30,7 @@ import types
 from typing import Any
 
 from . import library_metadata, structural
+from .database_here import known_connection
 from .deadline import is_user_code
 from .layout import builtin_base, builtin_len, is_environ
 from .text import count, type_name
@@ -69,6 +72,8 @@ def _here(value: Any, what: str, privacy_level: int) -> bool:
         return what != "doc" or library_class(t) or plain_class(t)  # a subclass's docs are its class's
     if _never_consumed(t):
         return what in ("repr", "type")  # described by its kind and state, never advanced
+    if known_connection(value):
+        return what in ("repr", "type")  # its adapter reads it here: a forked child must never use it
     if t is types.ModuleType:
         return library_module(value)
     if structural.is_subclass(t, type):
