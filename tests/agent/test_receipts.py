@@ -232,13 +232,18 @@ def test_the_terminal_shows_the_warning_and_the_status_line():
     ]
 
 
-def test_a_notebook_shows_the_warning_and_the_status_line(capsys):
+def test_a_notebook_shows_the_warning_and_the_status_line(capsys, monkeypatch):
     pytest.importorskip("IPython")
+    from pyaichat.ipython import frontend
     from pyaichat.ipython.frontend import DisplayRenderer
 
+    shown: list[dict[str, str]] = []  # a notebook's display bundles: the warning is bold Markdown
+    monkeypatch.setattr(frontend, "display", lambda bundle, **kwargs: shown.append(bundle))
     DisplayRenderer().render(EVENT)
+    warning = "⚠ 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2"
+    assert [bundle["text/plain"] for bundle in shown] == [warning]
+    assert shown[0]["text/markdown"].startswith("**")
     assert capsys.readouterr().out.splitlines() == [
-        "⚠ 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2",
         "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted (/receipts)",
     ]
 
