@@ -36,7 +36,7 @@ from pyaichat.agent.assistant import Assistant, Front  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, load_litellm  # noqa: E402
 from pyaichat.agent.llm.loader import import_litellm, prime  # noqa: E402
 from pyaichat.capabilities.picture import session_picture  # noqa: E402
-from pyaichat.config import Config  # noqa: E402
+from pyaichat.configuration.config import Config  # noqa: E402
 from pyaichat.proposal import Outcome, Proposal  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 

@@ -113,8 +113,8 @@ def main() -> None:
 
     import pyaichat
     from pyaichat.capabilities import call
-    from pyaichat.capabilities.registry import CapabilityContext
-    from pyaichat.config import Config
+    from pyaichat.capabilities.catalog import CapabilityContext
+    from pyaichat.configuration.config import Config
     from pyaichat.session import Session
 
     session = Session(echo=lambda value: None, config=Config(audit=False))

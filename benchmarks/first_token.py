@@ -70,7 +70,7 @@ MULTI_STEP = "use the get_repr tool to show me sales"
 def child(base_url: str, protocol: str, questions: int, max_tokens: int, multi_step: bool) -> None:
     from pyaichat.agent.assistant import Assistant
     from pyaichat.agent.llm import LiteLLMClient, LLMReply, Request, ToolCall
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.proposal import Outcome
     from pyaichat.session import Session
 

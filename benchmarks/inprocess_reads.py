@@ -70,8 +70,8 @@ EXPRESSIONS = [
 
 def main() -> None:
     from pyaichat.capabilities import call, expression
-    from pyaichat.capabilities.registry import CapabilityContext
-    from pyaichat.config import Config
+    from pyaichat.capabilities.catalog import CapabilityContext
+    from pyaichat.configuration.config import Config
     from pyaichat.session import Session
     from readonly_breaks import GilTicker
 

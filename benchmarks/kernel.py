@@ -104,7 +104,7 @@ def startup(conn: Path, env: dict[str, str], runs: int = 5) -> tuple[list[float]
 
 def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.runtime import connect
 
     tmp = Path(tempfile.mkdtemp(prefix="pyaichat-kernel-bench-"))

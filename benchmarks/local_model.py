@@ -37,7 +37,7 @@ os.environ["OPENAI_API_KEY"] = "sk-local"
 
 from pyaichat.agent.assistant import Assistant, Front  # noqa: E402
 from pyaichat.agent.llm import LiteLLMClient, LLMReply, Request  # noqa: E402
-from pyaichat.config import Config  # noqa: E402
+from pyaichat.configuration.config import Config  # noqa: E402
 from pyaichat.proposal import Outcome  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 from realmodel.local_server import LocalModelServer, server_available  # noqa: E402

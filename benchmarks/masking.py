@@ -65,7 +65,7 @@ def picture_table() -> None:
     import numpy as np
     import pandas as pd
 
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.session import Session
 
     rows = 1_000_000

@@ -71,7 +71,7 @@ def servers(repo: Path) -> dict[str, dict[str, Any]]:
 FIRST_USE = """
 import json, sys, time
 t0 = time.perf_counter()
-from pyaichat.server_entries import servers_from_table
+from pyaichat.configuration.mcp_servers import servers_from_table
 from pyaichat.mcptools.manager import Manager
 entries = json.loads(sys.argv[1])
 m = Manager(servers_from_table(entries))
@@ -139,7 +139,7 @@ def first_use(repo: Path) -> None:
 def per_call(repo: Path) -> None:
     import threading
 
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.mcptools.tools import ServerTools
     from pyaichat.session import Session
 
@@ -264,7 +264,7 @@ def modelled_tool(server: int, number: int) -> Any:
 def tokens() -> None:
     from pyaichat.agent.llm import LiteLLMClient, load_litellm
     from pyaichat.capabilities import tool_schemas
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.mcptools.naming import offered_name
     from pyaichat.mcptools.offer import OfferedTool, describe_schema
 
@@ -297,7 +297,7 @@ def tokens() -> None:
 def real_tokens(repo: Path) -> None:
     from pyaichat.agent.llm import LiteLLMClient
     from pyaichat.capabilities import tool_schemas
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.mcptools.tools import ServerTools
     from pyaichat.session import Session
 

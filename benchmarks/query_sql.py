@@ -65,7 +65,7 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
 # -- cost ----------------------------------------------------------------------------------------------------
 def cost(runs: int) -> dict[str, float]:
     from pyaichat.capabilities import call, sqlcheck
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.session import Session
 
     folder = tempfile.mkdtemp()
@@ -126,7 +126,7 @@ def _connect(engine: str, uri: str, folder: str):
 def growth(case: str, uri: str) -> dict[str, object]:
     """One query's growth of this process: peak RSS after it minus the peak before it."""
     from pyaichat.capabilities import call
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.session import Session
 
     engine, sql = MEMORY_CASES[case]

@@ -43,7 +43,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from fakes.fake_llm import FakeLLM  # noqa: E402
 from pyaichat.agent.assistant import Assistant, Front  # noqa: E402
-from pyaichat.config import Config  # noqa: E402
+from pyaichat.configuration.config import Config  # noqa: E402
 from pyaichat.proposal import Outcome  # noqa: E402
 from pyaichat.session import Session  # noqa: E402
 

@@ -294,8 +294,8 @@ def eval_expr_table(runs: int = 2000) -> None:
     import pandas as pd
 
     from pyaichat.capabilities import call, expression
-    from pyaichat.capabilities.registry import CapabilityContext
-    from pyaichat.config import Config
+    from pyaichat.capabilities.catalog import CapabilityContext
+    from pyaichat.configuration.config import Config
     from pyaichat.session import Session
 
     session = Session(echo=lambda value: None)
@@ -340,11 +340,11 @@ def scrub_table(runs: int) -> None:
     import pandas as pd
 
     from pyaichat.capabilities import call
-    from pyaichat.capabilities.registry import CapabilityContext
+    from pyaichat.capabilities.catalog import CapabilityContext
     from pyaichat.capabilities.sandbox import scrub, secrets_for
     from pyaichat.capabilities.sandbox.secret_places import Places
     from pyaichat.capabilities.secret_values import refresh
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.session import Session
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "tests"))

@@ -24,10 +24,10 @@ sys.path.insert(0, str(ROOT / "tests" / "server"))  # the tests' way of starting
 from server_process import start_server  # noqa: E402
 from startup_env import new_user_env  # noqa: E402
 
-from pyaichat.config import Config  # noqa: E402
+from pyaichat.configuration.config import Config  # noqa: E402
 from pyaichat.runtime import connect  # noqa: E402
-from pyaichat.runtime.server import attach, running  # noqa: E402
-from pyaichat.runtime.server_api import ServerAPI, parse_address  # noqa: E402
+from pyaichat.runtime.jupyter_server.kernels import attach, running  # noqa: E402
+from pyaichat.runtime.jupyter_server.rest import ServerAPI, parse_address  # noqa: E402
 
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 STARTS = int(sys.argv[2]) if len(sys.argv) > 2 else 5

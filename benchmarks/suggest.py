@@ -372,7 +372,7 @@ def repl_side(rounds: int = 200) -> None:
     from pyaichat.agent.suggest.fit import fit
     from pyaichat.agent.suggest.prompt import build_request
     from pyaichat.agent.suggest.route import route_for
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.runtime import LocalRuntime
     from pyaichat.session import Session
 
@@ -458,7 +458,7 @@ def main() -> None:
 def tokens(model: object) -> None:
     """Prompt and completion tokens per suggestion, from the model's own usage figures."""
     from pyaichat.agent.suggest import Suggester
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.runtime import LocalRuntime
     from pyaichat.session import Session
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 from pyaichat.capabilities import call
 from pyaichat.capabilities.summary import describe, one_line
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 15

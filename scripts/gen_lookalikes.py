@@ -95,8 +95,9 @@ def folds() -> dict[str, str]:
 
 def names() -> dict[str, str]:
     """Each non-ASCII character confusable with a letter, digit, ``_`` or ``-`` → that character (lower case):
-    the skeleton a tool's name is matched on (``tool_rules``), so that ``dеlete`` with a Cyrillic ``е`` is
-    ``delete`` to a deny rule. (Compatibility forms are decomposed at the time, with ``unicodedata``.)"""
+    the skeleton a tool's name is matched on (``configuration.mcp_tool_rules``), so that ``dеlete`` with a
+    Cyrillic ``е`` is ``delete`` to a deny rule. (Compatibility forms are decomposed at the time, with
+    ``unicodedata``.)"""
     table = confusables()
     found: dict[str, str] = {}
     for char in sorted(set(string.ascii_letters + string.digits + "_-")):
@@ -127,7 +128,7 @@ confusable-homoglyphs {_package_version()}), compatibility decompositions (NFKD,
 ``FOLD``: each character → the ASCII it reads as (``<``, ``/``, ``>``, letters of ``data``); ``DROPPED``: the
 ranges of characters that take no room (format characters, combining marks, invisible fillers), removed
 before the tag is looked for. ``NAMES``: each character → the ASCII letter, digit, ``_`` or ``-`` it is
-confusable with, for matching the person's rules on tool names (``tool_rules``).
+confusable with, for matching the person's rules on tool names (``configuration.mcp_tool_rules``).
 """
 
 FOLD = {{

@@ -1,5 +1,5 @@
 """The kernel front end: ``pyaichat --existing [FILE]`` / ``pyaichat --kernel [NAME]`` (and, with a runtime
-``server_front`` opened, ``pyaichat --server URL``).
+``runtime.jupyter_server.access`` opened, ``pyaichat --server URL``).
 
 It connects a ``runtime.kernel.KernelRuntime`` and then runs the ordinary REPL (terminal) or piped mode over
 it: Python mode executes in the kernel, the assistant's capabilities run inside it. ``cli`` imports this
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .assemble import assemble
-from .config import Config
+from .configuration.config import Config
 from .errors import PyAIChatError
 from .piped import PlainFrontEnd, run_piped
 from .printable import show
@@ -66,8 +66,8 @@ def run_attached(
 def run_server(config: Config, flags: Mapping[str, Any], first: Sequence[str] = ()) -> int:
     """``pyaichat --server URL``: open the kernel the flags choose (asking for the token and in a menu when a
     person is at the terminal), then run as over any kernel."""
-    from .runtime.server_api import ServerError
-    from .server_front import open_server  # Jupyter Server: only with --server
+    from .runtime.jupyter_server.access import open_server  # Jupyter Server: only with --server
+    from .runtime.jupyter_server.rest import ServerError
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:

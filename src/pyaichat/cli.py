@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .config import load_config
+from .configuration.config import load_config
 from .errors import ConfigError
 from .printable import show
 from .runtime import LocalRuntime
@@ -18,7 +18,7 @@ from .version import __version__
 if TYPE_CHECKING:
     import argparse
 
-    from .config import Config
+    from .configuration.config import Config
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="bring back the last session's conversation and inputs, and the variables of SNAPSHOT (default: "
         "the last session's own last /snapshot, if it took one)",
     )
-    from .server_flags import add_kernel_flags  # with the other flags
+    from .configuration.kernel_flags import add_kernel_flags  # with the other flags
 
     add_kernel_flags(parser)
     return parser
@@ -93,7 +93,7 @@ def _main(argv: Sequence[str] | None) -> int:
             config_file=flags.get("config"),
         )
         if flags.get("mcp_config"):  # named on the command line: a mistake in it is told now, not later
-            from .server_entries import read_json_file  # only with --mcp-config
+            from .configuration.mcp_servers import read_json_file  # only with --mcp-config
 
             read_json_file(flags["mcp_config"])
     except ConfigError as exc:
@@ -102,7 +102,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     first = _first_inputs(flags)
     if flags:
-        from .server_flags import server_misuse  # the flags' own module: loaded with the parser
+        from .configuration.kernel_flags import server_misuse  # the flags' own module: loaded with the parser
 
         misuse = server_misuse(flags)
         if misuse:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .agent.assistant import Assistant
     from .agent.events import Event
     from .agent.suggest import Suggester
-    from .config import Config
+    from .configuration.config import Config
     from .mcptools.approval import Answer, Question
     from .ports import FrontEnd, Serving, Undo
     from .records import ExecResult

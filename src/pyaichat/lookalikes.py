@@ -7,7 +7,7 @@ confusable-homoglyphs 3.3.1), compatibility decompositions (NFKD, Unicode
 ``FOLD``: each character → the ASCII it reads as (``<``, ``/``, ``>``, letters of ``data``); ``DROPPED``: the
 ranges of characters that take no room (format characters, combining marks, invisible fillers), removed
 before the tag is looked for. ``NAMES``: each character → the ASCII letter, digit, ``_`` or ``-`` it is
-confusable with, for matching the person's rules on tool names (``tool_rules``).
+confusable with, for matching the person's rules on tool names (``configuration.mcp_tool_rules``).
 """
 
 FOLD = {

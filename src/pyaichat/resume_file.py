@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import threading
 
     from .agent.assistant import Assistant
-    from .config import Config
+    from .configuration.config import Config
     from .journal import Journal
     from .runtime import Runtime
 

@@ -18,7 +18,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, Settings
+from .configuration.config import Config, Settings
 
 if TYPE_CHECKING:
     from .records import ExecResult, FrameInfo, HistoryEntry, LastError

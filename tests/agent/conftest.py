@@ -13,7 +13,7 @@ from fakes.fake_llm import FakeLLM
 from fakes.recorder import Recorder
 from pyaichat.agent.assistant import Assistant
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

@@ -13,8 +13,8 @@ from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
-from pyaichat.capabilities.registry import CapabilityResult
-from pyaichat.config import Config
+from pyaichat.capabilities.catalog import CapabilityResult
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 

@@ -22,7 +22,7 @@ from pyaichat.assemble import assemble
 from pyaichat.capabilities import call
 from pyaichat.capabilities.invoke import tool_schemas
 from pyaichat.commands import dispatch
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

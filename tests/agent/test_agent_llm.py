@@ -30,7 +30,7 @@ from pyaichat.agent.llm import (
 )
 from pyaichat.agent.llm.client import _Completion
 from pyaichat.agent.llm.errors import map_error
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.errors import (
     LLMAuthError,
     LLMConnectError,

@@ -14,7 +14,7 @@ from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.context import Memory, Turn
 from pyaichat.agent.llm import LiteLLMClient, load_litellm
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 

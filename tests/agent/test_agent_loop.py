@@ -11,7 +11,7 @@ from fakes.turn_env import timed_env
 from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LLMReply, Usage
 from pyaichat.agent.loop import EDIT_ANSWER, Turn, TurnEnv
-from pyaichat.capabilities.registry import CapabilityResult
+from pyaichat.capabilities.catalog import CapabilityResult
 from pyaichat.controller import Mode
 from pyaichat.errors import LLMServerError
 from pyaichat.proposal import Outcome

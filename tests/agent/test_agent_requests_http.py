@@ -10,7 +10,7 @@ from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient, Request, window_in_error
 from pyaichat.agent.repetition import LOOP_NOTE
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.errors import LLMError
 from pyaichat.session import Session
 

@@ -8,7 +8,7 @@ import threading
 
 from pyaichat.agent.assistant import Assistant
 from pyaichat.agent.llm import Loader
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
@@ -49,7 +49,7 @@ def test_entering_assistant_mode_warms_litellm_in_the_background():
 def test_quitting_while_litellm_warms_up_exits_cleanly():
     """Leaving right after entering Assistant mode waits for the import instead of deadlocking the exit."""
     code = (
-        "from pyaichat.config import Config; from pyaichat.controller import Controller, Mode; "
+        "from pyaichat.configuration.config import Config; from pyaichat.controller import Controller, Mode; "
         "from pyaichat.session import Session; from pyaichat.runtime import LocalRuntime; "
         "from pyaichat.assemble import assemble; "
         "config = Config(model='openai/test'); runtime = LocalRuntime(Session(config=config)); "

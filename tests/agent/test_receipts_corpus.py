@@ -18,7 +18,7 @@ from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.agent.receipts import CONTRADICTED, NOT_FOUND
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e

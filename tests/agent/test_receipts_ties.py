@@ -16,7 +16,7 @@ import pytest
 from pyaichat.agent.calls import arg_summary
 from pyaichat.agent.receipts import CONTRADICTED, NOT_FOUND, SUPPORTED, Evidence, Seen, check
 from pyaichat.capabilities import call
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime.local import LocalRuntime
 from pyaichat.session import Session
 from pyaichat.untrusted import span

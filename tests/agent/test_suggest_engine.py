@@ -12,7 +12,7 @@ import pytest
 
 from fakes.suggest_model import WAIT, Clock, Model, Screen
 from pyaichat.agent.suggest import Suggester
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.errors import LLMAuthError, LLMBadRequest, LLMServerError
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

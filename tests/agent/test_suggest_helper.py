@@ -16,7 +16,7 @@ import pytest
 from fakes.openai_server import ScriptedServer
 from fakes.suggest_model import WAIT, Clock, Screen
 from pyaichat.agent.suggest import Suggester
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 

@@ -6,7 +6,7 @@ import pytest
 
 from pyaichat.agent.suggest.prompt import build_request
 from pyaichat.agent.suggest.route import destination, route_for
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import pytest
 from fakes.recorder import Recorder
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 from pyaichat.untrusted import CLOSE, OPEN, RULE, Reads, span, unwrap

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyaichat.capabilities import CapabilityResult, call
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 

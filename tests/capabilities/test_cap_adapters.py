@@ -31,12 +31,12 @@ from pyaichat.capabilities.adapters import (
     Adapter,
     DatabaseAdapter,
     adapter_for,
+    lookup,
     plugins,
-    registry,
 )
 from pyaichat.capabilities.picture import session_picture
 from pyaichat.capabilities.summary import describe, one_line, type_details
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.runtime import LocalRuntime
 
@@ -75,22 +75,22 @@ def placed(monkeypatch: pytest.MonkeyPatch, name: str, module: str, **namespace:
 def fake_library(monkeypatch: pytest.MonkeyPatch):
     """``make(module, adapter)``: a class of a loaded module ``module`` and ``adapter`` declared for it as a
     plugin; every declaration, cached look-up and reported problem is undone afterwards."""
-    registry.all_entries()
-    saved = {reg: dict(reg.entries) for reg in (ADAPTERS, registry.PLUGIN_ADAPTERS)}
-    saved_problems = list(registry.problems)
+    lookup.all_entries()
+    saved = {reg: dict(reg.entries) for reg in (ADAPTERS, lookup.PLUGIN_ADAPTERS)}
+    saved_problems = list(lookup.problems)
 
     def make(module: str, adapter: Adapter | str | None, source: str = "plugin fake-dist") -> type:
         cls = placed(monkeypatch, "Thing", module, __init__=_init)
         if adapter is not None:
-            registry.declare(module, adapter, source)
+            lookup.declare(module, adapter, source)
         return cls
 
     yield make
     for reg, entries in saved.items():
         reg.entries.clear()
         reg.entries.update(entries)
-    registry.problems[:] = saved_problems
-    registry._by_type.clear()
+    lookup.problems[:] = saved_problems
+    lookup._by_type.clear()
 
 
 def _init(self, **attrs: Any) -> None:
@@ -171,7 +171,7 @@ def test_a_metaclass_hash_or_eq_never_runs_when_an_adapter_is_looked_up():
 
     kinds = [Meta(f"K{i}", (), {}) for i in range(3)]
     for kind in kinds * 2:
-        assert registry.entry_for(kind()) is None
+        assert lookup.entry_for(kind()) is None
     assert ran == []
 
 
@@ -179,7 +179,7 @@ def test_a_metaclass_hash_or_eq_never_runs_when_an_adapter_is_looked_up():
 def test_the_installed_distribution_declares_the_adapter_entry_point(sensors):
     eps = [ep for ep in distribution("pyaichat-demo-plugin").entry_points if ep.group == plugins.GROUP]
     assert [(ep.name, ep.value) for ep in eps] == [("demo_sensors", "demo_sensors_pyaichat:SensorAdapter")]
-    entry = registry.entry_for(sensors.Sensor("s", "°C"))
+    entry = lookup.entry_for(sensors.Sensor("s", "°C"))
     assert entry is not None and entry.source == "plugin pyaichat-demo-plugin"
 
 
@@ -299,7 +299,7 @@ def test_a_slow_adapter_is_not_waited_for_in_the_picture_nor_asked_again(fake_li
     assert first.startswith("fake_lib_slow.Thing object [fake-dist adapter took too long")
     again = one_line(thing)
     assert "was too slow for it before" in again and slow.calls == 1
-    assert any("fake_lib_slow" in p and "took over 25 ms" in p for p in registry.problems)
+    assert any("fake_lib_slow" in p and "took over 25 ms" in p for p in lookup.problems)
 
 
 class WrongAnswers(Adapter):
@@ -336,7 +336,7 @@ def test_a_plugin_cannot_replace_a_builtin_adapter_and_a_broken_one_is_reported(
         EntryPoint("not a module!", "fake_adapter_module:NotAnAdapter", plugins.GROUP),
     ]
     monkeypatch.setattr(plugins, "installed_entry_points", lambda group: found)
-    registry.declare_plugins()
+    lookup.declare_plugins()
     assert adapter_for(pd.DataFrame()) is pandas_adapter
     broken = fake_library("fake_lib_broken", None)(n=1)
     missing = fake_library("fake_lib_missing", None)()
@@ -344,7 +344,7 @@ def test_a_plugin_cannot_replace_a_builtin_adapter_and_a_broken_one_is_reported(
         "fake_lib_broken.Thing object [fake_adapter_module adapter could not be loaded; generic summary]"
     )
     assert "could not be loaded" in one_line(missing)
-    problems = "\n".join(registry.problems)
+    problems = "\n".join(lookup.problems)
     assert "The adapter for pandas from plugin fake_adapter_module was ignored" in problems
     assert "fake_adapter_module:NotAnAdapter is not an Adapter" in problems
     assert "ModuleNotFoundError" in problems and "'not a module!'" in problems

@@ -82,7 +82,7 @@ def test_the_assistants_mcp_tools_record_under_the_sessions_own_id():
     """The user's MCP servers' calls and the capabilities' calls of one session share the audit's session id:
     the runtime declares whom its records name (``audit_key``) instead of being searched for a ``session``."""
     from pyaichat.agent.assistant import Assistant
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.runtime.local import LocalRuntime
 
     session = make_session()

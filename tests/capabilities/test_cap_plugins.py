@@ -13,7 +13,7 @@ import pytest
 from cap_helpers import make_session
 
 from pyaichat.assemble import assemble
-from pyaichat.capabilities import all_capabilities, call, get, plugins, registry
+from pyaichat.capabilities import all_capabilities, call, catalog, get, plugins
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.runtime import LocalRuntime
 
@@ -52,7 +52,7 @@ def test_the_plugin_capability_is_registered_works_and_is_listed(demo_distributi
 def plugin_module(tmp_path, monkeypatch):
     """Write a plugin module into a temporary import path; restore the registry and errors afterwards."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    saved, saved_errors = dict(registry._REGISTRY), list(plugins.errors)
+    saved, saved_errors = dict(catalog._REGISTRY), list(plugins.errors)
     all_capabilities()
 
     def write(name: str, body: str) -> EntryPoint:
@@ -60,8 +60,8 @@ def plugin_module(tmp_path, monkeypatch):
         return EntryPoint(name=name, value=name, group=plugins.GROUP)
 
     yield write
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(saved)
+    catalog._REGISTRY.clear()
+    catalog._REGISTRY.update(saved)
     plugins.errors[:] = saved_errors
 
 

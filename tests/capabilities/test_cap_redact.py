@@ -6,7 +6,7 @@ import pytest
 from cap_helpers import make_session, tool
 
 from pyaichat.capabilities.redact import Masker, is_secret_name, mask
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 # Realistic-looking but fake credentials, assembled so no scanner mistakes this file for a leak.
 OPENAI = "sk-" + "proj-" + "Zx9Qw3Er7Ty1Ui5Op0As4Df8Gh2Jk6Lz"

@@ -6,9 +6,9 @@ import pytest
 from cap_helpers import make_session, tool
 from pydantic import BaseModel
 
-from pyaichat.capabilities import all_capabilities, call, get, registry, tool_schemas
-from pyaichat.capabilities.registry import Capability, cap_text
-from pyaichat.config import Config
+from pyaichat.capabilities import all_capabilities, call, catalog, get, tool_schemas
+from pyaichat.capabilities.catalog import Capability, cap_text
+from pyaichat.configuration.config import Config
 
 STUCK = (
     "class Stuck:\n"
@@ -27,14 +27,14 @@ def temp_capability():
     """Register throw-away capabilities for one test and remove them afterwards."""
     added: list[str] = []
 
-    def add(name: str, func, args_model: type[BaseModel] = registry.NoArgs) -> None:
-        registry.register(Capability(name, f"Test capability {name}.", args_model, func))
+    def add(name: str, func, args_model: type[BaseModel] = catalog.NoArgs) -> None:
+        catalog.register(Capability(name, f"Test capability {name}.", args_model, func))
         added.append(name)
 
     all_capabilities()  # load built-ins first so the test ones do not shadow anything
     yield add
     for name in added:
-        registry._REGISTRY.pop(name, None)
+        catalog._REGISTRY.pop(name, None)
 
 
 def test_the_six_introspection_capabilities_are_registered_with_llm_descriptions():

@@ -224,7 +224,7 @@ def test_a_tcp_connections_traffic_is_seen_through_its_descriptor() -> None:
 def test_the_story_of_a_session_carries_over_to_another(tmp_path: Path) -> None:
     from pyaichat.assemble import assemble
     from pyaichat.checkpoints import carry
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.modes import Mode
     from pyaichat.ports import BaseFrontEnd
     from pyaichat.runtime import LocalRuntime

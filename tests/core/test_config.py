@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pyaichat.config import Config, load_config
+from pyaichat.configuration.config import Config, load_config
 from pyaichat.errors import ConfigError
 
 

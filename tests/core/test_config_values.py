@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyaichat.config import Config, Secret, load_config
+from pyaichat.configuration.config import Config, Secret, load_config
+from pyaichat.configuration.mcp_server_spec import ServerSpec
+from pyaichat.configuration.settings import SETTINGS, closest_setting
 from pyaichat.errors import ConfigError
-from pyaichat.server_spec import ServerSpec
-from pyaichat.settings import SETTINGS, closest_setting
 
 FIELDS = list(SETTINGS)
 

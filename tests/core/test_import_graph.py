@@ -246,7 +246,7 @@ CONTROLLER_MAY_IMPORT = {
     # types it names: the interfaces it is written against, the assistant, the configuration, a run's record
     "pyaichat.ports",
     "pyaichat.agent.assistant",
-    "pyaichat.config",
+    "pyaichat.configuration.config",
     "pyaichat.records",
     "pyaichat.runtime",
 }

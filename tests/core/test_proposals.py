@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.proposals import ASSISTANT, Outcome, Pending, Proposal

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.errors import PyAIChatError
 from pyaichat.runtime import KernelUnavailable, LocalRuntime, Runtime
 from pyaichat.runtime.kernel import KernelRuntime

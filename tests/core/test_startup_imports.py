@@ -187,7 +187,7 @@ NEVER_FOR_ONE_KEPT_LINE = {
     "pathlib",
     "pyaichat.capabilities.bounded_repr",
     "pyaichat.capabilities.adapters",
-    "pyaichat.capabilities.registry",
+    "pyaichat.capabilities.catalog",
     "pydantic",
     "rich",
     "litellm",

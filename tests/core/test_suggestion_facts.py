@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import LocalRuntime
 from pyaichat.runtime.facts import FACTS_CHARS, MAX_FACTS, code_paths, suggestion_facts
 from pyaichat.session import Session

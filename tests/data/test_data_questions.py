@@ -11,7 +11,7 @@ from fakes.openai_server import ScriptedServer
 from fakes.recorder import Recorder, never_approve
 from pyaichat.agent.assistant import Assistant, Front
 from pyaichat.agent.llm import LiteLLMClient
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ from pyaichat.capabilities import call
 from pyaichat.capabilities.adapters import DatabaseAdapter, database_for
 from pyaichat.capabilities.adapters.sqldb import QueryRefused
 from pyaichat.capabilities.summary import describe, one_line
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.errors import CapabilityError
 from pyaichat.session import Session
 

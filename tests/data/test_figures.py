@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from pyaichat.capabilities import call
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 mpl = pytest.importorskip("matplotlib")

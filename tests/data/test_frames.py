@@ -12,7 +12,7 @@ import pytest
 from fakes.sent import approx_tokens
 from pyaichat.capabilities import call
 from pyaichat.capabilities.summary import describe, one_line, type_details
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 LEVELS = ("names", "schema", "sample", "full")

@@ -12,7 +12,7 @@ import pytest
 
 from pyaichat.capabilities import call, deadline
 from pyaichat.capabilities.summary import type_name
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pyaichat.capabilities import call
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 pytest.importorskip("sqlglot")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pyaichat.capabilities import call
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 pytest.importorskip("sqlglot")

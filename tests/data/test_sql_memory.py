@@ -16,7 +16,7 @@ import pytest
 from pyaichat.capabilities import call
 from pyaichat.capabilities.adapters import database_for
 from pyaichat.capabilities.adapters.sqldb import CELL_CHARS, RESULT_BYTES, take_rows
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.session import Session
 
 pytest.importorskip("sqlglot")

@@ -116,7 +116,7 @@ def test_the_example_runs(block, tmp_path):
             )  # fmt: skip
             assert done.stdout.rstrip("\n") == expected, f"{block.id}: $ {command}\nprinted:\n{done.stdout}"
     elif block.lang == "toml":
-        from pyaichat.config import load_config
+        from pyaichat.configuration.config import load_config
 
         path = tmp_path / "config.toml"
         path.write_text(block.code, encoding="utf-8")

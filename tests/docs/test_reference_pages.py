@@ -27,7 +27,7 @@ def test_the_pages_match_the_code(reference, capsys):
 
 
 def test_every_setting_is_a_row_of_the_configuration_page(reference):
-    from pyaichat.settings import SETTINGS
+    from pyaichat.configuration.settings import SETTINGS
 
     page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     for name, setting in SETTINGS.items():
@@ -38,7 +38,7 @@ def test_a_setting_the_page_does_not_say_fails_the_check(reference, monkeypatch,
     """Change the table in the code only (here a default): the check names the page."""
     import copy
 
-    from pyaichat import settings
+    from pyaichat.configuration import settings
 
     changed = dict(settings.SETTINGS)
     changed["max_steps"] = copy.copy(changed["max_steps"])

@@ -19,7 +19,7 @@ from fakes.recorder import Recorder
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
 from pyaichat.capabilities.sandbox.confine import probe
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

@@ -21,7 +21,7 @@ from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
 from pyaichat.capabilities.sandbox.confine import probe
 from pyaichat.commands import dispatch
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller, Mode
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

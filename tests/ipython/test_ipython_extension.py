@@ -311,7 +311,7 @@ def test_a_cancelled_proposal_leaves_the_next_input_it_was_placed_in():
     code leaves it (not yet on screen: IPython's ``rl_next_input``), so Enter does not run it."""
     from types import SimpleNamespace
 
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.ipython.frontend import IPythonFrontEnd
 
     shell = SimpleNamespace(rl_next_input=None, colors="Linux")

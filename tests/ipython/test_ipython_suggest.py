@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.suggest_model import WAIT, Model
 from pyaichat.agent.suggest import Suggester
 from pyaichat.ipython import extension
-from pyaichat.ipython.suggest import LiveAutoSuggest
+from pyaichat.ipython.ghost_text import LiveAutoSuggest
 
 RIGHT = "\x1b[C"
 

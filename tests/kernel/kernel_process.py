@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import connect
 from pyaichat.runtime.kernel import KernelRuntime
 

@@ -13,7 +13,7 @@ from fakes.recorder import Recorder
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime.kernel_connection import DEAD
 from pyaichat.runtime.kernel_link import settings_of

@@ -13,7 +13,7 @@ import pytest
 from kernel_process import attach, kernel_eval, start_kernel
 from prompt_toolkit.document import Document
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.repl.completion import MentionCompleter, RuntimeCompleter
 from pyaichat.runtime import KernelUnavailable, connect
 from pyaichat.runtime.kernel_connection import NOT_IPYTHON, not_installed

@@ -12,7 +12,7 @@ from kernel_process import attach
 
 from fakes.recorder import Recorder
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import KernelUnavailable, connect
 from pyaichat.runtime.kernel_connection import DEAD, DEAD_OWN, RESTARTED
 

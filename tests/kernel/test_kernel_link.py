@@ -13,7 +13,7 @@ from kernel_process import attach, kernel_eval, start_kernel
 from pyaichat.capabilities import get
 from pyaichat.capabilities.toolbox import Toolbox
 from pyaichat.commands import dispatch
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime.kernel_link import BY_NAME
 from runtime_examples import SETUP, invoke, steps
 

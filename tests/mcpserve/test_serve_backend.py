@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from pyaichat.capabilities import audit
-from pyaichat.capabilities.registry import CapabilityResult
-from pyaichat.config import Config
+from pyaichat.capabilities.catalog import CapabilityResult
+from pyaichat.configuration.config import Config
 from pyaichat.mcpserve.backend import TOO_MANY, LocalBackend, quiet_line
 from pyaichat.mcpserve.clients import ClientRecord, safe_name
 from pyaichat.mcpserve.gate import BUSY, SessionGate

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.ipc import ChannelClosed as LinkClosed
 from pyaichat.mcpserve import discovery
 from pyaichat.mcpserve.backend import LocalBackend

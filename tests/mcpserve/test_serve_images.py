@@ -12,7 +12,7 @@ import mcp.types as types
 import pytest
 from serve_helpers import Served, http_client
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.mcpserve.backend import LocalBackend, to_wire
 from pyaichat.mcpserve.face import to_result
 from pyaichat.mcpserve.gate import SessionGate

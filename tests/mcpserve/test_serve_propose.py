@@ -20,7 +20,7 @@ import pytest
 from serve_helpers import Served, http_client, stdio_client, text
 
 from pyaichat.capabilities import audit
-from pyaichat.capabilities.registry import CapabilityResult
+from pyaichat.capabilities.catalog import CapabilityResult
 from pyaichat.mcpserve.proposing import NO_CODE, STOPPED
 
 pytestmark = pytest.mark.e2e

@@ -20,7 +20,7 @@ from mcp_helpers import NPM_PACKAGES, fault
 from fakes.fake_llm import FakeLLM
 from pyaichat.agent.assistant import Assistant
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

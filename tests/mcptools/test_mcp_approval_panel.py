@@ -13,7 +13,7 @@ from mcp_helpers import calls_made, fault
 from fakes.fake_llm import FakeLLM
 from fakes.sent import observed
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from pyaichat.config import Config, Secret, load_config
-from pyaichat.errors import ConfigError
-from pyaichat.mcptools.launch import launch, worth_masking
-from pyaichat.server_entries import (
+from pyaichat.configuration.config import Config, Secret, load_config
+from pyaichat.configuration.mcp_server_spec import ServerSpec
+from pyaichat.configuration.mcp_servers import (
     EntryError,
     merged,
     read_json_file,
     servers_from_json,
     servers_from_table,
 )
-from pyaichat.server_spec import ServerSpec
+from pyaichat.errors import ConfigError
+from pyaichat.mcptools.launch import launch, worth_masking
 
 TOKEN = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
 

@@ -16,15 +16,15 @@ from typing import Any
 import mcp.types as mcp_types
 import pytest
 
+from pyaichat.configuration.mcp_server_spec import ServerSpec
+from pyaichat.configuration.mcp_tool_rules import matching
+from pyaichat.configuration.secret import Secret
 from pyaichat.mcptools.allowances import Allowances
 from pyaichat.mcptools.launch import launch
 from pyaichat.mcptools.pins import Pins, definition
 from pyaichat.mcptools.review import Reviews, server_key
 from pyaichat.persist import PersistError, shared_json
 from pyaichat.proposal import Outcome
-from pyaichat.secret import Secret
-from pyaichat.server_spec import ServerSpec
-from pyaichat.tool_rules import matching
 
 
 def _tool(name: str) -> mcp_types.Tool:

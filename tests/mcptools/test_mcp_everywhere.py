@@ -16,7 +16,7 @@ from fakes.recorder import Recorder
 from fakes.sent import observed
 from pyaichat.agent.llm import LiteLLMClient
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 pytestmark = pytest.mark.e2e
 

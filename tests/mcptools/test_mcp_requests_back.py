@@ -19,11 +19,11 @@ from fakes.sent import expand_sent, observed
 from pyaichat.agent.assistant import Front
 from pyaichat.capabilities import audit
 from pyaichat.commands.assistant import sent_view
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
+from pyaichat.configuration.mcp_servers import merged, servers_from_json, servers_from_table
 from pyaichat.errors import ConfigError
 from pyaichat.mcptools.approval import Answer, Question
 from pyaichat.proposal import Outcome, Proposal
-from pyaichat.server_entries import merged, servers_from_json, servers_from_table
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ from test_mcp_approval_panel import Person, told
 
 from fakes.fake_llm import FakeLLM
 from fakes.sent import observed
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fakes.recorder import Recorder
 from pyaichat.assemble import assemble
 from pyaichat.commands import dispatch
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Controller
 from pyaichat.persist.resume import default_path
 from pyaichat.runtime import LocalRuntime

@@ -9,7 +9,7 @@ import time
 
 from pyaichat.agent.suggest import Suggester
 from pyaichat.agent.suggest.fit import fit
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 

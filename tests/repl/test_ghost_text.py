@@ -20,10 +20,10 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from pyaichat.agent.suggest import Suggester
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.repl.frontend import Repl, make_repl
+from pyaichat.repl.ghost_text import first_word
 from pyaichat.repl.prompt_session import toolbar
-from pyaichat.repl.suggest import first_word
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session
 

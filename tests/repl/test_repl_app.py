@@ -15,7 +15,7 @@ from prompt_toolkit.output import ColorDepth, DummyOutput
 from repl_keyseq import CTRL_C, CTRL_D
 
 from pyaichat.agent.events import ApprovalRequiredEvent
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.controller import Mode
 from pyaichat.paths import state_dir
 from pyaichat.proposals import Proposal

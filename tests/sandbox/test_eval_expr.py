@@ -10,7 +10,7 @@ import pyaichat
 from pyaichat.capabilities import call, expression
 from pyaichat.capabilities.expression.reader import NotInProcess, Reader
 from pyaichat.capabilities.expression.secrets import SecretChecks
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def test_privacy_names_refuses_and_schema_hides_values(session) -> None:
 
 
 def test_resolve_returns_the_object_read_in_process_only(session) -> None:
-    from pyaichat.capabilities.registry import CapabilityContext
+    from pyaichat.capabilities.catalog import CapabilityContext
 
     ctx = CapabilityContext(session, session.config)
     assert expression.resolve(ctx, "df.shape") == (3, 2)
@@ -146,7 +146,7 @@ def test_resolve_returns_the_object_read_in_process_only(session) -> None:
      ("df.sort_values('a', inplace=True)", "child")],
 )  # fmt: skip
 def test_structural_reads_are_in_process_and_every_method_goes_to_the_child(session, expr, level) -> None:
-    from pyaichat.capabilities.registry import CapabilityContext
+    from pyaichat.capabilities.catalog import CapabilityContext
 
     session.namespace["arr"] = __import__("numpy").arange(5.0)
     assert expression.level_of(CapabilityContext(session, session.config), expr).value == level

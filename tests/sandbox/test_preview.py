@@ -20,7 +20,7 @@ from pyaichat.capabilities.sandbox import preview as preview_mod
 from pyaichat.capabilities.sandbox.forms import Form
 from pyaichat.capabilities.sandbox.isolation import fork_available
 from pyaichat.capabilities.sandbox.preview import Preview, preview
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 WALLED = fork_available() and confine.probe().complete
 needs_walls = pytest.mark.skipif(not WALLED, reason="no Landlock + seccomp here: the preview is unavailable")

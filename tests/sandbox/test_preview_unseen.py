@@ -25,7 +25,7 @@ from pyaichat.capabilities.sandbox import confine, preview_code
 from pyaichat.capabilities.sandbox.isolation import fork_available
 from pyaichat.capabilities.sandbox.preview import Preview
 from pyaichat.capabilities.sandbox.unseen import Unseen
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from readonly_breaks import PROCESS_PROPOSALS
 
 pytestmark = pytest.mark.skipif(

@@ -9,12 +9,12 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call
-from pyaichat.capabilities.registry import CapabilityContext
+from pyaichat.capabilities.catalog import CapabilityContext
 from pyaichat.capabilities.sandbox import confine, scrub, secrets_for
 from pyaichat.capabilities.sandbox.isolation import fork_available
 from pyaichat.capabilities.sandbox.overwrite import LAYOUT
 from pyaichat.capabilities.secret_values import refresh
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 pytestmark = pytest.mark.skipif(
     not (fork_available() and confine.probe().complete), reason="the walled child needs fork and the walls"

@@ -10,7 +10,7 @@ import pytest
 from pyaichat.assemble import assemble
 from pyaichat.capabilities.sandbox import confine, walls_report
 from pyaichat.capabilities.sandbox.isolation import fork_available
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.piped import PlainFrontEnd
 from pyaichat.runtime import LocalRuntime
 from pyaichat.session import Session

@@ -13,7 +13,7 @@ from typing import Any
 import pyaichat
 from pyaichat.capabilities import CapabilityResult
 from pyaichat.capabilities.sandbox.isolation import fork_available
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 SECRET = "sk-proj-T0pS3cretValue1234567890abcdefXYZ"
 ENV_CANARY = "canary-env-7f3a9c2e5b1d"

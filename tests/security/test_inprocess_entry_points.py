@@ -16,16 +16,16 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call, layout, secret_values, structural
+from pyaichat.capabilities.catalog import CapabilityContext
 from pyaichat.capabilities.database_here import known_connection
 from pyaichat.capabilities.expression import resolve
 from pyaichat.capabilities.expression.reader import IN_PROCESS
 from pyaichat.capabilities.library_metadata import TABLE
 from pyaichat.capabilities.picture import session_picture
 from pyaichat.capabilities.redact import masker_for
-from pyaichat.capabilities.registry import CapabilityContext
 from pyaichat.capabilities.summary_here import here
 from pyaichat.capabilities.variable_lines import line_here
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime.facts import suggestion_facts
 from readonly_breaks import setup_source, state_source
 

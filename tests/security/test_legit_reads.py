@@ -12,7 +12,7 @@ import pytest
 import pyaichat
 from pyaichat.capabilities import call
 from pyaichat.capabilities.sandbox import policy_for
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 SETUP = """
 from dataclasses import dataclass

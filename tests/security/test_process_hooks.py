@@ -16,7 +16,7 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 HANDLERS = ("strict", "ignore", "replace", "backslashreplace", "surrogateescape")
 SETUP = """

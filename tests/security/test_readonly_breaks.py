@@ -17,11 +17,11 @@ import pytest
 
 import pyaichat
 from pyaichat.capabilities import call
+from pyaichat.capabilities.catalog import CapabilityContext
 from pyaichat.capabilities.expression import Level, level_of
 from pyaichat.capabilities.picture import session_picture
 from pyaichat.capabilities.redact import masker_for
-from pyaichat.capabilities.registry import CapabilityContext
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from readonly_breaks import (
     CHILD_ORACLES,
     CHILD_ROADS,

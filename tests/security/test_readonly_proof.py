@@ -47,7 +47,7 @@ from hypothesis import strategies as st
 
 import pyaichat
 from pyaichat.capabilities import call
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.persist.fingerprint import fingerprint as undo_fingerprint
 from readonly_breaks import PIN_PASSWORD, GilTicker, issue_44_source
 

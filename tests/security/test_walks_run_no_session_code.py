@@ -20,7 +20,7 @@ import pyaichat
 from pyaichat import registry
 from pyaichat.capabilities import call
 from pyaichat.capabilities.picture import session_picture
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 
 HOOK = "import os, builtins\ndef hit(what):\n    builtins.RAN.append((os.getpid(), what))\n"
 

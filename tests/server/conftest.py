@@ -16,10 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from server_process import JupyterServer, start_server
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
+from pyaichat.runtime.jupyter_server.kernels import attach, running
+from pyaichat.runtime.jupyter_server.rest import ServerAPI, parse_address
 from pyaichat.runtime.kernel import KernelRuntime
-from pyaichat.runtime.server import attach, running
-from pyaichat.runtime.server_api import ServerAPI, parse_address
 
 
 @pytest.fixture(scope="module")

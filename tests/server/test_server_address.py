@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pyaichat.runtime.server import KernelEntry, pick
-from pyaichat.runtime.server_api import ServerAPI, ServerError, TokenRefused, parse_address
+from pyaichat.runtime.jupyter_server.kernels import KernelEntry, pick
+from pyaichat.runtime.jupyter_server.rest import ServerAPI, ServerError, TokenRefused, parse_address
 
 
 @pytest.mark.parametrize(

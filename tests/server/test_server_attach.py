@@ -17,11 +17,11 @@ from server_process import JupyterServer
 from conftest import api_for, attach_to
 from fakes.recorder import Recorder
 from pyaichat.assemble import assemble
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import KernelUnavailable
+from pyaichat.runtime.jupyter_server.kernel_socket import V1
+from pyaichat.runtime.jupyter_server.kernels import start
 from pyaichat.runtime.kernel_connection import OUTPUT_LOST
-from pyaichat.runtime.kernel_socket import V1
-from pyaichat.runtime.server import start
 
 pytestmark = pytest.mark.e2e
 
@@ -238,7 +238,7 @@ def test_the_legacy_json_protocol(tmp_path: Path) -> None:
 
 
 def test_kernel_messages_keep_their_buffers_in_the_legacy_form() -> None:
-    from pyaichat.runtime.socket_channels import decode_legacy
+    from pyaichat.runtime.jupyter_server.socket_channels import decode_legacy
 
     header = {"msg_id": "m", "msg_type": "comm_msg", "date": "2026-01-01T00:00:00Z"}
     msg = {"header": header, "parent_header": {}, "content": {"a": 1}, "channel": "iopub"}

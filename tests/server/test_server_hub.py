@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("jupyterhub")
 from hub_process import Hub, proxy_command, start_hub
 
-from pyaichat.config import Config
-from pyaichat.runtime.server import attach, running, start
-from pyaichat.runtime.server_api import ServerAPI, ServerError, TokenRefused, parse_address
+from pyaichat.configuration.config import Config
+from pyaichat.runtime.jupyter_server.kernels import attach, running, start
+from pyaichat.runtime.jupyter_server.rest import ServerAPI, ServerError, TokenRefused, parse_address
 
 pytestmark = [
     pytest.mark.e2e,

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from server_process import CuttableProxy, JupyterServer, start_server
 
-from pyaichat.config import Config
+from pyaichat.configuration.config import Config
 from pyaichat.runtime import KernelUnavailable
-from pyaichat.runtime.server import attach, running
-from pyaichat.runtime.server_api import ServerAPI, ServerError, parse_address
+from pyaichat.runtime.jupyter_server.kernels import attach, running
+from pyaichat.runtime.jupyter_server.rest import ServerAPI, ServerError, parse_address
 
 pytestmark = pytest.mark.e2e
 
@@ -70,7 +70,7 @@ def test_a_dropped_websocket_is_made_again_and_the_running_input_finishes(
 
 
 def test_a_link_that_stays_down_ends_in_one_sentence(jupyter: JupyterServer, capsys, monkeypatch) -> None:
-    from pyaichat.runtime import kernel_socket
+    from pyaichat.runtime.jupyter_server import kernel_socket
 
     monkeypatch.setattr(kernel_socket, "RECONNECT_FOR", 1.0)  # the bound, not the mechanism, is shortened
     proxy = CuttableProxy(jupyter.port)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pyaichat.runtime.server import KernelEntry
-from pyaichat.runtime.server_api import ServerError
-from pyaichat.server_front import _menu
+from pyaichat.runtime.jupyter_server.access import _menu
+from pyaichat.runtime.jupyter_server.kernels import KernelEntry
+from pyaichat.runtime.jupyter_server.rest import ServerError
 
 
 def choose(entries: list[KernelEntry], *answers: str) -> tuple[KernelEntry | None, list[str]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config, Settings
+from ..configuration.config import Config, Settings
 from ..errors import LLMError
 from ..runtime import Runtime, as_runtime
 from .front import Front as Front  # the controller names it here (it may import the assistant)

@@ -30,7 +30,7 @@ from .llm import LLM, Request, Usage
 from .protocol import Prompt, Remembered, ToolProtocol
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..configuration.config import Config
 
 Messages = list[dict[str, Any]]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..capabilities.redact import masker_for
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..configuration.config import Config
 
 _PIN = re.compile(r"(?<![\w@])@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capabilities.registry import CapabilityResult
+from ..capabilities.catalog import CapabilityResult
 from .calls import ToolCall
 from .protocol import CANCELLED, Observed, ToolProtocol
 

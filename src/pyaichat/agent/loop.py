@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..capabilities.registry import CapabilityResult
+from ..capabilities.catalog import CapabilityResult
 from ..errors import LLMError, LLMToolsRefused, LLMTransportError
 from ..proposal import Decide, Proposal
 from ..untrusted import Reads, span

@@ -31,7 +31,7 @@ from .textcalls import recover_calls
 from .textproto import describe_protocol, observation, parse_blocks
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
+    from ..capabilities.catalog import CapabilityResult
 
 MAX_CALLS_PER_REPLY = 8  # calls recovered from prose: a reply listing dozens is describing, not calling
 CANCELLED = "Cancelled by the user."

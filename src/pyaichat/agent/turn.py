@@ -25,9 +25,9 @@ from .side import SideRequests
 from .trace import TurnResult
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
-    from ..config import Config
-    from ..mcptools.approval import Completion, Sample
+    from ..capabilities.catalog import CapabilityResult
+    from ..configuration.config import Config
+    from ..mcptools.approval import Sample, SampledReply
     from ..mcptools.tools import ServerTools, TurnTools
     from ..proposal import Decide, Outcome, Proposal
     from .context import Memory
@@ -135,8 +135,8 @@ def _sampler(llm: LLM, side: SideRequests, emit: Callable[[Event], None]) -> Sam
     """How this turn answers a server's sampling request the person approved: the turn's own model,
     through ``side`` (recorded in the turn; see ``agent.side``)."""
 
-    def sample(messages: list[dict[str, Any]], max_tokens: int, server: str) -> Completion:
-        from ..mcptools.approval import Completion  # only with a sampling request
+    def sample(messages: list[dict[str, Any]], max_tokens: int, server: str) -> SampledReply:
+        from ..mcptools.approval import SampledReply  # only with a sampling request
 
         reply = side.complete(messages, max_tokens, label=f"the MCP server {server!r}")
         usage = reply.usage
@@ -148,7 +148,7 @@ def _sampler(llm: LLM, side: SideRequests, emit: Callable[[Event], None]) -> Sam
                 f"({usage.completion_tokens:,} tokens): {first}"
             )
         )
-        return Completion(
+        return SampledReply(
             text=reply.text,
             model=llm.model,
             stop_reason="maxTokens" if reply.finish_reason == "length" else "endTurn",

@@ -1,6 +1,6 @@
-"""Read-only capabilities over a live session (see ``registry``). ``call`` is the public entry point.
+"""Read-only capabilities over a live session (see ``catalog``). ``call`` is the public entry point.
 
-The capabilities declare themselves in ``registry`` when their modules are imported; ``invoke`` (the one door,
+The capabilities declare themselves in ``catalog`` when their modules are imported; ``invoke`` (the one door,
 ``call``) imports them (``builtin``, then the plugins) on its first look-up.
 
 The registry (and pydantic with it) loads when one of its names is first asked for, not with the package:
@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .catalog import Capability, CapabilityContext, CapabilityResult, NoArgs, capability, register
     from .invoke import all_capabilities, call, get, tool_schemas
-    from .registry import Capability, CapabilityContext, CapabilityResult, NoArgs, capability, register
 
 __all__ = [
     "Capability",
@@ -36,7 +36,7 @@ _IN_INVOKE = frozenset({"all_capabilities", "call", "get", "tool_schemas"})
 def __getattr__(name: str) -> Any:
     if name in __all__:
         # pydantic: with the first capability, not with the package
-        from . import invoke, registry
+        from . import catalog, invoke
 
-        return getattr(invoke if name in _IN_INVOKE else registry, name)
+        return getattr(invoke if name in _IN_INVOKE else catalog, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

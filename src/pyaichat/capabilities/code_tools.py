@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .registry import CapabilityContext, capability
+from .catalog import CapabilityContext, capability
 
 
 class CodeArgs(BaseModel):

@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
 from .adapters import matplotlib as mpl
+from .catalog import CapabilityContext, capability
 from .expression import resolve
 from .introspect import user_names
 from .privacy import SAMPLE, level
-from .registry import CapabilityContext, capability
 
 MAX_FIGURES = 4
 

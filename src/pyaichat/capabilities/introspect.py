@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import CapabilityError
 from . import structural, summary
+from .catalog import CapabilityContext, capability
 from .deadline import NotAsked, ask
 from .expression import inspect as read
 from .redact import REDACTED, Masker, masker_for
-from .registry import CapabilityContext, capability
 from .summary_here import declared_members, own_dir
 from .variable_lines import line_here, variable_lines
 

@@ -15,12 +15,12 @@ from pydantic import ValidationError
 from ..errors import CapabilityError, CapabilityTimeout
 from ..registry import Registry
 from ..workers import Abandoned, within
+from .catalog import _REGISTRY, Capability, CapabilityContext, CapabilityResult, cap_text, record_call
 from .redact import masker_for
-from .registry import _REGISTRY, Capability, CapabilityContext, CapabilityResult, cap_text, record_call
 from .secret_values import refresh as refresh_secret_values
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..configuration.config import Config
     from ..session import Session
 
 # The built-in capabilities declare themselves when ``builtin`` imports their modules; then the plugins load.

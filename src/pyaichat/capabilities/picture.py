@@ -24,7 +24,7 @@ from .secret_values import refresh as refresh_secret_values
 from .variable_lines import variable_lines
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..configuration.config import Config
     from ..session import Session
 
 MAX_VARS = 40

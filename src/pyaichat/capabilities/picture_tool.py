@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from .registry import Capability, CapabilityContext, NoArgs, register
+from .catalog import Capability, CapabilityContext, NoArgs, register
 
 NAME = "get_session_picture"
 

@@ -11,7 +11,7 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 from ..registry import installed_entry_points
-from .registry import _REGISTRY, Capability
+from .catalog import _REGISTRY, Capability
 
 GROUP = "pyaichat.capabilities"
 # Messages about plugins that could not be loaded, for ``/tools``.

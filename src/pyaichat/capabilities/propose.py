@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .registry import Capability, CapabilityContext, register
+from .catalog import Capability, CapabilityContext, register
 
 
 class ProposeArgs(BaseModel):

@@ -30,10 +30,10 @@ from ..errors import CapabilityError
 from . import sqlcheck
 from .adapters import database_for
 from .adapters.sqldb import QueryRefused, result_lines
+from .catalog import CapabilityContext, capability
 from .expression import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .redact import masker_for
-from .registry import CapabilityContext, capability
 from .text import type_name
 
 KNOWN = "sqlite3, DuckDB, a SQLAlchemy Engine or Connection, or a psycopg connection"

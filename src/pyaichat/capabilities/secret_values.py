@@ -4,9 +4,10 @@ what they are (``redact.set_known_values``): a secret is a value, not a name.
 What is collected: whatever sits under a secret name (``redact.Masker.is_secret_name``) — a variable, a dict
 key at any depth, a DataFrame column or Series, a row label, an object's attribute (read from its
 ``__dict__``, never through a property) — as text: strings, the text of bytes, numbers of six digits or more,
-a ``pyaichat.secret.Secret``'s value; and every string value of a dict that mirrors the environment
-(``dict(os.environ)``). A value shorter than ``redact.MIN_KNOWN`` characters is too likely to be ordinary text
-to be masked everywhere; the roads that reach it by name are refused instead (``expression``, the sandbox).
+a ``pyaichat.configuration.secret.Secret``'s value; and every string value of a dict that mirrors the
+environment (``dict(os.environ)``). A value shorter than ``redact.MIN_KNOWN`` characters is too likely to be
+ordinary text to be masked everywhere; the roads that reach it by name are refused instead (``expression``,
+the sandbox).
 
 Bounded and cached: at most ``ITEMS`` items are looked at and ``MAX_VALUES`` values kept per session; a
 secret column contributes its first and last ``FRAME_SAMPLE`` cells (the cells a display shows — the rest is
@@ -25,7 +26,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..secret import Secret
+from ..configuration.secret import Secret
 from . import layout, structural
 from . import library_metadata as meta
 from .layout import is_environ

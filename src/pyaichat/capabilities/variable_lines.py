@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
-from .adapters.registry import entry_for
+from .adapters.lookup import entry_for
 from .bounded_repr import has_custom_repr
 from .deadline import PICTURE_BUDGET, not_asked, remember_overrun
 from .privacy import SAMPLE, SCHEMA, level

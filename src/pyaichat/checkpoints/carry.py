@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from ..agent.assistant import Assistant
     from ..agent.suggest import Suggester
-    from ..config import Settings
+    from ..configuration.config import Settings
     from ..journal import Journal
     from ..mcpserve.gate import SessionGate
     from ..modes import Mode

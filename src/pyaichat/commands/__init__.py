@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..registry import Registry
-from .registry import DECLARED, Command, closest, declared
+from .table import DECLARED, Command, closest, declared
 
 if TYPE_CHECKING:
     from .host import CommandHost

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..agent.events import PageEvent, PageSection
-from .registry import command
+from .table import command
 
 if TYPE_CHECKING:
     from .host import CommandHost

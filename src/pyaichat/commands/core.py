@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..modes import Mode
-from .registry import closest, command, declared
+from .table import closest, command, declared
 from .wording import command as typed
 from .wording import worded
 
@@ -166,7 +166,7 @@ def _address(model: str, base: str | None) -> str:
     if base:
         return f"at {base}"
     from ..agent.suggest.route import DEFAULT_HOSTS  # the providers' own addresses (standard library)
-    from ..config import provider_of
+    from ..configuration.config import provider_of
 
     provider = provider_of(model)
     host = DEFAULT_HOSTS.get(provider)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ..agent.assistant import Assistant
     from ..agent.events import Event
     from ..agent.suggest import Suggester
-    from ..config import Config, Settings
+    from ..configuration.config import Config, Settings
     from ..journal import Journal
     from ..modes import Mode
     from ..ports import FrontEnd, Serving, Undo

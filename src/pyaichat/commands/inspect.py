@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..capabilities import CapabilityResult, audit
 from ..errors import PyAIChatError
-from .registry import command
+from .table import command
 
 if TYPE_CHECKING:
     from .host import CommandHost

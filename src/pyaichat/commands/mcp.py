@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .registry import command
+from .table import command
 
 if TYPE_CHECKING:
     from .host import CommandHost

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..agent.suggest import PAUSE
 from ..agent.suggest.route import destination, route_for
-from .registry import command
+from .table import command
 
 if TYPE_CHECKING:
     from .host import CommandHost

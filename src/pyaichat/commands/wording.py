@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .registry import DECLARED
+from .table import DECLARED
 
 if TYPE_CHECKING:
     from ..ports import Place

@@ -7,7 +7,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from ..errors import PyAIChatError
-from .registry import command
+from .table import command
 
 if TYPE_CHECKING:
     from .host import CommandHost

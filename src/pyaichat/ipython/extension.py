@@ -17,11 +17,11 @@ from IPython.core.error import UsageError
 from ..agent import llm
 from ..agent.events import ErrorEvent, StateEvent
 from ..assemble import assemble
-from ..config import Config, load_config
+from ..configuration.config import Config, load_config
+from ..configuration.settings import SETTINGS
 from ..errors import ConfigError, PyAIChatError, internal_error
 from ..printable import show
 from ..runtime.cells import is_question, shell_runtime
-from ..settings import SETTINGS
 from .frontend import IPythonFrontEnd
 from .magics import AIMagics
 from .transform import keep_question_mark
@@ -95,7 +95,7 @@ class Extension:
 
             self.prompt = TwoModePrompt(shell, self.controller, serve=self.serve_proposals)
             self.prompt.install()
-            from .suggest import IPythonSuggestions  # terminal only
+            from .ghost_text import IPythonSuggestions  # terminal only
 
             self.suggestions = IPythonSuggestions(shell, self.controller)
             self.suggestions.install()

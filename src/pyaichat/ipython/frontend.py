@@ -24,7 +24,7 @@ from ..printable import printable, show
 
 if TYPE_CHECKING:
     from ..agent.events import Event, PageEvent
-    from ..config import Config
+    from ..configuration.config import Config
     from ..mcptools.approval import Answer, Question
     from ..ports import Place
     from ..proposal import Decision, Proposal

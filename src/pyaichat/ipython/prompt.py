@@ -248,7 +248,7 @@ class TwoModePrompt:
     def _toolbar(self) -> list[tuple[str, str]]:
         ctrl = self.controller
         if ctrl.mode is Mode.PYTHON:
-            from ..repl.suggest import toolbar_part  # prompt_toolkit only, like this module
+            from ..repl.ghost_text import toolbar_part  # prompt_toolkit only, like this module
 
             part = toolbar_part(ctrl.config, ctrl.suggester_if_any, ctrl.mode)
             tab = [("bold", "TAB"), ("", " on empty line: ask ")]

@@ -23,7 +23,7 @@ from .rate import RateBound
 from .tools import PICTURE, PROPOSE, tool_table
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
+    from ..capabilities.catalog import CapabilityResult
     from ..runtime import Runtime
     from .departure import Departure
     from .proposing import Proposer
@@ -211,7 +211,7 @@ class LocalBackend:
 
 def refusal(name: str, error: str, started: float | None = None) -> CapabilityResult:
     """A call refused before it ran: one sentence, nothing to mask (the sentence is ours)."""
-    from ..capabilities.registry import CapabilityResult  # pydantic: with the first call, not at /mcp on
+    from ..capabilities.catalog import CapabilityResult  # pydantic: with the first call, not at /mcp on
 
     ms = round((time.perf_counter() - started) * 1000, 3) if started is not None else 0.0
     return CapabilityResult(name=name, ok=False, error=error, duration_ms=ms)

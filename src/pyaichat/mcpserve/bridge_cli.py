@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import load_config
+from ..configuration.config import load_config
 from ..errors import ConfigError, PyAIChatError
 from ..printable import show
 
@@ -28,7 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="A stdio MCP server: your running pyaichat session (started with /mcp on or --mcp), or a "
         "Jupyter kernel's namespace read-only.",
     )
-    from ..server_flags import add_kernel_flags  # the flags' module: only for pyaichat mcp's parser
+    from ..configuration.kernel_flags import (
+        add_kernel_flags,  # the flags' module: only for pyaichat mcp's parser
+    )
 
     add_kernel_flags(parser, interactive=False)
     parser.add_argument("--config", help="config file (default: $XDG_CONFIG_HOME/pyaichat/config.toml)")
@@ -44,7 +46,7 @@ def main(argv: Sequence[str]) -> int:
 
         show(f"pyaichat mcp needs the MCP SDK: {install_command('mcp')}.", file=sys.stderr)
         return 2
-    from ..server_flags import server_misuse  # as above
+    from ..configuration.kernel_flags import server_misuse  # as above
 
     misuse = server_misuse(vars(flags))
     if misuse:
@@ -70,7 +72,7 @@ def _headless(flags: Any) -> int:
         return 2
     try:
         if flags.server is not None:
-            from ..server_front import open_server  # a kernel on a Jupyter Server
+            from ..runtime.jupyter_server.access import open_server  # a kernel on a Jupyter Server
 
             found = open_server(vars(flags), config, interactive=False)
             if found is None:  # --list: the kernels were listed, there is nothing to serve

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
-    from ..config import Config
+    from ..capabilities.catalog import CapabilityResult
+    from ..configuration.config import Config
     from ..proposals import Outcome, Pending, Proposals
     from .clients import ClientRecord
     from .departure import Departure

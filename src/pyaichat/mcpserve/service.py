@@ -39,7 +39,7 @@ from .gate import SessionGate
 from .listening import LOOPBACK, addresses, allowed_hosts, bracketed, end_after, listen, spawn_face
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..configuration.config import Config
     from ..runtime import Runtime
     from .proposing import Proposer
 

@@ -1,9 +1,9 @@
 """Tools from outside: the MCP servers the user already has, offered to the assistant as tools of its own.
 
 The entries themselves are configuration, below this package (the settings check them when the config
-file is read): ``pyaichat.server_spec`` (``ServerSpec``, as configured and, filled in, ready to start) and
-``pyaichat.server_entries`` (the config file's ``[mcp_servers.NAME]`` tables and the ``mcpServers`` JSON of
-Claude Desktop, Cursor and VS Code). One module per job here, bottom up:
+file is read): ``pyaichat.configuration.mcp_server_spec`` (``ServerSpec``, as configured and, filled in,
+ready to start) and ``pyaichat.configuration.mcp_servers`` (the config file's ``[mcp_servers.NAME]`` tables
+and the ``mcpServers`` JSON of Claude Desktop, Cursor and VS Code). One module per job here, bottom up:
 
 - ``naming``: the name each tool is offered under (``SERVER__TOOL``, within every provider's limits);
 - ``trust``: which calls run at once and which need the person;

@@ -1,7 +1,7 @@
 """The seams through which a server's wishes reach the person: a call that needs their approval (a
 ``Proposal`` on the one proposal path, ``tool_proposal``: the turn's ``decide`` answers it with an
 ``Outcome``), a question a server puts to them (``Question`` and ``Answer``, for elicitation), and a sampling
-request answered by the turn's model (``Completion``). The front end's side is the proposal path and its
+request answered by the turn's model (``SampledReply``). The front end's side is the proposal path and its
 question panel; this package only asks.
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..proposal import ASSISTANT, Proposal
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
+    from ..capabilities.catalog import CapabilityResult
     from .form import Field
 
 
@@ -81,7 +81,7 @@ AnswerQuestion = Callable[[Question], Answer]
 
 
 @dataclass(frozen=True)
-class Completion:
+class SampledReply:
     """The model's reply to a server's sampling request: its text, the model that wrote it, and why it
     stopped (``endTurn`` or ``maxTokens``, as the specification names them)."""
 
@@ -91,7 +91,7 @@ class Completion:
     tokens: int = 0  # prompt and completion tokens it cost
 
 
-Sample = Callable[[list[dict[str, Any]], int, str], Completion]
+Sample = Callable[[list[dict[str, Any]], int, str], SampledReply]
 """Send masked chat messages to the assistant's model with at most so many tokens for the reply, for the
 named server; raises an exception whose text is one sentence when it cannot (a provider error, the
 session's money budget)."""

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..server_spec import ServerSpec
+from ..configuration.mcp_server_spec import ServerSpec
 from .faults import exited, leaf, offending, start_failure
 from .requests_back import ELICITATION, ROOTS, SAMPLING, Refused, Reply, RequestBack, turned_off
 from .stderr import Tail
@@ -378,9 +378,9 @@ def _in_sdk_terms(reply: Reply) -> Any:
     """A request back's answer (``requests_back``) as the SDK sends it."""
     import mcp_types  # the SDK's types: with the first request from a server
 
-    from .approval import Answer, Completion
+    from .approval import Answer, SampledReply
 
-    if isinstance(reply, Completion):
+    if isinstance(reply, SampledReply):
         return mcp_types.CreateMessageResult(
             role="assistant",
             content=mcp_types.TextContent(type="text", text=reply.text),

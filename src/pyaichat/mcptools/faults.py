@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..server_spec import ServerSpec
+from ..configuration.mcp_server_spec import ServerSpec
 
 
 def exited(name: str, when: str, last: str) -> str:

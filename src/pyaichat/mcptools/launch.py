@@ -17,9 +17,9 @@ import re
 from collections.abc import Mapping
 
 from ..capabilities.redact import is_existing_path, is_secret_name
-from ..secret import Secret
-from ..server_entries import EntryError
-from ..server_spec import TRUSTS, ServerSpec
+from ..configuration.mcp_server_spec import TRUSTS, ServerSpec
+from ..configuration.mcp_servers import EntryError
+from ..configuration.secret import Secret
 
 _REFERENCE = re.compile(r"\$\{(?P<body>[^}]*)\}")
 

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..background import BackgroundLoop
-from ..server_entries import EntryError, merged, read_json_file
-from ..server_spec import ServerSpec
+from ..configuration.mcp_server_spec import ServerSpec
+from ..configuration.mcp_servers import EntryError, merged, read_json_file
 from .connection import Connection, ServerProblem
 from .launch import launch
 from .requests_back import RequestBack

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..tool_rules import ALLOW, ASK, DENY, Rules, matching
+from ..configuration.mcp_tool_rules import ALLOW, ASK, DENY, Rules, matching
 from .allowances import Allowances
 from .trust import runs_without_asking, why_it_asks
 

@@ -30,12 +30,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .approval import Answer, AnswerQuestion, Completion, Question, Sample, tool_proposal
+from .approval import Answer, AnswerQuestion, Question, Sample, SampledReply, tool_proposal
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..capabilities.registry import CapabilityResult
+    from ..capabilities.catalog import CapabilityResult
     from ..proposal import Decide
 
 SAMPLING = "sampling"
@@ -57,7 +57,7 @@ class Refused:
         return f"Refused({self.message!r})"
 
 
-Reply = Refused | Completion | Answer
+Reply = Refused | SampledReply | Answer
 """A request back's answer as plain data (the connection words it in the SDK's types): refused, the model's
 completion (sampling) or the person's answer (elicitation)."""
 
@@ -156,10 +156,10 @@ class Answerer:
             return self._refused(server, SAMPLING, started, sentence)
         cap = max(1, min(int(params.max_tokens), int(self.config.max_tokens)))
         shown = self.mask(sampling_view(params, cap))
-        done: list[Completion | str] = []
+        done: list[SampledReply | str] = []
 
         def run_it(arguments: dict[str, Any]) -> CapabilityResult:
-            from ..capabilities.registry import CapabilityResult  # with the first approved request
+            from ..capabilities.catalog import CapabilityResult  # with the first approved request
 
             began = time.perf_counter()
             try:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..capabilities import audit
+from ..capabilities.catalog import CapabilityResult, cap_text
 from ..capabilities.redact import masker_for
-from ..capabilities.registry import CapabilityResult, cap_text
 from ..proposal import Decide
 from .approval import AnswerQuestion, Sample, tool_proposal
 from .connection import ServerProblem

@@ -22,10 +22,10 @@ from ..controller import Controller, Mode
 from ..errors import PyAIChatError, internal_error
 from ..ports import BaseFrontEnd
 from ..printable import show
+from .ghost_text import GhostText, RaisedLines
 from .history import make_history
 from .prompt_session import OnceIdle, build_prompt_session
 from .questions import ask_arguments, decision_app, run_decision
-from .suggest import GhostText, RaisedLines
 from .typeahead import TypeAhead
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..agent.events import Event, PageEvent
     from ..checkpoints.keeper import Checkpoints
     from ..checkpoints.link import Link
-    from ..config import Config
+    from ..configuration.config import Config
     from ..mcptools.approval import Answer, Question
     from ..ports import Place
     from ..proposal import Decision, Proposal

@@ -24,8 +24,8 @@ from prompt_toolkit.shortcuts import PromptSession
 from prompt_toolkit.styles import Style
 
 from ..modes import Mode
+from .ghost_text import GhostLineProcessor, ghost_bindings, toolbar_part
 from .keys import build_key_bindings
-from .suggest import GhostLineProcessor, ghost_bindings, toolbar_part
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input

@@ -33,9 +33,9 @@ from ..session import Session
 from .local import LocalRuntime
 
 if TYPE_CHECKING:
-    from ..capabilities.registry import CapabilityResult
+    from ..capabilities.catalog import CapabilityResult
     from ..capabilities.toolbox import Toolbox
-    from ..config import Config, Settings
+    from ..configuration.config import Config, Settings
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
 

@@ -21,7 +21,7 @@ from ..session import Session, Tee, bounded_outputs, safe_repr, short
 from .local import LocalRuntime
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..configuration.config import Config
 
 _BACKFILL = 20  # inputs typed before the extension was loaded that are copied into the history
 _LOAD_MAGICS = ("%load_ext", "%reload_ext", "%unload_ext")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from typing import TYPE_CHECKING
 
-from ..config import Config
+from ..configuration.config import Config
 from ..extras import install_command
 from . import KernelUnavailable
 

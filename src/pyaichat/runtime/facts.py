@@ -25,7 +25,7 @@ from .completion import Unresolvable
 
 if TYPE_CHECKING:
     from ..capabilities.redact import Masker
-    from ..config import Config
+    from ..configuration.config import Config
     from ..records import HistoryEntry
 
 MAX_FACTS = 8  # names described per suggestion

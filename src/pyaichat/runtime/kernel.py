@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..config import Config, Settings
+from ..configuration.config import Config, Settings
 from ..errors import PyAIChatError
 from ..printable import show
 from ..records import ExecResult, LastError

@@ -38,9 +38,9 @@ from .local import LocalRuntime
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..capabilities.registry import CapabilityResult
+    from ..capabilities.catalog import CapabilityResult
     from ..capabilities.toolbox import Toolbox
-    from ..config import Config
+    from ..configuration.config import Config
     from ..records import HistoryEntry
 
 # The comm target of pyaichat's helper inside a kernel (``kernel_helper``) and the version of this protocol:
@@ -98,7 +98,7 @@ def _history_in(data: list[dict[str, Any]]) -> list[Any]:
 
 
 def _result_in(data: dict[str, Any]) -> Any:
-    from ..capabilities.registry import CapabilityResult  # pydantic: with the first question
+    from ..capabilities.catalog import CapabilityResult  # pydantic: with the first question
 
     return CapabilityResult.model_validate(data)
 
@@ -134,7 +134,7 @@ Otherwise = Callable[[str, Mapping[str, Any]], Any]
 
 
 def _failed_call(sentence: str, arguments: Mapping[str, Any]) -> Any:
-    from ..capabilities.registry import CapabilityResult  # pydantic: with the first question
+    from ..capabilities.catalog import CapabilityResult  # pydantic: with the first question
 
     return CapabilityResult(name=str(arguments.get("name")), ok=False, error=sentence)
 

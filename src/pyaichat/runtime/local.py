@@ -14,9 +14,9 @@ from ..session import Session, input_is_complete
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from ..capabilities.registry import CapabilityResult
+    from ..capabilities.catalog import CapabilityResult
     from ..capabilities.toolbox import Toolbox
-    from ..config import Config, Settings
+    from ..configuration.config import Config, Settings
     from ..persist.undo import Checkpoint
     from ..records import ExecResult, HistoryEntry, LastError
     from .completion import Completion
@@ -105,7 +105,7 @@ class LocalRuntime:
     def tools(self) -> Toolbox:
         global _toolbox
         from ..capabilities import all_capabilities, plugins  # pydantic: with the first question
-        from ..capabilities.adapters import registry as adapters
+        from ..capabilities.adapters import lookup as adapters
         from ..capabilities.toolbox import Toolbox
 
         capabilities = all_capabilities()

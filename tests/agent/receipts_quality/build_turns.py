@@ -626,7 +626,7 @@ def build(only: str | None = None) -> dict[str, Any]:
     sys.path.insert(0, str(HERE.parents[2] / "src"))
     from pyaichat.agent.calls import arg_summary
     from pyaichat.capabilities import call
-    from pyaichat.config import Config
+    from pyaichat.configuration.config import Config
     from pyaichat.runtime.local import LocalRuntime
     from pyaichat.session import Session
     from pyaichat.untrusted import span

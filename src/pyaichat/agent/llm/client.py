@@ -30,7 +30,7 @@ from .types import LLMReply, Messages, ProtocolName, Request, ToolCall, Tools, U
 from .window import Window, is_ollama, window_in_error
 
 if TYPE_CHECKING:
-    from ...config import Config
+    from ...configuration.config import Config
 
 TOKEN_MARGIN = 1.1  # another model's tokenizer may count a little differently from the one litellm uses
 # Providers through which litellm passes Anthropic's ``cache_control`` marks on to a Claude model.

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from ...background import BackgroundLoop
-    from ...config import Config
+    from ...configuration.config import Config
     from ...runtime import Runtime
     from ..llm.infill import CodeAnswer, CodeRequest
     from .helper import ModelHelper

@@ -14,7 +14,7 @@ from ..llm.infill import CodeRequest
 from .fit import CURSOR, wants_block
 
 if TYPE_CHECKING:
-    from ...config import Config
+    from ...configuration.config import Config
     from .route import Route
 
 BEFORE_CHARS = 1500  # code before the cursor sent along: about 20 lines

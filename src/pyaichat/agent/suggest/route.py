@@ -15,10 +15,10 @@ import os
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
-from ...config import provider_of
+from ...configuration.config import provider_of
 
 if TYPE_CHECKING:
-    from ...config import Config
+    from ...configuration.config import Config
 
 Kind = Literal["fim", "chat"]
 

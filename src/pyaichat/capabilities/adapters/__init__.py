@@ -18,8 +18,8 @@ imported polars, so adapters read ``sys.modules``.
 from __future__ import annotations
 
 from .ask import Degraded, database_for, describe, details, one_line
+from .lookup import ADAPTERS, adapter_for, declare, load_imported
 from .protocol import FULL, LAZY, SAMPLE, SCHEMA, Adapter, DatabaseAdapter
-from .registry import ADAPTERS, adapter_for, declare, load_imported
 
 __all__ = [
     "ADAPTERS",

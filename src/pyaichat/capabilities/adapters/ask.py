@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..deadline import PICTURE_BUDGET, USER_CODE_BUDGET, Overtime, bounded
+from .lookup import AdapterEntry, entry_for, report
 from .protocol import DatabaseAdapter
-from .registry import AdapterEntry, entry_for, report
 
 T = TypeVar("T")
 LINE_CHARS = 300  # one line of a third party's answer

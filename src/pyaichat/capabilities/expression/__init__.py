@@ -44,7 +44,7 @@ from .reader import NotInProcess, Reader
 from .secrets import SecretChecks
 
 if TYPE_CHECKING:
-    from ..registry import CapabilityContext
+    from ..catalog import CapabilityContext
 
 __all__ = [
     "Level",

@@ -48,7 +48,7 @@ from .policy import IN_PROCESS, InProcess, SandboxPolicy, forked
 from .policy_base import Request, Secrets
 
 if TYPE_CHECKING:
-    from ..registry import CapabilityContext
+    from ..catalog import CapabilityContext
     from .preview import Preview
 
 __all__ = [

@@ -24,7 +24,7 @@ class Carrier(Protocol):
     def is_alive(self) -> bool: ...
 
 
-class Channel:
+class KernelSocketChannel:
     """One Jupyter channel on the websocket: the messages the reader queued for it, and a pipe that is
     readable while any wait (its ``socket`` for ``zmq.Poller``; at most one byte is ever in it)."""
 

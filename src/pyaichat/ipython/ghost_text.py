@@ -19,7 +19,7 @@ from IPython.terminal.shortcuts.auto_suggest import NavigableAutoSuggestFromHist
 from prompt_toolkit.auto_suggest import Suggestion
 
 from ..modes import Mode
-from ..repl.suggest import GhostText
+from ..repl.ghost_text import GhostText
 
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer

@@ -19,7 +19,7 @@ from . import audit
 from .toolbox import Tool, clean_description, first_sentence
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..configuration.config import Config
     from ..session import Session
     from .redact import Masker
 

@@ -25,9 +25,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from .mcp_server_spec import TRANSPORTS, TRUSTS, Pairs, ServerSpec
 from .secret import Secret
-from .server_spec import TRANSPORTS, TRUSTS, Pairs, ServerSpec
 
 TOML_KEYS = (
     "command",

@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
-from .paths import default_config_file, default_config_location
+from ..errors import ConfigError
+from ..paths import default_config_file, default_config_location
 from .settings import LIST_SETTINGS, SETTINGS, closest_setting
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """The command-line flags that choose a kernel (``--existing``, ``--kernel``, ``--server URL`` and its own),
 which ``pyaichat`` and ``pyaichat mcp`` both take.
 
-Declared here, apart from what they do (``server_front``), because ``cli.build_parser`` runs whenever there
-are flags: it must not load the Jupyter side to declare them.
+Declared here, apart from what they do (``runtime.jupyter_server.access``), because ``cli.build_parser`` runs
+whenever there are flags: it must not load the Jupyter side to declare them.
 """
 
 from __future__ import annotations

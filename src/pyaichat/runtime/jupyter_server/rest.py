@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
-from . import KernelUnavailable
+from .. import KernelUnavailable
 
 TIMEOUT = 10.0  # seconds for one REST request
 # The path segments where a Jupyter UI starts: the server's base URL is what comes before them.

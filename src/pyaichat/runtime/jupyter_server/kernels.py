@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..printable import show
-from . import KernelUnavailable
-from .kernel import KernelRuntime
-from .kernel_connection import KernelConnection
+from ...printable import show
+from .. import KernelUnavailable
+from ..kernel import KernelRuntime
+from ..kernel_connection import KernelConnection
 from .kernel_socket import SocketKernelClient
-from .server_api import ServerAPI, ServerError
+from .rest import ServerAPI, ServerError
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ...configuration.config import Config
 
 SLOW = 0.25  # seconds a round trip: a link this slow is named when attaching
 CONNECT_TIMEOUT = 30.0

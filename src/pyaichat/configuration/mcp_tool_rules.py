@@ -60,7 +60,7 @@ def folded(text: str) -> str:
         return text.lower()
     import unicodedata  # only for a name that is not plain ASCII
 
-    from .lookalikes import DROPPED, NAMES
+    from ..lookalikes import DROPPED, NAMES
 
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
     out = []

@@ -16,13 +16,13 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .config import Config
-from .printable import show
-from .runtime.server_api import ServerAPI, ServerError, TokenRefused, parse_address
+from ...configuration.config import Config
+from ...printable import show
+from .rest import ServerAPI, ServerError, TokenRefused, parse_address
 
 if TYPE_CHECKING:
-    from .runtime.kernel import KernelRuntime
-    from .runtime.server import KernelEntry
+    from ..kernel import KernelRuntime
+    from .kernels import KernelEntry
 
 ASKS = 3  # tries at the token prompt and at the menu
 
@@ -39,9 +39,9 @@ def open_server(
     """The runtime of the kernel the flags choose (``None`` after ``--list``). Raises ``ServerError`` (one
     sentence); asks the person (token, menu) only when ``interactive``."""
     try:  # websocket-client and jupyter_client: the `server` extra
-        from .runtime.server import attach, pick, start, table
+        from .kernels import attach, pick, start, table
     except ImportError as exc:
-        from .extras import install_command, package_of  # only to say how
+        from ...extras import install_command, package_of  # only to say how
 
         package = package_of(exc, "jupyter_client")
         raise ServerError(
@@ -87,7 +87,7 @@ def _listed(
     api: ServerAPI, interactive: bool, ask_secret: Callable[[str], str], say: Callable[[str], None]
 ) -> list[KernelEntry]:
     """The running kernels, asking for the token (without echo) while the server refuses it."""
-    from .runtime.server import running  # the server API: only with --server
+    from .kernels import running  # the server API: only with --server
 
     for attempt in range(ASKS + 1):
         try:
@@ -119,7 +119,7 @@ def _menu(
     say: Callable[[str], None],
 ) -> KernelEntry | None:
     """The person's choice: a running kernel, or ``None`` for a new one of ``default``."""
-    from .runtime.server import table  # as above
+    from .kernels import table  # as above
 
     new = f"a new {default} kernel (shut down when pyaichat exits)"
     if not entries:  # a yes-or-no question: its capital letter is what Enter takes

@@ -1,7 +1,7 @@
 """``Secret``: a string that never shows itself, for the API key and the values MCP servers are given.
 
-Its own module so that the settings checks and the MCP server entries (``server_spec``) share one class
-without importing each other.
+Its own module so that the settings checks and the MCP server entries (``configuration.mcp_server_spec``)
+share one class without importing each other.
 """
 
 from __future__ import annotations

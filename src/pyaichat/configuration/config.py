@@ -1,8 +1,8 @@
 """Configuration: defaults < config file < ``PYAICHAT_*`` environment < command-line flags.
 
-Every source is merged into one dict first (``config_sources``) and checked once, setting by setting, against
-the settings table (``settings.py``: names, kinds, defaults, bounds, descriptions), so a bad value is reported
-with the place it came from (file and key, variable, or flag) instead of a traceback.
+Every source is merged into one dict first (``configuration.sources``) and checked once, setting by setting,
+against the settings table (``settings.py``: names, kinds, defaults, bounds, descriptions), so a bad value is
+reported with the place it came from (file and key, variable, or flag) instead of a traceback.
 
 A ``Config`` never changes: ``replace(**changes)`` gives a checked copy. ``Settings`` holds the session's
 current one: every part reads it there, and only the controller replaces it (``/model``, a fixed
@@ -21,14 +21,14 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .config_sources import ENV_PREFIX, Sources, config_file_path, gather_sources, unknown_variables
-from .errors import ConfigError
-from .printable import show
+from ..errors import ConfigError
+from ..printable import show
 from .secret import Secret
 from .settings import SETTINGS, Setting, closest_setting
+from .sources import ENV_PREFIX, Sources, config_file_path, gather_sources, unknown_variables
 
 if TYPE_CHECKING:
-    from .server_spec import ServerSpec
+    from .mcp_server_spec import ServerSpec
 
 __all__ = [
     "ENV_PREFIX",
@@ -271,14 +271,14 @@ def check(setting: Setting, value: Any) -> Any:
             return tuple(value)
         return _refuse("should be a list of strings")
     if kind == "servers":
-        from .server_entries import servers_from_table  # only with a config that lists MCP servers
+        from .mcp_servers import servers_from_table  # only with a config that lists MCP servers
 
         try:
             return servers_from_table(value)
         except ValueError as exc:
             return _refuse(str(exc))
     if kind == "rules":
-        from .tool_rules import rules_from  # fnmatch: only with a config that has rules
+        from .mcp_tool_rules import rules_from  # fnmatch: only with a config that has rules
 
         try:
             return rules_from(value)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyPressEvent
 
     from ..agent.suggest import Suggester
-    from ..config import Config
+    from ..configuration.config import Config
 
 HISTORY_LINES = 5000  # history lines searched for a match, newest first
 _WORD = re.compile(r"\s*(?:[A-Za-z_]\w*|\d[\w.]*|[^\w\s]+[A-Za-z_]\w*|[^\w\s]+)")
@@ -57,8 +57,8 @@ def position(document: Document) -> tuple[str, str] | None:
     return before, document.text_after_cursor
 
 
-class PromptLoop:
-    """The prompt's own event loop as the suggestion engine uses it (``agent.suggest.PromptLoop``): its
+class GhostTextLoop:
+    """The prompt's own event loop as the suggestion engine uses it (``agent.suggest.GhostTextLoop``): its
     timers, and work to do once the key being handled is drawn (after the application's next render)."""
 
     def __init__(self, app: Any) -> None:
@@ -174,7 +174,7 @@ class GhostText(AutoSuggest):
         self._app: Any = None
         self._browsing: tuple[Any, int] | None = None  # the buffer's history lines, and the place in them
         self._recalled = False  # the text is a history line as recalled (↑, Ctrl-R), not edited since
-        self._prompt: PromptLoop | None = None  # the prompt's loop, as the engine uses it
+        self._prompt: GhostTextLoop | None = None  # the prompt's loop, as the engine uses it
 
     # -- wiring ----------------------------------------------------------------------------------------------
     def attach(self, buffer: Buffer) -> None:
@@ -272,7 +272,7 @@ class GhostText(AutoSuggest):
         self._known = (where, shown) if shown else None
         return shown
 
-    def _prompt_loop(self) -> PromptLoop | None:
+    def _prompt_loop(self) -> GhostTextLoop | None:
         """The running prompt's loop, for the engine (``None`` outside a running application)."""
         app = self._app
         try:
@@ -285,7 +285,7 @@ class GhostText(AutoSuggest):
         if prompt is None or prompt.app is not app:
             if prompt is not None:
                 prompt.detach()
-            prompt = self._prompt = PromptLoop(app)
+            prompt = self._prompt = GhostTextLoop(app)
         prompt.loop = loop
         return prompt
 

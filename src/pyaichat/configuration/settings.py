@@ -2,7 +2,7 @@
 
 ``config.Config`` takes its slots, defaults and checks from this table (its annotations restate each kind for
 readers and type checkers; ``tests/core/test_config_values.py`` holds the two together), and
-``config_sources`` the environment variables to read. Plain data on purpose: no ``dataclasses`` or
+``configuration.sources`` the environment variables to read. Plain data on purpose: no ``dataclasses`` or
 ``NamedTuple`` (both generate and compile code as the class is made, that is at import), so loading the table
 costs the start-up next to nothing.
 
@@ -20,7 +20,8 @@ class Setting:
     ``kind`` is the type in ``Config``: ``str``, ``int``, ``float``, ``bool``, ``secret`` (``config.Secret``),
     ``choice`` (``Literal[*choices]``), ``strlist`` (``tuple[str, ...]``, from the environment
     comma-separated) or ``servers`` (``tuple[ServerSpec, ...]``: the config file's ``[mcp_servers.NAME]``
-    tables, ``server_entries``) or ``rules`` (``tool_rules.Rules``: the ``[mcp_tool_rules]`` table).
+    tables, ``configuration.mcp_servers``) or ``rules`` (``configuration.mcp_tool_rules.Rules``: the
+    ``[mcp_tool_rules]`` table).
     """
 
     __slots__ = ("bounds", "choices", "default", "description", "kind", "name")

@@ -36,8 +36,8 @@ from jupyter_client.client import KernelClient
 from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
 
-from .server_api import ServerAPI, ServerError
-from .socket_channels import Channel, decode_legacy, decode_v1, encode_v1
+from .rest import ServerAPI, ServerError
+from .socket_channels import KernelSocketChannel, decode_legacy, decode_v1, encode_v1
 
 V1 = "v1.kernel.websocket.jupyter.org"
 CHANNELS = ("shell", "iopub", "stdin", "control")
@@ -60,7 +60,8 @@ class SocketKernelClient(KernelClient):
         self.kernel_id = kernel_id
         self.notice: Callable[[str], None] = lambda text: None  # one line for the person (a reconnection)
         self._channels = {
-            name: Channel(name, self, IOPUB_KEPT if name == "iopub" else None) for name in CHANNELS
+            name: KernelSocketChannel(name, self, IOPUB_KEPT if name == "iopub" else None)
+            for name in CHANNELS
         }
         self._ws: websocket.WebSocket | None = None
         self._connected = threading.Event()
@@ -83,19 +84,19 @@ class SocketKernelClient(KernelClient):
 
     # -- jupyter_client's client surface ---------------------------------------------------------------------
     @property
-    def shell_channel(self) -> Channel:
+    def shell_channel(self) -> KernelSocketChannel:
         return self._channels["shell"]
 
     @property
-    def iopub_channel(self) -> Channel:
+    def iopub_channel(self) -> KernelSocketChannel:
         return self._channels["iopub"]
 
     @property
-    def stdin_channel(self) -> Channel:
+    def stdin_channel(self) -> KernelSocketChannel:
         return self._channels["stdin"]
 
     @property
-    def control_channel(self) -> Channel:
+    def control_channel(self) -> KernelSocketChannel:
         return self._channels["control"]
 
     def is_alive(self) -> bool:
@@ -380,6 +381,6 @@ def _ack_at_once(ws: websocket.WebSocket) -> None:
 
 
 def _ssl_context(api: ServerAPI) -> Any:
-    from .server_api import ssl_context  # TLS: only for an https server
+    from .rest import ssl_context  # TLS: only for an https server
 
     return ssl_context(api.address.insecure)
