@@ -297,7 +297,7 @@ def _seam(checkpoints: Any) -> None:
     except Exception as exc:  # a checkpoint not taken must not end the session
         from .errors import internal_error  # only when it happens
 
-        print(f"Error: {internal_error(exc, 'Checkpoints')}", file=sys.stderr)
+        show(f"Error: {internal_error(exc, 'Checkpoints')}", file=sys.stderr)
 
 
 def _unbuffered_lines(fd: int) -> Iterator[str]:

@@ -187,9 +187,9 @@ def test_the_notebook_panel_says_it(monkeypatch):
     pytest.importorskip("IPython")
     from pyaichat.ipython import frontend
 
-    shown: list[str] = []
+    shown: list[str] = []  # the Markdown form of each display bundle the notebook is given
+    monkeypatch.setattr(frontend, "display", lambda bundle, **kwargs: shown.append(bundle["text/markdown"]))
     renderer = frontend.DisplayRenderer()
-    monkeypatch.setattr(renderer, "_markdown", shown.append)
     renderer.render(panel_event())
     (markdown,) = shown
     assert "⚠ after reading eval\\_expr\\(df\\.notes\\[17\\]\\)" in markdown

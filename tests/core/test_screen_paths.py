@@ -192,12 +192,15 @@ def test_every_event_through_piped_output():
 def test_every_event_through_a_notebook(monkeypatch, capsys):
     shown: list[str] = []
 
-    class Handle:
-        def update(self, content: Any) -> None:
-            shown.append(content.data)
+    def text_of(content: Any) -> str:  # a display bundle (both its forms) or a display object
+        return "\n".join(content.values()) if isinstance(content, dict) else content.data
 
-    def display(content: Any, display_id: bool = False) -> Handle:
-        shown.append(content.data)
+    class Handle:
+        def update(self, content: Any, raw: bool = False) -> None:
+            shown.append(text_of(content))
+
+    def display(content: Any, display_id: bool = False, raw: bool = False) -> Handle:
+        shown.append(text_of(content))
         return Handle()
 
     monkeypatch.setattr(ipython_frontend, "display", display)

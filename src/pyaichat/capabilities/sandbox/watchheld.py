@@ -29,7 +29,7 @@ OURS = "pyaichat."
 SHALLOW = frozenset(("dictwatch._known", "dictwatch._last", "watchlist._dicts", "watchlist._classes",
                      "watchlist._loaded_seen", "watchlist._machinery_seen", "watch._plans",
                      "watch._held_plans", "watch._plan_ids", "watch._names_seen", "watch._env_seen",
-                     "watchheld._found"))  # fmt: skip
+                     "watchheld._found", "scrub._last", "scrub._checks"))  # fmt: skip
 _MUTABLE = (dict, list, set, bytearray)
 
 
