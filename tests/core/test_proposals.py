@@ -167,8 +167,11 @@ def test_undo_after_an_edited_proposal_says_it_was_the_persons_own_input_and_und
         "own code, which /undo does not take back."
     )
     assert ns(ctrl) == before  # the older proposal was not taken back either
-    ctrl.handle("/undo")
-    assert front.of("notice")[-1].text == text
+    ctrl.handle("/undo")  # the command says too where checkpoints are kept
+    assert (
+        front.of("notice")[-1].text
+        == text + " (Checkpoints are kept only in pyaichat's own REPL (python -m pyaichat).)"
+    )
 
 
 def test_edit_then_run_unchanged_is_approved_and_can_be_undone():
