@@ -26,7 +26,8 @@ from .summary import one_line
 from .summary_here import here, metadata_line
 from .text import cut
 
-ASK_BUDGET = 0.045  # seconds for the automatic picture's asks in the walled child, the fork included
+ASK_BUDGET = 0.12  # seconds for the automatic picture's asks in the walled child, the fork included (a fork
+# of a large session alone takes 20-40 ms: with 45 ms no ask had time left to start)
 
 __all__ = ["ASK_BUDGET", "line_here", "variable_lines"]
 
