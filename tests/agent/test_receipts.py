@@ -243,8 +243,8 @@ def test_a_notebook_shows_the_warning_and_the_status_line(capsys, monkeypatch):
     warning = "⚠ 12.5 in the answer differs from what eval_expr(df.price.mean()) returned: 11.2"
     assert [bundle["text/plain"] for bundle in shown] == [warning]
     assert shown[0]["text/markdown"].startswith("**")
-    assert capsys.readouterr().out.splitlines() == [
-        "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted (/receipts)",
+    assert capsys.readouterr().out.splitlines() == [  # the command as a notebook's cell types it
+        "receipts: 1 of 2 numbers found in this turn's results · 1 contradicted (%ai /receipts)",
     ]
 
 

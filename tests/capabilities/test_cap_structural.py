@@ -211,3 +211,26 @@ def test_a_namespace_key_swapped_for_one_of_the_same_count_is_seen():
     del namespace["y"]
     namespace[("not", "a name")] = 2
     assert len(namespace) == 2 and not structural.names_only(namespace)
+
+
+def test_a_module_table_key_that_is_not_a_name_stops_the_look_up_after_a_remembered_check(monkeypatch):
+    """``sys.modules``' keys are checked once per version of the table: a key swapped in afterwards — one
+    whose hash is the name's, which a look-up would compare with its own ``__eq__`` — is still seen."""
+    import json
+
+    asked: list[str] = []
+
+    class Twin:
+        def __hash__(self) -> int:
+            asked.append("hash")
+            return hash("json")
+
+        def __eq__(self, other: object) -> bool:
+            asked.append("eq")
+            return False
+
+    assert structural.loaded_module("json") is json and structural.loaded_module("json") is json  # remembered
+    twin = Twin()
+    monkeypatch.setitem(sys.modules, twin, json)  # type: ignore[call-overload]  # the attack: a key of no str
+    asked.clear()
+    assert structural.loaded_module("json") is None and asked == []

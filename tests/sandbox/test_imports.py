@@ -69,7 +69,7 @@ def test_capabilities_imports_have_no_cycle() -> None:
 
     for name in sorted(graph):
         visit(name, [])
-    assert f"{PACKAGE}.registry" in graph and not any("builtin" in d for d in graph[f"{PACKAGE}.registry"])
+    assert f"{PACKAGE}.catalog" in graph and not any("builtin" in d for d in graph[f"{PACKAGE}.catalog"])
 
 
 def test_each_module_imports_fresh() -> None:

@@ -182,7 +182,26 @@ def loaded_module(name: str) -> Any:
     """``sys.modules[name]`` (``None`` if absent), looked up only while the table's keys are all names: a key
     of the session's with the same hash would be compared with ``name`` by its own ``__eq__``."""
     modules = sys.modules
-    return dict.get(modules, name) if type(modules) is dict and names_only(modules) else None
+    return dict.get(modules, name) if type(modules) is dict and _modules_named(modules) else None
+
+
+# (id of ``sys.modules``, its version tag) when every key was last seen to be a name: the check walks a few
+# thousand keys, and one look at a session's objects asks for hundreds of modules (0.9 s in a preview's child)
+_modules_checked: list[int | None] = [None, None]
+
+
+def _modules_named(modules: dict[Any, Any]) -> bool:
+    """``names_only(modules)``, not walked again while the table's version tag has not moved: any key added,
+    removed or swapped — even for one of the same count — moves it (``version_tag``)."""
+    from . import version_tag  # its ctypes with the first look at a class's module, never at start-up
+
+    tag = version_tag.peek(modules)
+    if tag is not None and _modules_checked == [id(modules), tag]:
+        return True
+    named = names_only(modules)
+    if named and tag is not None:
+        _modules_checked[:] = [id(modules), tag]
+    return named
 
 
 def library_root(cls: type) -> str:

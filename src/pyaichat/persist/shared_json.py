@@ -93,10 +93,10 @@ def read_bytes(path: str, *, limit: int = MAX_BYTES, follow: bool = True) -> byt
 
 
 @contextlib.contextmanager
-def locked(path: str, wait: float = LOCK_WAIT) -> Iterator[None]:
+def locked(path: str, wait: float | None = None) -> Iterator[None]:
     """Hold the lock of ``path`` (``path.lock``, created ``0600``) for the body, waiting ``wait`` seconds at
-    most while another session holds it (they hold it for one read and one write); ``PersistError`` when it
-    cannot be taken, in one sentence."""
+    most (``LOCK_WAIT`` as it is when called) while another session holds it (they hold it for one read and
+    one write); ``PersistError`` when it cannot be taken, in one sentence."""
     if fcntl is None:
         yield
         return
@@ -106,6 +106,7 @@ def locked(path: str, wait: float = LOCK_WAIT) -> Iterator[None]:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise PersistError(f"The lock {lock} cannot be opened ({exc.strerror or exc}).") from None
+    wait = LOCK_WAIT if wait is None else wait
     try:
         deadline = time.monotonic() + wait
         while True:

@@ -15,35 +15,13 @@ and every dict is compared; the result is the same, it only costs more.
 
 from __future__ import annotations
 
-import functools
 import operator
 import sys
 import types
 from collections.abc import Callable
 from typing import Any
 
-
-@functools.lru_cache(maxsize=1)
-def _tag_offset() -> int:
-    """The byte offset of ``ma_version_tag`` in a dict object, or 0 if it cannot be trusted here: checked on a
-    dict of our own (its size where the layout puts ``ma_used``, a tag that moves when an entry changes)."""
-    try:
-        import ctypes  # ctypes: with the first preview, in its child
-
-        if sys.implementation.name != "cpython" or sys.version_info >= (3, 14):
-            return 0
-        head = 2 * ctypes.sizeof(ctypes.c_void_p)  # ob_refcnt, ob_type
-        probe: dict[str, object] = {"a": 1, "b": 2, "c": 3}
-        if ctypes.c_ssize_t.from_address(id(probe) + head).value != 3:
-            return 0
-        offset = head + ctypes.sizeof(ctypes.c_ssize_t)
-        before = ctypes.c_uint64.from_address(id(probe) + offset).value
-        probe["a"] = object()
-        after = ctypes.c_uint64.from_address(id(probe) + offset).value
-        return offset if after != before else 0
-    except Exception:
-        return 0
-
+from ..version_tag import offset as _tag_offset
 
 TAGS = bool(_tag_offset())
 _value = operator.attrgetter("value")
@@ -76,16 +54,6 @@ def _entry(d: dict[str, Any]) -> list[Any]:
 def tag(d: dict[str, Any]) -> int | None:
     """``d``'s version tag now (None where tags cannot be read): equal tags, the same contents."""
     return _entry(d)[1].value if TAGS else None
-
-
-def peek(d: dict[Any, Any]) -> int | None:
-    """``d``'s version tag now, noting nothing (``tag`` keeps a reader: in the preview's child, where the
-    watch's own caches must not change during the run, a reader is made and dropped)."""
-    if not TAGS:
-        return None
-    import ctypes  # as above
-
-    return int(ctypes.c_uint64.from_address(id(d) + _tag_offset()).value)
 
 
 def reader(d: dict[str, Any]) -> Any:

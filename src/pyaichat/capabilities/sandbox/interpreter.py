@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import version_tag
 from . import dictwatch
 
 ALARMS, RECURSION, AT_FORK, UMASK = "alarms", "recursion", "at_fork", "umask"
@@ -85,7 +86,7 @@ class State:
             options,
             probes=[_read(probe) for probe in PROBES],
             importers=importers if importers is not None else copy_importers(),
-            cache_tag=dictwatch.peek(sys.path_importer_cache),
+            cache_tag=version_tag.peek(sys.path_importer_cache),
         )
 
     def changes(self) -> list[tuple[str, str]]:
@@ -143,7 +144,7 @@ class State:
             if before is not _UNLOADED and now is not _UNLOADED and moved(before, now):
                 out.append((kind, what))
         meta_path, path_hooks, cache = self.importers  # put back: the report that follows imports
-        now_cache, tag = sys.path_importer_cache, dictwatch.peek(sys.path_importer_cache)
+        now_cache, tag = sys.path_importer_cache, version_tag.peek(sys.path_importer_cache)
         changed = tag is None or tag != self.cache_tag
         if changed and any(now_cache.get(k, _UNLOADED) is not v for k, v in cache.items()):
             out.append((TAMPERED, "changes sys.path_importer_cache"))  # new entries are the import system's
@@ -239,7 +240,7 @@ def _mimetypes() -> tuple[Any, ...]:
 def _contents(d: dict[Any, Any]) -> Any:
     """A dict's contents: its version tag (a read of its own memory: mimetypes' tables hold thousands of
     entries, each a copy-on-write fault to touch in the child), else its entries by identity."""
-    tag = dictwatch.peek(d)
+    tag = version_tag.peek(d)
     return tag if tag is not None else _pairs(d)
 
 

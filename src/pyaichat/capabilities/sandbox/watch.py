@@ -86,7 +86,7 @@ class Watch:
 
     def __init__(self, namespace: dict[str, Any], plan: _Plan | None = None) -> None:
         _warm()
-        found, held = (plan, []) if plan is not None else _with_held(_plan(namespace))
+        found, held = (plan, []) if plan is not None else _with_held(_plan(namespace), namespace)
         self.targets, self.dicts, self.setters, self.modules, self.ours, self.index = found
         # pyaichat's lists, sets and bytearrays, with a copy to put back (``watchheld``)
         self.held = [(label, c, watchheld.copy(c)) for label, c in held]
@@ -386,15 +386,16 @@ _plan_ids: list[Any] = []  # the last plan, pyaichat's modules in it and the ids
 _held_plans: list[Any] = []  # the last plan with pyaichat's dicts added: (what it depends on, the plan)
 
 
-def _with_held(plan: _Plan) -> tuple[_Plan, list[tuple[str, Any]]]:
+def _with_held(plan: _Plan, namespace: dict[str, Any]) -> tuple[_Plan, list[tuple[str, Any]]]:
     """``plan`` with the dicts pyaichat's modules hold added as targets of their own (``held``), and the
     other containers they hold. The same plan object while neither changed (``dictwatch.Watched`` then reads
-    the tags in one pass)."""
+    the tags in one pass). The session's own namespace is never one of them, wherever pyaichat holds it (a
+    kernel helper's ``session.namespace``, IPython's ``user_ns``): its names are what the preview reports."""
     targets, dicts = plan[0], plan[1]
     if not _plan_ids or _plan_ids[0] is not plan:  # the plan's modules and dicts, once per plan
         ours = [(t.label, t.obj) for t in targets if t.owner == "ours" and type(t.obj) is types.ModuleType]
         _plan_ids[:] = [plan, ours, {id(d) for d in dicts}]
-    found = watchheld.held(_plan_ids[1], _plan_ids[2])
+    found = watchheld.held(_plan_ids[1], _plan_ids[2], namespace)
     held = [(label, c) for label, c in found if isinstance(c, dict)]
     others = [(label, c) for label, c in found if not isinstance(c, dict)]
     key = (id(plan), tuple(id(c) for _, c in held))

@@ -78,26 +78,31 @@ def put_back(container: Any, copied: Any) -> None:
         container.update(copied)
 
 
-# id(module) -> (module, the tags it was found under, the containers found: (label, container))
-_found: dict[int, tuple[Any, tuple[Any, ...], list[tuple[str, Any]]]] = {}
+# id(module) -> (module, the session's namespace, the tags it was found under, the containers found)
+_found: dict[int, tuple[Any, int, tuple[Any, ...], list[tuple[str, Any]]]] = {}
 
 
-def held(modules: list[tuple[str, types.ModuleType]], seen: set[int]) -> list[tuple[str, Any]]:
-    """The containers pyaichat's ``modules`` hold (``seen``: the ids of dicts watched already, skipped)."""
+def held(
+    modules: list[tuple[str, types.ModuleType]], seen: set[int], namespace: dict[str, Any]
+) -> list[tuple[str, Any]]:
+    """The containers pyaichat's ``modules`` hold (``seen``: the ids of dicts watched already, skipped). The
+    session's ``namespace`` is never one of them, nor looked into, wherever pyaichat holds it (a kernel
+    helper's session): the names in it are the session's, reported as such, not pyaichat's state."""
     out: list[tuple[str, Any]] = []
     for name, module in modules:
         known = _found.get(id(module))
         if (
             known is not None
             and known[0] is module
-            and None not in known[1]
-            and known[1] == _tags(module, known[2])
+            and known[1] == id(namespace)
+            and None not in known[2]
+            and known[2] == _tags(module, known[3])
         ):
-            out += known[2]
+            out += known[3]
             continue
         found: list[tuple[str, Any]] = []
-        _walk(name, vars(module), 0, found, {id(vars(module))} | seen)
-        _found[id(module)] = (module, _tags(module, found), found)
+        _walk(name, vars(module), 0, found, {id(vars(module)), id(namespace)} | seen)
+        _found[id(module)] = (module, id(namespace), _tags(module, found), found)
         out += found
     unique: dict[int, tuple[str, Any]] = {}
     for label, container in out:
