@@ -29,6 +29,8 @@ from .text import cut
 ASK_BUDGET = 0.12  # seconds for the automatic picture's asks in the walled child, the fork included (a fork
 # of a large session alone takes 20-40 ms: with 45 ms no ask had time left to start)
 
+SKIPPED = "its own code skipped: it was too slow before"
+
 __all__ = ["ASK_BUDGET", "line_here", "variable_lines"]
 
 
@@ -49,10 +51,12 @@ def variable_lines(
     with collector_paused():
         for name in names:
             value = namespace.get(name)
-            if _worth_asking(value, lvl) and not here(value, "type", lvl) and not_asked(value) is None:
-                asked.append((name, value))
-            else:
+            if not _worth_asking(value, lvl) or here(value, "type", lvl):
                 lines[name] = line_here(value, privacy, width)
+            elif not_asked(value) is not None:  # its own code overran before: said, from its type
+                lines[name] = f"{_from_type(value, lvl, width)} ({SKIPPED})"
+            else:
+                asked.append((name, value))
     if asked:
         from .sandbox import ask_in_child  # the fork's machinery: with the first picture that asks
 

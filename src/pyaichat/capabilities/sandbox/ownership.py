@@ -18,6 +18,7 @@ the arrays behind them, numpy spans, a container's items through its base type, 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import deque
 from collections.abc import Iterable
@@ -169,7 +170,7 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
     sampled when large). Equal before and after a run means the run did not visibly change the object."""
     budget = budget if budget is not None else [50_000]
     budget[0] -= 1
-    if budget[0] < 0 or depth > MAX_DEPTH or issubclass(type(obj), _LEAVES):
+    if budget[0] < 0 or depth > MAX_DEPTH or issubclass(type(obj), _LEAVES) or _library_cache(type(obj)):
         return None
     t = type(obj)
     try:
@@ -197,11 +198,31 @@ def fingerprint(obj: Any, budget: list[int] | None = None, depth: int = 0) -> An
                     tuple(fingerprint(x, budget, depth + 1) for x in items[:200]))  # fmt: skip
         state = structural.instance_state(obj)
         if state is not None:
-            pairs = list(state.items())[:200]
+            pairs = [(k, v) for k, v in list(state.items())[:200] if not _cache_slot(t, k)]
             return ("obj", tuple((k, id(v), fingerprint(v, budget, depth + 1)) for k, v in pairs))
     except Exception:
         return ("unreadable", t.__name__)
     return None
+
+
+# Libraries' own caches, filled by reads (a Dask frame's partition bounds, asked by ``npartitions``): their
+# contents are not the object's state. By module and qualified name, and only where the library itself holds
+# that class (``structural.defined_at``): a session's class that claims the name is read as any other.
+_LIBRARY_CACHES = frozenset({("dask.dataframe.dask_expr._util", "LRU")})
+
+
+def _library_cache(cls: type) -> bool:
+    return (
+        structural.module_of(cls),
+        structural.qualname_of(cls),
+    ) in _LIBRARY_CACHES and structural.defined_at(cls)
+
+
+def _cache_slot(cls: type, name: str) -> bool:
+    """``name`` is a ``functools.cached_property`` of ``cls`` (found on the type, no code run): the instance's
+    entry is the class's cache of a value computed from the rest, filled by the first read — a Dask frame's
+    ``npartitions`` — not a change the read made."""
+    return type(structural.lookup(cls, name)) is functools.cached_property
 
 
 def _key(key: Any) -> Any:
