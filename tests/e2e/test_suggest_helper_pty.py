@@ -28,8 +28,10 @@ BOUND = 60.0  # seconds: the helper's first answer pays litellm's import there
 
 
 def helpers_of(parent: int) -> list[int]:
-    """Live processes that ``parent`` started running the suggestion helper."""
-    found = []
+    """Live processes below ``parent`` running the suggestion helper: its child, or its grandchild where the
+    REPL is the supervisor that keeps checkpoints and the session is the supervisor's child (issue 48)."""
+    parents: dict[int, int] = {}
+    helpers = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -40,8 +42,17 @@ def helpers_of(parent: int) -> list[int]:
                 command = f.read()
         except OSError:
             continue
-        if int(fields[1]) == parent and fields[0] != "Z" and b"infill_helper" in command:
-            found.append(int(entry))
+        parents[int(entry)] = int(fields[1])
+        if fields[0] != "Z" and b"infill_helper" in command:
+            helpers.append(int(entry))
+    found = []
+    for pid in helpers:
+        above = parents.get(pid)
+        for _ in range(3):  # the session, then the supervisor
+            if above == parent:
+                found.append(pid)
+                break
+            above = parents.get(above) if above is not None else None
     return found
 
 

@@ -13,6 +13,7 @@ structure alone — then ``summary`` makes it in this process, and runs no code 
 * **modules, functions and classes of installed libraries and of Python** (not the session's own): their
   names, signatures and documentation, which the library wrote;
 * **dtypes** of numpy and pandas, by their stored fields;
+* a ``types.SimpleNamespace`` (exactly) whose names hold plain values: CPython's own ``repr`` of them;
 * **database connections** of sqlite3 and psycopg (``database_here``): their adapters read them here, since
   a forked child sharing the connection's socket must never use it.
 
@@ -70,6 +71,10 @@ def _here(value: Any, what: str, privacy_level: int) -> bool:
         return structural.shown_plain(list(itertools.islice(value, 20)))
     if structural.shown_plain(value) or structural.one_of(t, _ATOMS) or is_environ(value):
         return what != "doc" or library_class(t) or plain_class(t)  # a subclass's docs are its class's
+    if t is types.SimpleNamespace:  # exactly Python's: its repr is C's, over the names and values it holds
+        state = object.__getattribute__(value, "__dict__")  # the exact type's C slot: no code of the session's
+        plain = structural.str_keys(state, 50) and structural.shown_plain(list(state.values()))
+        return plain and what in ("repr", "type")
     if _never_consumed(t):
         return what in ("repr", "type")  # described by its kind and state, never advanced
     if known_connection(value):
