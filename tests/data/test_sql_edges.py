@@ -113,16 +113,70 @@ def test_a_pool_sharing_the_persons_connection_is_never_used(shop_file, pool):
 def test_a_creator_returning_one_object_is_refused_in_one_sentence(shop_file):
     sa = pytest.importorskip("sqlalchemy")
     shared = sqlite3.connect(shop_file, check_same_thread=False)
-    engine = sa.create_engine("sqlite://", creator=lambda: shared)
+    asked: list[int] = []
+
+    def creator() -> sqlite3.Connection:  # the session's code: query_sql never calls it in this process
+        asked.append(1)
+        return shared
+
+    engine = sa.create_engine("sqlite://", creator=creator)
     mine = engine.connect()
     mine.exec_driver_sql("INSERT INTO sales (region) VALUES ('pending')")
+    asked.clear()
     result = q(Session({"engine": engine}), "engine", "SELECT count(*) FROM sales")
-    assert not result.ok and "returns the same connection every time" in result.error
-    assert result.error.count(".") == 1 and shared.in_transaction
+    assert not result.ok and "would run code of your session's to connect" in result.error
+    assert result.error.count(".") == 1 and shared.in_transaction and asked == []
     mine.commit()
     assert shared.execute("SELECT count(*) FROM sales").fetchone() == (2,)
     mine.close()
     shared.close()
+
+
+def test_an_engine_or_connection_that_would_run_session_code_to_connect_is_never_queried_here(shop_file):
+    """query_sql runs in the person's process, so an engine is queried only when connecting runs SQLAlchemy
+    and the driver alone: a ``do_connect`` listener, a subclass, a class patched by the session, a DuckDB
+    connection whose class the session patched are refused in one sentence — and none of their code runs."""
+    sa = pytest.importorskip("sqlalchemy")
+    duckdb = pytest.importorskip("duckdb")
+    from sqlalchemy import event
+
+    ran: list[str] = []
+    plain = sa.create_engine(f"sqlite:///{shop_file}")
+    listened = sa.create_engine(f"sqlite:///{shop_file}")
+
+    @event.listens_for(listened, "do_connect")
+    def hook(*args: object) -> None:
+        ran.append("do_connect")
+
+    class MyEngine(sa.engine.Engine):
+        pass
+
+    subclassed = sa.create_engine(f"sqlite:///{shop_file}")
+    subclassed.__class__ = MyEngine
+
+    session = Session({"plain": plain, "listened": listened, "subclassed": subclassed, "conn": plain.connect()})
+    assert q(session, "plain", "SELECT count(*) FROM sales").ok
+    assert q(session, "conn", "SELECT count(*) FROM sales").ok
+    assert "sales" in call(session, "get_repr", {"expr": "plain"}, config=Config(audit=False)).text
+    for name in ("listened", "subclassed"):
+        refused = q(session, name, "SELECT count(*) FROM sales")
+        assert not refused.ok and "would run code of your session's to connect" in refused.error
+        assert refused.error.count(".") == 1
+    original = sa.engine.Engine.connect
+    try:
+        sa.engine.Engine.connect = lambda self: ran.append("patched")  # type: ignore[method-assign]
+        assert not q(session, "plain", "SELECT count(*) FROM sales").ok
+    finally:
+        sa.engine.Engine.connect = original  # type: ignore[method-assign]
+    duck = duckdb.connect()
+    assert q(Session({"duck": duck}), "duck", "SELECT 1 AS one").ok
+    try:
+        duckdb.DuckDBPyConnection.mine = lambda self: ran.append("mine")  # type: ignore[attr-defined]
+        refused = q(Session({"duck": duck}), "duck", "SELECT 1 AS one")  # its class patched by the session
+        assert not refused.ok and "would run code of your session's" in refused.error
+    finally:
+        del duckdb.DuckDBPyConnection.mine  # type: ignore[attr-defined]
+    assert ran == []
 
 
 # -- masking by lineage --------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from . import sqlcheck
 from .adapters import database_for
 from .adapters.sqldb import QueryRefused, result_lines
 from .catalog import CapabilityContext, capability
+from .database_here import queried_here
 from .expression import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .redact import masker_for
@@ -59,6 +60,12 @@ def query_sql(ctx: CapabilityContext, args: QuerySqlArgs) -> str:
     if database is None:
         raise CapabilityError(
             f"{args.connection} is a {type_name(value)}, not a database connection ({KNOWN})."
+        )
+    if not queried_here(value):
+        raise CapabilityError(
+            f"{args.connection} would run code of your session's to connect or query (a subclass, a custom "
+            "creator, a connect listener or a DBAPI module of its own), and query_sql runs in your process, "
+            "where none of it may run: give it a plain connection or engine."
         )
     dialect = database.dialect(value)
     checked = sqlcheck.check(args.sql, dialect)

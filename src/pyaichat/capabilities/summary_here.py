@@ -72,7 +72,7 @@ def _here(value: Any, what: str, privacy_level: int) -> bool:
     if structural.shown_plain(value) or structural.one_of(t, _ATOMS) or is_environ(value):
         return what != "doc" or library_class(t) or plain_class(t)  # a subclass's docs are its class's
     if t is types.SimpleNamespace:  # exactly Python's: its repr is C's, over the names and values it holds
-        state = object.__getattribute__(value, "__dict__")  # the exact type's C slot: no code of the session's
+        state = object.__getattribute__(value, "__dict__")  # the exact type's C slot: no session code
         plain = structural.str_keys(state, 50) and structural.shown_plain(list(state.values()))
         return plain and what in ("repr", "type")
     if _never_consumed(t):
