@@ -154,7 +154,8 @@ def test_an_engine_or_connection_that_would_run_session_code_to_connect_is_never
     subclassed = sa.create_engine(f"sqlite:///{shop_file}")
     subclassed.__class__ = MyEngine
 
-    session = Session({"plain": plain, "listened": listened, "subclassed": subclassed, "conn": plain.connect()})
+    conn = plain.connect()
+    session = Session({"plain": plain, "listened": listened, "subclassed": subclassed, "conn": conn})
     assert q(session, "plain", "SELECT count(*) FROM sales").ok
     assert q(session, "conn", "SELECT count(*) FROM sales").ok
     assert "sales" in call(session, "get_repr", {"expr": "plain"}, config=Config(audit=False)).text
