@@ -543,7 +543,7 @@ def test_pyaichats_state_changed_in_place_is_tampering(fx: Fixture, code: str, s
     tampering with pyaichat, and put back before the report (which the effects show still came)."""
     from pyaichat.capabilities import redact
 
-    redact._maskers.clear()  # the default masker first in the table, as ``[0]`` says (earlier tests made more)
+    redact._maskers.clear()  # the default masker first in the table, as ``[0]`` says (other tests made more)
     redact.default_masker()._env_values.append("kept-value-of-the-test")  # a masker with a list to clear
     found = fx.preview(code + "\nitems.append(4)")
     shown = text(found)
