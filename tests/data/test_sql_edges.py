@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -132,52 +133,77 @@ def test_a_creator_returning_one_object_is_refused_in_one_sentence(shop_file):
     shared.close()
 
 
-def test_an_engine_or_connection_that_would_run_session_code_to_connect_is_never_queried_here(shop_file):
-    """query_sql runs in the person's process, so an engine is queried only when connecting runs SQLAlchemy
-    and the driver alone: a ``do_connect`` listener, a subclass, a class patched by the session, a DuckDB
-    connection whose class the session patched are refused in one sentence — and none of their code runs."""
+def test_an_engine_is_read_from_its_url_alone_and_none_of_its_code_runs_here(shop_file, monkeypatch):
+    """query_sql and get_repr run in the person's process, so an engine is never used to connect (its
+    creator, listeners, connect_args, plugins and patched methods are code of the session's): the URL's
+    fields are read by structure and a connection of pyaichat's own is opened from them through SQLite's
+    own C entry point. An engine of a session's subclass is not read at all; a DuckDB connection whose class
+    the session patched, or a view that calls a Python function the session registered, is refused."""
     sa = pytest.importorskip("sqlalchemy")
     duckdb = pytest.importorskip("duckdb")
     from sqlalchemy import event
 
     ran: list[str] = []
-    plain = sa.create_engine(f"sqlite:///{shop_file}")
     listened = sa.create_engine(f"sqlite:///{shop_file}")
 
     @event.listens_for(listened, "do_connect")
     def hook(*args: object) -> None:
         ran.append("do_connect")
 
+    class Spy(sqlite3.Connection):
+        def execute(self, *args: object, **kwargs: object) -> sqlite3.Cursor:  # type: ignore[override]
+            ran.append("factory")
+            return super().execute(*args, **kwargs)  # type: ignore[arg-type]
+
+    factory = sa.create_engine(f"sqlite:///{shop_file}", connect_args={"factory": Spy})
+
     class MyEngine(sa.engine.Engine):
         pass
 
     subclassed = sa.create_engine(f"sqlite:///{shop_file}")
     subclassed.__class__ = MyEngine
-
-    conn = plain.connect()
-    session = Session({"plain": plain, "listened": listened, "subclassed": subclassed, "conn": conn})
-    assert q(session, "plain", "SELECT count(*) FROM sales").ok
-    assert q(session, "conn", "SELECT count(*) FROM sales").ok
-    assert "sales" in call(session, "get_repr", {"expr": "plain"}, config=Config(audit=False)).text
-    for name in ("listened", "subclassed"):
-        refused = q(session, name, "SELECT count(*) FROM sales")
-        assert not refused.ok and "would run code of your session's to connect" in refused.error
-        assert refused.error.count(".") == 1
-    original = sa.engine.Engine.connect
-    try:
-        sa.engine.Engine.connect = lambda self: ran.append("patched")  # type: ignore[method-assign]
-        assert not q(session, "plain", "SELECT count(*) FROM sales").ok
-    finally:
-        sa.engine.Engine.connect = original  # type: ignore[method-assign]
-    duck = duckdb.connect()
-    assert q(Session({"duck": duck}), "duck", "SELECT 1 AS one").ok
-    try:
-        duckdb.DuckDBPyConnection.mine = lambda self: ran.append("mine")  # type: ignore[attr-defined]
-        refused = q(Session({"duck": duck}), "duck", "SELECT 1 AS one")  # its class patched by the session
-        assert not refused.ok and "would run code of your session's" in refused.error
-    finally:
-        del duckdb.DuckDBPyConnection.mine  # type: ignore[attr-defined]
+    conn = listened.connect()  # the person's own connection: their listener runs, in their code
+    ran.clear()
+    session = Session({"listened": listened, "factory": factory, "subclassed": subclassed, "conn": conn})
+    monkeypatch.setattr(sa.engine.Engine, "connect", lambda self: ran.append("Engine.connect"))
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: ran.append("sqlite3.connect"))
+    for name in ("listened", "factory", "conn"):
+        answered = q(session, name, "SELECT count(*) FROM sales")
+        assert answered.ok and "mode=ro" in answered.text, answered
+    assert "sales" in call(session, "get_repr", {"expr": "factory"}, config=Config(audit=False)).text
+    refused = q(session, "subclassed", "SELECT count(*) FROM sales")
+    assert not refused.ok and "would run code of your session's to connect" in refused.error
+    assert refused.error.count(".") == 1
     assert ran == []
+
+    duck = duckdb.connect()
+    duck.execute("CREATE TABLE t (a BIGINT)")
+    duck.execute("INSERT INTO t VALUES (1), (2)")
+    duck.create_function("spy", lambda x: ran.append("udf") or x, ["BIGINT"], "BIGINT")
+    duck.execute("CREATE VIEW v AS SELECT spy(a) AS a FROM t")
+    duck.execute("CREATE VIEW w AS SELECT a FROM v")
+    ducks = Session({"duck": duck})
+    assert q(ducks, "duck", "SELECT a FROM t").ok
+    for sql in ("SELECT a FROM v", "SELECT a FROM w"):  # a view over the function, and a view over that
+        through_view = q(ducks, "duck", sql)
+        assert not through_view.ok and "the view v, whose own query is refused" in through_view.error
+    monkeypatch.setattr(
+        duckdb.DuckDBPyConnection, "cursor", types.MethodType(lambda *a: ran.append("cursor"), object())
+    )
+    patched = q(ducks, "duck", "SELECT a FROM t")  # its class patched by the session: not used here
+    assert not patched.ok and "would run code of your session's" in patched.error
+    assert ran == []
+
+
+def test_a_url_is_shown_without_its_password_or_its_query_values():
+    sa = pytest.importorskip("sqlalchemy")
+    engine = sa.create_engine(
+        "postgresql+psycopg://ann:hunter2@db.example/shop?sslmode=require&password=tok3n"
+    )
+    listed = call(Session({"engine": engine}), "list_globals", {}, config=Config(audit=False)).text
+    assert "postgresql+psycopg://ann:<redacted password>@db.example/shop?password=" in listed
+    assert "&sslmode=… (PostgreSQL" in listed
+    assert "hunter2" not in listed and "tok3n" not in listed and "require" not in listed
 
 
 # -- masking by lineage --------------------------------------------------------------------------------------

@@ -339,7 +339,7 @@ def test_what_a_proposal_does_to_the_kernels_process_comes_back(runtime, srv):
 
     if not probe().complete:
         pytest.skip("the preview needs the kernel walls")
-    runtime.run("import httpx as _loaded\ndel _loaded\nitems = [1]")
+    runtime.run("import httpx as _loaded\ndel _loaded\nitems = [1]\nglobals().pop('kept', None)")  # shared
     ctrl = controller(runtime, srv, decision="no")
     srv.tools(*[("propose_code", {"code": code}) for code, _ in PROCESS_PROPOSALS]).text("Declined.")
     ctrl.ask("change the process")

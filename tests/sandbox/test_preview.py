@@ -211,7 +211,7 @@ def test_timeout(fx: Fixture) -> None:
         "The code was still running when the preview's 0.5 s ran out, so it was stopped there and what it "
         "would change is not known; running it for real has no such limit."
     )
-    assert found.total_ms < 2000
+    assert found.total_ms < 6000  # stopped: the loop never ends (room for the fork on two busy cores)
     text = "\n".join(line for _, line in found.lines())
     assert "not timed" not in text and "no variable created" not in text and "thread" not in text
     assert text.startswith(

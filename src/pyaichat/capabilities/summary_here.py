@@ -73,7 +73,9 @@ def _here(value: Any, what: str, privacy_level: int) -> bool:
         return what != "doc" or library_class(t) or plain_class(t)  # a subclass's docs are its class's
     if t is types.SimpleNamespace:  # exactly Python's: its repr is C's, over the names and values it holds
         state = object.__getattribute__(value, "__dict__")  # the exact type's C slot: no session code
-        plain = structural.str_keys(state, 50) and structural.shown_plain(list(state.values()))
+        plain = structural.str_keys(state, 20) and all(  # whole values, exact types: the repr prints them all
+            structural.is_plain(v, numpy=False) for v in dict.values(state)
+        )
         return plain and what in ("repr", "type")
     if _never_consumed(t):
         return what in ("repr", "type")  # described by its kind and state, never advanced

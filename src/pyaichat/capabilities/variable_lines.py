@@ -26,8 +26,8 @@ from .summary import one_line
 from .summary_here import here, metadata_line
 from .text import cut
 
-ASK_BUDGET = 0.12  # seconds for the automatic picture's asks in the walled child, the fork included (a fork
-# of a large session alone takes 20-40 ms: with 45 ms no ask had time left to start)
+ASK_BUDGET = 0.08  # seconds for the automatic picture's asks, from the walled child's start (the fork of a
+# large session takes 20-40 ms more, longer on busy cores: ``sandbox.FORK_ALLOWANCE`` bounds it)
 
 SKIPPED = "its own code skipped: it was too slow before"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..privacy import FULL, SAMPLE, SCHEMA
 from ..redact import REDACTED, is_secret_name
-from ..structural import is_subclass, module_namespace
+from ..structural import is_subclass, loaded_module, module_namespace
 from ..text import count, cut, type_name
 from .protocol import LAZY
 
@@ -49,7 +49,7 @@ def isinstance_of(value: Any, module_name: str, *names: str) -> bool:
     """``isinstance(value, module_name.<name>)`` for any of ``names``, without importing anything —
     decided by ``type(value)``'s MRO (``isinstance`` would ask the value's ``__class__``, which a property
     answers)."""
-    namespace = module_namespace(sys.modules.get(module_name))
+    namespace = module_namespace(loaded_module(module_name))
     classes = [c for c in (namespace.get(n) for n in names) if is_subclass(type(c), type)]
     return any(is_subclass(type(value), c) for c in classes)
 

@@ -89,6 +89,7 @@ def _check_sources(cur: Any, sql: str) -> None:
     ctes: set[str] = set()
     sources: list[tuple[str, tuple[str, str, str]]] = []
     _walk(parsed, ctes, sources)
+    _check_views(cur, [(kind, key) for kind, key in sources if key[2].lower() not in ctes])
     for kind, (catalog_name, schema_name, name) in sources:
         low = name.lower()
         if kind == "TABLE_FUNCTION" and low not in _PURE_TABLE_FUNCTIONS:
@@ -107,6 +108,63 @@ def _check_sources(cur: Any, sql: str) -> None:
                 f"{name!r} is not a table or view of this database (DuckDB would look for a file or a Python "
                 "variable of that name): only the database's own tables can be read."
             )
+
+
+_VIEWS_READ = 50  # views looked through for one query (a view over views over views …)
+
+
+def _check_views(cur: Any, sources: list[tuple[str, tuple[str, str, str]]]) -> None:
+    """Refuse a statement that reads a view whose own query calls anything ``query_sql`` would refuse in the
+    statement itself: a Python function the session registered (``create_function``) runs in the person's
+    process when a view calls it, though the statement only names the view. Every view read, and the views
+    those read, is checked as a query of its own (``sqlcheck``); one that cannot be read is refused."""
+    from ..sqlcheck import check  # loaded with the first query already (query_sql checks the statement)
+
+    bodies = {
+        name.lower(): sql
+        for name, sql in cur.execute(
+            "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal"
+        ).fetchall()
+    }
+    pending = [name.lower() for kind, (_, _, name) in sources if kind == "BASE_TABLE"]
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in bodies:
+            continue
+        seen.add(name)
+        if len(seen) > _VIEWS_READ:
+            raise CapabilityError(
+                f"The query reads more than {_VIEWS_READ} views, more than query_sql checks."
+            )
+        body = _view_query(bodies[name])
+        try:
+            check(body, "duckdb")
+        except CapabilityError as exc:
+            raise CapabilityError(
+                f"The query reads the view {name}, whose own query is refused: {exc}"
+            ) from None
+        parsed = json.loads(cur.execute("SELECT json_serialize_sql(?)", [body]).fetchone()[0])
+        inner: list[tuple[str, tuple[str, str, str]]] = []
+        _walk(parsed, set(), inner)
+        pending += [n.lower() for kind, (_, _, n) in inner if kind == "BASE_TABLE"]
+
+
+def _view_query(create: Any) -> str:
+    """The query of a ``CREATE VIEW`` statement (``duckdb_views().sql``); a refusal when it cannot be read."""
+    import sqlglot  # sqlcheck's parser: loaded with the first query
+    from sqlglot import exp
+
+    try:
+        statement = sqlglot.parse_one(str(create), read="duckdb")
+    except Exception:
+        statement = None
+    body = statement.expression if isinstance(statement, exp.Create) else None
+    if not isinstance(body, exp.Expression):
+        raise CapabilityError(
+            "The query reads a view whose definition query_sql cannot read, so it is refused."
+        )
+    return body.sql(dialect="duckdb")
 
 
 def _is_relation(

@@ -12,7 +12,7 @@ its open transaction and its cursors are never used.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...errors import CapabilityError
@@ -74,15 +74,24 @@ def _state(conn: Any) -> str:
 
 def open_reader(conn: Any, timeout: float) -> Any:
     """A new connection with the user's parameters, held read-only by the server, with a statement timeout."""
-    import psycopg  # deferred: an adapter never imports its library (the user's object means it is loaded)
-
     if conn.closed:
         raise CapabilityError("The psycopg connection is closed.")
-    params = conn.info.get_parameters()
-    password = conn.info.password
+    return connect_reader(conn.info.get_parameters(), conn.info.password, timeout)
+
+
+def connect_reader(params: Mapping[str, str], password: str | None, timeout: float) -> Any:
+    """A connection of ours to the database ``params`` (libpq keywords) name, through psycopg's own class
+    (``database_here.psycopg_connect``), held read-only by the server, with a statement timeout. A refusal
+    says libpq's message with every parameter value taken out (it can repeat one, and a URL's query may hold
+    a token)."""
+    import psycopg  # deferred: an adapter never imports its library (the user's object means it is loaded)
+
+    from ..database_here import psycopg_connect
+
+    connect = psycopg_connect()
     options = f"-c default_transaction_read_only=on -c statement_timeout={max(int(timeout * 1000), 1)}"
     try:
-        return psycopg.connect(
+        return connect(
             **params,
             **({"password": password} if password else {}),
             options=options,
@@ -90,7 +99,11 @@ def open_reader(conn: Any, timeout: float) -> Any:
             connect_timeout=max(int(timeout), 2),
         )
     except psycopg.Error as exc:
-        raise CapabilityError(f"Could not open a read-only connection to the database: {exc}".strip())
+        message = str(exc).strip()
+        for value in sorted([*params.values(), password or ""], key=len, reverse=True):
+            if len(value) >= 3:
+                message = message.replace(value, "<…>")
+        raise CapabilityError(f"Could not open a read-only connection to the database: {message}")
 
 
 def read_catalog(cur: Any, max_tables: int) -> Catalog:
@@ -196,6 +209,43 @@ def _columns(cursor: Any) -> list[str]:
     return [str(d[0]) for d in cursor.description or []]
 
 
+# -- through a connection of ours (psycopg's, or one a SQLAlchemy URL names) --------------------------------
+def catalog_via(opener: Callable[[], Any], max_tables: int) -> Catalog:
+    with opener() as reader, reader.cursor() as cur:
+        cat = read_catalog(cur, max_tables)
+        reader.rollback()
+    return cat
+
+
+def relations_via(opener: Callable[[], Any], names: set[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    with opener() as reader, reader.cursor() as cur:
+        found = read_relations(cur, names)
+        reader.rollback()
+    return found
+
+
+def query_via(opener: Callable[[], Any], sql: str, limit: int, timeout: float) -> Result:
+    import psycopg  # deferred: never imported to check (the user's connection means it is loaded)
+
+    with opener() as reader:
+        try:
+            with reader.cursor() as cur:
+                columns, rows, more, cut = fetch_bounded(
+                    lambda text: cur.execute(text.encode(), prepare=False),  # bytes: no %-placeholders
+                    cur,
+                    sql,
+                    limit,
+                )
+        except psycopg.errors.QueryCanceled:
+            raise stopped(timeout) from None
+        except psycopg.Error as exc:
+            raise QueryRefused("PostgreSQL", exc) from None
+        finally:
+            reader.rollback()
+    held = "a separate connection with default_transaction_read_only=on and statement_timeout, rolled back"
+    return Result(columns, rows, more, held, cut=cut)
+
+
 # -- the adapter ---------------------------------------------------------------------------------------------
 class PsycopgAdapter(DatabaseAdapter):
     """psycopg 3 connections (and their cursors, which are never read)."""
@@ -204,10 +254,7 @@ class PsycopgAdapter(DatabaseAdapter):
         return _is_connection(value)
 
     def catalog(self, value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
-        with open_reader(value, timeout) as reader, reader.cursor() as cur:
-            cat = read_catalog(cur, max_tables)
-            reader.rollback()
-        return cat
+        return catalog_via(lambda: open_reader(value, timeout), max_tables)
 
     def dialect(self, value: Any) -> str:
         return "postgres"
@@ -215,33 +262,10 @@ class PsycopgAdapter(DatabaseAdapter):
     def relations(
         self, value: Any, names: set[str], timeout: float = 2.0
     ) -> tuple[dict[str, list[str]], dict[str, str]]:
-        with open_reader(value, timeout) as reader, reader.cursor() as cur:
-            found = read_relations(cur, names)
-            reader.rollback()
-        return found
+        return relations_via(lambda: open_reader(value, timeout), names)
 
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
-        import psycopg  # deferred: never imported to check (the user's connection means it is loaded)
-
-        with open_reader(value, timeout) as reader:
-            try:
-                with reader.cursor() as cur:
-                    columns, rows, more, cut = fetch_bounded(
-                        lambda text: cur.execute(text.encode(), prepare=False),  # bytes: no %-placeholders
-                        cur,
-                        sql,
-                        limit,
-                    )
-            except psycopg.errors.QueryCanceled:
-                raise stopped(timeout) from None
-            except psycopg.Error as exc:
-                raise QueryRefused("PostgreSQL", exc) from None
-            finally:
-                reader.rollback()
-        held = (
-            "a separate connection with default_transaction_read_only=on and statement_timeout, rolled back"
-        )
-        return Result(columns, rows, more, held, cut=cut)
+        return query_via(lambda: open_reader(value, timeout), sql, limit, timeout)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         if isinstance_of(value, "psycopg", "Cursor", "ServerCursor", "AsyncCursor"):

@@ -18,6 +18,7 @@ import os
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import closing
 from typing import Any
 from urllib.parse import quote
@@ -66,7 +67,7 @@ def _check_layout() -> bool:
             func.restype, func.argtypes = ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_char_p]
             with tempfile.TemporaryDirectory() as tmp:
                 path = os.path.realpath(os.path.join(tmp, "probe.db"))
-                probe = sqlite3.connect(path)
+                probe = _connect()(path)
                 try:
                     handle = _handle(probe)
                     _layout_ok = bool(handle) and func(handle, b"main") == path.encode()
@@ -90,16 +91,32 @@ def filename(conn: Any) -> str | None:
 
 
 # -- a read-only connection of our own -----------------------------------------------------------------------
+def _connect() -> Any:
+    """SQLite's own ``connect`` (``database_here.sqlite_connect``: ``sqlite3.connect`` may be replaced)."""
+    from ..database_here import sqlite_connect
+
+    return sqlite_connect()
+
+
 def open_reader(conn: Any, timeout: float = 0.2) -> sqlite3.Connection:
     """A new read-only connection to the same database (``CapabilityError`` when that is impossible)."""
     name = filename(conn)
     if name is None:
         raise CapabilityError("The sqlite3 connection is closed (or its database file cannot be found).")
-    if name:
-        uri = "file:" + _quote(name) + "?mode=ro"
-        reader = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
-    else:
-        reader = _memory_copy(conn)
+    return open_file_reader(name, timeout) if name else _read_only(_memory_copy(conn))
+
+
+def open_file_reader(path: str, timeout: float = 0.2) -> sqlite3.Connection:
+    """A read-only connection of ours to the database file ``path`` (``mode=ro``, ``query_only``)."""
+    uri = "file:" + _quote(path) + "?mode=ro"
+    try:
+        reader = _connect()(uri, uri=True, timeout=timeout, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise CapabilityError(f"The SQLite database {os.path.basename(path)} cannot be opened ({exc}).")
+    return _read_only(reader)
+
+
+def _read_only(reader: Any) -> Any:
     reader.execute("PRAGMA query_only = ON")
     bound_values(reader)
     return reader
@@ -165,7 +182,7 @@ def _memory_copy(conn: Any) -> sqlite3.Connection:
         )
     if pages > _MEMORY_COPY_LIMIT:
         raise CapabilityError("The in-memory database is too large to copy for reading (over 64 MB).")
-    copy = sqlite3.connect(":memory:", check_same_thread=False)
+    copy = _connect()(":memory:", check_same_thread=False)
     conn.backup(copy)
     return copy
 
@@ -247,6 +264,38 @@ def read_relations(reader: Any, keys: set[str]) -> tuple[dict[str, list[str]], d
     return columns, views
 
 
+# -- through a connection of ours (to the person's connection's file, or one a SQLAlchemy URL names) ------
+def catalog_via(opener: Callable[[], Any], max_tables: int) -> Catalog:
+    with closing(opener()) as reader:
+        entries = reader.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).fetchall()
+        tables = []
+        for name, kind in entries[:max_tables]:
+            cols = reader.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
+            tables.append(Table(name, kind, [(c, t or "any") for c, t in cols]))
+    return Catalog(tables, len(entries))
+
+
+def query_via(opener: Callable[[], Any], sql: str, limit: int, timeout: float) -> Result:
+    deadline = time.monotonic() + timeout
+    with closing(opener()) as reader:
+        reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        try:
+            per_value = bound_row(reader, sql)
+            cur = reader.execute(sql)
+            columns, rows, more, cut = fetch(cur, limit, per_value)
+        except sqlite3.Error as exc:
+            if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+                raise CapabilityError(
+                    f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
+                ) from None
+            raise too_big(exc) or QueryRefused("SQLite", exc) from None
+    held = "a separate read-only connection (mode=ro, query_only)"
+    return Result(columns, rows, more, held, cut=cut)
+
+
 # -- the adapter ---------------------------------------------------------------------------------------------
 class SqliteAdapter(DatabaseAdapter):
     """sqlite3 connections (and their cursors, which are never read)."""
@@ -255,16 +304,7 @@ class SqliteAdapter(DatabaseAdapter):
         return _is_connection(value)
 
     def catalog(self, value: Any, max_tables: int = MAX_TABLES, timeout: float = 2.0) -> Catalog:
-        with closing(open_reader(value)) as reader:
-            entries = reader.execute(
-                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
-                "AND name NOT LIKE 'sqlite_%' ORDER BY name"
-            ).fetchall()
-            tables = []
-            for name, kind in entries[:max_tables]:
-                cols = reader.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
-                tables.append(Table(name, kind, [(c, t or "any") for c, t in cols]))
-        return Catalog(tables, len(entries))
+        return catalog_via(lambda: open_reader(value), max_tables)
 
     def dialect(self, value: Any) -> str:
         return "sqlite"
@@ -276,21 +316,7 @@ class SqliteAdapter(DatabaseAdapter):
             return read_relations(reader, names)
 
     def query(self, value: Any, sql: str, limit: int, timeout: float) -> Result:
-        deadline = time.monotonic() + timeout
-        with closing(open_reader(value)) as reader:
-            reader.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
-            try:
-                per_value = bound_row(reader, sql)
-                cur = reader.execute(sql)
-                columns, rows, more, cut = fetch(cur, limit, per_value)
-            except sqlite3.Error as exc:
-                if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
-                    raise CapabilityError(
-                        f"The query was stopped by SQLite after {timeout:g} s (the tool deadline)."
-                    ) from None
-                raise too_big(exc) or QueryRefused("SQLite", exc) from None
-        held = "a separate read-only connection (mode=ro, query_only)"
-        return Result(columns, rows, more, held, cut=cut)
+        return query_via(lambda: open_reader(value), sql, limit, timeout)
 
     def one_line(self, value: Any, lvl: int) -> str | None:
         if isinstance_of(value, "sqlite3", "Cursor"):

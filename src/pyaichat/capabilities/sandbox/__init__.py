@@ -145,22 +145,28 @@ def run(
     return str(outcome.get("text", ""))
 
 
+FORK_ALLOWANCE = 0.2  # seconds the fork itself may take before an ask's budget starts (busy cores)
+
+
 def ask_in_child(
     setting: str, asks: list[Callable[[], str]], budget: float, each: float
 ) -> list[str | None] | None:
     """Each of ``asks`` — a description that runs the session's own code (a ``__repr__``, a ``__len__``, a
     third party's adapter), ``each`` seconds at most — in one walled, forked child, all within ``budget``
-    seconds from now: what each answered (``None`` for those the budget left no time for). ``None`` when no
-    walled child can run here (no fork, or the kernel walls are down: then nothing would keep that code from
-    writing) or it did not answer in time."""
+    seconds from the child's start (the fork itself may take ``FORK_ALLOWANCE`` more): what each answered
+    (``None`` for those the budget left no time for). ``None`` when no walled child can run here (no fork,
+    or the kernel walls are down: then nothing would keep that code from writing) or it did not answer in
+    time."""
     policy = policy_for(setting)
     walls = getattr(policy, "walls", None)
     if not policy.walled or walls is None or not asks:
         return None
     load_imported()  # the adapters the asks may use: a child must import nothing
-    last_start = time.monotonic() + budget * 0.8 - each  # an ask started later could miss the answer's time
 
     def job() -> dict[str, Any]:
+        # counted from the child's start: a fork of a large session on busy cores can take longer than the
+        # whole budget, and then no ask ever started (the picture said "polars.LazyFrame object")
+        last_start = time.monotonic() + budget * 0.8 - each  # an ask started later could miss the answer
         answers: list[str | None] = []
         for ask in asks:
             if time.monotonic() > last_start:
@@ -174,7 +180,7 @@ def ask_in_child(
         return {"ok": True, "answers": answers}
 
     try:
-        result = run_forked(job, budget, walls, require_walls=True)
+        result = run_forked(job, budget + FORK_ALLOWANCE, walls, require_walls=True)
     except CapabilityTimeout:
         return None
     answers = result.get("answers")
