@@ -49,6 +49,10 @@ _COMPARISON_WORDS = frozenset(
         ["than", "higher", "lower", "more", "less", "above", "below", "ahead", "behind", "worse", "better"],
     )
 )
+# what a difference is said with: for percentage points, which are one, the words name the difference itself
+_DIFFERENCE_WORDS = _COMPARISON_WORDS | frozenset(
+    map(stem, ["by", "gap", "difference", "spread", "delta", "ahead", "behind"])
+)
 _PREPOSITIONS = frozenset(
     ["in", "for", "at", "of", "on", "with", "to", "from", "by", "during", "among", "across"]
 )
@@ -241,7 +245,11 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     agg_words = AGG_STEMS.get(fact.agg, _EMPTY)
     if s.row and said and said[0] in agg_words:
         agg_words = _EMPTY  # a describe() row named by its statistic: one piece of evidence, not two
-    if claim.direction and fact.agg in _CHANGES and not claim.num.signed:
+    points = claim.num.pp or claim.points
+    if points and fact.agg == "diff":
+        s.agg = 2  # "0.49 pp": percentage points are a difference of two percentages, named by their unit
+        said.append("percentage points")
+    elif claim.direction and fact.agg in _CHANGES and not claim.num.signed:
         s.agg = 2  # "rose", "fell by": a change
         said.append(r.change_word)
     elif fact.agg in _COUNTED:
@@ -256,7 +264,7 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     elif agg_words & weak:
         s.agg = 1
         said.append(min(agg_words & weak))
-    elif claim.num.pct and not claim.direction and fact.agg in _SHARES and abs(fact.value) <= 1.5:
+    elif claim.num.pct and not (claim.direction or points) and fact.agg in _SHARES and abs(fact.value) <= 1.5:
         s.agg = 2  # "66 % would recommend": a percent is a share (of its subject, a mean of a yes or no)
     mine = fact.subject & own
     if mine:
@@ -283,6 +291,8 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
             other = other - SUPERLATIVES  # "the cheapest at 12.94 on average": the superlative picks the row
         if other:
             s.conflict = True
+    if points and fact.agg == "rel":
+        s.conflict = True  # points are no relative change ("+0.49 pp, +10.5 % relative")
     if fact.col in ("true", "false") and (fact.col == "true") == bool(r.negated):
         s.conflict = True  # "would not recommend" is the False column
     if r.positions and fact.subject & POSITIONS and not r.positions & fact.subject:
@@ -425,6 +435,9 @@ def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
     """A claim that can contradict: a per-unit figure only a mean, a comparison only a change or a
     difference ("10.5 % worse than control" is a lift), "over" only as a bound ("over 5 columns" is not)."""
     derived = claim.derived
+    points = claim.num.pp or claim.points
+    if points and derived in _DIFFERENCE_WORDS:
+        return fact.agg == "diff"  # "ahead by 0.49 pp", "a gap of 0.49 pp": the difference itself
     if derived == "per":
         return fact.agg in ("mean", "ratio")
     if derived in _COMPARISON_WORDS and fact.agg in _CHANGES:
@@ -433,7 +446,7 @@ def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
         return True
     if derived:
         return False
-    return not (claim.num.pp and fact.agg not in ("diff", ""))
+    return not (points and fact.agg not in ("diff", ""))
 
 
 _DERIVED_KINDS = {

@@ -104,7 +104,7 @@ AGGREGATES: dict[str, tuple[str, ...]] = {
         "yoy",
         "mom",
     ),
-    "diff": ("difference", "gap", "absolute", "pp", "points"),
+    "diff": ("difference", "gap", "absolute", "pp", "ppt", "points", "pts"),
     "rel": ("lift", "relative", "uplift", "improve", "improvement"),
     "nunique": ("distinct", "unique", "different"),
     "ratio": ("weighted", "ratio", "rate", "per"),

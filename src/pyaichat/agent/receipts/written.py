@@ -34,7 +34,7 @@ NUMBER = re.compile(
     r"(?<![\w.\-/−+$€£:])(?=[-−+]?[$€£]?\.?\d)(?P<sign>[-−+](?=[$€£]?\d|[$€£]?\.\d))?(?P<cur>[$€£])?"
     r"(?P<int>\d+(?:,\d{3})+|\d+)?(?P<frac>\.\d+)?(?:[eE](?P<exp>[-+]?\d+))?"
     r"(?P<scale>[kKMB]\b|m(?=\b)(?![²³])|mn\b|bn\b|tn\b|\s(?:thousand|million|billion|trillion|mn|bn)\b)?"
-    r"(?P<pct>\s?%|\s(?:pp|percent|pct|percentage points?)\b)?"
+    r"(?P<pct>\s?%|\s?ppt?\b|\s(?:percent|pct|percentage[ -]points?)\b)?"
     r"(?![\w/]|:\d|\.\d|\.[A-Za-z]|,\d{3}|-\d|\+(?![\d$€£.]))"
 )
 _MONTH = (
