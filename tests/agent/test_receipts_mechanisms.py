@@ -62,3 +62,38 @@ def test_points_compared_with_rates_alone_are_not_judged():
         ("rate_control", "float64 0.04710504549214227"), ("rate_variant", "float64 0.052051592436448635")
     )
     assert statuses("The variant's rate is 0.7 pp higher than control.", evidence) == [("0.7 pp", NOT_FOUND)]
+
+
+# -- values told apart by their names: the word beside the number picks one ---------------------------------
+RATES = (
+    ("rate_control", "float64 0.04710504549214227"),
+    ("rate_variant", "float64 0.052051592436448635"),
+)
+
+
+def test_swapped_rates_of_two_named_values_are_caught():
+    """Both are a "conversion rate"; "control" beside 5.2 % names ``rate_control`` (4.71 %), not the variant's
+    5.21 % that the number equals."""
+    evidence = _evidence(*RATES)
+    assert statuses("Conversion: control 5.2%, variant 4.7%.", evidence) == [
+        ("5.2%", CONTRADICTED),
+        ("4.7%", CONTRADICTED),
+    ]
+    assert statuses("Control converts at 5.21% and the variant at 4.71%.", evidence) == [
+        ("5.21%", CONTRADICTED),
+        ("4.71%", CONTRADICTED),
+    ]
+    assert statuses("Conversion: control 4.7%, variant 5.2%.", evidence) == [
+        ("4.7%", SUPPORTED),
+        ("5.2%", SUPPORTED),
+    ]
+
+
+def test_a_value_named_by_both_names_is_not_ruled_out():
+    """(A guard for the rule above.) A ratio of signups to visits is named by both words: "signup rate"
+    still names it."""
+    evidence = _evidence(
+        ("signups.sum() / visits.sum()", "float64 0.021703032907336377"), ("signups.sum()", "int64 8182")
+    )
+    assert statuses("The signup rate is 21.7%.", evidence) == [("21.7%", CONTRADICTED)]
+    assert statuses("The signup rate is 2.17%.", evidence) == [("2.17%", SUPPORTED)]

@@ -382,6 +382,7 @@ def judge(claim: Claim, index: Index) -> Verdict:
         return Verdict(NOT_FOUND)
     reading = _reading(claim)
     scores = {i: _score(claim, reading, facts[i]) for i in candidates}
+    _rule_out_unsaid_siblings(claim, candidates, scores, facts)
     named = sorted(
         (i for i in candidates if _named(claim, facts[i], scores[i], index)), key=lambda i: -scores[i].total
     )
@@ -421,6 +422,35 @@ def judge(claim: Claim, index: Index) -> Verdict:
     if equal:
         return Verdict(NOT_FOUND, facts[equal[0]], "nothing ties it there")
     return Verdict(NOT_FOUND)
+
+
+def _rule_out_unsaid_siblings(
+    claim: Claim, candidates: set[int], scores: dict[int, _Score], facts: list[Fact]
+) -> None:
+    """Values without rows told apart only by their names (``rate_control``, ``rate_variant``: both a
+    "conversion rate"): when the words beside the number say the distinguishing word of some of them and of
+    no other ("the control group's conversion rate is 5.21 %"), the others are not what it states — as a row
+    label beside a number rules out the other rows. Values with no word of their own (a difference of both)
+    are left alone."""
+    rowless = [i for i in candidates if not facts[i].rows and facts[i].subject and not scores[i].conflict]
+    names = {i: facts[i].subject | facts[i].nouns for i in rowless}  # a ratio: what it divides, and by what
+    subjects = set(names.values())
+    if len(subjects) < 2:
+        return
+    own = claim.own
+    said: set[frozenset[str]] = set()
+    distinct: dict[frozenset[str], frozenset[str]] = {}
+    for subject in subjects:
+        others = frozenset().union(*(o for o in subjects if o != subject))
+        distinct[subject] = subject - others
+        if distinct[subject] & own:
+            said.add(subject)
+    if len(said) != 1:
+        return
+    for i in rowless:
+        subject = names[i]
+        if subject not in said and distinct[subject]:
+            scores[i].conflict = True
 
 
 def _beside(fact: Fact, score: _Score) -> bool:
