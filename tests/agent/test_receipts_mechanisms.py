@@ -97,3 +97,44 @@ def test_a_value_named_by_both_names_is_not_ruled_out():
     )
     assert statuses("The signup rate is 21.7%.", evidence) == [("21.7%", CONTRADICTED)]
     assert statuses("The signup rate is 2.17%.", evidence) == [("2.17%", SUPPORTED)]
+
+
+# -- directions: the word says the change's sign -------------------------------------------------------------
+TREND = (
+    "d = readings.set_index('time').temp_c.resample('D').mean()\n"
+    "print(round(d.iloc[0], 2), round(d.iloc[-1], 2))\nprint(round(d.iloc[-1] - d.iloc[0], 2))"
+)
+
+
+def _trend() -> Evidence:
+    evidence = Evidence()
+    evidence.add(Seen.of("run_python", {"code": TREND}, "run_python(d = …)", "22.09 22.49\n0.41\n"))
+    return evidence
+
+
+def test_a_direction_names_the_change_even_when_its_aggregate_is_beside_it():
+    """ "The daily mean fell 0.41": a change of the mean (+0.41), so "fell" is a wrong sign, "rose" right."""
+    assert statuses("The daily mean fell 0.41 °C over the two weeks.", _trend()) == [("0.41", CONTRADICTED)]
+    assert statuses("The daily mean rose 0.41 °C over the two weeks.", _trend()) == [("0.41", SUPPORTED)]
+
+
+def test_a_direction_alone_names_the_change():
+    """ "It cooled by 0.41 °C": no other word names the change; the direction does, and its sign is wrong."""
+    assert statuses("It cooled by 0.41 °C.", _trend()) == [("0.41", CONTRADICTED)]
+    assert statuses("It warmed by 0.41 °C.", _trend()) == [("0.41", SUPPORTED)]
+    assert statuses("The mean went from 22.09 to 22.49, a 0.4 °C decrease.", _trend())[-1] == (
+        "0.4",
+        CONTRADICTED,
+    )
+
+
+def test_a_share_of_the_time_past_a_threshold_is_a_value_not_a_bound():
+    """ "above the threshold 4.5 % of the time": the threshold is the bound, the 4.5 % a share the turn showed
+    (3.47 %); "over 4 % of readings" stays a bound."""
+    evidence = _evidence(
+        ("(readings.temp_c > threshold).sum()", "int64 35"),
+        ("(readings.temp_c > threshold).mean()", "float64 0.034722222222222224"),
+    )
+    assert statuses("It was above the threshold 4.5% of the time.", evidence) == [("4.5%", CONTRADICTED)]
+    assert statuses("It was above the threshold 3.5% of the time.", evidence) == [("3.5%", SUPPORTED)]
+    assert statuses("Over 4% of readings were above the threshold.", evidence) != [("4%", CONTRADICTED)]

@@ -96,6 +96,7 @@ _PREPOSITIONS = frozenset(["in", "for", "at", "of", "during", "among", "across"]
 _COPULAS = frozenset(["is", "are", "was", "were"])
 _COMPARATIVE_DOWN = frozenset(stem(w) for w in ["worse", "lower", "less", "fewer", "smaller", "below"])
 _COMPARATIVE_UP = frozenset(stem(w) for w in ["better", "higher", "more", "larger", "bigger", "above"])
+_SHARE_BOUNDS = BOUND_STEMS - {stem("threshold")}
 _TO_END = re.compile(r"\b(?:up\s+)?to\W*$")
 _HEAD = re.compile(r"^[^\w,;()\[\]]*(?:[A-Za-z%°]+[^\w,;()\[\]]*){1,2}")
 
@@ -547,8 +548,13 @@ def _derived(claim: Claim) -> str:
         return "each other"
     before = claim.before
     last = words(claim.text_before[-16:])[-2:]
+    bounds = BOUND_STEMS
+    if claim.num.pct and after[:1] == ["of"]:
+        # a share of something ("above the threshold 4.5 % of the time"): a bound only by a comparison right
+        # before it ("over 40 % of respondents"), not by one that has its own object
+        before, last, bounds = before[-1:], last[-1:], _SHARE_BOUNDS
     for w in (*before[-2:], *last):
-        if w in BOUND_STEMS:
+        if w in bounds:
             return w
     for w in before[-3:]:
         if w in DERIVED_STEMS:

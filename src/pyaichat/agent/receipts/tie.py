@@ -39,6 +39,7 @@ NOT_FOUND = "not found"
 CONTRADICTED = "contradicted"
 
 _EMPTY: frozenset[str] = frozenset()
+_EMPTY_IDS: frozenset[int] = frozenset()
 _CHANGES = frozenset({"change", "diff", "rel"})
 _BOUND_WORDS = frozenset(
     map(stem, ["over", "under", "above", "below", "beyond", "within", "exceed", "exceeds", "exceeded"])
@@ -285,7 +286,9 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
             s.noun = True  # "247 orders", "35 readings"
             said.append(min(names))
     # a different aggregate named right beside the number rules this fact out ("median" is not the mean)
-    if r.beside_aggs and not (fact.agg in ("value", "") and not rows):
+    # (not for a change said with a direction: "the daily mean rose 0.41" is a change of the mean)
+    moved = claim.direction and fact.agg in _CHANGES and not claim.num.signed
+    if r.beside_aggs and not (fact.agg in ("value", "") and not rows) and not moved:
         other = r.beside_aggs - {fact.agg} - COMPATIBLE.get(fact.agg, _EMPTY)
         if s.row == 2:
             other = other - SUPERLATIVES  # "the cheapest at 12.94 on average": the superlative picks the row
@@ -362,6 +365,7 @@ def judge(claim: Claim, index: Index) -> Verdict:
         worded = more
     if not pool and not worded:
         return Verdict(NOT_FOUND)
+    worded = worded | _changes_its_direction_names(claim, pool, facts)
     units = index.units
     if not worded and num.date is None and "from" not in claim.clause:
         # no word of its clause names a fact: nothing to tie it to, only a value it may equal by chance
@@ -422,6 +426,17 @@ def judge(claim: Claim, index: Index) -> Verdict:
     if equal:
         return Verdict(NOT_FOUND, facts[equal[0]], "nothing ties it there")
     return Verdict(NOT_FOUND)
+
+
+def _changes_its_direction_names(claim: Claim, pool: list[int], facts: list[Fact]) -> frozenset[int]:
+    """The changes of the number's size that a direction word beside it names ("fell 0.41", "cooled by
+    0.41"): a direction says the number is a change, so the turn's change of that size is what it states,
+    its sign included — even when no other word of its clause names it and the sign makes it unequal."""
+    changes = frozenset(i for i in pool if facts[i].agg in _CHANGES and facts[i].date is None)
+    if not changes:
+        return _EMPTY_IDS
+    complete(claim)  # the direction is read with the words beside the number
+    return changes if claim.direction and not claim.num.signed else _EMPTY_IDS
 
 
 def _rule_out_unsaid_siblings(

@@ -185,6 +185,9 @@ UP = frozenset(
         "recover",
         "boosted",
         "added",
+        "warmed",
+        "warmer",
+        "hotter",
     ]
 )
 DOWN = frozenset(
@@ -228,6 +231,9 @@ DOWN = frozenset(
         "deficit",
         "minus",
         "losing",
+        "cooled",
+        "cooler",
+        "colder",
     ]
 )
 # after a number, a direction only as a noun or a comparative ("a 7.6 % drop", "19.8 % lower"); a verb after
