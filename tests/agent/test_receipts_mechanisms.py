@@ -64,7 +64,7 @@ def test_points_compared_with_rates_alone_are_not_judged():
     assert statuses("The variant's rate is 0.7 pp higher than control.", evidence) == [("0.7 pp", NOT_FOUND)]
 
 
-# -- values told apart by their names: the word beside the number picks one ---------------------------------
+# -- values told apart by their names: the word beside the number picks one ----------------------------------
 RATES = (
     ("rate_control", "float64 0.04710504549214227"),
     ("rate_variant", "float64 0.052051592436448635"),
@@ -138,3 +138,33 @@ def test_a_share_of_the_time_past_a_threshold_is_a_value_not_a_bound():
     assert statuses("It was above the threshold 4.5% of the time.", evidence) == [("4.5%", CONTRADICTED)]
     assert statuses("It was above the threshold 3.5% of the time.", evidence) == [("3.5%", SUPPORTED)]
     assert statuses("Over 4% of readings were above the threshold.", evidence) != [("4%", CONTRADICTED)]
+
+
+# -- counts before their noun --------------------------------------------------------------------------------
+def test_a_count_before_the_noun_its_rows_are_is_a_count_of_rows():
+    """ "holds 100,000 orders, one per row": the noun is what each row is, the count the rows' (10,000);
+    "6 columns" beside it stays a count of columns."""
+    evidence = _evidence(("len(sales)", "int\n10000"))
+    assert statuses("Your DataFrame holds **100,000 orders**, one per row.", evidence) == [
+        ("100,000", CONTRADICTED)
+    ]
+    assert statuses("Your DataFrame holds **10,000 orders**, one per row.", evidence) == [
+        ("10,000", SUPPORTED)
+    ]
+
+
+def test_a_row_labelled_by_a_country_code_is_named_by_the_country():
+    """A SQL result's rows "US", "JP": "Japan has 3 customers" names the JP row (2 customers)."""
+    evidence = Evidence()
+    sql = (
+        "SELECT c.country, ROUND(SUM(o.amount), 2) AS revenue, COUNT(DISTINCT c.id) AS customers"
+        " FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.country ORDER BY revenue DESC"
+    )
+    text = (
+        "4 rows; read-only\ncountry  revenue  customers\nUS       37007.5  4\nJP       26824.9  2\n"
+        "UK       22065.5  2\nDE       16332.5  2"
+    )
+    evidence.add(Seen.of("query_sql", {"connection": "con", "sql": sql}, "query_sql(…)", text))
+    assert statuses("Japan has 3 customers.", evidence) == [("3", CONTRADICTED)]
+    assert statuses("Germany brought in $26,824.90.", evidence) == [("$26,824.90", CONTRADICTED)]
+    assert statuses("Japan has 2 customers.", evidence) == [("2", SUPPORTED)]

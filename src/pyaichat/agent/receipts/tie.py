@@ -40,6 +40,7 @@ CONTRADICTED = "contradicted"
 
 _EMPTY: frozenset[str] = frozenset()
 _EMPTY_IDS: frozenset[int] = frozenset()
+_AGGREGATE_WORDS: frozenset[str] = frozenset().union(*AGG_STEMS.values())
 _CHANGES = frozenset({"change", "diff", "rel"})
 _BOUND_WORDS = frozenset(
     map(stem, ["over", "under", "above", "below", "beyond", "within", "exceed", "exceeds", "exceeded"])
@@ -259,6 +260,9 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
         if named_noun:  # a count names its noun after it: "12 rows", "8 partitions", "1,008 readings"
             s.noun = True
             said.append(min(named_noun))
+        elif fact.agg == "rows" and _rows_by_their_noun(claim, r, agg_words):
+            s.noun = True
+            said.append(min(agg_words & claim.clause))
     elif agg_words & own:
         s.agg = 2
         said.append(min(agg_words & own))
@@ -307,6 +311,20 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     s.words = len(fact.subject & claim.context)
     s.evidence = tuple(dict.fromkeys(w for w in said if w))
     return s
+
+
+def _rows_by_their_noun(claim: Claim, r: _Reading, row_words: frozenset[str]) -> bool:
+    """A whole count before the noun its rows are ("holds 10,000 orders, one per row"): a count of rows when
+    its clause says rows and the noun is no aggregate's word (not "6 columns", "3 distinct values")."""
+    num = claim.num
+    return bool(
+        num.integer
+        and not num.pct
+        and num.date is None
+        and r.head
+        and row_words & claim.clause
+        and not r.head & _AGGREGATE_WORDS
+    )
 
 
 def _names(stems: frozenset[str], fact: Fact) -> bool:

@@ -526,6 +526,31 @@ def name_words(name: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# a row labelled by a country's ISO code is written by its name ("JP": "Japan has 2 customers")
+COUNTRY_CODES: dict[str, tuple[str, ...]] = {
+    "us": ("america", "american", "usa"),
+    "uk": ("britain", "british", "england", "kingdom"),
+    "gb": ("britain", "british", "england", "kingdom"),
+    "de": ("germany", "german"),
+    "fr": ("france", "french"),
+    "jp": ("japan", "japanese"),
+    "it": ("italy", "italian"),
+    "es": ("spain", "spanish"),
+    "nl": ("netherlands", "dutch", "holland"),
+    "ca": ("canada", "canadian"),
+    "au": ("australia", "australian"),
+    "br": ("brazil", "brazilian"),
+    "mx": ("mexico", "mexican"),
+    "cn": ("china", "chinese"),
+    "in": ("india", "indian"),
+    "kr": ("korea", "korean"),
+    "se": ("sweden", "swedish"),
+    "ch": ("switzerland", "swiss"),
+    "pl": ("poland", "polish"),
+    "ie": ("ireland", "irish"),
+}
+
+
 def label_key(label: str) -> str:
     """A row or column label as matched: lower case, inner spaces single, quotes and markup gone."""
     return " ".join(label.strip().strip("`*_'\"").lower().split())
