@@ -168,3 +168,21 @@ def test_a_row_labelled_by_a_country_code_is_named_by_the_country():
     assert statuses("Japan has 3 customers.", evidence) == [("3", CONTRADICTED)]
     assert statuses("Germany brought in $26,824.90.", evidence) == [("$26,824.90", CONTRADICTED)]
     assert statuses("Japan has 2 customers.", evidence) == [("2", SUPPORTED)]
+
+
+def test_a_row_named_after_the_last_number_of_its_clause():
+    """ "(33 %) come from the north": the row is named after the number (the north's share is 29.96 %); with
+    another number after it, the words after are that one's."""
+    evidence = _evidence(
+        (
+            "sales.region.value_counts(normalize=True)",
+            "Series 'proportion': 4 values, dtype float64, index Index\nregion\nnorth    0.2996\n"
+            "east     0.2536\nsouth    0.2508\nwest     0.1960",
+        )
+    )
+    assert statuses("about a third of orders (33%) come from the north", evidence) == [("33%", CONTRADICTED)]
+    assert statuses("about 30% of orders come from the north", evidence) == [("30%", SUPPORTED)]
+    assert statuses("Most orders, 30.0%, come from the north, and 19.6% from the west.", evidence) == [
+        ("30.0%", SUPPORTED),
+        ("19.6%", SUPPORTED),
+    ]

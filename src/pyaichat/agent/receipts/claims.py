@@ -130,6 +130,7 @@ class Claim:
     points: bool = False  # "0.5 points": percentage points where the value is a ratio
     group_label: bool = False  # its after words name several labels ("4 or 5 stars")
     denominator: bool = False  # "3 of the 12 readings": a total, not a count of those that are
+    last: bool = False  # the last number of its clause: the clause's words after it are about it
     _derived: str | None = field(default=None, repr=False)
     _shown: tuple = field(
         default=("", "", 0, 0), repr=False
@@ -297,6 +298,7 @@ def complete(claim: Claim) -> None:
     start, end = clause.start, clause.end
     prev_end = numbers[j - 1].end if j > 0 and numbers[j - 1].end > start else start
     next_start = numbers[j + 1].start if j + 1 < len(numbers) and numbers[j + 1].start < end else end
+    claim.last = next_start == end
     own_before = said[prev_end : num.start]
     head_text = ""
     between = _SEPARATORS.search(own_before)

@@ -240,7 +240,9 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
             s.row = 2
             said.append(min(hit))
         else:
-            hit = rows & prefix
+            # its clause names the row before its numbers, or after it when it is the last ("(33 %) come from
+            # the north")
+            hit = rows & (weak if claim.last else prefix)
             if hit:
                 s.row = 1
                 said.append(min(hit))
