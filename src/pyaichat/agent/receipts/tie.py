@@ -103,6 +103,13 @@ def _states(claim: Claim, fact: Fact, units: set[float]) -> bool:
         (y1, m1, d1), (y2, m2, d2) = num.date, fact.date
         return m1 == m2 and (not y1 or not y2 or y1 == y2) and (not d1 or not d2 or d1 == d2)
     change = fact.agg in _CHANGES
+    if (
+        fact.scale == 1
+        and claim.scale == 1
+        and not (num.pct or claim.points or claim.direction)
+        and (num.scale == 1 or num.scale not in units)
+    ):
+        return _plain_states(claim, fact.value, change)
     trues = [fact.value]
     if fact.scale != 1:
         trues.append(fact.value * fact.scale)
@@ -127,6 +134,20 @@ def _states(claim: Claim, fact: Fact, units: set[float]) -> bool:
             if num.agrees(written, true, unit):
                 return True
     return False
+
+
+def _plain_states(claim: Claim, true: float, change: bool) -> bool:
+    """``_states`` for the most common case, one reading against one value (no percent, scale, unit or
+    direction): most numbers of an answer are judged here, by value alone, so it builds no lists."""
+    num = claim.num
+    written = num.value
+    if true < 0 and written > 0 and not num.signed:
+        if not _NEGATIVE & (claim.clause | frozenset(claim.before)):
+            return False
+        true = -true
+    elif not change and not num.signed and written < 0 < true:
+        return False
+    return num.agrees(written, true, num.tol)
 
 
 def _kind_fits(claim: Claim, fact: Fact) -> bool:
@@ -385,7 +406,10 @@ def judge(claim: Claim, index: Index) -> Verdict:
         worded = more
     if not pool and not worded:
         return Verdict(NOT_FOUND)
-    worded = worded | _changes_its_direction_names(claim, pool, facts)
+    if pool:
+        moved = _changes_its_direction_names(claim, pool, facts)
+        if moved:
+            worded = worded | moved
     units = index.units
     if not worded and num.date is None and "from" not in claim.clause:
         # no word of its clause names a fact: nothing to tie it to, only a value it may equal by chance
@@ -452,6 +476,8 @@ def _changes_its_direction_names(claim: Claim, pool: list[int], facts: list[Fact
     """The changes of the number's size that a direction word beside it names ("fell 0.41", "cooled by
     0.41"): a direction says the number is a change, so the turn's change of that size is what it states,
     its sign included — even when no other word of its clause names it and the sign makes it unequal."""
+    if not any(facts[i].agg in _CHANGES for i in pool):
+        return _EMPTY_IDS
     changes = frozenset(i for i in pool if facts[i].agg in _CHANGES and facts[i].date is None)
     if not changes:
         return _EMPTY_IDS
