@@ -186,3 +186,9 @@ def test_a_row_named_after_the_last_number_of_its_clause():
         ("30.0%", SUPPORTED),
         ("19.6%", SUPPORTED),
     ]
+
+
+def test_a_count_after_the_rows_is_not_a_count_of_rows():
+    """(A guard for the rule above.) "1,200 rows and 3 cats": the rows are the 1,200's, the 3 counts cats."""
+    evidence = _evidence(("len(df)", "int\n1200"))
+    assert statuses("There are 1,200 rows and 3 cats.", evidence) == [("1,200", SUPPORTED), ("3", NOT_FOUND)]

@@ -285,7 +285,7 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
             said.append(min(named_noun))
         elif fact.agg == "rows" and _rows_by_their_noun(claim, r, agg_words):
             s.noun = True
-            said.append(min(agg_words & claim.clause))
+            said.append(min(agg_words & claim.suffix))
     elif agg_words & own:
         s.agg = 2
         said.append(min(agg_words & own))
@@ -338,14 +338,16 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
 
 def _rows_by_their_noun(claim: Claim, r: _Reading, row_words: frozenset[str]) -> bool:
     """A whole count before the noun its rows are ("holds 10,000 orders, one per row"): a count of rows when
-    its clause says rows and the noun is no aggregate's word (not "6 columns", "3 distinct values")."""
+    its clause says rows after it, the last number ("1,200 rows and 3 cats": the rows are the 1,200's), and
+    the noun is no aggregate's word (not "6 columns", "3 distinct values")."""
     num = claim.num
     return bool(
         num.integer
         and not num.pct
         and num.date is None
+        and claim.last
         and r.head
-        and row_words & claim.clause
+        and row_words & claim.suffix
         and not r.head & _AGGREGATE_WORDS
     )
 
