@@ -96,6 +96,7 @@ _PREPOSITIONS = frozenset(["in", "for", "at", "of", "during", "among", "across"]
 _COPULAS = frozenset(["is", "are", "was", "were"])
 _COMPARATIVE_DOWN = frozenset(stem(w) for w in ["worse", "lower", "less", "fewer", "smaller", "below"])
 _COMPARATIVE_UP = frozenset(stem(w) for w in ["better", "higher", "more", "larger", "bigger", "above"])
+_SHARE_BOUNDS = BOUND_STEMS - {stem("threshold")}
 _TO_END = re.compile(r"\b(?:up\s+)?to\W*$")
 _HEAD = re.compile(r"^[^\w,;()\[\]]*(?:[A-Za-z%°]+[^\w,;()\[\]]*){1,2}")
 
@@ -129,6 +130,7 @@ class Claim:
     points: bool = False  # "0.5 points": percentage points where the value is a ratio
     group_label: bool = False  # its after words name several labels ("4 or 5 stars")
     denominator: bool = False  # "3 of the 12 readings": a total, not a count of those that are
+    last: bool = False  # the last number of its clause: the clause's words after it are about it
     _derived: str | None = field(default=None, repr=False)
     _shown: tuple = field(
         default=("", "", 0, 0), repr=False
@@ -296,6 +298,7 @@ def complete(claim: Claim) -> None:
     start, end = clause.start, clause.end
     prev_end = numbers[j - 1].end if j > 0 and numbers[j - 1].end > start else start
     next_start = numbers[j + 1].start if j + 1 < len(numbers) and numbers[j + 1].start < end else end
+    claim.last = next_start == end
     own_before = said[prev_end : num.start]
     head_text = ""
     between = _SEPARATORS.search(own_before)
@@ -547,8 +550,13 @@ def _derived(claim: Claim) -> str:
         return "each other"
     before = claim.before
     last = words(claim.text_before[-16:])[-2:]
+    bounds = BOUND_STEMS
+    if claim.num.pct and after[:1] == ["of"]:
+        # a share of something ("above the threshold 4.5 % of the time"): a bound only by a comparison right
+        # before it ("over 40 % of respondents"), not by one that has its own object
+        before, last, bounds = before[-1:], last[-1:], _SHARE_BOUNDS
     for w in (*before[-2:], *last):
-        if w in BOUND_STEMS:
+        if w in bounds:
             return w
     for w in before[-3:]:
         if w in DERIVED_STEMS:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .words import AGG_STEMS, MONTH_WORDS, MONTHS, label_key, stem
+from .words import AGG_STEMS, COUNTRY_CODES, MONTH_WORDS, MONTHS, label_key, stem
 
 _NUM = re.compile(r"^[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?$")
 
@@ -102,6 +102,9 @@ def label_forms(label: str, months: bool = False) -> frozenset[str]:
             forms.add(f"{date[0]}-{date[1]:02d}")
     if key in ("true", "false"):
         forms.add({"true": "yes", "false": "no"}[key])
+    country = COUNTRY_CODES.get(key)
+    if country:  # "JP" is written "Japan", "Japanese"
+        forms.update(stem(name) for name in country)
     return frozenset(forms)
 
 

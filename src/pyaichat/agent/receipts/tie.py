@@ -39,6 +39,8 @@ NOT_FOUND = "not found"
 CONTRADICTED = "contradicted"
 
 _EMPTY: frozenset[str] = frozenset()
+_EMPTY_IDS: frozenset[int] = frozenset()
+_AGGREGATE_WORDS: frozenset[str] = frozenset().union(*AGG_STEMS.values())
 _CHANGES = frozenset({"change", "diff", "rel"})
 _BOUND_WORDS = frozenset(
     map(stem, ["over", "under", "above", "below", "beyond", "within", "exceed", "exceeds", "exceeded"])
@@ -48,6 +50,10 @@ _COMPARISON_WORDS = frozenset(
         stem,
         ["than", "higher", "lower", "more", "less", "above", "below", "ahead", "behind", "worse", "better"],
     )
+)
+# what a difference is said with: for percentage points, which are one, the words name the difference itself
+_DIFFERENCE_WORDS = _COMPARISON_WORDS | frozenset(
+    map(stem, ["by", "gap", "difference", "spread", "delta", "ahead", "behind"])
 )
 _PREPOSITIONS = frozenset(
     ["in", "for", "at", "of", "on", "with", "to", "from", "by", "during", "among", "across"]
@@ -97,6 +103,13 @@ def _states(claim: Claim, fact: Fact, units: set[float]) -> bool:
         (y1, m1, d1), (y2, m2, d2) = num.date, fact.date
         return m1 == m2 and (not y1 or not y2 or y1 == y2) and (not d1 or not d2 or d1 == d2)
     change = fact.agg in _CHANGES
+    if (
+        fact.scale == 1
+        and claim.scale == 1
+        and not (num.pct or claim.points or claim.direction)
+        and (num.scale == 1 or num.scale not in units)
+    ):
+        return _plain_states(claim, fact.value, change)
     trues = [fact.value]
     if fact.scale != 1:
         trues.append(fact.value * fact.scale)
@@ -121,6 +134,20 @@ def _states(claim: Claim, fact: Fact, units: set[float]) -> bool:
             if num.agrees(written, true, unit):
                 return True
     return False
+
+
+def _plain_states(claim: Claim, true: float, change: bool) -> bool:
+    """``_states`` for the most common case, one reading against one value (no percent, scale, unit or
+    direction): most numbers of an answer are judged here, by value alone, so it builds no lists."""
+    num = claim.num
+    written = num.value
+    if true < 0 and written > 0 and not num.signed:
+        if not _NEGATIVE & (claim.clause | frozenset(claim.before)):
+            return False
+        true = -true
+    elif not change and not num.signed and written < 0 < true:
+        return False
+    return num.agrees(written, true, num.tol)
 
 
 def _kind_fits(claim: Claim, fact: Fact) -> bool:
@@ -234,14 +261,20 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
             s.row = 2
             said.append(min(hit))
         else:
-            hit = rows & prefix
+            # its clause names the row before its numbers, or after it when it is the last ("(33 %) come from
+            # the north")
+            hit = rows & (weak if claim.last else prefix)
             if hit:
                 s.row = 1
                 said.append(min(hit))
     agg_words = AGG_STEMS.get(fact.agg, _EMPTY)
     if s.row and said and said[0] in agg_words:
         agg_words = _EMPTY  # a describe() row named by its statistic: one piece of evidence, not two
-    if claim.direction and fact.agg in _CHANGES and not claim.num.signed:
+    points = claim.num.pp or claim.points
+    if points and fact.agg == "diff":
+        s.agg = 2  # "0.49 pp": percentage points are a difference of two percentages, named by their unit
+        said.append("percentage points")
+    elif claim.direction and fact.agg in _CHANGES and not claim.num.signed:
         s.agg = 2  # "rose", "fell by": a change
         said.append(r.change_word)
     elif fact.agg in _COUNTED:
@@ -250,13 +283,16 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
         if named_noun:  # a count names its noun after it: "12 rows", "8 partitions", "1,008 readings"
             s.noun = True
             said.append(min(named_noun))
+        elif fact.agg == "rows" and _rows_by_their_noun(claim, r, agg_words):
+            s.noun = True
+            said.append(min(agg_words & claim.suffix))
     elif agg_words & own:
         s.agg = 2
         said.append(min(agg_words & own))
     elif agg_words & weak:
         s.agg = 1
         said.append(min(agg_words & weak))
-    elif claim.num.pct and not claim.direction and fact.agg in _SHARES and abs(fact.value) <= 1.5:
+    elif claim.num.pct and not (claim.direction or points) and fact.agg in _SHARES and abs(fact.value) <= 1.5:
         s.agg = 2  # "66 % would recommend": a percent is a share (of its subject, a mean of a yes or no)
     mine = fact.subject & own
     if mine:
@@ -277,12 +313,16 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
             s.noun = True  # "247 orders", "35 readings"
             said.append(min(names))
     # a different aggregate named right beside the number rules this fact out ("median" is not the mean)
-    if r.beside_aggs and not (fact.agg in ("value", "") and not rows):
+    # (not for a change said with a direction: "the daily mean rose 0.41" is a change of the mean)
+    moved = claim.direction and fact.agg in _CHANGES and not claim.num.signed
+    if r.beside_aggs and not (fact.agg in ("value", "") and not rows) and not moved:
         other = r.beside_aggs - {fact.agg} - COMPATIBLE.get(fact.agg, _EMPTY)
         if s.row == 2:
             other = other - SUPERLATIVES  # "the cheapest at 12.94 on average": the superlative picks the row
         if other:
             s.conflict = True
+    if points and fact.agg == "rel":
+        s.conflict = True  # points are no relative change ("+0.49 pp, +10.5 % relative")
     if fact.col in ("true", "false") and (fact.col == "true") == bool(r.negated):
         s.conflict = True  # "would not recommend" is the False column
     if r.positions and fact.subject & POSITIONS and not r.positions & fact.subject:
@@ -294,6 +334,22 @@ def _score(claim: Claim, r: _Reading, fact: Fact) -> _Score:
     s.words = len(fact.subject & claim.context)
     s.evidence = tuple(dict.fromkeys(w for w in said if w))
     return s
+
+
+def _rows_by_their_noun(claim: Claim, r: _Reading, row_words: frozenset[str]) -> bool:
+    """A whole count before the noun its rows are ("holds 10,000 orders, one per row"): a count of rows when
+    its clause says rows after it, the last number ("1,200 rows and 3 cats": the rows are the 1,200's), and
+    the noun is no aggregate's word (not "6 columns", "3 distinct values")."""
+    num = claim.num
+    return bool(
+        num.integer
+        and not num.pct
+        and num.date is None
+        and claim.last
+        and r.head
+        and row_words & claim.suffix
+        and not r.head & _AGGREGATE_WORDS
+    )
 
 
 def _names(stems: frozenset[str], fact: Fact) -> bool:
@@ -352,6 +408,10 @@ def judge(claim: Claim, index: Index) -> Verdict:
         worded = more
     if not pool and not worded:
         return Verdict(NOT_FOUND)
+    if pool:
+        moved = _changes_its_direction_names(claim, pool, facts)
+        if moved:
+            worded = worded | moved
     units = index.units
     if not worded and num.date is None and "from" not in claim.clause:
         # no word of its clause names a fact: nothing to tie it to, only a value it may equal by chance
@@ -372,6 +432,7 @@ def judge(claim: Claim, index: Index) -> Verdict:
         return Verdict(NOT_FOUND)
     reading = _reading(claim)
     scores = {i: _score(claim, reading, facts[i]) for i in candidates}
+    _rule_out_unsaid_siblings(claim, candidates, scores, facts)
     named = sorted(
         (i for i in candidates if _named(claim, facts[i], scores[i], index)), key=lambda i: -scores[i].total
     )
@@ -413,6 +474,48 @@ def judge(claim: Claim, index: Index) -> Verdict:
     return Verdict(NOT_FOUND)
 
 
+def _changes_its_direction_names(claim: Claim, pool: list[int], facts: list[Fact]) -> frozenset[int]:
+    """The changes of the number's size that a direction word beside it names ("fell 0.41", "cooled by
+    0.41"): a direction says the number is a change, so the turn's change of that size is what it states,
+    its sign included — even when no other word of its clause names it and the sign makes it unequal."""
+    if not any(facts[i].agg in _CHANGES for i in pool):
+        return _EMPTY_IDS
+    changes = frozenset(i for i in pool if facts[i].agg in _CHANGES and facts[i].date is None)
+    if not changes:
+        return _EMPTY_IDS
+    complete(claim)  # the direction is read with the words beside the number
+    return changes if claim.direction and not claim.num.signed else _EMPTY_IDS
+
+
+def _rule_out_unsaid_siblings(
+    claim: Claim, candidates: set[int], scores: dict[int, _Score], facts: list[Fact]
+) -> None:
+    """Values without rows told apart only by their names (``rate_control``, ``rate_variant``: both a
+    "conversion rate"): when the words beside the number say the distinguishing word of some of them and of
+    no other ("the control group's conversion rate is 5.21 %"), the others are not what it states — as a row
+    label beside a number rules out the other rows. Values with no word of their own (a difference of both)
+    are left alone."""
+    rowless = [i for i in candidates if not facts[i].rows and facts[i].subject and not scores[i].conflict]
+    names = {i: facts[i].subject | facts[i].nouns for i in rowless}  # a ratio: what it divides, and by what
+    subjects = set(names.values())
+    if len(subjects) < 2:
+        return
+    own = claim.own
+    said: set[frozenset[str]] = set()
+    distinct: dict[frozenset[str], frozenset[str]] = {}
+    for subject in subjects:
+        others = frozenset().union(*(o for o in subjects if o != subject))
+        distinct[subject] = subject - others
+        if distinct[subject] & own:
+            said.add(subject)
+    if len(said) != 1:
+        return
+    for i in rowless:
+        subject = names[i]
+        if subject not in said and distinct[subject]:
+            scores[i].conflict = True
+
+
 def _beside(fact: Fact, score: _Score) -> bool:
     """Its own name beside the number (its noun, or its subject for what is not a count of rows), and its row
     if it has one: a fact the number may well state, whatever else is named."""
@@ -425,6 +528,9 @@ def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
     """A claim that can contradict: a per-unit figure only a mean, a comparison only a change or a
     difference ("10.5 % worse than control" is a lift), "over" only as a bound ("over 5 columns" is not)."""
     derived = claim.derived
+    points = claim.num.pp or claim.points
+    if points and derived in _DIFFERENCE_WORDS:
+        return fact.agg == "diff"  # "ahead by 0.49 pp", "a gap of 0.49 pp": the difference itself
     if derived == "per":
         return fact.agg in ("mean", "ratio")
     if derived in _COMPARISON_WORDS and fact.agg in _CHANGES:
@@ -433,7 +539,7 @@ def _checkable(claim: Claim, fact: Fact, score: _Score) -> bool:
         return True
     if derived:
         return False
-    return not (claim.num.pp and fact.agg not in ("diff", ""))
+    return not (points and fact.agg not in ("diff", ""))
 
 
 _DERIVED_KINDS = {

@@ -104,7 +104,7 @@ AGGREGATES: dict[str, tuple[str, ...]] = {
         "yoy",
         "mom",
     ),
-    "diff": ("difference", "gap", "absolute", "pp", "points"),
+    "diff": ("difference", "gap", "absolute", "pp", "ppt", "points", "pts"),
     "rel": ("lift", "relative", "uplift", "improve", "improvement"),
     "nunique": ("distinct", "unique", "different"),
     "ratio": ("weighted", "ratio", "rate", "per"),
@@ -185,6 +185,9 @@ UP = frozenset(
         "recover",
         "boosted",
         "added",
+        "warmed",
+        "warmer",
+        "hotter",
     ]
 )
 DOWN = frozenset(
@@ -228,6 +231,9 @@ DOWN = frozenset(
         "deficit",
         "minus",
         "losing",
+        "cooled",
+        "cooler",
+        "colder",
     ]
 )
 # after a number, a direction only as a noun or a comparative ("a 7.6 % drop", "19.8 % lower"); a verb after
@@ -518,6 +524,31 @@ def name_words(name: str) -> frozenset[str]:
     for p in list(out):
         out.update(SYNONYM_STEMS.get(p, ()))
     return frozenset(out)
+
+
+# a row labelled by a country's ISO code is written by its name ("JP": "Japan has 2 customers")
+COUNTRY_CODES: dict[str, tuple[str, ...]] = {
+    "us": ("america", "american", "usa"),
+    "uk": ("britain", "british", "england", "kingdom"),
+    "gb": ("britain", "british", "england", "kingdom"),
+    "de": ("germany", "german"),
+    "fr": ("france", "french"),
+    "jp": ("japan", "japanese"),
+    "it": ("italy", "italian"),
+    "es": ("spain", "spanish"),
+    "nl": ("netherlands", "dutch", "holland"),
+    "ca": ("canada", "canadian"),
+    "au": ("australia", "australian"),
+    "br": ("brazil", "brazilian"),
+    "mx": ("mexico", "mexican"),
+    "cn": ("china", "chinese"),
+    "in": ("india", "indian"),
+    "kr": ("korea", "korean"),
+    "se": ("sweden", "swedish"),
+    "ch": ("switzerland", "swiss"),
+    "pl": ("poland", "polish"),
+    "ie": ("ireland", "irish"),
+}
 
 
 def label_key(label: str) -> str:
