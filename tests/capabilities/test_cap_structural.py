@@ -234,3 +234,12 @@ def test_a_module_table_key_that_is_not_a_name_stops_the_look_up_after_a_remembe
     monkeypatch.setitem(sys.modules, twin, json)  # type: ignore[call-overload]  # the attack: a key of no str
     asked.clear()
     assert structural.loaded_module("json") is None and asked == []
+
+
+def test_a_large_namespace_key_swapped_for_one_of_the_same_count_is_seen_after_a_remembered_check():
+    """A large namespace's check is remembered by its version tag: a swap of the same count moves the tag."""
+    namespace = {f"name{i}": i for i in range(200)}
+    assert structural.names_only(namespace) and structural.names_only(namespace)  # the second remembered
+    del namespace["name7"]
+    namespace[("not", "a name")] = 7
+    assert len(namespace) == 200 and not structural.names_only(namespace)

@@ -414,9 +414,27 @@ def module_attribute(module: types.ModuleType, name: str) -> Any:
 
 
 def names_only(namespace: dict[Any, Any]) -> bool:
-    """``str_keys`` for a module's or class's namespace, checked every time (a size or an id remembered
-    would be fooled by a key swapped for one of the same count: one C loop over the keys' types is cheap)."""
-    return str_keys(namespace, 1_000_000)
+    """``str_keys`` for a module's or class's namespace. A size or an id remembered would be fooled by a key
+    swapped for one of the same count; the dict's version tag is not (any key added, removed or swapped moves
+    it: ``version_tag``), so a large namespace's check is remembered by (id, tag) — numpy's ~600 names were
+    walked on every read of ``df.shape``, 35× the read itself."""
+    if type(namespace) is not dict or dict.__len__(namespace) < _REMEMBERED_FROM:
+        return str_keys(namespace, 1_000_000)
+    from . import version_tag  # its ctypes with the first large namespace read, never at start-up
+
+    tag = version_tag.peek(namespace)
+    if tag is not None and _names_checked.get(id(namespace)) == tag:
+        return True
+    named = str_keys(namespace, 1_000_000)
+    if named and tag is not None:
+        if len(_names_checked) >= 4096:
+            _names_checked.clear()
+        _names_checked[id(namespace)] = tag
+    return named
+
+
+_REMEMBERED_FROM = 64  # keys: below that the C loop costs less than reading the tag
+_names_checked: dict[int, int] = {}  # id of a namespace -> its version tag when every key was a name
 
 
 # The C fields of ``type`` that are metadata of a class (its name, module, documentation).
