@@ -6,6 +6,7 @@ arguments, enforces the time and size limits, masks secrets, records the call, a
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -78,8 +79,29 @@ def call(
 
     ``config`` overrides ``session.config`` (front ends pass their own); ``origin`` is recorded in the audit
     log (``assistant`` for tool calls, ``user`` for ``/inspect`` and friends); ``images`` lets a capability
-    attach PNGs (``get_figure``) for a model that takes images.
+    attach PNGs (``get_figure``) for a model that takes images. A trace or profile function the session set
+    on this thread is put aside for the call (it would see every frame, the unmasked text in its locals) and
+    put back after it.
     """
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
+    try:
+        return _call(session, name, args, config=config, origin=origin, images=images)
+    finally:
+        sys.settrace(trace)
+        sys.setprofile(profile)
+
+
+def _call(
+    session: Session,
+    name: str,
+    args: Mapping[str, Any] | None,
+    *,
+    config: Config | None,
+    origin: str,
+    images: bool,
+) -> CapabilityResult:
     started = time.perf_counter()
     ctx: CapabilityContext | None = None
     floor = 0
@@ -179,7 +201,15 @@ def run_with_deadline(func: Callable[[], str], timeout: float) -> str:
     asynchronous exception, which while pending on a thread blocked in C breaks line tracing in every other
     thread, was acceptable.)
     """
+
+    def untraced() -> str:
+        # a trace or profile function the session set for new threads (``threading.settrace``) would be
+        # called on every frame of the read — its locals too (a password on its way to the database)
+        sys.settrace(None)
+        sys.setprofile(None)
+        return func()
+
     try:
-        return within(func, timeout)
+        return within(untraced, timeout)
     except Abandoned:
         raise CapabilityTimeout(f"Stopped after {timeout:g} s: the object took too long to answer.") from None

@@ -62,11 +62,48 @@ def _is_connection(value: Any) -> bool:
 
 def _cursor(conn: Any) -> Any:
     try:
-        return conn.cursor()
+        cur = conn.cursor()
     except Exception as exc:
         raise CapabilityError(
             f"The DuckDB connection cannot be read ({type(exc).__name__}: it may be closed)."
         )
+    try:
+        _check_functions(cur)
+    except BaseException:
+        cur.close()
+        raise
+    return cur
+
+
+_FUNCTIONS_SQL = "SELECT function_name, function_type, parameter_types FROM duckdb_functions()"
+_own_functions: list[frozenset[tuple[Any, ...]]] = []  # DuckDB's own functions, from a fresh database
+
+
+def _check_functions(cur: Any) -> None:
+    """Refuse a database whose functions are not all DuckDB's own, before any statement of ours runs on it:
+    a macro can take the name of a built-in (``CREATE MACRO lower(x) AS spy(x)`` runs wherever ``lower()``
+    is called — in the catalog queries of this adapter too), and a Python function registered with
+    ``create_function`` runs in the person's process when a statement or a view calls it. Compared with a
+    fresh in-memory database of the same DuckDB by name, kind and parameter types, read with no function
+    called; an extension's functions count as extra (an extension loaded here cannot be told from them)."""
+    import duckdb  # deferred: never imported to check (the user's connection means it is loaded)
+
+    if not _own_functions:
+        with closing(duckdb.connect()) as fresh:
+            _own_functions.append(frozenset(_signatures(fresh.execute(_FUNCTIONS_SQL).fetchall())))
+    found = _signatures(cur.execute(_FUNCTIONS_SQL).fetchall())
+    extra = sorted({str(sig[0]) for sig in found if sig not in _own_functions[0]})
+    if extra:
+        shown = ", ".join(extra[:5]) + (", …" if len(extra) > 5 else "")
+        raise CapabilityError(
+            f"This DuckDB database has functions beyond DuckDB's own ({shown}: a macro, a Python function "
+            "registered with create_function, or a loaded extension's), which a query — or a view it reads — "
+            "would run in your process; the assistant does not query it."
+        )
+
+
+def _signatures(rows: list[Any]) -> list[tuple[Any, ...]]:
+    return [(str(name), str(kind), tuple(map(str, params or ()))) for name, kind, params in rows]
 
 
 def _where(cur: Any) -> str:
@@ -76,8 +113,9 @@ def _where(cur: Any) -> str:
     return row[0] if row and row[0] else "an in-memory database"
 
 
-def _check_sources(cur: Any, sql: str) -> None:
-    """Refuse a statement naming anything but the catalog's tables, its own CTEs and pure table functions."""
+def _check_sources(cur: Any, sql: str, views_seen: set[str] | None = None) -> None:
+    """Refuse a statement naming anything but the catalog's tables, its own CTEs and pure table functions —
+    and the same of every view it reads, and the views those read (``_check_views``)."""
     parsed = json.loads(cur.execute("SELECT json_serialize_sql(?)", [_explained(sql)]).fetchone()[0])
     if parsed.get("error"):
         raise CapabilityError(
@@ -89,7 +127,6 @@ def _check_sources(cur: Any, sql: str) -> None:
     ctes: set[str] = set()
     sources: list[tuple[str, tuple[str, str, str]]] = []
     _walk(parsed, ctes, sources)
-    _check_views(cur, [(kind, key) for kind, key in sources if key[2].lower() not in ctes])
     for kind, (catalog_name, schema_name, name) in sources:
         low = name.lower()
         if kind == "TABLE_FUNCTION" and low not in _PURE_TABLE_FUNCTIONS:
@@ -108,28 +145,27 @@ def _check_sources(cur: Any, sql: str) -> None:
                 f"{name!r} is not a table or view of this database (DuckDB would look for a file or a Python "
                 "variable of that name): only the database's own tables can be read."
             )
+    read = [
+        name.lower() for kind, (_, _, name) in sources if kind == "BASE_TABLE" and name.lower() not in ctes
+    ]
+    _check_views(cur, read, set() if views_seen is None else views_seen)
 
 
 _VIEWS_READ = 50  # views looked through for one query (a view over views over views …)
 
 
-def _check_views(cur: Any, sources: list[tuple[str, tuple[str, str, str]]]) -> None:
-    """Refuse a statement that reads a view whose own query calls anything ``query_sql`` would refuse in the
-    statement itself: a Python function the session registered (``create_function``) runs in the person's
-    process when a view calls it, though the statement only names the view. Every view read, and the views
-    those read, is checked as a query of its own (``sqlcheck``); one that cannot be read is refused."""
+def _check_views(cur: Any, names: list[str], seen: set[str]) -> None:
+    """Refuse a statement that reads a view whose own query is refused: a view may call what the statement
+    itself could not (a function, a table function, a Python variable DuckDB would scan in the person's
+    process), though the statement only names the view. Every view of each name read — in any schema or
+    database, so that a harmless ``zz.v`` cannot stand for another ``v`` — is checked as a query of its own
+    (``sqlcheck``, then its sources, then the views it reads); one that cannot be read is refused."""
     from ..sqlcheck import check  # loaded with the first query already (query_sql checks the statement)
 
-    bodies = {
-        name.lower(): sql
-        for name, sql in cur.execute(
-            "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal"
-        ).fetchall()
-    }
-    pending = [name.lower() for kind, (_, _, name) in sources if kind == "BASE_TABLE"]
-    seen: set[str] = set()
-    while pending:
-        name = pending.pop()
+    bodies: dict[str, list[Any]] = {}
+    for name, body in cur.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall():
+        bodies.setdefault(str(name).lower(), []).append(body)
+    for name in names:
         if name in seen or name not in bodies:
             continue
         seen.add(name)
@@ -137,17 +173,15 @@ def _check_views(cur: Any, sources: list[tuple[str, tuple[str, str, str]]]) -> N
             raise CapabilityError(
                 f"The query reads more than {_VIEWS_READ} views, more than query_sql checks."
             )
-        body = _view_query(bodies[name])
-        try:
-            check(body, "duckdb")
-        except CapabilityError as exc:
-            raise CapabilityError(
-                f"The query reads the view {name}, whose own query is refused: {exc}"
-            ) from None
-        parsed = json.loads(cur.execute("SELECT json_serialize_sql(?)", [body]).fetchone()[0])
-        inner: list[tuple[str, tuple[str, str, str]]] = []
-        _walk(parsed, set(), inner)
-        pending += [n.lower() for kind, (_, _, n) in inner if kind == "BASE_TABLE"]
+        for create in bodies[name]:
+            body = _view_query(create)
+            try:
+                check(body, "duckdb")
+                _check_sources(cur, body, seen)
+            except CapabilityError as exc:
+                raise CapabilityError(
+                    f"The query reads the view {name}, whose own query is refused: {exc}"
+                ) from None
 
 
 def _view_query(create: Any) -> str:

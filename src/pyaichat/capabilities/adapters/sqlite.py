@@ -16,6 +16,7 @@ import _sqlite3
 import ctypes
 import os
 import sqlite3
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -108,6 +109,16 @@ def open_reader(conn: Any, timeout: float = 0.2) -> sqlite3.Connection:
 
 def open_file_reader(path: str, timeout: float = 0.2) -> sqlite3.Connection:
     """A read-only connection of ours to the database file ``path`` (``mode=ro``, ``query_only``)."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as exc:
+        raise CapabilityError(
+            f"The SQLite database {os.path.basename(path)} cannot be read ({exc.strerror})."
+        )
+    if not regular:  # a FIFO or a device would hold the reading thread forever
+        raise CapabilityError(
+            f"{os.path.basename(path)} is not a regular file, so it is not read as a database."
+        )
     uri = "file:" + _quote(path) + "?mode=ro"
     try:
         reader = _connect()(uri, uri=True, timeout=timeout, check_same_thread=False)
@@ -166,10 +177,10 @@ def _quote(path: str) -> str:
 
 
 def _memory_copy(conn: Any) -> sqlite3.Connection:
+    """A copy of the person's in-memory database, made with ``backup`` (pages copied, no statement run on
+    their connection: a statement would call their row factory, trace, authorizer or progress handler)."""
     try:
-        pages = (
-            conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
-        )
+        conn.in_transaction  # noqa: B018  (the C getter: a closed connection or another thread's says so)
     except sqlite3.ProgrammingError:
         raise CapabilityError(
             "This sqlite3 connection holds an in-memory database and only lets its own thread use it, so "
@@ -180,11 +191,38 @@ def _memory_copy(conn: Any) -> sqlite3.Connection:
             "The in-memory database has an open transaction (uncommitted changes), so it cannot be copied "
             "for reading without touching that transaction."
         )
-    if pages > _MEMORY_COPY_LIMIT:
+    size = _memory_used(conn)
+    if size is None or size > _MEMORY_COPY_LIMIT:
         raise CapabilityError("The in-memory database is too large to copy for reading (over 64 MB).")
     copy = _connect()(":memory:", check_same_thread=False)
     conn.backup(copy)
     return copy
+
+
+def _memory_used(conn: Any) -> int | None:
+    """The bytes of page cache the connection holds (an in-memory database is all there), read through
+    SQLite's C API on its handle (``sqlite3_db_status``), or ``None`` when it cannot be read."""
+    if not _check_layout():
+        return None
+    try:
+        status = ctypes.CDLL(_sqlite3.__file__).sqlite3_db_status
+        status.restype = ctypes.c_int
+        status.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_int,
+            ctypes.POINTER(ctypes.c_int),
+            ctypes.POINTER(ctypes.c_int),
+            ctypes.c_int,
+        ]
+        current, highest = ctypes.c_int(0), ctypes.c_int(0)
+        handle = _handle(conn)
+        if (
+            not handle or status(handle, 1, ctypes.byref(current), ctypes.byref(highest), 0) != 0
+        ):  # CACHE_USED
+            return None
+        return int(current.value)
+    except (AttributeError, OSError):
+        return None
 
 
 # -- catalog and query ---------------------------------------------------------------------------------------
