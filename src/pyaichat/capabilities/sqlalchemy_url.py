@@ -17,6 +17,7 @@ dialect, or anything not plain is not read (``None``), and the engine is describ
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,9 @@ _PG_QUERY = frozenset(
      "sslcompression", "application_name", "target_session_attrs", "gssencmode", "channel_binding",
      "krbsrvname"}
 )  # fmt: skip
+
+
+_PG_KEYS = _PG_QUERY | {"dbname", "user"}  # what connect_args may set as well
 
 
 @dataclass(frozen=True)
@@ -74,10 +78,10 @@ def plain_target(value: Any) -> PlainTarget | None:
             ("host", host),
             ("port", None if port is None else str(port)),
         ]
-        given = dict(query)
+        given = {**dict(query), **_connect_args(engine)}
         password = given.pop("password", password)  # libpq's keyword, as a URL's query may give it
-        params += list(given.items())
-        plain = tuple((k, v) for k, v in params if v is not None)
+        given = {k: v for k, v in given.items() if k in _PG_KEYS}
+        plain = tuple({**{k: v for k, v in params if v is not None}, **given}.items())
         return PlainTarget("postgresql", shown, params=plain, password=password, connection=connection)
     return None
 
@@ -88,6 +92,34 @@ def shown_url(value: Any) -> str | None:
     engine, _ = _engine(value)
     fields = _url_fields((structural.instance_dict(engine) or {}).get("url")) if engine is not None else None
     return None if fields is None else _shown(*fields)
+
+
+def _connect_args(engine: Any) -> dict[str, str]:
+    """The plain libpq keywords among the parameters ``create_engine`` made from the URL and ``connect_args``
+    (``host``, ``dbname``, ``user``, ``password``… given there rather than in the URL): read as data from
+    the closure of the ``connect`` function it made — never called — each an exact ``str`` or ``int``; any
+    other entry (psycopg's adapters map, an SSL context object) is left out, not read."""
+    pool = (structural.instance_dict(engine) or {}).get("pool")
+    creator = (structural.instance_dict(pool) or {}).get("_creator_arg") if pool is not None else None
+    if type(creator) is not types.FunctionType:
+        return {}
+    names, cells = creator.__code__.co_freevars, creator.__closure__ or ()
+    if type(names) is not tuple or len(names) != len(cells) or "cparams" not in names:
+        return {}
+    try:
+        cparams = _CELL(cells[names.index("cparams")])
+    except ValueError:  # an empty cell
+        return {}
+    if not structural.is_subclass(type(cparams), dict) or dict.__len__(cparams) > 64:
+        return {}
+    found: dict[str, str] = {}
+    for key, value in list(dict.items(cparams)):
+        if type(key) is str and key in _PG_KEYS and type(value) in (str, int):
+            found[key] = str(value)
+    return found
+
+
+_CELL = types.CellType.__dict__["cell_contents"].__get__
 
 
 def _engine(value: Any) -> tuple[Any, bool]:

@@ -351,3 +351,19 @@ def check_relations(tree: Any, dialect: str) -> None:
         reason = refused.get(node.name.lower()) if isinstance(node.this, exp.Identifier) else None
         if reason:
             raise CapabilityError(f"The SQL reads {node.name}, which {reason}, so it is not allowed here.")
+
+
+def view_query(create: str, dialect: str) -> str:
+    """The query of a ``CREATE VIEW`` statement as the database keeps it (DuckDB's ``duckdb_views().sql``),
+    written back by the parser; a refusal in one sentence when it cannot be read."""
+    import sqlglot  # sqlglot: with the first query_sql
+    from sqlglot import exp
+
+    try:
+        statement = sqlglot.parse_one(create, read=dialect)
+    except Exception:
+        statement = None
+    body = statement.expression if isinstance(statement, exp.Create) else None
+    if not isinstance(body, exp.Expression):
+        raise CapabilityError("The query reads a view whose definition query_sql cannot read: refused.")
+    return body.sql(dialect=dialect)

@@ -160,7 +160,7 @@ def _check_views(cur: Any, names: list[str], seen: set[str]) -> None:
     process), though the statement only names the view. Every view of each name read — in any schema or
     database, so that a harmless ``zz.v`` cannot stand for another ``v`` — is checked as a query of its own
     (``sqlcheck``, then its sources, then the views it reads); one that cannot be read is refused."""
-    from ..sqlcheck import check  # loaded with the first query already (query_sql checks the statement)
+    from ..sqlcheck import check, view_query  # loaded with the first query (query_sql checks the statement)
 
     bodies: dict[str, list[Any]] = {}
     for name, body in cur.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall():
@@ -174,7 +174,7 @@ def _check_views(cur: Any, names: list[str], seen: set[str]) -> None:
                 f"The query reads more than {_VIEWS_READ} views, more than query_sql checks."
             )
         for create in bodies[name]:
-            body = _view_query(create)
+            body = view_query(str(create), "duckdb")
             try:
                 check(body, "duckdb")
                 _check_sources(cur, body, seen)
@@ -182,23 +182,6 @@ def _check_views(cur: Any, names: list[str], seen: set[str]) -> None:
                 raise CapabilityError(
                     f"The query reads the view {name}, whose own query is refused: {exc}"
                 ) from None
-
-
-def _view_query(create: Any) -> str:
-    """The query of a ``CREATE VIEW`` statement (``duckdb_views().sql``); a refusal when it cannot be read."""
-    import sqlglot  # sqlcheck's parser: loaded with the first query
-    from sqlglot import exp
-
-    try:
-        statement = sqlglot.parse_one(str(create), read="duckdb")
-    except Exception:
-        statement = None
-    body = statement.expression if isinstance(statement, exp.Create) else None
-    if not isinstance(body, exp.Expression):
-        raise CapabilityError(
-            "The query reads a view whose definition query_sql cannot read, so it is refused."
-        )
-    return body.sql(dialect="duckdb")
 
 
 def _is_relation(

@@ -179,13 +179,6 @@ def _quote(path: str) -> str:
 def _memory_copy(conn: Any) -> sqlite3.Connection:
     """A copy of the person's in-memory database, made with ``backup`` (pages copied, no statement run on
     their connection: a statement would call their row factory, trace, authorizer or progress handler)."""
-    try:
-        conn.in_transaction  # noqa: B018  (the C getter: a closed connection or another thread's says so)
-    except sqlite3.ProgrammingError:
-        raise CapabilityError(
-            "This sqlite3 connection holds an in-memory database and only lets its own thread use it, so "
-            "the assistant cannot read it (a database file, or check_same_thread=False, would let it)."
-        )
     if conn.in_transaction:  # a backup would wait for the user's own open transaction forever
         raise CapabilityError(
             "The in-memory database has an open transaction (uncommitted changes), so it cannot be copied "
@@ -195,7 +188,14 @@ def _memory_copy(conn: Any) -> sqlite3.Connection:
     if size is None or size > _MEMORY_COPY_LIMIT:
         raise CapabilityError("The in-memory database is too large to copy for reading (over 64 MB).")
     copy = _connect()(":memory:", check_same_thread=False)
-    conn.backup(copy)
+    try:
+        conn.backup(copy)  # refused at once, before any page is read, from a thread the connection refuses
+    except sqlite3.ProgrammingError:
+        copy.close()
+        raise CapabilityError(
+            "This sqlite3 connection holds an in-memory database and only lets its own thread use it, so "
+            "the assistant cannot read it (a database file, or check_same_thread=False, would let it)."
+        ) from None
     return copy
 
 
