@@ -8,8 +8,10 @@ complete (an independent red team found sixteen roads through one). So the engin
 fields are read as Python stores them (the ``URL`` named tuple's items, each an exact ``str``/``int``, its
 query an exact-str mapping read through ``dict``'s own C methods), and a connection of pyaichat's own is
 opened from them with the driver's own entry point (``database_here``): SQLite from the file named,
-PostgreSQL through psycopg with libpq's keywords. Whatever the engine would add on top (``connect_args``, a
-creator, listeners) is not applied: the connection is pyaichat's, read-only, to the database the URL names.
+PostgreSQL through psycopg with libpq's keywords — those of the URL, and the plain ones (exact strings and
+integers: ``host``, ``dbname``, ``user``, ``password``…) of ``connect_args``, read as data from the function
+``create_engine`` made, which is never called. Nothing else the engine would add on top (an SSL context
+object, a creator, listeners) is applied: the connection is pyaichat's, read-only, to the database named.
 
 Only those two kinds are read here; a URL with a query key pyaichat does not know to be harmless, another
 dialect, or anything not plain is not read (``None``), and the engine is described from its type.
@@ -35,8 +37,6 @@ _PG_QUERY = frozenset(
      "sslcompression", "application_name", "target_session_attrs", "gssencmode", "channel_binding",
      "krbsrvname"}
 )  # fmt: skip
-
-
 _PG_KEYS = _PG_QUERY | {"dbname", "user"}  # what connect_args may set as well
 
 
