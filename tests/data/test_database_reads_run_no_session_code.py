@@ -119,3 +119,44 @@ def test_a_trace_function_of_the_session_sees_no_frame_of_a_read():
     inside = os.sep + "capabilities" + os.sep  # the wrappers that put the tracer aside are seen entering
     deep = [f for f in seen if inside in f and not f.endswith(os.sep + "invoke.py")]
     assert deep == [], deep[:5]
+
+
+def test_duckdb_values_are_not_built_with_classes_the_session_replaced(monkeypatch):
+    """N7: DuckDB made each DECIMAL, date and UUID with the class found in its module when converting."""
+    duckdb = pytest.importorskip("duckdb")
+    import datetime
+    import decimal
+
+    ran: list[str] = []
+    conn = duckdb.connect()
+    conn.execute("CREATE TABLE t (d DECIMAL(10, 2), day DATE, n INTEGER)")
+    conn.execute("INSERT INTO t VALUES (1.5, '2024-01-02', 3)")
+    original = decimal.Decimal
+
+    class Spy(original):  # type: ignore[valid-type, misc]
+        def __new__(cls, *args: object, **kwargs: object) -> Spy:
+            ran.append("Decimal")
+            return original.__new__(cls, *args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(decimal, "Decimal", Spy)
+    monkeypatch.setattr(datetime, "date", type("date", (datetime.date,), {}))
+    result = call(_session(conn=conn), "query_sql", {"connection": "conn", "sql": "SELECT d, day, n FROM t"})
+    assert result.ok and "1.50  2024-01-02  3" in result.text, result
+    assert ran == []
+
+
+def test_a_replaced_module_table_stops_every_read(monkeypatch):
+    """N9: ``sys.modules`` replaced by a dict subclass: its ``get`` ran on every read's module look-ups."""
+    ran: list[str] = []
+
+    class Modules(dict):  # type: ignore[type-arg]
+        def get(self, *args: object) -> object:
+            ran.append("get")
+            return dict.get(self, *args)  # type: ignore[arg-type]
+
+    session = _session(x=1)
+    monkeypatch.setattr(sys, "modules", Modules(sys.modules))
+    result = call(session, "get_repr", {"expr": "x"})
+    monkeypatch.undo()
+    assert not result.ok and "sys.modules was replaced" in result.error
+    assert ran == []

@@ -93,6 +93,12 @@ def call(
         sys.setprofile(profile)
 
 
+_MODULES_REPLACED = (
+    "sys.modules was replaced by an object of the session's, whose code would run on every look-up of a "
+    "module, so the assistant reads nothing in this process until it is a plain dict again."
+)
+
+
 def _call(
     session: Session,
     name: str,
@@ -116,6 +122,8 @@ def _call(
             session, ctx.config, name, args, origin, started, ok, text, error, truncated, images, floor
         )
 
+    if type(sys.modules) is not dict:  # every look-up of a module would run the session's own .get
+        return done(False, error=_MODULES_REPLACED)
     try:
         ctx = CapabilityContext(session=session, config=config or session.config, images=images)
         refresh_secret_values(

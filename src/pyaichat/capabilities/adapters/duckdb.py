@@ -46,8 +46,10 @@ _EXPLAIN = re.compile(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*EXPLAIN\s+(?:ANALY[S
 _PURE_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "repeat", "pragma_table_info"})
 _SMALL_TYPES = (
     "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
-    "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIME", "TIMESTAMP", "INTERVAL", "UUID",
-)  # fmt: skip
+    "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE",
+)  # fmt: skip  # made into Python's own bool, int and float; any other value (a DECIMAL, a date, a UUID)
+# becomes text inside DuckDB: it would be built with ``decimal.Decimal``, ``datetime.date`` or ``uuid.UUID``
+# as found in their modules when converted, which the session may have replaced
 _PARAMETRIC_TYPES = frozenset({"list", "struct", "map", "union", "array", "decimal", "numeric", "enum"})
 _OBJECTS = (
     "SELECT table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
