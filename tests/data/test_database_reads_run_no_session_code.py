@@ -160,3 +160,21 @@ def test_a_replaced_module_table_stops_every_read(monkeypatch):
     monkeypatch.undo()
     assert not result.ok and "sys.modules was replaced" in result.error
     assert ran == []
+
+
+def test_a_duckdb_method_with_a_forged_file_name_is_not_taken_for_duckdbs(monkeypatch):
+    """N2: ``compile()`` sets any ``co_filename``: a function claiming a file of DuckDB's, put in place of the
+    connection's ``cursor``, passed for DuckDB's own code and ran here."""
+    duckdb = pytest.importorskip("duckdb")
+    from pyaichat.capabilities.database_here import _package_dir
+
+    ran: list[str] = []
+    original = duckdb.DuckDBPyConnection.cursor
+    namespace = {"ran": ran, "original": original}
+    source = "def cursor(self, *args):\n    ran.append('forged')\n    return original(self)\n"
+    exec(compile(source, (_package_dir("duckdb") or "") + "_relation.py", "exec"), namespace)
+    conn = duckdb.connect()
+    monkeypatch.setattr(duckdb.DuckDBPyConnection, "cursor", namespace["cursor"])
+    result = call(_session(conn=conn), "query_sql", {"connection": "conn", "sql": "SELECT 1 AS one"})
+    assert not result.ok and "would run code of your session's" in result.error
+    assert ran == []

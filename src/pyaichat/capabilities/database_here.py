@@ -64,8 +64,36 @@ def queried_here(value: Any) -> bool:
     if known_connection(value):
         return True
     duckdb = _class("_duckdb", "DuckDBPyConnection")
-    root = _package_dir("duckdb")
-    return duckdb is not None and type(value) is duckdb and root is not None and _library_class(duckdb, root)
+    return duckdb is not None and type(value) is duckdb and _duckdb_own(duckdb)
+
+
+# what the DuckDB adapter calls on a connection and its cursors: each must be the extension's own method
+_DUCKDB_CALLED = ("cursor", "execute", "fetchall", "fetchone", "fetchmany", "interrupt", "close")
+_DUCKDB_HOOKS = ("__getattribute__", "__getattr__", "__enter__", "__exit__")
+
+
+def _duckdb_own(cls: type) -> bool:
+    """The methods the adapter calls on DuckDB's connection class are the extension's own: nanobind's method
+    objects, whose type no class statement can make (it is immutable) — a function, whatever file its code
+    claims (``compile`` sets any), or a bound method put there by the session is not; no ``__getattr__`` of
+    the session's stands in front of them. The rest of the class is never called here."""
+    own = structural.own_dict(cls)
+    plain_lookup = (type(None), types.WrapperDescriptorType)
+    if any(type(own.get(name)) not in plain_lookup for name in _DUCKDB_HOOKS[:2]):
+        return False
+    entries = [own.get(name) for name in (*_DUCKDB_CALLED, *_DUCKDB_HOOKS[2:])]
+    described = own.get("description")
+    entries.append(described.fget if type(described) is property else None)
+    return all(_extension_method(entry) for entry in entries)
+
+
+def _extension_method(entry: Any) -> bool:
+    kind = type(entry)
+    return (
+        structural.module_of(kind) == "nanobind"
+        and structural.qualname_of(kind) == "nb_method"
+        and bool(_FLAGS(kind) & _IMMUTABLE)
+    )
 
 
 def _class(module: str, name: str) -> type | None:
@@ -150,6 +178,6 @@ def _code_in(entry: Any, root: str, owner: type | None = None) -> bool:
     if structural.is_subclass(kind, type):  # the library's own classes it names (psycopg's error classes)
         package = os.path.basename(os.path.dirname(root.rstrip(os.sep) + os.sep))
         return structural.module_of(entry).partition(".")[0] == package and structural.defined_at(entry)
-    if structural.module_of(kind) == "nanobind" and structural.qualname_of(kind) == "nb_method":
-        return bool(_FLAGS(kind) & _IMMUTABLE)  # made by the extension (no class statement makes one)
+    if _extension_method(entry):
+        return True  # made by the extension (no class statement makes its type)
     return structural.is_plain(entry)
