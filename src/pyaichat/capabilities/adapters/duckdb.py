@@ -19,6 +19,7 @@ from contextlib import closing
 from typing import Any
 
 from ...errors import CapabilityError
+from .. import structural
 from .common import SCHEMA, isinstance_of
 from .protocol import DatabaseAdapter
 from .sqldb import (
@@ -91,8 +92,9 @@ def _check_functions(cur: Any) -> None:
     import duckdb  # deferred: never imported to check (the user's connection means it is loaded)
 
     if not _own_functions:
-        with closing(duckdb.connect()) as fresh:
-            _own_functions.append(frozenset(_signatures(fresh.execute(_FUNCTIONS_SQL).fetchall())))
+        _read_own_functions(duckdb)
+    if not _own_functions:
+        raise CapabilityError("DuckDB's own functions could not be read here, so no database is read.")
     found = _signatures(cur.execute(_FUNCTIONS_SQL).fetchall())
     extra = sorted({str(sig[0]) for sig in found if sig not in _own_functions[0]})
     if extra:
@@ -102,6 +104,16 @@ def _check_functions(cur: Any) -> None:
             "registered with create_function, or a loaded extension's), which a query — or a view it reads — "
             "would run in your process; the assistant does not query it."
         )
+
+
+def _read_own_functions(duckdb: Any) -> None:
+    """DuckDB's own functions, from a fresh in-memory database: read once, in the person's process when the
+    adapter is made (``load_imported`` makes it before any fork: a walled child cannot open a database)."""
+    try:
+        with closing(duckdb.connect()) as fresh:
+            _own_functions.append(frozenset(_signatures(fresh.execute(_FUNCTIONS_SQL).fetchall())))
+    except Exception:
+        pass
 
 
 def _signatures(rows: list[Any]) -> list[tuple[Any, ...]]:
@@ -350,6 +362,11 @@ def _by_key(
 # -- the adapter ---------------------------------------------------------------------------------------------
 class DuckDBAdapter(DatabaseAdapter):
     """DuckDB connections."""
+
+    def __init__(self) -> None:
+        duckdb = structural.loaded_module("duckdb")
+        if duckdb is not None and not _own_functions:
+            _read_own_functions(duckdb)
 
     def is_database(self, value: Any) -> bool:
         return _is_connection(value)
