@@ -35,6 +35,7 @@ from .database_here import queried_here
 from .expression import resolve
 from .privacy import SAMPLE, SCHEMA, level
 from .redact import masker_for
+from .sqlalchemy_url import exactly_sqlalchemy
 from .text import type_name
 
 KNOWN = "sqlite3, DuckDB, a SQLAlchemy Engine or Connection, or a psycopg connection"
@@ -61,7 +62,7 @@ def query_sql(ctx: CapabilityContext, args: QuerySqlArgs) -> str:
         raise CapabilityError(
             f"{args.connection} is a {type_name(value)}, not a database connection ({KNOWN})."
         )
-    if not queried_here(value):
+    if not queried_here(value) and not exactly_sqlalchemy(value):  # the latter: the adapter says why not
         raise CapabilityError(
             f"{args.connection} would run code of your session's to connect or query (a subclass, a custom "
             "creator, a connect listener or a DBAPI module of its own), and query_sql runs in your process, "

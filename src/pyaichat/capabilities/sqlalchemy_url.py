@@ -25,7 +25,7 @@ from typing import Any
 
 from . import structural
 
-__all__ = ["PlainTarget", "plain_target", "shown_url"]
+__all__ = ["PlainTarget", "exactly_sqlalchemy", "plain_target", "shown_url"]
 
 _FIELDS = ("drivername", "username", "password", "host", "port", "database", "query")
 _SQLITE = frozenset({"sqlite", "sqlite+pysqlite"})
@@ -84,6 +84,12 @@ def plain_target(value: Any) -> PlainTarget | None:
         plain = tuple({**{k: v for k, v in params if v is not None}, **given}.items())
         return PlainTarget("postgresql", shown, params=plain, password=password, connection=connection)
     return None
+
+
+def exactly_sqlalchemy(value: Any) -> bool:
+    """``value`` is exactly SQLAlchemy's ``Engine``, or its ``Connection`` to one (no subclass): its adapter
+    reads it through ``plain_target`` alone, and says so when the URL names nothing it opens."""
+    return _engine(value)[0] is not None
 
 
 def shown_url(value: Any) -> str | None:
